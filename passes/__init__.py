@@ -1,0 +1,29 @@
+"""xlac's Python passes: one pass per file, and the registry of them all.
+
+The registry imports a pass only when it is asked for, so ``xla-opt --help``
+does not import the world. Every key equals its pass's ``name`` (a test
+checks it) and starts with ``xla-``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# pass name -> "module:Class" inside xlac.passes
+_REGISTRY: dict[str, str] = {
+    "xla-select-entry": "select_entry:SelectEntry",
+    "xla-check-support": "check_support:CheckSupport",
+    "xla-verify-lowered": "verify_lowered:VerifyLowered",
+    "xla-strided-copy-to-linalg": "strided_copy_to_linalg:StridedCopyToLinalg",
+}
+
+
+def pass_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def get_pass_class(name: str):
+    """The ModulePass subclass registered as ``name`` (KeyError if none)."""
+    module_name, class_name = _REGISTRY[name].split(":")
+    module = importlib.import_module(f"xlac.passes.{module_name}")
+    return getattr(module, class_name)

@@ -1,0 +1,121 @@
+"""The base class of xlac's Python passes.
+
+A pass is a small frozen dataclass: its fields are its options (spelled with
+dashes on the command line, ``xla-select-entry{entry=main}``), its docstring
+is its help text. Python passes run on the whole module and walk the
+functions themselves: anchoring one below the pass manager's op aborts the
+process in these bindings.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+from xlac.mlir import ir
+
+
+class PassFailure(Exception):
+    """Raised inside ``run``: reported at ``location`` as an MLIR error."""
+
+    def __init__(self, location: ir.Location, message: str):
+        super().__init__(message)
+        self.location = location
+        self.message = message
+
+
+@dataclasses.dataclass(frozen=True)
+class ModulePass:
+    """A pass over a ``builtin.module`` written in Python."""
+
+    name: ClassVar[str] = ""
+
+    def run(self, module: ir.Operation) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def summary(cls) -> str:
+        return (cls.__doc__ or "").strip().splitlines()[0]
+
+    @classmethod
+    def from_options(cls, options: dict[str, str]) -> "ModulePass":
+        """Build the pass from ``{opt=value}`` text options."""
+        fields = {f.name.replace("_", "-"): f for f in dataclasses.fields(cls)}
+        kwargs = {}
+        for key, text in options.items():
+            if key not in fields:
+                known = ", ".join(sorted(fields)) or "none"
+                raise ValueError(f"pass '{cls.name}' has no option '{key}' (options: {known})")
+            field = fields[key]
+            kwargs[field.name] = _convert(text, field.type, f"{cls.name}{{{key}}}")
+        return cls(**kwargs)
+
+    def options_text(self) -> str:
+        pairs = [f"{f.name.replace('_', '-')}={_render(getattr(self, f.name))}"
+                 for f in dataclasses.fields(self)]
+        return "{" + " ".join(pairs) + "}" if pairs else ""
+
+    def add_to(self, pm) -> None:
+        """Append this pass to an MLIR PassManager."""
+        pm.add(self._callback, name=self.name, argument=self.name,
+               description=self.summary())
+
+    def _callback(self, op: ir.Operation, pass_) -> None:
+        try:
+            self.run(op)
+        except PassFailure as failure:
+            failure.location.emit_error(failure.message)
+            pass_.signal_pass_failure()
+        except Exception as exc:  # noqa: BLE001 - a bug must not escape as a traceback
+            op.location.emit_error(f"internal error in pass '{self.name}': "
+                                   f"{type(exc).__name__}: {exc}; please report it "
+                                   "with the input program")
+            pass_.signal_pass_failure()
+
+
+def _convert(text: str, annotation, where: str):
+    kind = annotation if isinstance(annotation, str) else getattr(annotation, "__name__", "")
+    if kind == "bool":
+        if text.lower() in ("1", "true"):
+            return True
+        if text.lower() in ("0", "false"):
+            return False
+        raise ValueError(f"{where}: expected true or false, got '{text}'")
+    if kind == "int":
+        try:
+            return int(text)
+        except ValueError:
+            raise ValueError(f"{where}: expected an integer, got '{text}'") from None
+    if kind.startswith("tuple"):
+        return tuple(item.strip() for item in text.split(",") if item.strip())
+    return text
+
+
+def _render(value) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, tuple):
+        return ",".join(str(v) for v in value)
+    return str(value)
+
+
+def functions(module: ir.Operation) -> list[ir.Operation]:
+    """The ``func.func`` ops directly inside a module."""
+    return [op.operation for op in module.regions[0].blocks[0].operations
+            if op.operation.name == "func.func"]
+
+
+def symbol_name(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def nested_ops(op: ir.Operation) -> list[ir.Operation]:
+    """Every op nested in ``op`` (pre-order), ``op`` itself excluded."""
+    found: list[ir.Operation] = []
+
+    def visit(inner: ir.Operation):
+        found.append(inner)
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found[1:]

@@ -1,0 +1,16 @@
+"""xlac: an XLA-style compiler for StableHLO, written in Python on MLIR.
+
+    import xlac
+    exe = xlac.compile(text)          # MLIR text, bytes, a Path, or jax's Lowered
+    outs = exe.run(x, y)              # a list of numpy arrays
+"""
+
+from xlac.compiler import compile  # noqa: A004 - the API's name
+from xlac.errors import CompileError, InputError, XlacError
+from xlac.executable import Executable
+from xlac.signature import Signature, TensorSpec
+
+__version__ = "0.1.0"
+
+__all__ = ["compile", "CompileError", "InputError", "XlacError", "Executable",
+           "Signature", "TensorSpec", "__version__"]

@@ -1,0 +1,67 @@
+"""Element types: MLIR spelling <-> numpy dtype.
+
+The convention is the conformance runner's and JAX's: sub-byte integers are
+stored one per byte, ``i1`` is numpy ``bool``, bf16 and the fp8 types come
+from ``ml_dtypes``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+try:
+    import ml_dtypes
+except ImportError:  # pragma: no cover - ml_dtypes is a dependency
+    ml_dtypes = None
+
+_BASIC = {
+    "i1": np.bool_,
+    "i2": np.int8, "i4": np.int8, "i8": np.int8, "si8": np.int8,
+    "i16": np.int16, "si16": np.int16,
+    "i32": np.int32, "si32": np.int32,
+    "i64": np.int64, "si64": np.int64,
+    "ui2": np.uint8, "ui4": np.uint8, "ui8": np.uint8,
+    "ui16": np.uint16, "ui32": np.uint32, "ui64": np.uint64,
+    "f16": np.float16, "f32": np.float32, "f64": np.float64,
+    "complex<f32>": np.complex64, "complex<f64>": np.complex128,
+}
+
+_ML_DTYPES = {
+    "bf16": "bfloat16",
+    "f8E4M3FN": "float8_e4m3fn", "f8E5M2": "float8_e5m2",
+    "f8E4M3FNUZ": "float8_e4m3fnuz", "f8E5M2FNUZ": "float8_e5m2fnuz",
+    "f8E4M3B11FNUZ": "float8_e4m3b11fnuz", "f8E4M3": "float8_e4m3",
+    "f8E3M4": "float8_e3m4", "f4E2M1FN": "float4_e2m1fn",
+    "f6E2M3FN": "float6_e2m3fn", "f6E3M2FN": "float6_e3m2fn",
+    "f8E8M0FNU": "float8_e8m0fnu",
+}
+
+
+def numpy_dtype(element_type: str) -> np.dtype:
+    """The numpy dtype that holds MLIR element type ``element_type``."""
+    if element_type in _BASIC:
+        return np.dtype(_BASIC[element_type])
+    if element_type in _ML_DTYPES and ml_dtypes is not None:
+        return np.dtype(getattr(ml_dtypes, _ML_DTYPES[element_type]))
+    raise ValueError(f"element type {element_type} has no numpy dtype")
+
+
+_SHORT_NAMES = {"bool": "pred", "float16": "f16", "float32": "f32", "float64": "f64",
+                "complex64": "c64", "complex128": "c128", "bfloat16": "bf16"}
+
+
+def short_name(dtype: np.dtype) -> str:
+    """XLA-style short dtype name for messages: f32, s8, u16, pred, bf16."""
+    dtype = np.dtype(dtype)
+    if dtype.name in _SHORT_NAMES:
+        return _SHORT_NAMES[dtype.name]
+    if dtype.kind == "i":
+        return f"s{dtype.itemsize * 8}"
+    if dtype.kind == "u":
+        return f"u{dtype.itemsize * 8}"
+    return dtype.name
+
+
+def shape_str(dtype: np.dtype, shape: tuple[int, ...]) -> str:
+    """``f32[4,8]``: how XLA and JAX spell a shaped type in messages."""
+    return f"{short_name(dtype)}[{','.join(str(d) for d in shape)}]"

@@ -1,0 +1,97 @@
+"""``Executable``: a compiled program you call with numpy arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from xlac.dtypes import shape_str
+from xlac.errors import InputError
+from xlac.signature import Signature, TensorSpec
+
+_SUB_BYTE = {"i2": 2, "i4": 4, "ui2": 2, "ui4": 4}
+
+
+class Executable:
+    """A program compiled for one target; ``run`` it with numpy arrays.
+
+    Outputs are fresh arrays owned by the caller; inputs are never modified.
+    """
+
+    def __init__(self, function, signature: Signature, stages, target: str):
+        self._function = function
+        self.signature = signature
+        self._stages = stages
+        self.target = target
+
+    def run(self, *arrays) -> list[np.ndarray]:
+        """Run once; always returns a list with one array per result."""
+        inputs = check_inputs(self.signature, arrays)
+        outputs = [np.empty(spec.shape, spec.dtype) for spec in self.signature.outputs]
+        self._function([_address(a) for a in inputs] + [_address(o) for o in outputs])
+        return [_fix_sub_byte(o, spec) for o, spec in zip(outputs, self.signature.outputs)]
+
+    def __call__(self, *arrays):
+        """One result -> the array; several -> a tuple of arrays."""
+        outputs = self.run(*arrays)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def as_text(self, stage: str = "llvm") -> str:
+        """The IR at a named stage: input, stablehlo, linalg, bufferized, llvm."""
+        return self._stages.text(stage)
+
+    @property
+    def stages(self) -> list[str]:
+        return self._stages.names()
+
+    def __repr__(self) -> str:
+        return f"<xlac.Executable target={self.target} {self.signature}>"
+
+
+def check_inputs(signature: Signature, arrays) -> list[np.ndarray]:
+    """Arrays ready to pass by pointer; InputError names every mismatch."""
+    problems: list[str] = []
+    expected = signature.inputs
+    if len(arrays) != len(expected):
+        problems.append(f"expected {len(expected)} argument(s) {_specs(expected)}, "
+                        f"got {len(arrays)}")
+    ready = []
+    for index, (value, spec) in enumerate(zip(arrays, expected)):
+        array, problem = _coerce(value, spec)
+        if problem:
+            problems.append(f"argument {index} compiled for {spec}, called with {problem}")
+        ready.append(array)
+    if problems:
+        raise InputError("; ".join(problems))
+    return ready
+
+
+def _coerce(value, spec: TensorSpec) -> tuple[np.ndarray | None, str]:
+    if isinstance(value, (int, float, complex, bool, list, tuple)):
+        value = np.asarray(value, dtype=spec.dtype)   # Python values take the compiled dtype
+    elif not isinstance(value, np.ndarray):
+        try:
+            value = np.asarray(value)
+        except Exception:  # noqa: BLE001 - anything numpy can't read is a bad input
+            return None, f"an object of type {type(value).__name__}"
+    if value.dtype != spec.dtype or tuple(value.shape) != spec.shape:
+        return None, shape_str(value.dtype, value.shape)
+    return np.ascontiguousarray(value), ""
+
+
+def _specs(specs) -> str:
+    return "(" + ", ".join(str(s) for s in specs) + ")"
+
+
+def _address(array: np.ndarray) -> int:
+    return array.ctypes.data
+
+
+def _fix_sub_byte(array: np.ndarray, spec: TensorSpec) -> np.ndarray:
+    """Sub-byte integers come back in the low bits of each byte; widen them."""
+    bits = _SUB_BYTE.get(spec.element_type)
+    if bits is None:
+        return array
+    if spec.element_type.startswith("ui"):
+        return array & np.uint8((1 << bits) - 1)
+    shift = np.int8(8 - bits)
+    return (array << shift) >> shift

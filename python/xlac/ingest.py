@@ -1,0 +1,112 @@
+"""Reading a program: MLIR text (pretty or generic), MLIR bytecode, a
+StableHLO portable artifact (VHLO), a path to any of them, or an object
+with ``.as_text()`` such as ``jax.jit(f).lower(x)``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from xlac.errors import CompileError, collect_diagnostics, compile_error_from
+from xlac.mlir import ir, passmanager, stablehlo
+
+_BYTECODE_MAGIC = b"ML\xefR"
+_PARSE_HINT = "check that the input is StableHLO as MLIR text, bytecode or a portable artifact"
+
+
+def source_to_bytes(source) -> tuple[bytes, str]:
+    """The raw program and the name its diagnostics should carry."""
+    if hasattr(source, "as_text") and not isinstance(source, (str, bytes)):
+        return _text_of_staged(source).encode(), "<jax-lowered>"
+    if isinstance(source, os.PathLike):
+        return _read_file(Path(source)), str(source)
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source), "<bytes>"
+    if isinstance(source, str):
+        return source.encode(), "<input>"
+    raise CompileError(f"<unknown>: error: cannot compile an object of type "
+                       f"{type(source).__name__}",
+                       "pass MLIR text, bytes, a pathlib.Path or an object with .as_text()")
+
+
+def _text_of_staged(source) -> str:
+    try:
+        return source.as_text(dialect="stablehlo")
+    except TypeError:
+        return source.as_text()
+
+
+def _read_file(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except OSError as exc:
+        raise CompileError(f"{path}: error: cannot read file: {exc.strerror}",
+                           "check the path") from None
+
+
+def parse_module(ctx: ir.Context, data: bytes, source_name: str) -> ir.Module:
+    """Parse ``data`` into a module in ``ctx``; VHLO is upgraded to StableHLO."""
+    with ctx, collect_diagnostics(ctx) as diags:
+        try:
+            if data.startswith(_BYTECODE_MAGIC) and b"StableHLO" in data[:64]:
+                module = stablehlo.deserialize_portable_artifact(ctx, data)
+            elif data.startswith(_BYTECODE_MAGIC):
+                module = ir.Module.parse(data)
+            else:
+                module = _parse_text(data, source_name)
+            _upgrade_vhlo(module)
+            return module
+        except (ir.MLIRError, ValueError, RuntimeError) as exc:
+            raise _parse_error(exc, diags, data, source_name) from None
+
+
+def _parse_text(data: bytes, source_name: str) -> ir.Module:
+    try:
+        text = data.decode()
+    except UnicodeDecodeError:
+        raise CompileError(f"{source_name}: error: input is neither UTF-8 text nor MLIR bytecode",
+                           _PARSE_HINT) from None
+    try:
+        op = ir.Operation.parse(text, source_name=source_name)
+    except ir.MLIRError as exc:
+        if "single top-level operation" not in str(exc):
+            raise
+        # Several top-level functions: wrap them as mlir-opt does. The prefix
+        # is on line 1, so line numbers in diagnostics stay right.
+        op = ir.Operation.parse("module {" + text + "\n}", source_name=source_name)
+    if op.name != "builtin.module":   # a lone func.func gets an implicit module, as in mlir-opt
+        module = ir.Module.create(op.location)
+        module.body.append(op)
+        return module
+    return _as_module(op)
+
+
+def _as_module(op: ir.Operation) -> ir.Module:
+    """Move a parsed builtin.module into an ``ir.Module``.
+
+    ``Operation.parse`` keeps the file name in locations (``Module.parse``
+    takes none), but the ExecutionEngine wants an ``ir.Module``.
+    """
+    module = ir.Module.create(op.location)
+    for named in op.attributes:
+        name = named if isinstance(named, str) else named.name
+        module.operation.attributes[name] = op.attributes[name]
+    for inner in list(op.regions[0].blocks[0].operations):
+        module.body.append(inner)
+    return module
+
+
+def _upgrade_vhlo(module: ir.Module) -> None:
+    if any(op.operation.name.startswith("vhlo.") for op in module.body.operations):
+        passmanager.PassManager.parse("builtin.module(vhlo-legalize-to-stablehlo)").run(
+            module.operation)
+
+
+def _parse_error(exc, diags, data: bytes, source_name: str) -> CompileError:
+    if isinstance(exc, CompileError):
+        return exc
+    error = compile_error_from(exc, diags, _PARSE_HINT)
+    if not data.strip():
+        return CompileError(f"{source_name}: error: the input is empty", _PARSE_HINT)
+    return error

@@ -1,0 +1,52 @@
+"""The one place xlac imports MLIR from.
+
+Everything else imports ``ir``, ``passmanager``, the ExecutionEngine and the
+StableHLO helpers from here, so switching the provider of the bindings
+(today the ``torch-mlir`` wheel, which carries upstream MLIR together with
+StableHLO) is a one-file change.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from torch_mlir import ir, passmanager  # noqa: F401  (re-exported)
+from torch_mlir._mlir_libs import _stablehlo as stablehlo
+from torch_mlir.execution_engine import ExecutionEngine  # noqa: F401
+
+__all__ = ["ir", "passmanager", "stablehlo", "ExecutionEngine", "new_context",
+           "provider_version"]
+
+
+@functools.cache
+def _register_stablehlo_passes() -> None:
+    stablehlo.register_stablehlo_passes()
+
+
+def new_context() -> ir.Context:
+    """A context with every dialect xlac meets already loaded.
+
+    CHLO is not loaded by ``register_dialect``: it loads only once a pass that
+    depends on it runs. JAX emits ``chlo.*`` in ordinary programs, so we run
+    such a pass on an empty module before anything is parsed.
+    """
+    _register_stablehlo_passes()
+    ctx = ir.Context()
+    stablehlo.register_dialect(ctx)
+    stablehlo.register_interpreter_dialect(ctx)
+    with ctx, ir.Location.unknown():
+        empty = ir.Module.parse("module {}")
+        pm = passmanager.PassManager.parse(
+            "builtin.module(func.func(stablehlo-complex-math-expander))")
+        pm.run(empty.operation)
+    ctx.load_all_available_dialects()
+    return ctx
+
+
+def provider_version() -> str:
+    """Version of the package that provides the bindings (for cache keys)."""
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return "torch-mlir " + version("torch-mlir")
+    except PackageNotFoundError:
+        return "torch-mlir unknown"

@@ -1,0 +1,105 @@
+"""The compilation pipelines, top to bottom, one named step a line.
+
+Each stage is a named pipeline (usable in ``--pass-pipeline`` like a pass)
+whose output is addressable by name: ``exe.as_text("linalg")``,
+``xla-opt --xla-stage=linalg``.
+"""
+
+from __future__ import annotations
+
+
+def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
+    """input -> "stablehlo": one verified StableHLO function with static shapes."""
+    return [
+        f"xla-select-entry{{entry={entry}}}",            # one public entry; the rest can inline
+        "func.func(chlo-legalize-to-stablehlo)",          # JAX emits chlo.erf, chlo.top_k, ...
+        "func.func(stablehlo-legalize-composite-to-call)",  # composites run their decomposition
+        "inline",                                         # one function body to lower
+        "symbol-dce",                                     # drop the inlined private functions
+        "stablehlo-refine-shapes",                        # `?` dims from the entry's arguments
+        "canonicalize",
+        "cse",
+        f"xla-check-support{{target={target}}}",         # every unsupported op, before lowering
+    ]
+
+
+def lower_to_linalg() -> list[str]:
+    """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused."""
+    return [
+        "func.func(stablehlo-legalize-to-linalg)",        # upstream StableHLO -> linalg/tensor/arith
+        "xla-verify-lowered",                             # nothing of StableHLO may be left
+        "stablehlo-convert-to-signless",                  # ui32 in the signature -> i32, no casts
+        "canonicalize",
+        "cse",
+        "func.func(linalg-fuse-elementwise-ops)",         # elementwise producer->consumer chains
+        "canonicalize",
+    ]
+
+
+def bufferize() -> list[str]:
+    """"linalg" -> "bufferized": memrefs; results written into caller-owned buffers."""
+    return [
+        "one-shot-bufferize{bufferize-function-boundaries "
+        "function-boundary-type-conversion=identity-layout-map}",
+        "buffer-results-to-out-params{modify-public-functions=1 hoist-static-allocs=1}",
+        "buffer-deallocation-pipeline",                   # temporaries are freed each call
+        "canonicalize",
+    ]
+
+
+def lower_to_llvm() -> list[str]:
+    """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI."""
+    return [
+        "xla-strided-copy-to-linalg",                     # no memrefCopy runtime call
+        "func.func(convert-linalg-to-loops)",
+        "lower-affine",
+        "convert-scf-to-cf",
+        "arith-expand{include-bf16=true}",                # bf16 <-> f32 without libgcc helpers
+        "convert-complex-to-standard",
+        "expand-strided-metadata",
+        "finalize-memref-to-llvm",
+        "convert-math-to-llvm",                           # exp, log, sqrt ... as LLVM intrinsics
+        "convert-math-to-libm",                           # tanh, erf, atan2 ... from libm
+        "convert-complex-to-llvm",
+        "convert-arith-to-llvm",
+        "convert-index-to-llvm",
+        "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}",  # entry(ptr in..., ptr out...)
+        "convert-cf-to-llvm",
+        "reconcile-unrealized-casts",
+    ]
+
+
+def cpu(entry: str = "main") -> list[str]:
+    """The whole CPU pipeline: input -> LLVM dialect ready for the JIT."""
+    return ingest(entry, "cpu") + lower_to_linalg() + bufferize() + lower_to_llvm()
+
+
+# Stages of the CPU pipeline, in order: name -> the steps that produce it.
+CPU_STAGES: dict[str, callable] = {
+    "input": lambda entry: [],
+    "stablehlo": lambda entry: ingest(entry, "cpu"),
+    "linalg": lambda entry: lower_to_linalg(),
+    "bufferized": lambda entry: bufferize(),
+    "llvm": lambda entry: lower_to_llvm(),
+}
+
+# Named pipelines usable inside --pass-pipeline: name -> (builder, summary).
+NAMED_PIPELINES: dict[str, tuple[callable, str]] = {
+    "xla-ingest": (ingest, "input -> one StableHLO function, checked for support"),
+    "xla-lower-to-linalg": (lower_to_linalg, "StableHLO -> linalg on tensors"),
+    "xla-bufferize": (bufferize, "tensors -> memrefs with out-params"),
+    "xla-lower-to-llvm": (lower_to_llvm, "memrefs/loops -> LLVM dialect"),
+    "xla-cpu-pipeline": (cpu, "the whole CPU pipeline"),
+}
+
+
+def steps_until(stage: str, entry: str = "main") -> list[str]:
+    """Every step from the input up to and including ``stage``."""
+    if stage not in CPU_STAGES:
+        raise KeyError(stage)
+    steps: list[str] = []
+    for name, build in CPU_STAGES.items():
+        steps += build(entry)
+        if name == stage:
+            return steps
+    return steps

@@ -1,0 +1,1 @@
+"""Runtimes that call compiled code."""

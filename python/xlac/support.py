@@ -1,0 +1,63 @@
+"""Which ops each target can compile, and why not where it cannot.
+
+This table drives the up-front support check (``xla-check-support``) and the
+generated op-support page, so the two can never disagree. An op of the
+``stablehlo`` or ``chlo`` dialect that is not listed here is supported.
+"""
+
+from __future__ import annotations
+
+# op name -> why xlac cannot compile it yet (every target).
+UNSUPPORTED: dict[str, str] = {
+    "stablehlo.scatter": "no lowering yet (upstream stablehlo-legalize-to-linalg has none)",
+    "stablehlo.sort": "no lowering yet (upstream stablehlo-legalize-to-linalg has none)",
+    "stablehlo.while": "control flow is not lowered yet",
+    "stablehlo.if": "control flow is not lowered yet",
+    "stablehlo.case": "control flow is not lowered yet",
+    "stablehlo.select_and_scatter": "no lowering yet",
+    "stablehlo.fft": "no lowering yet",
+    "stablehlo.triangular_solve": "no lowering yet",
+    "stablehlo.cholesky": "no lowering yet",
+    "stablehlo.batch_norm_inference": "no lowering yet",
+    "stablehlo.batch_norm_training": "no lowering yet",
+    "stablehlo.batch_norm_grad": "no lowering yet",
+    "stablehlo.tuple": "tuples are not supported yet",
+    "stablehlo.get_tuple_element": "tuples are not supported yet",
+    "stablehlo.optimization_barrier": "no lowering yet",
+    "stablehlo.uniform_quantize": "quantized types are not supported yet",
+    "stablehlo.uniform_dequantize": "quantized types are not supported yet",
+    "stablehlo.custom_call": "custom calls name external code xlac does not have",
+    "stablehlo.all_reduce": "collectives need several devices; xlac compiles for one",
+    "stablehlo.all_gather": "collectives need several devices; xlac compiles for one",
+    "stablehlo.all_to_all": "collectives need several devices; xlac compiles for one",
+    "stablehlo.reduce_scatter": "collectives need several devices; xlac compiles for one",
+    "stablehlo.collective_permute": "collectives need several devices; xlac compiles for one",
+    "stablehlo.collective_broadcast": "collectives need several devices; xlac compiles for one",
+    "stablehlo.send": "host communication is not supported",
+    "stablehlo.recv": "host communication is not supported",
+    "stablehlo.infeed": "host communication is not supported",
+    "stablehlo.outfeed": "host communication is not supported",
+    "stablehlo.create_token": "tokens are not supported",
+    "stablehlo.after_all": "tokens are not supported",
+    "stablehlo.partition_id": "partitioning is not supported",
+    "stablehlo.replica_id": "replication is not supported",
+}
+
+# Dialects whose ops may appear in a program handed to xlac.
+INPUT_DIALECTS = ("builtin", "func", "stablehlo", "chlo", "shape", "arith", "tensor",
+                  "math")
+
+
+def unsupported_reason(op_name: str, operand_types: list[str], result_types: list[str]) -> str | None:
+    """Why ``op_name`` with these types cannot be compiled, or None if it can."""
+    if op_name in UNSUPPORTED:
+        return UNSUPPORTED[op_name]
+    dialect = op_name.split(".", 1)[0]
+    if dialect not in INPUT_DIALECTS:
+        return f"ops of the '{dialect}' dialect are not StableHLO input"
+    types = operand_types + result_types
+    if any("!quant." in t for t in types):
+        return "quantized types are not supported yet"
+    if op_name == "stablehlo.bitcast_convert" and any("complex" in t for t in types):
+        return "bitcast_convert of complex values is not supported yet"
+    return None

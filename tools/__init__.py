@@ -1,0 +1,1 @@
+"""Entry points of the xla-* command-line tools (xlac.tools)."""
