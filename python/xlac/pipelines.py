@@ -26,6 +26,9 @@ def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
 def lower_to_linalg() -> list[str]:
     """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused."""
     return [
+        # xlac's lowerings for what upstream stablehlo-legalize-to-linalg lacks
+        # come first; each emits scf/tensor/linalg (or simpler StableHLO).
+        "inline",                                         # helpers some lowerings call
         "func.func(stablehlo-legalize-to-linalg)",        # upstream StableHLO -> linalg/tensor/arith
         "xla-verify-lowered",                             # nothing of StableHLO may be left
         "stablehlo-convert-to-signless",                  # ui32 in the signature -> i32, no casts
