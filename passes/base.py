@@ -16,9 +16,13 @@ from xlac.mlir import ir
 
 
 class PassFailure(Exception):
-    """Raised inside ``run``: reported at ``location`` as an MLIR error."""
+    """Raised inside ``run``: reported at ``location`` as an MLIR error.
 
-    def __init__(self, location: ir.Location, message: str):
+    With no location the pass fails silently: it has already emitted its
+    errors, one per offending op.
+    """
+
+    def __init__(self, location: ir.Location | None = None, message: str = ""):
         super().__init__(message)
         self.location = location
         self.message = message
@@ -64,7 +68,8 @@ class ModulePass:
         try:
             self.run(op)
         except PassFailure as failure:
-            failure.location.emit_error(failure.message)
+            if failure.location is not None:
+                failure.location.emit_error(failure.message)
             pass_.signal_pass_failure()
         except Exception as exc:  # noqa: BLE001 - a bug must not escape as a traceback
             op.location.emit_error(f"internal error in pass '{self.name}': "

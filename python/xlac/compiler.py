@@ -22,14 +22,26 @@ def compile(source, target: str = "cpu", entry: str = "main",
     ``source``: MLIR text, bytes (text, bytecode or a portable artifact), a
     ``pathlib.Path``, or an object with ``.as_text()`` (``jax.jit(f).lower(x)``).
     """
+    data, source_name = source_to_bytes(source)
+    return compile_bytes(data, source_name, target, entry, disable_passes)
+
+
+def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str = "main",
+                  disable_passes: tuple[str, ...] = ()) -> Executable:
+    """``compile`` for raw program bytes whose diagnostics carry ``source_name``."""
     if target not in TARGETS:
         raise CompileError(f"<unknown>: error: unknown target '{target}'",
                            f"targets: {', '.join(TARGETS)}")
-    data, source_name = source_to_bytes(source)
     disabled = frozenset(disable_passes)
     ctx = new_context()
     module = parse_module(ctx, data, source_name)
-    run_passes(module, pipelines.ingest(entry, target), disabled=disabled)
+    try:
+        run_passes(module, pipelines.ingest(entry, target), disabled=disabled)
+    except CompileError as error:
+        if any("is not supported on" in line for line in error.diagnostics):
+            raise CompileError(error.diagnostics,
+                               "docs/op-support.md lists what each target supports") from None
+        raise
     signature = entry_signature(module, entry)
     run_passes(module, pipelines.lower_to_linalg() + pipelines.bufferize()
                + pipelines.lower_to_llvm(), disabled=disabled)

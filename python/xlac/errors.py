@@ -59,31 +59,53 @@ _SEVERITY = {
 
 def format_diagnostic(diag) -> list[str]:
     """One diagnostic (and its notes) as ``file:line:col: severity: msg`` lines."""
-    severity = _SEVERITY.get(diag.severity, "error")
-    lines = [f"{format_location(diag.location)}: {severity}: {diag.message}"]
+    return [str(record) for record in diagnostics_of(diag)]
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One diagnostic, already formatted: where, how bad, and what."""
+
+    location: str          # file:line:col
+    severity: str          # error, warning, remark, note
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.severity}: {self.message}"
+
+
+def diagnostics_of(diag) -> list[Diagnostic]:
+    """An MLIR diagnostic and its notes as ``Diagnostic`` records."""
+    records = [Diagnostic(format_location(diag.location),
+                          _SEVERITY.get(diag.severity, "error"), str(diag.message))]
     for note in diag.notes:
-        lines.append(f"{format_location(note.location)}: note: {note.message}")
-    return lines
+        records.append(Diagnostic(format_location(note.location), "note", str(note.message)))
+    return records
 
 
-@dataclass
-class DiagnosticCollector:
+class DiagnosticCollector(list):
     """Collects every diagnostic emitted in a context while active."""
 
-    lines: list[str]
-
     def __call__(self, diag) -> bool:
-        self.lines.extend(format_diagnostic(diag))
+        self.extend(str(record) for record in diagnostics_of(diag))
+        self.records.extend(diagnostics_of(diag))
         return True
+
+    def __init__(self):
+        super().__init__()
+        self.records: list[Diagnostic] = []
 
 
 @contextlib.contextmanager
 def collect_diagnostics(ctx: ir.Context):
-    """Route the context's diagnostics into a list instead of stderr."""
-    collector = DiagnosticCollector([])
+    """Route the context's diagnostics into a list (of lines) instead of stderr.
+
+    The list also has ``.records``: the same diagnostics as ``Diagnostic``.
+    """
+    collector = DiagnosticCollector()
     handle = ctx.attach_diagnostic_handler(collector)
     try:
-        yield collector.lines
+        yield collector
     finally:
         handle.detach()
 

@@ -61,7 +61,7 @@ def check_inputs(signature: Signature, arrays) -> list[np.ndarray]:
             problems.append(f"argument {index} compiled for {spec}, called with {problem}")
         ready.append(array)
     if problems:
-        raise InputError("; ".join(problems))
+        raise InputError("; ".join(problems) + f"; the executable takes {_specs(expected)}")
     return ready
 
 

@@ -6,6 +6,7 @@ with ``.as_text()`` such as ``jax.jit(f).lower(x)``.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 from xlac.errors import CompileError, collect_diagnostics, compile_error_from
@@ -106,7 +107,29 @@ def _upgrade_vhlo(module: ir.Module) -> None:
 def _parse_error(exc, diags, data: bytes, source_name: str) -> CompileError:
     if isinstance(exc, CompileError):
         return exc
-    error = compile_error_from(exc, diags, _PARSE_HINT)
     if not data.strip():
         return CompileError(f"{source_name}: error: the input is empty", _PARSE_HINT)
-    return error
+    hint = _PARSE_HINT
+    error = compile_error_from(exc, diags, hint)
+    if _error_at_end(exc, data) or any("remain" in line for line in error.diagnostics):
+        hint = "the input ends early: is the file truncated?"
+    lines = [_name_unknown(line, source_name) for line in error.diagnostics]
+    return CompileError(lines, hint)
+
+
+def _name_unknown(line: str, source_name: str) -> str:
+    """Bytecode diagnostics have no position; name the file at least."""
+    for anonymous in ("-:0:0:", "<unknown>:"):
+        if line.startswith(anonymous):
+            return source_name + ":" + line[len(anonymous):]
+    return line
+
+
+def _error_at_end(exc, data: bytes) -> bool:
+    """Did the parser stop on the last line of the input?"""
+    last_line = data.rstrip().count(b"\n") + 1
+    for diag in getattr(exc, "error_diagnostics", []) or []:
+        match = re.search(r":(\d+):\d+", str(diag.location))
+        if match and int(match.group(1)) >= last_line:
+            return True
+    return False

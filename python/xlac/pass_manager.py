@@ -47,7 +47,7 @@ def _builder_options(builder, element: Element) -> dict[str, str]:
     accepted = inspect.signature(builder).parameters
     unknown = sorted(set(options) - set(accepted))
     if unknown:
-        raise PipelineSyntaxError(f"pipeline '{element.name}' has no option '{unknown[0]}'")
+        raise PipelineSyntaxError(f"pass pipeline: error: pipeline '{element.name}' has no option '{unknown[0]}'")
     return options
 
 
@@ -55,7 +55,7 @@ def _check_no_python_pass(anchor: Element) -> None:
     for child in anchor.children or []:
         if child.name in registry.pass_names() or child.name in NAMED_PIPELINES:
             raise PipelineSyntaxError(
-                f"'{child.name}' is an xlac pass and runs on the whole module; "
+                f"pass pipeline: error: '{child.name}' is an xlac pass and runs on the whole module; "
                 f"move it out of '{anchor.name}(...)' to the top level")
         _check_no_python_pass(child)
 

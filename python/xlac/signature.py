@@ -42,11 +42,16 @@ class Signature:
 def entry_signature(module: ir.Module, entry: str) -> Signature:
     """Read the signature of public ``@entry`` from a StableHLO module."""
     func = _find_entry(module, entry)
-    ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    ftype = entry_function_type(module, entry)
     where = format_location(func.location)
     inputs = tuple(_spec(t, where, f"argument {i}") for i, t in enumerate(ftype.inputs))
     outputs = tuple(_spec(t, where, f"result {i}") for i, t in enumerate(ftype.results))
     return Signature(inputs, outputs)
+
+
+def entry_function_type(module: ir.Module, entry: str) -> ir.FunctionType:
+    func = _find_entry(module, entry)
+    return ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
 
 
 def _find_entry(module: ir.Module, entry: str) -> ir.Operation:

@@ -1,0 +1,44 @@
+"""What the xla-* tools share: reading input, and failing with one line."""
+
+from __future__ import annotations
+
+import sys
+from contextlib import contextmanager
+
+from xlac.errors import InputError, XlacError
+
+
+def read_input(path: str) -> tuple[bytes, str]:
+    """The bytes of ``path`` (``-`` is stdin) and the name diagnostics use."""
+    if path == "-":
+        return sys.stdin.buffer.read(), "<stdin>"
+    try:
+        with open(path, "rb") as handle:
+            return handle.read(), path
+    except OSError as exc:
+        raise SystemExit(_fail(f"{path}: error: cannot read file: {exc.strerror}"))
+
+
+def _fail(message: str) -> int:
+    print(message, file=sys.stderr)
+    return 1
+
+
+@contextmanager
+def user_errors(tool: str):
+    """Turn xlac's errors into stderr lines and exit code 1, never a traceback."""
+    try:
+        yield
+    except InputError as exc:
+        raise SystemExit(_fail(f"{tool}: error: {exc}")) from None
+    except XlacError as exc:
+        raise SystemExit(_fail(str(exc))) from None
+    except ValueError as exc:       # e.g. a bad --pass-pipeline
+        raise SystemExit(_fail(str(exc))) from None
+    except KeyboardInterrupt:
+        raise SystemExit(_fail(f"{tool}: interrupted")) from None
+    except MemoryError:
+        raise SystemExit(_fail(f"{tool}: error: out of memory")) from None
+    except Exception as exc:  # noqa: BLE001 - a bug, but still no traceback for users
+        raise SystemExit(_fail(f"{tool}: internal error: {type(exc).__name__}: {exc}\n"
+                               "note: this is an xlac bug; please report it with the input")) from None

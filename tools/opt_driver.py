@@ -1,0 +1,136 @@
+"""The work behind xla-opt: parse, run a pipeline, print or verify."""
+
+from __future__ import annotations
+
+import gc
+import sys
+
+from xlac import pipelines
+from xlac.errors import CompileError, collect_diagnostics, diagnostics_of
+from xlac.ingest import parse_module
+from xlac.mlir import ir, new_context
+from xlac.pass_manager import build_pass_manager
+from xlac.split_input import OUTPUT_SEPARATOR, split_chunks
+from xlac.verify_diagnostics import verify
+
+
+class OptDriver:
+    def __init__(self, args):
+        self.args = args
+        self.disabled = frozenset(p for p in args.disable_passes.split(",") if p)
+
+    def run(self, data: bytes, name: str) -> int:
+        chunks = self._chunks(data)
+        outputs, status = [], 0
+        for chunk in chunks:
+            text, failed = self._one_chunk(chunk, name)
+            status |= failed
+            if text is not None:
+                outputs.append(text)
+        self._write(outputs)
+        return status
+
+    def _chunks(self, data: bytes) -> list[bytes]:
+        if not self.args.split_input_file:
+            return [data]
+        return [c.encode() for c in split_chunks(data.decode(errors="replace"))]
+
+    def _pipeline(self) -> list[str] | str:
+        if self.args.xla_stage:
+            try:
+                return pipelines.steps_until(self.args.xla_stage, self.args.entry)
+            except KeyError:
+                stages = ", ".join(pipelines.CPU_STAGES)
+                raise CompileError(f"xla-opt: error: no stage '{self.args.xla_stage}'",
+                                   f"stages: {stages}") from None
+        return self.args.pass_pipeline
+
+    def _one_chunk(self, chunk: bytes, name: str) -> tuple[object, int]:
+        ctx = new_context()
+        with ctx, collect_diagnostics(ctx) as diags:
+            produced = []
+            try:
+                module = parse_module(ctx, chunk, name)
+                self._run_pipeline(module)
+                result = self._render(module)
+            except (ir.MLIRError, CompileError) as exc:
+                produced = _diagnostics_of_failure(exc, diags)
+                result = None
+            produced = _merge(diags.records, produced)
+        if self.args.verify_diagnostics:
+            problems = verify(chunk.decode(errors="replace"), produced, name)
+            for line in problems:
+                print(line, file=sys.stderr)
+            return result, int(bool(problems))
+        for record in produced:
+            print(record, file=sys.stderr)
+        return result, int(result is None or any(d.severity == "error" for d in produced))
+
+    def _run_pipeline(self, module) -> None:
+        pipeline = self._pipeline()
+        if not pipeline:
+            return
+        pm = build_pass_manager(module.context, pipeline, self.disabled)
+        self._instrument(pm)
+        try:
+            pm.run(module.operation)
+        finally:
+            del pm          # timing is reported when the pass manager goes away
+            gc.collect()
+
+    def _instrument(self, pm) -> None:
+        a = self.args
+        if a.mlir_timing:
+            pm.enable_timing()
+        if a.mlir_pass_statistics:
+            pm.enable_statistics()
+        if (a.mlir_print_ir_after_all or a.mlir_print_ir_before_all or a.mlir_print_ir_after_change
+                or a.mlir_print_ir_after_failure or a.mlir_print_ir_tree_dir):
+            pm.enable_ir_printing(
+                print_before_all=a.mlir_print_ir_before_all,
+                print_after_all=a.mlir_print_ir_after_all or bool(a.mlir_print_ir_tree_dir),
+                print_after_change=a.mlir_print_ir_after_change,
+                print_after_failure=a.mlir_print_ir_after_failure,
+                large_elements_limit=a.mlir_elide_elementsattrs_if_larger,
+                enable_debug_info=a.mlir_print_debuginfo,
+                tree_printing_dir_path=a.mlir_print_ir_tree_dir)
+
+    def _render(self, module):
+        if self.args.emit_bytecode:
+            import io
+            buffer = io.BytesIO()
+            module.operation.write_bytecode(buffer)
+            return buffer.getvalue()
+        return module.operation.get_asm(
+            enable_debug_info=self.args.mlir_print_debuginfo,
+            large_elements_limit=self.args.mlir_elide_elementsattrs_if_larger)
+
+    def _write(self, outputs: list) -> None:
+        if outputs and isinstance(outputs[0], bytes):
+            data = b"".join(outputs)
+        else:
+            data = OUTPUT_SEPARATOR.join(o if o.endswith("\n") else o + "\n"
+                                         for o in outputs).encode()
+        if self.args.output == "-":
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+        else:
+            with open(self.args.output, "wb") as handle:
+                handle.write(data)
+
+
+def _diagnostics_of_failure(exc, diags) -> list:
+    if isinstance(exc, ir.MLIRError):
+        return [r for d in exc.error_diagnostics for r in diagnostics_of(d)]
+    from xlac.errors import Diagnostic
+    records = []
+    for line in exc.diagnostics:
+        location, _, rest = line.partition(": ")
+        severity, _, message = rest.partition(": ")
+        records.append(Diagnostic(location, severity or "error", message or line))
+    return records
+
+
+def _merge(first: list, second: list) -> list:
+    seen = {str(d) for d in first}
+    return list(first) + [d for d in second if str(d) not in seen]
