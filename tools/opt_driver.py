@@ -128,6 +128,8 @@ def _diagnostics_of_failure(exc, diags) -> list:
         location, _, rest = line.partition(": ")
         severity, _, message = rest.partition(": ")
         records.append(Diagnostic(location, severity or "error", message or line))
+    if exc.hint:
+        records.append(Diagnostic("", "note", exc.hint))
     return records
 
 

@@ -71,6 +71,8 @@ class Diagnostic:
     message: str
 
     def __str__(self) -> str:
+        if not self.location:
+            return f"{self.severity}: {self.message}"
         return f"{self.location}: {self.severity}: {self.message}"
 
 

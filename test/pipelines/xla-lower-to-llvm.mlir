@@ -1,0 +1,14 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-lower-to-linalg,xla-bufferize,xla-lower-to-llvm)' | FileCheck %s
+
+/// Only the LLVM dialect is left; the entry takes bare pointers.
+// CHECK-LABEL: llvm.func @main
+// CHECK-SAME: (%{{.*}}: !llvm.ptr, %{{.*}}: !llvm.ptr)
+// CHECK-NOT: memref.
+// CHECK-NOT: linalg.
+// CHECK: llvm.intr.exp
+// CHECK: llvm.return
+func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %0 = stablehlo.add %x, %x : tensor<8xf32>
+  %1 = stablehlo.exponential %0 : tensor<8xf32>
+  return %1 : tensor<8xf32>
+}
