@@ -14,7 +14,17 @@ _REGISTRY: dict[str, str] = {
     "xla-select-entry": "select_entry:SelectEntry",
     "xla-check-support": "check_support:CheckSupport",
     "xla-verify-lowered": "verify_lowered:VerifyLowered",
+    "xla-readonly-inputs": "readonly_inputs:ReadonlyInputs",
     "xla-strided-copy-to-linalg": "strided_copy_to_linalg:StridedCopyToLinalg",
+    "xla-lower-sort": "lower_sort:LowerSort",
+    "xla-decompose-batch-norm": "decompose_batch_norm:DecomposeBatchNorm",
+    "xla-lower-control-flow": "lower_control_flow:LowerControlFlow",
+    "xla-lower-structural": "lower_structural:LowerStructural",
+    "xla-empty-entry-buffers": "empty_entry_buffers:EmptyEntryBuffers",
+    "xla-lower-select-and-scatter": "lower_select_and_scatter:LowerSelectAndScatter",
+    "xla-lower-linalg-ops": "lower_linalg_ops:LowerLinalgOps",
+    "xla-lower-fft": "lower_fft:LowerFft",
+    "xla-lower-scatter": "lower_scatter:LowerScatter",
 }
 
 

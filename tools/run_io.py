@@ -24,14 +24,11 @@ def parse_input(spec: str) -> np.ndarray:
         return _load_npy(spec[1:])
     type_text, sep, values = spec.partition("=")
     match = _TYPE.match(type_text.strip())
-    if not match:
+    if not match or not sep:
         raise ToolError(f"xla-run: error: bad --input '{spec}': expected SHAPExTYPE=VALUES "
                         "such as 2x3xf32=1,2,3,4,5,6, or @file.npy")
     shape = tuple(int(d) for d in match.group(1).split("x") if d)
     dtype = _dtype(match.group(2), spec)
-    if not sep:
-        raise ToolError(f"xla-run: error: --input '{spec}' has no values; "
-                        f"write {type_text}=0 for zeros")
     return _fill(shape, dtype, _values(values, spec), spec)
 
 

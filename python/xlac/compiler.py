@@ -32,6 +32,9 @@ def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str
     if target not in TARGETS:
         raise CompileError(f"<unknown>: error: unknown target '{target}'",
                            f"targets: {', '.join(TARGETS)}")
+    if not data.strip():
+        raise CompileError(f"{source_name}: error: the input is empty",
+                           "pass a StableHLO program: MLIR text, bytecode or a portable artifact")
     disabled = frozenset(disable_passes)
     ctx = new_context()
     module = parse_module(ctx, data, source_name)

@@ -37,7 +37,11 @@ def _add_elements(pm, elements: list[Element], disabled: frozenset[str]) -> None
             _add_elements(pm, parse_pipeline(",".join(steps)), disabled)
         elif element.name in registry.pass_names():
             pass_class = registry.get_pass_class(element.name)
-            pass_class.from_options(parse_options(element.options)).add_to(pm)
+            try:
+                configured = pass_class.from_options(parse_options(element.options))
+            except ValueError as exc:
+                raise PipelineSyntaxError(f"pass pipeline: error: {exc}") from None
+            configured.add_to(pm)
         else:
             _add_upstream(pm, element.text())
 

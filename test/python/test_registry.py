@@ -1,0 +1,63 @@
+"""The pass registry, the pipeline parser and the named stages."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from xlac import passes, pipelines
+from xlac.passes.base import ModulePass
+from xlac.pipeline_text import PipelineSyntaxError, parse_options, parse_pipeline
+
+TESTS = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("name", passes.pass_names())
+def test_registry_key_is_the_pass_name(name):
+    pass_class = passes.get_pass_class(name)
+    assert issubclass(pass_class, ModulePass)
+    assert pass_class.name == name and name.startswith("xla-")
+    assert pass_class.summary(), f"{name} needs a docstring"
+
+
+@pytest.mark.parametrize("name", passes.pass_names())
+def test_every_pass_has_a_lit_test_named_after_it(name):
+    assert (TESTS / "passes" / f"{name}.mlir").exists()
+
+
+@pytest.mark.parametrize("name", pipelines.NAMED_PIPELINES)
+def test_every_named_pipeline_has_a_lit_test(name):
+    assert (TESTS / "pipelines" / f"{name}.mlir").exists()
+
+
+def test_pipeline_parser_keeps_nesting_and_options():
+    elements = parse_pipeline("builtin.module(func.func(cse,canonicalize{max-iterations=3}),"
+                              "xla-select-entry{entry=f})")
+    assert [e.name for e in elements] == ["func.func", "xla-select-entry"]
+    assert elements[0].children[1].options == "max-iterations=3"
+    assert elements[0].text() == "func.func(cse,canonicalize{max-iterations=3})"
+    assert parse_options(elements[1].options) == {"entry": "f"}
+
+
+def test_pipeline_parser_accepts_a_bare_list():
+    assert [e.name for e in parse_pipeline("cse, canonicalize")] == ["cse", "canonicalize"]
+
+
+@pytest.mark.parametrize("text", ["builtin.module(cse", "cse{a=1", "cse)", ",cse"])
+def test_pipeline_parser_reports_the_column(text):
+    with pytest.raises(PipelineSyntaxError, match=r"pass pipeline:1:\d+: error:"):
+        parse_pipeline(text)
+
+
+def test_options_are_typed():
+    from xlac.passes.check_support import CheckSupport
+    assert CheckSupport.from_options({"target": "cuda"}).target == "cuda"
+    with pytest.raises(ValueError, match="has no option 'x'"):
+        CheckSupport.from_options({"x": "1"})
+
+
+def test_stages_run_in_order():
+    assert list(pipelines.CPU_STAGES) == ["input", "stablehlo", "linalg", "bufferized", "llvm"]
+    assert pipelines.steps_until("llvm") == pipelines.cpu()
+    assert pipelines.steps_until("input") == []
