@@ -1,0 +1,171 @@
+"""One benchmark run: select programs, start backends, measure each program, report."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from dataclasses import replace
+
+from backends import BackendError, NumpyBackend, XlaBackend, XlacBackend
+from programs import SUITE, extra_program, make_inputs, suite_programs
+from report import (BACKENDS, SUSPECT_ERROR, BackendResult, ProgramResult, markdown,
+                    text_table, versions)
+from timing import interleave, max_rel_error, plan_reps
+
+
+def run(args) -> int:
+    programs = _select(args)
+    if programs is None:
+        return 2
+    backends, start_errors = _start_backends(args)
+    method = _method(args, start_errors)
+    print("\n".join(method), flush=True)
+    results, started = [], time.perf_counter()
+    try:
+        for index, program in enumerate(programs):
+            spent = time.perf_counter() - started
+            # Slow programs overspend; a floor keeps the later ones' fast backends measured.
+            floor = args.budget_s / len(programs) / 3
+            budget = max((args.budget_s - spent) / (len(programs) - index), floor)
+            _progress(f"[{index + 1}/{len(programs)}] {program.name}")
+            results.append(bench_program(program, backends, start_errors, args, budget))
+    finally:
+        for backend in backends.values():
+            backend.close()
+    print("\n" + text_table(results), flush=True)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(markdown(results, method, versions()))
+        print(f"\nwrote {args.out}")
+    return 0
+
+
+def _select(args):
+    try:
+        programs = suite_programs() if (SUITE / "manifest.json").exists() else []
+        taken = {p.name for p in programs}
+        for offset, path in enumerate(args.files):
+            extra = extra_program(path, seed_index=100 + offset)
+            if extra.name in taken:
+                extra = replace(extra, name=path.name)
+            taken.add(extra.name)
+            programs.append(extra)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return None
+    if args.only:
+        wanted = [n.strip() for n in args.only.split(",") if n.strip()]
+        unknown = sorted(set(wanted) - {p.name for p in programs})
+        if unknown:
+            print(f"error: no program named {', '.join(unknown)}; have: "
+                  f"{', '.join(p.name for p in programs) or f'none ({SUITE} is missing)'}",
+                  file=sys.stderr)
+            return None
+        programs = [p for p in programs if p.name in wanted]
+    return programs
+
+
+def _start_backends(args):
+    backends, errors = {}, {}
+    factories = {"xlac": lambda: XlacBackend(args.seed, args.kill_after_s),
+                 "XLA": XlaBackend, "numpy": NumpyBackend}
+    for name in BACKENDS:
+        try:
+            backends[name] = factories[name]()
+        except BackendError as exc:
+            errors[name] = str(exc)
+            print(f"warning: {exc}", file=sys.stderr)
+    return backends, errors
+
+
+def bench_program(program, backends: dict, start_errors: dict, args, budget_s: float) -> ProgramResult:
+    """Compile, check and time one program on every backend; failures end up in the result."""
+    inputs = make_inputs(program, args.seed)
+    result = ProgramResult(program, {}, flops=program.flops)
+    outputs, estimates = {}, {}
+    for name in BACKENDS:
+        if name in start_errors:
+            result.backends[name] = BackendResult(error=start_errors[name])
+            continue
+        if not backends[name].supports(program):
+            continue
+        entry = result.backends[name] = BackendResult()
+        try:
+            estimate = _prepare(backends[name], program, inputs, entry, outputs, args)
+        except BackendError as exc:
+            entry.error = str(exc)
+            continue
+        if estimate is not None:
+            estimates[name] = estimate
+    if result.flops is None and "XLA" in backends:
+        result.flops = backends["XLA"].flops
+    _check(result, outputs)
+    del outputs
+    _time(result, backends, estimates, args, budget_s)
+    for backend in backends.values():
+        backend.unload()
+    return result
+
+
+def _prepare(backend, program, inputs, entry: BackendResult, outputs: dict, args) -> float | None:
+    """Compile, make the first call (its outputs feed the check), estimate a call's time."""
+    entry.compile_s = backend.load(program, inputs)
+    outputs[backend.name], first = backend.outputs()
+    compiled = "" if entry.compile_s is None else f"compile {entry.compile_s:.2f} s, "
+    _progress(f"  {backend.name}: {compiled}first call {first * 1e3:.1f} ms")
+    if first > args.max_call_s:
+        entry.slow, entry.times = True, [first]
+        return None
+    if first >= 1.0 or args.warmup == 0:
+        return first
+    return min(first, statistics.median(backend.time(args.warmup)))
+
+
+def _check(result: ProgramResult, outputs: dict) -> None:
+    reference = next((n for n in ("XLA", "numpy") if n in outputs), None)
+    result.reference = reference
+    if reference is None:
+        return
+    parts = []
+    for name, got in outputs.items():
+        if name == reference:
+            continue
+        error = result.backends[name].check = max_rel_error(got, outputs[reference])
+        flag = "  <-- MISMATCH" if not error <= SUSPECT_ERROR else ""
+        parts.append(f"{name} vs {reference} max rel err {error:.1e}{flag}")
+    if parts:
+        print(f"check {result.program.name}: " + "; ".join(parts), flush=True)
+
+
+def _time(result: ProgramResult, backends: dict, estimates: dict, args, budget_s: float) -> None:
+    if not estimates:
+        return
+    reps = plan_reps(estimates, budget_s, args.min_reps, args.max_reps)
+    _progress("  timing " + ", ".join(f"{n} x{k}" for n, k in reps.items()))
+    timed = interleave({n: backends[n] for n in reps}, reps, args.pause_ms / 1e3,
+                       error_type=BackendError)
+    for name, times in timed.times.items():
+        result.backends[name].times = times
+    for name, error in timed.errors.items():
+        result.backends[name].error = error
+
+
+def _method(args, start_errors: dict) -> list[str]:
+    threads = (f"pinned to {args.threads} CPU(s), the roofline still counts both cores"
+               if args.threads else "all CPUs the process may use")
+    xla = XlaBackend.method if "XLA" not in start_errors else "XLA unavailable"
+    mode = "quick smoke run; " if args.quick else ""
+    return [f"XLA: {xla}; the same text goes to xlac.compile",
+            f"timing: {mode}wall time per call (XLA: inputs already on device, outputs waited for "
+            f"with block_until_ready); {args.warmup} warm-up call(s) after the first; backends "
+            f"interleaved in round-robin batches with {args.pause_ms:g} ms pauses; "
+            "ms as median [p10-p90]",
+            "roofline: max(FLOPs / 320 GFLOP/s, bytes / 45 GB/s) (shared/bench/README.md); "
+            "%roof = roofline / median",
+            f"inputs: manifest dist/scale, seed {args.seed}; err: max |out - XLA| / max |XLA|; "
+            f"threads: {threads}"]
+
+
+def _progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)

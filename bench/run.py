@@ -1,0 +1,68 @@
+#!/usr/bin/env python
+"""Benchmark xlac against XLA (jaxlib's CPU client) and numpy, in one interleaved run.
+
+    python bench/run.py                          # the ten suite programs, about 5 minutes
+    python bench/run.py --only gelu,matmul       # some of them
+    python bench/run.py my.mlir --only my        # a program of your own (entry @main)
+    python bench/run.py --quick --only gelu      # smoke run for CI
+    python bench/run.py --out docs/PERFORMANCE.md
+
+Both compilers get the same StableHLO text. The suite lives in <repo>/../shared/bench/suite;
+its README has the anchors' figures and the machine limits behind the roofline column.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))   # the worker process imports these too
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("files", nargs="*", type=Path, help="extra StableHLO programs (.mlir)")
+    parser.add_argument("--only", help="comma-separated program names to run")
+    parser.add_argument("--out", type=Path, help="also write the table as Markdown here")
+    parser.add_argument("--quick", action="store_true",
+                        help="smoke run: 1-2 calls per backend, no warm-up, no pauses")
+    parser.add_argument("--threads", type=int,
+                        help="pin the run to N CPUs (affinity, OMP/OPENBLAS/MKL thread counts)")
+    parser.add_argument("--budget-s", type=float, default=180.0,
+                        help="seconds of timed calls for the whole run (default 180)")
+    parser.add_argument("--min-reps", type=int, default=3)
+    parser.add_argument("--max-reps", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=2, help="untimed calls after the first")
+    parser.add_argument("--pause-ms", type=float, default=20.0, help="pause between batches")
+    parser.add_argument("--max-call-s", type=float, default=20.0,
+                        help="a first call slower than this is the only one timed")
+    parser.add_argument("--kill-after-s", type=float, default=300.0,
+                        help="an xlac compile or call still running after this is killed")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if args.quick:
+        args.min_reps, args.max_reps, args.warmup, args.pause_ms = 1, 2, 0, 0.0
+        args.budget_s = 1.0
+    return args
+
+
+def limit_threads(count: int) -> None:
+    """Before numpy and XLA start their thread pools; the xlac worker inherits it all."""
+    allowed = sorted(os.sched_getaffinity(0))[:max(count, 1)]
+    os.sched_setaffinity(0, allowed)
+    for var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[var] = str(count)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    if args.threads:
+        limit_threads(args.threads)
+    from harness import run   # numpy, jax: only after the thread settings
+    return run(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

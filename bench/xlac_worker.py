@@ -1,0 +1,86 @@
+"""The xlac side of the benchmark, in its own process.
+
+Why a process: a call into xlac's JIT-compiled code cannot be interrupted, may crash the
+process, and loads torch-mlir's MLIR next to jaxlib's. Here a hang is ended by killing
+the worker and a crash is an EOF on the pipe; the harness reports both and goes on.
+
+Protocol (pickled tuples over a multiprocessing Connection; every request gets one
+reply, ("ok", value) or ("error", message)):
+  ("load", program, seed)  -> compile seconds     (compiles and makes the inputs)
+  ("outputs",)             -> (arrays, seconds)  (one call, results kept for the check)
+  ("time", k)              -> [seconds] * k      (k calls, each timed)
+  ("quit",)                -> the worker exits
+"""
+
+from __future__ import annotations
+
+import time
+import traceback
+
+from programs import make_inputs
+
+TINY_PROGRAM = ("func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+         "  %0 = stablehlo.add %a, %a : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n")
+
+
+def serve(conn) -> None:
+    """Answer requests until told to quit or the pipe closes."""
+    try:
+        import xlac
+        xlac.compile(TINY_PROGRAM)     # one-time start-up costs stay out of the first compile time
+    except Exception as exc:  # noqa: BLE001 - reported to the harness, which goes on
+        conn.send(("error", f"xlac does not start: {_describe(exc)}"))
+        return
+    conn.send(("ok", xlac.__version__))
+    state: dict = {}
+    while True:
+        try:
+            request = conn.recv()
+        except EOFError:
+            return
+        if request[0] == "quit":
+            return
+        conn.send(_answer(xlac, state, request))
+
+
+def _answer(xlac, state: dict, request: tuple) -> tuple:
+    try:
+        return ("ok", _HANDLERS[request[0]](xlac, state, *request[1:]))
+    except Exception as exc:  # noqa: BLE001 - a failing program must not end the run
+        return ("error", _describe(exc))
+
+
+def _load(xlac, state: dict, program, seed: int) -> float:
+    state.clear()
+    source = program.source()
+    start = time.perf_counter()
+    state["exe"] = xlac.compile(source)
+    seconds = time.perf_counter() - start
+    state["inputs"] = make_inputs(program, seed)
+    return seconds
+
+
+def _outputs(xlac, state: dict):
+    start = time.perf_counter()
+    arrays = state["exe"].run(*state["inputs"])
+    return arrays, time.perf_counter() - start
+
+
+def _time(xlac, state: dict, count: int) -> list[float]:
+    exe, inputs, times = state["exe"], state["inputs"], []
+    for _ in range(count):
+        start = time.perf_counter()
+        exe.run(*inputs)
+        times.append(time.perf_counter() - start)
+    return times
+
+
+_HANDLERS = {"load": _load, "outputs": _outputs, "time": _time}
+
+
+def _describe(exc: BaseException) -> str:
+    """The error's own words, without a traceback unless it is an internal bug."""
+    if type(exc).__module__.startswith("xlac"):
+        return f"{type(exc).__name__}: {exc}"
+    last = traceback.format_exception(exc)[-3:]
+    return f"{type(exc).__name__}: {exc} ({''.join(last).strip()[-300:]})"
