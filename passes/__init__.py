@@ -24,6 +24,7 @@ _REGISTRY: dict[str, str] = {
     "xla-lower-select-and-scatter": "lower_select_and_scatter:LowerSelectAndScatter",
     "xla-lower-linalg-ops": "lower_linalg_ops:LowerLinalgOps",
     "xla-lower-fft": "lower_fft:LowerFft",
+    "xla-expand-complex-ops": "expand_complex_ops:ExpandComplexOps",
     "xla-lower-scatter": "lower_scatter:LowerScatter",
 }
 

@@ -12,11 +12,16 @@ def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
     """input -> "stablehlo": one verified StableHLO function with static shapes."""
     return [
         f"xla-select-entry{{entry={entry}}}",            # one public entry; the rest can inline
+        # !quant.uniform -> integer math, before refine-shapes (which crashes on
+        # per-axis types) and before chlo legalization (the math uses chlo.broadcast_*)
+        "func.func(stablehlo-legalize-quantized-op-to-qdq)",  # e.g. quantized sin: dequantize, sin, quantize
+        "func.func(stablehlo-legalize-quant-to-math)",    # uniform_(de)quantize, int dot/conv/add
         "func.func(chlo-legalize-to-stablehlo)",          # JAX emits chlo.erf, chlo.top_k, ...
         "func.func(stablehlo-legalize-composite-to-call)",  # composites run their decomposition
         "inline",                                         # one function body to lower
         "symbol-dce",                                     # drop the inlined private functions
         "stablehlo-refine-shapes",                        # `?` dims from the entry's arguments
+        "func.func(stablehlo-canonicalize-dynamism)",     # dynamic_pad/reshape... with constant shapes -> static ops
         "canonicalize",
         "cse",
         f"xla-check-support{{target={target}}}",         # every unsupported op, before lowering
@@ -28,6 +33,15 @@ def lower_to_linalg() -> list[str]:
     return [
         # xlac's lowerings for what upstream stablehlo-legalize-to-linalg lacks
         # come first; each emits scf/tensor/linalg (or simpler StableHLO).
+        "xla-lower-structural",                           # fold tuples, drop barriers/dot algorithm hints
+        "xla-lower-select-and-scatter",                   # max-pool gradient: window loops
+        "xla-lower-linalg-ops",                           # triangular_solve, cholesky: substitution loops
+        "xla-lower-fft",                                  # fft: one f64 DFT linalg.generic per axis
+        "xla-expand-complex-ops",                         # complex max/min order, complex bitcast
+        "xla-lower-sort",                                 # merge sort in scf loops; no upstream pattern
+        "xla-decompose-batch-norm",                       # batch_norm_* as reduce + elementwise ops
+        "xla-lower-scatter",                              # scatter as scf loops of slice updates; no upstream pattern
+        "xla-lower-control-flow",                         # while/if/case -> scf; after the others, which may emit them
         "inline",                                         # helpers some lowerings call
         "func.func(stablehlo-legalize-to-linalg)",        # upstream StableHLO -> linalg/tensor/arith
         "xla-verify-lowered",                             # nothing of StableHLO may be left
@@ -42,8 +56,10 @@ def lower_to_linalg() -> list[str]:
 def bufferize() -> list[str]:
     """"linalg" -> "bufferized": memrefs; results written into caller-owned buffers."""
     return [
+        "xla-readonly-inputs",                            # never write into the caller's arrays
         "one-shot-bufferize{bufferize-function-boundaries "
-        "function-boundary-type-conversion=identity-layout-map}",
+        "function-boundary-type-conversion=identity-layout-map "
+        "allow-return-allocs-from-loops}",                # scf.while from stablehlo.while yields new tensors
         "buffer-results-to-out-params{modify-public-functions=1 hoist-static-allocs=1}",
         "buffer-deallocation-pipeline",                   # temporaries are freed each call
         "canonicalize",
@@ -54,14 +70,18 @@ def lower_to_llvm() -> list[str]:
     """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI."""
     return [
         "xla-strided-copy-to-linalg",                     # no memrefCopy runtime call
+        "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
         "func.func(convert-linalg-to-loops)",
         "lower-affine",
         "convert-scf-to-cf",
         "arith-expand{include-bf16=true}",                # bf16 <-> f32 without libgcc helpers
         "convert-complex-to-standard",
         "expand-strided-metadata",
+        "lower-affine",                                   # dynamic subview offsets -> affine.apply
         "finalize-memref-to-llvm",
-        "convert-math-to-llvm",                           # exp, log, sqrt ... as LLVM intrinsics
+        # exp, log, sqrt ... as LLVM intrinsics; not log1p: its log(1+x) loses
+        # all digits for small x, so libm's log1p takes it below
+        "convert-math-to-llvm{approximate-log1p=false}",
         "convert-math-to-libm",                           # tanh, erf, atan2 ... from libm
         "convert-complex-to-llvm",
         "convert-arith-to-llvm",

@@ -1,0 +1,86 @@
+"""xla-lower-scatter: stablehlo.scatter as an scf.for nest over tensors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xlac.mlir import ir, stablehlo
+from xlac.passes.base import ModulePass, PassFailure, functions, nested_ops, symbol_name
+from xlac.passes.scatter_region import region_of
+from xlac.passes.scatter_text import ScatterDims, helper_function
+
+
+@dataclass(frozen=True)
+class LowerScatter(ModulePass):
+    """Lower every `stablehlo.scatter` to scf loops over tensors (Python; upstream has none).
+
+    Why: upstream stablehlo-legalize-to-linalg has no scatter pattern. Each op
+    becomes a call to a private helper (folded back by `inline`) that applies
+    the updates one scatter index at a time, in order, so repeated indices
+    combine exactly as XLA does; a window whose start index is out of bounds
+    is skipped whole. The update computation is pasted in, on whole windows
+    when it is elementwise:
+
+        %r = "stablehlo.scatter"(%in, %idx, %upd) ({add}) {...}
+      ->
+        %r = call @xla_scatter_0(%in, %idx, %upd)   // scf.for + extract/insert_slice
+    """
+
+    name = "xla-lower-scatter"
+
+    def run(self, module: ir.Operation) -> None:
+        taken = {symbol_name(f) for f in functions(module)}
+        scatters = [op for op in nested_ops(module) if op.name == "stablehlo.scatter"]
+        for index, op in enumerate(scatters):
+            name = _fresh_name(f"xla_scatter_{index}", taken)
+            text = helper_function(name, _dims(op), region_of(op))
+            _replace_with_call(module, op, text, name)
+
+
+def _fresh_name(base: str, taken: set[str]) -> str:
+    name, suffix = base, 0
+    while name in taken:
+        suffix += 1
+        name = f"{base}_{suffix}"
+    taken.add(name)
+    return name
+
+
+def _dims(op: ir.Operation) -> ScatterDims:
+    count = len(op.results)
+    types = [ir.RankedTensorType(v.type) for v in op.operands]
+    if not all(t.has_static_shape for t in types):
+        raise PassFailure(op.location, "scatter: dynamic shapes are not supported; "
+                                       "give the entry function static argument shapes")
+    inputs, indices, updates = types[:count], types[count], types[count + 1:]
+    numbers = stablehlo.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
+    return ScatterDims(
+        element_types=tuple(str(t.element_type) for t in inputs),
+        operand_shape=tuple(inputs[0].shape),
+        indices_shape=tuple(indices.shape),
+        index_type=str(indices.element_type),
+        updates_shape=tuple(updates[0].shape),
+        update_window_dims=tuple(numbers.update_window_dims),
+        inserted_window_dims=tuple(numbers.inserted_window_dims),
+        input_batching_dims=tuple(numbers.input_batching_dims),
+        scatter_indices_batching_dims=tuple(numbers.scatter_indices_batching_dims),
+        scatter_dims_to_operand_dims=tuple(numbers.scattered_dims_to_operand_dims),
+        index_vector_dim=numbers.index_vector_dim)
+
+
+def _replace_with_call(module: ir.Operation, op: ir.Operation, text: str, name: str) -> None:
+    """Parse the helper into ``module`` and call it in place of ``op``."""
+    try:
+        parsed = ir.Module.parse(text, context=module.context)
+    except ir.MLIRError as exc:
+        raise PassFailure(op.location, f"internal error: the scatter helper does not parse "
+                                       f"({exc}); please report it with the input program") from None
+    helper = parsed.body.operations[0].operation
+    helper.move_after(list(module.regions[0].blocks[0].operations)[-1].operation)
+    with ir.InsertionPoint(op), op.location:
+        call = ir.Operation.create(
+            "func.call", results=[r.type for r in op.results], operands=list(op.operands),
+            attributes={"callee": ir.FlatSymbolRefAttr.get(name)})
+    for old, new in zip(op.results, call.results):
+        old.replace_all_uses_with(new)
+    op.erase()

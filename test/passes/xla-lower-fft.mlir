@@ -1,0 +1,75 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-lower-fft)' --split-input-file --verify-diagnostics | FileCheck %s
+
+/// A complex64 FFT runs in complex<f64>: widen each part, one DFT generic
+/// that reduces over n with twiddle w[(n*k) mod N], then narrow each part.
+// CHECK-LABEL: func.func private @xla_fft_0(
+// CHECK-SAME: %[[X:.*]]: tensor<3x4xcomplex<f32>>) -> tensor<3x4xcomplex<f32>>
+// CHECK: %[[RE:.*]] = stablehlo.real %[[X]]
+// CHECK: %[[RE64:.*]] = stablehlo.convert %[[RE]] : (tensor<3x4xf32>) -> tensor<3x4xf64>
+// CHECK: %[[WIDE:.*]] = stablehlo.complex %[[RE64]], %{{.*}} : tensor<3x4xcomplex<f64>>
+// CHECK: %[[COS:.*]] = arith.constant dense<[1.000000e+00, -0.000000e+00, -1.000000e+00, 0.000000e+00]> : tensor<4xf64>
+// CHECK: %[[SIN:.*]] = arith.constant dense<[-0.000000e+00, -1.000000e+00, 0.000000e+00, 1.000000e+00]> : tensor<4xf64>
+// CHECK: %[[LEN:.*]] = arith.constant 4 : index
+// CHECK: %[[INIT:.*]] = linalg.fill
+// CHECK: %[[DFT:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel", "reduction"]
+// CHECK-SAME: ins(%[[WIDE]] : tensor<3x4xcomplex<f64>>) outs(%[[INIT]] : tensor<3x4xcomplex<f64>>)
+// CHECK: %[[K:.*]] = linalg.index 1 : index
+// CHECK: %[[N:.*]] = linalg.index 2 : index
+// CHECK: %[[NK:.*]] = arith.muli %[[N]], %[[K]] : index
+// CHECK: %[[M:.*]] = arith.remui %[[NK]], %[[LEN]] : index
+// CHECK: tensor.extract %[[COS]][%[[M]]]
+// CHECK: tensor.extract %[[SIN]][%[[M]]]
+// CHECK: complex.mul
+// CHECK: complex.add
+// CHECK: stablehlo.real %[[DFT]]
+// CHECK: stablehlo.convert %{{.*}} : (tensor<3x4xf64>) -> tensor<3x4xf32>
+// CHECK-LABEL: func.func @fft
+// CHECK: call @xla_fft_0
+// CHECK-NOT: stablehlo.fft
+func.func @fft(%x: tensor<3x4xcomplex<f32>>) -> tensor<3x4xcomplex<f32>> {
+  %y = stablehlo.fft %x, type = FFT, length = [4] : (tensor<3x4xcomplex<f32>>) -> tensor<3x4xcomplex<f32>>
+  return %y : tensor<3x4xcomplex<f32>>
+}
+
+// -----
+
+/// RFFT transforms the last axis real -> complex first (N/2+1 outputs),
+/// then the other axes complex -> complex.
+// CHECK-LABEL: func.func private @xla_fft_0(
+// CHECK: %[[LAST:.*]] = linalg.generic {{.*}} ins(%{{.*}} : tensor<2x6xf64>) outs(%{{.*}} : tensor<2x4xcomplex<f64>>)
+// CHECK: ^bb0(%{{.*}}: f64, %{{.*}}: complex<f64>):
+// CHECK: %[[FIRST:.*]] = linalg.generic {{.*}} ins(%[[LAST]] : tensor<2x4xcomplex<f64>>) outs(%{{.*}} : tensor<2x4xcomplex<f64>>)
+// CHECK: linalg.index 0 : index
+// CHECK-LABEL: func.func @rfft
+func.func @rfft(%x: tensor<2x6xf64>) -> tensor<2x4xcomplex<f64>> {
+  %y = stablehlo.fft %x, type = RFFT, length = [2, 6] : (tensor<2x6xf64>) -> tensor<2x4xcomplex<f64>>
+  return %y : tensor<2x4xcomplex<f64>>
+}
+
+// -----
+
+/// IRFFT does the complex inverse first, then complex -> real on the last
+/// axis, counting the omitted conjugate halves twice; one division by the
+/// product of the lengths at the end.
+// CHECK-LABEL: func.func private @xla_fft_0(
+// CHECK: linalg.generic {{.*}} outs(%{{.*}} : tensor<2x3xcomplex<f64>>)
+// CHECK: %[[REAL:.*]] = linalg.generic {{.*}} outs(%{{.*}} : tensor<2x4xf64>)
+// CHECK: %[[TWO:.*]] = arith.constant 2.000000e+00 : f64
+// CHECK: %[[WEIGHT:.*]] = arith.select %{{.*}}, %{{.*}}, %[[TWO]] : f64
+// CHECK: arith.mulf %{{.*}}, %[[WEIGHT]] : f64
+// CHECK: %[[COUNT:.*]] = stablehlo.constant dense<8.000000e+00> : tensor<2x4xf64>
+// CHECK: stablehlo.divide %[[REAL]], %[[COUNT]]
+// CHECK-LABEL: func.func @irfft
+func.func @irfft(%x: tensor<2x3xcomplex<f64>>) -> tensor<2x4xf64> {
+  %y = stablehlo.fft %x, type = IRFFT, length = [2, 4] : (tensor<2x3xcomplex<f64>>) -> tensor<2x4xf64>
+  return %y : tensor<2x4xf64>
+}
+
+// -----
+
+/// Dynamic shapes are reported, not lowered.
+func.func @dynamic(%x: tensor<?xcomplex<f32>>) -> tensor<?xcomplex<f32>> {
+  // expected-error @+1 {{stablehlo.fft with dynamic shapes is not supported}}
+  %y = stablehlo.fft %x, type = FFT, length = [4] : (tensor<?xcomplex<f32>>) -> tensor<?xcomplex<f32>>
+  return %y : tensor<?xcomplex<f32>>
+}

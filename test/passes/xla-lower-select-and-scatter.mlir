@@ -1,0 +1,113 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-lower-select-and-scatter)' --split-input-file --verify-diagnostics | FileCheck %s
+
+/// A max-pool gradient becomes a call to a helper whose loops walk the
+/// source, then each window; the regions become private functions.
+// CHECK-LABEL: func.func private @xla_select_and_scatter_0_select
+// CHECK-SAME: (%[[A:.*]]: tensor<f32>, %[[B:.*]]: tensor<f32>) -> tensor<i1>
+// CHECK: %[[GE:.*]] = stablehlo.compare GE, %[[A]], %[[B]]
+// CHECK: return %[[GE]]
+// CHECK-LABEL: func.func private @xla_select_and_scatter_0_scatter
+// CHECK: %[[SUM:.*]] = stablehlo.add
+// CHECK: return %[[SUM]]
+// CHECK-LABEL: func.func private @xla_select_and_scatter_0(
+// CHECK-SAME: %[[OPERAND:.*]]: tensor<4x6xf32>, %[[SOURCE:.*]]: tensor<2x3xf32>, %[[INIT:.*]]: tensor<f32>
+// CHECK: %[[FILL:.*]] = tensor.splat
+// CHECK: scf.for {{.*}} iter_args(%[[ACC:.*]] = %[[FILL]]) -> (tensor<4x6xf32>)
+// CHECK: scf.for {{.*}} -> (i1, index)
+// CHECK: func.call @xla_select_and_scatter_0_select
+// CHECK: func.call @xla_select_and_scatter_0_scatter
+// CHECK: tensor.insert {{.*}} into %[[ACC]]
+// CHECK-LABEL: func.func @max_pool_grad
+// CHECK-SAME: (%[[X:.*]]: tensor<4x6xf32>, %[[G:.*]]: tensor<2x3xf32>)
+// CHECK: %[[ZERO:.*]] = stablehlo.constant
+// CHECK: %[[R:.*]] = call @xla_select_and_scatter_0(%[[X]], %[[G]], %[[ZERO]])
+// CHECK-NOT: stablehlo.select_and_scatter
+// CHECK: return %[[R]]
+func.func @max_pool_grad(%x: tensor<4x6xf32>, %g: tensor<2x3xf32>) -> tensor<4x6xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = "stablehlo.select_and_scatter"(%x, %g, %zero) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %ge = stablehlo.compare GE, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %ge : tensor<i1>
+  }, {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %sum = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %sum : tensor<f32>
+  }) {window_dimensions = array<i64: 2, 2>, window_strides = array<i64: 2, 2>}
+    : (tensor<4x6xf32>, tensor<2x3xf32>, tensor<f32>) -> tensor<4x6xf32>
+  return %r : tensor<4x6xf32>
+}
+
+// -----
+
+/// Padding shifts the window start: the operand position is s*stride + k - low.
+// CHECK-LABEL: func.func private @xla_select_and_scatter_0(
+// CHECK: %[[STRIDE:.*]] = arith.constant 2 : index
+// CHECK-NEXT: %[[LOW:.*]] = arith.constant 1 : index
+// CHECK-NEXT: %[[SCALED:.*]] = arith.muli %{{.*}}, %[[STRIDE]] : index
+// CHECK-NEXT: %[[SHIFTED:.*]] = arith.addi %[[SCALED]], %{{.*}} : index
+// CHECK-NEXT: %[[POS:.*]] = arith.subi %[[SHIFTED]], %[[LOW]] : index
+// CHECK: arith.cmpi sge, %[[POS]]
+// CHECK: arith.cmpi slt, %[[POS]]
+// CHECK-LABEL: func.func @padded
+// CHECK: call @xla_select_and_scatter_0
+func.func @padded(%x: tensor<5xi32>, %g: tensor<3xi32>) -> tensor<5xi32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %r = "stablehlo.select_and_scatter"(%x, %g, %zero) ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %ge = stablehlo.compare GE, %a, %b : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %ge : tensor<i1>
+  }, {
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %sum = stablehlo.add %a, %b : tensor<i32>
+    stablehlo.return %sum : tensor<i32>
+  }) {window_dimensions = array<i64: 3>, window_strides = array<i64: 2>,
+      padding = dense<[[1, 1]]> : tensor<1x2xi64>}
+    : (tensor<5xi32>, tensor<3xi32>, tensor<i32>) -> tensor<5xi32>
+  return %r : tensor<5xi32>
+}
+
+// -----
+
+/// Dynamic shapes are reported, not lowered.
+func.func @dynamic(%x: tensor<?xf32>, %g: tensor<?xf32>) -> tensor<?xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  // expected-error @+1 {{select_and_scatter: dynamic shapes are not supported}}
+  %r = "stablehlo.select_and_scatter"(%x, %g, %zero) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %ge = stablehlo.compare GE, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %ge : tensor<i1>
+  }, {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %sum = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %sum : tensor<f32>
+  }) {window_dimensions = array<i64: 2>, window_strides = array<i64: 2>}
+    : (tensor<?xf32>, tensor<?xf32>, tensor<f32>) -> tensor<?xf32>
+  return %r : tensor<?xf32>
+}
+
+// -----
+
+/// A constant that CSE shared between a region and the function is copied
+/// into the region's function, which must be isolated.
+// CHECK-LABEL: func.func private @xla_select_and_scatter_0_scatter
+// CHECK: %[[TWO:.*]] = stablehlo.constant dense<2.000000e+00>
+// CHECK: %[[SCALED:.*]] = stablehlo.multiply %{{.*}}, %[[TWO]]
+// CHECK: return
+// CHECK-LABEL: func.func @captured_constant
+func.func @captured_constant(%x: tensor<4xf32>, %g: tensor<2xf32>) -> tensor<4xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %two = stablehlo.constant dense<2.0> : tensor<f32>
+  %r = "stablehlo.select_and_scatter"(%x, %g, %zero) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %ge = stablehlo.compare GE, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %ge : tensor<i1>
+  }, {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %scaled = stablehlo.multiply %b, %two : tensor<f32>
+    %sum = stablehlo.add %a, %scaled : tensor<f32>
+    stablehlo.return %sum : tensor<f32>
+  }) {window_dimensions = array<i64: 2>, window_strides = array<i64: 2>}
+    : (tensor<4xf32>, tensor<2xf32>, tensor<f32>) -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
