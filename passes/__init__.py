@@ -15,6 +15,7 @@ _REGISTRY: dict[str, str] = {
     "xla-check-support": "check_support:CheckSupport",
     "xla-verify-lowered": "verify_lowered:VerifyLowered",
     "xla-readonly-inputs": "readonly_inputs:ReadonlyInputs",
+    "xla-saturate-float-to-int": "saturate_float_to_int:SaturateFloatToInt",
     "xla-strided-copy-to-linalg": "strided_copy_to_linalg:StridedCopyToLinalg",
     "xla-lower-sort": "lower_sort:LowerSort",
     "xla-decompose-batch-norm": "decompose_batch_norm:DecomposeBatchNorm",

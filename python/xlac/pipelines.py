@@ -46,6 +46,7 @@ def lower_to_linalg() -> list[str]:
         "func.func(stablehlo-legalize-to-linalg)",        # upstream StableHLO -> linalg/tensor/arith
         "xla-verify-lowered",                             # nothing of StableHLO may be left
         "stablehlo-convert-to-signless",                  # ui32 in the signature -> i32, no casts
+        "xla-saturate-float-to-int",                      # NaN -> 0, clamp out-of-range, as XLA
         "canonicalize",
         "cse",
         "func.func(linalg-fuse-elementwise-ops)",         # elementwise producer->consumer chains

@@ -197,3 +197,16 @@ def test_in_place_updates_never_write_into_the_inputs():
     x = np.zeros(4, np.float32)
     np.testing.assert_array_equal(exe(x, np.ones(1, np.float32)), [0, 1, 0, 0])
     np.testing.assert_array_equal(x, 0)
+
+
+@pytest.mark.parametrize("element, dtype, expected", [
+    ("i32", np.int32, [0, 2147483647, -2147483648, 3, -3]),
+    ("ui8", np.uint8, [0, 255, 0, 3, 0]),
+    ("i8", np.int8, [0, 127, -128, 3, -3]),
+])
+def test_float_to_int_conversion_saturates_as_xla_does(element, dtype, expected):
+    exe = xlac.compile(f"func.func @main(%x: tensor<5xf32>) -> tensor<5x{element}> {{\n"
+                       f"  %0 = stablehlo.convert %x : (tensor<5xf32>) -> tensor<5x{element}>\n"
+                       f"  return %0 : tensor<5x{element}>\n}}")
+    x = np.array([np.nan, 1e10, -1e10, 3.7, -3.7], np.float32)
+    np.testing.assert_array_equal(exe(x), np.array(expected, dtype))
