@@ -191,7 +191,7 @@ def _twiddles(size: int, sign: int) -> tuple[str, str]:
 
     Each angle is reduced to a quadrant and an angle below pi/4 first, so
     quarter turns are exactly 0 and +-1 and the table is symmetric, as in
-    FFT libraries (a plain np.cos(2*pi*m/size) gives 6e-17 for 0).
+    FFT libraries (a plain np.cos(2*pi*m/size) gives 6e-17 where 0 is exact).
     """
     m = np.arange(size, dtype=np.int64)
     quadrant, rest = np.divmod(4 * m, size)

@@ -16,21 +16,6 @@
 // CHECK: %[[ZERO:.*]] = arith.constant 0 : i32
 // CHECK: %[[S3:.*]] = arith.select %[[NAN]], %[[ZERO]], %[[S2]]
 // CHECK: return %[[S3]]
-func.func @signed
-// CHECK-SAME: (%[[X:.*]]: f32)
-// CHECK-DAG: %[[HIGH:.*]] = arith.constant 2.14748365E+9 : f32
-// CHECK-DAG: %[[LOW:.*]] = arith.constant -2.14748365E+9 : f32
-// CHECK-DAG: %[[MAX:.*]] = arith.constant 2147483647 : i32
-// CHECK-DAG: %[[MIN:.*]] = arith.constant -2147483648 : i32
-// CHECK-DAG: %[[ZERO:.*]] = arith.constant 0 : i32
-// CHECK: %[[RAW:.*]] = arith.fptosi %[[X]] : f32 to i32
-// CHECK: %[[BIG:.*]] = arith.cmpf oge, %[[X]], %[[HIGH]]
-// CHECK: %[[SMALL:.*]] = arith.cmpf olt, %[[X]], %[[LOW]]
-// CHECK: %[[NAN:.*]] = arith.cmpf uno, %[[X]], %[[X]]
-// CHECK: %[[S1:.*]] = arith.select %[[BIG]], %[[MAX]], %[[RAW]]
-// CHECK: %[[S2:.*]] = arith.select %[[SMALL]], %[[MIN]], %[[S1]]
-// CHECK: %[[S3:.*]] = arith.select %[[NAN]], %[[ZERO]], %[[S2]]
-// CHECK: return %[[S3]]
 func.func @signed(%x: f32) -> i32 {
   %0 = arith.fptosi %x : f32 to i32
   return %0 : i32
