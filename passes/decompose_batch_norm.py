@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 
 _KINDS = {
     "stablehlo.batch_norm_inference": "inference",
@@ -35,25 +36,10 @@ class DecomposeBatchNorm(ModulePass):
     name = "xla-decompose-batch-norm"
 
     def run(self, module: ir.Operation) -> None:
-        ops = [op for op in nested_ops(module) if op.name in _KINDS]
-        body = module.regions[0].blocks[0]
-        taken = {ir.StringAttr(op.attributes["sym_name"]).value
-                 for op in body.operations if "sym_name" in op.attributes}
-        for op in ops:
+        for op in [o for o in nested_ops(module) if o.name in _KINDS]:
             kind = _KINDS[op.name]
-            helper = _fresh_name(taken, f"xla_batch_norm_{kind}")
-            with op.context, op.location:
-                parsed = ir.Module.parse(_helper_text(helper, kind, _Shapes.of(op)))
-            body.append(list(parsed.body.operations)[0].operation)
-            _replace_with_call(op, helper)
-
-
-def _fresh_name(taken: set[str], stem: str) -> str:
-    index = 0
-    while f"{stem}_{index}" in taken:
-        index += 1
-    taken.add(f"{stem}_{index}")
-    return f"{stem}_{index}"
+            helper = fresh_symbol(module, f"xla_batch_norm_{kind}")
+            replace_with_call(module, op, _helper_text(helper, kind, _Shapes.of(op)), helper)
 
 
 @dataclass(frozen=True)
@@ -97,7 +83,7 @@ def _helper_text(helper: str, kind: str, s: _Shapes) -> str:
     lines += ["  " + line.format(x=x, f=f, dims=s.reduced, index=s.index, elem=s.element)
               for line in body]
     lines.append("  return " + ", ".join(f"%{name}" for name, _ in results) + f" : {outs}")
-    return "module {\n" + "\n".join(lines) + "\n}\n}\n"
+    return "\n".join(lines) + "\n}\n"
 
 
 def _bcast(name: str, value: str) -> str:
@@ -171,13 +157,3 @@ def _grad(s: _Shapes):
 
 
 _BUILDERS = {"inference": _inference, "training": _training, "grad": _grad}
-
-
-def _replace_with_call(op: ir.Operation, helper: str) -> None:
-    with op.context, op.location, ir.InsertionPoint(op):
-        call = ir.Operation.create(
-            "func.call", results=[r.type for r in op.results], operands=list(op.operands),
-            attributes={"callee": ir.FlatSymbolRefAttr.get(helper)})
-    for old, new in zip(op.results, call.results):
-        old.replace_all_uses_with(new)
-    op.erase()

@@ -5,82 +5,87 @@ helper `func.func` as MLIR text (scf/tensor/arith/linalg, or simpler
 StableHLO), parse it into the module and replace the op by a `func.call`;
 the `inline` pass that follows folds the helper back in. An op's regions
 (comparators, update functions) become private functions the helper calls.
+
+StableHLO regions are not isolated from above, and CSE may merge a region's
+constant with an equal one outside the op. A region's outside values are
+either passed along as extra arguments (``captures``) or, for constants,
+copied in; any other outside value is reported.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from xlac.mlir import ir
 from xlac.passes.base import PassFailure, nested_ops, symbol_name
 
+_CONSTANTS = ("stablehlo.constant", "arith.constant")
 
-def region_declaration(region: ir.Region, name: str) -> str:
-    """A private declaration of ``@name`` with the type of a one-block region."""
+
+def tensor_type(shape: Sequence[int], element: str) -> str:
+    """``tensor<2x3xf32>`` as MLIR text (``tensor<f32>`` for an empty shape)."""
+    return "tensor<" + "".join(f"{n}x" for n in shape) + element + ">"
+
+
+def region_declaration(region: ir.Region, name: str,
+                       captures: Sequence[ir.Value] = ()) -> str:
+    """A private declaration of ``@name`` with the type of a one-block region.
+
+    Each of ``captures`` adds a trailing argument of its type.
+    """
     block = region.blocks[0]
     terminator = list(block.operations)[-1]
-    args = ", ".join(str(arg.type) for arg in block.arguments)
+    args = ", ".join(str(v.type) for v in [*block.arguments, *captures])
     results = ", ".join(str(v.type) for v in terminator.operands)
     return f"func.func private @{name}({args}) -> ({results})\n"
 
 
-def _move_region_into(func: ir.Operation, region: ir.Region) -> None:
-    """Give the declaration ``func`` the body of ``region`` (which is emptied)."""
-    block = region.blocks[0]
-    terminator = list(block.operations)[-1]
-    with terminator.location:
-        entry = ir.Block.create_at_start(func.regions[0], [a.type for a in block.arguments])
-        with ir.InsertionPoint(entry):
-            ret = ir.Operation.create("func.return", operands=list(terminator.operands))
-    for old, new in zip(block.arguments, entry.arguments):
-        old.replace_all_uses_with(new)
-    for inner in list(block.operations)[:-1]:
-        inner.move_before(ret)
-    _copy_captured_constants(func, entry)
-
-
-def _copy_captured_constants(func: ir.Operation, entry: ir.Block) -> None:
-    """Give ``func`` its own copy of each outside constant its body uses.
-
-    Why: CSE may merge a region's constant with an equal one outside the op
-    (the regions are not isolated), but a function must be.
-    """
-    first = list(entry.operations)[0]
-    for inner in nested_ops(func):
+def captured_values(op: ir.Operation) -> list[ir.Value]:
+    """Values the ops inside ``op`` use but ``op`` does not define, first use first."""
+    found: list[ir.Value] = []
+    for inner in nested_ops(op):
         for value in inner.operands:
-            owner = value.owner
-            is_argument = isinstance(owner, ir.Block)
-            if _inside((owner.owner if is_argument else owner).operation, func):
+            if not _defined_inside(value, op) and value not in found:
+                found.append(value)
+    return found
+
+
+def copy_outside_constants(op: ir.Operation, block: ir.Block, region_of: str) -> None:
+    """Give the ops inside ``op`` their own copy, at the start of ``block``,
+    of each outside constant they use; any other outside value is an error
+    (it names ``region_of``, the op whose region this is)."""
+    first = list(block.operations)[0]
+    for inner in nested_ops(op):
+        for value in inner.operands:
+            if _defined_inside(value, op):
                 continue
-            if is_argument or owner.name not in ("stablehlo.constant", "arith.constant"):
-                raise PassFailure(inner.location, f"'{inner.name}' in a region uses a value "
-                                  "defined outside it; only constants are supported")
+            owner = value.owner
+            if isinstance(owner, ir.Block) or owner.name not in _CONSTANTS:
+                raise PassFailure(inner.location, f"'{inner.name}' in a region of '{region_of}' "
+                                  "uses a value defined outside it; only constants are supported")
             copy = owner.operation.clone(ir.InsertionPoint(first))
             inner.replace_uses_of_with(value, copy.result)
 
 
-def _inside(op: ir.Operation, ancestor: ir.Operation) -> bool:
-    while op is not None:
-        if op == ancestor:
-            return True
-        op = op.parent.operation if op.parent is not None else None
-    return False
-
-
 def replace_with_call(module: ir.Operation, op: ir.Operation, text: str, name: str,
-                      bodies: dict[str, ir.Region] | None = None) -> None:
+                      bodies: dict[str, ir.Region] | None = None,
+                      captures: Sequence[ir.Value] = ()) -> None:
     """Parse helper ``@name`` from ``text`` into ``module``; call it in place of ``op``.
 
     ``text`` may declare functions named in ``bodies``; each gets its region.
+    ``captures`` are passed to ``@name`` after the op's operands and to each
+    region function as its trailing arguments (see `region_declaration`).
     """
     bodies = bodies or {}
-    helper_module = ir.Module.parse(text, context=module.context)
-    for helper in list(helper_module.body.operations):
-        helper = helper.operation
+    parsed = _parse(module, op, text, name)  # owns the helpers until they are moved
+    for helper in [h.operation for h in parsed.body.operations]:
         if symbol_name(helper) in bodies:
-            _move_region_into(helper, bodies[symbol_name(helper)])
+            _move_region_into(helper, bodies[symbol_name(helper)], captures)
         helper.move_before(_module_end(module))
     with ir.InsertionPoint(op), op.location:
         call = ir.Operation.create(
-            "func.call", results=[r.type for r in op.results], operands=list(op.operands),
+            "func.call", results=[r.type for r in op.results],
+            operands=[*op.operands, *captures],
             attributes={"callee": ir.FlatSymbolRefAttr.get(name)})
     for old, new in zip(op.results, call.results):
         old.replace_all_uses_with(new)
@@ -88,13 +93,57 @@ def replace_with_call(module: ir.Operation, op: ir.Operation, text: str, name: s
 
 
 def fresh_symbol(module: ir.Operation, stem: str) -> str:
-    """``<stem>_<n>`` with the smallest n that no symbol of ``module`` starts with."""
+    """``<stem>_<n>`` with the smallest n that no symbol of ``module`` starts with.
+
+    Helpers may then add their own ``<stem>_<n>_<suffix>`` symbols freely.
+    """
     taken = [symbol_name(op.operation) for op in _module_body(module).operations
              if "sym_name" in op.operation.attributes]
     index = 0
     while any(name.startswith(f"{stem}_{index}") for name in taken):
         index += 1
     return f"{stem}_{index}"
+
+
+def _parse(module: ir.Operation, op: ir.Operation, text: str, name: str) -> ir.Module:
+    """``text`` as a module; a parse error is xlac's bug, reported at ``op``."""
+    try:
+        return ir.Module.parse(text, context=module.context)
+    except ir.MLIRError as exc:
+        raise PassFailure(op.location, f"internal error: the helper @{name} for '{op.name}' "
+                                       f"does not parse ({exc}); please report it with the "
+                                       "input program") from None
+
+
+def _move_region_into(func: ir.Operation, region: ir.Region,
+                      captures: Sequence[ir.Value]) -> None:
+    """Give the declaration ``func`` the body of ``region`` (which is emptied)."""
+    block, region_of = region.blocks[0], region.owner.name
+    terminator = list(block.operations)[-1]
+    types = [v.type for v in [*block.arguments, *captures]]
+    with terminator.location:
+        entry = ir.Block.create_at_start(func.regions[0], types)
+        with ir.InsertionPoint(entry):
+            ret = ir.Operation.create("func.return", operands=list(terminator.operands))
+    for old, new in zip(block.arguments, entry.arguments):
+        old.replace_all_uses_with(new)
+    for inner in list(block.operations)[:-1]:
+        inner.move_before(ret)
+    capture_arguments = list(entry.arguments)[len(block.arguments):]
+    for inner in nested_ops(func):
+        for outer, argument in zip(captures, capture_arguments):
+            inner.replace_uses_of_with(outer, argument)
+    copy_outside_constants(func, entry, region_of)
+
+
+def _defined_inside(value: ir.Value, ancestor: ir.Operation) -> bool:
+    owner = value.owner
+    op = (owner.owner if isinstance(owner, ir.Block) else owner).operation
+    while op is not None:
+        if op == ancestor:
+            return True
+        op = op.parent.operation if op.parent is not None else None
+    return False
 
 
 def _module_body(module: ir.Operation) -> ir.Block:

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir, stablehlo
-from xlac.passes.base import ModulePass, PassFailure, functions, nested_ops, symbol_name
+from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 from xlac.passes.scatter_region import region_of
 from xlac.passes.scatter_text import ScatterDims, helper_function
 
@@ -29,21 +30,9 @@ class LowerScatter(ModulePass):
     name = "xla-lower-scatter"
 
     def run(self, module: ir.Operation) -> None:
-        taken = {symbol_name(f) for f in functions(module)}
-        scatters = [op for op in nested_ops(module) if op.name == "stablehlo.scatter"]
-        for index, op in enumerate(scatters):
-            name = _fresh_name(f"xla_scatter_{index}", taken)
-            text = helper_function(name, _dims(op), region_of(op))
-            _replace_with_call(module, op, text, name)
-
-
-def _fresh_name(base: str, taken: set[str]) -> str:
-    name, suffix = base, 0
-    while name in taken:
-        suffix += 1
-        name = f"{base}_{suffix}"
-    taken.add(name)
-    return name
+        for op in [o for o in nested_ops(module) if o.name == "stablehlo.scatter"]:
+            name = fresh_symbol(module, "xla_scatter")
+            replace_with_call(module, op, helper_function(name, _dims(op), region_of(op)), name)
 
 
 def _dims(op: ir.Operation) -> ScatterDims:
@@ -66,21 +55,3 @@ def _dims(op: ir.Operation) -> ScatterDims:
         scatter_indices_batching_dims=tuple(numbers.scatter_indices_batching_dims),
         scatter_dims_to_operand_dims=tuple(numbers.scattered_dims_to_operand_dims),
         index_vector_dim=numbers.index_vector_dim)
-
-
-def _replace_with_call(module: ir.Operation, op: ir.Operation, text: str, name: str) -> None:
-    """Parse the helper into ``module`` and call it in place of ``op``."""
-    try:
-        parsed = ir.Module.parse(text, context=module.context)
-    except ir.MLIRError as exc:
-        raise PassFailure(op.location, f"internal error: the scatter helper does not parse "
-                                       f"({exc}); please report it with the input program") from None
-    helper = parsed.body.operations[0].operation
-    helper.move_after(list(module.regions[0].blocks[0].operations)[-1].operation)
-    with ir.InsertionPoint(op), op.location:
-        call = ir.Operation.create(
-            "func.call", results=[r.type for r in op.results], operands=list(op.operands),
-            attributes={"callee": ir.FlatSymbolRefAttr.get(name)})
-    for old, new in zip(op.results, call.results):
-        old.replace_all_uses_with(new)
-    op.erase()

@@ -6,7 +6,9 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
-from xlac.passes.sort_kernel import SortSignature, helper_module_text
+from xlac.passes.helper_calls import (captured_values, fresh_symbol, region_declaration,
+                                      replace_with_call)
+from xlac.passes.sort_kernel import SortSignature, helper_text
 
 
 @dataclass(frozen=True)
@@ -18,7 +20,8 @@ class LowerSort(ModulePass):
     dimension last, merge-sorts an index permutation per row and gathers every
     operand through it. The sort's comparator region becomes a private
     function on 0-d tensors that the helper calls; the `inline` pass that
-    follows puts it back in the loops. The merge is stable, so `is_stable`
+    follows puts it back in the loops. Outside values the comparator uses
+    (constants CSE hoisted) travel as extra arguments. The merge is stable, so `is_stable`
     holds whatever its value, and NaN order is whatever the comparator says.
 
     Example:
@@ -30,61 +33,12 @@ class LowerSort(ModulePass):
     name = "xla-lower-sort"
 
     def run(self, module: ir.Operation) -> None:
-        sorts = [op for op in nested_ops(module) if op.name == "stablehlo.sort"]
-        taken = _symbols(module)
-        for op in sorts:
-            helper = _fresh_name(taken, "xla_sort")
-            _lower(module, op, helper)
-
-
-def _symbols(module: ir.Operation) -> set[str]:
-    return {ir.StringAttr(op.attributes["sym_name"]).value
-            for op in module.regions[0].blocks[0].operations
-            if "sym_name" in op.attributes}
-
-
-def _fresh_name(taken: set[str], stem: str) -> str:
-    """``stem_<k>`` for the first k whose helper, kernel and comparator names are free."""
-    index = 0
-    while {f"{stem}_{index}{suffix}" for suffix in ("", "_rows", "_cmp")} & taken:
-        index += 1
-    name = f"{stem}_{index}"
-    taken.update({name, name + "_rows", name + "_cmp"})
-    return name
-
-
-def _lower(module: ir.Operation, op: ir.Operation, helper: str) -> None:
-    captures = _captured_values(op)
-    sig = _signature(op, helper, captures)
-    with op.context, op.location:
-        parsed = ir.Module.parse(helper_module_text(sig))
-    functions = list(parsed.body.operations)
-    body = module.regions[0].blocks[0]
-    for function in functions:
-        body.append(function.operation)
-    _fill_comparator(op, functions[-1].operation, captures)
-    _replace_with_call(op, helper, captures)
-
-
-def _captured_values(op: ir.Operation) -> list[ir.Value]:
-    """Values the comparator uses but does not define (e.g. constants CSE hoisted)."""
-    captures: list[ir.Value] = []
-    for inner in nested_ops(op):
-        for value in inner.operands:
-            if not _defined_inside(value, op) and value not in captures:
-                captures.append(value)
-    return captures
-
-
-def _defined_inside(value: ir.Value, op: ir.Operation) -> bool:
-    owner = value.owner
-    parent = owner.owner if isinstance(owner, ir.Block) else owner
-    parent = parent.operation
-    while parent is not None:
-        if parent == op:
-            return True
-        parent = parent.parent.operation if parent.parent is not None else None
-    return False
+        for op in [o for o in nested_ops(module) if o.name == "stablehlo.sort"]:
+            captures = captured_values(op)
+            sig = _signature(op, fresh_symbol(module, "xla_sort"), captures)
+            text = helper_text(sig) + region_declaration(op.regions[0], sig.comparator, captures)
+            replace_with_call(module, op, text, sig.name, {sig.comparator: op.regions[0]},
+                              captures)
 
 
 def _signature(op: ir.Operation, helper: str, captures: list[ir.Value]) -> SortSignature:
@@ -102,35 +56,3 @@ def _signature(op: ir.Operation, helper: str, captures: list[ir.Value]) -> SortS
     return SortSignature(helper, tuple(types[0].shape),
                          tuple(str(t.element_type) for t in types), dimension,
                          tuple(str(v.type) for v in captures))
-
-
-def _fill_comparator(op: ir.Operation, function: ir.Operation,
-                     captures: list[ir.Value]) -> None:
-    """Move the sort's comparator region into the skeleton ``function``."""
-    source = op.regions[0].blocks[0]
-    target = function.regions[0].blocks[0]
-    placeholder, ret = list(target.operations)
-    count = len(source.arguments)
-    for old, new in zip(source.arguments, target.arguments):
-        old.replace_all_uses_with(new)
-    ops = list(source.operations)
-    for inner in ops[:-1]:
-        inner.operation.move_before(placeholder)
-    for inner in nested_ops(function):
-        for outer, new in zip(captures, list(target.arguments)[count:]):
-            inner.replace_uses_of_with(outer, new)
-    terminator = ops[-1].operation
-    ret.operation.replace_uses_of_with(placeholder.result, terminator.operands[0])
-    terminator.erase()
-    placeholder.operation.erase()
-
-
-def _replace_with_call(op: ir.Operation, helper: str, captures: list[ir.Value]) -> None:
-    with op.context, op.location, ir.InsertionPoint(op):
-        call = ir.Operation.create(
-            "func.call", results=[r.type for r in op.results],
-            operands=list(op.operands) + captures,
-            attributes={"callee": ir.FlatSymbolRefAttr.get(helper)})
-    for old, new in zip(op.results, call.results):
-        old.replace_all_uses_with(new)
-    op.erase()

@@ -11,11 +11,8 @@ import re
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import PassFailure, nested_ops
-
-
-def tensor_type(shape, element: str) -> str:
-    return "tensor<" + "".join(f"{n}x" for n in shape) + element + ">"
+from xlac.passes.base import PassFailure
+from xlac.passes.helper_calls import copy_outside_constants, tensor_type
 
 
 @dataclass(frozen=True)
@@ -68,7 +65,7 @@ def region_of(op: ir.Operation) -> Region:
     """The update computation of ``op`` as text (its types checked first)."""
     block = op.regions[0].blocks[0]
     _check_region_types(op, block)
-    _own_captured_constants(op, block)
+    copy_outside_constants(op, block, op.name)  # the text must name every value it uses
     lines = op.get_asm(print_generic_op_form=True).splitlines()
     end = max(i for i, line in enumerate(lines) if line.startswith("})"))
     header, body = lines[1], lines[2:end]
@@ -89,29 +86,3 @@ def _check_region_types(op: ir.Operation, block: ir.Block) -> None:
         raise PassFailure(op.location, f"scatter: the update computation takes ({', '.join(found)})"
                                        f" but the operands need ({', '.join(expected)}); "
                                        "only computations on the operands' own types are supported")
-
-
-def _own_captured_constants(op: ir.Operation, block: ir.Block) -> None:
-    """Copy into the region each outside constant it uses (CSE may share them)."""
-    first = list(block.operations)[0]
-    for inner in nested_ops(op):
-        for value in inner.operands:
-            owner = value.owner
-            defining = owner.owner if isinstance(owner, ir.Block) else owner.operation
-            if _inside(defining, op):
-                continue
-            if isinstance(owner, ir.Block) or owner.name not in ("stablehlo.constant",
-                                                                  "arith.constant"):
-                raise PassFailure(inner.location, f"scatter: '{inner.name}' in the update "
-                                  "computation uses a value defined outside it; only "
-                                  "constants are supported")
-            copy = owner.operation.clone(ir.InsertionPoint(first))
-            inner.replace_uses_of_with(value, copy.result)
-
-
-def _inside(op: ir.Operation, ancestor: ir.Operation) -> bool:
-    while op is not None:
-        if op == ancestor:
-            return True
-        op = op.parent.operation if op.parent is not None else None
-    return False

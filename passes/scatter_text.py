@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xlac.passes.scatter_region import Region, paste_region, tensor_type
+from xlac.passes.helper_calls import tensor_type
+from xlac.passes.scatter_region import Region, paste_region
 
 
 @dataclass(frozen=True)
@@ -110,23 +111,36 @@ def _signless_indices(text: _Text, dims: ScatterDims, indices_type: str) -> tupl
 def _scatter_loops(text: _Text, dims: ScatterDims, region: Region, accs: list[str],
                    types: list[str], indices: tuple[str, str]) -> list[str]:
     """One scf.for per update scatter dim around the window update; the results."""
-    scatter_dims = dims.update_scatter_dims()
-    ivs = [f"%s{j}" for j in range(len(scatter_dims))]
-    outer = accs
-    for j, d in enumerate(scatter_dims):
-        inner = [f"%acc{j}_{i}" for i in range(len(accs))]
+    sizes = [dims.updates_shape[d] for d in dims.update_scatter_dims()]
+    ivs, inner = _open_loops(text, "", "%s", sizes, accs, types)
+    updated = _update_one_window(text, dims, region, inner, types, ivs, indices)
+    return _close_loops(text, "", len(sizes), updated, types)
+
+
+def _open_loops(text: _Text, tag: str, iv: str, sizes: list[int], accs: list[str],
+                types: list[str]) -> tuple[list[str], list[str]]:
+    """Open one scf.for per size, threading ``accs``; the ivs and innermost accs."""
+    ivs, outer = [], accs
+    for k, size in enumerate(sizes):
+        inner = [f"%{tag}acc{k}_{i}" for i in range(len(accs))]
         inits = ", ".join(f"{a} = {o}" for a, o in zip(inner, outer))
-        text.add(f"%loop{j}:{len(accs)} = scf.for {ivs[j]} = {text.index(0)} to "
-                 f"{text.index(dims.updates_shape[d])} step {text.index(1)} "
+        text.add(f"%{tag}loop{k}:{len(accs)} = scf.for {iv}{k} = {text.index(0)} to "
+                 f"{text.index(size)} step {text.index(1)} "
                  f"iter_args({inits}) -> ({', '.join(types)}) {{")
         text.depth += 1
+        ivs.append(f"{iv}{k}")
         outer = inner
-    updated = _update_one_window(text, dims, region, outer, types, ivs, indices)
-    for j in reversed(range(len(scatter_dims))):
+    return ivs, outer
+
+
+def _close_loops(text: _Text, tag: str, count: int, updated: list[str],
+                 types: list[str]) -> list[str]:
+    """Yield ``updated`` out of ``count`` loops opened by `_open_loops`; the results."""
+    for k in reversed(range(count)):
         text.add(f"scf.yield {', '.join(updated)} : {', '.join(types)}")
         text.depth -= 1
         text.add("}")
-        updated = [f"%loop{j}#{i}" for i in range(len(accs))]
+        updated = [f"%{tag}loop{k}#{i}" for i in range(len(updated))]
     return updated
 
 
@@ -195,16 +209,8 @@ def _window_offsets(dims: ScatterDims, ivs: list[str], starts: dict[int, str]) -
 def _element_loops(text: _Text, dims: ScatterDims, region: Region, accs: list[str],
                    types: list[str], ivs: list[str], offsets: list[str]) -> list[str]:
     """One loop per window dim, combining a single element at a time."""
-    window_ivs, outer = [], accs
-    for k, d in enumerate(dims.update_window_dims):
-        inner = [f"%wacc{k}_{i}" for i in range(len(accs))]
-        inits = ", ".join(f"{a} = {o}" for a, o in zip(inner, outer))
-        text.add(f"%wloop{k}:{len(accs)} = scf.for %w{k} = {text.index(0)} to "
-                 f"{text.index(dims.updates_shape[d])} step {text.index(1)} "
-                 f"iter_args({inits}) -> ({', '.join(types)}) {{")
-        text.depth += 1
-        window_ivs.append(f"%w{k}")
-        outer = inner
+    sizes = [dims.updates_shape[d] for d in dims.update_window_dims]
+    window_ivs, inner = _open_loops(text, "w", "%w", sizes, accs, types)
     offsets = list(offsets)
     for k, d in enumerate(dims.operand_window_dims()):
         if offsets[d] == "0":
@@ -212,13 +218,8 @@ def _element_loops(text: _Text, dims: ScatterDims, region: Region, accs: list[st
         else:
             text.add(f"%at{k} = arith.addi {offsets[d]}, {window_ivs[k]} : index")
             offsets[d] = f"%at{k}"
-    updated = _combine(text, dims, region, outer, types, ivs, offsets, window_ivs)
-    for k in reversed(range(len(window_ivs))):
-        text.add(f"scf.yield {', '.join(updated)} : {', '.join(types)}")
-        text.depth -= 1
-        text.add("}")
-        updated = [f"%wloop{k}#{i}" for i in range(len(accs))]
-    return updated
+    updated = _combine(text, dims, region, inner, types, ivs, offsets, window_ivs)
+    return _close_loops(text, "w", len(window_ivs), updated, types)
 
 
 def _combine(text: _Text, dims: ScatterDims, region: Region, accs: list[str], types: list[str],

@@ -13,6 +13,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from xlac.passes.helper_calls import tensor_type
+
 
 @dataclass(frozen=True)
 class SortSignature:
@@ -29,26 +31,9 @@ class SortSignature:
         return self.name + "_cmp"
 
 
-def helper_module_text(sig: SortSignature) -> str:
-    """A module with the helper, its row kernel and a comparator skeleton.
-
-    The skeleton returns a placeholder constant; the pass moves the sort
-    region's ops into it.
-    """
-    return "module {\n" + _wrapper(sig) + _kernel(sig) + _comparator_skeleton(sig) + "}\n"
-
-
-def _tensor(shape, element: str) -> str:
-    return "tensor<" + "".join(f"{d}x" for d in shape) + element + ">"
-
-
-def _comparator_skeleton(sig: SortSignature) -> str:
-    args = ", ".join(f"%lhs{k}: tensor<{e}>, %rhs{k}: tensor<{e}>"
-                     for k, e in enumerate(sig.elements))
-    args += "".join(f", %cap{k}: {t}" for k, t in enumerate(sig.captures))
-    return (f"func.func private @{sig.comparator}({args}) -> tensor<i1> {{\n"
-            "  %placeholder = stablehlo.constant dense<false> : tensor<i1>\n"
-            "  return %placeholder : tensor<i1>\n}\n")
+def helper_text(sig: SortSignature) -> str:
+    """The helper and its row kernel; the pass declares the comparator."""
+    return _wrapper(sig) + _kernel(sig)
 
 
 def _row_view(sig: SortSignature) -> tuple[list[int], list[int], int, int]:
@@ -64,21 +49,21 @@ def _wrapper(sig: SortSignature) -> str:
     """Transpose + reshape each operand to [rows, n], sort, and undo both."""
     perm, moved, rows, n = _row_view(sig)
     inverse = [perm.index(d) for d in range(len(perm))]
-    full = [_tensor(sig.shape, e) for e in sig.elements]
-    flat = [_tensor([rows, n], e) for e in sig.elements]
+    full = [tensor_type(sig.shape, e) for e in sig.elements]
+    flat = [tensor_type([rows, n], e) for e in sig.elements]
     lines = [f"func.func private @{sig.name}({_params(sig, full)}) -> ({', '.join(full)}) {{"]
     operands = []
     for k, e in enumerate(sig.elements):
-        moved_k = _reshape(lines, _transpose(lines, f"%a{k}", f"%t{k}", perm, full[k],
-                                             _tensor(moved, e)), f"%r{k}", _tensor(moved, e), flat[k])
-        operands.append(moved_k)
+        moved_k = tensor_type(moved, e)
+        transposed = _transpose(lines, f"%a{k}", f"%t{k}", perm, full[k], moved_k)
+        operands.append(_reshape(lines, transposed, f"%r{k}", moved_k, flat[k]))
     lines.append(f"  %s:{len(flat)} = func.call @{sig.name}_rows("
                  f"{', '.join(operands + _capture_names(sig))}) : "
                  f"({', '.join(flat + list(sig.captures))}) -> ({', '.join(flat)})")
     results = []
     for k, e in enumerate(sig.elements):
-        back = _reshape(lines, f"%s#{k}", f"%u{k}", flat[k], _tensor(moved, e))
-        results.append(_transpose(lines, back, f"%b{k}", inverse, _tensor(moved, e), full[k]))
+        back = _reshape(lines, f"%s#{k}", f"%u{k}", flat[k], tensor_type(moved, e))
+        results.append(_transpose(lines, back, f"%b{k}", inverse, tensor_type(moved, e), full[k]))
     lines.append(f"  return {', '.join(results)} : {', '.join(full)}")
     return _lines(lines) + "\n}\n"
 
@@ -114,7 +99,7 @@ def _capture_names(sig: SortSignature) -> list[str]:
 def _kernel(sig: SortSignature) -> str:
     """For each row: merge-sort a permutation, then gather through it."""
     _, _, rows, n = _row_view(sig)
-    flat = [_tensor([rows, n], e) for e in sig.elements]
+    flat = [tensor_type([rows, n], e) for e in sig.elements]
     count = len(flat)
     outs = ", ".join(flat)
     passes = (n - 1).bit_length() if n > 1 else 0  # ceil(log2(n)) merge rounds
@@ -193,7 +178,7 @@ def _compare(sig: SortSignature, lhs: str, rhs: str) -> str:
     for k, e in enumerate(sig.elements):
         for side, col in (("l", lhs), ("r", rhs)):
             lines.append(f"%{side}s{k} = tensor.extract %a{k}[%row, {col}] : "
-                         f"{_tensor([_rows(sig), sig.shape[sig.dimension]], e)}")
+                         f"{tensor_type([_rows(sig), sig.shape[sig.dimension]], e)}")
             lines.append(f"%{side}t{k} = tensor.from_elements %{side}s{k} : tensor<{e}>")
             args.append(f"%{side}t{k}")
             types.append(f"tensor<{e}>")

@@ -3,11 +3,6 @@
 /// Rows added at scattered indices: one loop over the indices; each row is
 /// read, combined by the (widened) region and written back as a slice, only
 /// when the whole row fits.
-// CHECK-LABEL: func.func @add_rows
-// CHECK-SAME: (%[[OPERAND:.*]]: tensor<5x3xf32>, %[[INDICES:.*]]: tensor<2x1xi32>, %[[UPDATES:.*]]: tensor<2x3xf32>)
-// CHECK: %[[R:.*]] = call @xla_scatter_0(%[[OPERAND]], %[[INDICES]], %[[UPDATES]])
-// CHECK-NOT: stablehlo.scatter
-// CHECK: return %[[R]]
 // CHECK-LABEL: func.func private @xla_scatter_0
 // CHECK-SAME: (%[[IN:.*]]: tensor<5x3xf32>, %[[IDX:.*]]: tensor<2x1xi32>, %[[UP:.*]]: tensor<2x3xf32>) -> tensor<5x3xf32>
 // CHECK-DAG: %[[C0:.*]] = arith.constant 0 : index
@@ -28,6 +23,11 @@
 // CHECK: scf.yield %[[ACC]]
 // CHECK: scf.yield %[[NEW]]
 // CHECK: return %[[LOOP]]
+// CHECK-LABEL: func.func @add_rows
+// CHECK-SAME: (%[[OPERAND:.*]]: tensor<5x3xf32>, %[[INDICES:.*]]: tensor<2x1xi32>, %[[UPDATES:.*]]: tensor<2x3xf32>)
+// CHECK: %[[R:.*]] = call @xla_scatter_0(%[[OPERAND]], %[[INDICES]], %[[UPDATES]])
+// CHECK-NOT: stablehlo.scatter
+// CHECK: return %[[R]]
 func.func @add_rows(%operand: tensor<5x3xf32>, %indices: tensor<2x1xi32>,
                     %updates: tensor<2x3xf32>) -> tensor<5x3xf32> {
   %r = "stablehlo.scatter"(%operand, %indices, %updates) ({
@@ -99,14 +99,14 @@ func.func @per_element(%operand: tensor<5x3xf32>, %indices: tensor<4x1xi32>,
 // -----
 
 /// Two operands scattered together: both results travel in the iter_args.
-// CHECK-LABEL: func.func @pair
-// CHECK: %[[R:.*]]:2 = call @xla_scatter_0
-// CHECK: return %[[R]]#0, %[[R]]#1
 // CHECK-LABEL: func.func private @xla_scatter_0
 // CHECK-SAME: (%[[K:.*]]: tensor<4xf32>, %[[V:.*]]: tensor<4xi32>, %{{.*}}: tensor<3x1xi32>, %{{.*}}: tensor<3xf32>, %{{.*}}: tensor<3xi32>)
 // CHECK: %[[LOOP:.*]]:2 = scf.for {{.*}} iter_args(%{{.*}} = %[[K]], %{{.*}} = %[[V]]) -> (tensor<4xf32>, tensor<4xi32>)
 // CHECK: stablehlo.select
 // CHECK: return %[[LOOP]]#0, %[[LOOP]]#1
+// CHECK-LABEL: func.func @pair
+// CHECK: %[[R:.*]]:2 = call @xla_scatter_0
+// CHECK: return %[[R]]#0, %[[R]]#1
 func.func @pair(%keys: tensor<4xf32>, %values: tensor<4xi32>, %indices: tensor<3x1xi32>,
                 %new_keys: tensor<3xf32>, %new_values: tensor<3xi32>)
     -> (tensor<4xf32>, tensor<4xi32>) {

@@ -3,11 +3,6 @@
 /// A 1-D sort becomes a call to a helper that views the operand as one row,
 /// merge-sorts a permutation and gathers through it; the comparator region
 /// becomes a private function on 0-d tensors.
-// CHECK-LABEL: func.func @ascending
-// CHECK-SAME: (%[[X:.*]]: tensor<5xf32>)
-// CHECK: %[[R:.*]] = call @xla_sort_0(%[[X]]) : (tensor<5xf32>) -> tensor<5xf32>
-// CHECK-NOT: stablehlo.sort
-// CHECK: return %[[R]]
 // CHECK-LABEL: func.func private @xla_sort_0(
 // CHECK-SAME: %[[IN:.*]]: tensor<5xf32>
 // CHECK: %[[ROW:.*]] = stablehlo.reshape %[[IN]] : (tensor<5xf32>) -> tensor<1x5xf32>
@@ -25,6 +20,11 @@
 // CHECK-SAME: %[[A:.*]]: tensor<f32>, %[[B:.*]]: tensor<f32>) -> tensor<i1>
 // CHECK: %[[LT:.*]] = stablehlo.compare LT, %[[A]], %[[B]], TOTALORDER
 // CHECK: return %[[LT]]
+// CHECK-LABEL: func.func @ascending
+// CHECK-SAME: (%[[X:.*]]: tensor<5xf32>)
+// CHECK: %[[R:.*]] = call @xla_sort_0(%[[X]]) : (tensor<5xf32>) -> tensor<5xf32>
+// CHECK-NOT: stablehlo.sort
+// CHECK: return %[[R]]
 func.func @ascending(%x: tensor<5xf32>) -> tensor<5xf32> {
   %r = "stablehlo.sort"(%x) <{dimension = 0 : i64}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
@@ -38,8 +38,6 @@ func.func @ascending(%x: tensor<5xf32>) -> tensor<5xf32> {
 
 /// Sorting along dimension 0 of a 2-D pair transposes both operands so the
 /// sort dimension is last, and the comparator gets both operands' elements.
-// CHECK-LABEL: func.func @key_value
-// CHECK: call @xla_sort_0(%{{.*}}, %{{.*}}) : (tensor<4x3xi32>, tensor<4x3xui8>)
 // CHECK-LABEL: func.func private @xla_sort_0(
 // CHECK-SAME: %[[K:.*]]: tensor<4x3xi32>, %[[V:.*]]: tensor<4x3xui8>
 // CHECK: %[[KT:.*]] = stablehlo.transpose %[[K]], dims = [1, 0] : (tensor<4x3xi32>) -> tensor<3x4xi32>
@@ -51,6 +49,8 @@ func.func @ascending(%x: tensor<5xf32>) -> tensor<5xf32> {
 // CHECK: func.call @xla_sort_0_cmp({{.*}}) : (tensor<i32>, tensor<i32>, tensor<ui8>, tensor<ui8>) -> tensor<i1>
 // CHECK-LABEL: func.func private @xla_sort_0_cmp(
 // CHECK: stablehlo.compare GT
+// CHECK-LABEL: func.func @key_value
+// CHECK: call @xla_sort_0(%{{.*}}, %{{.*}}) : (tensor<4x3xi32>, tensor<4x3xui8>)
 func.func @key_value(%k: tensor<4x3xi32>, %v: tensor<4x3xui8>) -> (tensor<4x3xi32>, tensor<4x3xui8>) {
   %r:2 = "stablehlo.sort"(%k, %v) <{dimension = 0 : i64, is_stable = true}> ({
   ^bb0(%a: tensor<i32>, %b: tensor<i32>, %c: tensor<ui8>, %d: tensor<ui8>):
@@ -64,16 +64,16 @@ func.func @key_value(%k: tensor<4x3xi32>, %v: tensor<4x3xui8>) -> (tensor<4x3xi3
 
 /// A value the comparator uses from outside its region (a constant that CSE
 /// hoisted) is passed through the helpers as an extra argument.
-// CHECK-LABEL: func.func @captured
-// CHECK-SAME: (%[[X:.*]]: tensor<6xf16>)
-// CHECK: %[[ZERO:.*]] = stablehlo.constant
-// CHECK: call @xla_sort_0(%[[X]], %[[ZERO]]) : (tensor<6xf16>, tensor<f16>) -> tensor<6xf16>
 // CHECK-LABEL: func.func private @xla_sort_0_rows(
 // CHECK-SAME: %{{.*}}: tensor<1x6xf16>, %[[CAP:.*]]: tensor<f16>
 // CHECK: func.call @xla_sort_0_cmp(%{{.*}}, %{{.*}}, %[[CAP]])
 // CHECK-LABEL: func.func private @xla_sort_0_cmp(
 // CHECK-SAME: %[[A:.*]]: tensor<f16>, %[[B:.*]]: tensor<f16>, %[[Z:.*]]: tensor<f16>
 // CHECK: stablehlo.compare EQ, %[[A]], %[[Z]]
+// CHECK-LABEL: func.func @captured
+// CHECK-SAME: (%[[X:.*]]: tensor<6xf16>)
+// CHECK: %[[ZERO:.*]] = stablehlo.constant
+// CHECK: call @xla_sort_0(%[[X]], %[[ZERO]]) : (tensor<6xf16>, tensor<f16>) -> tensor<6xf16>
 func.func @captured(%x: tensor<6xf16>) -> tensor<6xf16> {
   %zero = stablehlo.constant dense<0.0> : tensor<f16>
   %r = "stablehlo.sort"(%x) <{dimension = 0 : i64}> ({
