@@ -1,5 +1,6 @@
 """xlac's own dialects (xlac.dialects).
 
-The ``xla`` dialect, with its ``xla.fusion`` region op, arrives with the
-fusion work; this package is where it lives.
+``xla``: ``xla.fusion``, a region op holding the ops of one kernel, and its
+terminator ``xla.yield`` (``dialects/xla.py``; README.md documents each op
+and why they are unregistered generic ops rather than IRDL definitions).
 """

@@ -26,7 +26,17 @@ _REGISTRY: dict[str, str] = {
     "xla-lower-linalg-ops": "lower_linalg_ops:LowerLinalgOps",
     "xla-lower-fft": "lower_fft:LowerFft",
     "xla-expand-complex-ops": "expand_complex_ops:ExpandComplexOps",
+    "xla-split-f64-truncation": "split_f64_truncation:SplitF64Truncation",
+    "xla-distinct-results": "distinct_results:DistinctResults",
+    "xla-expm1-to-libm": "expm1_to_libm:Expm1ToLibm",
+    "xla-fold-empty-reductions": "fold_empty_reductions:FoldEmptyReductions",
     "xla-lower-scatter": "lower_scatter:LowerScatter",
+    "xla-fuse": "fuse:Fuse",
+    "xla-inline-fusions": "inline_fusions:InlineFusions",
+    "xla-approximate-math": "approximate_math:ApproximateMath",
+    "xla-apply-schedules": "apply_schedules:ApplySchedules",
+    "xla-normalize-contractions": "normalize_contractions:NormalizeContractions",
+    "xla-openmp-dynamic-schedule": "openmp_schedule:OpenmpDynamicSchedule",
 }
 
 

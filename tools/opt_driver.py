@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
+import os
 import sys
 
 from xlac import pipelines
@@ -62,7 +64,7 @@ class OptDriver:
             for line in problems:
                 print(line, file=sys.stderr)
             return result, int(bool(problems))
-        for record in produced:
+        for record in _without_remark_op_dumps(produced):
             print(record, file=sys.stderr)
         return result, int(result is None or any(d.severity == "error" for d in produced))
 
@@ -70,7 +72,8 @@ class OptDriver:
         pipeline = self._pipeline()
         if not pipeline:
             return
-        pm = build_pass_manager(module.context, pipeline, self.disabled)
+        with _fusion_remarks(self.args.xla_fusion_remarks):   # read when xla-fuse is built
+            pm = build_pass_manager(module.context, pipeline, self.disabled)
         self._instrument(pm)
         try:
             pm.run(module.operation)
@@ -117,6 +120,34 @@ class OptDriver:
         else:
             with open(self.args.output, "wb") as handle:
                 handle.write(data)
+
+
+def _without_remark_op_dumps(records: list) -> list:
+    """Drop the "see current operation" note MLIR attaches to each remark:
+    with one remark per rejected fusion, the op dumps drown the reasons."""
+    kept, previous = [], None
+    for record in records:
+        if not (record.severity == "note" and previous == "remark"
+                and record.message.startswith("see current operation")):
+            kept.append(record)
+        previous = record.severity
+    return kept
+
+
+@contextlib.contextmanager
+def _fusion_remarks(wanted: bool):
+    """Turn on xla-fuse's remarks wherever the pipeline runs it."""
+    from xlac.passes.fuse import REMARKS_ENV
+    saved = os.environ.get(REMARKS_ENV)
+    if wanted:
+        os.environ[REMARKS_ENV] = "1"
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(REMARKS_ENV, None)
+        else:
+            os.environ[REMARKS_ENV] = saved
 
 
 def _diagnostics_of_failure(exc, diags) -> list:

@@ -24,6 +24,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--split-input-file", action="store_true", help="split on '// -----'")
     p.add_argument("--verify-diagnostics", action="store_true",
                    help="check '// expected-error {{...}}' annotations")
+    p.add_argument("--xla-fusion-remarks", action="store_true",
+                   help="xla-fuse remarks on every fusion it rejects, and why "
+                        "(env XLAC_FUSION_REMARKS=1)")
     p.add_argument("--list-passes", action="store_true", help="list passes and pipelines")
     p.add_argument("--emit-bytecode", action="store_true", help="write MLIR bytecode")
     p.add_argument("--mlir-print-debuginfo", action="store_true", help="print locations")

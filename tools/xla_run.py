@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 
@@ -24,6 +25,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="also run the StableHLO reference interpreter; print the largest difference")
     p.add_argument("--output", action="append", default=[],
                    help="@file.npy to save each result (in order)")
+    p.add_argument("--disable-passes", default="",
+                   help="comma-separated passes to skip (bisecting; env XLAC_DISABLE_PASSES)")
+    p.add_argument("--mlir-timing", action="store_true",
+                   help="per-pass compile times on stderr (env XLAC_TIMING=1)")
     return p.parse_args(argv)
 
 
@@ -39,7 +44,11 @@ def _run(args) -> int:
 
     inputs = [parse_input(spec) for spec in args.input]
     data, name = read_input(args.module)
-    exe = compile_bytes(data, name, target=args.target, entry=args.function)
+    if args.mlir_timing:
+        os.environ["XLAC_TIMING"] = "1"
+    disabled = tuple(p for p in args.disable_passes.split(",") if p)
+    exe = compile_bytes(data, name, target=args.target, entry=args.function,
+                        disable_passes=disabled)
     outputs = exe.run(*inputs)
     print(f"EXEC @{args.function}")
     for index, (value, spec) in enumerate(zip(outputs, exe.signature.outputs)):

@@ -3,14 +3,21 @@
     import xlac
     exe = xlac.compile(text)          # MLIR text, bytes, a Path, or jax's Lowered
     outs = exe.run(x, y)              # a list of numpy arrays
+    exe = xlac.load("model.so")       # an xla-compile artifact, no MLIR needed
+    f = xlac.jit(python_fn)           # JAX lowers, xlac compiles (per input signature)
 """
 
+from xlac.artifact import ArtifactError
+from xlac.artifact_loader import deserialize, load
 from xlac.compiler import compile  # noqa: A004 - the API's name
+from xlac.dump import LargeConstantWarning
 from xlac.errors import CompileError, InputError, XlacError
 from xlac.executable import Executable
+from xlac.jax_interop import jit
 from xlac.signature import Signature, TensorSpec
 
 __version__ = "0.1.0"
 
 __all__ = ["compile", "CompileError", "InputError", "XlacError", "Executable",
-           "Signature", "TensorSpec", "__version__"]
+           "Signature", "TensorSpec", "__version__", "load", "deserialize", "jit",
+           "ArtifactError", "LargeConstantWarning"]

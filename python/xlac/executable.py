@@ -15,13 +15,18 @@ class Executable:
     """A program compiled for one target; ``run`` it with numpy arrays.
 
     Outputs are fresh arrays owned by the caller; inputs are never modified.
+    ``signature`` lists the input and output shapes; a dimension the program
+    leaves dynamic (``?``) is ``None`` there, and such a program compiles
+    once per call shape (``xlac.dynamic.DynamicExecutable``).
     """
 
-    def __init__(self, function, signature: Signature, stages, target: str):
+    def __init__(self, function, signature: Signature, stages, target: str,
+                 entry: str = "main"):
         self._function = function
         self.signature = signature
         self._stages = stages
         self.target = target
+        self.entry = entry
 
     def run(self, *arrays) -> list[np.ndarray]:
         """Run once; always returns a list with one array per result."""
@@ -36,12 +41,26 @@ class Executable:
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def as_text(self, stage: str = "llvm") -> str:
-        """The IR at a named stage: input, stablehlo, linalg, bufferized, llvm."""
+        """The IR at a named stage: input, stablehlo, fused, linalg, bufferized, llvm."""
         return self._stages.text(stage)
+
+    def fusion_report(self) -> str:
+        """Which ops run fused in which kernel, their cost, and what was not fused and why."""
+        from xlac.fusion_report import fusion_report
+        return fusion_report(self._stages)
 
     @property
     def stages(self) -> list[str]:
         return self._stages.names()
+
+    def serialize(self) -> bytes:
+        """The compiled code as bytes for ``xlac.deserialize`` (no MLIR needed there).
+
+        It is a shared library with its metadata; loading it on another xlac
+        version or a CPU lacking features it was compiled for is refused.
+        """
+        from xlac.aot import serialize_executable
+        return serialize_executable(self)
 
     def __repr__(self) -> str:
         return f"<xlac.Executable target={self.target} {self.signature}>"
@@ -73,7 +92,7 @@ def _coerce(value, spec: TensorSpec) -> tuple[np.ndarray | None, str]:
             value = np.asarray(value)
         except Exception:  # noqa: BLE001 - anything numpy can't read is a bad input
             return None, f"an object of type {type(value).__name__}"
-    if value.dtype != spec.dtype or tuple(value.shape) != spec.shape:
+    if value.dtype != spec.dtype or not spec.accepts(tuple(value.shape)):
         return None, shape_str(value.dtype, value.shape)
     return np.ascontiguousarray(value), ""
 

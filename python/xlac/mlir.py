@@ -40,6 +40,8 @@ def new_context() -> ir.Context:
             "builtin.module(func.func(stablehlo-complex-math-expander))")
         pm.run(empty.operation)
     ctx.load_all_available_dialects()
+    from xlac.dialects.xla import register_xla_dialect  # here: xlac.dialects imports this module
+    register_xla_dialect(ctx)                           # xla.fusion, xla.yield (dialects/README.md)
     return ctx
 
 

@@ -28,9 +28,17 @@ def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
     ]
 
 
+def fuse() -> list[str]:
+    """"stablehlo" -> "fused": ops grouped into xla.fusion kernels, as XLA does."""
+    return [
+        "xla-fuse",                                       # loop/input/output/multi-output kernels; why not: --xla-fusion-remarks
+    ]
+
+
 def lower_to_linalg() -> list[str]:
     """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused."""
     return [
+        "xla-inline-fusions",                             # plain ops again, each tagged with its kernel (xla.fusion_group)
         # xlac's lowerings for what upstream stablehlo-legalize-to-linalg lacks
         # come first; each emits scf/tensor/linalg (or simpler StableHLO).
         "xla-lower-structural",                           # fold tuples, drop barriers/dot algorithm hints
@@ -38,6 +46,8 @@ def lower_to_linalg() -> list[str]:
         "xla-lower-linalg-ops",                           # triangular_solve, cholesky: substitution loops
         "xla-lower-fft",                                  # fft: one f64 DFT linalg.generic per axis
         "xla-expand-complex-ops",                         # complex max/min order, complex bitcast
+        "xla-split-f64-truncation",                       # f64 -> f16/bf16 via f32: the JIT lacks __truncdfhf2
+        "xla-fold-empty-reductions",                      # reduce of a zero-size tensor = init; upstream leaves it
         "xla-lower-sort",                                 # merge sort in scf loops; no upstream pattern
         "xla-decompose-batch-norm",                       # batch_norm_* as reduce + elementwise ops
         "xla-lower-scatter",                              # scatter as scf loops of slice updates; no upstream pattern
@@ -49,7 +59,10 @@ def lower_to_linalg() -> list[str]:
         "xla-saturate-float-to-int",                      # NaN -> 0, clamp out-of-range, as XLA
         "canonicalize",
         "cse",
-        "func.func(linalg-fuse-elementwise-ops)",         # elementwise producer->consumer chains
+        "xla-normalize-contractions{outline=true}",       # dot_generals in functions of their own: kept ...
+        "func.func(linalg-fuse-elementwise-ops)",         # ... out of the elementwise producer->consumer fusion
+        "xla-normalize-contractions",                     # then as transposes + linalg.(batch_)matmul
+        "inline",                                         # both back in place
         "canonicalize",
     ]
 
@@ -57,10 +70,16 @@ def lower_to_linalg() -> list[str]:
 def bufferize() -> list[str]:
     """"linalg" -> "bufferized": memrefs; results written into caller-owned buffers."""
     return [
+        # per op class: scf.forall over the threads' chunks, tiles for caches
+        # and registers, vector ops (passes/schedules/); on tensors, so the
+        # bufferization below sees only in-place slices and needs no copies
+        "xla-apply-schedules",
         "xla-readonly-inputs",                            # never write into the caller's arrays
         "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map "
         "allow-return-allocs-from-loops}",                # scf.while from stablehlo.while yields new tensors
+        "canonicalize",                                   # a tiled loop's result is its init buffer: return that, no copy
+        "xla-distinct-results",                           # `return %v, %v`: out-params would crash on one alloc
         "buffer-results-to-out-params{modify-public-functions=1 hoist-static-allocs=1}",
         "buffer-deallocation-pipeline",                   # temporaries are freed each call
         "canonicalize",
@@ -72,11 +91,20 @@ def lower_to_llvm() -> list[str]:
     return [
         "xla-strided-copy-to-linalg",                     # no memrefCopy runtime call
         "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
-        "func.func(convert-linalg-to-loops)",
+        "xla-approximate-math",                           # f32 exp/tanh as polynomials: no libm call per lane
+        "inline",                                         # ... whose helpers go back in place
+        "func.func(scf-forall-to-parallel)",              # the schedules' thread chunks ...
+        "convert-scf-to-openmp",                          # ... run as omp.parallel + omp.wsloop (libiomp5)
+        "xla-openmp-dynamic-schedule",                    # chunks go to whichever thread is running
+        "canonicalize",                                   # drop the memref.alloca_scope it adds: nothing to free
+        "func.func(convert-linalg-to-loops)",             # ops no schedule took: scalar loops
+        "func.func(lower-vector-multi-reduction)",        # reductions' vector.multi_reduction -> 1-D adds
+        "func.func(convert-vector-to-scf{full-unroll=true target-rank=1})",  # n-D transfers -> 1-D
         "lower-affine",
         "convert-scf-to-cf",
         "arith-expand{include-bf16=true}",                # bf16 <-> f32 without libgcc helpers
         "convert-complex-to-standard",
+        "xla-expm1-to-libm",                              # libm's expm1: convert-math-to-llvm's exp(x)-1 loses small x
         "expand-strided-metadata",
         "lower-affine",                                   # dynamic subview offsets -> affine.apply
         "finalize-memref-to-llvm",
@@ -84,10 +112,15 @@ def lower_to_llvm() -> list[str]:
         # all digits for small x, so libm's log1p takes it below
         "convert-math-to-llvm{approximate-log1p=false}",
         "convert-math-to-libm",                           # tanh, erf, atan2 ... from libm
+        # 1-D vectors -> LLVM (after libm, which splits vectors into scalar calls);
+        # a matmul tile's vector.contract -> one FMA per row
+        "convert-vector-to-llvm{vector-contract-lowering=outerproduct vector-transpose-lowering=shuffle1d}",
         "convert-complex-to-llvm",
         "convert-arith-to-llvm",
         "convert-index-to-llvm",
         "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}",  # entry(ptr in..., ptr out...)
+        "convert-openmp-to-llvm",                         # after func: it would convert func without bare pointers
+        "convert-ub-to-llvm",                             # ub.poison padding of vector reads
         "convert-cf-to-llvm",
         "reconcile-unrealized-casts",
     ]
@@ -95,13 +128,14 @@ def lower_to_llvm() -> list[str]:
 
 def cpu(entry: str = "main") -> list[str]:
     """The whole CPU pipeline: input -> LLVM dialect ready for the JIT."""
-    return ingest(entry, "cpu") + lower_to_linalg() + bufferize() + lower_to_llvm()
+    return ingest(entry, "cpu") + fuse() + lower_to_linalg() + bufferize() + lower_to_llvm()
 
 
 # Stages of the CPU pipeline, in order: name -> the steps that produce it.
 CPU_STAGES: dict[str, callable] = {
     "input": lambda entry: [],
     "stablehlo": lambda entry: ingest(entry, "cpu"),
+    "fused": lambda entry: fuse(),
     "linalg": lambda entry: lower_to_linalg(),
     "bufferized": lambda entry: bufferize(),
     "llvm": lambda entry: lower_to_llvm(),
@@ -110,6 +144,7 @@ CPU_STAGES: dict[str, callable] = {
 # Named pipelines usable inside --pass-pipeline: name -> (builder, summary).
 NAMED_PIPELINES: dict[str, tuple[callable, str]] = {
     "xla-ingest": (ingest, "input -> one StableHLO function, checked for support"),
+    "xla-fuse-stage": (fuse, "StableHLO -> StableHLO grouped into xla.fusion kernels"),
     "xla-lower-to-linalg": (lower_to_linalg, "StableHLO -> linalg on tensors"),
     "xla-bufferize": (bufferize, "tensors -> memrefs with out-params"),
     "xla-lower-to-llvm": (lower_to_llvm, "memrefs/loops -> LLVM dialect"),

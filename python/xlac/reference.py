@@ -44,12 +44,22 @@ def run_reference(data: bytes, inputs: list[np.ndarray], entry: str = "main",
 
 
 def _serve() -> None:
-    data, inputs, entry = pickle.loads(sys.stdin.buffer.read())
+    sys.stdout.buffer.write(evaluate_request(sys.stdin.buffer.read()))
+
+
+def evaluate_request(request: bytes) -> bytes:
+    """One pickled (program, inputs, entry) in, one pickled (status, payload) out.
+
+    Shared with the long-lived child of ``xlac.reference_server``.
+    """
+    data, inputs, entry = pickle.loads(request)
     try:
         result = ("ok", _evaluate(data, inputs, entry))
     except CompileError as exc:
         result = ("error", exc.diagnostics)
-    sys.stdout.buffer.write(pickle.dumps(result))
+    except Exception as exc:  # noqa: BLE001 - the interpreter's own errors, as a diagnostic
+        result = ("error", [f"<reference>: error: {type(exc).__name__}: {exc}"])
+    return pickle.dumps(result)
 
 
 def _evaluate(data: bytes, inputs: list[np.ndarray], entry: str) -> list[np.ndarray]:

@@ -13,17 +13,30 @@ from xlac.mlir import ir
 
 @dataclass(frozen=True)
 class TensorSpec:
-    """Shape and element type of one argument or result."""
+    """Shape and element type of one argument or result.
 
-    shape: tuple[int, ...]
+    A dimension the program leaves dynamic (``?`` in ``tensor<?x4xf32>``) is
+    ``None`` in ``shape``; it prints as ``?``: ``f32[?,4]``.
+    """
+
+    shape: tuple[int | None, ...]
     element_type: str          # MLIR spelling: f32, ui8, complex<f64>, bf16 ...
 
     @property
     def dtype(self) -> np.dtype:
         return numpy_dtype(self.element_type)
 
+    @property
+    def is_dynamic(self) -> bool:
+        return None in self.shape
+
+    def accepts(self, shape: tuple[int, ...]) -> bool:
+        """Does an array of ``shape`` fit (same rank, equal static dims)?"""
+        return len(shape) == len(self.shape) and \
+            all(want is None or want == got for want, got in zip(self.shape, shape))
+
     def __str__(self) -> str:
-        return shape_str(self.dtype, self.shape)
+        return shape_str(self.dtype, tuple("?" if d is None else d for d in self.shape))
 
 
 @dataclass(frozen=True)
@@ -33,19 +46,32 @@ class Signature:
     inputs: tuple[TensorSpec, ...]
     outputs: tuple[TensorSpec, ...]
 
+    @property
+    def is_dynamic(self) -> bool:
+        """Does an input have a ``?`` dimension (compiled per call shape)?"""
+        return any(spec.is_dynamic for spec in self.inputs)
+
     def __str__(self) -> str:
         ins = ", ".join(str(s) for s in self.inputs)
         outs = ", ".join(str(s) for s in self.outputs)
         return f"({ins}) -> ({outs})"
 
 
-def entry_signature(module: ir.Module, entry: str) -> Signature:
-    """Read the signature of public ``@entry`` from a StableHLO module."""
+def entry_signature(module: ir.Module, entry: str, allow_dynamic: bool = False) -> Signature:
+    """Read the signature of public ``@entry`` from a StableHLO module.
+
+    ``allow_dynamic``: arguments may keep ``?`` dims (``None`` in the spec);
+    results too, but only when an argument does: each call's shapes then fix
+    theirs (``xlac.dynamic``).
+    """
     func = _find_entry(module, entry)
     ftype = entry_function_type(module, entry)
     where = format_location(func.location)
-    inputs = tuple(_spec(t, where, f"argument {i}") for i, t in enumerate(ftype.inputs))
-    outputs = tuple(_spec(t, where, f"result {i}") for i, t in enumerate(ftype.results))
+    inputs = tuple(_spec(t, where, f"argument {i}", allow_dynamic)
+                   for i, t in enumerate(ftype.inputs))
+    dynamic_inputs = any(spec.is_dynamic for spec in inputs)
+    outputs = tuple(_spec(t, where, f"result {i}", dynamic_inputs)
+                    for i, t in enumerate(ftype.results))
     return Signature(inputs, outputs)
 
 
@@ -62,12 +88,12 @@ def _find_entry(module: ir.Module, entry: str) -> ir.Operation:
     raise CompileError(f"<unknown>: error: no function @{entry} after ingestion")
 
 
-def _spec(mlir_type: ir.Type, where: str, what: str) -> TensorSpec:
+def _spec(mlir_type: ir.Type, where: str, what: str, allow_dynamic: bool = False) -> TensorSpec:
     if not isinstance(mlir_type, ir.RankedTensorType):
         raise CompileError(f"{where}: error: {what} has type {mlir_type}; the entry function "
                            "must take and return ranked tensors")
     tensor = ir.RankedTensorType(mlir_type)
-    if not tensor.has_static_shape:
+    if not tensor.has_static_shape and not allow_dynamic:
         raise CompileError(f"{where}: error: {what} has dynamic shape {mlir_type} that "
                            "stablehlo-refine-shapes could not make static",
                            "export the program with static shapes")
@@ -77,4 +103,5 @@ def _spec(mlir_type: ir.Type, where: str, what: str) -> TensorSpec:
     except ValueError:
         raise CompileError(f"{where}: error: {what} has element type {element}, which "
                            "has no numpy equivalent") from None
-    return TensorSpec(tuple(tensor.shape), element)
+    shape = tuple(None if tensor.is_dynamic_dim(i) else d for i, d in enumerate(tensor.shape))
+    return TensorSpec(shape, element)

@@ -31,8 +31,11 @@ class StageTexts:
             raise CompileError(f"<unknown>: error: no stage '{stage}'",
                                f"stages: {', '.join(self.names())}")
         if stage not in self._texts:
-            module = parse_module(new_context(), self._data, self._source_name)
-            run_passes(module, pipelines.steps_until(stage, self._entry),
-                       disabled=self._disabled)
-            self._texts[stage] = str(module)
+            self._texts[stage] = str(self.module(stage))
         return self._texts[stage]
+
+    def module(self, stage: str):
+        """A fresh ``ir.Module`` at ``stage``, with its source locations (for analyses)."""
+        module = parse_module(new_context(), self._data, self._source_name)
+        run_passes(module, pipelines.steps_until(stage, self._entry), disabled=self._disabled)
+        return module

@@ -54,6 +54,20 @@ def shrink_program(text: str, divisor: int = 16, threshold: int = 64) -> str:
     return _SLICE.sub(shrink_slice, _TENSOR.sub(shrink, text))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def private_compilation_cache(tmp_path_factory):
+    """Every compile in the tests (subprocesses too) uses a cache of its own,
+    never the user's ~/.cache/xlac; tests that need an empty one set theirs."""
+    import os
+    previous = os.environ.get("XLAC_CACHE_DIR")
+    os.environ["XLAC_CACHE_DIR"] = str(tmp_path_factory.mktemp("xlac-cache"))
+    yield os.environ["XLAC_CACHE_DIR"]
+    if previous is None:
+        os.environ.pop("XLAC_CACHE_DIR", None)
+    else:
+        os.environ["XLAC_CACHE_DIR"] = previous
+
+
 @pytest.fixture(scope="session")
 def workloads():
     return load_workloads()

@@ -15,6 +15,9 @@ from conftest import BENCH_NAMES, SUITE, require_shared, shrink_program
 # largest magnitude of the reference result.
 NUMPY_RTOL = 2e-4
 REFERENCE_RTOL = 1e-5
+# The interpreter adds reduce_sum's 1M f32 terms one after another: its own
+# error is ~2e-5 of the sum (xlac's vectorized partial sums are ~5e-7 off).
+REFERENCE_RTOL_OF = {"reduce_sum": 1e-4}
 
 
 def relative_error(got: np.ndarray, want: np.ndarray) -> float:
@@ -49,7 +52,7 @@ def test_reduced_size_against_interpreter(name):
     expected = run_reference(text.encode(), inputs)
     got = exe.run(*inputs)
     for out, want in zip(got, expected):
-        assert relative_error(out, want) < REFERENCE_RTOL, name
+        assert relative_error(out, want) < REFERENCE_RTOL_OF.get(name, REFERENCE_RTOL), name
 
 
 @pytest.mark.parametrize("form", ["stablehlo.mlir", "generic.mlir", "vhlo.mlirbc"])

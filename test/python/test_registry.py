@@ -58,6 +58,6 @@ def test_options_are_typed():
 
 
 def test_stages_run_in_order():
-    assert list(pipelines.CPU_STAGES) == ["input", "stablehlo", "linalg", "bufferized", "llvm"]
+    assert list(pipelines.CPU_STAGES) == ["input", "stablehlo", "fused", "linalg", "bufferized", "llvm"]
     assert pipelines.steps_until("llvm") == pipelines.cpu()
     assert pipelines.steps_until("input") == []

@@ -11,7 +11,7 @@
 // NESTED: 'xla-ingest' is an xlac pass and runs on the whole module; move it out of 'func.func(...)'
 // OPTION: pass 'xla-select-entry' has no option 'bogus' (options: entry)
 // STAGE: error: no stage 'nowhere'
-// STAGE: stages: input, stablehlo, linalg, bufferized, llvm
+// STAGE: stages: input, stablehlo, fused, linalg, bufferized, llvm
 // FILE: error: cannot read file
 func.func @main(%a: tensor<2xf32>) -> tensor<2xf32> {
   return %a : tensor<2xf32>

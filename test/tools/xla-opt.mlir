@@ -21,7 +21,7 @@
 // TIMING: xla-check-support
 // LIST: xla-select-entry
 // LIST: xla-cpu-pipeline
-// LIST: stages (--xla-stage, Executable.as_text): input, stablehlo, linalg, bufferized, llvm
+// LIST: stages (--xla-stage, Executable.as_text): input, stablehlo, fused, linalg, bufferized, llvm
 func.func @first(%a: tensor<2xf32>) -> tensor<2xf32> {
   return %a : tensor<2xf32>
 }

@@ -1,0 +1,232 @@
+"""xla-normalize-contractions: einsum-like linalg.generic -> transposes +
+linalg.matmul / linalg.batch_matmul."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from xlac.mlir import ir
+from xlac.passes.base import ModulePass, functions, nested_ops, symbol_name
+
+_DIM = re.compile(r"^d(\d+)$")
+_BODIES = (["arith.mulf", "arith.addf"], ["arith.muli", "arith.addi"])
+
+
+@dataclass(frozen=True)
+class Contraction:
+    """Loop groups of C[batch, m, n] += A[batch, m, k] * B[batch, k, n]."""
+
+    a: tuple[int, ...]            # the loop of each dim of A, B, C
+    b: tuple[int, ...]
+    c: tuple[int, ...]
+    extents: dict[int, int]
+    batch: tuple[int, ...]        # in C's order
+    m: tuple[int, ...]
+    n: tuple[int, ...]
+    k: tuple[int, ...]            # in A's order
+
+
+@dataclass(frozen=True)
+class NormalizeContractions(ModulePass):
+    """Rewrite each contraction `linalg.generic` as transposes and a named matmul.
+
+    Why: stablehlo-legalize-to-linalg emits a dot_general with transposed or
+    several batch/contracting dims (attention's Q.K^T, a gradient's X^T.dY)
+    as a linalg.generic. linalg-fuse-elementwise-ops then fuses elementwise
+    producers into it, recomputing them once per output column, and no
+    matmul schedule recognizes it. As A -> [batch, m, k], B -> [batch, k, n]
+    (linalg.transpose + tensor.collapse_shape, skipped where already so),
+    a `linalg.batch_matmul` (`linalg.matmul` without batch dims) and the
+    inverse reshape of C, it gets the matmul schedule and no fusion.
+
+    Example:
+        linalg.generic {indexing_maps = [(b,m,n,k)->(b,m,k), (b,m,n,k)->(b,n,k),
+                        (b,m,n,k)->(b,m,n)]} ins(%q, %k) outs(%c)     // mulf, addf
+    becomes
+        %kt = linalg.transpose ins(%k) ... permutation = [0, 2, 1]
+        linalg.batch_matmul ins(%q, %kt) outs(%c)
+    """
+
+    name = "xla-normalize-contractions"
+    # Only move each contraction into a function of its own, as it is. Run
+    # so before linalg-fuse-elementwise-ops, which fuses producers into a
+    # linalg op through any reshape next to it but not through a call.
+    outline: bool = False
+
+    def run(self, module: ir.Operation) -> None:
+        taken = {symbol_name(f) for f in functions(module)}
+        for func in functions(module):
+            for op in nested_ops(func):
+                shape = _contraction(op) if op.name == "linalg.generic" else None
+                if shape is None:
+                    continue
+                name = _fresh(taken, "xla_contraction")
+                if self.outline:
+                    _outline(module, op, name)
+                else:
+                    _replace(module, op, shape, name)
+
+
+def _contraction(op: ir.Operation) -> Contraction | None:
+    if len(op.operands) != 3 or len(op.results) != 1:
+        return None
+    types = [o.type for o in op.operands]
+    if not all(isinstance(t, ir.RankedTensorType) and t.has_static_shape for t in types):
+        return None
+    if len({str(t.element_type) for t in types}) != 1 or not _is_multiply_add(op):
+        return None
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    dims = [_dims(amap) for amap in maps]
+    if any(d is None for d in dims):
+        return None
+    a, b, c = dims
+    extents = {loop: size for loops, t in zip(dims, types) for loop, size in zip(loops, t.shape)}
+    batch = tuple(d for d in c if d in a and d in b)
+    m = tuple(d for d in c if d in a and d not in b)
+    n = tuple(d for d in c if d in b and d not in a)
+    k = tuple(d for d in a if d in b and d not in c)
+    if not (m and n and k) or len(batch + m + n + k) != maps[0].n_dims \
+            or len(set(a)) != len(a) or len(set(b)) != len(b) or len(set(c)) != len(c):
+        return None
+    return Contraction(a, b, c, extents, batch, m, n, k)
+
+
+def _dims(amap) -> tuple[int, ...] | None:
+    found = []
+    for expr in amap.results:
+        match = _DIM.match(str(expr))
+        if not match:
+            return None
+        found.append(int(match.group(1)))
+    return tuple(found)
+
+
+def _is_multiply_add(op: ir.Operation) -> bool:
+    """Body: yield(out + in0 * in1), nothing else."""
+    block = op.regions[0].blocks[0]
+    ops = list(block.operations)
+    if [o.operation.name for o in ops[:-1]] not in _BODIES:
+        return False
+    multiply, add, terminator = ops
+    inputs = set(block.arguments[:2])
+    return (set(multiply.operands) == inputs and len(set(multiply.operands)) == 2
+            and set(add.operands) == {multiply.result, block.arguments[2]}
+            and terminator.operands[0] == add.result)
+
+
+def _fresh(taken: set[str], stem: str) -> str:
+    index = 0
+    while f"{stem}_{index}" in taken:
+        index += 1
+    taken.add(f"{stem}_{index}")
+    return f"{stem}_{index}"
+
+
+def _outline(module: ir.Operation, op: ir.Operation, name: str) -> None:
+    """Move ``op`` into ``func.func private @name(a, b, c)`` and call that."""
+    types = [str(o.type) for o in op.operands]
+    text = (f"func.func private @{name}(%a: {types[0]}, %b: {types[1]}, %c: {types[2]})"
+            f" -> {types[2]} {{\n  return %c : {types[2]}\n}}\n")
+    function = _add_function(module, op, text)
+    block = function.regions[0].blocks[0]
+    operands = list(op.operands)
+    _replace_with_call(op, name)
+    terminator = list(block.operations)[0].operation
+    op.move_before(terminator)
+    for old, new in zip(operands, block.arguments):
+        op.replace_uses_of_with(old, new)
+    terminator.replace_uses_of_with(block.arguments[2], op.results[0])
+
+
+def _add_function(module: ir.Operation, op: ir.Operation, text: str) -> ir.Operation:
+    with op.context, op.location:
+        parsed = ir.Module.parse(text)          # must outlive the move below
+    function = list(parsed.body.operations)[0].operation
+    module.regions[0].blocks[0].append(function)
+    return function
+
+
+def _replace(module: ir.Operation, op: ir.Operation, shape: Contraction, name: str) -> None:
+    text = _helper_text(shape, name, [str(o.type) for o in op.operands],
+                        str(op.operands[0].type.element_type))
+    _add_function(module, op, text)
+    _replace_with_call(op, name)
+    op.erase()
+
+
+def _replace_with_call(op: ir.Operation, name: str) -> None:
+    with op.context, op.location, ir.InsertionPoint(op):
+        call = ir.Operation.create(
+            "func.call", results=[op.results[0].type], operands=list(op.operands),
+            attributes={"callee": ir.FlatSymbolRefAttr.get(name)})
+    op.results[0].replace_all_uses_with(call.results[0])
+
+
+def _helper_text(s: Contraction, name: str, types: list[str], element: str) -> str:
+    body = _Body(element)
+    batch = [s.batch] if s.batch else []
+    a = body.reshape("%a", s.a, [*s.batch, *s.m, *s.k], batch + [s.m, s.k], s.extents)
+    b = body.reshape("%b", s.b, [*s.batch, *s.k, *s.n], batch + [s.k, s.n], s.extents)
+    c = body.reshape("%c", s.c, [*s.batch, *s.m, *s.n], batch + [s.m, s.n], s.extents)
+    named = "linalg.batch_matmul" if s.batch else "linalg.matmul"
+    product = body.emit(f"{named} ins({a}, {b} : {body.types[a]}, {body.types[b]}) "
+                        f"outs({c} : {body.types[c]}) -> {body.types[c]}", body.types[c])
+    result = body.unreshape(product, s.c, [*s.batch, *s.m, *s.n], batch + [s.m, s.n], s.extents)
+    return (f"func.func private @{name}(%a: {types[0]}, %b: {types[1]}, %c: {types[2]})"
+            f" -> {types[2]} {{\n{''.join(body.lines)}  return {result} : {types[2]}\n}}\n")
+
+
+class _Body:
+    """SSA lines of the helper; remembers each value's type."""
+
+    def __init__(self, element: str):
+        self.element = element
+        self.lines: list[str] = []
+        self.types: dict[str, str] = {}
+        self._count = 0
+
+    def tensor(self, shape) -> str:
+        return "tensor<" + "".join(f"{d}x" for d in shape) + self.element + ">"
+
+    def emit(self, rhs: str, type_: str) -> str:
+        value = f"%v{self._count}"
+        self._count += 1
+        self.lines.append(f"  {value} = {rhs}\n")
+        self.types[value] = type_
+        return value
+
+    def reshape(self, value: str, loops, order, groups, extents) -> str:
+        """``value`` (dims = ``loops``) -> dims in ``order``, then ``groups`` collapsed."""
+        self.types.setdefault(value, self.tensor([extents[d] for d in loops]))
+        value = self.transpose(value, [loops.index(d) for d in order], [extents[d] for d in order])
+        shape = [math.prod(extents[d] for d in group) for group in groups]
+        if len(shape) == len(order):
+            return value
+        return self.emit(f"tensor.collapse_shape {value} {_reassociation(groups)} : "
+                         f"{self.types[value]} into {self.tensor(shape)}", self.tensor(shape))
+
+    def unreshape(self, value: str, loops, order, groups, extents) -> str:
+        """The inverse of ``reshape``: expand ``groups``, transpose ``order`` -> ``loops``."""
+        full = [extents[d] for d in order]
+        if len(groups) != len(order):
+            value = self.emit(f"tensor.expand_shape {value} {_reassociation(groups)} "
+                              f"output_shape [{', '.join(map(str, full))}] : "
+                              f"{self.types[value]} into {self.tensor(full)}", self.tensor(full))
+        return self.transpose(value, [order.index(d) for d in loops], [extents[d] for d in loops])
+
+    def transpose(self, value: str, permutation: list[int], shape: list[int]) -> str:
+        if permutation == sorted(permutation):
+            return value
+        empty = self.emit(f"tensor.empty() : {self.tensor(shape)}", self.tensor(shape))
+        return self.emit(f"linalg.transpose ins({value} : {self.types[value]}) outs({empty} : "
+                         f"{self.tensor(shape)}) permutation = {permutation}", self.tensor(shape))
+
+
+def _reassociation(groups) -> str:
+    position, parts = 0, []
+    for group in groups:
+        parts.append("[" + ", ".join(str(position + i) for i in range(len(group))) + "]")
+        position += len(group)
+    return "[" + ", ".join(parts) + "]"

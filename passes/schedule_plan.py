@@ -1,0 +1,227 @@
+"""Which transform schedule each linalg op gets, and with which tile sizes.
+
+Read by xla-apply-schedules. An op is described by its loops (extent and
+kind of each) and element types; a plan names a `transform.named_sequence`
+in passes/schedules/ and the i64 parameters it takes. Ops that no schedule
+fits get no plan and lower to scalar loops as before.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from xlac.mlir import ir
+
+VECTOR_BYTES = 64            # one AVX-512 register
+MIN_WORK = 256               # smaller ops stay scalar loops: no gain, only compile time
+CHUNK_WORK = 1 << 16         # iterations per thread at least, or fork-join costs more (docs/cpu-runtime.md)
+CHUNKS_PER_THREAD = 4
+SHORT_K = 256                # the matmul schedules' k block: shorter k needs none
+_TILE_M, _TILE_N = 8, 32     # their register tile of C
+_ELEMENT_BYTES = {"f32": 4, "f64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
+_COMBINERS = {"arith.addf", "arith.mulf", "arith.addi", "arith.muli", "arith.andi",
+              "arith.ori", "arith.xori", "arith.maximumf", "arith.minimumf",
+              "arith.maxnumf", "arith.minnumf", "arith.maxsi", "arith.minsi",
+              "arith.maxui", "arith.minui"}
+_CONTRACTIONS = {"linalg.matmul": "xla_matmul", "linalg.batch_matmul": "xla_batch_matmul",
+                 "linalg.conv_2d_nhwc_hwcf": "xla_conv_2d_nhwc_hwcf"}
+_DIM = re.compile(r"^d(\d+)$")
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Apply ``sequence`` to the op with these parameters."""
+
+    sequence: str
+    params: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class LoopNest:
+    extents: tuple[int, ...]
+    reductions: tuple[int, ...]       # positions of the reduction loops
+    element_bytes: int                # widest element in memory
+    contiguous: int = -1              # the loop walking the first input's last dim
+
+
+def plan_for(op: ir.Operation, threads: int) -> Plan | None:
+    """The schedule for ``op``, or None to leave it to convert-linalg-to-loops."""
+    nest = _loop_nest(op)
+    if nest is None or math.prod(nest.extents) < MIN_WORK:
+        return None
+    if op.name in _CONTRACTIONS:
+        return _contraction_plan(op, nest, threads)
+    if op.name == "linalg.fill" and _only_feeds_contractions(op):
+        return None                    # the contraction's schedule fuses it into its tiles
+    if op.name == "linalg.transpose":
+        return _elementwise_plan(nest, threads)
+    if op.name not in ("linalg.generic", "linalg.fill") or not _simple_body(op):
+        return None
+    if not nest.reductions:
+        return _elementwise_plan(nest, threads)
+    if len(op.results) == 1:
+        return _reduction_plan(nest, threads)
+    return None
+
+
+def _loop_nest(op: ir.Operation) -> LoopNest | None:
+    """Loop extents from the operand shapes through the indexing maps."""
+    types = [o.type for o in op.operands]
+    if not all(_is_static_tensor(t) or str(t) in _ELEMENT_BYTES for t in types):
+        return None
+    elements = {str(t.element_type) if isinstance(t, ir.RankedTensorType) else str(t)
+                for t in types}
+    if not elements <= set(_ELEMENT_BYTES):
+        return None
+    widest = max(_ELEMENT_BYTES[e] for e in elements)
+    if op.name in ("linalg.fill", "linalg.transpose"):     # loops = the result's dims
+        shape = types[1].shape
+        return LoopNest(tuple(shape), (), widest) if all(d > 0 for d in shape) else None
+    if op.name == "linalg.conv_2d_nhwc_hwcf":      # loops n, oh, ow, f, kh, kw, c
+        (n, oh, ow, f), (kh, kw, c, _) = types[2].shape, types[1].shape
+        return LoopNest((n, oh, ow, f, kh, kw, c), (4, 5, 6), widest)
+    if "indexing_maps" not in op.attributes:
+        return None
+    return _nest_from_maps(op, types, widest)
+
+
+def _nest_from_maps(op: ir.Operation, types, widest: int) -> LoopNest | None:
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    extents: dict[int, int] = {}
+    for amap, type_ in zip(maps, types):
+        shape = type_.shape if isinstance(type_, ir.RankedTensorType) else []
+        for expr, size in zip(amap.results, shape):
+            match = _DIM.match(str(expr))
+            if match:
+                extents[int(match.group(1))] = size
+            elif str(expr) != "0":
+                return None                     # windows, strides: not a plain projection
+    count = maps[0].n_dims
+    if sorted(extents) != list(range(count)) or any(e <= 0 for e in extents.values()):
+        return None
+    kinds = _iterator_kinds(op, count)
+    reductions = tuple(i for i, kind in enumerate(kinds) if kind == "reduction")
+    last = _DIM.match(str(maps[0].results[-1])) if maps[0].results else None
+    return LoopNest(tuple(extents[i] for i in range(count)), reductions, widest,
+                    int(last.group(1)) if last else -1)
+
+
+def _is_static_tensor(type_: ir.Type) -> bool:
+    return isinstance(type_, ir.RankedTensorType) and type_.has_static_shape
+
+
+def _iterator_kinds(op: ir.Operation, count: int) -> list[str]:
+    if "iterator_types" in op.attributes:
+        return ["reduction" if "reduction" in str(a) else "parallel"
+                for a in op.attributes["iterator_types"]]
+    return ["parallel"] * (count - 1) + ["reduction"]      # matmul, batch_matmul: k last
+
+
+def _simple_body(op: ir.Operation) -> bool:
+    """Only arith/math scalar code (no gathers, no nested regions) vectorizes safely."""
+    block = op.regions[0].blocks[0]
+    for inner in block.operations:
+        name = inner.operation.name
+        if not (name.startswith(("arith.", "math.")) or name in ("linalg.yield", "linalg.index")):
+            return False
+    return True
+
+
+def _lanes(nest: LoopNest) -> int:
+    return VECTOR_BYTES // nest.element_bytes
+
+
+def _vector_size(extent: int, lanes: int) -> int:
+    """One register (out-of-order execution overlaps the iterations; wider
+    only makes more code to compile); a short dim is taken whole, no mask."""
+    return min(extent, lanes)
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def _chunks(extents: tuple[int, ...], threads: int, align: tuple[int, ...] | int = 1,
+            inner_work: int = 1) -> tuple[int, ...]:
+    """Forall tile sizes splitting the outermost dims among ``threads``.
+
+    0 leaves a dim whole. ``align`` (per dim, or for the innermost dim only
+    when an int) keeps chunk edges on register-tile edges, so only the last
+    chunk can have partial tiles. One part: the whole nest is the chunk (a
+    one-trip scf.forall, folded away later).
+    """
+    if isinstance(align, int):
+        align = (1,) * (len(extents) - 1) + (align,)
+    total = math.prod(extents) * inner_work      # inner_work: iterations per point
+    if total // CHUNK_WORK < 2 or threads == 1:
+        return tuple(extents)
+    # a few chunks per thread: dynamic scheduling balances them when a core is busy
+    parts = max(2, min(threads * CHUNKS_PER_THREAD, total // CHUNK_WORK))
+    sizes = [0] * len(extents)
+    for dim, extent in enumerate(extents):
+        if extent >= parts * align[dim] or dim == len(extents) - 1:
+            sizes[dim] = _round_up(-(-extent // parts), align[dim])
+            return tuple(sizes)
+        sizes[dim] = 1                           # every index of a short outer dim is a chunk
+        parts = -(-parts // extent)
+    return tuple(sizes)
+
+
+def _elementwise_plan(nest: LoopNest, threads: int) -> Plan | None:
+    rank = len(nest.extents)
+    if not 1 <= rank <= 5:
+        return None
+    vector = _vector_size(nest.extents[-1], _lanes(nest))
+    chunks = _chunks(nest.extents, threads, vector)
+    return Plan(f"xla_elementwise_{rank}d", chunks + (vector,))
+
+
+def _reduction_plan(nest: LoopNest, threads: int) -> Plan | None:
+    """One reduction loop, innermost (stablehlo's order). Rows: it walks the
+    input's contiguous dim; columns: the innermost parallel loop does.
+    The schedules keep a 64-lane accumulator: 4-byte elements only."""
+    rank = len(nest.extents)
+    if nest.element_bytes != 4 or nest.reductions != (rank - 1,) or rank > 4:
+        return None
+    work = nest.extents[-1]
+    if rank == 1:
+        if nest.extents[0] % 32:
+            return Plan("xla_reduce_1d_serial", ())
+        return Plan("xla_reduce_1d", _chunks((32,), threads, 1, work // 32))
+    if nest.contiguous == rank - 1:
+        return Plan(f"xla_reduce_rows_{rank}d", _chunks(nest.extents[:-1], threads, 1, work))
+    if nest.contiguous == rank - 2 and rank <= 3:
+        return Plan(f"xla_reduce_cols_{rank}d", _chunks(nest.extents[:-1], threads, 16, work))
+    return None
+
+
+def _contraction_plan(op: ir.Operation, nest: LoopNest, threads: int) -> Plan | None:
+    """Matmul-like ops whose C starts from a linalg.fill (the schedule fuses it)."""
+    init = op.operands[-1].owner
+    if nest.element_bytes != 4 or not hasattr(init, "name") or init.name != "linalg.fill":
+        return None
+    if op.name == "linalg.conv_2d_nhwc_hwcf":
+        return _conv_plan(op, nest, threads)
+    *batch, m, n, k = nest.extents
+    align = (1,) * len(batch) + (_TILE_M, _TILE_N)
+    chunks = _chunks(nest.extents[:-1], threads, align, k)
+    whole_tiles = m % _TILE_M == 0 and n % _TILE_N == 0 and \
+        all(c == 0 or e % c == 0 for e, c in zip(nest.extents, chunks))     # static tiles
+    short = k <= SHORT_K and whole_tiles and op.name == "linalg.matmul"
+    return Plan(_CONTRACTIONS[op.name] + ("_short_k" if short else ""), chunks)
+
+
+def _conv_plan(op: ir.Operation, nest: LoopNest, threads: int) -> Plan | None:
+    """Unit strides and dilations only: the 1-D vectorizer needs them."""
+    for name in ("strides", "dilations"):
+        if name in op.attributes and any(v != 1 for v in ir.DenseIntElementsAttr(op.attributes[name])):
+            return None
+    return Plan(_CONTRACTIONS[op.name], _chunks(nest.extents[:4], threads, (1, 1, 8, 32),
+                                                math.prod(nest.extents[4:])))
+
+
+def _only_feeds_contractions(fill: ir.Operation) -> bool:
+    users = [use.owner for use in fill.results[0].uses]
+    return bool(users) and all(user.name in _CONTRACTIONS for user in users)

@@ -1,0 +1,86 @@
+// Elementwise linalg ops (every loop parallel; broadcasts and transposes in
+// the indexing maps are fine): split the outer loops among the threads with
+// scf.forall, then walk each chunk with one vector of the innermost loop at a
+// time (16 f32: one AVX-512 register).
+// A partial last vector is masked. Parameters: the forall tile size of each
+// loop (0 = not split), then the vector length.
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @xla_elementwise_1d(
+      %op: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %v: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %tile, %loop = transform.structured.tile_using_for %chunk tile_sizes [%v]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.structured.vectorize %tile vector_sizes [%v] : !transform.any_op, !transform.param<i64>
+    transform.yield
+  }
+
+  transform.named_sequence @xla_elementwise_2d(
+      %op: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %v: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, %c1]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:2 = transform.structured.tile_using_for %chunk tile_sizes [1, %v]
+      : (!transform.any_op, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %tile vector_sizes [1, %v] : !transform.any_op, !transform.param<i64>
+    transform.yield
+  }
+
+  transform.named_sequence @xla_elementwise_3d(
+      %op: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %c2: !transform.param<i64> {transform.readonly},
+      %v: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, %c1, %c2]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:3 = transform.structured.tile_using_for %chunk tile_sizes [1, 1, %v]
+      : (!transform.any_op, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %tile vector_sizes [1, 1, %v] : !transform.any_op, !transform.param<i64>
+    transform.yield
+  }
+
+  transform.named_sequence @xla_elementwise_4d(
+      %op: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %c2: !transform.param<i64> {transform.readonly},
+      %c3: !transform.param<i64> {transform.readonly},
+      %v: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, %c1, %c2, %c3]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+         !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:4 = transform.structured.tile_using_for %chunk tile_sizes [1, 1, 1, %v]
+      : (!transform.any_op, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %tile vector_sizes [1, 1, 1, %v] : !transform.any_op, !transform.param<i64>
+    transform.yield
+  }
+
+  transform.named_sequence @xla_elementwise_5d(
+      %op: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %c2: !transform.param<i64> {transform.readonly},
+      %c3: !transform.param<i64> {transform.readonly},
+      %c4: !transform.param<i64> {transform.readonly},
+      %v: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, %c1, %c2, %c3, %c4]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+         !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:5 = transform.structured.tile_using_for %chunk tile_sizes [1, 1, 1, 1, %v]
+      : (!transform.any_op, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
+          !transform.any_op)
+    transform.structured.vectorize %tile vector_sizes [1, 1, 1, 1, %v] : !transform.any_op, !transform.param<i64>
+    transform.yield
+  }
+}

@@ -1,0 +1,174 @@
+"""Programs with ``?`` dimensions: compiled once per shape signature, reused.
+
+A shape-polymorphic program (``tensor<?x4xf32>`` arguments, as JAX exports
+with symbolic shapes) cannot be compiled before its shapes are known. Each
+call with new shapes specializes it: the upstream
+``stablehlo-refine-arguments`` gives the entry those shapes, and the normal
+compile (whose ingest runs ``stablehlo-refine-shapes``) makes the whole
+program static and compiles it. Specializations are kept by input shapes.
+
+Every specialization logs one line on the ``xlac`` logger at INFO saying
+why it happened, so an unexpected recompile can be explained::
+
+    logging.basicConfig(level=logging.INFO)
+    # INFO:xlac:compiling @main for f32[5,4]: first call with this shape
+    #   (argument 0 was f32[3,4] in the previous call; 1 shape compiled before)
+"""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+
+from xlac import pipelines
+from xlac.dtypes import shape_str
+from xlac.errors import CompileError
+from xlac.executable import Executable, check_inputs
+from xlac.ingest import parse_module
+from xlac.mlir import ir, new_context
+from xlac.pass_manager import run_passes
+from xlac.signature import Signature, entry_signature
+from xlac.stages import StageTexts
+
+log = logging.getLogger("xlac")
+
+# Shape signatures kept per executable; the oldest goes first beyond this,
+# so a program called with ever-new shapes does not grow without bound.
+MAX_SPECIALIZATIONS = 64
+
+_SHAPE_FREE_STAGES = ("input", "stablehlo")   # the rest differ per shape
+
+
+def has_dynamic_arguments(module: ir.Module, entry: str) -> bool:
+    """Does ``@entry`` (as parsed, before the ingest) take a tensor with ``?`` dims?"""
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and \
+                ir.StringAttr(op.attributes["sym_name"]).value == entry:
+            ftype = ir.FunctionType(ir.TypeAttr(op.attributes["function_type"]).value)
+            return any(isinstance(t, ir.RankedTensorType) and not t.has_static_shape
+                       for t in ftype.inputs)
+    return False
+
+
+def compile_dynamic(module: ir.Module, stages: StageTexts, source_name: str, target: str,
+                    entry: str, disable_passes: tuple[str, ...] = (),
+                    cache: bool = True) -> "DynamicExecutable":
+    """Ingest a program with dynamic arguments; its code is made per call shape."""
+    run_passes(module, pipelines.ingest(entry, target), disabled=frozenset(disable_passes))
+    signature = entry_signature(module, entry, allow_dynamic=True)
+    return DynamicExecutable(module, signature, stages, source_name, target, entry,
+                             disable_passes, cache)
+
+
+class DynamicExecutable(Executable):
+    """An ``Executable`` for a program with ``?`` dims in its arguments.
+
+    ``signature`` has ``None`` for each dynamic dim (printed ``?``). Each
+    call checks the inputs against it (``InputError`` for a wrong count,
+    rank, dtype or static dim), then runs the specialization for the
+    inputs' shapes, compiling it on the first call with those shapes.
+    ``as_text`` of "input" and "stablehlo" shows the dynamic program; later
+    stages show the most recent specialization (a ``CompileError`` before
+    the first call: use ``specialize``).
+    """
+
+    def __init__(self, module: ir.Module, signature: Signature, stages: StageTexts,
+                 source_name: str, target: str, entry: str,
+                 disable_passes: tuple[str, ...] = (), cache: bool = True):
+        super().__init__(None, signature, stages, target, entry)
+        # with debug info, so each specialization's diagnostics point into the source
+        self._text = module.operation.get_asm(enable_debug_info=True).encode()
+        self._source_name = source_name
+        self._compile_options = {"disable_passes": tuple(disable_passes), "cache": cache}
+        self._specializations: dict[tuple[tuple[int, ...], ...], Executable] = {}
+        self._latest: tuple[tuple[int, ...], ...] | None = None
+
+    def run(self, *arrays) -> list[np.ndarray]:
+        """Run once; always returns a list with one array per result."""
+        inputs = check_inputs(self.signature, arrays)
+        return self._specialization(inputs).run(*inputs)
+
+    def specialize(self, *arrays) -> Executable:
+        """The static ``Executable`` for these inputs' shapes (compiled if new).
+
+        Only shapes and dtypes matter: ``np.empty(shape, dtype)`` will do.
+        """
+        return self._specialization(check_inputs(self.signature, arrays))
+
+    @property
+    def specializations(self) -> list[tuple[tuple[int, ...], ...]]:
+        """The input shapes compiled so far, oldest first."""
+        return list(self._specializations)
+
+    def as_text(self, stage: str = "llvm") -> str:
+        if stage in _SHAPE_FREE_STAGES or stage not in self.stages:
+            return self._stages.text(stage)
+        if self._latest is None:
+            raise CompileError(
+                f"<unknown>: error: @{self.entry} has dynamic shapes {self._inputs_str()}; "
+                f"its '{stage}' stage exists once per shape signature",
+                "call the executable first (the latest call's shapes are shown), or "
+                "use exe.specialize(*arrays).as_text(stage)")
+        return self._specializations[self._latest].as_text(stage)
+
+    def serialize(self) -> bytes:
+        raise CompileError(
+            f"<unknown>: error: @{self.entry} has dynamic shapes {self._inputs_str()}; "
+            "only a specialization to concrete shapes can be serialized",
+            "exe.specialize(*arrays).serialize()")
+
+    def _specialization(self, inputs: list[np.ndarray]) -> Executable:
+        key = tuple(tuple(a.shape) for a in inputs)
+        found = self._specializations.get(key)
+        if found is None:
+            log.info("compiling @%s for %s: %s", self.entry, self._shapes_str(key),
+                     self._reason(key))
+            found = self._compile(key)
+            if len(self._specializations) >= MAX_SPECIALIZATIONS:
+                del self._specializations[next(iter(self._specializations))]
+            self._specializations[key] = found
+        self._latest = key
+        return found
+
+    def _compile(self, shapes: tuple[tuple[int, ...], ...]) -> Executable:
+        try:
+            return self._compile_refined(shapes)
+        except CompileError as error:
+            where = (f"while compiling @{self.entry} {self._inputs_str()} for "
+                     f"{self._shapes_str(shapes)}")
+            raise CompileError(error.diagnostics,
+                               f"{error.hint}; {where}" if error.hint else where) from None
+
+    def _compile_refined(self, shapes: tuple[tuple[int, ...], ...]) -> Executable:
+        from xlac.compiler import compile_bytes   # here: xlac.compiler imports this module
+        types = ",".join(_tensor_type(shape, spec.element_type)
+                         for shape, spec in zip(shapes, self.signature.inputs))
+        module = parse_module(new_context(), self._text, self._source_name)
+        run_passes(module, [f"stablehlo-refine-arguments{{types={types}}}"])
+        refined = module.operation.get_asm(enable_debug_info=True).encode()
+        return compile_bytes(refined, self._source_name, self.target, self.entry,
+                             **self._compile_options)
+
+    def _reason(self, key: tuple[tuple[int, ...], ...]) -> str:
+        if self._latest is None:
+            return "first call"
+        changed = [f"argument {i} was {self._shape_str(i, old)}"
+                   for i, (old, new) in enumerate(zip(self._latest, key)) if old != new]
+        count = len(self._specializations)
+        return (f"first call with this shape ({', '.join(changed)} in the previous call; "
+                f"{count} shape{'s' if count != 1 else ''} compiled before)")
+
+    def _shape_str(self, index: int, shape: tuple[int, ...]) -> str:
+        return shape_str(self.signature.inputs[index].dtype, shape)
+
+    def _shapes_str(self, key: tuple[tuple[int, ...], ...]) -> str:
+        return ", ".join(self._shape_str(i, shape) for i, shape in enumerate(key))
+
+    def _inputs_str(self) -> str:
+        return "(" + ", ".join(str(spec) for spec in self.signature.inputs) + ")"
+
+
+def _tensor_type(shape: tuple[int, ...], element_type: str) -> str:
+    dims = "".join(f"{d}x" for d in shape)
+    return f"tensor<{dims}{element_type}>"

@@ -1,0 +1,87 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-apply-schedules{threads=2})' --split-input-file | FileCheck %s
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-apply-schedules{threads=1})' --split-input-file | FileCheck %s --check-prefix=ONE
+
+/// A matmul: each thread takes half of C (the zero fill fused in); 8x32 tiles
+/// of C are vector accumulators carried across k, one contraction per k step.
+// CHECK-LABEL: func.func @matmul
+// CHECK-SAME: (%[[A:.*]]: tensor<64x128xf32>, %[[B:.*]]: tensor<128x64xf32>)
+// CHECK: scf.forall (%{{.*}}) in ({{[0-9]+}}) shared_outs(%[[C:.*]] = %{{.*}})
+// CHECK: scf.for %[[K:.*]] = %{{.*}} iter_args(%[[ACC:.*]] = %{{.*}}) -> (vector<8x32xf32>)
+// CHECK-DAG: %[[AK:.*]] = vector.transfer_read %[[A]]{{.*}} vector<8x1xf32>
+// CHECK-DAG: %[[BK:.*]] = vector.transfer_read %[[B]][%[[K]], {{.*}} vector<32xf32>
+// CHECK: %[[BK2:.*]] = vector.shape_cast %[[BK]] : vector<32xf32> to vector<1x32xf32>
+// CHECK: %[[NEXT:.*]] = vector.contract {{.*}} %[[AK]], %[[BK2]], %[[ACC]]
+// CHECK: scf.yield %[[NEXT]] : vector<8x32xf32>
+// CHECK-NOT: linalg.matmul
+/// With one thread there is no parallel loop.
+// ONE-LABEL: func.func @matmul
+// ONE-NOT: scf.forall
+// ONE: vector.contract
+func.func @matmul(%a: tensor<64x128xf32>, %b: tensor<128x64xf32>) -> tensor<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<64x64xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<64x64xf32>) -> tensor<64x64xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+/// Elementwise f32: 16 lanes at a time (one AVX-512 register); too small to split.
+// CHECK-LABEL: func.func @tanh
+// CHECK-NOT: scf.forall
+// CHECK: scf.for
+// CHECK: %[[V:.*]] = vector.transfer_read {{.*}} vector<16xf32>
+// CHECK: math.tanh %[[V]] : vector<16xf32>
+// CHECK-NOT: linalg.generic
+// ONE-LABEL: func.func @tanh
+func.func @tanh(%x: tensor<4096xf32>) -> tensor<4096xf32> {
+  %empty = tensor.empty() : tensor<4096xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<4096xf32>) outs(%empty : tensor<4096xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %t = math.tanh %in : f32
+    linalg.yield %t : f32
+  } -> tensor<4096xf32>
+  return %r : tensor<4096xf32>
+}
+
+// -----
+
+/// Row sums: rows split between the threads; each row is summed into a
+/// 16-lane accumulator, folded to one value at the row's end.
+// CHECK-LABEL: func.func @row_sum
+// CHECK: scf.forall (%{{.*}}) in ({{[0-9]+}})
+// CHECK: %[[SUM:.*]] = scf.for {{.*}} -> (vector<16xf32>)
+// CHECK: arith.addf {{.*}} : vector<16xf32>
+// CHECK: %[[ROW:.*]] = vector.shape_cast %[[SUM]] : vector<16xf32> to vector<1x16xf32>
+// CHECK: vector.multi_reduction <add>, %[[ROW]]
+// ONE-LABEL: func.func @row_sum
+// ONE-NOT: scf.forall
+func.func @row_sum(%x: tensor<256x1024xf32>) -> tensor<256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<256xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<256xf32>) -> tensor<256xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>], iterator_types = ["parallel", "reduction"]} ins(%x : tensor<256x1024xf32>) outs(%init : tensor<256xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<256xf32>
+  return %r : tensor<256xf32>
+}
+
+// -----
+
+/// Complex numbers have no vector form: the op is left for scalar loops.
+// CHECK-LABEL: func.func @complex_exp
+// CHECK: linalg.generic
+// CHECK: complex.exp %{{.*}} : complex<f32>
+// ONE-LABEL: func.func @complex_exp
+func.func @complex_exp(%x: tensor<4096xcomplex<f32>>) -> tensor<4096xcomplex<f32>> {
+  %empty = tensor.empty() : tensor<4096xcomplex<f32>>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]} ins(%x : tensor<4096xcomplex<f32>>) outs(%empty : tensor<4096xcomplex<f32>>) {
+  ^bb0(%in: complex<f32>, %out: complex<f32>):
+    %t = complex.exp %in : complex<f32>
+    linalg.yield %t : complex<f32>
+  } -> tensor<4096xcomplex<f32>>
+  return %r : tensor<4096xcomplex<f32>>
+}

@@ -1,0 +1,40 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-approximate-math)' --split-input-file | FileCheck %s
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-approximate-math,inline)' --split-input-file | FileCheck %s --check-prefix=INLINED
+
+/// f32 exp and tanh on vectors call polynomial helpers, one per type.
+// CHECK-LABEL: func.func @vector_exp_tanh
+// CHECK-SAME: (%[[X:.*]]: vector<16xf32>)
+// CHECK: %[[E:.*]] = call @xla_exp_v16f32(%[[X]]) : (vector<16xf32>) -> vector<16xf32>
+// CHECK: %[[T:.*]] = call @xla_tanh_v16f32(%[[E]])
+// CHECK: return %[[T]]
+// CHECK-LABEL: func.func private @xla_exp_v16f32
+// CHECK: math.roundeven
+// CHECK: math.fma
+// CHECK-NOT: math.exp
+// CHECK: arith.cmpf uno
+// CHECK-LABEL: func.func private @xla_tanh_v16f32
+// CHECK: math.copysign
+/// Inlined, no libm call is left.
+// INLINED-LABEL: func.func @vector_exp_tanh
+// INLINED-NOT: math.exp
+// INLINED-NOT: math.tanh
+// INLINED: math.fma {{.*}} : vector<16xf32>
+func.func @vector_exp_tanh(%x: vector<16xf32>) -> vector<16xf32> {
+  %0 = math.exp %x : vector<16xf32>
+  %1 = math.tanh %0 : vector<16xf32>
+  return %1 : vector<16xf32>
+}
+
+// -----
+
+/// Scalar f32 too; f64 keeps libm's exp (its own precision is needed).
+// CHECK-LABEL: func.func @scalars
+// CHECK-SAME: (%[[A:.*]]: f32, %[[B:.*]]: f64)
+// CHECK: call @xla_exp_f32(%[[A]]) : (f32) -> f32
+// CHECK: math.exp %[[B]] : f64
+// INLINED-LABEL: func.func @scalars
+func.func @scalars(%a: f32, %b: f64) -> (f32, f64) {
+  %0 = math.exp %a : f32
+  %1 = math.exp %b : f64
+  return %0, %1 : f32, f64
+}

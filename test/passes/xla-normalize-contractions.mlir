@@ -1,0 +1,74 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-normalize-contractions)' --split-input-file | FileCheck %s
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-normalize-contractions{outline=true})' --split-input-file | FileCheck %s --check-prefix=OUTLINE
+
+/// Attention's Q.K^T: K is transposed once, then one linalg.batch_matmul.
+// CHECK-LABEL: func.func @q_kt
+// CHECK: %[[C:.*]] = linalg.fill
+// CHECK: call @[[HELPER:[a-z_0-9]+]](%{{.*}}, %{{.*}}, %[[C]])
+// CHECK: func.func private @[[HELPER]](%[[Q:.*]]: tensor<8x512x64xf32>, %[[K:.*]]: tensor<8x512x64xf32>, %[[INIT:.*]]: tensor<8x512x512xf32>)
+// CHECK: %[[KT:.*]] = linalg.transpose ins(%[[K]] : tensor<8x512x64xf32>) {{.*}} permutation = [0, 2, 1]
+// CHECK: %[[R:.*]] = linalg.batch_matmul ins(%[[Q]], %[[KT]] : {{.*}}) outs(%[[INIT]] : tensor<8x512x512xf32>)
+// CHECK: return %[[R]]
+/// outline=true only moves the generic into a function of its own.
+// OUTLINE-LABEL: func.func @q_kt
+// OUTLINE: call @[[HELPER:[a-z_0-9]+]](
+// OUTLINE: func.func private @[[HELPER]](
+// OUTLINE: linalg.generic
+// OUTLINE-NOT: linalg.batch_matmul
+func.func @q_kt(%q: tensor<8x512x64xf32>, %k: tensor<8x512x64xf32>) -> tensor<8x512x512xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<8x512x512xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<8x512x512xf32>) -> tensor<8x512x512xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, m, k)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%q, %k : tensor<8x512x64xf32>, tensor<8x512x64xf32>) outs(%c : tensor<8x512x512xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<8x512x512xf32>
+  return %r : tensor<8x512x512xf32>
+}
+
+// -----
+
+/// Two m dims (a [batch, seq, hidden] activation times a weight): m is
+/// collapsed to one dim around a linalg.matmul.
+// CHECK-LABEL: func.func @activation_times_weight
+// CHECK: func.func private @xla_contraction_0
+// CHECK-SAME: (%[[X:[a-z0-9]+]]: tensor<4x256x256xf32>, %[[W:[a-z0-9]+]]: tensor<256x768xf32>, %[[INIT:[a-z0-9]+]]: tensor<4x256x768xf32>)
+// CHECK: %[[X2:.*]] = tensor.collapse_shape %[[X]] {{\[}}[0, 1], [2]] : tensor<4x256x256xf32> into tensor<1024x256xf32>
+// CHECK: %[[INIT2:.*]] = tensor.collapse_shape %[[INIT]]
+// CHECK: %[[R:.*]] = linalg.matmul ins(%[[X2]], %[[W]] : {{.*}}) outs(%[[INIT2]] : tensor<1024x768xf32>)
+// CHECK: tensor.expand_shape %[[R]] {{\[}}[0, 1], [2]] output_shape [4, 256, 768]
+// OUTLINE-LABEL: func.func @activation_times_weight
+func.func @activation_times_weight(%x: tensor<4x256x256xf32>, %w: tensor<256x768xf32>) -> tensor<4x256x768xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<4x256x768xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<4x256x768xf32>) -> tensor<4x256x768xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2, d3) -> (d0, d1, d3)>, affine_map<(d0, d1, d2, d3) -> (d3, d2)>, affine_map<(d0, d1, d2, d3) -> (d0, d1, d2)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%x, %w : tensor<4x256x256xf32>, tensor<256x768xf32>) outs(%c : tensor<4x256x768xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<4x256x768xf32>
+  return %r : tensor<4x256x768xf32>
+}
+
+// -----
+
+/// Not a plain multiply-add (an exp fused in): left alone.
+// CHECK-LABEL: func.func @not_a_contraction
+// CHECK: linalg.generic
+// CHECK: math.exp
+// CHECK-NOT: call
+// OUTLINE-LABEL: func.func @not_a_contraction
+// OUTLINE-NOT: call
+func.func @not_a_contraction(%x: tensor<16x32xf32>, %w: tensor<32x8xf32>, %c: tensor<16x8xf32>) -> tensor<16x8xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<16x32xf32>, tensor<32x8xf32>) outs(%c : tensor<16x8xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %e = math.exp %a : f32
+    %p = arith.mulf %e, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<16x8xf32>
+  return %r : tensor<16x8xf32>
+}

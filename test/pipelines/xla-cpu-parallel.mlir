@@ -1,0 +1,16 @@
+// RUN: env XLAC_NUM_THREADS=2 xla-opt %s --pass-pipeline='builtin.module(xla-lower-to-linalg,xla-bufferize,xla-lower-to-llvm)' | FileCheck %s
+// RUN: env XLAC_NUM_THREADS=1 xla-opt %s --pass-pipeline='builtin.module(xla-lower-to-linalg,xla-bufferize,xla-lower-to-llvm)' | FileCheck %s --check-prefix=ONE
+
+/// A 256x256x256 matmul runs as an OpenMP parallel loop whose body is FMAs
+/// on two zmm registers at a time; XLAC_NUM_THREADS=1 compiles it without the parallel region.
+// CHECK-LABEL: llvm.func @main
+// CHECK: omp.parallel
+// CHECK: omp.wsloop
+// CHECK: llvm.intr.fmuladd{{.*}}vector<32xf32>
+// ONE-LABEL: llvm.func @main
+// ONE-NOT: omp.parallel
+// ONE: llvm.intr.fmuladd{{.*}}vector<32xf32>
+func.func @main(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  return %0 : tensor<256x256xf32>
+}

@@ -1,0 +1,148 @@
+"""The persistent compilation cache: hits, misses and their reasons, bad
+entries ignored and rebuilt, a private directory, fast hits."""
+
+from __future__ import annotations
+
+import logging
+import os
+import stat
+import time
+
+import numpy as np
+import pytest
+
+import xlac
+from xlac import cache
+
+from conftest import require_shared
+
+PROGRAM = """func.func @main(%a: tensor<3x4xf32>, %b: tensor<4xf32>) -> tensor<3x4xf32> {
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<4xf32>) -> tensor<3x4xf32>
+  %0 = stablehlo.add %a, %bb : tensor<3x4xf32>
+  %1 = stablehlo.exponential %0 : tensor<3x4xf32>
+  return %1 : tensor<3x4xf32>
+}
+"""
+OTHER = PROGRAM.replace("exponential", "sine")
+A = np.arange(12, dtype=np.float32).reshape(3, 4) / 10
+B = np.linspace(-1, 1, 4, dtype=np.float32)
+
+
+@pytest.fixture
+def cache_dir(tmp_path, monkeypatch):
+    directory = tmp_path / "cache"
+    monkeypatch.setenv("XLAC_CACHE_DIR", str(directory))
+    return directory
+
+
+def compile_logged(caplog, source=PROGRAM, **kwargs):
+    """Compile (waiting for the entry to be written); the cache's log lines."""
+    caplog.clear()
+    with caplog.at_level(logging.INFO, logger="xlac.cache"):
+        exe = xlac.compile(source, **kwargs)
+        cache.flush()
+    return exe, [r.getMessage() for r in caplog.records if r.name == "xlac.cache"]
+
+
+def entries(directory):
+    return sorted(directory.glob("*.xlac"))
+
+
+def test_miss_then_hit_with_one_line_each(cache_dir, caplog):
+    cold, lines = compile_logged(caplog)
+    assert len(lines) == 1 and "miss" in lines[0] and lines[0].endswith("no entry")
+    warm, lines = compile_logged(caplog)
+    assert len(lines) == 1 and "hit" in lines[0]
+    np.testing.assert_array_equal(warm(A, B), cold(A, B))
+    np.testing.assert_allclose(warm(A, B), np.exp(A + B), rtol=1e-6)
+    assert "linalg.generic" in warm.as_text("linalg")       # stages come from the input
+
+
+def test_directory_is_private_and_holds_only_whole_entries(cache_dir, caplog):
+    compile_logged(caplog)
+    assert stat.S_IMODE(cache_dir.stat().st_mode) == 0o700
+    assert [p.suffix for p in cache_dir.iterdir()] == [".xlac"]
+    assert stat.S_IMODE(entries(cache_dir)[0].stat().st_mode) == 0o600
+
+
+def test_locations_do_not_change_the_key(cache_dir, caplog):
+    compile_logged(caplog)
+    _, lines = compile_logged(caplog, "// the same program, moved\n\n" + PROGRAM)
+    assert "hit" in lines[0]
+
+
+def test_options_and_programs_change_the_key(cache_dir, caplog):
+    compile_logged(caplog)
+    for source, kwargs in [(OTHER, {}), (PROGRAM, {"disable_passes": ("cse",)})]:
+        _, lines = compile_logged(caplog, source, **kwargs)
+        assert "miss" in lines[0]
+    assert len(entries(cache_dir)) == 3
+
+
+@pytest.mark.parametrize("damage, reason", [
+    (lambda data: data[: len(data) // 3], "not an xlac artifact"),
+    (lambda data: data[:-200] + bytes([data[-200] ^ 0x40]) + data[-199:], "checksum mismatch"),
+    (lambda data: b"", "not an xlac artifact"),
+])
+def test_damaged_entry_is_ignored_and_rebuilt(cache_dir, caplog, damage, reason):
+    compile_logged(caplog)
+    [entry] = entries(cache_dir)
+    entry.write_bytes(damage(entry.read_bytes()))
+    exe, lines = compile_logged(caplog)
+    assert len(lines) == 1 and "miss" in lines[0] and reason in lines[0], lines
+    np.testing.assert_allclose(exe(A, B), np.exp(A + B), rtol=1e-6)
+    _, lines = compile_logged(caplog)
+    assert "hit" in lines[0]                                   # rebuilt
+
+
+def test_foreign_entry_is_not_loaded(cache_dir, caplog):
+    compile_logged(caplog, OTHER)
+    [other] = entries(cache_dir)
+    compile_logged(caplog)
+    [mine] = [e for e in entries(cache_dir) if e != other]
+    mine.write_bytes(other.read_bytes())                       # sine's code under exp's key
+    exe, lines = compile_logged(caplog)
+    assert "foreign entry" in lines[0]
+    np.testing.assert_allclose(exe(A, B), np.exp(A + B), rtol=1e-6)
+
+
+def test_entry_writable_by_others_is_not_loaded(cache_dir, caplog):
+    compile_logged(caplog)
+    [entry] = entries(cache_dir)
+    os.chmod(entry, 0o666)
+    _, lines = compile_logged(caplog)
+    assert "writable by another user" in lines[0]
+
+
+def test_shared_directory_turns_the_cache_off(cache_dir, caplog):
+    cache_dir.mkdir(mode=0o777)
+    os.chmod(cache_dir, 0o777)
+    _, lines = compile_logged(caplog)
+    assert lines == [f"xlac cache off: {cache_dir} is writable by other users (chmod 700 it)"]
+    assert entries(cache_dir) == []
+
+
+def test_empty_value_turns_the_cache_off(monkeypatch, caplog, tmp_path):
+    monkeypatch.setenv("XLAC_CACHE_DIR", "")
+    monkeypatch.chdir(tmp_path)
+    _, lines = compile_logged(caplog)
+    assert lines == [] and list(tmp_path.iterdir()) == []
+
+
+def test_default_directory_is_under_the_user_cache(monkeypatch, tmp_path):
+    monkeypatch.delenv("XLAC_CACHE_DIR")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cache.cache_dir() == tmp_path / "xlac"
+
+
+@pytest.mark.parametrize("name", ["softmax", "mlp"])
+def test_a_hit_compiles_a_bench_program_in_under_50_ms(cache_dir, caplog, name):
+    path = require_shared("bench", "suite", f"{name}.stablehlo.mlir")
+    compile_logged(caplog, path)
+    times = []
+    for _ in range(3):
+        start = time.perf_counter()
+        xlac.compile(path)
+        times.append(time.perf_counter() - start)
+    assert min(times) < 0.050, f"cache hits took {times}"
+

@@ -1,0 +1,59 @@
+"""xla-compile: compile a StableHLO program ahead of time into a shared library.
+
+    xla-compile model.mlir -o libmodel.so --header model.h
+    xla-compile model.mlir -o model.so --entry main,predict --name model
+
+The library exports, per entry, ``int <name>_<entry>(const void *const *inputs,
+void *const *outputs)`` and ``<name>_<entry>_signature()`` (see docs/aot.md);
+``xlac.load("model.so")`` runs it from Python without MLIR.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from xlac.tools.common import read_input, user_errors
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="xla-compile", description=__doc__.strip().splitlines()[0])
+    p.add_argument("module", help="StableHLO program (.mlir text, .mlirbc, portable artifact)")
+    p.add_argument("-o", dest="output", required=True, help="the shared library to write")
+    p.add_argument("--header", default=None, help="also write this C header")
+    p.add_argument("--target", default="cpu", help="cpu (default)")
+    p.add_argument("--entry", default="main",
+                   help="comma-separated entry functions (default main)")
+    p.add_argument("--name", default="",
+                   help="C symbol prefix (default: the library's name, 'libmodel.so' -> model)")
+    p.add_argument("--disable-passes", default="", help="comma-separated passes to skip")
+    p.add_argument("--mlir-timing", action="store_true", help="per-pass times on stderr")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    with user_errors("xla-compile"):
+        return _compile(args)
+
+
+def _compile(args) -> int:
+    import os
+
+    from xlac.aot import compile_library
+
+    if args.mlir_timing:
+        os.environ["XLAC_TIMING"] = "1"
+    data, name = read_input(args.module)
+    entries = tuple(e for e in args.entry.split(",") if e)
+    disabled = tuple(p for p in args.disable_passes.split(",") if p)
+    prefix = compile_library(data, name, args.output, args.header, entries, args.name,
+                             args.target, disabled)
+    symbols = ", ".join(f"{prefix}_{entry}" for entry in entries)
+    print(f"xla-compile: wrote {args.output} ({symbols})"
+          + (f" and {args.header}" if args.header else ""), file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
