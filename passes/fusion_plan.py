@@ -129,7 +129,7 @@ class _Planner:
                 return ""
             return f"it already belongs to the fusion rooted at {self._name(groups.root(home))}"
         size, loop = iteration_size(op), groups.loop_size(group)
-        if is_expensive(op) and size < loop:
+        if is_expensive(op) and 0 < size < loop:   # an empty op costs nothing anywhere
             return f"expensive op would be recomputed {loop // size}x (once per broadcast element)"
         if not groups.outside_users(producer, group):
             return self._move(producer, group)

@@ -56,11 +56,11 @@ def plan_for(op: ir.Operation, threads: int) -> Plan | None:
     if op.name == "linalg.fill" and _only_feeds_contractions(op):
         return None                    # the contraction's schedule fuses it into its tiles
     if op.name == "linalg.transpose":
-        return _elementwise_plan(nest, threads)
+        return _transpose_plan(op, nest, threads)
     if op.name not in ("linalg.generic", "linalg.fill") or not _simple_body(op):
         return None
     if not nest.reductions:
-        return _elementwise_plan(nest, threads)
+        return _elementwise_plan(nest, threads, _has_math(op))
     if len(op.results) == 1:
         return _reduction_plan(nest, threads)
     return None
@@ -133,10 +133,17 @@ def _lanes(nest: LoopNest) -> int:
     return VECTOR_BYTES // nest.element_bytes
 
 
-def _vector_size(extent: int, lanes: int) -> int:
-    """One register (out-of-order execution overlaps the iterations; wider
-    only makes more code to compile); a short dim is taken whole, no mask."""
-    return min(extent, lanes)
+def _vector_size(extent: int, lanes: int, registers: int = 1) -> int:
+    """One register: out-of-order execution overlaps the iterations of memory-
+    bound loops, and wider only makes more code to compile. Four for long
+    math (exp, tanh polynomials), whose dependency chains need the overlap in
+    the code. A short dim is taken whole, no mask."""
+    return min(extent, registers * lanes)
+
+
+def _has_math(op: ir.Operation) -> bool:
+    return any(inner.operation.name.startswith("math.")
+               for inner in op.regions[0].blocks[0].operations)
 
 
 def _round_up(value: int, multiple: int) -> int:
@@ -169,13 +176,24 @@ def _chunks(extents: tuple[int, ...], threads: int, align: tuple[int, ...] | int
     return tuple(sizes)
 
 
-def _elementwise_plan(nest: LoopNest, threads: int) -> Plan | None:
+def _elementwise_plan(nest: LoopNest, threads: int, math_heavy: bool = False) -> Plan | None:
     rank = len(nest.extents)
     if not 1 <= rank <= 5:
         return None
-    vector = _vector_size(nest.extents[-1], _lanes(nest))
+    vector = _vector_size(nest.extents[-1], _lanes(nest), 4 if math_heavy else 1)
     chunks = _chunks(nest.extents, threads, vector)
     return Plan(f"xla_elementwise_{rank}d", chunks + (vector,))
+
+
+def _transpose_plan(op: ir.Operation, nest: LoopNest, threads: int) -> Plan | None:
+    """Innermost two dims swapped, 4-byte elements: 16x16 register blocks."""
+    permutation = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+    rank = len(permutation)
+    swapped = permutation[:-2] == list(range(rank - 2)) and permutation[-2:] == [rank - 1, rank - 2]
+    if not swapped or rank not in (2, 3) or nest.element_bytes != 4:
+        return _elementwise_plan(nest, threads)
+    align = (1,) * (rank - 2) + (16, 16)
+    return Plan(f"xla_transpose_{rank}d", _chunks(nest.extents, threads, align))
 
 
 def _reduction_plan(nest: LoopNest, threads: int) -> Plan | None:

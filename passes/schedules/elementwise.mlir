@@ -1,7 +1,7 @@
 // Elementwise linalg ops (every loop parallel; broadcasts and transposes in
 // the indexing maps are fine): split the outer loops among the threads with
 // scf.forall, then walk each chunk with one vector of the innermost loop at a
-// time (16 f32: one AVX-512 register).
+// time (16 f32: one AVX-512 register; four for exp/tanh polynomials).
 // A partial last vector is masked. Parameters: the forall tile size of each
 // loop (0 = not split), then the vector length.
 module attributes {transform.with_named_sequence} {

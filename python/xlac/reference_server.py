@@ -155,6 +155,8 @@ def _run_xlac(request: bytes) -> bytes:
         result = ("ok", xlac.compile(data, entry=entry, cache=False).run(*inputs))
     except xlac.XlacError as exc:
         result = ("error", [str(exc)])
+    except Exception as exc:  # noqa: BLE001 - an xlac bug, reported rather than fatal
+        result = ("error", [f"<xlac>: error: {type(exc).__name__}: {exc} (an xlac bug)"])
     return pickle.dumps(result)
 
 

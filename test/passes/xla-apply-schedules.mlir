@@ -27,12 +27,13 @@ func.func @matmul(%a: tensor<64x128xf32>, %b: tensor<128x64xf32>) -> tensor<64x6
 
 // -----
 
-/// Elementwise f32: 16 lanes at a time (one AVX-512 register); too small to split.
+/// Elementwise f32 with a transcendental: 64 lanes at a time (four AVX-512
+/// registers, for the polynomial's latency); too small to split.
 // CHECK-LABEL: func.func @tanh
 // CHECK-NOT: scf.forall
 // CHECK: scf.for
-// CHECK: %[[V:.*]] = vector.transfer_read {{.*}} vector<16xf32>
-// CHECK: math.tanh %[[V]] : vector<16xf32>
+// CHECK: %[[V:.*]] = vector.transfer_read {{.*}} vector<64xf32>
+// CHECK: math.tanh %[[V]] : vector<64xf32>
 // CHECK-NOT: linalg.generic
 // ONE-LABEL: func.func @tanh
 func.func @tanh(%x: tensor<4096xf32>) -> tensor<4096xf32> {

@@ -132,3 +132,14 @@ def test_inline_restores_plain_ops_with_their_kernel():
     inlined, _ = run_fuse(text, "builtin.module(xla-fuse,xla-inline-fusions)")
     assert "xla.fusion\"" not in inlined
     assert inlined.count('xla.fusion_group = 0 : i64, xla.fusion_kind = "output"') == 6
+
+
+def test_zero_size_tensors_fuse_without_error():
+    exe = xlac.compile("func.func @main(%a: tensor<f32>) -> tensor<f32> {\n"
+                       "  %0 = stablehlo.broadcast_in_dim %a, dims = [] : (tensor<f32>) -> tensor<0xf32>\n"
+                       "  %1 = stablehlo.exponential %0 : tensor<0xf32>\n"
+                       "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+                       "  %2 = stablehlo.reduce(%1 init: %z) applies stablehlo.add across dimensions = [0]"
+                       " : (tensor<0xf32>, tensor<f32>) -> tensor<f32>\n"
+                       "  return %2 : tensor<f32>\n}")
+    assert exe(np.float32(1.0)) == 0.0

@@ -52,6 +52,30 @@ def openmp_library() -> str | None:
     return None
 
 
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3      # glibc mallopt parameters
+MALLOC_ENV = "XLAC_MALLOC_TUNING"
+
+
+@functools.cache
+def keep_freed_memory() -> bool:
+    """Let glibc keep freed blocks up to 32 MiB for reuse instead of unmapping them.
+
+    Why: compiled code mallocs its temporaries (and numpy its outputs) on
+    every call. Above glibc's default mmap threshold each one is a fresh
+    mmap whose pages fault in one by one (~6 ms of a 2 ms softmax); kept in
+    the heap they are reused warm. Process-wide; XLAC_MALLOC_TUNING=0 skips
+    it (docs/cpu-runtime.md).
+    """
+    if os.environ.get(MALLOC_ENV, "1") == "0":
+        return False
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)
+                    and libc.mallopt(_M_TRIM_THRESHOLD, 512 << 20))
+    except (OSError, AttributeError):     # not glibc: nothing to tune
+        return False
+
+
 def _runtime_libraries() -> list[str]:
     # libm resolves tanh, erf, atan2 ... that convert-math-to-libm calls;
     # libiomp5 the __kmpc_* calls of parallel loops.
@@ -72,6 +96,7 @@ class CpuFunction:
     def __init__(self, module: ir.Module, entry: str, opt_level: int = 3):
         ctx = module.context
         openmp_library()
+        keep_freed_memory()
         with ctx, collect_diagnostics(ctx) as diags:
             try:
                 # PIC: the same object code can be linked into a shared
