@@ -18,6 +18,7 @@ from pathlib import Path
 from xlac import artifact
 from xlac.errors import CompileError
 from xlac.executable import Executable
+from xlac.runtime.cpu import keep_freed_memory
 from xlac.signature import Signature, TensorSpec
 
 _ENTRY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
@@ -75,6 +76,7 @@ def from_blob(blob: bytes, what: str, entry: str = "main", target: str = "cpu",
     ``expect``: metadata fields that must hold these values (the cache's key).
     """
     library_bytes, meta = artifact.unpack(blob, what)
+    keep_freed_memory()          # as for JIT-compiled code: warm temporaries
     for field, value in (expect or {}).items():
         if meta.get(field) != value:
             raise artifact.ArtifactError(f"{what}: foreign entry ({field} is "
