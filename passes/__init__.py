@@ -37,6 +37,7 @@ _REGISTRY: dict[str, str] = {
     "xla-apply-schedules": "apply_schedules:ApplySchedules",
     "xla-normalize-contractions": "normalize_contractions:NormalizeContractions",
     "xla-openmp-dynamic-schedule": "openmp_schedule:OpenmpDynamicSchedule",
+    "xla-gpu-wrap-host-code": "gpu_wrap_host_code:GpuWrapHostCode",
 }
 
 

@@ -19,7 +19,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("module", help="StableHLO program (.mlir text, .mlirbc, portable artifact)")
     p.add_argument("--input", action="append", default=[], help="SHAPExTYPE=VALUES or @file.npy")
     p.add_argument("--function", default="main", help="entry function (default main)")
-    p.add_argument("--target", default="cpu", help="cpu (default)")
+    p.add_argument("--target", default="cpu", help="cpu (default) or cuda (NVIDIA GPU, sm_90)")
     p.add_argument("--benchmark", type=int, default=0, metavar="N", help="time N more runs")
     p.add_argument("--reference", action="store_true",
                    help="also run the StableHLO reference interpreter; print the largest difference")

@@ -12,7 +12,7 @@ from xlac.runtime.cpu import CpuFunction
 from xlac.signature import entry_signature
 from xlac.stages import StageTexts
 
-TARGETS = ("cpu",)
+TARGETS = ("cpu", "cuda")
 
 
 def compile(source, target: str = "cpu", entry: str = "main",
@@ -41,6 +41,8 @@ def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str
     check_disabled(options.disable_passes, pipelines.cpu(entry))
     module = parse_module(new_context(), data, source_name)
     stages = StageTexts(data, source_name, entry, frozenset(options.disable_passes))
+    if target == "cuda":                            # no cache yet: its key and store are CPU-shaped
+        return _compile_cuda(module, stages, source_name, entry, options)
     if has_dynamic_arguments(module, entry):        # `?` dims: compiled per call shape
         return compile_dynamic(module, stages, source_name, target, entry,
                                options.disable_passes, cache)
@@ -74,6 +76,14 @@ def _compile_module(module, data, source_name, target, entry, options, stages) -
     function = session.jit(lambda: CpuFunction(module, entry))
     session.finish()
     return Executable(function, signature, stages, target, entry=entry)
+
+
+def _compile_cuda(module, stages, source_name, entry, options) -> Executable:
+    from xlac.cuda_compile import compile_cuda
+    if has_dynamic_arguments(module, entry):
+        raise CompileError(f"{source_name}: error: dynamic shapes (`?` dimensions) are not "
+                           "supported on cuda", "compile for target='cpu', or give static shapes")
+    return compile_cuda(module, stages, entry, frozenset(options.disable_passes))
 
 
 def _open_cache(wanted: bool):
