@@ -17,7 +17,7 @@ from importlib import metadata
 from pathlib import Path
 
 from xlac.cuda_llvm_compat import llvm24_to_llvm22
-from xlac.errors import CompileError
+from xlac.errors import CompileError, format_location
 from xlac.mlir import ir
 
 ARCH = "sm_90"
@@ -33,8 +33,26 @@ def kernel_modules(module: ir.Module) -> dict[str, str]:
             name = ir.StringAttr(op.attributes["sym_name"]).value
             body = "\n".join(str(inner) for inner in op.regions[0].blocks[0].operations)
             fresh = ir.Module.parse(body, module.context)
+            _check_translatable(fresh, name)
             kernels[name] = llvm24_to_llvm22(translate_module_to_llvmir(fresh.operation))
     return kernels
+
+
+def _check_translatable(kernel: ir.Module, name: str) -> None:
+    """Refuse, as a CompileError, what would make the LLVM translation abort the process."""
+    left = []
+
+    def visit(op):
+        if not op.name.startswith(("llvm.", "nvvm.", "builtin.module")):
+            left.append(op)
+        return ir.WalkResult.ADVANCE
+
+    kernel.operation.walk(visit)
+    if left:
+        op = left[0]
+        raise CompileError(f"{format_location(op.location)}: error: kernel {name} still has "
+                           f"'{op.name}' after lowering to NVVM; this program is not supported "
+                           "on cuda yet")
 
 
 def to_ptx(kernels: dict[str, str]) -> str:

@@ -104,3 +104,12 @@ def test_unknown_stage_lists_cuda_stages():
     assert exe.stages[-2:] == ["gpu", "ptx"]
     with pytest.raises(xlac.CompileError, match="stages: .*ptx"):
         exe.as_text("bufferized")
+
+
+def test_unlowerable_kernel_is_a_compile_error_not_a_crash():
+    # complex math is not lowered to NVVM yet; the translation would abort the process
+    text = ("func.func @main(%x: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {\n"
+            "  %0 = stablehlo.exponential %x : tensor<4xcomplex<f32>>\n"
+            "  return %0 : tensor<4xcomplex<f32>>\n}")
+    with pytest.raises(xlac.CompileError, match="not supported on cuda"):
+        xlac.compile(text, target="cuda")
