@@ -18,6 +18,7 @@ from pathlib import Path
 
 from xlac import pipelines
 from xlac.errors import format_location
+from xlac.fusion_report import scaled, short_name
 from xlac.mlir import ir
 from xlac.passes.base import functions
 from xlac.passes.fusion_ops import CONSTANT, bytes_of, flops, op_class, type_text
@@ -95,8 +96,8 @@ def _kernel(op: ir.Operation, number: int) -> Kernel:
         title = f"fusion {number} ({kind})"
         work = sum(flops(o) for o in body)
     else:
-        body, kind, title, work = [op], "op", f"kernel {number}: {_short(op.name)}", flops(op)
-    names = Counter(_short(o.name) for o in body if op_class(o) != CONSTANT)
+        body, kind, title, work = [op], "op", f"kernel {number}: {short_name(op.name)}", flops(op)
+    names = Counter(short_name(o.name) for o in body if op_class(o) != CONSTANT)
     return Kernel(title, kind, [n + (f" x{c}" if c > 1 else "") for n, c in names.items()],
                   [type_text(v.type) for v in op.operands],
                   [type_text(v.type) for v in op.results],
@@ -204,17 +205,6 @@ def _table(graph: Graph) -> str:
 
 def _clip(text: str, limit: int = 42) -> str:
     return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
-def _short(name: str) -> str:
-    return name.removeprefix("stablehlo.")
-
-
-def scaled(amount: int, unit: str) -> str:
-    for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
-        if amount >= scale:
-            return f"{amount / scale:.1f} {prefix}{unit}"
-    return f"{amount} {unit}"
 
 
 def write_fusion_graph(module: ir.Module, path: Path, title: str = "") -> None:

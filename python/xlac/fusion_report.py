@@ -63,7 +63,7 @@ def render(module: ir.Operation, remarks: list) -> str:
 
 def _fusion_line(fusion: ir.Operation, number: int) -> str:
     body = [op.operation for op in fusion_body(fusion).operations][:-1]
-    names = Counter(_short(op.name) for op in body if op_class(op) != CONSTANT)
+    names = Counter(short_name(op.name) for op in body if op_class(op) != CONSTANT)
     ops = ", ".join(name + (f" x{count}" if count > 1 else "") for name, count in names.items())
     kind = fusion_kind(fusion)
     return (f"fusion {number:<3} {kind:<12} {ops}\n"
@@ -72,7 +72,7 @@ def _fusion_line(fusion: ir.Operation, number: int) -> str:
 
 
 def _kernel_line(op: ir.Operation) -> str:
-    return (f"op         {'-':<12} {_short(op.name)}\n"
+    return (f"op         {'-':<12} {short_name(op.name)}\n"
             f"           {_traffic(op, flops(op))}  {format_location(op.location)}")
 
 
@@ -80,7 +80,7 @@ def _traffic(op: ir.Operation, work: int) -> str:
     inputs = ", ".join(type_text(v.type) for v in op.operands)
     outputs = ", ".join(type_text(v.type) for v in op.results)
     moved = sum(bytes_of(v.type) for v in list(op.operands) + list(op.results))
-    return f"{inputs} -> {outputs}  {_scaled(moved, 'B')}  {_scaled(work, 'FLOP')}"
+    return f"{inputs} -> {outputs}  {scaled(moved, 'B')}  {scaled(work, 'FLOP')}"
 
 
 def _where(body: list[ir.Operation]) -> str:
@@ -89,11 +89,11 @@ def _where(body: list[ir.Operation]) -> str:
     return format_location(computing[-1].location)
 
 
-def _short(name: str) -> str:
+def short_name(name: str) -> str:
     return name.removeprefix("stablehlo.")
 
 
-def _scaled(amount: int, unit: str) -> str:
+def scaled(amount: int, unit: str) -> str:
     for scale, prefix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
         if amount >= scale:
             return f"{amount / scale:.1f} {prefix}{unit}"
