@@ -10,11 +10,13 @@ from pathlib import Path
 
 from xlac.mlir import ir, passmanager
 from xlac.passes.base import ModulePass, functions, nested_ops
+from xlac.passes.fused_rows_plan import fused_rows_plan
 from xlac.passes.schedule_plan import Plan, plan_for
 from xlac.runtime.cpu import configured_threads
 
 SCHEDULES = Path(__file__).parent / "schedules"
 _TAG = "xla_schedule"          # op attribute the generated main matches on
+_MEMBER_TAG = "xla_schedule_member"     # ... and on the ops fused into a scheduled op
 _LIBRARY_ATTR = "transform.with_named_sequence"
 ERRORS_ENV = "XLAC_SCHEDULE_ERRORS"     # set: print why a schedule did not apply
 
@@ -44,14 +46,34 @@ class ApplySchedules(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         threads = self.threads or configured_threads()
-        planned = [(op, plan) for op in _linalg_ops(module)
-                   if (plan := plan_for(op, threads)) is not None]
+        planned = _plans(_linalg_ops(module), threads)
         if not planned:
             return
         if not _apply(module, planned):
-            kept = [item for item in planned if _apply(module, [item], commit=False)]
+            kept = []
+            for item in planned:
+                if _apply(module, [item], commit=False):
+                    kept.append(item)
+                elif item[1].members:   # a fused group that does not apply: its ops one by one
+                    kept += [single for single in _singles(item, threads)
+                             if _apply(module, [single], commit=False)]
             if kept:
                 _apply(module, kept)
+
+
+def _plans(ops: list[ir.Operation], threads: int) -> list[tuple[ir.Operation, Plan]]:
+    """A plan per op; a row group's last consumer first takes its producers."""
+    fused: set[ir.Operation] = set()
+    grouped = {}
+    for op in reversed(ops):
+        if op.operation not in fused and (plan := fused_rows_plan(op, threads)) is not None:
+            grouped[op.operation] = plan
+            fused |= {member.operation for member in plan.members}
+    planned = [(op, plan) for op in ops if op.operation not in fused
+               and (plan := grouped.get(op.operation) or plan_for(op, threads)) is not None]
+    for member in fused:            # after the lookups above: this edits the IR
+        _own_empty_init(member)
+    return planned
 
 
 def _linalg_ops(module: ir.Operation) -> list[ir.Operation]:
@@ -62,15 +84,39 @@ def _linalg_ops(module: ir.Operation) -> list[ir.Operation]:
     return found
 
 
+def _singles(item: tuple[ir.Operation, Plan], threads: int) -> list[tuple[ir.Operation, Plan]]:
+    root, group = item
+    return [(op, plan) for op in (*reversed(group.members), root)
+            if (plan := plan_for(op, threads)) is not None]
+
+
+def _own_empty_init(op: ir.Operation) -> None:
+    """Give a fused op a tensor.empty init of its own. Sharing one (CSE makes
+    softmax's exp and divide share theirs), the fused exp would write into
+    the slice of the output the divide writes, and bufferization would copy
+    the whole chunk to keep both."""
+    init = op.operands[len(op.operands) - 1].owner
+    if not isinstance(init, ir.OpView) or init.name != "tensor.empty" or \
+            len(list(init.results[0].uses)) == 1:
+        return
+    fresh = init.operation.clone(ip=ir.InsertionPoint(op))
+    op.operands[len(op.operands) - 1] = fresh.results[0]
+
+
 def _apply(module: ir.Operation, planned: list[tuple[ir.Operation, Plan]],
            commit: bool = True) -> bool:
     """Schedule ``planned`` on a copy; on success (and ``commit``) keep the copy."""
     i64 = ir.IntegerType.get_signless(64, module.context)
+    members = [member for _, plan in planned for member in plan.members]
     for index, (op, _) in enumerate(planned):
         op.attributes[_TAG] = ir.IntegerAttr.get(i64, index)
+    for index, member in enumerate(members):
+        member.attributes[_MEMBER_TAG] = ir.IntegerAttr.get(i64, index)
     copy = module.clone()
     for op, _ in planned:           # untag before the originals may be erased
         del op.attributes[_TAG]
+    for member in members:
+        del member.attributes[_MEMBER_TAG]
     if not _append_schedules(copy, [plan for _, plan in planned]) or not _interpret(copy):
         return False
     if commit:
@@ -114,15 +160,27 @@ def _library_text(context: ir.Context) -> str:
 def _main_text(plans: list[Plan]) -> str:
     lines = ["transform.named_sequence @__transform_main("
              "%root: !transform.any_op {transform.readonly}) {"]
+    member = 0
     for index, plan in enumerate(plans):
         lines.append(f"  %op{index} = transform.structured.match attributes{{{_TAG} = {index} : i64}}"
                      " in %root : (!transform.any_op) -> !transform.any_op")
         args = [f"%op{index}"]
+        if plan.members:            # one handle, in the plan's order (match gives program order)
+            handles = []
+            for _ in plan.members:
+                handles.append(f"%m{member}")
+                lines.append(f"  %m{member} = transform.structured.match attributes{{{_MEMBER_TAG} = "
+                             f"{member} : i64}} in %root : (!transform.any_op) -> !transform.any_op")
+                member += 1
+            lines.append(f"  %group{index} = transform.merge_handles {', '.join(handles)}"
+                         " : !transform.any_op")
+            args.append(f"%group{index}")
         for k, value in enumerate(plan.params):
             lines.append(f"  %p{index}_{k} = transform.param.constant {value} : i64"
                          " -> !transform.param<i64>")
             args.append(f"%p{index}_{k}")
-        types = ", ".join(["!transform.any_op"] + ["!transform.param<i64>"] * len(plan.params))
+        types = ", ".join(["!transform.any_op"] * (2 if plan.members else 1)
+                          + ["!transform.param<i64>"] * len(plan.params))
         lines.append(f"  transform.include @{plan.sequence} failures(propagate) "
                      f"({', '.join(args)}) : ({types}) -> ()")
     lines.append("  transform.include @xla_cleanup failures(propagate) (%root)"
@@ -163,5 +221,6 @@ def _replace_body(module: ir.Operation, scheduled: ir.Operation) -> None:
         if op.operation.name != "transform.named_sequence":
             body.append(op.operation)
     for op in nested_ops(module):
-        if _TAG in op.attributes:
-            del op.attributes[_TAG]
+        for tag in (_TAG, _MEMBER_TAG):
+            if tag in op.attributes:
+                del op.attributes[tag]

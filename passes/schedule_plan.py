@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from xlac.mlir import ir
 
@@ -36,6 +36,8 @@ class Plan:
 
     sequence: str
     params: tuple[int, ...]
+    # ops fused into this op's loops (schedule argument after the op), consumers first
+    members: tuple[ir.Operation, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True)

@@ -81,6 +81,7 @@ def bufferize() -> list[str]:
         "canonicalize",                                   # a tiled loop's result is its init buffer: return that, no copy
         "xla-distinct-results",                           # `return %v, %v`: out-params would crash on one alloc
         "buffer-results-to-out-params{modify-public-functions=1 hoist-static-allocs=1}",
+        "func.func(buffer-loop-hoisting)",                # a fused row's temporaries: one malloc per chunk, not per row
         "buffer-deallocation-pipeline",                   # temporaries are freed each call
         "canonicalize",
     ]

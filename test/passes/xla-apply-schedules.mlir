@@ -86,3 +86,79 @@ func.func @complex_exp(%x: tensor<4096xcomplex<f32>>) -> tensor<4096xcomplex<f32
   } -> tensor<4096xcomplex<f32>>
   return %r : tensor<4096xcomplex<f32>>
 }
+
+// -----
+
+/// A transpose of the two innermost dims: 16x16 blocks read by rows and
+/// transposed in registers, not gathered element by element.
+// CHECK-LABEL: func.func @transpose
+// CHECK: scf.forall
+// CHECK: %[[BLOCK:.*]] = vector.transfer_read {{.*}} : tensor<1024x1024xf32>, vector<16x16xf32>
+// CHECK: vector.transpose %[[BLOCK]], [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+// ONE-LABEL: func.func @transpose
+// ONE-NOT: scf.forall
+// ONE: vector.transpose
+func.func @transpose(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
+  %e = tensor.empty() : tensor<1024x1024xf32>
+  %t = linalg.transpose ins(%a : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) permutation = [1, 0]
+  return %t : tensor<1024x1024xf32>
+}
+
+// -----
+
+/// Softmax: max, exp, sum and divide fused per row. One parallel loop over
+/// the divide's rows; inside each row the max and sum are 16-lane vector
+/// reductions and exp/divide are vectorized; exp gets a tensor of its own
+/// (not a slice of the output), so bufferization needs no copy.
+// CHECK-LABEL: func.func @softmax
+// CHECK: scf.forall (%{{.*}}) in ({{[0-9]+}}) shared_outs(%[[OUT:.*]] = %{{.*}})
+// CHECK: scf.for
+// CHECK: arith.maximumf {{.*}} : vector<16xf32>
+// CHECK: vector.multi_reduction <maximumf>
+// CHECK: %[[EXP:.*]] = math.exp {{.*}} : vector<64xf32>
+// CHECK: arith.addf {{.*}} : vector<16xf32>
+// CHECK: vector.multi_reduction <add>
+// CHECK: arith.divf {{.*}} : vector<64xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: scf.forall
+// CHECK-NOT: linalg.
+// ONE-LABEL: func.func @softmax
+// ONE-NOT: scf.forall
+// ONE: math.exp {{.*}} : vector<64xf32>
+// ONE-NOT: linalg.
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d0)>
+func.func @softmax(%x: tensor<1024x256xf32>) -> tensor<1024x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %rows = tensor.empty() : tensor<1024xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%rows : tensor<1024xf32>) -> tensor<1024xf32>
+  %max = linalg.generic {indexing_maps = [#row, #col], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<1024x256xf32>) outs(%minit : tensor<1024xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maximumf %acc, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<1024xf32>
+  %full = tensor.empty() : tensor<1024x256xf32>
+  %exp = linalg.generic {indexing_maps = [#row, #col, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %max : tensor<1024x256xf32>, tensor<1024xf32>) outs(%full : tensor<1024x256xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %d = arith.subf %in, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<1024x256xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%rows : tensor<1024xf32>) -> tensor<1024xf32>
+  %sum = linalg.generic {indexing_maps = [#row, #col], iterator_types = ["parallel", "reduction"]}
+      ins(%exp : tensor<1024x256xf32>) outs(%sinit : tensor<1024xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<1024xf32>
+  %r = linalg.generic {indexing_maps = [#row, #col, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%exp, %sum : tensor<1024x256xf32>, tensor<1024xf32>) outs(%full : tensor<1024x256xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %q = arith.divf %in, %s : f32
+    linalg.yield %q : f32
+  } -> tensor<1024x256xf32>
+  return %r : tensor<1024x256xf32>
+}

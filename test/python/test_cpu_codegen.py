@@ -126,3 +126,65 @@ def test_no_copy_into_outputs():
     assert "memref.alloc" not in text and "memref.copy" not in text
     x = np.arange(4096, dtype=np.float32)
     np.testing.assert_array_equal(exe(x), 2 * x)
+
+
+def _softmax(shape) -> str:
+    t, rows = _tensor(shape), _tensor(shape[:-1])
+    last, keep = len(shape) - 1, ", ".join(str(i) for i in range(len(shape) - 1))
+    return (f"func.func @main(%x: {t}) -> {t} {{\n"
+            "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+            "  %zero = stablehlo.constant dense<0.0> : tensor<f32>\n"
+            f"  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [{last}]"
+            f" : ({t}, tensor<f32>) -> {rows}\n"
+            f"  %mb = stablehlo.broadcast_in_dim %m, dims = [{keep}] : ({rows}) -> {t}\n"
+            f"  %d = stablehlo.subtract %x, %mb : {t}\n"
+            f"  %e = stablehlo.exponential %d : {t}\n"
+            f"  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [{last}]"
+            f" : ({t}, tensor<f32>) -> {rows}\n"
+            f"  %sb = stablehlo.broadcast_in_dim %s, dims = [{keep}] : ({rows}) -> {t}\n"
+            f"  %r = stablehlo.divide %e, %sb : {t}\n"
+            f"  return %r : {t}\n}}\n")
+
+
+@pytest.mark.parametrize("shape", [(300, 77), (4096, 1024), (3, 130, 50)])
+def test_fused_softmax(rng, shape):
+    """Softmax's reductions and elementwise ops run fused per row (one
+    parallel loop, no temporaries of the full size), same numbers as numpy."""
+    exe = xlac.compile(_softmax(shape), cache=False)
+    text = exe.as_text("bufferized")
+    assert text.count("scf.forall") <= 1 and "memref.copy" not in text
+    assert f"memref.alloc() {{alignment = 64 : i64}} : memref<{'x'.join(map(str, shape))}xf32>" not in text
+    x = 4 * rng.standard_normal(shape, dtype=np.float32)
+    e = np.exp(x.astype(np.float64) - x.max(-1, keepdims=True))
+    assert _relative_error(exe(x), e / e.sum(-1, keepdims=True)) < 1e-6
+
+
+def test_fused_layernorm(rng):
+    """Mean, variance and normalization fused per row, against numpy."""
+    t, rows, vec = _tensor((257, 100)), _tensor((257,)), _tensor((100,))
+    src = (f"func.func @main(%x: {t}, %g: {vec}) -> {t} {{\n"
+           "  %zero = stablehlo.constant dense<0.0> : tensor<f32>\n"
+           f"  %n = stablehlo.constant dense<100.0> : {rows}\n"
+           f"  %eps = stablehlo.constant dense<1.0e-5> : {rows}\n"
+           f"  %s = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1]"
+           f" : ({t}, tensor<f32>) -> {rows}\n"
+           f"  %mean = stablehlo.divide %s, %n : {rows}\n"
+           f"  %mb = stablehlo.broadcast_in_dim %mean, dims = [0] : ({rows}) -> {t}\n"
+           f"  %c = stablehlo.subtract %x, %mb : {t}\n"
+           f"  %sq = stablehlo.multiply %c, %c : {t}\n"
+           f"  %v = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [1]"
+           f" : ({t}, tensor<f32>) -> {rows}\n"
+           f"  %var = stablehlo.divide %v, %n : {rows}\n"
+           f"  %ve = stablehlo.add %var, %eps : {rows}\n"
+           f"  %inv = stablehlo.rsqrt %ve : {rows}\n"
+           f"  %ib = stablehlo.broadcast_in_dim %inv, dims = [0] : ({rows}) -> {t}\n"
+           f"  %gb = stablehlo.broadcast_in_dim %g, dims = [1] : ({vec}) -> {t}\n"
+           f"  %y = stablehlo.multiply %c, %ib : {t}\n"
+           f"  %r = stablehlo.multiply %y, %gb : {t}\n"
+           f"  return %r : {t}\n}}\n")
+    x = rng.standard_normal((257, 100), dtype=np.float32) + 3
+    g = rng.standard_normal(100, dtype=np.float32)
+    x64 = x.astype(np.float64)
+    c = x64 - x64.mean(-1, keepdims=True)
+    want = c / np.sqrt((c * c).mean(-1, keepdims=True) + 1e-5) * g
+    assert _relative_error(xlac.compile(src, cache=False)(x, g), want) < 1e-5

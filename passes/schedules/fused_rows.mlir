@@ -1,0 +1,107 @@
+// Row reductions fused with their elementwise consumers (softmax: max ->
+// exp -> sum -> divide; layernorm: mean -> variance -> normalize). The last
+// consumer's rows are split among the threads (scf.forall) and walked in
+// blocks of rows (scf.for; one row by default); every producer of the group is fused into
+// that block, so one block's max, exponentials, sum and quotients are all
+// computed while its rows sit in L1/L2: one pass over memory, not four.
+// Inside a block each op is vectorized as reduction.mlir / elementwise.mlir do.
+// %members: the fused producers, consumers before their producers.
+// Parameters: forall tile sizes of the parallel loops, rows per block, vector length.
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @xla_fused_rows_2d(
+      %op: !transform.any_op {transform.consumed},
+      %members: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %rows: !transform.param<i64> {transform.readonly},
+      %v: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %in_chunk, %forall2 = transform.structured.fuse_into_containing_op %members into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %block, %loop = transform.structured.tile_using_for %chunk tile_sizes [%rows, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %in_block, %loop2 = transform.structured.fuse_into_containing_op %in_chunk into %loop
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %reductions = transform.structured.match ops{["linalg.generic"]}
+      attributes{iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>]}
+      in %loop2 : (!transform.any_op) -> !transform.any_op
+    transform.foreach %reductions : !transform.any_op {
+    ^bb0(%r: !transform.any_op):
+      %row, %rloop = transform.structured.tile_using_for %r tile_sizes [1, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %fill, %partial, %combine, %kloop = transform.structured.tile_reduction_using_for %row
+        by tile_sizes = [0, 16]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.include @xla_vectorize_partial_2d failures(propagate) (%fill, %partial, %combine)
+        : (!transform.any_op, !transform.any_op, !transform.any_op) -> ()
+    }
+    %maps = transform.structured.match ops{["linalg.generic"]}
+      attributes{iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>]}
+      in %loop2 : (!transform.any_op) -> !transform.any_op
+    transform.foreach %maps : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      %tile, %tloops:2 = transform.structured.tile_using_for %m tile_sizes [1, %v]
+        : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %tile vector_sizes [1, %v] : !transform.any_op, !transform.param<i64>
+    }
+    transform.include @xla_vectorize_fills failures(propagate) (%loop2) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @xla_fused_rows_3d(
+      %op: !transform.any_op {transform.consumed},
+      %members: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %rows: !transform.param<i64> {transform.readonly},
+      %v: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, %c1, 0]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %in_chunk, %forall2 = transform.structured.fuse_into_containing_op %members into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %block, %loops:2 = transform.structured.tile_using_for %chunk tile_sizes [1, %rows, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %in_block, %loop2 = transform.structured.fuse_into_containing_op %in_chunk into %loops#1
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %reductions = transform.structured.match ops{["linalg.generic"]}
+      attributes{iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>,
+                                   #linalg.iterator_type<reduction>]}
+      in %loop2 : (!transform.any_op) -> !transform.any_op
+    transform.foreach %reductions : !transform.any_op {
+    ^bb0(%r: !transform.any_op):
+      %row, %rloops:2 = transform.structured.tile_using_for %r tile_sizes [1, 1, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      %fill, %partial, %combine, %kloop = transform.structured.tile_reduction_using_for %row
+        by tile_sizes = [0, 0, 16]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %fill : !transform.any_op
+      transform.structured.vectorize %partial vector_sizes [1, 1, 16] : !transform.any_op
+      transform.structured.vectorize %combine : !transform.any_op
+    }
+    %maps = transform.structured.match ops{["linalg.generic"]}
+      attributes{iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>,
+                                   #linalg.iterator_type<parallel>]}
+      in %loop2 : (!transform.any_op) -> !transform.any_op
+    transform.foreach %maps : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      %tile, %tloops:3 = transform.structured.tile_using_for %m tile_sizes [1, 1, %v]
+        : (!transform.any_op, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %tile vector_sizes [1, 1, %v] : !transform.any_op, !transform.param<i64>
+    }
+    transform.include @xla_vectorize_fills failures(propagate) (%loop2) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // The reductions' init fills, now per block of rows.
+  transform.named_sequence @xla_vectorize_fills(%loop: !transform.any_op {transform.readonly}) {
+    %fills = transform.structured.match ops{["linalg.fill"]} in %loop
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %fills : !transform.any_op {
+    ^bb0(%f: !transform.any_op):
+      transform.structured.vectorize %f : !transform.any_op
+    }
+    transform.yield
+  }
+}
