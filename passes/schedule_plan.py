@@ -8,13 +8,32 @@ fits get no plan and lower to scalar loops as before.
 
 from __future__ import annotations
 
+import functools
 import math
+import os
 import re
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from xlac.mlir import ir
 
-VECTOR_BYTES = 64            # one AVX-512 register
+VECTOR_BYTES_ENV = "XLAC_VECTOR_BYTES"   # override, e.g. 32 to try AVX2 widths
+
+
+@functools.cache
+def vector_bytes() -> int:
+    """Bytes in one SIMD register of this host: 64 with AVX-512, 32 with AVX2, else 16.
+
+    Read from the host's CPU flags, not assumed: the JIT targets this CPU.
+    """
+    override = os.environ.get(VECTOR_BYTES_ENV, "")
+    if override.isdigit() and int(override) in (16, 32, 64):
+        return int(override)
+    try:
+        flags = set(Path("/proc/cpuinfo").read_text().split())
+    except OSError:
+        return 16
+    return 64 if "avx512f" in flags else 32 if "avx2" in flags else 16
 MIN_WORK = 256               # smaller ops stay scalar loops: no gain, only compile time
 CHUNK_WORK = 1 << 16         # iterations per thread at least, or fork-join costs more (docs/cpu-runtime.md)
 CHUNKS_PER_THREAD = 4
@@ -132,7 +151,7 @@ def _simple_body(op: ir.Operation) -> bool:
 
 
 def _lanes(nest: LoopNest) -> int:
-    return VECTOR_BYTES // nest.element_bytes
+    return vector_bytes() // nest.element_bytes
 
 
 def _vector_size(extent: int, lanes: int, registers: int = 1) -> int:

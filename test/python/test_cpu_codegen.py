@@ -3,6 +3,8 @@ on shapes that leave partial tiles everywhere, and the one-thread knob."""
 
 from __future__ import annotations
 
+import os
+
 import numpy as np
 import pytest
 
@@ -188,3 +190,20 @@ def test_fused_layernorm(rng):
     c = x64 - x64.mean(-1, keepdims=True)
     want = c / np.sqrt((c * c).mean(-1, keepdims=True) + 1e-5) * g
     assert _relative_error(xlac.compile(src, cache=False)(x, g), want) < 1e-5
+
+
+@pytest.mark.parametrize("vector_bytes", ["16", "32"])
+def test_narrower_hosts_get_narrower_vectors(vector_bytes):
+    """AVX2 / SSE widths (what vector_bytes() picks on such hosts) compile and agree."""
+    import subprocess
+    import sys
+    code = ("import numpy as np, xlac\n"
+            "exe = xlac.compile('func.func @main(%x: tensor<1000xf32>) -> tensor<1000xf32> {\\n"
+            "  %0 = stablehlo.tanh %x : tensor<1000xf32>\\n  return %0 : tensor<1000xf32>\\n}', cache=False)\n"
+            "x = np.linspace(-5, 5, 1000, dtype=np.float32)\n"
+            "assert np.allclose(exe(x), np.tanh(x), rtol=1e-6, atol=1e-7)\n"
+            # tanh is math-heavy: four registers of vector_bytes / 4 lanes per step
+            f"assert 'vector<{int(vector_bytes)}xf32>' in exe.as_text('llvm')\n")
+    env = dict(os.environ, XLAC_VECTOR_BYTES=vector_bytes)
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-2000:]
