@@ -75,9 +75,20 @@ def environment() -> dict:
     """What compiled code depends on besides its source: versions and the CPU."""
     from xlac import __version__
     from xlac.mlir import provider_version
+    from xlac.passes.schedule_plan import vector_bytes
     return {"format": FORMAT, "xlac": __version__, "xlac_build": source_digest(),
-            "torch-mlir": provider_version().split()[-1], "llvmlite": "not used",
-            "machine": platform.machine(), "cpu_features": host_cpu_features()}
+            "torch-mlir": provider_version().split()[-1], "llvmlite": _llvmlite_version(),
+            "machine": platform.machine(), "cpu_features": host_cpu_features(),
+            "vector_bytes": vector_bytes()}
+
+
+def _llvmlite_version() -> str:
+    # Only the cuda target uses llvmlite; its version still keys the cache.
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("llvmlite")
+    except PackageNotFoundError:
+        return "not installed"
 
 
 def check_compatible(metadata: dict, what: str, target: str = "cpu") -> None:
