@@ -24,6 +24,7 @@ def bufferize() -> list[str]:
         "buffer-results-to-out-params{modify-public-functions=1 hoist-static-allocs=1}",
         "canonicalize",
         "xla-strided-copy-to-linalg",                     # strided copies become kernels; plain ones stay DtoD copies
+        "xla-gpu-view-copy-to-linalg",                    # so do copies of offset views (a DtoD copy starts at the base)
         "func.func(convert-linalg-to-parallel-loops)",
         "canonicalize",
         # no-min-max-bounds: otherwise partial tiles keep an affine.min bound
@@ -43,7 +44,9 @@ def to_gpu() -> list[str]:
         "canonicalize",
         "cse",
         "lower-affine",
-        "gpu.module(convert-scf-to-cf,"
+        "gpu.module(expand-strided-metadata,lower-affine,"  # subviews in kernels (scatter windows)
+        "convert-complex-to-standard,"                    # complex math -> arith/math on (re, im)
+        "convert-scf-to-cf,"
         "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1 index-bitwidth=64},"  # one pointer per memref
         "convert-math-to-llvm,"                           # after gpu-to-nvvm, which maps math to libdevice first
         "canonicalize,cse,reconcile-unrealized-casts)",

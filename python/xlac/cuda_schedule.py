@@ -7,6 +7,8 @@ calls, so no host code is compiled:
 * ``Alloc(value, nbytes)``: a temporary in device memory (pitfall 9: never host memory);
 * ``View(value, source)``: subview/expand/collapse/cast; the bare-pointer
   kernel ABI takes the base pointer and applies the view's offset itself;
+* ``Const(value, data)``: memref.get_global: a device buffer holding the
+  global's bytes, uploaded by the runtime (kernels receive it as an argument);
 * ``Copy(source, target, nbytes)``: memref.copy of contiguous buffers, device to device;
 * ``Launch(kernel, grid, block, smem, args)``: args are ``("buf", value)`` or
   ``("i64"|"i32"|"f32"|..., number)`` for scalars.
@@ -16,8 +18,12 @@ Values are named ``argN`` (the entry's arguments: inputs, then outputs) or ``tN`
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
+import numpy as np
+
+from xlac.dtypes import numpy_dtype
 from xlac.errors import CompileError
 from xlac.mlir import ir
 
@@ -35,6 +41,12 @@ class Alloc:
 class View:
     value: str
     source: str
+
+
+@dataclass(frozen=True)
+class Const:
+    value: str
+    data: bytes
 
 
 @dataclass(frozen=True)
@@ -58,9 +70,12 @@ def read_schedule(module: ir.Module, entry: str) -> list:
     func = _entry(module, entry)
     names = {arg: f"arg{i}" for i, arg in enumerate(func.regions[0].blocks[0].arguments)}
     constants, steps = {}, []
+    globals_ = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
+                for op in module.body.operations if op.operation.name == "memref.global"}
     for op in func.regions[0].blocks[0].operations:
         op = op.operation
-        step = _step(op, names, constants)
+        step = (_const(op, names, globals_) if op.name == "memref.get_global"
+                else _step(op, names, constants))
         if step is not None:
             steps.append(step)
     return steps
@@ -90,6 +105,60 @@ def _step(op, names, constants):
         return _launch(op, names, constants)
     raise CompileError(f"{op.location}: error: '{kind}' is left in the GPU host code; "
                        "it would touch device memory from the CPU (not supported on cuda)")
+
+
+def _const(op, names, globals_) -> Const:
+    symbol = ir.FlatSymbolRefAttr(op.attributes["name"]).value
+    if symbol not in globals_ or "initial_value" not in globals_[symbol].attributes:
+        raise CompileError(f"{op.location}: error: memref.global @{symbol} has no "
+                           "initial value; not supported on cuda")
+    return Const(_name(op.result, names), _global_bytes(globals_[symbol], op.location))
+
+
+def _global_bytes(global_op, location) -> bytes:
+    """The global's contents as the device stores them (i1 and sub-byte types: a byte each)."""
+    memref = ir.MemRefType(ir.TypeAttr(global_op.attributes["type"]).value)
+    count = int(np.prod(memref.shape, dtype=np.int64))
+    try:
+        array = np.array(global_op.attributes["initial_value"])
+        if array.dtype == object:
+            raise TypeError("no numpy view")
+    except (TypeError, ValueError):                   # bf16, fp8, i4, complex: read the text
+        try:
+            array = _from_text(str(global_op), numpy_dtype(str(memref.element_type)))
+        except ValueError:
+            raise CompileError(f"{location}: error: a constant of type {memref} cannot "
+                               "be uploaded to the device yet; not supported on cuda") from None
+    if isinstance(array, bytes):                       # a hex blob; one element if a splat
+        itemsize = numpy_dtype(str(memref.element_type)).itemsize
+        return array * count if len(array) == itemsize else array
+    return np.ascontiguousarray(np.broadcast_to(array.reshape(-1), (count,))).tobytes()   # splats: one value
+
+
+_TOKEN = re.compile(r"0x[0-9A-Fa-f]+|true|false|[-+]?(?:inf|nan|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
+
+
+def _from_text(text: str, dtype: np.dtype):
+    """``dense<...>`` as printed -> an array of ``dtype`` (or the raw bytes of a hex blob)."""
+    start = text.index("dense<") + len("dense<")
+    depth, end = 1, start
+    while depth:                                       # the matching '>' (complex<f32> nests)
+        depth += {"<": 1, ">": -1}.get(text[end], 0)
+        end += 1
+    body = text[start:end - 1].strip()
+    if body.startswith('"0x'):
+        return bytes.fromhex(body[3:-1])
+    part = np.dtype(np.float32 if dtype == np.complex64 else np.float64) if dtype.kind == "c" else dtype
+    values = np.array([_token(t, part) for t in _TOKEN.findall(body)], dtype=part)
+    return values.view(dtype) if dtype.kind == "c" else values
+
+
+def _token(token: str, dtype: np.dtype):
+    if token.startswith("0x"):                         # a float's bit pattern
+        return np.array(int(token, 16), dtype=f"u{dtype.itemsize}").view(dtype)[()]
+    if token in ("true", "false"):
+        return token == "true"
+    return int(token) if dtype.kind in "iub" else float(token)
 
 
 def _name(value, names) -> str:
@@ -133,6 +202,10 @@ def _nbytes(memref_type) -> int:
 def _element_bits(element) -> int:
     if isinstance(element, (ir.IntegerType, ir.FloatType)):
         return element.width
+    if isinstance(element, ir.IndexType):             # index-bitwidth=64 in the kernels
+        return 64
+    if isinstance(element, ir.ComplexType):
+        return 2 * _element_bits(element.element_type)
     raise CompileError(f"<unknown>: error: element type {element} is not supported on cuda")
 
 

@@ -48,3 +48,33 @@ func.func @parallel_only(%out: memref<16xf32>) {
   }
   return
 }
+
+// -----
+
+/// A clamped index loaded on the host is recomputed inside the loop that uses it.
+// CHECK-LABEL: func.func @clamped_index
+// CHECK-SAME: (%[[IN:.*]]: memref<3xf32>, %[[AT:.*]]: memref<i64>, %[[OUT:.*]]: memref<1xf32>)
+// CHECK-NOT: memref.load
+// CHECK: scf.parallel
+// CHECK-NEXT: %[[I:.*]] = memref.load %[[AT]][]
+// CHECK-NEXT: %[[X:.*]] = arith.index_cast %[[I]]
+// CHECK-NEXT: %[[C:.*]] = arith.minsi %[[X]]
+// CHECK-NEXT: memref.subview %[[IN]][%[[C]]]
+// CHECK: scf.reduce
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+func.func @clamped_index(%in: memref<3xf32>, %at: memref<i64>, %out: memref<1xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %i = memref.load %at[] : memref<i64>
+  %x = arith.index_cast %i : i64 to index
+  %c = arith.minsi %x, %c2 : index
+  %view = memref.subview %in[%c] [1] [1] : memref<3xf32> to memref<1xf32, strided<[1], offset: ?>>
+  scf.parallel (%j) = (%c0) to (%c1) step (%c1) {
+    %v = memref.load %view[%j] : memref<1xf32, strided<[1], offset: ?>>
+    memref.store %v, %out[%j] : memref<1xf32>
+    scf.reduce
+  }
+  return
+}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -51,6 +52,77 @@ func.func @main(%a: tensor<8xf32>, %h: tensor<8xf16>, %b: tensor<8xbf16>) -> (te
   return %fin, %y, %hz, %bz : tensor<8xi1>, tensor<8xf32>, tensor<8xf16>, tensor<8xbf16>
 }"""
 
+# constants (memref.global), a host-loaded clamped index, an offset view,
+# complex math and a subview inside a kernel (scatter's update window)
+CONST_ADD = """
+func.func @main(%a: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %c = stablehlo.constant dense<[[1.0, 2.0, 3.0], [4.0, 5.0, 6.5]]> : tensor<2x3xf32>
+  %0 = stablehlo.add %a, %c : tensor<2x3xf32>
+  return %0 : tensor<2x3xf32>
+}"""
+
+DYNAMIC_SLICE = """
+func.func @main(%x: tensor<3xf32>, %i: tensor<i64>) -> tensor<1xf32> {
+  %0 = stablehlo.dynamic_slice %x, %i, sizes = [1] : (tensor<3xf32>, tensor<i64>) -> tensor<1xf32>
+  return %0 : tensor<1xf32>
+}"""
+
+SLICE = """
+func.func @main(%x: tensor<3xbf16>) -> tensor<1xbf16> {
+  %0 = stablehlo.slice %x [1:2] : (tensor<3xbf16>) -> tensor<1xbf16>
+  return %0 : tensor<1xbf16>
+}"""
+
+COMPLEX_LOG = """
+func.func @main(%x: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+  %0 = stablehlo.log %x : tensor<4xcomplex<f32>>
+  return %0 : tensor<4xcomplex<f32>>
+}"""
+
+SCATTER_F16 = """
+func.func @main(%a: tensor<1xf16>, %b: tensor<2xf16>) -> tensor<1xf16> {
+  %c = stablehlo.constant dense<0> : tensor<2x1xi64>
+  %0 = "stablehlo.scatter"(%a, %c, %b) <{scatter_dimension_numbers = #stablehlo.scatter<
+      inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%x: tensor<f16>, %y: tensor<f16>):
+    %1 = stablehlo.add %x, %y : tensor<f16>
+    stablehlo.return %1 : tensor<f16>
+  }) : (tensor<1xf16>, tensor<2x1xi64>, tensor<2xf16>) -> tensor<1xf16>
+  return %0 : tensor<1xf16>
+}"""
+
+COMPLEX_CONST = """
+func.func @main(%x: tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>> {
+  %s = stablehlo.constant dense<(1.5, 2.5)> : tensor<2xcomplex<f32>>
+  %c = stablehlo.constant dense<[(1.0, 2.0), (3.0, -4.0)]> : tensor<2xcomplex<f32>>
+  %0 = stablehlo.multiply %x, %s : tensor<2xcomplex<f32>>
+  %1 = stablehlo.add %0, %c : tensor<2xcomplex<f32>>
+  return %1 : tensor<2xcomplex<f32>>
+}"""
+
+BF16_CONST = """
+func.func @main(%x: tensor<3xbf16>) -> tensor<3xbf16> {
+  %c = stablehlo.constant dense<[1.0, 0x7FC0, -2.5]> : tensor<3xbf16>
+  %0 = stablehlo.add %x, %c : tensor<3xbf16>
+  return %0 : tensor<3xbf16>
+}"""
+
+
+def _steps(exe, kind: str) -> list:
+    return [s for s in exe._function.steps if type(s).__name__ == kind]
+
+
+class RecordingFake(FakeDriver):
+    """The fake driver, also keeping what each upload wrote."""
+
+    def __init__(self):
+        super().__init__()
+        self.uploads: dict[int, bytes] = {}
+
+    def to_device(self, pointer: int, host: int, nbytes: int) -> None:
+        super().to_device(pointer, host, nbytes)
+        self.uploads[pointer] = self.memory[pointer][:nbytes].tobytes()
+
 
 @needs_ptxas
 @pytest.mark.parametrize("path", BENCH, ids=lambda p: p.name.split(".")[0])
@@ -66,6 +138,48 @@ def test_small_program_ptx_passes_ptxas(program):
     ptx = xlac.compile(program, target="cuda").as_text("ptx")
     assert "__nv_" not in ptx and "call" not in ptx.split(".entry", 1)[1]   # libdevice linked and inlined
     ptxas(ptx)
+
+
+@needs_ptxas
+@pytest.mark.parametrize("program", [CONST_ADD, DYNAMIC_SLICE, SLICE, COMPLEX_LOG, SCATTER_F16,
+                                     COMPLEX_CONST, BF16_CONST],
+                         ids=["constant", "dynamic_slice", "slice", "complex_log", "scatter_f16",
+                              "complex_constant", "bf16_constant"])
+def test_more_programs_ptx_passes_ptxas(program):
+    ptxas(xlac.compile(program, target="cuda").as_text("ptx"))
+
+
+def test_constant_is_uploaded_and_passed_to_the_kernel():
+    exe = xlac.compile(CONST_ADD, target="cuda")
+    (const,) = _steps(exe, "Const")
+    expected = np.array([[1, 2, 3], [4, 5, 6.5]], np.float32)
+    np.testing.assert_array_equal(np.frombuffer(const.data, np.float32), expected.ravel())
+    fake = RecordingFake()
+    exe._function._driver = fake
+    exe.run(np.zeros((2, 3), np.float32))
+    (_, _, _, words), = fake.launches
+    assert any(fake.uploads.get(w) == const.data for w in words)   # the kernel gets the device copy
+    assert fake.freed == 3 and not fake.memory                      # input, constant, output
+
+
+@pytest.mark.parametrize("program, expected", [
+    (COMPLEX_CONST, np.array([1 + 2j, 3 - 4j], np.complex64)),
+    (BF16_CONST, np.array([1.0, np.nan, -2.5], ml_dtypes.bfloat16)),
+], ids=["complex", "bf16"])
+def test_constants_numpy_cannot_read_are_uploaded_bit_exact(program, expected):
+    (const,) = _steps(xlac.compile(program, target="cuda"), "Const")
+    assert const.data == expected.tobytes()
+
+
+def test_dynamic_slice_index_is_read_on_the_device():
+    exe = xlac.compile(DYNAMIC_SLICE, target="cuda")
+    assert not _steps(exe, "Copy")                     # a DtoD copy would ignore the clamped offset
+    assert [(s.grid, s.block) for s in _steps(exe, "Launch")] == [((1, 1, 1), (1, 1, 1))]
+
+
+def test_offset_slice_is_a_kernel_not_a_copy():
+    exe = xlac.compile(SLICE, target="cuda")
+    assert not _steps(exe, "Copy") and len(_steps(exe, "Launch")) == 1
 
 
 def test_full_reduction_runs_on_the_device_not_the_host():
@@ -106,10 +220,20 @@ def test_unknown_stage_lists_cuda_stages():
         exe.as_text("bufferized")
 
 
-def test_unlowerable_kernel_is_a_compile_error_not_a_crash():
-    # complex math is not lowered to NVVM yet; the translation would abort the process
-    text = ("func.func @main(%x: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {\n"
-            "  %0 = stablehlo.exponential %x : tensor<4xcomplex<f32>>\n"
-            "  return %0 : tensor<4xcomplex<f32>>\n}")
+def test_unsupported_program_is_a_compile_error_not_a_crash():
+    # a data-dependent while loop needs host control flow, which the schedule has not
+    text = """
+func.func @main(%n: tensor<i64>) -> tensor<i64> {
+  %one = stablehlo.constant dense<1> : tensor<i64>
+  %0 = stablehlo.while(%i = %one) : tensor<i64>
+  cond {
+    %c = stablehlo.compare LT, %i, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
+    stablehlo.return %c : tensor<i1>
+  } do {
+    %d = stablehlo.add %i, %i : tensor<i64>
+    stablehlo.return %d : tensor<i64>
+  }
+  return %0 : tensor<i64>
+}"""
     with pytest.raises(xlac.CompileError, match="not supported on cuda"):
         xlac.compile(text, target="cuda")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ctypes
 
-from xlac.cuda_schedule import Alloc, Copy, Launch, View
+from xlac.cuda_schedule import Alloc, Const, Copy, Launch, View
 from xlac.errors import XlacError
 
 _JIT_ERROR_LOG_BUFFER, _JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 5, 6
@@ -153,6 +153,11 @@ class CudaFunction:
         if isinstance(step, Alloc):
             buffers[step.value] = driver.alloc(step.nbytes)
             owned.append(buffers[step.value])
+        elif isinstance(step, Const):
+            buffers[step.value] = driver.alloc(len(step.data))
+            owned.append(buffers[step.value])
+            host = ctypes.create_string_buffer(step.data, len(step.data))
+            driver.to_device(buffers[step.value], ctypes.addressof(host), len(step.data))
         elif isinstance(step, View):
             buffers[step.value] = buffers[step.source]     # the kernel applies the view's offset
         elif isinstance(step, Copy):
