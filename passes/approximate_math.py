@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.helper_calls import call_instead
 
 # Coefficients fitted here (numpy least squares in float64 on 4001 Chebyshev
 # nodes, weighted for relative error); max relative error ~4e-9, far below
@@ -52,7 +53,8 @@ class ApproximateMath(ModulePass):
             key = (op.name, str(op.results[0].type))
             if key not in helpers:
                 helpers[key] = _add_helper(module, *key)
-            _replace_with_call(op, helpers[key])
+            call_instead(op, helpers[key])
+            op.erase()
 
 
 def _is_f32(type_: ir.Type) -> bool:
@@ -72,15 +74,6 @@ def _add_helper(module: ir.Operation, op_name: str, type_text: str) -> str:
     for function in list(parsed.body.operations):
         module.regions[0].blocks[0].append(function.operation)
     return name
-
-
-def _replace_with_call(op: ir.Operation, helper: str) -> None:
-    with op.context, op.location, ir.InsertionPoint(op):
-        call = ir.Operation.create(
-            "func.call", results=[op.results[0].type], operands=list(op.operands),
-            attributes={"callee": ir.FlatSymbolRefAttr.get(helper)})
-    op.results[0].replace_all_uses_with(call.results[0])
-    op.erase()
 
 
 class _Emitter:

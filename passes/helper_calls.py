@@ -82,14 +82,21 @@ def replace_with_call(module: ir.Operation, op: ir.Operation, text: str, name: s
         if symbol_name(helper) in bodies:
             _move_region_into(helper, bodies[symbol_name(helper)], captures)
         helper.move_before(_module_end(module))
+    call_instead(op, name, captures)
+    op.erase()
+
+
+def call_instead(op: ir.Operation, name: str, extra_operands: Sequence[ir.Value] = ()) -> None:
+    """Call the existing ``@name`` on ``op``'s operands (then ``extra_operands``)
+    right before ``op``, and make every user of ``op`` read the call's results.
+    ``op`` itself stays: the caller erases or moves it."""
     with ir.InsertionPoint(op), op.location:
         call = ir.Operation.create(
             "func.call", results=[r.type for r in op.results],
-            operands=[*op.operands, *captures],
+            operands=[*op.operands, *extra_operands],
             attributes={"callee": ir.FlatSymbolRefAttr.get(name)})
     for old, new in zip(op.results, call.results):
         old.replace_all_uses_with(new)
-    op.erase()
 
 
 def fresh_symbol(module: ir.Operation, stem: str) -> str:

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops, symbol_name
+from xlac.passes.helper_calls import call_instead
 
 _DIM = re.compile(r"^d(\d+)$")
 _BODIES = (["arith.mulf", "arith.addf"], ["arith.muli", "arith.addi"])
@@ -132,7 +133,7 @@ def _outline(module: ir.Operation, op: ir.Operation, name: str) -> None:
     function = _add_function(module, op, text)
     block = function.regions[0].blocks[0]
     operands = list(op.operands)
-    _replace_with_call(op, name)
+    call_instead(op, name)
     terminator = list(block.operations)[0].operation
     op.move_before(terminator)
     for old, new in zip(operands, block.arguments):
@@ -152,16 +153,10 @@ def _replace(module: ir.Operation, op: ir.Operation, shape: Contraction, name: s
     text = _helper_text(shape, name, [str(o.type) for o in op.operands],
                         str(op.operands[0].type.element_type))
     _add_function(module, op, text)
-    _replace_with_call(op, name)
+    call_instead(op, name)
     op.erase()
 
 
-def _replace_with_call(op: ir.Operation, name: str) -> None:
-    with op.context, op.location, ir.InsertionPoint(op):
-        call = ir.Operation.create(
-            "func.call", results=[op.results[0].type], operands=list(op.operands),
-            attributes={"callee": ir.FlatSymbolRefAttr.get(name)})
-    op.results[0].replace_all_uses_with(call.results[0])
 
 
 def _helper_text(s: Contraction, name: str, types: list[str], element: str) -> str:
