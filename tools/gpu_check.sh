@@ -7,22 +7,23 @@
 # XLAC_CONFORMANCE_TARGET=cuda, and the bench suite against XLA GPU if jax[cuda] is there.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-VENV=${1:-/work/venv}
+VENV=${1:-.venv}
+SHARED=$(cd .. && pwd)/shared          # the conformance suite and bench programs, beside the repo
 PY="$VENV/bin/python"
 nvidia-smi --query-gpu=name,driver_version,compute_cap --format=csv || echo "nvidia-smi missing"
 if [ -d wheels ]; then "$PY" -m pip install -q --no-index --find-links wheels llvmlite nvidia-cuda-nvcc-cu12 || true; fi
 status=0
 "$PY" -m pytest -q -rs test/python/test_cuda.py || status=1
 "$VENV/bin/lit" -v test/cuda || status=1
-if [ -d /work/shared/conformance ]; then
-  (cd /work/shared/conformance && XLAC_CONFORMANCE_TARGET=cuda "$PY" run_conformance.py public \
+if [ -d "$SHARED/conformance" ]; then
+  (cd "$SHARED/conformance" && XLAC_CONFORMANCE_TARGET=cuda "$PY" run_conformance.py public \
       --backend xlac_backend.py:run -j 4 --timeout 300 --by group --show-failures 30 \
       ${CONFORMANCE_FILTER:+--filter "$CONFORMANCE_FILTER"}) || status=1
 fi
 # every bench program: CUDA against the CPU target on the same random inputs
-"$PY" - <<'PY' || status=1
-import pathlib, time, numpy as np, xlac
-for path in sorted(pathlib.Path("/work/shared/bench/suite").glob("*.stablehlo.mlir")):
+SHARED="$SHARED" "$PY" - <<'PY' || status=1
+import os, pathlib, time, numpy as np, xlac
+for path in sorted(pathlib.Path(os.environ["SHARED"], "bench", "suite").glob("*.stablehlo.mlir")):
     text = path.read_text()
     cpu, gpu = xlac.compile(text), xlac.compile(text, target="cuda")
     rng = np.random.default_rng(0)

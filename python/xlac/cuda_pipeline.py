@@ -4,7 +4,7 @@ The StableHLO stages ("stablehlo", "fused", "linalg") are the CPU target's;
 only the tail differs. Shapes are static, so the host function that comes
 out is a straight line of allocations, view ops, copies and gpu.launch_func
 with constant sizes: ``xlac.cuda_schedule`` reads it, no host code is
-compiled. docs: /work/shared/research/gpu.md (the route and its pitfalls).
+compiled. the route and its pitfalls: research/gpu.md in the shared notes.
 """
 
 from __future__ import annotations

@@ -12,11 +12,11 @@ import pytest
 pytest.importorskip("llvmlite", reason="the cuda extra is not installed: pip install 'xlac[cuda]'")
 
 import xlac  # noqa: E402
+from conftest import SUITE  # noqa: E402
 from xlac.cuda_ptx import ptxas, wheel_file  # noqa: E402
 from xlac.runtime.cuda import CudaUnavailable  # noqa: E402
 from xlac.runtime.fake_cuda import FakeDriver  # noqa: E402
 
-SUITE = Path("/work/shared/bench/suite")
 BENCH = sorted(SUITE.glob("*.stablehlo.mlir"))
 needs_ptxas = pytest.mark.skipif(wheel_file("bin/ptxas") is None,
                                  reason="ptxas not installed: pip install 'xlac[cuda]'")
