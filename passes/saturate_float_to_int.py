@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xlac.mlir import ir
+from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, nested_ops
 
 
@@ -31,7 +31,7 @@ def _is_scalar_int(value_type: ir.Type) -> bool:
 
 
 def _saturate(op: ir.Operation, signed: bool) -> None:
-    from torch_mlir.dialects import arith
+    arith = dialect("arith")
 
     source = op.operands[0]
     int_type = ir.IntegerType(op.result.type)
@@ -52,10 +52,10 @@ def _saturate(op: ir.Operation, signed: bool) -> None:
 
 
 def _float(float_type: ir.Type, value: int) -> ir.Value:
-    from torch_mlir.dialects import arith
+    arith = dialect("arith")
     return arith.constant(float_type, ir.FloatAttr.get(float_type, float(value)))
 
 
 def _int(int_type: ir.IntegerType, value: int) -> ir.Value:
-    from torch_mlir.dialects import arith
+    arith = dialect("arith")
     return arith.constant(int_type, ir.IntegerAttr.get(int_type, value))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xlac.mlir import ir
+from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, nested_ops
 
 
@@ -21,7 +21,7 @@ class StridedCopyToLinalg(ModulePass):
     name = "xla-strided-copy-to-linalg"
 
     def run(self, module: ir.Operation) -> None:
-        from torch_mlir.dialects import linalg
+        linalg = dialect("linalg")
 
         for op in nested_ops(module):
             if op.name != "memref.copy" or not _is_strided(op):

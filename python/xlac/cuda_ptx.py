@@ -18,7 +18,7 @@ from pathlib import Path
 
 from xlac.cuda_llvm_compat import llvm24_to_llvm22
 from xlac.errors import CompileError, format_location
-from xlac.mlir import ir
+from xlac.mlir import ir, translate_to_llvm_ir
 
 ARCH = "sm_90"
 _TRIPLE = "nvptx64-nvidia-cuda"
@@ -26,7 +26,6 @@ _TRIPLE = "nvptx64-nvidia-cuda"
 
 def kernel_modules(module: ir.Module) -> dict[str, str]:
     """gpu.module name -> the LLVM IR text of its kernel (LLVM 22 syntax)."""
-    from torch_mlir.dialects.llvm import translate_module_to_llvmir
     kernels = {}
     for op in module.body.operations:
         if op.operation.name == "gpu.module":
@@ -34,7 +33,7 @@ def kernel_modules(module: ir.Module) -> dict[str, str]:
             body = "\n".join(str(inner) for inner in op.regions[0].blocks[0].operations)
             fresh = ir.Module.parse(body, module.context)
             _check_translatable(fresh, name)
-            kernels[name] = llvm24_to_llvm22(translate_module_to_llvmir(fresh.operation))
+            kernels[name] = llvm24_to_llvm22(translate_to_llvm_ir(fresh.operation))
     return kernels
 
 

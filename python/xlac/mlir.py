@@ -15,7 +15,19 @@ from torch_mlir._mlir_libs import _stablehlo as stablehlo
 from torch_mlir.execution_engine import ExecutionEngine  # noqa: F401
 
 __all__ = ["ir", "passmanager", "stablehlo", "ExecutionEngine", "new_context",
-           "provider_version"]
+           "provider_version", "dialect", "translate_to_llvm_ir"]
+
+
+def dialect(name: str):
+    """The generated Python builders of an upstream dialect (``arith``, ``linalg`` ...)."""
+    import importlib
+    return importlib.import_module(f"torch_mlir.dialects.{name}")
+
+
+def translate_to_llvm_ir(module: ir.Operation) -> str:
+    """LLVM IR text of a module in the LLVM dialect (MLIR's own translation)."""
+    from torch_mlir.dialects.llvm import translate_module_to_llvmir
+    return translate_module_to_llvmir(module)
 
 
 @functools.cache

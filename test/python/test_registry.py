@@ -61,3 +61,16 @@ def test_stages_run_in_order():
     assert list(pipelines.CPU_STAGES) == ["input", "stablehlo", "fused", "linalg", "bufferized", "llvm"]
     assert pipelines.steps_until("llvm") == pipelines.cpu()
     assert pipelines.steps_until("input") == []
+
+
+def test_mlir_is_imported_in_one_module_only():
+    repo = TESTS.parent
+    offenders = []
+    for folder in ("python", "passes", "dialects", "tools", "bench"):
+        for path in (repo / folder).rglob("*.py"):
+            if path.name == "mlir.py" and path.parent.name == "xlac":
+                continue
+            for line in path.read_text().splitlines():
+                if line.strip().startswith(("import torch_mlir", "from torch_mlir")):
+                    offenders.append(f"{path.relative_to(repo)}: {line.strip()}")
+    assert not offenders, "import MLIR through xlac.mlir:\n" + "\n".join(offenders)
