@@ -159,3 +159,16 @@ def _module_body(module: ir.Operation) -> ir.Block:
 
 def _module_end(module: ir.Operation) -> ir.Operation:
     return list(_module_body(module).operations)[-1].operation
+
+
+def delinearize(linear: str, shape: list[int], prefix: str) -> str:
+    """MLIR text binding %<prefix>0, %<prefix>1 ... to the row-major indices of
+    the flat ``index`` value ``linear`` over ``shape``."""
+    lines, rest = [], linear
+    for d in reversed(range(len(shape))):
+        lines.append(f"%{prefix}{d} = arith.remui {rest}, %{prefix}_size{d} : index")
+        if d:
+            lines.append(f"%{prefix}_rest{d} = arith.divui {rest}, %{prefix}_size{d} : index")
+            rest = f"%{prefix}_rest{d}"
+    sizes = [f"%{prefix}_size{d} = arith.constant {n} : index" for d, n in enumerate(shape)]
+    return "\n".join(sizes + lines)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
-from xlac.passes.helper_calls import fresh_symbol, replace_with_call
+from xlac.passes.helper_calls import delinearize, fresh_symbol, replace_with_call
 
 _FLOATS = ("f16", "bf16", "f32", "f64", "complex<f32>", "complex<f64>")
 
@@ -253,21 +253,10 @@ func.func private @{name}({args}) -> {result} {{
   {consts}
   {prelude}
   %result = scf.for %flat = %c0 to %batches step %c1 iter_args(%x = {init}) -> ({result}) {{
-    {_delinearize("%flat", batch, "%bat")}
+    {delinearize("%flat", batch, "bat")}
     {body}
     scf.yield %x_b : {result}
   }}
   return %result : {result}
 }}
 """
-
-
-def _delinearize(linear: str, shape: list[int], prefix: str) -> str:
-    """Row-major indices <prefix>0, <prefix>1, ... of the flat index ``linear``."""
-    lines, rest = [], linear
-    for d in reversed(range(len(shape))):
-        lines.append(f"{prefix}_size{d} = arith.constant {shape[d]} : index")
-        lines.append(f"{prefix}{d} = arith.remui {rest}, {prefix}_size{d} : index")
-        lines.append(f"{prefix}_rest{d} = arith.divui {rest}, {prefix}_size{d} : index")
-        rest = f"{prefix}_rest{d}"
-    return "\n    ".join(lines)

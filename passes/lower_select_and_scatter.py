@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
-from xlac.passes.helper_calls import fresh_symbol, region_declaration, replace_with_call
+from xlac.passes.helper_calls import (delinearize, fresh_symbol, region_declaration,
+                                      replace_with_call)
 
 
 @dataclass(frozen=True)
@@ -77,11 +78,11 @@ def _helper_text(w: _Window, name: str, select: str, scatter: str) -> str:
     elem = str(w.operand.element_type)
     scalar, out_t, src_t = f"tensor<{elem}>", str(w.operand), str(w.source)
     n_src, n_win = math.prod(w.source.shape), math.prod(w.sizes)
-    src_idx = _delinearize("%i", w.source.shape, "s")
-    win_idx = _delinearize("%w", w.sizes, "k")
+    src_idx = delinearize("%i", w.source.shape, "s")
+    win_idx = delinearize("%w", w.sizes, "k")
     position = "\n      ".join(_operand_pos(d, w) for d in range(w.operand.rank))
     in_bounds = _all_in_bounds(w.operand.shape)
-    sel = _delinearize("%sel", w.operand.shape, "q")
+    sel = delinearize("%sel", w.operand.shape, "q")
     o_names = [f"%o{d}" for d in range(w.operand.rank)]
     o_list = ", ".join(o_names)
     p_list = ", ".join(f"%p{d}" for d in range(w.operand.rank))
@@ -107,7 +108,7 @@ func.func private @{name}(%operand: {out_t}, %source: {src_t}, %init: {scalar}) 
       %next:2 = scf.if %inside -> (i1, index) {{
         {_linearize(o_names, w.operand.shape, "lin")}
         %take = scf.if %have -> (i1) {{
-          {_delinearize("%at", w.operand.shape, "p")}
+          {delinearize("%at", w.operand.shape, "p")}
           %cur_v = tensor.extract %operand[{p_list}] : {out_t}
           %cur = tensor.from_elements %cur_v : {scalar}
           %cand_v = tensor.extract %operand[{o_list}] : {out_t}
@@ -144,18 +145,6 @@ func.func private @{name}(%operand: {out_t}, %source: {src_t}, %init: {scalar}) 
   return %result : {out_t}
 }}
 """
-
-
-def _delinearize(linear: str, shape: list[int], prefix: str) -> str:
-    """Row-major indices %<prefix>0.. of the flat index ``linear``."""
-    lines, rest = [], linear
-    for d in reversed(range(len(shape))):
-        lines.append(f"%{prefix}{d} = arith.remui {rest}, %{prefix}_size{d} : index")
-        if d:
-            lines.append(f"%{prefix}_rest{d} = arith.divui {rest}, %{prefix}_size{d} : index")
-            rest = f"%{prefix}_rest{d}"
-    sizes = [f"%{prefix}_size{d} = arith.constant {n} : index" for d, n in enumerate(shape)]
-    return "\n      ".join(sizes + lines)
 
 
 def _linearize(indices: list[str], shape: list[int], name: str) -> str:
