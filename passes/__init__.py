@@ -38,6 +38,8 @@ _REGISTRY: dict[str, str] = {
     "xla-normalize-contractions": "normalize_contractions:NormalizeContractions",
     "xla-openmp-dynamic-schedule": "openmp_schedule:OpenmpDynamicSchedule",
     "xla-gpu-wrap-host-code": "gpu_wrap_host_code:GpuWrapHostCode",
+    "xla-gpu-matmul-kernels": "gpu_kernels:GpuMatmulKernels",
+    "xla-gpu-kernels": "gpu_kernels:GpuKernels",
     "xla-gpu-view-copy-to-linalg": "gpu_view_copy_to_linalg:GpuViewCopyToLinalg",
 }
 

@@ -14,6 +14,7 @@ HOST_OPS = frozenset({
     "memref.get_global",                              # a constant buffer the runtime uploads
     "memref.expand_shape", "memref.collapse_shape", "memref.cast", "memref.reinterpret_cast",
     "scf.parallel", "func.return",
+    "gpu.launch",                                     # a kernel xla-gpu-kernels wrote
 })
 
 

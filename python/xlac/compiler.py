@@ -42,7 +42,7 @@ def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str
     module = parse_module(new_context(), data, source_name)
     stages = StageTexts(data, source_name, entry, frozenset(options.disable_passes))
     if target == "cuda":                            # no cache yet: its key and store are CPU-shaped
-        return _compile_cuda(module, stages, source_name, entry, options)
+        return _compile_cuda(module, data, stages, source_name, entry, options)
     if has_dynamic_arguments(module, entry):        # `?` dims: compiled per call shape
         return compile_dynamic(module, stages, source_name, target, entry,
                                options.disable_passes, cache)
@@ -78,12 +78,17 @@ def _compile_module(module, data, source_name, target, entry, options, stages) -
     return Executable(function, signature, stages, target, entry=entry)
 
 
-def _compile_cuda(module, stages, source_name, entry, options) -> Executable:
+def _compile_cuda(module, data, stages, source_name, entry, options) -> Executable:
     from xlac.cuda_compile import compile_cuda
+    from xlac.dump import CompileSession
     if has_dynamic_arguments(module, entry):
         raise CompileError(f"{source_name}: error: dynamic shapes (`?` dimensions) are not "
                            "supported on cuda", "compile for target='cpu', or give static shapes")
-    return compile_cuda(module, stages, entry, frozenset(options.disable_passes))
+    session = CompileSession(data, source_name, entry, options)   # dumps, timings, reproducers
+    session.start(module)
+    exe = compile_cuda(module, stages, entry, session)
+    session.finish()
+    return exe
 
 
 def _open_cache(wanted: bool):

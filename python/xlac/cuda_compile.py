@@ -10,7 +10,6 @@ from xlac import cuda_pipeline, pipelines
 from xlac.cuda_ptx import kernel_modules, to_ptx
 from xlac.cuda_schedule import read_schedule
 from xlac.executable import Executable
-from xlac.pass_manager import run_passes
 from xlac.runtime.cuda import CudaFunction
 from xlac.signature import entry_signature
 
@@ -18,12 +17,12 @@ from xlac.signature import entry_signature
 class CudaStages:
     """The CPU stages up to "linalg" (shared), then "gpu" and "ptx" (kept from the compile)."""
 
-    def __init__(self, shared, gpu_text: str, ptx: str):
+    def __init__(self, shared, kernels_text: str, gpu_text: str, ptx: str):
         self._shared = shared
-        self._own = {"gpu": gpu_text, "ptx": ptx}
+        self._own = {"kernels": kernels_text, "gpu": gpu_text, "ptx": ptx}
 
     def names(self) -> list[str]:
-        return ["input", "stablehlo", "fused", "linalg", "gpu", "ptx"]
+        return ["input", "stablehlo", "fused", "linalg", "kernels", "gpu", "ptx"]
 
     def text(self, stage: str) -> str:
         if stage in self._own:
@@ -38,17 +37,26 @@ class CudaStages:
         return self._shared.module(stage)
 
 
-def compile_cuda(module, stages, entry: str, disabled: frozenset[str]) -> Executable:
-    """``module`` (parsed input) -> an Executable whose function runs on the GPU."""
-    run_passes(module, pipelines.ingest(entry, "cuda"), disabled=disabled)
+def compile_cuda(module, stages, entry: str, session) -> Executable:
+    """``module`` (parsed input) -> an Executable whose function runs on the GPU.
+
+    ``session`` (xlac.dump.CompileSession) runs each stage, so XLAC_DUMP_TO,
+    --mlir-timing and reproducers work as on the CPU.
+    """
+    session.run(module, "stablehlo", pipelines.ingest(entry, "cuda"))
     signature = entry_signature(module, entry)
-    steps = pipelines.fuse() + pipelines.lower_to_linalg()
-    run_passes(module, steps + cuda_pipeline.bufferize() + cuda_pipeline.to_gpu(), disabled=disabled)
+    session.run(module, "fused", pipelines.fuse())
+    session.run(module, "linalg", pipelines.lower_to_linalg())
+    for stage, steps in cuda_pipeline.CUDA_STAGES.items():
+        session.run(module, stage, steps())
+        if stage == "kernels":
+            kernels_text = str(module)          # what the emulator runs (xlac.runtime.simt)
     schedule = read_schedule(module, entry)
-    ptx = to_ptx(kernel_modules(module))
+    ptx = session.jit(lambda: to_ptx(kernel_modules(module)), "ptx (llvmlite NVPTX -O3)")
     function = CudaFunction(ptx, schedule, [_nbytes(s) for s in signature.inputs],
-                            [_nbytes(s) for s in signature.outputs])
-    return Executable(function, signature, CudaStages(stages, str(module), ptx), "cuda", entry=entry)
+                            [_nbytes(s) for s in signature.outputs], kernels=kernels_text)
+    return Executable(function, signature, CudaStages(stages, kernels_text, str(module), ptx),
+                      "cuda", entry=entry)
 
 
 def _nbytes(spec) -> int:

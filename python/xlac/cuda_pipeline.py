@@ -25,6 +25,10 @@ def bufferize() -> list[str]:
         "canonicalize",
         "xla-strided-copy-to-linalg",                     # strided copies become kernels; plain ones stay DtoD copies
         "xla-gpu-view-copy-to-linalg",                    # so do copies of offset views (a DtoD copy starts at the base)
+        "xla-gpu-matmul-kernels",                         # shared-memory tiled matmuls
+        "func.func(linalg-generalize-named-ops)",
+        "xla-gpu-kernels",                                # loop and reduction kernels (what they leave: below)
+        "inline",
         "func.func(convert-linalg-to-parallel-loops)",
         "canonicalize",
         # no-min-max-bounds: otherwise partial tiles keep an affine.min bound
@@ -34,8 +38,8 @@ def bufferize() -> list[str]:
     ]
 
 
-def to_gpu() -> list[str]:
-    """"gpu-loops" -> "gpu": kernels outlined into gpu.modules of LLVM + NVVM ops."""
+def outline() -> list[str]:
+    """"gpu-loops" -> "kernels": each kernel a gpu.func in its own gpu.module (scf, arith, memref)."""
     return [
         "func.func(gpu-map-parallel-loops{mapping-policy=innermost-first})",  # last dim on threadIdx.x: coalesced
         "func.func(convert-parallel-loops-to-gpu)",
@@ -45,18 +49,30 @@ def to_gpu() -> list[str]:
         "cse",
         "lower-affine",
         "gpu.module(expand-strided-metadata,lower-affine,"  # subviews in kernels (scatter windows)
-        "convert-complex-to-standard,"                    # complex math -> arith/math on (re, im)
-        "convert-scf-to-cf,"
+        "convert-complex-to-standard)",                   # complex math -> arith/math on (re, im)
+    ]
+
+
+def to_nvvm() -> list[str]:
+    """"kernels" -> "gpu": the gpu.modules in LLVM + NVVM ops."""
+    return [
+        "gpu.module(convert-scf-to-cf,"
         "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1 index-bitwidth=64},"  # one pointer per memref
         "convert-math-to-llvm,"                           # after gpu-to-nvvm, which maps math to libdevice first
         "canonicalize,cse,reconcile-unrealized-casts)",
     ]
 
 
+def to_gpu() -> list[str]:
+    """"gpu-loops" -> "gpu": kernels outlined into gpu.modules of LLVM + NVVM ops."""
+    return outline() + to_nvvm()
+
+
 # The CUDA target's stages after "linalg", in order: name -> steps.
 CUDA_STAGES: dict[str, callable] = {
     "gpu-loops": bufferize,
-    "gpu": to_gpu,
+    "kernels": outline,
+    "gpu": to_nvvm,
 }
 
 

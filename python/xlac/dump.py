@@ -156,9 +156,9 @@ class CompileSession:
             (self.directory / "fusion_graph.html").write_text(
                 f"<!DOCTYPE html><p>could not draw the fusion graph: {exc!r}</p>\n")
 
-    def jit(self, build):
-        """``build()`` (the LLVM JIT), timed, with a reproducer on failure."""
-        return self._timed("machine code", "llvm-jit (LLVM -O3)", build)
+    def jit(self, build, step: str = "llvm-jit (LLVM -O3)"):
+        """``build()`` (the LLVM JIT, or PTX for cuda), timed, with a reproducer on failure."""
+        return self._timed("machine code", step, build)
 
     def finish(self) -> None:
         report = timing_report(self.times)

@@ -185,7 +185,9 @@ def test_offset_slice_is_a_kernel_not_a_copy():
 def test_full_reduction_runs_on_the_device_not_the_host():
     exe = xlac.compile(FULL_SUM, target="cuda")
     launches = [s for s in exe._function.steps if type(s).__name__ == "Launch"]
-    assert [(s.grid, s.block) for s in launches] == [((1, 1, 1), (1, 1, 1))]
+    # the init value, then one block of 256 threads folding the 1000 elements (shuffles + shared memory)
+    assert [(s.grid, s.block) for s in launches] == [((1, 1, 1), (256, 1, 1))] * 2
+    assert "shfl.sync.bfly" in exe.as_text("ptx") and ".shared" in exe.as_text("ptx")
 
 
 def test_launch_path_against_fake_driver():
@@ -237,3 +239,14 @@ func.func @main(%n: tensor<i64>) -> tensor<i64> {
 }"""
     with pytest.raises(xlac.CompileError, match="not supported on cuda"):
         xlac.compile(text, target="cuda")
+
+
+def test_dumps_and_timings_work_for_cuda(tmp_path, monkeypatch):
+    monkeypatch.setenv("XLAC_DUMP_TO", str(tmp_path))
+    xlac.compile(FULL_SUM, target="cuda")
+    (directory,) = [p for p in tmp_path.iterdir() if p.is_dir()]
+    names = sorted(p.name for p in directory.iterdir())
+    assert any(n.endswith("_xla-gpu-kernels.mlir") for n in names), names
+    kernels = next(directory.glob("*_xla-gpu-kernels.mlir")).read_text()
+    assert "gpu.launch" in kernels and "gpu.shuffle xor" in kernels
+    assert "ptx (llvmlite NVPTX -O3)" in (directory / "timing.txt").read_text()

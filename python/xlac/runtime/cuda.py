@@ -113,8 +113,9 @@ class CudaFunction:
     """A compiled program: its PTX and host schedule; call with host pointers."""
 
     def __init__(self, ptx: str, steps: list, input_bytes: list[int], output_bytes: list[int],
-                 driver=None):
+                 driver=None, kernels: str = ""):
         self.ptx = ptx
+        self.kernels = kernels            # the kernels as gpu.func (MLIR text), for the emulator
         self.steps = steps
         self._sizes = input_bytes + output_bytes
         self._inputs = len(input_bytes)

@@ -1,0 +1,182 @@
+"""xla-gpu-matmul-kernels and xla-gpu-kernels: linalg ops on buffers -> gpu.launch.
+
+The CUDA target's kernels, XLA-style (see gpu_kernel_text.py for their
+shapes). Each op becomes a call of a helper holding one or two gpu.launch;
+``inline`` folds them into the host function. Ops these passes do not
+handle (dynamic sizes, linalg.index in the region, ops nested in host
+control flow) stay for the generic route: parallel loops tiled 16x16.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xlac.mlir import ir
+from xlac.passes.base import ModulePass, functions
+from xlac.passes.gpu_kernel_emit import (KernelOp, identity, loop_kernel, reduction_kernels)
+from xlac.passes.gpu_kernel_text import Operand, Space
+from xlac.passes.gpu_matmul_text import matmul_kernel
+from xlac.passes.helper_calls import captured_values, fresh_symbol, region_declaration, replace_with_call
+
+_MATMULS = {"linalg.matmul": 0, "linalg.batch_matmul": 1}
+ENOUGH_THREADS = 65536           # this many outputs keep the GPU busy with a thread each
+FEW_COLUMNS = 8192               # column reductions with fewer outputs get a block each
+MIN_BLOCK_REDUCTION = 64         # fewer reduced elements: a thread folds them alone
+
+
+@dataclass(frozen=True)
+class GpuMatmulKernels(ModulePass):
+    """linalg.matmul / batch_matmul (f32, f64, plain layouts) -> a shared-memory tiled kernel."""
+
+    name = "xla-gpu-matmul-kernels"
+
+    def run(self, module: ir.Operation) -> None:
+        for op in _top_level_ops(module):
+            if op.name in _MATMULS and _plain_matmul(op):
+                types = [ir.MemRefType(v.type) for v in op.operands]
+                batch = types[0].shape[0] if _MATMULS[op.name] else 0
+                (m, k), n = types[0].shape[-2:], types[1].shape[-1]
+                name = fresh_symbol(module, "xla_gpu_matmul")
+                text = matmul_kernel(name, [str(t) for t in types], str(types[0].element_type),
+                                     batch, m, n, k)
+                replace_with_call(module, op, text, name)
+
+
+@dataclass(frozen=True)
+class GpuKernels(ModulePass):
+    """linalg.generic on buffers -> loop or reduction kernels (run after generalizing named ops)."""
+
+    name = "xla-gpu-kernels"
+
+    def run(self, module: ir.Operation) -> None:
+        for op in _top_level_ops(module):
+            if op.name == "linalg.generic":
+                _replace_generic(module, op)
+
+
+def _top_level_ops(module: ir.Operation) -> list[ir.Operation]:
+    ops = []
+    for func in functions(module):
+        if func.regions[0].blocks:
+            ops += [op.operation for op in func.regions[0].blocks[0].operations]
+    return ops
+
+
+_DEFAULT_MAPS = {
+    "linalg.matmul": ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"],
+    "linalg.batch_matmul": ["(d0, d1, d2, d3) -> (d0, d1, d3)", "(d0, d1, d2, d3) -> (d0, d3, d2)",
+                            "(d0, d1, d2, d3) -> (d0, d1, d2)"],
+}
+
+
+def _plain_matmul(op: ir.Operation) -> bool:
+    """No transposed operand (custom indexing_maps), no casting: C += A . B exactly."""
+    maps = [str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if maps != _DEFAULT_MAPS[op.name] or "cast" in op.attributes:
+        return False
+    types = [v.type for v in op.operands]
+    if not all(isinstance(t, ir.MemRefType) and ir.MemRefType(t).has_static_shape for t in types):
+        return False
+    elements = {str(ir.MemRefType(t).element_type) for t in types}
+    return elements in ({"f32"}, {"f64"}) and all("strided" not in str(t) for t in types)
+
+
+def _replace_generic(module: ir.Operation, op: ir.Operation) -> None:
+    inputs, outputs = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    operands = list(op.operands)
+    if not all(_static_memref(v) for v in operands[inputs:]) or _uses_index(op):
+        return
+    if not all(_static_memref(v) or _scalar(v) for v in operands[:inputs]):
+        return
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    reduction = tuple("reduction" in str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"]))
+    sizes = _loop_sizes(maps, operands, len(reduction))
+    if sizes is None or 0 in sizes:
+        return
+    space = Space(tuple(sizes), reduction)
+    captures = captured_values(op)
+    name = fresh_symbol(module, "xla_gpu_kernel")
+    kernel_operands = tuple(
+        Operand(i, str(v.type), _element(v),
+                tuple(str(e) for e in m.results)) for i, (v, m) in enumerate(zip(operands, maps)))
+    combiner = _combiner(op, outputs)
+    kernel = KernelOp(name, kernel_operands, inputs, space, tuple(str(c.type) for c in captures),
+                      combiner or "")
+    text = reduction_kernels(kernel) if _block_reduction(space, combiner) else loop_kernel(kernel)
+    text += region_declaration(op.regions[0], f"{name}_body", captures)
+    replace_with_call(module, op, text, name, {f"{name}_body": op.regions[0]}, captures)
+
+
+def _static_memref(value: ir.Value) -> bool:
+    """Static sizes and layout: a view with a computed offset cannot be a bare-pointer
+    kernel argument (xla-gpu-wrap-host-code moves its computation into the kernel)."""
+    return (isinstance(value.type, ir.MemRefType) and ir.MemRefType(value.type).has_static_shape
+            and "?" not in str(value.type))
+
+
+def _scalar(value: ir.Value) -> bool:
+    return isinstance(value.type, (ir.IntegerType, ir.FloatType, ir.IndexType))
+
+
+def _element(value: ir.Value) -> str:
+    return str(ir.MemRefType(value.type).element_type) if _static_memref(value) else str(value.type)
+
+
+def _uses_index(op: ir.Operation) -> bool:
+    found = []
+
+    def visit(inner):
+        if inner.name == "linalg.index":
+            found.append(inner)
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    return bool(found)
+
+
+def _loop_sizes(maps, operands, rank: int) -> list[int] | None:
+    """Each loop dim's size, read from an operand dim it indexes directly."""
+    sizes = [None] * rank
+    for affine_map, value in zip(maps, operands):
+        if not _static_memref(value):
+            continue
+        shape = ir.MemRefType(value.type).shape
+        for expr, extent in zip(affine_map.results, shape):
+            text = str(expr)
+            if text.startswith("d") and text[1:].isdigit() and sizes[int(text[1:])] is None:
+                sizes[int(text[1:])] = extent
+    return None if None in sizes else sizes
+
+
+def _combiner(op: ir.Operation, outputs: int) -> str | None:
+    """The op folding each element into the single output, if it is one with an identity.
+
+    The region must yield ``combine(x, out)`` with ``out`` used nowhere else:
+    then threads may fold disjoint parts from the identity and be combined.
+    """
+    if outputs != 1:
+        return None
+    block = op.regions[0].blocks[0]
+    out = block.arguments[len(block.arguments) - 1]
+    yielded = list(block.operations)[-1].operands[0]
+    owner = yielded.owner
+    if isinstance(owner, ir.Block) or len(list(owner.operands)) != 2:
+        return None
+    combining = owner.operation
+    uses = [use for use in out.uses]
+    if out not in list(combining.operands) or len(uses) != 1 or list(combining.operands).count(out) != 1:
+        return None
+    if identity(combining.name, str(out.type)) is None:
+        return None
+    return combining.name
+
+
+def _block_reduction(space: Space, combiner: str | None) -> bool:
+    """A block per output (tree-folded) rather than a thread per output (sequential)."""
+    if combiner is None or not any(space.reduction):
+        return False
+    outputs, reduced = math.prod(space.parallel_sizes), math.prod(space.reduction_sizes)
+    if outputs >= ENOUGH_THREADS or reduced < MIN_BLOCK_REDUCTION:
+        return False
+    return space.reduction[-1] or outputs < FEW_COLUMNS
