@@ -6,6 +6,7 @@
     python bench/run.py my.mlir --only my        # a program of your own (entry @main)
     python bench/run.py --quick --only gelu      # smoke run for CI
     python bench/run.py --out docs/PERFORMANCE.md
+    python bench/run.py --target cuda --out bench_cuda.md   # xlac on the GPU against XLA GPU
 
 Both compilers get the same StableHLO text. The suite lives in <repo>/../shared/bench/suite;
 its README has the anchors' figures and the machine limits behind the roofline column.
@@ -25,6 +26,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("files", nargs="*", type=Path, help="extra StableHLO programs (.mlir)")
     parser.add_argument("--only", help="comma-separated program names to run")
+    parser.add_argument("--target", choices=("cpu", "cuda"), default="cpu",
+                        help="cpu: xlac, XLA CPU and numpy; cuda: xlac target=\"cuda\" against "
+                             "XLA on jax's GPU client (inputs on the device, and host in/out)")
+    parser.add_argument("--suite", type=Path,
+                        help="the bench suite folder (default: <repo>/../shared/bench/suite)")
     parser.add_argument("--out", type=Path, help="also write the table as Markdown here")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: 1-2 calls per backend, no warm-up, no pauses")
@@ -60,8 +66,13 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.threads:
         limit_threads(args.threads)
-    from harness import run   # numpy, jax: only after the thread settings
-    return run(args)
+    import harness   # numpy, jax: only after the thread settings
+    if args.suite:
+        harness.SUITE = args.suite.resolve()    # _select reads it; the worker gets full paths
+    if args.target == "cuda":
+        from cuda_harness import run
+        return run(args)
+    return harness.run(args)
 
 
 if __name__ == "__main__":

@@ -43,6 +43,8 @@ class KernelOp:
     space: Space
     captures: tuple[str, ...]       # types of outside values the region uses
     combiner: str = ""              # reductions: the op folding into the output
+    init: tuple[str, ...] = ()      # reductions: each output's start value when a fill was folded
+                                    # in (an arith.constant attribute's text), else read from it
 
     @property
     def outputs(self) -> tuple[Operand, ...]:
@@ -88,7 +90,7 @@ def _sequential_reduction(body: Lines, op: KernelOp, parallel_dims: list[str]) -
     """Fold the reduced points in order into registers started from the outputs."""
     zero = [body.const(0) for _ in op.space.reduction_sizes]
     first = interleave(op.space, parallel_dims, zero)
-    starts = [load(body, operand, first) for operand in op.outputs]
+    starts = _starts(body, op, first)
     total = math.prod(op.space.reduction_sizes)
     step, end, begin = body.const(1), body.const(total), body.const(0)
     k, accs = body.fresh("k"), [body.fresh("acc") for _ in op.outputs]
@@ -211,8 +213,15 @@ def _combine_into_output(body: Lines, op: KernelOp, total: str, parallel_dims: l
     out = op.outputs[0]
     zero = [body.const(0) for _ in op.space.reduction_sizes]
     dims = interleave(op.space, parallel_dims, zero)
-    old = load(body, out, dims)
+    (old,) = _starts(body, op, dims)
     store(body, combine(body, op.combiner, total, old, out.element), out, dims)
+
+
+def _starts(body: Lines, op: KernelOp, dims: list[str]) -> list[str]:
+    """The outputs' values before the reduction: the folded fill's constants, or loaded."""
+    if op.init:
+        return [body.op(f"arith.constant {value}") for value in op.init]
+    return [load(body, operand, dims) for operand in op.outputs]
 
 
 def _block_threads(work: int) -> int:

@@ -20,6 +20,7 @@ from xlac.passes.gpu_matmul_text import matmul_kernel
 from xlac.passes.helper_calls import captured_values, fresh_symbol, region_declaration, replace_with_call
 
 _MATMULS = {"linalg.matmul": 0, "linalg.batch_matmul": 1}
+_FOLDED = "xla.folded_into_reduction"
 ENOUGH_THREADS = 65536           # this many outputs keep the GPU busy with a thread each
 FEW_COLUMNS = 8192               # column reductions with fewer outputs get a block each
 MIN_BLOCK_REDUCTION = 64         # fewer reduced elements: a thread folds them alone
@@ -50,9 +51,23 @@ class GpuKernels(ModulePass):
     name = "xla-gpu-kernels"
 
     def run(self, module: ir.Operation) -> None:
-        for op in _top_level_ops(module):
-            if op.name == "linalg.generic":
+        # reductions first, so they find the fills of their outputs; a fill folded into
+        # a reduction is marked, skipped and erased at the end (ops are re-listed after
+        # each round: the Python objects of erased ops must not be touched)
+        for op in _generics(module):
+            if _has_reduction(op):
+                for fill in _replace_generic(module, op):
+                    fill.attributes[_FOLDED] = ir.UnitAttr.get()
+        for op in _generics(module):
+            if _FOLDED not in op.attributes:
                 _replace_generic(module, op)
+        for op in _generics(module):
+            if _FOLDED in op.attributes:
+                op.erase()
+
+
+def _generics(module: ir.Operation) -> list[ir.Operation]:
+    return [op for op in _top_level_ops(module) if op.name == "linalg.generic"]
 
 
 def _top_level_ops(module: ir.Operation) -> list[ir.Operation]:
@@ -82,18 +97,23 @@ def _plain_matmul(op: ir.Operation) -> bool:
     return elements in ({"f32"}, {"f64"}) and all("strided" not in str(t) for t in types)
 
 
-def _replace_generic(module: ir.Operation, op: ir.Operation) -> None:
+def _has_reduction(op: ir.Operation) -> bool:
+    return any("reduction" in str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"]))
+
+
+def _replace_generic(module: ir.Operation, op: ir.Operation) -> list[ir.Operation]:
+    """Replace ``op`` by a kernel if it can; the fills folded into it (erased)."""
     inputs, outputs = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
     operands = list(op.operands)
     if not all(_static_memref(v) for v in operands[inputs:]) or _uses_index(op):
-        return
+        return []
     if not all(_static_memref(v) or _scalar(v) for v in operands[:inputs]):
-        return
+        return []
     maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
     reduction = tuple("reduction" in str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"]))
     sizes = _loop_sizes(maps, operands, len(reduction))
     if sizes is None or 0 in sizes:
-        return
+        return []
     space = Space(tuple(sizes), reduction)
     captures = captured_values(op)
     name = fresh_symbol(module, "xla_gpu_kernel")
@@ -101,11 +121,56 @@ def _replace_generic(module: ir.Operation, op: ir.Operation) -> None:
         Operand(i, str(v.type), _element(v),
                 tuple(str(e) for e in m.results)) for i, (v, m) in enumerate(zip(operands, maps)))
     combiner = _combiner(op, outputs)
+    reads_output = any(v in operands[:inputs] for v in operands[inputs:])
+    fills = _folded_fills(op, operands[inputs:]) if any(reduction) and not reads_output else []
     kernel = KernelOp(name, kernel_operands, inputs, space, tuple(str(c.type) for c in captures),
-                      combiner or "")
+                      combiner or "", tuple(_constant_text(f.operands[0]) for f in fills))
     text = reduction_kernels(kernel) if _block_reduction(space, combiner) else loop_kernel(kernel)
     text += region_declaration(op.regions[0], f"{name}_body", captures)
     replace_with_call(module, op, text, name, {f"{name}_body": op.regions[0]}, captures)
+    return fills
+
+
+def _folded_fills(op: ir.Operation, outputs: list[ir.Value]) -> list[ir.Operation]:
+    """The constant fills of a reduction's outputs right before it (the init values), so
+    the reduction kernel starts from the constant: one launch and one pass over memory fewer."""
+    fills, previous = [], op
+    for output in reversed(outputs):
+        previous = _previous_op(previous)
+        if previous is None or not _constant_fill_of(previous, output):
+            return []
+        fills.insert(0, previous)
+    return fills
+
+
+def _previous_op(op: ir.Operation) -> ir.Operation | None:
+    block_ops = [o.operation for o in op.block.operations]
+    index = block_ops.index(op)
+    while index > 0:
+        index -= 1
+        if block_ops[index].name != "arith.constant":
+            return block_ops[index]
+    return None
+
+
+def _constant_fill_of(op: ir.Operation, output: ir.Value) -> bool:
+    """``op`` is linalg.generic writing ``output`` whole with one arith.constant scalar."""
+    if op.name != "linalg.generic" or list(op.operands) != [op.operands[0], output]:
+        return False
+    scalar = op.operands[0]
+    if isinstance(scalar.owner, ir.Block) or scalar.owner.name != "arith.constant":
+        return False
+    if _has_reduction(op):
+        return False
+    block = op.regions[0].blocks[0]
+    terminator = list(block.operations)[-1]
+    out_map = ir.AffineMapAttr(ir.ArrayAttr(op.attributes["indexing_maps"])[1]).value
+    return (len(list(block.operations)) == 1 and list(terminator.operands) == [block.arguments[0]]
+            and out_map.is_permutation and str(out_map) == str(ir.AffineMap.get_identity(out_map.n_dims)))
+
+
+def _constant_text(value: ir.Value) -> str:
+    return str(value.owner.attributes["value"])
 
 
 def _static_memref(value: ir.Value) -> bool:

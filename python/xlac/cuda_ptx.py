@@ -11,6 +11,7 @@ JIT-compiles that PTX at load time, so any driver >= R520 runs it.
 from __future__ import annotations
 
 import functools
+import os
 import subprocess
 import tempfile
 from importlib import metadata
@@ -116,7 +117,8 @@ def _libdevice():
     path = wheel_file("nvvm/libdevice/libdevice.10.bc")
     if path is None:
         raise CompileError("<unknown>: error: a kernel calls libdevice math, but libdevice.10.bc "
-                           "was not found", "pip install 'xlac[cuda]' (nvidia-cuda-nvcc-cu12)")
+                           "was not found", "pip install 'xlac[cuda]' (nvidia-cuda-nvcc-cu12), "
+                           "or set CUDA_HOME to a CUDA toolkit")
     module = _llvm().parse_bitcode(path.read_bytes())
     module.triple = _TRIPLE
     module.data_layout = str(_target_machine().target_data)
@@ -124,15 +126,21 @@ def _libdevice():
 
 
 def wheel_file(relative: str) -> Path | None:
-    """A file of the nvidia-cuda-nvcc-cu12 wheel (``nvidia/cuda_nvcc/<relative>``)."""
+    """A file of the CUDA compiler tools: ``nvidia/cuda_nvcc/<relative>`` of the
+    nvidia-cuda-nvcc-cu12 wheel, else ``<relative>`` in a CUDA toolkit
+    ($CUDA_HOME, $CUDA_PATH, /usr/local/cuda); both lay out bin/ptxas and
+    nvvm/libdevice the same way, so machines with only the toolkit work too."""
     try:
         files = metadata.distribution("nvidia-cuda-nvcc-cu12").files or []
     except metadata.PackageNotFoundError:
-        return None
+        files = []
     wanted = f"nvidia/cuda_nvcc/{relative}"
     for file in files:
         if str(file).replace("\\", "/") == wanted:
             return Path(file.locate()).resolve()
+    for root in (os.environ.get("CUDA_HOME"), os.environ.get("CUDA_PATH"), "/usr/local/cuda"):
+        if root and Path(root, relative).is_file():
+            return Path(root, relative).resolve()
     return None
 
 

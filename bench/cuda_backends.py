@@ -1,0 +1,126 @@
+"""The backends of ``run.py --target cuda``: xlac on the GPU and XLA on jax's GPU client.
+
+Same interface as backends.py (load / outputs / time / unload / close, BackendError on any
+failure). "XLA host" reuses the "XLA" executable and only changes what one call includes.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import time
+
+import numpy as np
+
+import cuda_worker
+import xlac_worker
+from backends import BackendError, XlaBackend, XlacBackend, _cost_flops, _timed, reported
+
+
+class XlaGpuBackend(XlaBackend):
+    """XLA on the GPU, inputs already on the device; every call waits for its outputs."""
+
+    name = "XLA"
+    method = "jax GPU client: compile_and_load(StableHLO text) with jax.jit's compile options"
+
+    def __init__(self, platform: str = "gpu"):    # pylint: disable=super-init-not-called
+        with reported("XLA on the GPU does not start"):
+            import jax
+            from jax._src import compiler
+            from jax._src.lib import xla_client
+            from jax.extend.backend import get_backend
+            self._client = get_backend(platform)
+            self._device = self._client.local_devices()[0]
+            self._devices = xla_client.DeviceList((self._device,))
+            self._options = compiler.get_compile_options(
+                num_replicas=1, num_partitions=1, backend=self._client)
+            self._compile(xlac_worker.TINY_PROGRAM)   # start-up stays out of compile times
+        self.version = jax.__version__
+        self.device_name = getattr(self._device, "device_kind", str(self._device))
+        self.flops = None
+        self.unload()
+
+    def load(self, program, inputs) -> float:
+        import jax
+        with reported("XLA compile"):
+            start = time.perf_counter()
+            self._exe = self._compile(program.source())
+            seconds = time.perf_counter() - start
+            self.flops = _cost_flops(self._exe)
+            self._host_inputs = inputs
+            self._args = [jax.device_put(a, self._device) for a in inputs]
+            jax.block_until_ready(self._args)
+        return seconds
+
+    def execute(self, args) -> list:
+        """One run of the loaded executable on device arrays; its device outputs."""
+        if hasattr(self._exe, "execute"):
+            return list(self._exe.execute(args))
+        # jaxlib without LoadedExecutable.execute: the sharded call jax itself makes
+        results = self._exe.execute_sharded(list(args))
+        return [outs[0] for outs in results.disassemble_into_single_device_arrays()]
+
+    def _call(self):
+        outputs = self.execute(self._args)
+        for out in outputs:
+            out.block_until_ready()
+        return outputs
+
+    def unload(self):
+        self._exe, self._args, self._host_inputs, self.flops = None, None, None, None
+
+
+class XlaHostBackend:
+    """The "XLA" executable called the way xlac is: host numpy in, host numpy out."""
+
+    name = "XLA host"
+
+    def __init__(self, device_backend: XlaGpuBackend):
+        self._xla = device_backend
+        self.version = device_backend.version
+
+    def supports(self, program) -> bool:
+        return True
+
+    def load(self, program, inputs) -> None:
+        if self._xla._exe is None:                   # XLA failed to compile: say so
+            raise BackendError("XLA host: no XLA executable (see the XLA column)")
+        return None                                  # compiled once, by the XLA backend
+
+    def _call(self):
+        import jax
+        args = [jax.device_put(a, self._xla._device) for a in self._xla._host_inputs]
+        return [np.asarray(out) for out in self._xla.execute(args)]
+
+    def outputs(self):
+        with reported("XLA host run"):
+            start = time.perf_counter()
+            outputs = self._call()
+            return outputs, time.perf_counter() - start
+
+    def time(self, count: int) -> list[float]:
+        with reported("XLA host run"):
+            return _timed(self._call, count)
+
+    def unload(self):
+        pass
+
+    def close(self):
+        pass
+
+
+class XlacCudaBackend(XlacBackend):
+    """xlac with target="cuda" in a worker process (cuda_worker.py)."""
+
+    def _start(self):
+        if self._process is not None:
+            return
+        context = multiprocessing.get_context("spawn")   # no fork of a process holding CUDA
+        self._conn, child = context.Pipe()
+        self._process = context.Process(target=cuda_worker.serve, args=(child,), daemon=True)
+        self._process.start()
+        child.close()
+        try:
+            self.version = self._reply(self._start_limit, "xlac worker start")
+        except BackendError:
+            self._kill()                     # a worker that did not start is not reused
+            raise
