@@ -1,8 +1,8 @@
 """The CUDA table: xlac (target="cuda") against XLA on the GPU, for docs/PERFORMANCE.md.
 
 Two XLA columns keep the comparison fair: an xlac call is what a user makes (host numpy
-in, numpy out), so it includes the host-to-device and device-to-host copies (and the
-per-call device allocations), while XLA is usually timed with its inputs already on the
+in, numpy out), so it includes the host-to-device and device-to-host copies (device
+buffers are allocated once, on the first call), while XLA is usually timed with its inputs already on the
 device. "XLA host" times the same XLA executable with ``jax.device_put`` of the inputs
 and ``np.asarray`` of the outputs inside the timed region.
 
