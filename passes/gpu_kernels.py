@@ -39,9 +39,14 @@ class GpuMatmulKernels(ModulePass):
                 batch = types[0].shape[0] if _MATMULS[op.name] else 0
                 (m, k), n = types[0].shape[-2:], types[1].shape[-1]
                 name = fresh_symbol(module, "xla_gpu_matmul")
+                fill = _previous_op(op)
+                folded = fill is not None and _named_constant_fill_of(fill, op.operands[2])
+                init = _constant_text(fill.operands[0]) if folded else ""
                 text = matmul_kernel(name, [str(t) for t in types], str(types[0].element_type),
-                                     batch, m, n, k)
+                                     batch, m, n, k, init)
                 replace_with_call(module, op, text, name)
+                if folded:
+                    fill.erase()
 
 
 @dataclass(frozen=True)
@@ -107,8 +112,8 @@ def _replace_generic(module: ir.Operation, op: ir.Operation) -> list[ir.Operatio
     operands = list(op.operands)
     if not all(_static_memref(v) for v in operands[inputs:]) or _uses_index(op):
         return []
-    if not all(_static_memref(v) or _scalar(v) for v in operands[:inputs]):
-        return []
+    if not all(_static_memref(v) or (_scalar(v) and _constant(v)) for v in operands[:inputs]):
+        return []        # a scalar read on the host (a pad value): xla-gpu-wrap-host-code moves it in
     maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
     reduction = tuple("reduction" in str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"]))
     sizes = _loop_sizes(maps, operands, len(reduction))
@@ -116,6 +121,8 @@ def _replace_generic(module: ir.Operation, op: ir.Operation) -> list[ir.Operatio
         return []
     space = Space(tuple(sizes), reduction)
     captures = captured_values(op)
+    if not all(_constant(value) for value in captures):
+        return []        # a value read on the host (a pad value): xla-gpu-wrap-host-code moves it in
     name = fresh_symbol(module, "xla_gpu_kernel")
     kernel_operands = tuple(
         Operand(i, str(v.type), _element(v),
@@ -167,6 +174,18 @@ def _constant_fill_of(op: ir.Operation, output: ir.Value) -> bool:
     out_map = ir.AffineMapAttr(ir.ArrayAttr(op.attributes["indexing_maps"])[1]).value
     return (len(list(block.operations)) == 1 and list(terminator.operands) == [block.arguments[0]]
             and out_map.is_permutation and str(out_map) == str(ir.AffineMap.get_identity(out_map.n_dims)))
+
+
+def _named_constant_fill_of(op: ir.Operation, output: ir.Value) -> bool:
+    """``op`` is ``linalg.fill ins(arith.constant) outs(output)``."""
+    if op.name != "linalg.fill" or list(op.operands)[1:] != [output]:
+        return False
+    scalar = op.operands[0]
+    return not isinstance(scalar.owner, ir.Block) and scalar.owner.name == "arith.constant"
+
+
+def _constant(value: ir.Value) -> bool:
+    return not isinstance(value.owner, ir.Block) and value.owner.name == "arith.constant"
 
 
 def _constant_text(value: ir.Value) -> str:

@@ -18,8 +18,12 @@ PER = TILE // SIDE                      # outputs per thread per side (4)
 
 
 def matmul_kernel(name: str, memrefs: list[str], element: str,
-                  batch: int, m: int, n: int, k: int) -> str:
-    """Helper @name(%a0: A, %a1: B, %a2: C) doing C += A . B (batched if batch > 0)."""
+                  batch: int, m: int, n: int, k: int, init: str = "") -> str:
+    """Helper @name(%a0: A, %a1: B, %a2: C) doing C += A . B (batched if batch > 0).
+
+    ``init``: C's value before (an arith.constant attribute's text) when its fill was
+    folded in: C = init + A . B, and C is not read.
+    """
     shared = f"memref<{DEPTH}x{TILE}x{element}, #gpu.address_space<workgroup>>"
     grid = (-(-n // TILE), -(-m // TILE), max(batch, 1))
     lines = launch_header(grid, (SIDE, SIDE, 1), [f"%as : {shared}", f"%bs : {shared}"])
@@ -51,7 +55,7 @@ def matmul_kernel(name: str, memrefs: list[str], element: str,
     for i in range(PER):
         for j in range(PER):
             _write(body, f"{result}#{i * PER + j}", memrefs[2], lead, row0, col0, i, j,
-                   element, sizes, ragged)
+                   element, sizes, ragged, init)
     return helper(name, memrefs, lines + body.lines + ["gpu.terminator", "}"])
 
 
@@ -115,12 +119,12 @@ def _accumulate(body: Lines, accs: list[str], shared: str, element: str) -> list
 
 
 def _write(body: Lines, value: str, memref: str, lead: list[str], row0: str, col0: str,
-           i: int, j: int, element: str, sizes: dict, ragged: dict) -> None:
+           i: int, j: int, element: str, sizes: dict, ragged: dict, init: str) -> None:
     row = body.op(f"arith.addi {row0}, {body.op(f'arith.addi %ty, {body.const(SIDE * i)} : index')} : index")
     col = body.op(f"arith.addi {col0}, {body.op(f'arith.addi %tx, {body.const(SIDE * j)} : index')} : index")
     where = ", ".join(lead + [row, col])
     update = body.nested()
-    old = update.op(f"memref.load %a2[{where}] : {memref}")
+    old = update.op(f"arith.constant {init}" if init else f"memref.load %a2[{where}] : {memref}")
     update.add(f"memref.store {update.op(f'arith.addf {old}, {value} : {element}')}, %a2[{where}] : {memref}")
     conditions = [body.op(f"arith.cmpi ult, {v}, {sizes[d]} : index")
                   for v, d in ((row, "m"), (col, "n")) if ragged[d]]

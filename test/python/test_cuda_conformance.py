@@ -1,6 +1,7 @@
 """Every public conformance program the cuda target supports gives PTX that
-ptxas accepts for sm_90 (no GPU needed); the rate may not drop below the
-floor in test/conformance_floor.json."""
+ptxas accepts for sm_90, and the right numbers when its kernels run in the
+SIMT emulator (no GPU needed for either); the rates may not drop below the
+floors in test/conformance_floor.json."""
 
 from __future__ import annotations
 
@@ -16,7 +17,15 @@ from test_conformance import FLOOR, summarize
 
 pytest.importorskip("llvmlite", reason="the cuda extra is not installed: pip install 'xlac[cuda]'")
 
-BACKEND = Path(__file__).with_name("ptx_conformance_backend.py")
+HERE = Path(__file__).parent
+
+
+def _conformance(backend: str, out: Path) -> dict:
+    runner = require_shared("conformance", "run_conformance.py")
+    subprocess.run([sys.executable, str(runner), str(runner.parent / "public"), "--backend",
+                    f"{HERE / backend}:run", "-j", "2", "--timeout", "120", "--json", str(out)],
+                   capture_output=True, text=True, timeout=2400)
+    return summarize(json.loads(out.read_text())["results"])
 
 
 @pytest.mark.slow
@@ -24,12 +33,15 @@ def test_public_conformance_ptx_is_valid(tmp_path):
     from xlac.cuda_ptx import wheel_file
     if wheel_file("bin/ptxas") is None:
         pytest.skip("ptxas not found: pip install 'xlac[cuda]'")
-    runner = require_shared("conformance", "run_conformance.py")
-    out = tmp_path / "ptx.json"
-    subprocess.run([sys.executable, str(runner), str(runner.parent / "public"), "--backend",
-                    f"{BACKEND}:run", "-j", "2", "--timeout", "120", "--json", str(out)],
-                   capture_output=True, text=True, timeout=2400)
-    summary = summarize(json.loads(out.read_text())["results"])
+    summary = _conformance("ptx_conformance_backend.py", tmp_path / "ptx.json")
     print(f"\ncuda PTX (ptxas sm_90) + CPU numbers: {summary['passed']}/{summary['runnable']} "
           f"({100 * summary['rate']:.1f}%), by suite {summary['by_suite']}")
     assert summary["rate"] >= json.loads(FLOOR.read_text())["cuda_ptx_rate"], summary
+
+
+@pytest.mark.slow
+def test_public_conformance_emulated_kernels_compute_the_expected_values(tmp_path):
+    summary = _conformance("emulated_conformance_backend.py", tmp_path / "emulated.json")
+    print(f"\ncuda kernels in the SIMT emulator: {summary['passed']}/{summary['runnable']} "
+          f"({100 * summary['rate']:.1f}%), by suite {summary['by_suite']}")
+    assert summary["rate"] >= json.loads(FLOOR.read_text())["cuda_emulated_rate"], summary
