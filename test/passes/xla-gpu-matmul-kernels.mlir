@@ -1,0 +1,37 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-gpu-matmul-kernels,inline)' --split-input-file | FileCheck %s
+
+/// C = A . B: 64x64 tiles per 16x16 block, A and B staged through shared memory,
+/// the zero fill of C folded in (C is written, not read).
+// CHECK-LABEL: func.func @matmul
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup(%{{.*}} : memref<16x64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x64xf32, #gpu.address_space<workgroup>>)
+// CHECK: scf.for
+// CHECK: gpu.barrier
+// CHECK: math.fma
+// CHECK: gpu.barrier
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: linalg.matmul
+func.func @matmul(%a: memref<128x32xf32>, %b: memref<32x64xf32>, %c: memref<128x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<128x64xf32>)
+  linalg.matmul ins(%a, %b : memref<128x32xf32>, memref<32x64xf32>) outs(%c : memref<128x64xf32>)
+  return
+}
+
+// -----
+
+/// Ragged sizes get bounds checks; integer matmuls stay for the generic route.
+// CHECK-LABEL: func.func @ragged
+// CHECK: gpu.launch
+// CHECK: arith.cmpi ult
+// CHECK: scf.if
+// CHECK-LABEL: func.func @integer
+// CHECK: linalg.matmul
+func.func @ragged(%a: memref<70x45xf32>, %b: memref<45x130xf32>, %c: memref<70x130xf32>) {
+  linalg.matmul ins(%a, %b : memref<70x45xf32>, memref<45x130xf32>) outs(%c : memref<70x130xf32>)
+  return
+}
+func.func @integer(%a: memref<8x8xi32>, %b: memref<8x8xi32>, %c: memref<8x8xi32>) {
+  linalg.matmul ins(%a, %b : memref<8x8xi32>, memref<8x8xi32>) outs(%c : memref<8x8xi32>)
+  return
+}
