@@ -147,6 +147,7 @@ class XlacBackend:
     """xlac in a worker process (see xlac_worker.py); it makes its own copy of the inputs."""
 
     name = "xlac"
+    worker = staticmethod(xlac_worker.serve)
 
     def __init__(self, seed: int, call_limit_s: float, start_limit_s: float = 180.0):
         self._seed, self._call_limit = seed, call_limit_s
@@ -183,12 +184,16 @@ class XlacBackend:
     def _start(self):
         if self._process is not None:
             return
-        context = multiprocessing.get_context("spawn")   # no fork of a process holding XLA
+        context = multiprocessing.get_context("spawn")   # no fork of a process holding XLA or CUDA
         self._conn, child = context.Pipe()
-        self._process = context.Process(target=xlac_worker.serve, args=(child,), daemon=True)
+        self._process = context.Process(target=self.worker, args=(child,), daemon=True)
         self._process.start()
         child.close()
-        self.version = self._reply(self._start_limit, "xlac worker start")
+        try:
+            self.version = self._reply(self._start_limit, "xlac worker start")
+        except BackendError:
+            self._kill()                     # a worker that did not start is not reused
+            raise
 
     def _reply(self, limit_s: float, what: str):
         if not self._conn.poll(limit_s):

@@ -6,7 +6,6 @@ failure). "XLA host" reuses the "XLA" executable and only changes what one call 
 
 from __future__ import annotations
 
-import multiprocessing
 import time
 
 import numpy as np
@@ -111,16 +110,4 @@ class XlaHostBackend:
 class XlacCudaBackend(XlacBackend):
     """xlac with target="cuda" in a worker process (cuda_worker.py)."""
 
-    def _start(self):
-        if self._process is not None:
-            return
-        context = multiprocessing.get_context("spawn")   # no fork of a process holding CUDA
-        self._conn, child = context.Pipe()
-        self._process = context.Process(target=cuda_worker.serve, args=(child,), daemon=True)
-        self._process.start()
-        child.close()
-        try:
-            self.version = self._reply(self._start_limit, "xlac worker start")
-        except BackendError:
-            self._kill()                     # a worker that did not start is not reused
-            raise
+    worker = staticmethod(cuda_worker.serve)

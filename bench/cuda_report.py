@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime
 
-from report import (ProgramResult, _compile, _err, _footnotes, _ms, _num, _time_cell,
+from report import (ProgramResult, _compile, aligned, _err, _footnotes, _ms, _num, _time_cell,
                     geomean)
 
 BACKENDS = ("xlac", "XLA", "XLA host")
@@ -66,11 +66,8 @@ def summary_lines(results: list[ProgramResult]) -> list[str]:
 
 def text_table(results: list[ProgramResult]) -> str:
     notes: list[str] = []
-    table = [HEADER, *rows(results, notes)]
-    widths = [max(len(row[i]) for row in table) for i in range(len(HEADER))]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines + [""] + summary_lines(results) + _footnotes(results, notes))
+    body = rows(results, notes)
+    return aligned(HEADER, body, summary_lines(results) + _footnotes(results, notes))
 
 
 def markdown(results: list[ProgramResult], method: list[str], versions: dict[str, str],

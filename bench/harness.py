@@ -21,6 +21,17 @@ def run(args) -> int:
     backends, start_errors = _start_backends(args)
     method = _method(args, start_errors)
     print("\n".join(method), flush=True)
+    results = measure_all(programs, backends, start_errors, args, BACKENDS)
+    print("\n" + text_table(results), flush=True)
+    if args.out:
+        args.out.parent.mkdir(parents=True, exist_ok=True)
+        args.out.write_text(markdown(results, method, versions()))
+        print(f"\nwrote {args.out}")
+    return 0
+
+
+def measure_all(programs, backends: dict, start_errors: dict, args, names) -> list[ProgramResult]:
+    """Each program on the backends ``names``, within args.budget_s; closes the backends."""
     results, started = [], time.perf_counter()
     try:
         for index, program in enumerate(programs):
@@ -29,16 +40,11 @@ def run(args) -> int:
             floor = args.budget_s / len(programs) / 3
             budget = max((args.budget_s - spent) / (len(programs) - index), floor)
             _progress(f"[{index + 1}/{len(programs)}] {program.name}")
-            results.append(bench_program(program, backends, start_errors, args, budget))
+            results.append(bench_program(program, backends, start_errors, args, budget, names))
     finally:
         for backend in backends.values():
             backend.close()
-    print("\n" + text_table(results), flush=True)
-    if args.out:
-        args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(markdown(results, method, versions()))
-        print(f"\nwrote {args.out}")
-    return 0
+    return results
 
 
 def _select(args):
@@ -79,12 +85,14 @@ def _start_backends(args):
     return backends, errors
 
 
-def bench_program(program, backends: dict, start_errors: dict, args, budget_s: float) -> ProgramResult:
-    """Compile, check and time one program on every backend; failures end up in the result."""
+def bench_program(program, backends: dict, start_errors: dict, args, budget_s: float,
+                  names=BACKENDS) -> ProgramResult:
+    """Compile, check and time one program on each backend of ``names``; failures end up
+    in the result."""
     inputs = make_inputs(program, args.seed)
     result = ProgramResult(program, {}, flops=program.flops)
     outputs, estimates = {}, {}
-    for name in BACKENDS:
+    for name in names:
         if name in start_errors:
             result.backends[name] = BackendResult(error=start_errors[name])
             continue

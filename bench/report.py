@@ -144,11 +144,17 @@ def summary_lines(results: list[ProgramResult]) -> list[str]:
 
 def text_table(results: list[ProgramResult]) -> str:
     notes: list[str] = []
-    table = [HEADER, *rows(results, notes)]
-    widths = [max(len(row[i]) for row in table) for i in range(len(HEADER))]
+    body = rows(results, notes)
+    return aligned(HEADER, body, summary_lines(results) + _footnotes(results, notes))
+
+
+def aligned(header: tuple[str, ...], body: list, tail: list[str]) -> str:
+    """A plain-text table: columns padded to their widest cell, then ``tail``'s lines."""
+    table = [header, *body]
+    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip() for row in table]
     lines.insert(1, "  ".join("-" * w for w in widths))
-    return "\n".join(lines + [""] + summary_lines(results) + _footnotes(results, notes))
+    return "\n".join(lines + [""] + tail)
 
 
 def markdown(results: list[ProgramResult], method: list[str], versions: dict[str, str]) -> str:
