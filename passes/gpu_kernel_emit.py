@@ -169,7 +169,7 @@ def _combine_partials_launch(op: KernelOp, split: int, partial: Operand) -> list
     out = op.outputs[0]
     threads = _block_threads(split)
     lines = launch_header((math.prod(op.space.parallel_sizes), 1, 1), (threads, 1, 1),
-                          [_workgroup(out.element, threads)])
+                          [_workgroup(out.element, threads)], tag="combine")
     body = Lines()
     parallel_dims = (delinearize(body, "%bx", op.space.parallel_sizes)
                      if op.space.parallel_sizes else [])

@@ -24,8 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import itertools
-
 THREADS = 256
 WARP = 32
 
@@ -52,9 +50,6 @@ class Space:
     @property
     def reduction_sizes(self) -> list[int]:
         return [n for n, r in zip(self.sizes, self.reduction) if r]
-
-
-_LAUNCHES = itertools.count()       # distinct host constant names per launch in one helper
 
 
 class Lines:
@@ -88,9 +83,9 @@ class Lines:
 
 
 def launch_header(grid: tuple[int, int, int], block: tuple[int, int, int],
-                  workgroup: list[str] = ()) -> list[str]:
-    """Host constants and the ``gpu.launch`` line (its body follows)."""
-    tag = f"{grid[0]}_{block[0]}_{len(workgroup)}_{next(_LAUNCHES)}"
+                  workgroup: list[str] = (), tag: str = "k") -> list[str]:
+    """Host constants and the ``gpu.launch`` line (its body follows); ``tag`` keeps the
+    constants of several launches in one helper apart."""
     lines = [f"%grid{i}_{tag} = arith.constant {n} : index" for i, n in enumerate(grid)]
     lines += [f"%block{i}_{tag} = arith.constant {n} : index" for i, n in enumerate(block)]
     memory = f" workgroup({', '.join(workgroup)})" if workgroup else ""

@@ -40,7 +40,7 @@ class GpuMatmulKernels(ModulePass):
                 (m, k), n = types[0].shape[-2:], types[1].shape[-1]
                 name = fresh_symbol(module, "xla_gpu_matmul")
                 fill = _previous_op(op)
-                folded = fill is not None and _named_constant_fill_of(fill, op.operands[2])
+                folded = fill is not None and _constant_fill_of(fill, op.operands[2])
                 init = _constant_text(fill.operands[0]) if folded else ""
                 text = matmul_kernel(name, [str(t) for t in types], str(types[0].element_type),
                                      batch, m, n, k, init)
@@ -161,27 +161,19 @@ def _previous_op(op: ir.Operation) -> ir.Operation | None:
 
 
 def _constant_fill_of(op: ir.Operation, output: ir.Value) -> bool:
-    """``op`` is linalg.generic writing ``output`` whole with one arith.constant scalar."""
-    if op.name != "linalg.generic" or list(op.operands) != [op.operands[0], output]:
+    """``op`` writes ``output`` whole with one arith.constant scalar: ``linalg.fill``, or
+    the linalg.generic linalg-generalize-named-ops makes of it."""
+    if op.name not in ("linalg.fill", "linalg.generic") or list(op.operands)[1:] != [output]:
         return False
-    scalar = op.operands[0]
-    if isinstance(scalar.owner, ir.Block) or scalar.owner.name != "arith.constant":
-        return False
+    if not _constant(op.operands[0]) or op.name == "linalg.fill":
+        return _constant(op.operands[0])
     if _has_reduction(op):
         return False
     block = op.regions[0].blocks[0]
     terminator = list(block.operations)[-1]
     out_map = ir.AffineMapAttr(ir.ArrayAttr(op.attributes["indexing_maps"])[1]).value
     return (len(list(block.operations)) == 1 and list(terminator.operands) == [block.arguments[0]]
-            and out_map.is_permutation and str(out_map) == str(ir.AffineMap.get_identity(out_map.n_dims)))
-
-
-def _named_constant_fill_of(op: ir.Operation, output: ir.Value) -> bool:
-    """``op`` is ``linalg.fill ins(arith.constant) outs(output)``."""
-    if op.name != "linalg.fill" or list(op.operands)[1:] != [output]:
-        return False
-    scalar = op.operands[0]
-    return not isinstance(scalar.owner, ir.Block) and scalar.owner.name == "arith.constant"
+            and str(out_map) == str(ir.AffineMap.get_identity(out_map.n_dims)))
 
 
 def _constant(value: ir.Value) -> bool:
