@@ -2,7 +2,8 @@
 
 On by default under ``$XDG_CACHE_HOME/xlac`` (``~/.cache/xlac``);
 ``XLAC_CACHE_DIR`` moves it and an empty value turns it off. An entry is an
-artifact (``xlac.artifact``: a shared library and its metadata) named by a
+artifact (``xlac.artifact``: a shared library and its metadata; for cuda,
+``xlac.cuda_cache``: the PTX and host schedule as JSON) named by a
 key over the module's bytecode, the compile options, the target, the CPU
 features and the versions of xlac (and a digest of its code), torch-mlir
 and llvmlite. Entries are code, so before one is loaded the file must be a
@@ -27,7 +28,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from xlac import aot, artifact
+from xlac import aot, artifact, cuda_cache
 from xlac.artifact_loader import from_blob
 from xlac.mlir import passmanager
 
@@ -35,6 +36,7 @@ log = logging.getLogger("xlac.cache")
 
 _MAX_BYTES = 2 << 30                  # evict least recently used entries above this
 _SUFFIX = ".xlac"
+_CUDA_SUFFIX = ".cuda.json"
 
 
 def cache_dir() -> Path | None:
@@ -85,10 +87,11 @@ class CompilationCache:
         """The cached Executable, or None (after logging why)."""
         start = time.perf_counter()
         _wait_for_pending(key)              # compiled a moment ago: its entry is on the way
-        path = self.directory / (key + _SUFFIX)
+        path = self.directory / (key + (_CUDA_SUFFIX if target == "cuda" else _SUFFIX))
         try:
             blob = _read_checked(path)
-            exe = from_blob(blob, str(path), entry, target, stages, expect={"cache_key": key})
+            exe = (cuda_cache.executable_from(blob, key, entry, stages) if target == "cuda" else
+                   from_blob(blob, str(path), entry, target, stages, expect={"cache_key": key}))
         except FileNotFoundError:
             log.info("xlac cache miss %s (%s): no entry", key[:16], what)
             return None
@@ -103,6 +106,14 @@ class CompilationCache:
 
     def store(self, key: str, exe, what: str) -> None:
         """Write an entry for ``exe``; the link runs in the background."""
+        if exe.target == "cuda":                   # PTX and a schedule: small, written now
+            try:
+                aot.write_atomically(self.directory / (key + _CUDA_SUFFIX),
+                                     cuda_cache.entry_bytes(exe, key), mode=0o600)
+                _evict(self.directory, _MAX_BYTES)
+            except OSError as exc:
+                log.warning("xlac cache: could not store %s (%s): %s", key[:16], what, exc)
+            return
         workdir = Path(tempfile.mkdtemp(prefix="xlac-cache-"))
         try:
             obj = aot.entry_object(exe, workdir)     # now: the JIT owns the code
@@ -185,7 +196,7 @@ def _touch(path: Path) -> None:
 def _evict(directory: Path, limit: int) -> None:
     entries = []
     for item in os.scandir(directory):
-        if item.name.endswith(_SUFFIX) and item.is_file(follow_symlinks=False):
+        if item.name.endswith((_SUFFIX, _CUDA_SUFFIX)) and item.is_file(follow_symlinks=False):
             info = item.stat(follow_symlinks=False)
             entries.append((info.st_mtime, info.st_size, item.path))
     total = sum(size for _, size, _ in entries)

@@ -41,8 +41,8 @@ def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str
     check_disabled(options.disable_passes, pipelines.cpu(entry))
     module = parse_module(new_context(), data, source_name)
     stages = StageTexts(data, source_name, entry, frozenset(options.disable_passes))
-    if target == "cuda":                            # no cache yet: its key and store are CPU-shaped
-        return _compile_cuda(module, data, stages, source_name, entry, options)
+    if target == "cuda":
+        return _compile_cuda(module, data, stages, source_name, entry, options, cache)
     if has_dynamic_arguments(module, entry):        # `?` dims: compiled per call shape
         return compile_dynamic(module, stages, source_name, target, entry,
                                options.disable_passes, cache)
@@ -78,16 +78,24 @@ def _compile_module(module, data, source_name, target, entry, options, stages) -
     return Executable(function, signature, stages, target, entry=entry)
 
 
-def _compile_cuda(module, data, stages, source_name, entry, options) -> Executable:
+def _compile_cuda(module, data, stages, source_name, entry, options, cache: bool) -> Executable:
     from xlac.cuda_compile import compile_cuda
     from xlac.dump import CompileSession
     if has_dynamic_arguments(module, entry):
         raise CompileError(f"{source_name}: error: dynamic shapes (`?` dimensions) are not "
                            "supported on cuda", "compile for target='cpu', or give static shapes")
+    store = _open_cache(cache and not options.stepwise)
+    if store is not None:
+        key = _cache_key(module, "cuda", entry, options)
+        cached = store.lookup(key, f"{source_name} @{entry}", entry, "cuda", stages)
+        if cached is not None:
+            return cached
     session = CompileSession(data, source_name, entry, options)   # dumps, timings, reproducers
     session.start(module)
     exe = compile_cuda(module, stages, entry, session)
     session.finish()
+    if store is not None:
+        store.store(key, exe, f"{source_name} @{entry}")
     return exe
 
 
@@ -98,10 +106,17 @@ def _open_cache(wanted: bool):
     return CompilationCache.open()
 
 
+def _pipeline(target: str, entry: str) -> list[str]:
+    if target == "cuda":
+        from xlac import cuda_pipeline
+        return cuda_pipeline.cuda(entry)
+    return pipelines.cpu(entry)
+
+
 def _cache_key(module, target: str, entry: str, options) -> str:
     from xlac.cache import cache_key
     from xlac.runtime.cpu import configured_threads
     return cache_key(module, {"target": target, "entry": entry, "opt_level": 3,
                               "disabled_passes": sorted(options.disable_passes),
-                              "pipeline": pipelines.cpu(entry),
+                              "pipeline": _pipeline(target, entry),
                               "threads": configured_threads()})   # parallel loops are split for it

@@ -53,10 +53,15 @@ def compile_cuda(module, stages, entry: str, session) -> Executable:
             kernels_text = str(module)          # what the emulator runs (xlac.runtime.simt)
     schedule = read_schedule(module, entry)
     ptx = session.jit(lambda: to_ptx(kernel_modules(module)), "ptx (llvmlite NVPTX -O3)")
-    function = CudaFunction(ptx, schedule, [_nbytes(s) for s in signature.inputs],
-                            [_nbytes(s) for s in signature.outputs], kernels=kernels_text)
+    function = function_for(ptx, schedule, signature, kernels_text)
     return Executable(function, signature, CudaStages(stages, kernels_text, str(module), ptx),
                       "cuda", entry=entry)
+
+
+def function_for(ptx: str, steps: list, signature, kernels: str) -> CudaFunction:
+    """The runtime function for a compiled (or cached) program."""
+    return CudaFunction(ptx, steps, [_nbytes(s) for s in signature.inputs],
+                        [_nbytes(s) for s in signature.outputs], kernels=kernels)
 
 
 def _nbytes(spec) -> int:

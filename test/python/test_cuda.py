@@ -260,3 +260,29 @@ def test_dumps_and_timings_work_for_cuda(tmp_path, monkeypatch):
     kernels = next(directory.glob("*_xla-gpu-kernels.mlir")).read_text()
     assert "gpu.launch" in kernels and "gpu.shuffle xor" in kernels
     assert "ptx (llvmlite NVPTX -O3)" in (directory / "timing.txt").read_text()
+
+
+def test_cuda_programs_are_cached(monkeypatch, tmp_path, caplog):
+    monkeypatch.setenv("XLAC_CACHE_DIR", str(tmp_path))
+    first = xlac.compile(FULL_SUM, target="cuda")
+    (entry,) = tmp_path.glob("*.cuda.json")
+    with caplog.at_level("INFO", logger="xlac.cache"):
+        hit = xlac.compile(FULL_SUM, target="cuda")
+    assert "xlac cache hit" in caplog.text
+    assert hit.as_text("ptx") == first.as_text("ptx") and hit.signature == first.signature
+    assert hit._function.steps == first._function.steps
+    assert hit.as_text("kernels") == first.as_text("kernels")
+    assert xlac.compile(FULL_SUM).target == "cpu"          # another target: another entry
+    entry.write_bytes(entry.read_bytes().replace(b"main_kernel", b"main_kernex"))
+    with caplog.at_level("INFO", logger="xlac.cache"):
+        rebuilt = xlac.compile(FULL_SUM, target="cuda")
+    assert "checksum mismatch" in caplog.text and rebuilt.as_text("ptx") == first.as_text("ptx")
+
+
+def test_cached_cuda_program_runs_like_a_fresh_one():
+    from xlac.runtime.simt import run_emulated
+    exe = xlac.compile(CONST_ADD, target="cuda")
+    from xlac import cuda_cache
+    again = cuda_cache.executable_from(cuda_cache.entry_bytes(exe, "k"), "k", "main", None)
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    np.testing.assert_array_equal(run_emulated(again, x)[0], run_emulated(exe, x)[0])
