@@ -38,7 +38,7 @@ def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str
         raise CompileError(f"{source_name}: error: the input is empty",
                            "pass a StableHLO program: MLIR text, bytecode or a portable artifact")
     options = DebugOptions.from_env(disable_passes)
-    check_disabled(options.disable_passes, pipelines.cpu(entry))
+    check_disabled(options.disable_passes, _pipeline(target, entry))
     module = parse_module(new_context(), data, source_name)
     stages = StageTexts(data, source_name, entry, frozenset(options.disable_passes))
     if target == "cuda":

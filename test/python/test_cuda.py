@@ -286,3 +286,13 @@ def test_cached_cuda_program_runs_like_a_fresh_one():
     again = cuda_cache.executable_from(cuda_cache.entry_bytes(exe, "k"), "k", "main", None)
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     np.testing.assert_array_equal(run_emulated(again, x)[0], run_emulated(exe, x)[0])
+
+
+def test_disabling_the_kernel_passes_falls_back_to_tiled_loops(monkeypatch):
+    from xlac.runtime.simt import run_emulated
+    monkeypatch.setenv("XLAC_DISABLE_PASSES", "xla-gpu-kernels,xla-gpu-matmul-kernels")
+    exe = xlac.compile(FULL_SUM, target="cuda")
+    launches = [s for s in exe._function.steps if type(s).__name__ == "Launch"]
+    assert "gpu.shuffle" not in exe.as_text("kernels") and launches
+    x = np.linspace(0, 1, 1000, dtype=np.float32)
+    np.testing.assert_allclose(run_emulated(exe, x)[0], x.sum(dtype=np.float64), rtol=1e-5)
