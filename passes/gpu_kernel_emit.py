@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from xlac.passes.gpu_kernel_text import (THREADS, WARP, Lines, Operand, Space, call_body,
+from xlac.passes.gpu_kernel_text import (THREADS, WARP, Lines, Operand, Space, call_body, carried_loop,
                                          delinearize, global_thread, guarded, helper,
                                          interleave, launch_header, load, store)
 
@@ -92,24 +92,10 @@ def _sequential_reduction(body: Lines, op: KernelOp, parallel_dims: list[str]) -
     first = interleave(op.space, parallel_dims, zero)
     starts = _starts(body, op, first)
     total = math.prod(op.space.reduction_sizes)
-    step, end, begin = body.const(1), body.const(total), body.const(0)
-    k, accs = body.fresh("k"), [body.fresh("acc") for _ in op.outputs]
-    results = body.fresh("fold")
-    types = op.result_types()
-    iter_args = ", ".join(f"{a} = {s}" for a, s in zip(accs, starts))
-    head = f"{results}:{len(types)} = " if len(types) > 1 else f"{results} = "
-    body.add(f"{head}scf.for {k} = {begin} to {end} step {step} iter_args({iter_args}) -> "
-             f"({', '.join(types)}) {{")
-    loop = body.nested()
-    dims = interleave(op.space, parallel_dims, delinearize(loop, k, op.space.reduction_sizes))
-    values = [load(loop, operand, dims) for operand in op.operands[:op.inputs]]
-    step_results = call_body(loop, op.name, values + accs + op.capture_names(), op.body_types(),
-                             types)
-    loop.add(f"scf.yield {', '.join(step_results)} : {', '.join(types)}")
-    body.lines += loop.lines
-    body.add("}")
-    names = [f"{results}#{i}" for i in range(len(types))] if len(types) > 1 else [results]
-    for value, operand in zip(names, op.outputs):
+
+    bounds = (body.const(0), body.const(total), body.const(1))
+    folded = carried_loop(body, bounds, starts, op.result_types(), _fold_step(op, parallel_dims))
+    for value, operand in zip(folded, op.outputs):
         store(body, value, operand, first)
 
 
@@ -174,14 +160,13 @@ def _combine_partials_launch(op: KernelOp, split: int, partial: Operand) -> list
     parallel_dims = (delinearize(body, "%bx", op.space.parallel_sizes)
                      if op.space.parallel_sizes else [])
     start = identity_const(body, op.combiner, out.element)
-    k, acc, result = body.fresh("k"), body.fresh("acc"), body.fresh("fold")
-    body.add(f"{result} = scf.for {k} = %tx to {body.const(split)} step {body.const(threads)} "
-             f"iter_args({acc} = {start}) -> ({out.element}) {{")
-    loop = body.nested()
-    value = loop.op(f"memref.load %a{partial.position}[%bx, {k}] : {partial.memref}")
-    loop.add(f"scf.yield {combine(loop, op.combiner, acc, value, out.element)} : {out.element}")
-    body.lines += loop.lines
-    body.add("}")
+
+    def step(loop, k, carried):
+        value = loop.op(f"memref.load %a{partial.position}[%bx, {k}] : {partial.memref}")
+        return [combine(loop, op.combiner, carried[0], value, out.element)]
+
+    bounds = ("%tx", body.const(split), body.const(threads))
+    (result,) = carried_loop(body, bounds, [start], [out.element], step)
     total = block_reduce(body, result, op.combiner, out.element, threads)
     first = body.op("arith.cmpi eq, %tx, " + body.const(0) + " : index")
     write = body.nested()
@@ -195,18 +180,19 @@ def _strided_fold(body: Lines, op: KernelOp, parallel_dims: list[str], start: st
     """Fold points start, start + stride, ... < reduced into a register started at the identity."""
     out = op.outputs[0]
     init = identity_const(body, op.combiner, out.element)
-    k, acc, result = body.fresh("k"), body.fresh("acc"), body.fresh("fold")
-    body.add(f"{result} = scf.for {k} = {start} to {body.const(reduced)} step {body.const(stride)} "
-             f"iter_args({acc} = {init}) -> ({out.element}) {{")
-    loop = body.nested()
-    dims = interleave(op.space, parallel_dims, delinearize(loop, k, op.space.reduction_sizes))
-    values = [load(loop, operand, dims) for operand in op.operands[:op.inputs]]
-    folded = call_body(loop, op.name, values + [acc] + op.capture_names(), op.body_types(),
-                       op.result_types())
-    loop.add(f"scf.yield {folded[0]} : {out.element}")
-    body.lines += loop.lines
-    body.add("}")
-    return result
+
+    bounds = (start, body.const(reduced), body.const(stride))
+    return carried_loop(body, bounds, [init], [out.element], _fold_step(op, parallel_dims))[0]
+
+
+def _fold_step(op: KernelOp, parallel_dims: list[str]):
+    """A loop step folding reduced point k into the carried values through the op's region."""
+    def step(loop: Lines, k: str, carried: list[str]) -> list[str]:
+        dims = interleave(op.space, parallel_dims, delinearize(loop, k, op.space.reduction_sizes))
+        values = [load(loop, operand, dims) for operand in op.operands[:op.inputs]]
+        return call_body(loop, op.name, values + carried + op.capture_names(), op.body_types(),
+                         op.result_types())
+    return step
 
 
 def _combine_into_output(body: Lines, op: KernelOp, total: str, parallel_dims: list[str]) -> None:

@@ -161,6 +161,25 @@ def global_thread(body: Lines) -> str:
     return body.op(f"arith.addi {base}, %tx : index")
 
 
+def carried_loop(body: Lines, bounds: tuple[str, str, str], inits: list[str], types: list[str],
+                 step_body) -> list[str]:
+    """``scf.for`` over ``bounds`` (lower, upper, step) carrying ``inits``; ``step_body(loop,
+    index, carried)`` adds the step's lines to ``loop`` and returns the values it yields.
+    Returns the names of the loop's results."""
+    index, carried, result = body.fresh("k"), [body.fresh("c") for _ in inits], body.fresh("loop")
+    lower, upper, step = bounds
+    head = f"{result}:{len(types)} = " if len(types) > 1 else f"{result} = "
+    pairs = ", ".join(f"{c} = {i}" for c, i in zip(carried, inits))
+    body.add(f"{head}scf.for {index} = {lower} to {upper} step {step} iter_args({pairs}) -> "
+             f"({', '.join(types)}) {{")
+    loop = body.nested()
+    yielded = step_body(loop, index, carried)
+    loop.add(f"scf.yield {', '.join(yielded)} : {', '.join(types)}")
+    body.lines += loop.lines
+    body.add("}")
+    return [f"{result}#{i}" for i in range(len(types))] if len(types) > 1 else [result]
+
+
 def guarded(body: Lines, condition: str, inner: Lines) -> None:
     body.add(f"scf.if {condition} {{")
     body.lines += inner.lines

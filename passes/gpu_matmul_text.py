@@ -11,7 +11,7 @@ bounds-checked only when a dimension is not a multiple of the tile.
 
 from __future__ import annotations
 
-from xlac.passes.gpu_kernel_text import Lines, guarded, helper, launch_header
+from xlac.passes.gpu_kernel_text import Lines, carried_loop, guarded, helper, launch_header
 
 TILE, DEPTH, SIDE = 64, 16, 16          # output tile, K step, threads per side
 PER = TILE // SIDE                      # outputs per thread per side (4)
@@ -35,26 +35,24 @@ def matmul_kernel(name: str, memrefs: list[str], element: str,
     thread = body.op(f"arith.addi {body.op(f'arith.muli %ty, {body.const(SIDE)} : index')}, %tx : index")
     zero = body.const("0.0", element)
     sizes = {"m": body.const(m), "n": body.const(n), "k": body.const(k)}
-    accs = [body.fresh("acc") for _ in range(PER * PER)]
-    k0, result = body.fresh("k"), body.fresh("tile")
-    types = ", ".join([element] * len(accs))
-    body.add(f"{result}:{len(accs)} = scf.for {k0} = {body.const(0)} to {sizes['k']} step "
-             f"{body.const(DEPTH)} iter_args({', '.join(f'{a} = {zero}' for a in accs)}) -> ({types}) {{")
-    step = body.nested()
     ragged = {"m": m % TILE != 0, "n": n % TILE != 0, "k": k % DEPTH != 0}
-    _stage(step, "%a0", memrefs[0], lead, thread, row0, k0, (TILE, DEPTH), "m", "k",
-           "%as", shared, True, zero, sizes, ragged)
-    _stage(step, "%a1", memrefs[1], lead, thread, k0, col0, (DEPTH, TILE), "k", "n",
-           "%bs", shared, False, zero, sizes, ragged)
-    step.add("gpu.barrier")
-    inner = _accumulate(step, accs, shared, element)
-    step.add("gpu.barrier")
-    step.add(f"scf.yield {', '.join(inner)} : {types}")
-    body.lines += step.lines
-    body.add("}")
+    types = [element] * (PER * PER)
+
+    def k_step(step: Lines, k0: str, accs: list[str]) -> list[str]:
+        _stage(step, "%a0", memrefs[0], lead, thread, row0, k0, (TILE, DEPTH), "m", "k",
+               "%as", shared, True, zero, sizes, ragged)
+        _stage(step, "%a1", memrefs[1], lead, thread, k0, col0, (DEPTH, TILE), "k", "n",
+               "%bs", shared, False, zero, sizes, ragged)
+        step.add("gpu.barrier")
+        inner = _accumulate(step, accs, shared, element)
+        step.add("gpu.barrier")
+        return inner
+
+    bounds = (body.const(0), sizes["k"], body.const(DEPTH))
+    result = carried_loop(body, bounds, [zero] * len(types), types, k_step)
     for i in range(PER):
         for j in range(PER):
-            _write(body, f"{result}#{i * PER + j}", memrefs[2], lead, row0, col0, i, j,
+            _write(body, result[i * PER + j], memrefs[2], lead, row0, col0, i, j,
                    element, sizes, ragged, init)
     return helper(name, memrefs, lines + body.lines + ["gpu.terminator", "}"])
 
@@ -99,23 +97,18 @@ def _checked_load(body: Lines, load: str, checks, zero: str, sizes: dict, ragged
 
 def _accumulate(body: Lines, accs: list[str], shared: str, element: str) -> list[str]:
     """The 4x4 register tile over the 16 staged k: acc[i][j] += a[i] * b[j]."""
-    kk, result = body.fresh("kk"), body.fresh("acc")
-    carried = [body.fresh("c") for _ in accs]
-    types = ", ".join([element] * len(accs))
-    body.add(f"{result}:{len(accs)} = scf.for {kk} = {body.const(0)} to {body.const(DEPTH)} step "
-             f"{body.const(1)} iter_args({', '.join(f'{c} = {a}' for c, a in zip(carried, accs))}) "
-             f"-> ({types}) {{")
-    loop = body.nested()
-    a = [loop.op(f"memref.load %as[{kk}, {loop.op(f'arith.addi %ty, {loop.const(SIDE * i)} : index')}]"
-                 f" : {shared}") for i in range(PER)]
-    b = [loop.op(f"memref.load %bs[{kk}, {loop.op(f'arith.addi %tx, {loop.const(SIDE * j)} : index')}]"
-                 f" : {shared}") for j in range(PER)]
-    updated = [loop.op(f"math.fma {a[i]}, {b[j]}, {carried[i * PER + j]} : {element}")
-               for i in range(PER) for j in range(PER)]
-    loop.add(f"scf.yield {', '.join(updated)} : {types}")
-    body.lines += loop.lines
-    body.add("}")
-    return [f"{result}#{i}" for i in range(len(accs))]
+    types = [element] * len(accs)
+
+    def kk_step(loop: Lines, kk: str, carried: list[str]) -> list[str]:
+        a = [loop.op(f"memref.load %as[{kk}, {loop.op(f'arith.addi %ty, {loop.const(SIDE * i)} : index')}]"
+                     f" : {shared}") for i in range(PER)]
+        b = [loop.op(f"memref.load %bs[{kk}, {loop.op(f'arith.addi %tx, {loop.const(SIDE * j)} : index')}]"
+                     f" : {shared}") for j in range(PER)]
+        return [loop.op(f"math.fma {a[i]}, {b[j]}, {carried[i * PER + j]} : {element}")
+                for i in range(PER) for j in range(PER)]
+
+    bounds = (body.const(0), body.const(DEPTH), body.const(1))
+    return carried_loop(body, bounds, accs, types, kk_step)
 
 
 def _write(body: Lines, value: str, memref: str, lead: list[str], row0: str, col0: str,
