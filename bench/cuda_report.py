@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime
 
-from report import (ProgramResult, _compile, aligned, _err, _footnotes, _ms, _num, _time_cell,
+from report import (ProgramResult, _compile, aligned, _err, _footnotes, _num, _time_cell,
                     geomean)
 
 BACKENDS = ("xlac", "XLA", "XLA host")

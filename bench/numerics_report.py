@@ -16,7 +16,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "test" / "python"))
 
 import xlac  # noqa: E402
 from conftest import BENCH_NAMES, SUITE, load_workloads, shrink_program  # noqa: E402
-from xlac.reference import run_reference  # noqa: E402
+from xlac.reference.interpreter import run_reference  # noqa: E402
 
 
 def relative_error(got, want) -> float:

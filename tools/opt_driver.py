@@ -7,13 +7,13 @@ import gc
 import os
 import sys
 
-from xlac import pipelines
+from xlac.pipeline import pipelines
 from xlac.errors import CompileError, collect_diagnostics, diagnostics_of
-from xlac.ingest import parse_module
+from xlac.frontend.parse import parse_module
 from xlac.mlir import ir, new_context
-from xlac.pass_manager import build_pass_manager
-from xlac.split_input import OUTPUT_SEPARATOR, split_chunks
-from xlac.verify_diagnostics import verify
+from xlac.pipeline.pass_manager import build_pass_manager
+from xlac.tools.split_input import OUTPUT_SEPARATOR, split_chunks
+from xlac.tools.verify_diagnostics import verify
 
 
 class OptDriver:
@@ -137,7 +137,7 @@ def _without_remark_op_dumps(records: list) -> list:
 @contextlib.contextmanager
 def _fusion_remarks(wanted: bool):
     """Turn on xla-fuse's remarks wherever the pipeline runs it."""
-    from xlac.passes.fuse import REMARKS_ENV
+    from xlac.passes.fusion.fuse import REMARKS_ENV
     saved = os.environ.get(REMARKS_ENV)
     if wanted:
         os.environ[REMARKS_ENV] = "1"

@@ -40,7 +40,7 @@ def main(argv: list[str] | None = None) -> int:
 def _compile(args) -> int:
     import os
 
-    from xlac.aot import compile_library
+    from xlac.artifact.link import compile_library
 
     if args.mlir_timing:
         os.environ["XLAC_TIMING"] = "1"

@@ -53,7 +53,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def _list_passes() -> int:
     from xlac import passes
-    from xlac.pipelines import CPU_STAGES, NAMED_PIPELINES
+    from xlac.pipeline.pipelines import CPU_STAGES, NAMED_PIPELINES
 
     print("xlac passes:")
     for name in passes.pass_names():

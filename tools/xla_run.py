@@ -79,7 +79,7 @@ def _benchmark(exe, inputs, count: int) -> None:
 
 
 def _compare_with_reference(data: bytes, inputs, outputs, entry: str) -> None:
-    from xlac.reference import run_reference
+    from xlac.reference.interpreter import run_reference
     from xlac.tools.run_io import max_difference
 
     expected = run_reference(data, inputs, entry)

@@ -7,13 +7,13 @@
     f = xlac.jit(python_fn)           # JAX lowers, xlac compiles (per input signature)
 """
 
-from xlac.artifact import ArtifactError
-from xlac.artifact_loader import deserialize, load
+from xlac.artifact.container import ArtifactError
+from xlac.artifact.loader import deserialize, load
 from xlac.compiler import compile  # noqa: A004 - the API's name
-from xlac.dump import LargeConstantWarning
+from xlac.debug.dump import LargeConstantWarning
 from xlac.errors import CompileError, InputError, XlacError
 from xlac.executable import Executable
-from xlac.jax_interop import jit
+from xlac.frontend.jax import jit
 from xlac.signature import Signature, TensorSpec
 
 __version__ = "0.1.0"

@@ -2,8 +2,8 @@
 
 On by default under ``$XDG_CACHE_HOME/xlac`` (``~/.cache/xlac``);
 ``XLAC_CACHE_DIR`` moves it and an empty value turns it off. An entry is an
-artifact (``xlac.artifact``: a shared library and its metadata; for cuda,
-``xlac.cuda_cache``: the PTX and host schedule as JSON) named by a
+artifact (``xlac.artifact.container``: a shared library and its metadata; for cuda,
+``xlac.targets.cuda.serialize``: the PTX and host schedule as JSON) named by a
 key over the module's bytecode, the compile options, the target, the CPU
 features and the versions of xlac (and a digest of its code), torch-mlir
 and llvmlite. Entries are code, so before one is loaded the file must be a
@@ -28,8 +28,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from xlac import aot, artifact, cuda_cache
-from xlac.artifact_loader import from_blob
+from xlac.artifact import link as aot
+from xlac.artifact import container as artifact
+from xlac.targets.cuda import serialize as cuda_cache
+from xlac.artifact.loader import from_blob
 from xlac.mlir import passmanager
 
 log = logging.getLogger("xlac.cache")

@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from xlac import pipelines
+from xlac.pipeline import pipelines
 from xlac.dynamic import compile_dynamic, has_dynamic_arguments
 from xlac.errors import CompileError
 from xlac.executable import Executable
-from xlac.ingest import parse_module, source_to_bytes
+from xlac.frontend.parse import parse_module, source_to_bytes
 from xlac.mlir import new_context
-from xlac.runtime.cpu import CpuFunction
+from xlac.targets.cpu.runtime import CpuFunction
 from xlac.signature import entry_signature
-from xlac.stages import StageTexts
+from xlac.pipeline.stage_texts import StageTexts
 
 TARGETS = ("cpu", "cuda")
 
@@ -30,7 +30,7 @@ def compile(source, target: str = "cpu", entry: str = "main",
 def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str = "main",
                   disable_passes: tuple[str, ...] = (), cache: bool = True) -> Executable:
     """``compile`` for raw program bytes whose diagnostics carry ``source_name``."""
-    from xlac.dump import DebugOptions, check_disabled
+    from xlac.debug.dump import DebugOptions, check_disabled
     if target not in TARGETS:
         raise CompileError(f"<unknown>: error: unknown target '{target}'",
                            f"targets: {', '.join(TARGETS)}")
@@ -60,7 +60,7 @@ def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str
 
 
 def _compile_module(module, data, source_name, target, entry, options, stages) -> Executable:
-    from xlac.dump import CompileSession
+    from xlac.debug.dump import CompileSession
     session = CompileSession(data, source_name, entry, options)
     session.start(module)
     try:
@@ -79,8 +79,8 @@ def _compile_module(module, data, source_name, target, entry, options, stages) -
 
 
 def _compile_cuda(module, data, stages, source_name, entry, options, cache: bool) -> Executable:
-    from xlac.cuda_compile import compile_cuda
-    from xlac.dump import CompileSession
+    from xlac.targets.cuda.compile import compile_cuda
+    from xlac.debug.dump import CompileSession
     if has_dynamic_arguments(module, entry):
         raise CompileError(f"{source_name}: error: dynamic shapes (`?` dimensions) are not "
                            "supported on cuda", "compile for target='cpu', or give static shapes")
@@ -108,14 +108,14 @@ def _open_cache(wanted: bool):
 
 def _pipeline(target: str, entry: str) -> list[str]:
     if target == "cuda":
-        from xlac import cuda_pipeline
+        from xlac.targets.cuda import pipeline as cuda_pipeline
         return cuda_pipeline.cuda(entry)
     return pipelines.cpu(entry)
 
 
 def _cache_key(module, target: str, entry: str, options) -> str:
     from xlac.cache import cache_key
-    from xlac.runtime.cpu import configured_threads
+    from xlac.targets.cpu.runtime import configured_threads
     return cache_key(module, {"target": target, "entry": entry, "opt_level": 3,
                               "disabled_passes": sorted(options.disable_passes),
                               "pipeline": _pipeline(target, entry),

@@ -21,15 +21,15 @@ import logging
 
 import numpy as np
 
-from xlac import pipelines
+from xlac.pipeline import pipelines
 from xlac.dtypes import shape_str
 from xlac.errors import CompileError
 from xlac.executable import Executable, check_inputs
-from xlac.ingest import parse_module
+from xlac.frontend.parse import parse_module
 from xlac.mlir import ir, new_context
-from xlac.pass_manager import run_passes
+from xlac.pipeline.pass_manager import run_passes
 from xlac.signature import Signature, entry_signature
-from xlac.stages import StageTexts
+from xlac.pipeline.stage_texts import StageTexts
 
 log = logging.getLogger("xlac")
 

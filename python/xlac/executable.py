@@ -46,7 +46,7 @@ class Executable:
 
     def fusion_report(self) -> str:
         """Which ops run fused in which kernel, their cost, and what was not fused and why."""
-        from xlac.fusion_report import fusion_report
+        from xlac.debug.fusion_report import fusion_report
         return fusion_report(self._stages)
 
     @property
@@ -59,7 +59,7 @@ class Executable:
         It is a shared library with its metadata; loading it on another xlac
         version or a CPU lacking features it was compiled for is refused.
         """
-        from xlac.aot import serialize_executable
+        from xlac.artifact.link import serialize_executable
         return serialize_executable(self)
 
     def __repr__(self) -> str:

@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import collections
 import importlib.util
+import json
+import os
+import subprocess
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
+sys.path.insert(0, str(REPO / "test" / "support"))     # xlac_emulator: cuda kernels on the CPU
 SUITE = SHARED / "bench" / "suite"
 BENCH_NAMES = ["gelu", "softmax", "layernorm", "matmul", "mlp", "attention", "conv2d",
                "reduce_sum", "transformer_block", "train_step"]
@@ -71,3 +77,36 @@ def private_compilation_cache(tmp_path_factory):
 @pytest.fixture(scope="session")
 def workloads():
     return load_workloads()
+
+
+FLOOR = REPO / "test" / "conformance_floor.json"
+
+
+def run_conformance(backend: Path, out: Path) -> list[dict]:
+    """The public suite through ``backend`` (a file with ``run``), results as JSON records."""
+    runner = require_shared("conformance", "run_conformance.py")
+    jobs = str(max(1, min(4, os.cpu_count() or 1)))
+    done = subprocess.run(
+        [sys.executable, str(runner), str(runner.parent / "public"), "--backend",
+         f"{backend}:run", "-j", jobs, "--timeout", "120",
+         "--json", str(out)],
+        capture_output=True, text=True, timeout=2400)
+    assert out.exists(), done.stdout[-2000:] + done.stderr[-2000:]
+    return json.loads(out.read_text())["results"]
+
+
+def summarize(results: list[dict]) -> dict:
+    runnable = [r for r in results if r["status"] != "skip"]
+    passed = [r for r in runnable if r["status"] == "pass"]
+    by_suite = collections.defaultdict(lambda: [0, 0])
+    by_group = collections.defaultdict(lambda: [0, 0])
+    for r in runnable:
+        for table, key in ((by_suite, r["suite"]), (by_group, r["group"])):
+            table[key][0] += r["status"] == "pass"
+            table[key][1] += 1
+    return {
+        "passed": len(passed), "runnable": len(runnable),
+        "rate": len(passed) / max(1, len(runnable)),
+        "group_mean": sum(p / n for p, n in by_group.values()) / max(1, len(by_group)),
+        "by_suite": {k: f"{p}/{n}" for k, (p, n) in sorted(by_suite.items())},
+    }

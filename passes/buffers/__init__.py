@@ -1,0 +1,1 @@
+"""Passes around bufferization: read-only inputs, distinct results, copies and empty buffers."""

@@ -1,0 +1,1 @@
+"""CPU code generation: transform schedules (tiling, vectors, threads) and math for the JIT."""

@@ -1,0 +1,91 @@
+"""Which linalg ops are fused into one row loop (passes/schedules/fused_rows.mlir).
+
+Read by xla-apply-schedules before the per-op plans of schedule_plan.py:
+softmax's max -> exp -> sum -> divide (layernorm's mean -> variance ->
+normalize) become one group, planned on its last consumer, whose members
+then get no plan of their own.
+"""
+
+from __future__ import annotations
+
+from xlac.mlir import ir
+from xlac.passes.cpu.schedule_plan import (LoopNest, Plan, _chunks, _has_math, _lanes, _loop_nest,
+                                       _simple_body, _vector_size)
+
+ROW_BLOCK = 1                # rows per step: one row of exponentials (4 KiB per 1024 f32) stays in L1
+
+
+def fused_rows_plan(root: ir.Operation, threads: int) -> Plan | None:
+    """Softmax- and layernorm-like chains ending in ``root`` (fused_rows.mlir).
+
+    ``root`` is elementwise over rows; the group is every producer, back
+    through the operands, that is a row reduction, an elementwise op over the
+    same loops, or a reduction's init fill, as long as only the group uses
+    it. There must be a reduction among them: otherwise the elementwise
+    ops were already fused into one, and nothing is gained.
+    """
+    nest = _row_nest(root)
+    if nest is None or nest.reductions:
+        return None
+    members = _row_group(root, nest.extents)
+    if members is None or not any(_row_nest(op) and _row_nest(op).reductions for op in members):
+        return None
+    rank = len(nest.extents)
+    chunks = _chunks(nest.extents[:-1], threads, 1, nest.extents[-1])
+    chunk_rows = chunks[-1] or nest.extents[-2]
+    rows = ROW_BLOCK if chunk_rows % ROW_BLOCK == 0 else 1
+    math_heavy = any(_has_math(op) for op in (root, *members) if op.name == "linalg.generic")
+    vector = _vector_size(nest.extents[-1], _lanes(nest), 4 if math_heavy else 1)
+    return Plan(f"xla_fused_rows_{rank}d", chunks + (rows, vector), tuple(members))
+
+
+def _row_nest(op: ir.Operation) -> LoopNest | None:
+    """The loops of a generic in a row group: 2-3 of them, 4-byte elements,
+    every loop parallel, or only the innermost a reduction; result map the
+    identity (elementwise) or the outer dims (reduction)."""
+    if op.name != "linalg.generic" or len(op.results) != 1 or not _simple_body(op):
+        return None
+    nest = _loop_nest(op)
+    if nest is None or len(nest.extents) not in (2, 3) or nest.element_bytes != 4:
+        return None
+    rank = len(nest.extents)
+    kept = rank - len(nest.reductions)
+    if nest.reductions not in ((), (rank - 1,)):
+        return None
+    out = ir.AffineMapAttr(op.attributes["indexing_maps"][len(op.operands) - 1]).value
+    if [str(e) for e in out.results] != [f"d{i}" for i in range(kept)]:
+        return None
+    return nest
+
+
+def _row_group(root: ir.Operation, extents: tuple[int, ...]) -> list[ir.Operation] | None:
+    """The producers fusable into ``root``'s rows, consumers first; None if
+    one of them is also used outside the group."""
+    found: list[ir.Operation] = []
+    work = [root]
+    while work:
+        op = work.pop()
+        for index, operand in enumerate(op.operands):
+            owner = operand.owner
+            if not isinstance(owner, ir.OpView) or _key(owner) in map(_key, found):
+                continue
+            is_init = op.name == "linalg.generic" and index == len(op.operands) - 1
+            if owner.name == "linalg.fill" and is_init and op != root:
+                found.append(owner)
+            elif owner.name == "linalg.generic" and (nest := _row_nest(owner)) \
+                    and nest.extents == extents:
+                found.append(owner)
+                work.append(owner)
+    group = set(map(_key, found)) | {_key(root)}
+    for op in found:
+        if any(_key(use.owner) not in group for use in op.results[0].uses):
+            return None
+    block = root.operation.block
+    position = {_key(op): i for i, op in enumerate(block.operations)}
+    if any(_key(op) not in position for op in found):
+        return None
+    return sorted(found, key=lambda op: -position[_key(op)])
+
+
+def _key(op) -> ir.Operation:
+    return op.operation

@@ -1,0 +1,185 @@
+"""The dependence graph of one block and the fusion groups being formed on it.
+
+Ops are numbered by their position in the block (the terminator is last).
+A group is a future kernel: its *home* ops move into it, its *duplicated*
+ops are copied into it and may also stay outside. A group is named by the
+index of the op it started from (its root, the last consumer).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from xlac.mlir import ir
+from xlac.passes.fusion.op_classes import OTHER, REDUCE, iteration_size, numel, op_class, type_text
+
+
+@dataclass
+class BlockGraph:
+    ops: list[ir.Operation]
+    kinds: list[str]
+    producers: list[list[int]]      # ops whose results op i reads (nested reads too)
+    users: list[list[int]]          # ops reading a result of op i
+    chain_next: list[list[int]]     # order edges: ops of class OTHER keep their order
+    index: dict                     # op -> its position
+
+    @property
+    def size(self) -> int:
+        return len(self.ops)
+
+    def top_level(self, op: ir.Operation) -> int:
+        """Position of the block's op that is or contains ``op``."""
+        while op not in self.index:
+            op = op.parent.operation
+        return self.index[op]
+
+
+def build_graph(block: ir.Block) -> BlockGraph:
+    ops = [op.operation for op in block.operations]
+    index = {op: i for i, op in enumerate(ops)}
+    kinds = [op_class(op) for op in ops]
+    producers = [sorted(_read_ops(op, kind, index) - {i})
+                 for i, (op, kind) in enumerate(zip(ops, kinds))]
+    users: list[list[int]] = [[] for _ in ops]
+    for i, reads in enumerate(producers):
+        for j in reads:
+            users[j].append(i)
+    chain_next: list[list[int]] = [[] for _ in ops]
+    others = [i for i, kind in enumerate(kinds) if kind == OTHER]
+    for before, after in zip(others, others[1:]):
+        chain_next[before].append(after)
+    return BlockGraph(ops, kinds, producers, users, chain_next, index)
+
+
+def _read_ops(op: ir.Operation, kind: str, index: dict) -> set[int]:
+    """Indices of the block's ops whose results ``op`` (or, for OTHER, its regions) reads."""
+    readers = [op]
+    if kind == OTHER and len(op.regions):
+        readers = []
+        op.walk(lambda inner: readers.append(inner) or ir.WalkResult.ADVANCE)
+    found = set()
+    for reader in readers:
+        for value in reader.operands:
+            owner = value.owner
+            if not isinstance(owner, ir.Block) and owner.operation in index:
+                found.add(index[owner.operation])
+    return found
+
+
+@dataclass
+class Groups:
+    """Which group each op lives in, and which groups hold copies of it."""
+
+    graph: BlockGraph
+    home: list[int] = field(default_factory=list)
+    members: dict[int, set[int]] = field(default_factory=dict)
+    dups: dict[int, set[int]] = field(default_factory=dict)
+    dup_holders: list[set[int]] = field(default_factory=list)
+
+    def __post_init__(self):
+        n = self.graph.size
+        self.home = list(range(n))
+        self.members = {i: {i} for i in range(n)}
+        self.dups = {i: set() for i in range(n)}
+        self.dup_holders = [set() for _ in range(n)]
+
+    def has(self, group: int, op: int) -> bool:
+        return op in self.members[group] or op in self.dups[group]
+
+    def ops_of(self, group: int) -> list[int]:
+        return sorted(self.members[group] | self.dups[group])
+
+    def holders(self, op: int) -> set[int]:
+        return {self.home[op]} | self.dup_holders[op]
+
+    def move(self, op: int, group: int) -> None:
+        """``op`` (with everything in its group) now lives in ``group``."""
+        old = self.home[op]
+        for moved in self.members.pop(old):
+            self.home[moved] = group
+            self.members[group].add(moved)
+        for copied in self.dups.pop(old):
+            self.dup_holders[copied].discard(old)
+            self.duplicate(copied, group)
+        self.dups[group] -= self.members[group]
+        for moved in self.members[group]:
+            self.dup_holders[moved].discard(group)
+
+    def dissolve(self, group: int) -> None:
+        """Give up ``group``: its ops stand alone again, its copies are dropped."""
+        for copied in self.dups[group]:
+            self.dup_holders[copied].discard(group)
+        self.dups[group] = set()
+        for op in self.members.pop(group):
+            self.home[op] = op
+            self.members[op] = {op}
+            self.dups.setdefault(op, set())
+
+    def duplicate(self, op: int, group: int) -> None:
+        if op not in self.members[group]:
+            self.dups[group].add(op)
+            self.dup_holders[op].add(group)
+
+    def outside_users(self, op: int, group: int) -> set[int]:
+        """Users of ``op`` that would still read it from outside ``group``."""
+        return {user for user in self.graph.users[op]
+                for holder in self.holders(user)
+                if holder != group and not self.has(holder, op)}
+
+    def classes(self, group: int) -> set[str]:
+        return {self.graph.kinds[i] for i in self.members[group] | self.dups[group]}
+
+    def loop_size(self, group: int) -> int:
+        return max(iteration_size(self.graph.ops[i]) for i in self.ops_of(group))
+
+    def loop_shape(self, group: int) -> str:
+        """The shape the group's loop nest walks: its widest op's (a reduction's input)."""
+        widest = max(self.ops_of(group), key=lambda i: (iteration_size(self.graph.ops[i]), i))
+        op = self.graph.ops[widest]
+        values = op.operands if self.graph.kinds[widest] == REDUCE else op.results
+        return type_text(max(values, key=lambda v: numel(v.type)).type)
+
+    def reduce_dims(self, group: int) -> set[str]:
+        return {str(self.graph.ops[i].attributes["dimensions"])
+                for i in self.ops_of(group) if self.graph.kinds[i] == REDUCE}
+
+    def root(self, group: int) -> int:
+        return max(self.members[group])
+
+    def successors(self, group: int) -> set[int]:
+        """Groups that read a value ``group`` computes (or must run after it)."""
+        found = set()
+        for op in self.members[group]:
+            for user in self.graph.users[op]:
+                found.update(holder for holder in self.holders(user)
+                             if holder != group and not self.has(holder, op))
+            found.update(self.home[after] for after in self.graph.chain_next[op])
+        found.discard(group)
+        return found
+
+    def would_cycle(self, first: int, second: int) -> bool:
+        """Merging the two groups would make one depend on itself."""
+        return self._reaches_indirectly(first, second) or self._reaches_indirectly(second, first)
+
+    def connected(self, first: int, second: int) -> bool:
+        """One group reads (directly or not) what the other computes."""
+        return self._reaches(first, second, direct=True) or self._reaches(second, first, direct=True)
+
+    def _reaches_indirectly(self, start: int, goal: int) -> bool:
+        return self._reaches(start, goal, direct=False)
+
+    def _reaches(self, start: int, goal: int, direct: bool) -> bool:
+        successors = self.successors(start)
+        if direct and goal in successors:
+            return True
+        stack = [g for g in successors if g != goal]
+        seen = set(stack)
+        while stack:
+            current = stack.pop()
+            for nxt in self.successors(current):
+                if nxt == goal:
+                    return True
+                if nxt not in seen:
+                    seen.add(nxt)
+                    stack.append(nxt)
+        return False

@@ -1,0 +1,170 @@
+"""xla-gpu-kernels: linalg.generic ops on buffers -> gpu.launch loop and reduction kernels.
+
+The CUDA target's kernels, XLA-style (see gpu_kernel_text.py for their
+shapes). Each op becomes a call of a helper holding one or two gpu.launch;
+``inline`` folds them into the host function. Ops these passes do not
+handle (dynamic sizes, linalg.index in the region, ops nested in host
+control flow) stay for the generic route: parallel loops tiled 16x16.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xlac.mlir import ir
+from xlac.passes.base import ModulePass
+from xlac.passes.gpu.gpu_kernel_emit import (KernelOp, identity, loop_kernel, reduction_kernels)
+from xlac.passes.gpu.gpu_kernel_text import Operand, Space
+from xlac.passes.gpu.launch_ops import (constant, constant_fill_of, constant_text, has_reduction,
+                                        previous_op, top_level_ops)
+from xlac.passes.helper_calls import captured_values, fresh_symbol, region_declaration, replace_with_call
+
+_FOLDED = "xla.folded_into_reduction"
+ENOUGH_THREADS = 65536           # this many outputs keep the GPU busy with a thread each
+FEW_COLUMNS = 8192               # column reductions with fewer outputs get a block each
+MIN_BLOCK_REDUCTION = 64         # fewer reduced elements: a thread folds them alone
+
+
+@dataclass(frozen=True)
+class GpuKernels(ModulePass):
+    """linalg.generic on buffers -> loop or reduction kernels (run after generalizing named ops)."""
+
+    name = "xla-gpu-kernels"
+
+    def run(self, module: ir.Operation) -> None:
+        # reductions first, so they find the fills of their outputs; a fill folded into
+        # a reduction is marked, skipped and erased at the end (ops are re-listed after
+        # each round: the Python objects of erased ops must not be touched)
+        for op in _generics(module):
+            if has_reduction(op):
+                for fill in _replace_generic(module, op):
+                    fill.attributes[_FOLDED] = ir.UnitAttr.get()
+        for op in _generics(module):
+            if _FOLDED not in op.attributes:
+                _replace_generic(module, op)
+        for op in _generics(module):
+            if _FOLDED in op.attributes:
+                op.erase()
+
+
+def _generics(module: ir.Operation) -> list[ir.Operation]:
+    return [op for op in top_level_ops(module) if op.name == "linalg.generic"]
+
+
+def _replace_generic(module: ir.Operation, op: ir.Operation) -> list[ir.Operation]:
+    """Replace ``op`` by a kernel if it can; the fills folded into it (erased)."""
+    inputs, outputs = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    operands = list(op.operands)
+    if not all(_static_memref(v) for v in operands[inputs:]) or _uses_index(op):
+        return []
+    if not all(_static_memref(v) or (_scalar(v) and constant(v)) for v in operands[:inputs]):
+        return []        # a scalar read on the host (a pad value): xla-gpu-wrap-host-code moves it in
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    reduction = tuple("reduction" in str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"]))
+    sizes = _loop_sizes(maps, operands, len(reduction))
+    if sizes is None or 0 in sizes:
+        return []
+    space = Space(tuple(sizes), reduction)
+    captures = captured_values(op)
+    if not all(constant(value) for value in captures):
+        return []        # a value read on the host (a pad value): xla-gpu-wrap-host-code moves it in
+    name = fresh_symbol(module, "xla_gpu_kernel")
+    kernel_operands = tuple(
+        Operand(i, str(v.type), _element(v),
+                tuple(str(e) for e in m.results)) for i, (v, m) in enumerate(zip(operands, maps)))
+    combiner = _combiner(op, outputs)
+    reads_output = any(v in operands[:inputs] for v in operands[inputs:])
+    fills = _folded_fills(op, operands[inputs:]) if any(reduction) and not reads_output else []
+    kernel = KernelOp(name, kernel_operands, inputs, space, tuple(str(c.type) for c in captures),
+                      combiner or "", tuple(constant_text(f.operands[0]) for f in fills))
+    text = reduction_kernels(kernel) if _block_reduction(space, combiner) else loop_kernel(kernel)
+    text += region_declaration(op.regions[0], f"{name}_body", captures)
+    replace_with_call(module, op, text, name, {f"{name}_body": op.regions[0]}, captures)
+    return fills
+
+
+def _folded_fills(op: ir.Operation, outputs: list[ir.Value]) -> list[ir.Operation]:
+    """The constant fills of a reduction's outputs right before it (the init values), so
+    the reduction kernel starts from the constant: one launch and one pass over memory fewer."""
+    fills, previous = [], op
+    for output in reversed(outputs):
+        previous = previous_op(previous)
+        if previous is None or not constant_fill_of(previous, output):
+            return []
+        fills.insert(0, previous)
+    return fills
+
+
+def _static_memref(value: ir.Value) -> bool:
+    """Static sizes and layout: a view with a computed offset cannot be a bare-pointer
+    kernel argument (xla-gpu-wrap-host-code moves its computation into the kernel)."""
+    return (isinstance(value.type, ir.MemRefType) and ir.MemRefType(value.type).has_static_shape
+            and "?" not in str(value.type))
+
+
+def _scalar(value: ir.Value) -> bool:
+    return isinstance(value.type, (ir.IntegerType, ir.FloatType, ir.IndexType))
+
+
+def _element(value: ir.Value) -> str:
+    return str(ir.MemRefType(value.type).element_type) if _static_memref(value) else str(value.type)
+
+
+def _uses_index(op: ir.Operation) -> bool:
+    found = []
+
+    def visit(inner):
+        if inner.name == "linalg.index":
+            found.append(inner)
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    return bool(found)
+
+
+def _loop_sizes(maps, operands, rank: int) -> list[int] | None:
+    """Each loop dim's size, read from an operand dim it indexes directly."""
+    sizes = [None] * rank
+    for affine_map, value in zip(maps, operands):
+        if not _static_memref(value):
+            continue
+        shape = ir.MemRefType(value.type).shape
+        for expr, extent in zip(affine_map.results, shape):
+            text = str(expr)
+            if text.startswith("d") and text[1:].isdigit() and sizes[int(text[1:])] is None:
+                sizes[int(text[1:])] = extent
+    return None if None in sizes else sizes
+
+
+def _combiner(op: ir.Operation, outputs: int) -> str | None:
+    """The op folding each element into the single output, if it is one with an identity.
+
+    The region must yield ``combine(x, out)`` with ``out`` used nowhere else:
+    then threads may fold disjoint parts from the identity and be combined.
+    """
+    if outputs != 1:
+        return None
+    block = op.regions[0].blocks[0]
+    out = block.arguments[len(block.arguments) - 1]
+    yielded = list(block.operations)[-1].operands[0]
+    owner = yielded.owner
+    if isinstance(owner, ir.Block) or len(list(owner.operands)) != 2:
+        return None
+    combining = owner.operation
+    uses = [use for use in out.uses]
+    if out not in list(combining.operands) or len(uses) != 1 or list(combining.operands).count(out) != 1:
+        return None
+    if identity(combining.name, str(out.type)) is None:
+        return None
+    return combining.name
+
+
+def _block_reduction(space: Space, combiner: str | None) -> bool:
+    """A block per output (tree-folded) rather than a thread per output (sequential)."""
+    if combiner is None or not any(space.reduction):
+        return False
+    outputs, reduced = math.prod(space.parallel_sizes), math.prod(space.reduction_sizes)
+    if outputs >= ENOUGH_THREADS or reduced < MIN_BLOCK_REDUCTION:
+        return False
+    return space.reduction[-1] or outputs < FEW_COLUMNS

@@ -1,0 +1,53 @@
+"""What the GPU kernel passes share: the host function's top-level ops and the
+constant fills that a kernel can fold into itself."""
+
+from __future__ import annotations
+
+from xlac.mlir import ir
+from xlac.passes.base import functions
+
+
+def top_level_ops(module: ir.Operation) -> list[ir.Operation]:
+    ops = []
+    for func in functions(module):
+        if func.regions[0].blocks:
+            ops += [op.operation for op in func.regions[0].blocks[0].operations]
+    return ops
+
+
+def has_reduction(op: ir.Operation) -> bool:
+    return any("reduction" in str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"]))
+
+
+def previous_op(op: ir.Operation) -> ir.Operation | None:
+    block_ops = [o.operation for o in op.block.operations]
+    index = block_ops.index(op)
+    while index > 0:
+        index -= 1
+        if block_ops[index].name != "arith.constant":
+            return block_ops[index]
+    return None
+
+
+def constant_fill_of(op: ir.Operation, output: ir.Value) -> bool:
+    """``op`` writes ``output`` whole with one arith.constant scalar: ``linalg.fill``, or
+    the linalg.generic linalg-generalize-named-ops makes of it."""
+    if op.name not in ("linalg.fill", "linalg.generic") or list(op.operands)[1:] != [output]:
+        return False
+    if not constant(op.operands[0]) or op.name == "linalg.fill":
+        return constant(op.operands[0])
+    if has_reduction(op):
+        return False
+    block = op.regions[0].blocks[0]
+    terminator = list(block.operations)[-1]
+    out_map = ir.AffineMapAttr(ir.ArrayAttr(op.attributes["indexing_maps"])[1]).value
+    return (len(list(block.operations)) == 1 and list(terminator.operands) == [block.arguments[0]]
+            and str(out_map) == str(ir.AffineMap.get_identity(out_map.n_dims)))
+
+
+def constant(value: ir.Value) -> bool:
+    return not isinstance(value.owner, ir.Block) and value.owner.name == "arith.constant"
+
+
+def constant_text(value: ir.Value) -> str:
+    return str(value.owner.attributes["value"])

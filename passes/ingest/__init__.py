@@ -1,0 +1,1 @@
+"""Passes of the ingest stage: one entry function, checked for support."""

@@ -1,0 +1,38 @@
+"""xla-check-support: list every op xlac cannot compile, before lowering."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xlac.mlir import ir
+from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.frontend.support import unsupported_reason
+
+
+@dataclass(frozen=True)
+class CheckSupport(ModulePass):
+    """Report every op the target cannot compile, each at its own location.
+
+    Why: users hit "failed to legalize" one op at a time elsewhere; this check
+    runs before any lowering and names all of them at once, with the reason,
+    so one compile tells the whole story. Example: `xla-check-support{target=cpu}`.
+    """
+
+    name = "xla-check-support"
+    target: str = "cpu"
+
+    def run(self, module: ir.Operation) -> None:
+        problems = []
+        for op in nested_ops(module):
+            reason = unsupported_reason(op.name, _types(op.operands), _types(op.results))
+            if reason:
+                problems.append((op, reason))
+        for op, reason in problems:
+            op.location.emit_error(f"'{op.name}' is not supported on {self.target}: {reason}")
+        if problems:
+            raise PassFailure()
+
+
+def _types(values) -> list[str]:
+    return [str(value.type) for value in values]
+

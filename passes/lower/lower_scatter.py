@@ -1,0 +1,57 @@
+"""xla-lower-scatter: stablehlo.scatter as an scf.for nest over tensors."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xlac.mlir import ir, stablehlo
+from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.helper_calls import fresh_symbol, replace_with_call
+from xlac.passes.lower.scatter_region import region_of
+from xlac.passes.lower.scatter_text import ScatterDims, helper_function
+
+
+@dataclass(frozen=True)
+class LowerScatter(ModulePass):
+    """Lower every `stablehlo.scatter` to scf loops over tensors (Python; upstream has none).
+
+    Why: upstream stablehlo-legalize-to-linalg has no scatter pattern. Each op
+    becomes a call to a private helper (folded back by `inline`) that applies
+    the updates one scatter index at a time, in order, so repeated indices
+    combine exactly as XLA does; a window whose start index is out of bounds
+    is skipped whole. The update computation is pasted in, on whole windows
+    when it is elementwise:
+
+        %r = "stablehlo.scatter"(%in, %idx, %upd) ({add}) {...}
+      ->
+        %r = call @xla_scatter_0(%in, %idx, %upd)   // scf.for + extract/insert_slice
+    """
+
+    name = "xla-lower-scatter"
+
+    def run(self, module: ir.Operation) -> None:
+        for op in [o for o in nested_ops(module) if o.name == "stablehlo.scatter"]:
+            name = fresh_symbol(module, "xla_scatter")
+            replace_with_call(module, op, helper_function(name, _dims(op), region_of(op)), name)
+
+
+def _dims(op: ir.Operation) -> ScatterDims:
+    count = len(op.results)
+    types = [ir.RankedTensorType(v.type) for v in op.operands]
+    if not all(t.has_static_shape for t in types):
+        raise PassFailure(op.location, "scatter: dynamic shapes are not supported; "
+                                       "give the entry function static argument shapes")
+    inputs, indices, updates = types[:count], types[count], types[count + 1:]
+    numbers = stablehlo.ScatterDimensionNumbers(op.attributes["scatter_dimension_numbers"])
+    return ScatterDims(
+        element_types=tuple(str(t.element_type) for t in inputs),
+        operand_shape=tuple(inputs[0].shape),
+        indices_shape=tuple(indices.shape),
+        index_type=str(indices.element_type),
+        updates_shape=tuple(updates[0].shape),
+        update_window_dims=tuple(numbers.update_window_dims),
+        inserted_window_dims=tuple(numbers.inserted_window_dims),
+        input_batching_dims=tuple(numbers.input_batching_dims),
+        scatter_indices_batching_dims=tuple(numbers.scatter_indices_batching_dims),
+        scatter_dims_to_operand_dims=tuple(numbers.scattered_dims_to_operand_dims),
+        index_vector_dim=numbers.index_vector_dim)

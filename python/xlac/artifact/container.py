@@ -1,0 +1,146 @@
+"""The on-disk form of compiled code: a shared library with metadata after it.
+
+Layout (what ``xla-compile`` writes, ``Executable.serialize`` returns and
+the compilation cache stores)::
+
+    <ELF shared library>  <metadata JSON>  <u64 JSON length>  <SHA-256>  b"XLACART1"
+
+Why a trailer: the dynamic loader ignores bytes after the ELF image, so the
+file is an ordinary ``.so`` for C programs, while xlac can read, checksum
+and check the metadata *before* mapping any of the code. The SHA-256 covers
+the library and the JSON, so a truncated or corrupted file is refused.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import platform
+import re
+import struct
+from pathlib import Path
+
+from xlac.errors import XlacError
+
+MAGIC = b"XLACART1"
+FORMAT = 1
+_TAIL = struct.Struct("<Q32s8s")          # JSON length, SHA-256, magic
+
+# /proc/cpuinfo flags that change what instructions compiled code may use.
+_ISA_FLAG = re.compile(r"^(sse|ssse3|avx|fma|f16c|bmi|adx|aes|pclmul|popcnt|abm|lzcnt|movbe"
+                       r"|sha|vaes|vpclmul|gfni|amx|xsave|cx16|rdrand|rdseed|3dnowprefetch"
+                       r"|clflushopt|clwb|serialize|waitpkg|avx512|neon|asimd|sve)")
+
+
+class ArtifactError(XlacError):
+    """A compiled artifact is unreadable, corrupted, or made for another xlac or CPU."""
+
+
+def pack(library: bytes, metadata: dict) -> bytes:
+    """The library with its metadata trailer."""
+    text = json.dumps(metadata, sort_keys=True).encode()
+    digest = hashlib.sha256(library + text).digest()
+    return library + text + _TAIL.pack(len(text), digest, MAGIC)
+
+
+def unpack(blob: bytes, what: str = "artifact") -> tuple[bytes, dict]:
+    """``(library, metadata)``; ArtifactError if the blob is not intact."""
+    if len(blob) < _TAIL.size or blob[-len(MAGIC):] != MAGIC:
+        raise ArtifactError(f"{what}: not an xlac artifact (no xlac metadata at its end; "
+                            "was it truncated or stripped?)")
+    length, digest, _ = _TAIL.unpack(blob[-_TAIL.size:])
+    body = blob[:-_TAIL.size]
+    if length > len(body):
+        raise ArtifactError(f"{what}: truncated (metadata of {length} bytes in a "
+                            f"{len(blob)}-byte file)")
+    if hashlib.sha256(body).digest() != digest:
+        raise ArtifactError(f"{what}: checksum mismatch: the file is corrupted")
+    library, text = body[:len(body) - length], body[len(body) - length:]
+    try:
+        return library, json.loads(text)
+    except ValueError:
+        raise ArtifactError(f"{what}: unreadable metadata") from None
+
+
+def read(path: str | Path) -> tuple[bytes, dict]:
+    try:
+        blob = Path(path).read_bytes()
+    except OSError as exc:
+        raise ArtifactError(f"{path}: cannot read artifact: {exc.strerror}") from None
+    return unpack(blob, str(path))
+
+
+def environment() -> dict:
+    """What compiled code depends on besides its source: versions and the CPU."""
+    from xlac import __version__
+    from xlac.mlir import provider_version
+    from xlac.passes.cpu.schedule_plan import vector_bytes
+    return {"format": FORMAT, "xlac": __version__, "xlac_build": source_digest(),
+            "torch-mlir": provider_version().split()[-1], "llvmlite": _llvmlite_version(),
+            "machine": platform.machine(), "cpu_features": host_cpu_features(),
+            "vector_bytes": vector_bytes()}
+
+
+def _llvmlite_version() -> str:
+    # Only the cuda target uses llvmlite; its version still keys the cache.
+    from importlib.metadata import PackageNotFoundError, version
+    try:
+        return version("llvmlite")
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def check_compatible(metadata: dict, what: str, target: str = "cpu") -> None:
+    """Refuse an artifact made by another xlac, for another target or CPU."""
+    here = environment()
+    problems = []
+    for field in ("format", "xlac", "machine"):
+        if metadata.get(field) != here[field]:
+            problems.append(f"{_FIELD_NAMES[field]} {metadata.get(field)!r} "
+                            f"(this is {here[field]!r})")
+    if metadata.get("target") != target:
+        problems.append(f"built for target {metadata.get('target')!r} (loading for {target!r})")
+    missing = sorted(set(metadata.get("cpu_features", [])) - set(here["cpu_features"]))
+    if missing:
+        problems.append("uses CPU features this CPU lacks: " + ", ".join(missing))
+    if problems:
+        raise ArtifactError(f"{what}: refusing to load an artifact made elsewhere: "
+                            + "; ".join(problems) + ". Recompile it here with xla-compile")
+
+
+_FIELD_NAMES = {"format": "artifact format", "xlac": "built by xlac version",
+                "machine": "built for machine"}
+
+
+@functools.cache
+def host_cpu_features() -> list[str]:
+    """The instruction-set extensions of this CPU (sorted), from /proc/cpuinfo."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return []
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):
+            return sorted({flag for flag in value.split() if _ISA_FLAG.match(flag)})
+    return []
+
+
+@functools.cache
+def source_digest() -> str:
+    """A digest of xlac's own code: cache entries die when the compiler changes.
+
+    The version number alone would keep serving code from an older compiler
+    to anyone working on xlac itself.
+    """
+    import xlac
+    import xlac.dialects
+    import xlac.passes
+    digest = hashlib.sha256()
+    for package in (xlac, xlac.passes, xlac.dialects):
+        root = Path(package.__file__).parent
+        for path in sorted(root.rglob("*")):
+            if path.suffix in (".py", ".mlir", ".pdll") and "__pycache__" not in path.parts:
+                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]

@@ -1,0 +1,89 @@
+"""Building an MLIR PassManager from pipeline text that mixes xlac's Python
+passes, xlac's named pipelines and upstream passes, and running it with
+diagnostics turned into ``CompileError``.
+"""
+
+from __future__ import annotations
+
+import inspect
+
+from xlac import passes as registry
+from xlac.errors import CompileError, collect_diagnostics, compile_error_from
+from xlac.mlir import ir, passmanager
+from xlac.pipeline.text import Element, PipelineSyntaxError, parse_options, parse_pipeline
+from xlac.pipeline.pipelines import NAMED_PIPELINES
+
+
+def build_pass_manager(ctx: ir.Context, pipeline: str | list[str],
+                       disabled: frozenset[str] = frozenset()) -> passmanager.PassManager:
+    """A module-level PassManager for ``pipeline`` (text or a list of steps)."""
+    text = pipeline if isinstance(pipeline, str) else ",".join(pipeline)
+    with ctx:
+        pm = passmanager.PassManager("builtin.module")
+        _add_elements(pm, parse_pipeline(text), disabled)
+    return pm
+
+
+def _add_elements(pm, elements: list[Element], disabled: frozenset[str]) -> None:
+    for element in elements:
+        if element.name in disabled:
+            continue
+        if element.children is not None:
+            _check_no_python_pass(element)
+            _add_upstream(pm, element.text())
+        elif element.name in NAMED_PIPELINES:
+            builder, _ = NAMED_PIPELINES[element.name]
+            steps = builder(**_builder_options(builder, element))
+            _add_elements(pm, parse_pipeline(",".join(steps)), disabled)
+        elif element.name in registry.pass_names():
+            pass_class = registry.get_pass_class(element.name)
+            try:
+                configured = pass_class.from_options(parse_options(element.options))
+            except ValueError as exc:
+                raise PipelineSyntaxError(f"pass pipeline: error: {exc}") from None
+            configured.add_to(pm)
+        else:
+            _add_upstream(pm, element.text())
+
+
+def _builder_options(builder, element: Element) -> dict[str, str]:
+    options = {key.replace("-", "_"): value for key, value in parse_options(element.options).items()}
+    accepted = inspect.signature(builder).parameters
+    unknown = sorted(set(options) - set(accepted))
+    if unknown:
+        raise PipelineSyntaxError(f"pass pipeline: error: pipeline '{element.name}' has no option '{unknown[0]}'")
+    return options
+
+
+def _check_no_python_pass(anchor: Element) -> None:
+    for child in anchor.children or []:
+        if child.name in registry.pass_names() or child.name in NAMED_PIPELINES:
+            raise PipelineSyntaxError(
+                f"pass pipeline: error: '{child.name}' is an xlac pass and runs on the whole module; "
+                f"move it out of '{anchor.name}(...)' to the top level")
+        _check_no_python_pass(child)
+
+
+def _add_upstream(pm, text: str) -> None:
+    try:
+        pm.add(text)
+    except ValueError as exc:
+        message = str(exc).strip().splitlines()
+        detail = next((line.split("error: ", 1)[1] for line in message if "error: " in line),
+                      message[0] if message else "invalid pipeline element")
+        raise PipelineSyntaxError(f"pass pipeline: error: {detail} (in '{text}'); "
+                                  "see xla-opt --list-passes") from None
+
+
+def run_passes(module: ir.Module, pipeline: str | list[str], hint: str = "",
+               disabled: frozenset[str] = frozenset()) -> None:
+    """Run ``pipeline`` on ``module``; any failure becomes a CompileError."""
+    ctx = module.context
+    pm = build_pass_manager(ctx, pipeline, disabled)
+    with ctx, collect_diagnostics(ctx) as diags:
+        try:
+            pm.run(module.operation)
+        except ir.MLIRError as exc:
+            raise compile_error_from(exc, diags, hint) from None
+    if any(": error: " in line for line in diags):
+        raise CompileError(diags, hint)

@@ -1,0 +1,1 @@
+"""The StableHLO reference interpreter as a numerics oracle, run out of process."""

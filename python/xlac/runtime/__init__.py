@@ -1,1 +1,0 @@
-"""Runtimes that call compiled code."""

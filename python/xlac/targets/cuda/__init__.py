@@ -1,0 +1,1 @@
+"""The CUDA target: GPU kernels to PTX, a host schedule, and the driver runtime."""

@@ -1,0 +1,82 @@
+"""The CUDA target's lowering: StableHLO -> host schedule + gpu.modules in NVVM.
+
+The StableHLO stages ("stablehlo", "fused", "linalg") are the CPU target's;
+only the tail differs. Shapes are static, so the host function that comes
+out is a straight line of allocations, view ops, copies and gpu.launch_func
+with constant sizes: ``xlac.targets.cuda.schedule`` reads it, no host code is
+compiled. the route and its pitfalls: research/gpu.md in the shared notes.
+"""
+
+from __future__ import annotations
+
+from xlac.pipeline import pipelines
+
+
+def bufferize() -> list[str]:
+    """"linalg" -> "gpu-loops": memrefs, every loop nest an scf.parallel on tiles."""
+    return [
+        "xla-readonly-inputs",                            # inputs are copied to the device once per call
+        "one-shot-bufferize{bufferize-function-boundaries "
+        "function-boundary-type-conversion=identity-layout-map "
+        "allow-return-allocs-from-loops}",
+        "canonicalize",
+        "xla-distinct-results",                           # `return %v, %v`: out-params would crash on one alloc
+        "buffer-results-to-out-params{modify-public-functions=1 hoist-static-allocs=1}",
+        "canonicalize",
+        "xla-strided-copy-to-linalg",                     # strided copies become kernels; plain ones stay DtoD copies
+        "xla-gpu-view-copy-to-linalg",                    # so do copies of offset views (a DtoD copy starts at the base)
+        "xla-gpu-matmul-kernels",                         # shared-memory tiled matmuls
+        "func.func(linalg-generalize-named-ops)",
+        "xla-gpu-kernels",                                # loop and reduction kernels (what they leave: below)
+        "inline",
+        "func.func(convert-linalg-to-parallel-loops)",
+        "canonicalize",
+        # no-min-max-bounds: otherwise partial tiles keep an affine.min bound
+        # and the loop silently stays on the host (gpu.md pitfall 1)
+        "func.func(scf-parallel-loop-tiling{parallel-loop-tile-sizes=16,16 no-min-max-bounds=1})",
+        "xla-gpu-wrap-host-code",                         # full reductions: a 1x1 kernel; no canonicalize before it
+    ]
+
+
+def outline() -> list[str]:
+    """"gpu-loops" -> "kernels": each kernel a gpu.func in its own gpu.module (scf, arith, memref)."""
+    return [
+        "func.func(gpu-map-parallel-loops{mapping-policy=innermost-first})",  # last dim on threadIdx.x: coalesced
+        "func.func(convert-parallel-loops-to-gpu)",
+        "func.func(gpu-launch-sink-index-computations)",
+        "gpu-kernel-outlining",                           # one gpu.module per kernel (all kernels named main_kernel)
+        "canonicalize",
+        "cse",
+        "lower-affine",
+        "gpu.module(expand-strided-metadata,lower-affine,"  # subviews in kernels (scatter windows)
+        "convert-complex-to-standard)",                   # complex math -> arith/math on (re, im)
+    ]
+
+
+def to_nvvm() -> list[str]:
+    """"kernels" -> "gpu": the gpu.modules in LLVM + NVVM ops."""
+    return [
+        "gpu.module(convert-scf-to-cf,"
+        "convert-gpu-to-nvvm{use-bare-ptr-memref-call-conv=1 index-bitwidth=64},"  # one pointer per memref
+        "convert-math-to-llvm,"                           # after gpu-to-nvvm, which maps math to libdevice first
+        "canonicalize,cse,reconcile-unrealized-casts)",
+    ]
+
+
+def to_gpu() -> list[str]:
+    """"gpu-loops" -> "gpu": kernels outlined into gpu.modules of LLVM + NVVM ops."""
+    return outline() + to_nvvm()
+
+
+# The CUDA target's stages after "linalg", in order: name -> steps.
+CUDA_STAGES: dict[str, callable] = {
+    "gpu-loops": bufferize,
+    "kernels": outline,
+    "gpu": to_nvvm,
+}
+
+
+def cuda(entry: str = "main") -> list[str]:
+    """The whole CUDA pipeline up to the gpu.modules (PTX is made from them in Python)."""
+    return (pipelines.ingest(entry, "cuda") + pipelines.fuse() + pipelines.lower_to_linalg()
+            + bufferize() + to_gpu())

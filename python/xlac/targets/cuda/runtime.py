@@ -1,0 +1,286 @@
+"""Running a CUDA program: the driver API through ctypes, and the host schedule.
+
+No CUDA package is needed at run time: ``libcuda.so.1`` comes with the
+NVIDIA driver. ``CudaFunction`` has the CPU function's interface (called
+with host pointers of the inputs, then the outputs), so ``Executable`` is
+the same for both targets. Device buffers and constants are set up on the
+first call and reused; each call copies the inputs in, runs the schedule on
+the function's stream (captured once as a CUDA graph, then launched whole;
+``XLAC_CUDA_GRAPHS=0`` launches kernel by kernel) and copies the outputs back.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import sys
+import threading
+
+from xlac.targets.cuda.schedule import Alloc, Const, Copy, Launch, View
+from xlac.errors import XlacError
+
+_JIT_ERROR_LOG_BUFFER, _JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 5, 6
+_STREAM_NON_BLOCKING = 1                 # no implicit synchronization with the legacy stream
+_CAPTURE_THREAD_LOCAL = 1
+_SCALARS = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
+            "i64": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double}
+
+
+class CudaUnavailable(XlacError):
+    """No usable CUDA driver or GPU on this machine."""
+
+
+class CudaError(XlacError):
+    """A CUDA driver call failed."""
+
+
+class CtypesDriver:
+    """The libcuda calls xlac uses; every error becomes CudaError with its name."""
+
+    def __init__(self, library: str = "libcuda.so.1"):
+        try:
+            self._lib = ctypes.CDLL(library)
+        except OSError as exc:
+            raise CudaUnavailable(f"no CUDA driver: cannot load {library} ({exc}); "
+                                  "target='cuda' compiles here but runs only on a machine with "
+                                  "an NVIDIA GPU and its driver") from None
+        self.check("cuInit", ctypes.c_uint(0))
+        device, self._context = ctypes.c_int(), ctypes.c_void_p()
+        self.check("cuDeviceGet", ctypes.byref(device), ctypes.c_int(0))
+        self.check("cuDevicePrimaryCtxRetain", ctypes.byref(self._context), device)
+        self.check("cuCtxSetCurrent", self._context)
+
+    def check(self, name: str, *args) -> None:
+        status = getattr(self._lib, name)(*args)
+        if status != 0:
+            error = CudaUnavailable if name in ("cuInit", "cuDeviceGet") else CudaError
+            raise error(f"CUDA driver: {name} failed: {self._error_text(status)}")
+
+    def _error_text(self, status: int) -> str:
+        text = ctypes.c_char_p()
+        if self._lib.cuGetErrorName(status, ctypes.byref(text)) == 0 and text.value:
+            return f"{text.value.decode()} ({status})"
+        return f"error {status}"
+
+    def load_module(self, ptx: str) -> int:
+        log = ctypes.create_string_buffer(16384)
+        options = (ctypes.c_int * 2)(_JIT_ERROR_LOG_BUFFER, _JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
+        values = (ctypes.c_void_p * 2)(ctypes.cast(log, ctypes.c_void_p).value, len(log))
+        module = ctypes.c_void_p()
+        try:
+            self.check("cuModuleLoadDataEx", ctypes.byref(module), ctypes.c_char_p(ptx.encode() + b"\0"),
+                       ctypes.c_uint(2), options, values)
+        except CudaError as exc:
+            raise CudaError(f"{exc}; JIT log: {log.value.decode(errors='replace')}") from None
+        return module.value
+
+    def function(self, module: int, name: str) -> int:
+        handle = ctypes.c_void_p()
+        self.check("cuModuleGetFunction", ctypes.byref(handle), ctypes.c_void_p(module), name.encode())
+        return handle.value
+
+    def alloc(self, nbytes: int) -> int:
+        pointer = ctypes.c_uint64()
+        self.check("cuMemAlloc_v2", ctypes.byref(pointer), ctypes.c_size_t(max(nbytes, 1)))
+        return pointer.value
+
+    def free(self, pointer: int) -> None:
+        self.check("cuMemFree_v2", ctypes.c_uint64(pointer))
+
+    def to_device(self, pointer: int, host: int, nbytes: int) -> None:
+        self.check("cuMemcpyHtoD_v2", ctypes.c_uint64(pointer), ctypes.c_void_p(host), ctypes.c_size_t(nbytes))
+
+    def to_host(self, host: int, pointer: int, nbytes: int) -> None:
+        self.check("cuMemcpyDtoH_v2", ctypes.c_void_p(host), ctypes.c_uint64(pointer), ctypes.c_size_t(nbytes))
+
+    def create_stream(self) -> int:
+        stream = ctypes.c_void_p()
+        self.check("cuStreamCreate", ctypes.byref(stream), ctypes.c_uint(_STREAM_NON_BLOCKING))
+        return stream.value
+
+    def destroy_stream(self, stream: int) -> None:
+        self.check("cuStreamDestroy_v2", ctypes.c_void_p(stream))
+
+    def to_device_async(self, pointer: int, host: int, nbytes: int, stream: int) -> None:
+        self.check("cuMemcpyHtoDAsync_v2", ctypes.c_uint64(pointer), ctypes.c_void_p(host),
+                   ctypes.c_size_t(nbytes), ctypes.c_void_p(stream))
+
+    def to_host_async(self, host: int, pointer: int, nbytes: int, stream: int) -> None:
+        self.check("cuMemcpyDtoHAsync_v2", ctypes.c_void_p(host), ctypes.c_uint64(pointer),
+                   ctypes.c_size_t(nbytes), ctypes.c_void_p(stream))
+
+    def copy_async(self, target: int, source: int, nbytes: int, stream: int) -> None:
+        self.check("cuMemcpyDtoDAsync_v2", ctypes.c_uint64(target), ctypes.c_uint64(source),
+                   ctypes.c_size_t(nbytes), ctypes.c_void_p(stream))
+
+    def launch(self, function: int, grid, block, smem: int, params, stream: int) -> None:
+        self.check("cuLaunchKernel", ctypes.c_void_p(function), *[ctypes.c_uint(d) for d in grid],
+                   *[ctypes.c_uint(d) for d in block], ctypes.c_uint(smem), ctypes.c_void_p(stream),
+                   params, None)
+
+    def stream_synchronize(self, stream: int) -> None:
+        self.check("cuStreamSynchronize", ctypes.c_void_p(stream))
+
+    def begin_capture(self, stream: int) -> None:
+        self.check("cuStreamBeginCapture_v2", ctypes.c_void_p(stream), ctypes.c_int(_CAPTURE_THREAD_LOCAL))
+
+    def end_capture(self, stream: int) -> int:
+        """The captured work as an executable graph."""
+        graph, executable = ctypes.c_void_p(), ctypes.c_void_p()
+        self.check("cuStreamEndCapture", ctypes.c_void_p(stream), ctypes.byref(graph))
+        try:
+            self.check("cuGraphInstantiateWithFlags", ctypes.byref(executable), graph, ctypes.c_ulonglong(0))
+        finally:
+            self.check("cuGraphDestroy", graph)
+        return executable.value
+
+    def launch_graph(self, graph: int, stream: int) -> None:
+        self.check("cuGraphLaunch", ctypes.c_void_p(graph), ctypes.c_void_p(stream))
+
+    def destroy_graph(self, graph: int) -> None:
+        self.check("cuGraphExecDestroy", ctypes.c_void_p(graph))
+
+
+_DRIVER = None
+
+
+def open_driver():
+    """The process's driver, opened once (CudaUnavailable if there is none)."""
+    global _DRIVER
+    if _DRIVER is None:
+        _DRIVER = CtypesDriver()
+    return _DRIVER
+
+
+class CudaFunction:
+    """A compiled program: its PTX and host schedule; call with host pointers.
+
+    Device memory is set up on the first call and kept: the arguments' and
+    temporaries' buffers (their sizes are static) and the constants, uploaded
+    once. Each call then copies the inputs in, launches every kernel and
+    copies the outputs back, all on the function's own stream, and waits for
+    the stream once. ``close()`` (or garbage collection) frees it all.
+    """
+
+    def __init__(self, ptx: str, steps: list, input_bytes: list[int], output_bytes: list[int],
+                 driver=None, kernels: str = ""):
+        self.ptx = ptx
+        self.kernels = kernels            # the kernels as gpu.func (MLIR text), for the emulator
+        self.steps = steps
+        self._sizes = input_bytes + output_bytes
+        self._inputs = len(input_bytes)
+        self._driver = driver
+        self._functions: dict[str, int] | None = None
+        self._buffers: dict[str, int] | None = None
+        self._owned: list[int] = []
+        self._stream = None
+        self._graph = None
+        self._use_graph = os.environ.get("XLAC_CUDA_GRAPHS", "1") != "0"
+        self._lock = threading.Lock()     # the buffers are the function's: one call at a time
+
+    def __call__(self, pointers: list[int]) -> None:
+        with self._lock:
+            driver = self._driver = self._driver or open_driver()
+            functions = self._load(driver)
+            buffers = self._device_memory(driver)
+            stream = self._stream
+            for index in range(self._inputs):
+                driver.to_device_async(buffers[f"arg{index}"], pointers[index], self._sizes[index], stream)
+            if self._graph is None and self._use_graph:
+                self._capture(driver, functions, buffers)
+            if self._graph is not None:
+                driver.launch_graph(self._graph, stream)
+            else:
+                self._enqueue(driver, functions, buffers)
+            for index in range(self._inputs, len(pointers)):
+                driver.to_host_async(pointers[index], buffers[f"arg{index}"], self._sizes[index], stream)
+            driver.stream_synchronize(stream)
+
+    def _enqueue(self, driver, functions, buffers) -> None:
+        """The device-side work of one call: kernels and device-to-device copies."""
+        for step in self.steps:
+            if isinstance(step, Copy):
+                driver.copy_async(buffers[step.target], buffers[step.source], step.nbytes, self._stream)
+            elif isinstance(step, Launch):
+                _launch(driver, functions[step.kernel], step, buffers, self._stream)
+
+    def _capture(self, driver, functions, buffers) -> None:
+        """Record the device work once as a CUDA graph: then a call is one graph launch,
+        not one Python driver call per kernel. If the driver refuses, launch one by one."""
+        try:
+            driver.begin_capture(self._stream)
+        except CudaError as error:
+            return self._no_graph(error)
+        try:
+            self._enqueue(driver, functions, buffers)
+        except CudaError:
+            driver.end_capture(self._stream)
+            raise
+        try:
+            self._graph = driver.end_capture(self._stream)
+        except CudaError as error:
+            self._no_graph(error)
+
+    def _no_graph(self, error: CudaError) -> None:
+        self._use_graph = False
+        print(f"xlac: CUDA graph capture failed ({error}); launching kernels one by one",
+              file=sys.stderr)
+
+    def close(self) -> None:
+        """Free the device memory, graph and stream (the next call sets them up again)."""
+        driver, owned = self._driver, self._owned
+        self._buffers, self._owned = None, []
+        if driver is not None:
+            if self._graph is not None:
+                driver.destroy_graph(self._graph)
+            for pointer in owned:
+                driver.free(pointer)
+            if self._stream is not None:
+                driver.destroy_stream(self._stream)
+        self._stream = self._graph = None
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # noqa: BLE001 - at interpreter exit the driver may be gone
+            pass
+
+    def _load(self, driver) -> dict[str, int]:
+        if self._functions is None:
+            module = driver.load_module(self.ptx)
+            kernels = {s.kernel for s in self.steps if isinstance(s, Launch)}
+            self._functions = {name: driver.function(module, name) for name in sorted(kernels)}
+        return self._functions
+
+    def _device_memory(self, driver) -> dict[str, int]:
+        """Every buffer the schedule names, allocated (and constants uploaded) once."""
+        if self._buffers is not None:
+            return self._buffers
+        self._stream = driver.create_stream()
+        buffers = {}
+        for index, nbytes in enumerate(self._sizes):
+            buffers[f"arg{index}"] = self._allocate(driver, nbytes)
+        for step in self.steps:
+            if isinstance(step, Alloc):
+                buffers[step.value] = self._allocate(driver, step.nbytes)
+            elif isinstance(step, Const):
+                buffers[step.value] = self._allocate(driver, len(step.data))
+                host = ctypes.create_string_buffer(step.data, len(step.data))
+                driver.to_device(buffers[step.value], ctypes.addressof(host), len(step.data))
+            elif isinstance(step, View):
+                buffers[step.value] = buffers[step.source]     # the kernel applies the view's offset
+        self._buffers = buffers
+        return buffers
+
+    def _allocate(self, driver, nbytes: int) -> int:
+        pointer = driver.alloc(nbytes)
+        self._owned.append(pointer)
+        return pointer
+
+
+def _launch(driver, function: int, step: Launch, buffers: dict[str, int], stream) -> None:
+    values = [ctypes.c_uint64(buffers[value]) if kind == "buf" else _SCALARS[kind](value)
+              for kind, value in step.args]
+    params = (ctypes.c_void_p * max(1, len(values)))(
+        *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
+    driver.launch(function, step.grid, step.block, step.smem, params, stream)

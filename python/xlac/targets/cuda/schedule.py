@@ -1,0 +1,213 @@
+"""The host side of a CUDA program: its entry function read as a list of steps.
+
+After ``xlac.targets.cuda.pipeline`` the entry function is straight-line code with
+static sizes. Each op becomes one step the runtime executes with driver
+calls, so no host code is compiled:
+
+* ``Alloc(value, nbytes)``: a temporary in device memory (pitfall 9: never host memory);
+* ``View(value, source)``: subview/expand/collapse/cast; the bare-pointer
+  kernel ABI takes the base pointer and applies the view's offset itself;
+* ``Const(value, data)``: memref.get_global: a device buffer holding the
+  global's bytes, uploaded by the runtime (kernels receive it as an argument);
+* ``Copy(source, target, nbytes)``: memref.copy of contiguous buffers, device to device;
+* ``Launch(kernel, grid, block, smem, args)``: args are ``("buf", value)`` or
+  ``("i64"|"i32"|"f32"|..., number)`` for scalars.
+
+Values are named ``argN`` (the entry's arguments: inputs, then outputs) or ``tN``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import numpy as np
+
+from xlac.dtypes import numpy_dtype
+from xlac.errors import CompileError
+from xlac.mlir import ir
+
+_VIEWS = {"memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast",
+          "memref.reinterpret_cast"}
+
+
+@dataclass(frozen=True)
+class Alloc:
+    value: str
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class View:
+    value: str
+    source: str
+
+
+@dataclass(frozen=True)
+class Const:
+    value: str
+    data: bytes
+
+
+@dataclass(frozen=True)
+class Copy:
+    source: str
+    target: str
+    nbytes: int
+
+
+@dataclass(frozen=True)
+class Launch:
+    kernel: str
+    grid: tuple[int, int, int]
+    block: tuple[int, int, int]
+    smem: int
+    args: tuple[tuple[str, object], ...]
+
+
+def read_schedule(module: ir.Module, entry: str) -> list:
+    """The steps of ``entry``; CompileError if it does anything the runtime cannot."""
+    func = _entry(module, entry)
+    names = {arg: f"arg{i}" for i, arg in enumerate(func.regions[0].blocks[0].arguments)}
+    constants, steps = {}, []
+    globals_ = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
+                for op in module.body.operations if op.operation.name == "memref.global"}
+    for op in func.regions[0].blocks[0].operations:
+        op = op.operation
+        step = (_const(op, names, globals_) if op.name == "memref.get_global"
+                else _step(op, names, constants))
+        if step is not None:
+            steps.append(step)
+    return steps
+
+
+def _entry(module: ir.Module, entry: str) -> ir.Operation:
+    for op in module.body.operations:
+        if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == entry:
+            return op.operation
+    raise CompileError(f"<unknown>: error: no function '{entry}' after GPU lowering")
+
+
+def _step(op, names, constants):
+    kind = op.name
+    if kind == "arith.constant":
+        constants[op.result] = _scalar(op)
+        return None
+    if kind in ("func.return", "memref.dealloc"):    # temporaries live until the call ends
+        return None
+    if kind == "memref.alloc":
+        return Alloc(_name(op.result, names), _nbytes(op.result.type))
+    if kind in _VIEWS:
+        return View(_name(op.result, names), names[op.operands[0]])
+    if kind == "memref.copy" and _contiguous(op.operands[0].type):
+        return Copy(names[op.operands[0]], names[op.operands[1]], _nbytes(op.operands[0].type))
+    if kind == "gpu.launch_func":
+        return _launch(op, names, constants)
+    raise CompileError(f"{op.location}: error: '{kind}' is left in the GPU host code; "
+                       "it would touch device memory from the CPU (not supported on cuda)")
+
+
+def _const(op, names, globals_) -> Const:
+    symbol = ir.FlatSymbolRefAttr(op.attributes["name"]).value
+    if symbol not in globals_ or "initial_value" not in globals_[symbol].attributes:
+        raise CompileError(f"{op.location}: error: memref.global @{symbol} has no "
+                           "initial value; not supported on cuda")
+    return Const(_name(op.result, names), _global_bytes(globals_[symbol], op.location))
+
+
+def _global_bytes(global_op, location) -> bytes:
+    """The global's contents as the device stores them (i1 and sub-byte types: a byte each)."""
+    memref = ir.MemRefType(ir.TypeAttr(global_op.attributes["type"]).value)
+    count = int(np.prod(memref.shape, dtype=np.int64))
+    try:
+        array = np.array(global_op.attributes["initial_value"])
+        if array.dtype == object:
+            raise TypeError("no numpy view")
+    except (TypeError, ValueError):                   # bf16, fp8, i4, complex: read the text
+        try:
+            array = _from_text(str(global_op), numpy_dtype(str(memref.element_type)))
+        except ValueError:
+            raise CompileError(f"{location}: error: a constant of type {memref} cannot "
+                               "be uploaded to the device yet; not supported on cuda") from None
+    if isinstance(array, bytes):                       # a hex blob; one element if a splat
+        itemsize = numpy_dtype(str(memref.element_type)).itemsize
+        return array * count if len(array) == itemsize else array
+    return np.ascontiguousarray(np.broadcast_to(array.reshape(-1), (count,))).tobytes()   # splats: one value
+
+
+_TOKEN = re.compile(r"0x[0-9A-Fa-f]+|true|false|[-+]?(?:inf|nan|\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)")
+
+
+def _from_text(text: str, dtype: np.dtype):
+    """``dense<...>`` as printed -> an array of ``dtype`` (or the raw bytes of a hex blob)."""
+    start = text.index("dense<") + len("dense<")
+    depth, end = 1, start
+    while depth:                                       # the matching '>' (complex<f32> nests)
+        depth += {"<": 1, ">": -1}.get(text[end], 0)
+        end += 1
+    body = text[start:end - 1].strip()
+    if body.startswith('"0x'):
+        return bytes.fromhex(body[3:-1])
+    part = np.dtype(np.float32 if dtype == np.complex64 else np.float64) if dtype.kind == "c" else dtype
+    values = np.array([_token(t, part) for t in _TOKEN.findall(body)], dtype=part)
+    return values.view(dtype) if dtype.kind == "c" else values
+
+
+def _token(token: str, dtype: np.dtype):
+    if token.startswith("0x"):                         # a float's bit pattern
+        return np.array(int(token, 16), dtype=f"u{dtype.itemsize}").view(dtype)[()]
+    if token in ("true", "false"):
+        return token == "true"
+    return int(token) if dtype.kind in "iub" else float(token)
+
+
+def _name(value, names) -> str:
+    names[value] = f"t{len(names)}"
+    return names[value]
+
+
+def _launch(op, names, constants) -> Launch:
+    # operandSegmentSizes: asyncDeps, grid xyz, block xyz, cluster xyz, dynamicSharedMemorySize, args, asyncObject
+    sizes = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    operands = list(op.operands)
+    start = sizes[0]
+    dims = [constants[v][1] for v in operands[start:start + 6]]
+    smem_at = start + 6 + sizes[7] + sizes[8] + sizes[9]
+    smem = constants[operands[smem_at]][1] if sizes[10] else 0
+    arg_start = smem_at + sizes[10]
+    args = tuple(("buf", names[v]) if isinstance(v.type, ir.MemRefType) else constants[v]
+                 for v in operands[arg_start:arg_start + sizes[11]])
+    kernel = ir.SymbolRefAttr(op.attributes["kernel"])
+    return Launch(str(kernel).split("::")[0].lstrip("@"), tuple(dims[:3]), tuple(dims[3:]), smem, args)
+
+
+def _scalar(op) -> tuple[str, object]:
+    attr = op.attributes["value"]
+    if isinstance(attr, ir.IntegerAttr):
+        width = 64 if isinstance(attr.type, ir.IndexType) else attr.type.width
+        return (f"i{width}", attr.value)
+    if isinstance(attr, ir.FloatAttr):
+        return (str(attr.type), attr.value)
+    return ("other", str(attr))                      # dense constants: never a kernel argument
+
+
+def _nbytes(memref_type) -> int:
+    memref = ir.MemRefType(memref_type)
+    count = 1
+    for dim in memref.shape:
+        count *= dim
+    return count * max(1, (_element_bits(memref.element_type) + 7) // 8)
+
+
+def _element_bits(element) -> int:
+    if isinstance(element, (ir.IntegerType, ir.FloatType)):
+        return element.width
+    if isinstance(element, ir.IndexType):             # index-bitwidth=64 in the kernels
+        return 64
+    if isinstance(element, ir.ComplexType):
+        return 2 * _element_bits(element.element_type)
+    raise CompileError(f"<unknown>: error: element type {element} is not supported on cuda")
+
+
+def _contiguous(memref_type) -> bool:
+    return "strided" not in str(memref_type)        # identity layouts print no layout

@@ -1,0 +1,19 @@
+"""Generated documentation stays in step with the code."""
+
+from __future__ import annotations
+
+
+from conftest import REPO
+from xlac.frontend.op_table import all_ops, markdown
+
+DOCS = REPO / "docs"
+
+
+def test_op_support_page_is_current():
+    assert (DOCS / "op-support.md").read_text() == markdown(), \
+        "regenerate it: python -m xlac.frontend.op_table > docs/op-support.md"
+
+
+def test_op_table_knows_the_common_ops():
+    ops = set(all_ops())
+    assert {"stablehlo.add", "stablehlo.scatter", "chlo.erf", "stablehlo.while"} <= ops

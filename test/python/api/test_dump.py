@@ -1,0 +1,168 @@
+"""XLAC_DUMP_TO, the fusion graph, per-pass times, reproducers, disabling
+passes, and the large-constant warning."""
+
+from __future__ import annotations
+
+from conftest import REPO
+import re
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import xlac
+from xlac.pipeline import pipelines
+from xlac.debug.dump import ENVIRONMENT, pass_names, without_passes
+
+BIN = Path(sys.executable).parent
+SOFTMAX = """module @softmax {
+func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1]
+      : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+  %d = stablehlo.subtract %x, %mb : tensor<4x8xf32>
+  %e = stablehlo.exponential %d : tensor<4x8xf32>
+  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1]
+      : (tensor<4x8xf32>, tensor<f32>) -> tensor<4xf32>
+  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<4xf32>) -> tensor<4x8xf32>
+  %r = stablehlo.divide %e, %sb : tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+}
+"""
+
+
+@pytest.fixture
+def dump_dir(tmp_path, monkeypatch) -> Path:
+    monkeypatch.setenv("XLAC_DUMP_TO", str(tmp_path / "dump"))
+    return tmp_path / "dump"
+
+
+def test_dump_has_input_pipeline_and_ir_after_every_pass(dump_dir):
+    xlac.compile(SOFTMAX)
+    [module_dir] = dump_dir.iterdir()
+    assert module_dir.name == "0000_softmax"
+    assert (module_dir / "input.mlir").read_text() == SOFTMAX
+    pipeline = (module_dir / "pipeline.txt").read_text().strip()
+    steps = pipelines.cpu("main")
+    assert pipeline == "builtin.module(" + ",".join(steps) + ")"
+    numbered = sorted(p.name for p in module_dir.glob("[0-9][0-9][0-9]_*.mlir"))
+    assert len(numbered) == len(steps)
+    assert numbered[0] == "001_xla-select-entry.mlir"
+    assert "llvm.func" in (module_dir / numbered[-1]).read_text()
+    assert "Total" in (module_dir / "timing.txt").read_text()
+
+
+def test_each_compile_gets_its_own_numbered_directory(dump_dir):
+    xlac.compile(SOFTMAX)
+    xlac.compile(SOFTMAX.replace("@softmax", "@again"))
+    assert sorted(p.name for p in dump_dir.iterdir()) == ["0000_softmax", "0001_again"]
+
+
+def test_fusion_graph_is_a_drawing_of_the_kernels(dump_dir):
+    exe = xlac.compile(SOFTMAX)
+    page = (dump_dir / "0000_softmax" / "fusion_graph.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    svg = ET.fromstring(page[page.index("<svg"):page.index("</svg>") + len("</svg>")])
+    namespace = "{http://www.w3.org/2000/svg}"
+    boxes = [g for g in svg.iter(f"{namespace}g") if g.get("class") == "kernel"]
+    kinds = [g.get("data-kind") for g in boxes]
+    assert kinds.count("parameter") == 1 and kinds.count("result") == 1
+    kernels = len(boxes) - 2
+    assert kernels == len(re.findall(r"^(fusion|op) ", exe.fusion_report(), re.MULTILINE))
+    assert len(list(svg.iter(f"{namespace}path"))) > kernels      # edges and the arrow head
+    text = " ".join(t.text or "" for t in svg.iter(f"{namespace}text"))
+    assert "4x8xf32" in text and "FLOP" in text and "exponential" in text
+
+
+def test_timing_on_request(monkeypatch, capfd):
+    monkeypatch.setenv("XLAC_TIMING", "1")
+    xlac.compile(SOFTMAX)
+    err = capfd.readouterr().err
+    assert "xlac compile time report" in err
+    for name in ("xla-select-entry", "one-shot-bufferize", "llvm-jit", "Total", "linalg"):
+        assert name in err
+
+
+def test_failure_writes_a_reproducer_that_xla_opt_replays(tmp_path):
+    with pytest.raises(xlac.CompileError) as info:
+        xlac.compile(SOFTMAX, disable_passes=("stablehlo-legalize-to-linalg",))
+    match = re.search(r"reproducer written to (\S+):", str(info.value))
+    assert match, str(info.value)
+    where = Path(match.group(1))
+    assert (where / "input.mlir").read_text() == SOFTMAX
+    pipeline = (where / "pipeline.txt").read_text().strip()
+    assert "stablehlo-legalize-to-linalg" not in pipeline
+    done = subprocess.run([str(BIN / "xla-opt"), str(where / "input.mlir"),
+                           f"--pass-pipeline={pipeline}"], capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 1 and "xla-verify-lowered" not in done.stdout
+    assert "stablehlo" in done.stderr
+
+
+def test_reproducer_in_the_dump_names_the_failing_pass(dump_dir):
+    with pytest.raises(xlac.CompileError):
+        xlac.compile(SOFTMAX, disable_passes=("stablehlo-legalize-to-linalg",))
+    reproducer = dump_dir / "0000_softmax" / "reproducer"
+    assert (reproducer / "failing_pass.txt").read_text().strip() == \
+        "builtin.module(xla-verify-lowered)"
+    assert "stablehlo.exponential" in (reproducer / "before_failing_pass.mlir").read_text()
+    assert "xla-verify-lowered (failed)" in (reproducer.parent / "timing.txt").read_text()
+
+
+def test_disabled_passes_come_from_the_environment_too(dump_dir, monkeypatch):
+    monkeypatch.setenv("XLAC_DISABLE_PASSES", "cse,linalg-fuse-elementwise-ops")
+    exe = xlac.compile(SOFTMAX)
+    pipeline = (dump_dir / "0000_softmax" / "pipeline.txt").read_text()
+    assert "cse" not in pass_names([pipeline.strip()])
+    assert "linalg-fuse-elementwise-ops" not in pipeline
+    x = np.random.default_rng(0).standard_normal((4, 8)).astype(np.float32)
+    e = np.exp(x - x.max(1, keepdims=True))
+    np.testing.assert_allclose(exe(x), e / e.sum(1, keepdims=True), rtol=1e-5)
+
+
+def test_a_misspelt_pass_to_disable_is_an_error():
+    with pytest.raises(xlac.CompileError, match="cannot disable canonicalise: not in the pipeline"):
+        xlac.compile(SOFTMAX, disable_passes=("canonicalise",))
+
+
+def test_without_passes_reaches_into_op_anchors():
+    steps = ["func.func(cse,canonicalize)", "func.func(cse)", "inline"]
+    assert without_passes(steps, ("cse",)) == ["func.func(canonicalize)", "inline"]
+
+
+def test_large_constants_are_reported_once(monkeypatch):
+    monkeypatch.setenv("XLAC_LARGE_CONSTANT_BYTES", "64")
+    values = ", ".join(str(float(i)) for i in range(32))
+    program = ("func.func @main(%x: tensor<32xf32>) -> tensor<32xf32> {\n"
+               f"  %c = stablehlo.constant dense<[{values}]> : tensor<32xf32>\n"
+               "  %s = stablehlo.constant dense<1.0> : tensor<64xf32>\n"
+               "  %0 = stablehlo.add %x, %c : tensor<32xf32>\n"
+               "  return %0 : tensor<32xf32>\n}")
+    with pytest.warns(xlac.LargeConstantWarning) as caught:
+        xlac.compile(program, cache=False)
+    [warning] = caught
+    assert "<input>:2:8" in str(warning.message) and "f32[32]" in str(warning.message)
+    assert "1 large constant(s)" in str(warning.message)      # the splat is not counted
+
+
+def test_every_switch_is_documented():
+    page = (REPO / "docs" / "debugging.md").read_text()
+    assert [name for name in ENVIRONMENT if f"`{name}" not in page] == []
+
+
+def test_constants_without_a_python_attribute_class_are_fine(monkeypatch):
+    monkeypatch.setenv("XLAC_LARGE_CONSTANT_BYTES", "8")
+    program = ("func.func @main(%x: tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>> {\n"
+               "  %c = stablehlo.constant dense<[(1.5, 2.5), (7.5, 5.5)]> : tensor<2xcomplex<f32>>\n"
+               "  %0 = stablehlo.add %x, %c : tensor<2xcomplex<f32>>\n"
+               "  return %0 : tensor<2xcomplex<f32>>\n}")
+    x = np.array([1 + 1j, 2 - 1j], np.complex64)
+    with pytest.warns(xlac.LargeConstantWarning, match=r"c64\[2\]"):
+        exe = xlac.compile(program, cache=False)
+    np.testing.assert_allclose(exe(x), x + np.array([1.5 + 2.5j, 7.5 + 5.5j], np.complex64))

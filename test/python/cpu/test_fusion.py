@@ -1,0 +1,145 @@
+"""xla-fuse: the kernels it forms on the benchmark programs and on small
+cases, the report that lists them, and results unchanged by fusion."""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import xlac
+from xlac.errors import collect_diagnostics
+from xlac.mlir import ir, new_context
+from xlac.pipeline.pass_manager import build_pass_manager
+
+from conftest import SUITE, require_shared
+
+# The kernels per program: a reduction reads its producers in one pass, a
+# dot takes its bias/activation epilogue, expensive ops are not copied.
+BENCH_FUSIONS = {
+    "softmax": {"multi_output": 1, "loop": 1},     # exp+sum (writes exp too), divide
+    "layernorm": {"input": 1, "loop": 2},          # variance; rsqrt; normalize+scale+shift
+    "mlp": {"output": 2},                          # dot+bias+relu, twice
+    "transformer_block": {"input": 4, "loop": 5, "output": 4, "multi_output": 1},
+}
+NUMPY_RTOL = 2e-4
+
+
+def fusion_kinds(text: str) -> Counter:
+    return Counter(re.findall(r'\{kind = "(\w+)"\}', text))
+
+
+def relative_error(got, want) -> float:
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    return float(np.max(np.abs(got - want))) / max(float(np.max(np.abs(want))), 1e-30)
+
+
+@pytest.mark.parametrize("name", sorted(BENCH_FUSIONS))
+def test_bench_program_kernels_and_results(name, workloads):
+    path = require_shared("bench", "suite", f"{name}.stablehlo.mlir")
+    exe = xlac.compile(path)
+    assert fusion_kinds(exe.as_text("fused")) == BENCH_FUSIONS[name]
+    workload = workloads.BY_NAME[name]
+    inputs = workloads.make_inputs(workload)
+    want = workload["numpy"](*inputs)
+    assert relative_error(exe.run(*inputs)[0], want) < NUMPY_RTOL
+
+
+def test_report_lists_kernels_and_rejections():
+    require_shared("bench", "suite", "softmax.stablehlo.mlir")
+    report = xlac.compile(SUITE / "softmax.stablehlo.mlir").fusion_report()
+    assert report.startswith("2 fusion(s), 1 op(s) left as their own kernel")
+    assert re.search(r"fusion 0 +multi_output .*exponential.*reduce", report)
+    assert re.search(r"4096xf32, 4096x1024xf32 -> 4096x1024xf32, 4096xf32 +33\.6 MB", report)
+    assert "producer has 2 consumers and is expensive" in report
+
+
+SMALL = {
+    # loop: bias add + relu
+    "loop": ("""
+func.func @main(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32> {
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<8xf32>) -> tensor<4x8xf32>
+  %s = stablehlo.add %x, %bb : tensor<4x8xf32>
+  %e = stablehlo.tanh %s : tensor<4x8xf32>
+  return %e : tensor<4x8xf32>
+}""", lambda x, b: np.tanh(x + b), [(4, 8), (8,)]),
+    # output: dot + bias + relu
+    "output": ("""
+func.func @main(%x: tensor<8x16xf32>, %w: tensor<16x32xf32>, %b: tensor<32xf32>) -> tensor<8x32xf32> {
+  %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<8x16xf32>, tensor<16x32xf32>) -> tensor<8x32xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<32xf32>) -> tensor<8x32xf32>
+  %s = stablehlo.add %d, %bb : tensor<8x32xf32>
+  %c = stablehlo.constant dense<0.0> : tensor<f32>
+  %z = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<8x32xf32>
+  %r = stablehlo.maximum %s, %z : tensor<8x32xf32>
+  return %r : tensor<8x32xf32>
+}""", lambda x, w, b: np.maximum(x @ w + b, 0), [(8, 16), (16, 32), (32,)]),
+    # multi_output: two reductions of one input
+    "multi_output": ("""
+func.func @main(%x: tensor<8x32xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sq = stablehlo.multiply %x, %x : tensor<8x32xf32>
+  %sum = stablehlo.reduce(%x init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<8x32xf32>, tensor<f32>) -> tensor<8xf32>
+  %sumsq = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<8x32xf32>, tensor<f32>) -> tensor<8xf32>
+  return %sum, %sumsq : tensor<8xf32>, tensor<8xf32>
+}""", lambda x: (x.sum(1), (x * x).sum(1)), [(8, 32)]),
+}
+
+
+@pytest.mark.parametrize("kind", sorted(SMALL))
+def test_small_program_fused_and_correct(kind):
+    text, reference, shapes = SMALL[kind]
+    exe = xlac.compile(text)
+    assert fusion_kinds(exe.as_text("fused")) == {kind: 1}
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(shape, dtype=np.float32) for shape in shapes]
+    want = reference(*inputs)
+    want = want if isinstance(want, tuple) else (want,)
+    for got, expected in zip(exe.run(*inputs), want):
+        np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+def run_fuse(text: str, pipeline: str) -> tuple[str, list[str]]:
+    """The module after ``pipeline`` and the remarks it emitted."""
+    ctx = new_context()
+    with ctx, ir.Location.unknown(), collect_diagnostics(ctx) as diagnostics:
+        module = ir.Module.parse(text)
+        build_pass_manager(ctx, pipeline).run(module.operation)
+    return str(module), [d.message for d in diagnostics.records if d.severity == "remark"]
+
+
+def test_max_ops_limits_a_kernel():
+    chain = "\n".join(f"  %v{i + 1} = stablehlo.negate %v{i} : tensor<4xf32>" for i in range(5))
+    text = (f"func.func @main(%v0: tensor<4xf32>) -> tensor<4xf32> {{\n{chain}\n"
+            "  return %v5 : tensor<4xf32>\n}")
+    fused, remarks = run_fuse(text, "builtin.module(xla-fuse{max-ops=3 remarks=true})")
+    assert fusion_kinds(fused) == {"loop": 2}          # 3 negates, then 2
+    assert any("the fusion already has max-ops=3 ops" in r for r in remarks)
+
+
+def test_remarks_follow_the_environment(monkeypatch):
+    from xlac.passes.fusion.fuse import REMARKS_ENV, Fuse
+    monkeypatch.setenv(REMARKS_ENV, "1")
+    assert Fuse().remarks
+    monkeypatch.delenv(REMARKS_ENV)
+    assert not Fuse().remarks
+
+
+def test_inline_restores_plain_ops_with_their_kernel():
+    text, _, _ = SMALL["output"]
+    inlined, _ = run_fuse(text, "builtin.module(xla-fuse,xla-inline-fusions)")
+    assert "xla.fusion\"" not in inlined
+    assert inlined.count('xla.fusion_group = 0 : i64, xla.fusion_kind = "output"') == 6
+
+
+def test_zero_size_tensors_fuse_without_error():
+    exe = xlac.compile("func.func @main(%a: tensor<f32>) -> tensor<f32> {\n"
+                       "  %0 = stablehlo.broadcast_in_dim %a, dims = [] : (tensor<f32>) -> tensor<0xf32>\n"
+                       "  %1 = stablehlo.exponential %0 : tensor<0xf32>\n"
+                       "  %z = stablehlo.constant dense<0.0> : tensor<f32>\n"
+                       "  %2 = stablehlo.reduce(%1 init: %z) applies stablehlo.add across dimensions = [0]"
+                       " : (tensor<0xf32>, tensor<f32>) -> tensor<f32>\n"
+                       "  return %2 : tensor<f32>\n}")
+    assert exe(np.float32(1.0)) == 0.0

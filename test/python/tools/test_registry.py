@@ -1,0 +1,85 @@
+"""The pass registry, the pipeline parser and the named stages."""
+
+from __future__ import annotations
+
+
+from conftest import REPO
+import pytest
+
+from xlac import passes
+from xlac.pipeline import pipelines
+from xlac.passes.base import ModulePass
+from xlac.pipeline.text import PipelineSyntaxError, parse_options, parse_pipeline
+
+TESTS = REPO / "test"
+
+
+@pytest.mark.parametrize("name", passes.pass_names())
+def test_registry_key_is_the_pass_name(name):
+    pass_class = passes.get_pass_class(name)
+    assert issubclass(pass_class, ModulePass)
+    assert pass_class.name == name and name.startswith("xla-")
+    assert pass_class.summary(), f"{name} needs a docstring"
+
+
+@pytest.mark.parametrize("name", passes.pass_names())
+def test_every_pass_has_a_lit_test_named_after_it(name):
+    """Lit tests mirror the passes' folders: passes/<phase>/x.py -> test/passes/<phase>/xla-x.mlir."""
+    phase = passes.pass_module(name).split(".")[0]
+    assert (TESTS / "passes" / phase / f"{name}.mlir").exists()
+
+
+@pytest.mark.parametrize("name", passes.pass_names())
+def test_every_pass_lives_in_a_file_named_after_it(name):
+    module = passes.pass_module(name).split(".")[-1]
+    assert module == name.removeprefix("xla-").replace("-", "_")
+
+
+@pytest.mark.parametrize("name", pipelines.NAMED_PIPELINES)
+def test_every_named_pipeline_has_a_lit_test(name):
+    assert (TESTS / "pipelines" / f"{name}.mlir").exists()
+
+
+def test_pipeline_parser_keeps_nesting_and_options():
+    elements = parse_pipeline("builtin.module(func.func(cse,canonicalize{max-iterations=3}),"
+                              "xla-select-entry{entry=f})")
+    assert [e.name for e in elements] == ["func.func", "xla-select-entry"]
+    assert elements[0].children[1].options == "max-iterations=3"
+    assert elements[0].text() == "func.func(cse,canonicalize{max-iterations=3})"
+    assert parse_options(elements[1].options) == {"entry": "f"}
+
+
+def test_pipeline_parser_accepts_a_bare_list():
+    assert [e.name for e in parse_pipeline("cse, canonicalize")] == ["cse", "canonicalize"]
+
+
+@pytest.mark.parametrize("text", ["builtin.module(cse", "cse{a=1", "cse)", ",cse"])
+def test_pipeline_parser_reports_the_column(text):
+    with pytest.raises(PipelineSyntaxError, match=r"pass pipeline:1:\d+: error:"):
+        parse_pipeline(text)
+
+
+def test_options_are_typed():
+    from xlac.passes.ingest.check_support import CheckSupport
+    assert CheckSupport.from_options({"target": "cuda"}).target == "cuda"
+    with pytest.raises(ValueError, match="has no option 'x'"):
+        CheckSupport.from_options({"x": "1"})
+
+
+def test_stages_run_in_order():
+    assert list(pipelines.CPU_STAGES) == ["input", "stablehlo", "fused", "linalg", "bufferized", "llvm"]
+    assert pipelines.steps_until("llvm") == pipelines.cpu()
+    assert pipelines.steps_until("input") == []
+
+
+def test_mlir_is_imported_in_one_module_only():
+    repo = TESTS.parent
+    offenders = []
+    for folder in ("python", "passes", "dialects", "tools", "bench"):
+        for path in (repo / folder).rglob("*.py"):
+            if path.name == "mlir.py" and path.parent.name == "xlac":
+                continue
+            for line in path.read_text().splitlines():
+                if line.strip().startswith(("import torch_mlir", "from torch_mlir")):
+                    offenders.append(f"{path.relative_to(repo)}: {line.strip()}")
+    assert not offenders, "import MLIR through xlac.mlir:\n" + "\n".join(offenders)
