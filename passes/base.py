@@ -10,6 +10,7 @@ process in these bindings.
 from __future__ import annotations
 
 import dataclasses
+import threading
 from typing import ClassVar
 
 from xlac.mlir import ir
@@ -19,13 +20,25 @@ class PassFailure(Exception):
     """Raised inside ``run``: reported at ``location`` as an MLIR error.
 
     With no location the pass fails silently: it has already emitted its
-    errors, one per offending op.
+    errors, one per offending op. ``kind`` is the ``xlac.errors.CompileError``
+    subclass the failure becomes (``UnsupportedOpError`` for a known gap).
     """
 
-    def __init__(self, location: ir.Location | None = None, message: str = ""):
+    def __init__(self, location: ir.Location | None = None, message: str = "", kind=None):
         super().__init__(message)
         self.location = location
         self.message = message
+        self.kind = kind
+
+
+_last_failure = threading.local()
+
+
+def take_failure_kind():
+    """The ``kind`` of the last PassFailure on this thread (None if none), cleared."""
+    kind = getattr(_last_failure, "kind", None)
+    _last_failure.kind = None
+    return kind
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,6 +81,7 @@ class ModulePass:
         try:
             self.run(op)
         except PassFailure as failure:
+            _last_failure.kind = failure.kind
             if failure.location is not None:
                 failure.location.emit_error(failure.message)
             pass_.signal_pass_failure()

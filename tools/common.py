@@ -6,6 +6,7 @@ import sys
 from contextlib import contextmanager
 
 from xlac.errors import InputError, XlacError
+from xlac.options import Options
 
 
 def read_input(path: str) -> tuple[bytes, str]:
@@ -42,3 +43,18 @@ def user_errors(tool: str):
     except Exception as exc:  # noqa: BLE001 - a bug, but still no traceback for users
         raise SystemExit(_fail(f"{tool}: internal error: {type(exc).__name__}: {exc}\n"
                                "note: this is an xlac bug; please report it with the input")) from None
+
+
+def tool_options(args) -> Options:
+    """The environment's options with the flags a tool was given on top."""
+    options = Options.from_env()
+    changes = {}
+    if getattr(args, "mlir_timing", False):
+        changes["timing"] = True
+    if getattr(args, "disable_passes", ""):
+        changes["disable_passes"] = tuple(p for p in args.disable_passes.split(",") if p)
+    if getattr(args, "xla_fusion_remarks", False):
+        changes["fusion_remarks"] = True
+    if getattr(args, "cpu", ""):
+        changes["cpu"] = args.cpu
+    return options.replace(**changes)

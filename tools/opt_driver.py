@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import contextlib
 import gc
-import os
 import sys
 
 from xlac.pipeline import pipelines
-from xlac.errors import CompileError, collect_diagnostics, diagnostics_of
+from xlac.errors import CompileError, Diagnostic, collect_diagnostics, record_of
 from xlac.frontend.parse import parse_module
 from xlac.mlir import ir, new_context
 from xlac.pipeline.pass_manager import build_pass_manager
@@ -17,9 +15,10 @@ from xlac.tools.verify_diagnostics import verify
 
 
 class OptDriver:
-    def __init__(self, args):
+    def __init__(self, args, options):
         self.args = args
-        self.disabled = frozenset(p for p in args.disable_passes.split(",") if p)
+        self.options = options
+        self.disabled = frozenset(options.disable_passes)
 
     def run(self, data: bytes, name: str) -> int:
         chunks = self._chunks(data)
@@ -40,7 +39,7 @@ class OptDriver:
     def _pipeline(self) -> list[str] | str:
         if self.args.xla_stage:
             try:
-                return pipelines.steps_until(self.args.xla_stage, self.args.entry)
+                return pipelines.steps_until(self.args.xla_stage, self.args.entry, self.options)
             except KeyError:
                 stages = ", ".join(pipelines.CPU_STAGES)
                 raise CompileError(f"xla-opt: error: no stage '{self.args.xla_stage}'",
@@ -72,8 +71,8 @@ class OptDriver:
         pipeline = self._pipeline()
         if not pipeline:
             return
-        with _fusion_remarks(self.args.xla_fusion_remarks):   # read when xla-fuse is built
-            pm = build_pass_manager(module.context, pipeline, self.disabled)
+        overrides = {"xla-fuse": {"remarks": "true"}} if self.options.fusion_remarks else {}
+        pm = build_pass_manager(module.context, pipeline, self.disabled, overrides)
         self._instrument(pm)
         try:
             pm.run(module.operation)
@@ -134,36 +133,18 @@ def _without_remark_op_dumps(records: list) -> list:
     return kept
 
 
-@contextlib.contextmanager
-def _fusion_remarks(wanted: bool):
-    """Turn on xla-fuse's remarks wherever the pipeline runs it."""
-    from xlac.passes.fusion.fuse import REMARKS_ENV
-    saved = os.environ.get(REMARKS_ENV)
-    if wanted:
-        os.environ[REMARKS_ENV] = "1"
-    try:
-        yield
-    finally:
-        if saved is None:
-            os.environ.pop(REMARKS_ENV, None)
-        else:
-            os.environ[REMARKS_ENV] = saved
-
-
 def _diagnostics_of_failure(exc, diags) -> list:
     if isinstance(exc, ir.MLIRError):
-        return [r for d in exc.error_diagnostics for r in diagnostics_of(d)]
-    from xlac.errors import Diagnostic
-    records = []
-    for line in exc.diagnostics:
-        location, _, rest = line.partition(": ")
-        severity, _, message = rest.partition(": ")
-        records.append(Diagnostic(location, severity or "error", message or line))
-    if exc.hint:
-        records.append(Diagnostic("", "note", exc.hint))
-    return records
+        return [record_of(d) for d in exc.error_diagnostics]
+    return list(exc.records) + ([Diagnostic("", "note", exc.hint)] if exc.hint else [])
 
 
 def _merge(first: list, second: list) -> list:
+    """``first``, then what ``second`` adds; notes as records of their own (as they print)."""
+    first = [item for record in first for item in _flatten(record)]
     seen = {str(d) for d in first}
-    return list(first) + [d for d in second if str(d) not in seen]
+    return first + [d for record in second for d in _flatten(record) if str(d) not in seen]
+
+
+def _flatten(record: Diagnostic) -> list[Diagnostic]:
+    return [Diagnostic(record.location, record.severity, record.message), *record.notes]

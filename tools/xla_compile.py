@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from xlac.tools.common import read_input, user_errors
+from xlac.tools.common import read_input, tool_options, user_errors
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -28,6 +28,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="C symbol prefix (default: the library's name, 'libmodel.so' -> model)")
     p.add_argument("--disable-passes", default="", help="comma-separated passes to skip")
     p.add_argument("--mlir-timing", action="store_true", help="per-pass times on stderr")
+    p.add_argument("--cpu", default="", help="CPU to compile for: host (default), x86-64-v2, "
+                   "x86-64-v3 (AVX2), x86-64-v4 (AVX-512)")
     return p.parse_args(argv)
 
 
@@ -38,17 +40,14 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _compile(args) -> int:
-    import os
+    from xlac.aot import compile_library
+    from xlac.compiler import resolve_options
 
-    from xlac.artifact.link import compile_library
-
-    if args.mlir_timing:
-        os.environ["XLAC_TIMING"] = "1"
+    options = resolve_options(tool_options(args))
     data, name = read_input(args.module)
     entries = tuple(e for e in args.entry.split(",") if e)
-    disabled = tuple(p for p in args.disable_passes.split(",") if p)
     prefix = compile_library(data, name, args.output, args.header, entries, args.name,
-                             args.target, disabled)
+                             args.target, options)
     symbols = ", ".join(f"{prefix}_{entry}" for entry in entries)
     print(f"xla-compile: wrote {args.output} ({symbols})"
           + (f" and {args.header}" if args.header else ""), file=sys.stderr)

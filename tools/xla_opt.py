@@ -10,7 +10,7 @@ import argparse
 import gc
 import sys
 
-from xlac.tools.common import read_input, user_errors
+from xlac.tools.common import read_input, tool_options, user_errors
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -20,6 +20,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--pass-pipeline", default="", help="pipeline in MLIR syntax")
     p.add_argument("--xla-stage", default="", help="run the CPU pipeline up to this stage")
     p.add_argument("--entry", default="main", help="entry function for --xla-stage")
+    p.add_argument("--cpu", default="", help="CPU for --xla-stage: host (default), x86-64-v2/v3/v4")
     p.add_argument("--disable-passes", default="", help="comma-separated passes to skip")
     p.add_argument("--split-input-file", action="store_true", help="split on '// -----'")
     p.add_argument("--verify-diagnostics", action="store_true",
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> int:
     with user_errors("xla-opt"):
         from xlac.tools.opt_driver import OptDriver
         data, name = read_input(args.input)
-        return OptDriver(args).run(data, name)
+        return OptDriver(args, tool_options(args)).run(data, name)
 
 
 def _list_passes() -> int:

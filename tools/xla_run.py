@@ -7,11 +7,10 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 
-from xlac.tools.common import read_input, user_errors
+from xlac.tools.common import read_input, tool_options, user_errors
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -29,6 +28,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="comma-separated passes to skip (bisecting; env XLAC_DISABLE_PASSES)")
     p.add_argument("--mlir-timing", action="store_true",
                    help="per-pass compile times on stderr (env XLAC_TIMING=1)")
+    p.add_argument("--cpu", default="", help="CPU to compile for: host (default), x86-64-v2/v3/v4")
     return p.parse_args(argv)
 
 
@@ -39,16 +39,13 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _run(args) -> int:
-    from xlac.compiler import compile_bytes
+    from xlac.compiler import compile_bytes, resolve_options
     from xlac.tools.run_io import format_result, parse_input
 
     inputs = [parse_input(spec) for spec in args.input]
     data, name = read_input(args.module)
-    if args.mlir_timing:
-        os.environ["XLAC_TIMING"] = "1"
-    disabled = tuple(p for p in args.disable_passes.split(",") if p)
-    exe = compile_bytes(data, name, target=args.target, entry=args.function,
-                        disable_passes=disabled)
+    options = resolve_options(tool_options(args))
+    exe = compile_bytes(data, name, target=args.target, entry=args.function, options=options)
     outputs = exe.run(*inputs)
     print(f"EXEC @{args.function}")
     for index, (value, spec) in enumerate(zip(outputs, exe.signature.outputs)):

@@ -4,21 +4,19 @@ transform-dialect schedules in passes/schedules/."""
 from __future__ import annotations
 
 import os
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
 from xlac.mlir import ir, passmanager
 from xlac.passes.base import ModulePass, functions, nested_ops
 from xlac.passes.cpu.fused_rows_plan import fused_rows_plan
-from xlac.passes.cpu.schedule_plan import Plan, plan_for
-from xlac.targets.cpu.runtime import configured_threads
+from xlac.passes.cpu.schedule_plan import MIN_WORK, Machine, Plan, iterations, plan_for
+from xlac.passes.remarks import emit_remarks
 
 SCHEDULES = Path(__file__).parent / "schedules"
 _TAG = "xla_schedule"          # op attribute the generated main matches on
 _MEMBER_TAG = "xla_schedule_member"     # ... and on the ops fused into a scheduled op
 _LIBRARY_ATTR = "transform.with_named_sequence"
-ERRORS_ENV = "XLAC_SCHEDULE_ERRORS"     # set: print why a schedule did not apply
 
 
 @dataclass(frozen=True)
@@ -33,44 +31,67 @@ class ApplySchedules(ModulePass):
     `transform-interpreter` runs it; the schedules and tags are removed.
     Result: scf.forall over the threads' chunks, vector ops inside.
     Ops no schedule fits, and any whose schedule fails to apply, are left as
-    they were (scalar loops later), so a schedule can only cost speed.
+    they were (scalar loops later), so a schedule can only cost speed; each
+    such op of real size gets a remark saying why (exe.fusion_report()
+    lists them, dumps keep them in remarks.txt).
 
     Example: `linalg.matmul` 1024x1024x1024 f32 becomes an scf.forall of
     512x1024 chunks whose 8x32 register tiles are `vector.contract`s over k.
-    Option `threads` (0: XLAC_NUM_THREADS, else every core this process may
-    use) sets how many chunks the parallel loops get; 1 makes no scf.forall.
+    Option `threads` (0: every core this process may use) sets how many
+    chunks the parallel loops get, 1 makes no scf.forall; `vector-bytes`
+    (0: this host's, else 16 SSE, 32 AVX2, 64 AVX-512) the SIMD width the
+    vectors are cut for. The pipelines set both from the CPU model.
     """
 
     name = "xla-apply-schedules"
     threads: int = 0
+    vector_bytes: int = 0
 
     def run(self, module: ir.Operation) -> None:
-        threads = self.threads or configured_threads()
-        planned = _plans(_linalg_ops(module), threads)
-        if not planned:
-            return
-        if not _apply(module, planned):
-            kept = []
+        machine = self.machine()
+        ops = _linalg_ops(module)
+        planned = _plans(ops, machine)
+        emit_remarks(module, _unplanned(ops, planned))     # now: applying replaces the ops
+        if planned and not _apply(module, planned):
+            kept, failed = [], []
             for item in planned:
-                if _apply(module, [item], commit=False):
+                if _apply(module, [item], commit=False, remarks=failed):
                     kept.append(item)
                 elif item[1].members:   # a fused group that does not apply: its ops one by one
-                    kept += [single for single in _singles(item, threads)
-                             if _apply(module, [single], commit=False)]
+                    kept += [single for single in _singles(item, machine)
+                             if _apply(module, [single], commit=False, remarks=failed)]
+            emit_remarks(module, failed)
             if kept:
                 _apply(module, kept)
 
+    def machine(self) -> Machine:
+        from xlac.cpu_model import cpu_model
+        threads = self.threads or len(os.sched_getaffinity(0))
+        return Machine(threads, self.vector_bytes or cpu_model("host").vector_bytes)
 
-def _plans(ops: list[ir.Operation], threads: int) -> list[tuple[ir.Operation, Plan]]:
+
+def _unplanned(ops: list[ir.Operation], planned) -> list[tuple[ir.Operation, str]]:
+    """A remark for each op of real size that no schedule takes."""
+    taken = {op for op, _ in planned} | {m for _, plan in planned for m in plan.members}
+    return [(op, f"xla-apply-schedules: no schedule for {op.name} ({iterations(op)} iterations): "
+                 "it runs as scalar loops on one core")
+            for op in ops if op not in taken and op.name not in _NO_WORK
+            and iterations(op) >= MIN_WORK]
+
+
+_NO_WORK = ("linalg.fill", "linalg.yield", "linalg.index")
+
+
+def _plans(ops: list[ir.Operation], machine: Machine) -> list[tuple[ir.Operation, Plan]]:
     """A plan per op; a row group's last consumer first takes its producers."""
     fused: set[ir.Operation] = set()
     grouped = {}
     for op in reversed(ops):
-        if op.operation not in fused and (plan := fused_rows_plan(op, threads)) is not None:
+        if op.operation not in fused and (plan := fused_rows_plan(op, machine)) is not None:
             grouped[op.operation] = plan
             fused |= {member.operation for member in plan.members}
     planned = [(op, plan) for op in ops if op.operation not in fused
-               and (plan := grouped.get(op.operation) or plan_for(op, threads)) is not None]
+               and (plan := grouped.get(op.operation) or plan_for(op, machine)) is not None]
     for member in fused:            # after the lookups above: this edits the IR
         _own_empty_init(member)
     return planned
@@ -84,10 +105,10 @@ def _linalg_ops(module: ir.Operation) -> list[ir.Operation]:
     return found
 
 
-def _singles(item: tuple[ir.Operation, Plan], threads: int) -> list[tuple[ir.Operation, Plan]]:
+def _singles(item: tuple[ir.Operation, Plan], machine: Machine) -> list[tuple[ir.Operation, Plan]]:
     root, group = item
     return [(op, plan) for op in (*reversed(group.members), root)
-            if (plan := plan_for(op, threads)) is not None]
+            if (plan := plan_for(op, machine)) is not None]
 
 
 def _own_empty_init(op: ir.Operation) -> None:
@@ -104,7 +125,7 @@ def _own_empty_init(op: ir.Operation) -> None:
 
 
 def _apply(module: ir.Operation, planned: list[tuple[ir.Operation, Plan]],
-           commit: bool = True) -> bool:
+           commit: bool = True, remarks: list | None = None) -> bool:
     """Schedule ``planned`` on a copy; on success (and ``commit``) keep the copy."""
     i64 = ir.IntegerType.get_signless(64, module.context)
     members = [member for _, plan in planned for member in plan.members]
@@ -117,26 +138,30 @@ def _apply(module: ir.Operation, planned: list[tuple[ir.Operation, Plan]],
         del op.attributes[_TAG]
     for member in members:
         del member.attributes[_MEMBER_TAG]
-    if not _append_schedules(copy, [plan for _, plan in planned]) or not _interpret(copy):
+    why = _append_schedules(copy, [plan for _, plan in planned]) or _interpret(copy)
+    if why:
+        if remarks is not None:
+            remarks += [(op, f"xla-apply-schedules: schedule {plan.sequence} did not apply, the op "
+                             f"runs as scalar loops: {why}") for op, plan in planned]
         return False
     if commit:
         _replace_body(module, copy)
     return True
 
 
-def _append_schedules(module: ir.Operation, plans: list[Plan]) -> bool:
+def _append_schedules(module: ir.Operation, plans: list[Plan]) -> str:
+    """Put the schedules for ``plans`` into ``module``; why not, if they do not parse."""
     with module.context, ir.Location.unknown(module.context):
         text = (_HEADER + "\n" + _library_text(module.context) + _main_text(plans) + "\n}")
         try:
             parsed = ir.Module.parse(text)      # must outlive the moves below
         except ir.MLIRError as error:
-            _report(f"the generated schedule does not parse: {error}")
-            return False
+            return f"the generated schedule does not parse: {_first_line(error)}"
         body = module.regions[0].blocks[0]
         for sequence in list(parsed.body.operations):
             body.append(sequence.operation)
         module.attributes[_LIBRARY_ATTR] = ir.UnitAttr.get()
-    return True
+    return ""
 
 
 _HEADER = "module attributes {transform.with_named_sequence} {"
@@ -189,27 +214,25 @@ def _main_text(plans: list[Plan]) -> str:
     return "\n".join(lines)
 
 
-def _interpret(module: ir.Operation) -> bool:
-    """Run the interpreter; failure means 'keep the ops', so its diagnostics
-    are held back unless $XLAC_SCHEDULE_ERRORS asks for them on stderr."""
+def _interpret(module: ir.Operation) -> str:
+    """Run the interpreter; why it failed (failure means 'keep the ops'), or ""."""
     context = module.context
     held: list[str] = []
-    handler = context.attach_diagnostic_handler(lambda d: held.append(f"{d.location}: {d.message}") or True)
+    handler = context.attach_diagnostic_handler(lambda d: held.append(str(d.message)) or True)
     try:
         with context:
             pm = passmanager.PassManager.parse("builtin.module(transform-interpreter)")
             pm.run(module)
-        return True
+        return ""
     except ir.MLIRError as error:
-        _report(f"a schedule failed, its ops stay scalar: {error}", *held)
-        return False
+        return held[0] if held else _first_line(error)
     finally:
         handler.detach()
 
 
-def _report(*lines: str) -> None:
-    if os.environ.get(ERRORS_ENV):
-        print("xla-apply-schedules:", *lines, sep="\n", file=sys.stderr)
+def _first_line(error: Exception) -> str:
+    text = str(error).strip()
+    return text.splitlines()[0] if text else type(error).__name__
 
 
 def _replace_body(module: ir.Operation, scheduled: ir.Operation) -> None:

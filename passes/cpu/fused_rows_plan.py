@@ -9,13 +9,13 @@ then get no plan of their own.
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.cpu.schedule_plan import (LoopNest, Plan, _chunks, _has_math, _lanes, _loop_nest,
-                                       _simple_body, _vector_size)
+from xlac.passes.cpu.schedule_plan import (LoopNest, Machine, Plan, has_math, lanes, loop_nest,
+                                           simple_body, thread_tiles, vector_size)
 
 ROW_BLOCK = 1                # rows per step: one row of exponentials (4 KiB per 1024 f32) stays in L1
 
 
-def fused_rows_plan(root: ir.Operation, threads: int) -> Plan | None:
+def fused_rows_plan(root: ir.Operation, machine: Machine) -> Plan | None:
     """Softmax- and layernorm-like chains ending in ``root`` (fused_rows.mlir).
 
     ``root`` is elementwise over rows; the group is every producer, back
@@ -31,11 +31,11 @@ def fused_rows_plan(root: ir.Operation, threads: int) -> Plan | None:
     if members is None or not any(_row_nest(op) and _row_nest(op).reductions for op in members):
         return None
     rank = len(nest.extents)
-    chunks = _chunks(nest.extents[:-1], threads, 1, nest.extents[-1])
+    chunks = thread_tiles(nest.extents[:-1], machine.threads, 1, nest.extents[-1])
     chunk_rows = chunks[-1] or nest.extents[-2]
     rows = ROW_BLOCK if chunk_rows % ROW_BLOCK == 0 else 1
-    math_heavy = any(_has_math(op) for op in (root, *members) if op.name == "linalg.generic")
-    vector = _vector_size(nest.extents[-1], _lanes(nest), 4 if math_heavy else 1)
+    math_heavy = any(has_math(op) for op in (root, *members) if op.name == "linalg.generic")
+    vector = vector_size(nest.extents[-1], lanes(nest, machine), 4 if math_heavy else 1)
     return Plan(f"xla_fused_rows_{rank}d", chunks + (rows, vector), tuple(members))
 
 
@@ -43,9 +43,9 @@ def _row_nest(op: ir.Operation) -> LoopNest | None:
     """The loops of a generic in a row group: 2-3 of them, 4-byte elements,
     every loop parallel, or only the innermost a reduction; result map the
     identity (elementwise) or the outer dims (reduction)."""
-    if op.name != "linalg.generic" or len(op.results) != 1 or not _simple_body(op):
+    if op.name != "linalg.generic" or len(op.results) != 1 or not simple_body(op):
         return None
-    nest = _loop_nest(op)
+    nest = loop_nest(op)
     if nest is None or len(nest.extents) not in (2, 3) or nest.element_bytes != 4:
         return None
     rank = len(nest.extents)

@@ -8,32 +8,22 @@ fits get no plan and lower to scalar loops as before.
 
 from __future__ import annotations
 
-import functools
 import math
-import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 from xlac.mlir import ir
 
-VECTOR_BYTES_ENV = "XLAC_VECTOR_BYTES"   # override, e.g. 32 to try AVX2 widths
+
+@dataclass(frozen=True)
+class Machine:
+    """What the schedules are made for: the threads parallel loops are split
+    among and the bytes in one SIMD register (64 AVX-512, 32 AVX2, 16 SSE)."""
+
+    threads: int
+    vector_bytes: int
 
 
-@functools.cache
-def vector_bytes() -> int:
-    """Bytes in one SIMD register of this host: 64 with AVX-512, 32 with AVX2, else 16.
-
-    Read from the host's CPU flags, not assumed: the JIT targets this CPU.
-    """
-    override = os.environ.get(VECTOR_BYTES_ENV, "")
-    if override.isdigit() and int(override) in (16, 32, 64):
-        return int(override)
-    try:
-        flags = set(Path("/proc/cpuinfo").read_text().split())
-    except OSError:
-        return 16
-    return 64 if "avx512f" in flags else 32 if "avx2" in flags else 16
 MIN_WORK = 256               # smaller ops stay scalar loops: no gain, only compile time
 CHUNK_WORK = 1 << 16         # iterations per thread at least, or fork-join costs more (docs/cpu-runtime.md)
 CHUNKS_PER_THREAD = 4
@@ -67,27 +57,37 @@ class LoopNest:
     contiguous: int = -1              # the loop walking the first input's last dim
 
 
-def plan_for(op: ir.Operation, threads: int) -> Plan | None:
+def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
     """The schedule for ``op``, or None to leave it to convert-linalg-to-loops."""
-    nest = _loop_nest(op)
+    nest = loop_nest(op)
     if nest is None or math.prod(nest.extents) < MIN_WORK:
         return None
     if op.name in _CONTRACTIONS:
-        return _contraction_plan(op, nest, threads)
+        return _contraction_plan(op, nest, machine)
     if op.name == "linalg.fill" and _only_feeds_contractions(op):
         return None                    # the contraction's schedule fuses it into its tiles
     if op.name == "linalg.transpose":
-        return _transpose_plan(op, nest, threads)
-    if op.name not in ("linalg.generic", "linalg.fill") or not _simple_body(op):
+        return _transpose_plan(op, nest, machine)
+    if op.name not in ("linalg.generic", "linalg.fill") or not simple_body(op):
         return None
     if not nest.reductions:
-        return _elementwise_plan(nest, threads, _has_math(op))
+        return _elementwise_plan(nest, machine, has_math(op))
     if len(op.results) == 1:
-        return _reduction_plan(nest, threads)
+        return _reduction_plan(nest, machine)
     return None
 
 
-def _loop_nest(op: ir.Operation) -> LoopNest | None:
+def iterations(op: ir.Operation) -> int:
+    """Iterations of ``op``'s loop nest, else its largest static tensor's elements."""
+    nest = loop_nest(op)
+    if nest is not None:
+        return math.prod(nest.extents)
+    sizes = [math.prod(v.type.shape) for v in [*op.operands, *op.results]
+             if _is_static_tensor(v.type)]
+    return max(sizes, default=0)
+
+
+def loop_nest(op: ir.Operation) -> LoopNest | None:
     """Loop extents from the operand shapes through the indexing maps."""
     types = [o.type for o in op.operands]
     if not all(_is_static_tensor(t) or str(t) in _ELEMENT_BYTES for t in types):
@@ -140,7 +140,7 @@ def _iterator_kinds(op: ir.Operation, count: int) -> list[str]:
     return ["parallel"] * (count - 1) + ["reduction"]      # matmul, batch_matmul: k last
 
 
-def _simple_body(op: ir.Operation) -> bool:
+def simple_body(op: ir.Operation) -> bool:
     """Only arith/math scalar code (no gathers, no nested regions) vectorizes safely."""
     block = op.regions[0].blocks[0]
     for inner in block.operations:
@@ -150,11 +150,11 @@ def _simple_body(op: ir.Operation) -> bool:
     return True
 
 
-def _lanes(nest: LoopNest) -> int:
-    return vector_bytes() // nest.element_bytes
+def lanes(nest: LoopNest, machine: Machine) -> int:
+    return machine.vector_bytes // nest.element_bytes
 
 
-def _vector_size(extent: int, lanes: int, registers: int = 1) -> int:
+def vector_size(extent: int, lanes: int, registers: int = 1) -> int:
     """One register: out-of-order execution overlaps the iterations of memory-
     bound loops, and wider only makes more code to compile. Four for long
     math (exp, tanh polynomials), whose dependency chains need the overlap in
@@ -162,7 +162,7 @@ def _vector_size(extent: int, lanes: int, registers: int = 1) -> int:
     return min(extent, registers * lanes)
 
 
-def _has_math(op: ir.Operation) -> bool:
+def has_math(op: ir.Operation) -> bool:
     return any(inner.operation.name.startswith("math.")
                for inner in op.regions[0].blocks[0].operations)
 
@@ -171,8 +171,8 @@ def _round_up(value: int, multiple: int) -> int:
     return -(-value // multiple) * multiple
 
 
-def _chunks(extents: tuple[int, ...], threads: int, align: tuple[int, ...] | int = 1,
-            inner_work: int = 1) -> tuple[int, ...]:
+def thread_tiles(extents: tuple[int, ...], threads: int, align: tuple[int, ...] | int = 1,
+                 inner_work: int = 1) -> tuple[int, ...]:
     """Forall tile sizes splitting the outermost dims among ``threads``.
 
     0 leaves a dim whole. ``align`` (per dim, or for the innermost dim only
@@ -197,27 +197,27 @@ def _chunks(extents: tuple[int, ...], threads: int, align: tuple[int, ...] | int
     return tuple(sizes)
 
 
-def _elementwise_plan(nest: LoopNest, threads: int, math_heavy: bool = False) -> Plan | None:
+def _elementwise_plan(nest: LoopNest, machine: Machine, math_heavy: bool = False) -> Plan | None:
     rank = len(nest.extents)
     if not 1 <= rank <= 5:
         return None
-    vector = _vector_size(nest.extents[-1], _lanes(nest), 4 if math_heavy else 1)
-    chunks = _chunks(nest.extents, threads, vector)
+    vector = vector_size(nest.extents[-1], lanes(nest, machine), 4 if math_heavy else 1)
+    chunks = thread_tiles(nest.extents, machine.threads, vector)
     return Plan(f"xla_elementwise_{rank}d", chunks + (vector,))
 
 
-def _transpose_plan(op: ir.Operation, nest: LoopNest, threads: int) -> Plan | None:
+def _transpose_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan | None:
     """Innermost two dims swapped, 4-byte elements: 16x16 register blocks."""
     permutation = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
     rank = len(permutation)
     swapped = permutation[:-2] == list(range(rank - 2)) and permutation[-2:] == [rank - 1, rank - 2]
     if not swapped or rank not in (2, 3) or nest.element_bytes != 4:
-        return _elementwise_plan(nest, threads)
+        return _elementwise_plan(nest, machine)
     align = (1,) * (rank - 2) + (16, 16)
-    return Plan(f"xla_transpose_{rank}d", _chunks(nest.extents, threads, align))
+    return Plan(f"xla_transpose_{rank}d", thread_tiles(nest.extents, machine.threads, align))
 
 
-def _reduction_plan(nest: LoopNest, threads: int) -> Plan | None:
+def _reduction_plan(nest: LoopNest, machine: Machine) -> Plan | None:
     """One reduction loop, innermost (stablehlo's order). Rows: it walks the
     input's contiguous dim; columns: the innermost parallel loop does.
     The schedules keep a 64-lane accumulator: 4-byte elements only."""
@@ -228,36 +228,36 @@ def _reduction_plan(nest: LoopNest, threads: int) -> Plan | None:
     if rank == 1:
         if nest.extents[0] % 32:
             return Plan("xla_reduce_1d_serial", ())
-        return Plan("xla_reduce_1d", _chunks((32,), threads, 1, work // 32))
+        return Plan("xla_reduce_1d", thread_tiles((32,), machine.threads, 1, work // 32))
     if nest.contiguous == rank - 1:
-        return Plan(f"xla_reduce_rows_{rank}d", _chunks(nest.extents[:-1], threads, 1, work))
+        return Plan(f"xla_reduce_rows_{rank}d", thread_tiles(nest.extents[:-1], machine.threads, 1, work))
     if nest.contiguous == rank - 2 and rank <= 3:
-        return Plan(f"xla_reduce_cols_{rank}d", _chunks(nest.extents[:-1], threads, 16, work))
+        return Plan(f"xla_reduce_cols_{rank}d", thread_tiles(nest.extents[:-1], machine.threads, 16, work))
     return None
 
 
-def _contraction_plan(op: ir.Operation, nest: LoopNest, threads: int) -> Plan | None:
+def _contraction_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan | None:
     """Matmul-like ops whose C starts from a linalg.fill (the schedule fuses it)."""
     init = op.operands[-1].owner
     if nest.element_bytes != 4 or not hasattr(init, "name") or init.name != "linalg.fill":
         return None
     if op.name == "linalg.conv_2d_nhwc_hwcf":
-        return _conv_plan(op, nest, threads)
+        return _conv_plan(op, nest, machine)
     *batch, m, n, k = nest.extents
     align = (1,) * len(batch) + (_TILE_M, _TILE_N)
-    chunks = _chunks(nest.extents[:-1], threads, align, k)
+    chunks = thread_tiles(nest.extents[:-1], machine.threads, align, k)
     whole_tiles = m % _TILE_M == 0 and n % _TILE_N == 0 and \
         all(c == 0 or e % c == 0 for e, c in zip(nest.extents, chunks))     # static tiles
     short = k <= SHORT_K and whole_tiles and op.name == "linalg.matmul"
     return Plan(_CONTRACTIONS[op.name] + ("_short_k" if short else ""), chunks)
 
 
-def _conv_plan(op: ir.Operation, nest: LoopNest, threads: int) -> Plan | None:
+def _conv_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan | None:
     """Unit strides and dilations only: the 1-D vectorizer needs them."""
     for name in ("strides", "dilations"):
         if name in op.attributes and any(v != 1 for v in ir.DenseIntElementsAttr(op.attributes[name])):
             return None
-    return Plan(_CONTRACTIONS[op.name], _chunks(nest.extents[:4], threads, (1, 1, 8, 32),
+    return Plan(_CONTRACTIONS[op.name], thread_tiles(nest.extents[:4], machine.threads, (1, 1, 8, 32),
                                                 math.prod(nest.extents[4:])))
 
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
-import os
 from dataclasses import dataclass
 
 from xlac.mlir import ir
@@ -11,14 +9,9 @@ from xlac.passes.base import ModulePass, functions
 from xlac.passes.fusion.build import materialize
 from xlac.passes.fusion.op_graph import build_graph
 from xlac.passes.fusion.plan import plan_block
-from xlac.passes.fusion.remarks import emit_remarks
+from xlac.passes.remarks import emit_remarks
 
-REMARKS_ENV = "XLAC_FUSION_REMARKS"      # =1: every xla-fuse explains what it rejected
 _CONTROL_FLOW = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
-
-
-def _remarks_default() -> bool:
-    return os.environ.get(REMARKS_ENV, "") in ("1", "true")
 
 
 @dataclass(frozen=True)
@@ -32,8 +25,8 @@ class Fuse(ModulePass):
     dot/convolution take their elementwise epilogue (output), kernels
     reading the same large input merge (multi_output). Cheap producers are
     copied into each consumer; expensive ones are not. Each fusion carries a
-    FusedLoc of its ops. With remarks=true (or XLAC_FUSION_REMARKS=1, or
-    xla-opt --xla-fusion-remarks) every rejected candidate gets a remark
+    FusedLoc of its ops. With remarks=true (the pipelines set it from
+    XLAC_FUSION_REMARKS=1 or xla-opt --xla-fusion-remarks) every rejected candidate gets a remark
     saying why. xla-inline-fusions undoes the grouping. Upstream has no
     fusion on StableHLO (linalg-fuse-elementwise-ops comes after lowering
     and fuses neither reductions nor dots), hence Python. Example:
@@ -50,7 +43,7 @@ class Fuse(ModulePass):
     """
 
     name = "xla-fuse"
-    remarks: bool = dataclasses.field(default_factory=_remarks_default)
+    remarks: bool = False
     max_ops: int = 64            # largest kernel, in ops (copies included)
 
     def run(self, module: ir.Operation) -> None:

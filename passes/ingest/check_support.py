@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xlac.errors import UnsupportedOpError
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
-from xlac.frontend.support import unsupported_reason
+from xlac.passes.ingest.support import unsupported_reason
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class CheckSupport(ModulePass):
         for op, reason in problems:
             op.location.emit_error(f"'{op.name}' is not supported on {self.target}: {reason}")
         if problems:
-            raise PassFailure()
+            raise PassFailure(kind=UnsupportedOpError)
 
 
 def _types(values) -> list[str]:

@@ -8,16 +8,17 @@
 """
 
 from xlac.artifact.container import ArtifactError
-from xlac.artifact.loader import deserialize, load
 from xlac.compiler import compile  # noqa: A004 - the API's name
 from xlac.debug.dump import LargeConstantWarning
-from xlac.errors import CompileError, InputError, XlacError
+from xlac.errors import CompileError, InputError, UnsupportedOpError, XlacError
 from xlac.executable import Executable
 from xlac.frontend.jax import jit
+from xlac.loader import deserialize, load
+from xlac.options import Options
 from xlac.signature import Signature, TensorSpec
 
 __version__ = "0.1.0"
 
-__all__ = ["compile", "CompileError", "InputError", "XlacError", "Executable",
-           "Signature", "TensorSpec", "__version__", "load", "deserialize", "jit",
-           "ArtifactError", "LargeConstantWarning"]
+__all__ = ["compile", "CompileError", "UnsupportedOpError", "InputError", "XlacError",
+           "Executable", "Options", "Signature", "TensorSpec", "__version__", "load",
+           "deserialize", "jit", "ArtifactError", "LargeConstantWarning"]

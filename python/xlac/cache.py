@@ -1,71 +1,49 @@
-"""The persistent compilation cache: compile once, load in milliseconds.
+"""The persistent compilation cache: a checked store of bytes under keys.
 
-On by default under ``$XDG_CACHE_HOME/xlac`` (``~/.cache/xlac``);
-``XLAC_CACHE_DIR`` moves it and an empty value turns it off. An entry is an
-artifact (``xlac.artifact.container``: a shared library and its metadata; for cuda,
-``xlac.targets.cuda.serialize``: the PTX and host schedule as JSON) named by a
-key over the module's bytecode, the compile options, the target, the CPU
-features and the versions of xlac (and a digest of its code), torch-mlir
-and llvmlite. Entries are code, so before one is loaded the file must be a
-regular file owned by this user and writable by nobody else, its checksum
-must match, and its metadata must carry the same key; anything else is
+It knows no target and no MLIR: ``xlac.compiler`` makes the keys and turns
+an executable into bytes and back. On by default under
+``$XDG_CACHE_HOME/xlac`` (``~/.cache/xlac``); ``XLAC_CACHE_DIR`` moves it and
+an empty value turns it off.
+
+An entry is ``<key>.xlac``: a header line (the keys it was written for, the
+SHA-256 and length of the payload) and the payload. Entries are code, so
+before one is returned the file must be a regular file owned by this user
+and writable by nobody else, no bigger than the cache may hold, its checksum
+must match and its header must name the key asked for; anything else is
 ignored, logged, and rebuilt. Writes are atomic (a temporary file, then a
-rename) and happen on a background thread so a miss costs no extra wall time.
+rename) and happen on a background thread so a miss costs no extra wall time;
+one payload stored under several keys is one file with several names.
 Logging: one line per hit or miss on the ``xlac.cache`` logger.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import logging
 import os
-import shutil
-import stat
-import tempfile
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Callable
 
-from xlac.artifact import link as aot
-from xlac.artifact import container as artifact
-from xlac.targets.cuda import serialize as cuda_cache
-from xlac.artifact.loader import from_blob
-from xlac.mlir import passmanager
+from xlac.files import private_directory, read_private, write_atomically
 
 log = logging.getLogger("xlac.cache")
 
-_MAX_BYTES = 2 << 30                  # evict least recently used entries above this
+MAX_BYTES = 2 << 30                   # evict least recently used entries above this
 _SUFFIX = ".xlac"
-_CUDA_SUFFIX = ".cuda.json"
+_MAGIC = b"XLACCACHE2 "
 
 
-def cache_dir() -> Path | None:
-    """Where entries live, or None when caching is off."""
-    value = os.environ.get("XLAC_CACHE_DIR")
-    if value is not None:
-        return Path(value).expanduser() if value.strip() else None
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "xlac"
-
-
-def cache_key(module, options: dict) -> str:
-    """SHA-256 over the module's bytecode, the options and the environment.
-
-    The bytecode is of a copy without locations: they do not change the
-    code, so a comment or a moved line still hits (as JAX's cache does).
-    """
-    bare = module.operation.clone()
-    with module.context:
-        passmanager.PassManager.parse("builtin.module(strip-debuginfo)").run(bare)
-    buffer = io.BytesIO()
-    bare.write_bytecode(buffer)
-    bare.erase()
-    digest = hashlib.sha256(buffer.getvalue())
-    digest.update(json.dumps({"options": options, "environment": artifact.environment()},
-                             sort_keys=True).encode())
-    return digest.hexdigest()
+def digest(*parts) -> str:
+    """A key: SHA-256 over ``parts`` (bytes as they are, anything else as sorted JSON)."""
+    hasher = hashlib.sha256()
+    for part in parts:
+        data = part if isinstance(part, bytes) else json.dumps(part, sort_keys=True).encode()
+        hasher.update(len(data).to_bytes(8, "little") + data)
+    return hasher.hexdigest()
 
 
 class CompilationCache:
@@ -75,67 +53,86 @@ class CompilationCache:
         self.directory = directory
 
     @classmethod
-    def open(cls) -> "CompilationCache | None":
-        directory = cache_dir()
+    def open(cls, directory: Path | None) -> "CompilationCache | None":
+        """The cache in ``directory`` (None: off); None, after a warning, if it is unsafe."""
         if directory is None:
             return None
-        problem = _make_private_directory(directory)
+        problem = private_directory(Path(directory))
         if problem:
             log.warning("xlac cache off: %s", problem)
             return None
-        return cls(directory)
+        return cls(Path(directory))
 
-    def lookup(self, key: str, what: str, entry: str, target: str, stages):
-        """The cached Executable, or None (after logging why)."""
+    def get(self, key: str, what: str) -> bytes | None:
+        """The payload stored under ``key``, or None (after logging why)."""
         start = time.perf_counter()
-        _wait_for_pending(key)              # compiled a moment ago: its entry is on the way
-        path = self.directory / (key + (_CUDA_SUFFIX if target == "cuda" else _SUFFIX))
+        _wait_for_pending(key)              # written a moment ago: its entry is on the way
+        path = self._path(key)
         try:
-            blob = _read_checked(path)
-            exe = (cuda_cache.executable_from(blob, key, entry, stages) if target == "cuda" else
-                   from_blob(blob, str(path), entry, target, stages, expect={"cache_key": key}))
+            payload = _unpack(read_private(path, MAX_BYTES), key)
         except FileNotFoundError:
             log.info("xlac cache miss %s (%s): no entry", key[:16], what)
             return None
-        except (OSError, artifact.ArtifactError, ValueError) as exc:
+        except (OSError, ValueError) as exc:
             log.warning("xlac cache miss %s (%s): ignoring a bad entry, rebuilding: %s",
                         key[:16], what, exc)
             return None
         _touch(path)
         log.info("xlac cache hit %s (%s) in %.1f ms", key[:16], what,
                  (time.perf_counter() - start) * 1e3)
-        return exe
+        return payload
 
-    def store(self, key: str, exe, what: str) -> None:
-        """Write an entry for ``exe``; the link runs in the background."""
-        if exe.target == "cuda":                   # PTX and a schedule: small, written now
-            try:
-                aot.write_atomically(self.directory / (key + _CUDA_SUFFIX),
-                                     cuda_cache.entry_bytes(exe, key), mode=0o600)
-                _evict(self.directory, _MAX_BYTES)
-            except OSError as exc:
-                log.warning("xlac cache: could not store %s (%s): %s", key[:16], what, exc)
-            return
-        workdir = Path(tempfile.mkdtemp(prefix="xlac-cache-"))
-        try:
-            obj = aot.entry_object(exe, workdir)     # now: the JIT owns the code
-        except Exception:  # noqa: BLE001 - a cache that cannot store must not fail a compile
-            shutil.rmtree(workdir, ignore_errors=True)
-            log.warning("xlac cache: cannot store %s (%s): no object code", key[:16], what)
-            return
-        _PENDING[key] = _pool().submit(self._write, key, obj, exe.target, what, workdir)
+    def put(self, keys: list[str], produce: Callable[[], bytes], what: str) -> None:
+        """Store ``produce()`` under every key in ``keys``, on the background thread."""
+        future = _pool().submit(self._write, keys, produce, what)
+        for key in keys:
+            _PENDING[key] = future
 
-    def _write(self, key, obj, target, what, workdir: Path) -> None:
+    def _write(self, keys: list[str], produce: Callable[[], bytes], what: str) -> None:
         try:
-            blob, _ = aot.link_library([obj], "xlac", "libxlac_module.so", target, what,
-                                       workdir, {"cache_key": key})
-            aot.write_atomically(self.directory / (key + _SUFFIX), blob, mode=0o600)
-            _evict(self.directory, _MAX_BYTES)
+            entry = _pack(keys, produce())
+            first = self._path(keys[0])
+            write_atomically(first, entry, mode=0o600)
+            for key in keys[1:]:
+                _link(first, self._path(key))
+            _evict(self.directory, MAX_BYTES)
         except Exception as exc:  # noqa: BLE001 - logged; the compile already succeeded
-            log.warning("xlac cache: could not store %s (%s): %s", key[:16], what, exc)
+            log.warning("xlac cache: could not store %s (%s): %s", keys[0][:16], what, exc)
         finally:
-            shutil.rmtree(workdir, ignore_errors=True)
-            _PENDING.pop(key, None)
+            for key in keys:
+                _PENDING.pop(key, None)
+
+    def _path(self, key: str) -> Path:
+        return self.directory / (key + _SUFFIX)
+
+
+def _pack(keys: list[str], payload: bytes) -> bytes:
+    header = json.dumps({"keys": keys, "sha256": hashlib.sha256(payload).hexdigest(),
+                         "size": len(payload)}, sort_keys=True).encode()
+    return _MAGIC + header + b"\n" + payload
+
+
+def _unpack(entry: bytes, key: str) -> bytes:
+    if not entry.startswith(_MAGIC) or b"\n" not in entry[:4096]:
+        raise ValueError("not an xlac cache entry")
+    line, payload = entry[len(_MAGIC):].split(b"\n", 1)
+    try:
+        header = json.loads(line)
+        keys, checksum, size = list(header["keys"]), str(header["sha256"]), int(header["size"])
+    except (ValueError, KeyError, TypeError) as exc:
+        raise ValueError(f"malformed header ({exc!r})") from None
+    if key not in keys:
+        raise ValueError("the entry was made for another key")
+    if size != len(payload) or hashlib.sha256(payload).hexdigest() != checksum:
+        raise ValueError("checksum mismatch: the entry is corrupted")
+    return payload
+
+
+def _link(source: Path, target: Path) -> None:
+    """``target`` as another name of ``source``, replacing what was there."""
+    temporary = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    os.link(source, temporary)
+    os.replace(temporary, target)
 
 
 _POOL: tuple[int, ThreadPoolExecutor] | None = None
@@ -162,32 +159,6 @@ def flush() -> None:
         _POOL[1].submit(lambda: None).result()
 
 
-def _make_private_directory(directory: Path) -> str:
-    """Create ``directory`` mode 0700; say what is wrong if it is unsafe."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        info = directory.stat()
-    except OSError as exc:
-        return f"cannot create {directory}: {exc.strerror}"
-    if info.st_uid != os.getuid():
-        return f"{directory} belongs to another user"
-    if info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-        return f"{directory} is writable by other users (chmod 700 it)"
-    return ""
-
-
-def _read_checked(path: Path) -> bytes:
-    """The entry's bytes, if it is a regular file only this user can write."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(handle.fileno())
-        if not stat.S_ISREG(info.st_mode):
-            raise ValueError("not a regular file")
-        if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-            raise ValueError("owned or writable by another user")
-        return handle.read()
-
-
 def _touch(path: Path) -> None:
     try:
         os.utime(path)                 # eviction drops the least recently used
@@ -198,7 +169,7 @@ def _touch(path: Path) -> None:
 def _evict(directory: Path, limit: int) -> None:
     entries = []
     for item in os.scandir(directory):
-        if item.name.endswith((_SUFFIX, _CUDA_SUFFIX)) and item.is_file(follow_symlinks=False):
+        if item.name.endswith(_SUFFIX) and item.is_file(follow_symlinks=False):
             info = item.stat(follow_symlinks=False)
             entries.append((info.st_mtime, info.st_size, item.path))
     total = sum(size for _, size, _ in entries)

@@ -1,122 +1,135 @@
-"""``xlac.compile``: source in, Executable out."""
+"""``xlac.compile``: source in, Executable out.
+
+The one place that goes key -> cache get -> compile -> cache put. Options are
+read from the environment here, at the API edge, unless given.
+"""
 
 from __future__ import annotations
 
-from xlac.pipeline import pipelines
+import logging
+
+from xlac.cache import CompilationCache, digest
+from xlac.cpu_model import cpu_model
+from xlac.debug.dump import CompileReporter, check_disabled
 from xlac.dynamic import compile_dynamic, has_dynamic_arguments
-from xlac.errors import CompileError
+from xlac.errors import CompileError, UnsupportedOpError, error
 from xlac.executable import Executable
 from xlac.frontend.parse import parse_module, source_to_bytes
 from xlac.mlir import new_context
-from xlac.targets.cpu.runtime import CpuFunction
-from xlac.signature import entry_signature
+from xlac.options import Options
+from xlac.pipeline.runner import StageRunner
 from xlac.pipeline.stage_texts import StageTexts
+from xlac.targets import get_target
 
-TARGETS = ("cpu", "cuda")
+log = logging.getLogger("xlac.cache")
 
 
-def compile(source, target: str = "cpu", entry: str = "main",
-            disable_passes: tuple[str, ...] = (), cache: bool = True) -> Executable:  # noqa: A001 - the API's name
+def compile(source, target: str = "cpu", entry: str = "main",  # noqa: A001 - the API's name
+            disable_passes: tuple[str, ...] = (), cache: bool = True,
+            options: Options | None = None, cpu: str | None = None) -> Executable:
     """Compile a StableHLO program for ``target``.
 
     ``source``: MLIR text, bytes (text, bytecode or a portable artifact), a
     ``pathlib.Path``, or an object with ``.as_text()`` (``jax.jit(f).lower(x)``).
-    ``cache=False`` skips the persistent compilation cache (``xlac.cache``).
+    ``options``: an ``xlac.Options`` (default: from the ``XLAC_*`` variables);
+    ``disable_passes`` and ``cpu`` override its fields. ``cache=False`` skips
+    the persistent compilation cache (``xlac.cache``).
     """
+    options = resolve_options(options, disable_passes, cpu)
     data, source_name = source_to_bytes(source)
-    return compile_bytes(data, source_name, target, entry, disable_passes, cache)
+    return compile_bytes(data, source_name, target, entry, options, cache)
+
+
+def resolve_options(options: Options | None, disable_passes=(), cpu: str | None = None) -> Options:
+    """``options`` (else the environment's) with the per-call overrides applied."""
+    options = options or Options.from_env()
+    if disable_passes:
+        options = options.replace(disable_passes=tuple(disable_passes))
+    if cpu:
+        options = options.replace(cpu=cpu)
+    try:
+        cpu_model(options.cpu)
+    except ValueError as exc:
+        raise CompileError(error(str(exc)), "XLAC_CPU / cpu= takes one of those") from None
+    return options
 
 
 def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str = "main",
-                  disable_passes: tuple[str, ...] = (), cache: bool = True) -> Executable:
+                  options: Options | None = None, cache: bool = True) -> Executable:
     """``compile`` for raw program bytes whose diagnostics carry ``source_name``."""
-    from xlac.debug.dump import DebugOptions, check_disabled
-    if target not in TARGETS:
-        raise CompileError(f"<unknown>: error: unknown target '{target}'",
-                           f"targets: {', '.join(TARGETS)}")
+    options = options or Options.from_env()
+    backend = get_target(target)
     if not data.strip():
-        raise CompileError(f"{source_name}: error: the input is empty",
+        raise CompileError(error("the input is empty", source_name),
                            "pass a StableHLO program: MLIR text, bytecode or a portable artifact")
-    options = DebugOptions.from_env(disable_passes)
-    check_disabled(options.disable_passes, _pipeline(target, entry))
+    pipeline = backend.pipeline(entry, options)
+    check_disabled(options.disable_passes, pipeline)
     module = parse_module(new_context(), data, source_name)
-    stages = StageTexts(data, source_name, entry, frozenset(options.disable_passes))
-    if target == "cuda":
-        return _compile_cuda(module, data, stages, source_name, entry, options, cache)
+    stages = StageTexts(data, source_name, entry, options)
     if has_dynamic_arguments(module, entry):        # `?` dims: compiled per call shape
+        if target != "cpu":
+            raise CompileError(error(f"dynamic shapes (`?` dimensions) are not supported on "
+                                     f"{target}", source_name),
+                               "compile for target='cpu', or give static shapes")
         return compile_dynamic(module, stages, source_name, target, entry,
-                               options.disable_passes, cache)
-    store = _open_cache(cache and not options.stepwise)   # dumps and timings need a real compile
+                               options.disable_passes,
+                               lambda static: compile_bytes(static, source_name, target, entry,
+                                                            options, cache))
+    store = CompilationCache.open(options.cache_dir) if cache and not options.stepwise else None
+    what = f"{source_name} @{entry}"
+    key = digest(_bare_bytecode(module), _configuration(target, entry, options, pipeline))
     if store is not None:
-        key = _cache_key(module, target, entry, options)
-        what = f"{source_name} @{entry}"
-        cached = store.lookup(key, what, entry, target, stages)
-        if cached is not None:
-            return cached
-    exe = _compile_module(module, data, source_name, target, entry, options, stages)
-    if store is not None and not exe.signature.is_dynamic:   # dynamic: compiled per call shape
-        store.store(key, exe, what)
+        exe = _cached(store, backend, key, what, entry, stages, options)
+        if exe is not None:
+            return exe
+    exe = _compile_module(backend, module, data, source_name, entry, stages, options)
+    if store is not None:
+        store.put([key], exe.function.serializer(entry, exe.signature), what)
     return exe
 
 
-def _compile_module(module, data, source_name, target, entry, options, stages) -> Executable:
-    from xlac.debug.dump import CompileSession
-    session = CompileSession(data, source_name, entry, options)
-    session.start(module)
-    try:
-        session.run(module, "stablehlo", pipelines.ingest(entry, target))
-    except CompileError as error:
-        if any("is not supported on" in line for line in error.diagnostics):
-            raise CompileError(error.diagnostics,
-                               "docs/op-support.md lists what each target supports") from None
-        raise
-    signature = entry_signature(module, entry)
-    for stage in list(pipelines.CPU_STAGES)[2:]:          # the stages after "stablehlo"
-        session.run(module, stage, pipelines.CPU_STAGES[stage](entry))
-    function = session.jit(lambda: CpuFunction(module, entry))
-    session.finish()
-    return Executable(function, signature, stages, target, entry=entry)
-
-
-def _compile_cuda(module, data, stages, source_name, entry, options, cache: bool) -> Executable:
-    from xlac.targets.cuda.compile import compile_cuda
-    from xlac.debug.dump import CompileSession
-    if has_dynamic_arguments(module, entry):
-        raise CompileError(f"{source_name}: error: dynamic shapes (`?` dimensions) are not "
-                           "supported on cuda", "compile for target='cpu', or give static shapes")
-    store = _open_cache(cache and not options.stepwise)
-    if store is not None:
-        key = _cache_key(module, "cuda", entry, options)
-        cached = store.lookup(key, f"{source_name} @{entry}", entry, "cuda", stages)
-        if cached is not None:
-            return cached
-    session = CompileSession(data, source_name, entry, options)   # dumps, timings, reproducers
-    session.start(module)
-    exe = compile_cuda(module, stages, entry, session)
-    session.finish()
-    if store is not None:
-        store.store(key, exe, f"{source_name} @{entry}")
-    return exe
-
-
-def _open_cache(wanted: bool):
-    if not wanted:
+def _cached(store, backend, key, what, entry, stages, options) -> Executable | None:
+    blob = store.get(key, what)
+    if blob is None:
         return None
-    from xlac.cache import CompilationCache
-    return CompilationCache.open()
+    try:
+        return backend.deserialize(blob, f"cache entry {key[:16]}", entry, stages, options)
+    except (ValueError, CompileError, OSError) as exc:
+        log.warning("xlac cache miss %s (%s): ignoring an unusable entry, rebuilding: %s",
+                    key[:16], what, exc)
+        return None
 
 
-def _pipeline(target: str, entry: str) -> list[str]:
-    if target == "cuda":
-        from xlac.targets.cuda import pipeline as cuda_pipeline
-        return cuda_pipeline.cuda(entry)
-    return pipelines.cpu(entry)
+def _compile_module(backend, module, data, source_name, entry, stages, options) -> Executable:
+    runner = StageRunner(options, CompileReporter(data, source_name, entry, options))
+    runner.start(module)
+    try:
+        exe = backend.compile(module, stages, entry, runner)
+    except UnsupportedOpError as failure:
+        raise failure.with_hint("docs/op-support.md lists what each target supports") from None
+    runner.finish()
+    return exe
 
 
-def _cache_key(module, target: str, entry: str, options) -> str:
-    from xlac.cache import cache_key
-    from xlac.targets.cpu.runtime import configured_threads
-    return cache_key(module, {"target": target, "entry": entry, "opt_level": 3,
-                              "disabled_passes": sorted(options.disable_passes),
-                              "pipeline": _pipeline(target, entry),
-                              "threads": configured_threads()})   # parallel loops are split for it
+def _bare_bytecode(module) -> bytes:
+    """The module's bytecode without locations: a comment or a moved line
+    does not change the code, so it still hits (as JAX's cache does)."""
+    import io
+
+    from xlac.mlir import passmanager
+    bare = module.operation.clone()
+    with module.context:
+        passmanager.PassManager.parse("builtin.module(strip-debuginfo)").run(bare)
+    buffer = io.BytesIO()
+    bare.write_bytecode(buffer)
+    bare.erase()
+    return buffer.getvalue()
+
+
+def _configuration(target: str, entry: str, options: Options, pipeline: list[str]) -> dict:
+    """Everything besides the program that the compiled code depends on."""
+    from xlac.artifact.container import build_identity
+    return {"target": target, "entry": entry, "pipeline": pipeline,
+            "disabled": sorted(options.disable_passes), "build": build_identity(),
+            "cpu_features": list(cpu_model(options.cpu).features),
+            "malloc_tuning": options.malloc_tuning, "cuda_graphs": options.cuda_graphs}

@@ -65,3 +65,9 @@ def short_name(dtype: np.dtype) -> str:
 def shape_str(dtype: np.dtype, shape: tuple[int, ...]) -> str:
     """``f32[4,8]``: how XLA and JAX spell a shaped type in messages."""
     return f"{short_name(dtype)}[{','.join(str(d) for d in shape)}]"
+
+
+def tensor_type(shape, element_type: str) -> str:
+    """``tensor<4x?xf32>``: the one place xlac spells a tensor type (None dims are ``?``)."""
+    dims = "".join(f"{'?' if d is None else d}x" for d in shape)
+    return f"tensor<{dims}{element_type}>"

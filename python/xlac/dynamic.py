@@ -18,18 +18,21 @@ why it happened, so an unexpected recompile can be explained::
 from __future__ import annotations
 
 import logging
+import threading
+from typing import Callable
 
 import numpy as np
 
-from xlac.pipeline import pipelines
 from xlac.dtypes import shape_str
-from xlac.errors import CompileError
+from xlac.errors import CompileError, error
 from xlac.executable import Executable, check_inputs
 from xlac.frontend.parse import parse_module
 from xlac.mlir import ir, new_context
+from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import run_passes
-from xlac.signature import Signature, entry_signature
 from xlac.pipeline.stage_texts import StageTexts
+from xlac.pipeline.text import without_passes
+from xlac.signature import Signature, TensorSpec, entry_signature
 
 log = logging.getLogger("xlac")
 
@@ -52,13 +55,13 @@ def has_dynamic_arguments(module: ir.Module, entry: str) -> bool:
 
 
 def compile_dynamic(module: ir.Module, stages: StageTexts, source_name: str, target: str,
-                    entry: str, disable_passes: tuple[str, ...] = (),
-                    cache: bool = True) -> "DynamicExecutable":
-    """Ingest a program with dynamic arguments; its code is made per call shape."""
-    run_passes(module, pipelines.ingest(entry, target), disabled=frozenset(disable_passes))
+                    entry: str, disabled: tuple[str, ...],
+                    compile_static: Callable[[bytes], Executable]) -> "DynamicExecutable":
+    """Ingest a program with dynamic arguments; its code is made per call shape
+    by ``compile_static`` (program bytes with static shapes -> Executable)."""
+    run_passes(module, without_passes(pipelines.ingest(entry, target), disabled))
     signature = entry_signature(module, entry, allow_dynamic=True)
-    return DynamicExecutable(module, signature, stages, source_name, target, entry,
-                             disable_passes, cache)
+    return DynamicExecutable(module, signature, stages, source_name, target, entry, compile_static)
 
 
 class DynamicExecutable(Executable):
@@ -75,14 +78,15 @@ class DynamicExecutable(Executable):
 
     def __init__(self, module: ir.Module, signature: Signature, stages: StageTexts,
                  source_name: str, target: str, entry: str,
-                 disable_passes: tuple[str, ...] = (), cache: bool = True):
+                 compile_static: Callable[[bytes], Executable]):
         super().__init__(None, signature, stages, target, entry)
         # with debug info, so each specialization's diagnostics point into the source
         self._text = module.operation.get_asm(enable_debug_info=True).encode()
         self._source_name = source_name
-        self._compile_options = {"disable_passes": tuple(disable_passes), "cache": cache}
+        self._compile_static = compile_static
         self._specializations: dict[tuple[tuple[int, ...], ...], Executable] = {}
         self._latest: tuple[tuple[int, ...], ...] | None = None
+        self._lock = threading.Lock()        # calls from several threads share the table
 
     def run(self, *arrays) -> list[np.ndarray]:
         """Run once; always returns a list with one array per result."""
@@ -106,49 +110,46 @@ class DynamicExecutable(Executable):
             return self._stages.text(stage)
         if self._latest is None:
             raise CompileError(
-                f"<unknown>: error: @{self.entry} has dynamic shapes {self._inputs_str()}; "
-                f"its '{stage}' stage exists once per shape signature",
+                error(f"@{self.entry} has dynamic shapes {self._inputs_str()}; "
+                f"its '{stage}' stage exists once per shape signature"),
                 "call the executable first (the latest call's shapes are shown), or "
                 "use exe.specialize(*arrays).as_text(stage)")
         return self._specializations[self._latest].as_text(stage)
 
     def serialize(self) -> bytes:
         raise CompileError(
-            f"<unknown>: error: @{self.entry} has dynamic shapes {self._inputs_str()}; "
-            "only a specialization to concrete shapes can be serialized",
+            error(f"@{self.entry} has dynamic shapes {self._inputs_str()}; "
+            "only a specialization to concrete shapes can be serialized"),
             "exe.specialize(*arrays).serialize()")
 
     def _specialization(self, inputs: list[np.ndarray]) -> Executable:
         key = tuple(tuple(a.shape) for a in inputs)
-        found = self._specializations.get(key)
-        if found is None:
-            log.info("compiling @%s for %s: %s", self.entry, self._shapes_str(key),
-                     self._reason(key))
-            found = self._compile(key)
-            if len(self._specializations) >= MAX_SPECIALIZATIONS:
-                del self._specializations[next(iter(self._specializations))]
-            self._specializations[key] = found
-        self._latest = key
+        with self._lock:                 # one compile per new shape, however many callers
+            found = self._specializations.get(key)
+            if found is None:
+                log.info("compiling @%s for %s: %s", self.entry, self._shapes_str(key),
+                         self._reason(key))
+                found = self._compile(key)
+                if len(self._specializations) >= MAX_SPECIALIZATIONS:
+                    del self._specializations[next(iter(self._specializations))]
+                self._specializations[key] = found
+            self._latest = key
         return found
 
     def _compile(self, shapes: tuple[tuple[int, ...], ...]) -> Executable:
         try:
             return self._compile_refined(shapes)
-        except CompileError as error:
+        except CompileError as failure:
             where = (f"while compiling @{self.entry} {self._inputs_str()} for "
                      f"{self._shapes_str(shapes)}")
-            raise CompileError(error.diagnostics,
-                               f"{error.hint}; {where}" if error.hint else where) from None
+            raise failure.with_hint(f"{failure.hint}; {where}" if failure.hint else where) from None
 
     def _compile_refined(self, shapes: tuple[tuple[int, ...], ...]) -> Executable:
-        from xlac.compiler import compile_bytes   # here: xlac.compiler imports this module
-        types = ",".join(_tensor_type(shape, spec.element_type)
+        types = ",".join(TensorSpec(shape, spec.element_type).mlir_type()
                          for shape, spec in zip(shapes, self.signature.inputs))
         module = parse_module(new_context(), self._text, self._source_name)
         run_passes(module, [f"stablehlo-refine-arguments{{types={types}}}"])
-        refined = module.operation.get_asm(enable_debug_info=True).encode()
-        return compile_bytes(refined, self._source_name, self.target, self.entry,
-                             **self._compile_options)
+        return self._compile_static(module.operation.get_asm(enable_debug_info=True).encode())
 
     def _reason(self, key: tuple[tuple[int, ...], ...]) -> str:
         if self._latest is None:
@@ -168,7 +169,3 @@ class DynamicExecutable(Executable):
     def _inputs_str(self) -> str:
         return "(" + ", ".join(str(spec) for spec in self.signature.inputs) + ")"
 
-
-def _tensor_type(shape: tuple[int, ...], element_type: str) -> str:
-    dims = "".join(f"{d}x" for d in shape)
-    return f"tensor<{dims}{element_type}>"

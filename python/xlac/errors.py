@@ -1,8 +1,9 @@
-"""Errors xlac raises, and the formatting of MLIR diagnostics.
+"""Errors xlac raises, and diagnostics: records made once, formatted in one place.
 
 Every message a user sees is an MLIR-style diagnostic,
-``file:line:col: error: what is wrong``, followed where we can by a line
-saying what to try next.
+``file:line:col: error: what is wrong``, followed where we can by a note
+saying what to try next. A ``Diagnostic`` is a record (location, severity,
+message, notes); errors carry records, and ``str()`` formats them.
 """
 
 from __future__ import annotations
@@ -14,6 +15,45 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 
 _FILE_LOC = re.compile(r'"([^"]*)":(\d+):(\d+)')
+UNKNOWN = "<unknown>"
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One diagnostic: where (``file:line:col``, ``<unknown>`` or empty), how bad, what."""
+
+    location: str
+    severity: str              # error, warning, remark, note
+    message: str
+    notes: tuple["Diagnostic", ...] = ()
+
+    def lines(self) -> list[str]:
+        """This diagnostic and its notes, one formatted line each."""
+        return [_line(self)] + [_line(note) for note in self.notes]
+
+    def __str__(self) -> str:
+        return _line(self)
+
+
+def _line(diag: Diagnostic) -> str:
+    if not diag.location:
+        return f"{diag.severity}: {diag.message}"
+    return f"{diag.location}: {diag.severity}: {diag.message}"
+
+
+def error(message: str, location: str = UNKNOWN) -> Diagnostic:
+    return Diagnostic(location, "error", message)
+
+
+def parse_line(line: str) -> Diagnostic:
+    """A formatted line read back as a record (diagnostics printed by MLIR itself)."""
+    for severity in ("error", "warning", "remark", "note"):
+        head, marker, message = line.partition(f": {severity}: ")
+        if marker:
+            return Diagnostic(head, severity, message)
+        if line.startswith(f"{severity}: "):
+            return Diagnostic("", severity, line[len(severity) + 2:])
+    return Diagnostic(UNKNOWN, "error", line)
 
 
 class XlacError(Exception):
@@ -21,15 +61,41 @@ class XlacError(Exception):
 
 
 class CompileError(XlacError):
-    """The program could not be compiled; ``diagnostics`` lists why."""
+    """The program could not be compiled; ``records`` (and ``diagnostics``, as lines) say why.
 
-    def __init__(self, diagnostics: list[str] | str, hint: str = ""):
-        if isinstance(diagnostics, str):
+    ``CompileError("no stage 'x'", hint)`` is an error at an unknown
+    location; pass ``Diagnostic`` records (or formatted lines) for more.
+    """
+
+    def __init__(self, diagnostics: list | str | Diagnostic, hint: str = ""):
+        if isinstance(diagnostics, (str, Diagnostic)):
             diagnostics = [diagnostics]
-        self.diagnostics = list(diagnostics)
+        self.records = [_as_record(d) for d in diagnostics]
         self.hint = hint
-        lines = self.diagnostics + ([f"note: {hint}"] if hint else [])
-        super().__init__("\n".join(lines))
+        super().__init__("\n".join(self.diagnostics + ([f"note: {hint}"] if hint else [])))
+
+    @property
+    def diagnostics(self) -> list[str]:
+        return [line for record in self.records for line in record.lines()]
+
+    def with_note(self, note: str) -> "CompileError":
+        """The same error (same class) with one more note line."""
+        return type(self)(self.records + [Diagnostic("", "note", note)], self.hint)
+
+    def with_hint(self, hint: str) -> "CompileError":
+        return type(self)(self.records, hint)
+
+
+def _as_record(item) -> Diagnostic:
+    if isinstance(item, Diagnostic):
+        return item
+    if ": " in item and any(f"{s}: " in item for s in ("error", "warning", "remark", "note")):
+        return parse_line(item)
+    return error(item)
+
+
+class UnsupportedOpError(CompileError):
+    """The program uses ops (or types) a target cannot compile; every one is listed."""
 
 
 class InputError(XlacError, ValueError):
@@ -42,11 +108,18 @@ class ToolError(XlacError):
 
 def format_location(loc: ir.Location | str) -> str:
     """``file:line:col`` of the first file position in a location, if any."""
-    match = _FILE_LOC.search(str(loc))
+    match = _FILE_LOC.search(_text(loc))
     if not match:
-        return "<unknown>"
+        return UNKNOWN
     name, line, col = match.groups()
     return f"{name}:{line}:{col}"
+
+
+def _text(value) -> str:
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001 - a location that cannot print (bad UTF-8) names nothing
+        return ""
 
 
 _SEVERITY = {
@@ -57,53 +130,32 @@ _SEVERITY = {
 }
 
 
-def format_diagnostic(diag) -> list[str]:
-    """One diagnostic (and its notes) as ``file:line:col: severity: msg`` lines."""
-    return [str(record) for record in diagnostics_of(diag)]
-
-
-@dataclass(frozen=True)
-class Diagnostic:
-    """One diagnostic, already formatted: where, how bad, and what."""
-
-    location: str          # file:line:col
-    severity: str          # error, warning, remark, note
-    message: str
-
-    def __str__(self) -> str:
-        if not self.location:
-            return f"{self.severity}: {self.message}"
-        return f"{self.location}: {self.severity}: {self.message}"
-
-
-def diagnostics_of(diag) -> list[Diagnostic]:
-    """An MLIR diagnostic and its notes as ``Diagnostic`` records."""
-    records = [Diagnostic(format_location(diag.location),
-                          _SEVERITY.get(diag.severity, "error"), str(diag.message))]
-    for note in diag.notes:
-        records.append(Diagnostic(format_location(note.location), "note", str(note.message)))
-    return records
+def record_of(diag) -> Diagnostic:
+    """An MLIR diagnostic (and its notes) as a ``Diagnostic`` record."""
+    notes = tuple(Diagnostic(format_location(n.location), "note", _text(n.message))
+                  for n in diag.notes)
+    return Diagnostic(format_location(diag.location), _SEVERITY.get(diag.severity, "error"),
+                      _text(diag.message), notes)
 
 
 class DiagnosticCollector(list):
-    """Collects every diagnostic emitted in a context while active."""
-
-    def __call__(self, diag) -> bool:
-        self.extend(str(record) for record in diagnostics_of(diag))
-        self.records.extend(diagnostics_of(diag))
-        return True
+    """Collects every diagnostic emitted in a context while active: as lines
+    (the list itself) and as records (``.records``)."""
 
     def __init__(self):
         super().__init__()
         self.records: list[Diagnostic] = []
 
+    def __call__(self, diag) -> bool:
+        record = record_of(diag)
+        self.records.append(record)
+        self.extend(record.lines())
+        return True
+
 
 @contextlib.contextmanager
 def collect_diagnostics(ctx: ir.Context):
-    """Route the context's diagnostics into a list (of lines) instead of stderr.
-
-    The list also has ``.records``: the same diagnostics as ``Diagnostic``.
-    """
+    """Route the context's diagnostics into a collector instead of stderr."""
     collector = DiagnosticCollector()
     handle = ctx.attach_diagnostic_handler(collector)
     try:
@@ -112,18 +164,21 @@ def collect_diagnostics(ctx: ir.Context):
         handle.detach()
 
 
-def compile_error_from(exc: Exception, collected: list[str], hint: str = "") -> CompileError:
-    """Turn an ``ir.MLIRError`` (or a pass failure) into a CompileError."""
-    lines = list(collected)
+def compile_error_from(exc: Exception, collected, hint: str = "",
+                       kind: type[CompileError] = CompileError) -> CompileError:
+    """Turn an ``ir.MLIRError`` (or a pass failure) into a ``kind`` of CompileError."""
+    records = list(getattr(collected, "records", [_as_record(line) for line in collected]))
+    seen = {str(r) for r in records}
     for diag in getattr(exc, "error_diagnostics", []) or []:
-        for line in format_diagnostic(diag):
-            if line not in lines:
-                lines.append(line)
-    if not lines:
-        lines = [f"<unknown>: error: {_first_line(exc)}"]
-    return CompileError(lines, hint)
+        record = record_of(diag)
+        if str(record) not in seen:
+            records.append(record)
+            seen.add(str(record))
+    if not records:
+        records = [error(_first_line(exc))]
+    return kind(records, hint)
 
 
 def _first_line(exc: Exception) -> str:
-    text = str(exc).strip()
+    text = _text(exc).strip()
     return text.splitlines()[0] if text else type(exc).__name__

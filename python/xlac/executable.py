@@ -1,6 +1,14 @@
-"""``Executable``: a compiled program you call with numpy arrays."""
+"""``Executable``: a compiled program you call with numpy arrays.
+
+What an executable is made of is declared here as protocols, so that the
+CPU's JIT functions, loaded libraries and the cuda runtime are interchangeable
+behind one ``Executable`` and nothing here imports a target.
+"""
 
 from __future__ import annotations
+
+import copy
+from typing import Callable, Protocol
 
 import numpy as np
 
@@ -9,6 +17,31 @@ from xlac.errors import InputError
 from xlac.signature import Signature, TensorSpec
 
 _SUB_BYTE = {"i2": 2, "i4": 4, "ui2": 2, "ui4": 4}
+
+
+class CompiledFunction(Protocol):
+    """Compiled code: called with the data pointers of every input, then every output."""
+
+    def __call__(self, pointers: list[int]) -> None: ...
+
+    def serializer(self, entry: str, signature: Signature) -> Callable[[], bytes]:
+        """What the bytes of this code will be: whatever must be taken now is taken
+        (the JIT's object code), the slow rest (linking) runs when called."""
+        ...
+
+
+class Stages(Protocol):
+    """The IR of a compiled program at its named stages."""
+
+    remarks: list
+
+    def names(self) -> list[str]: ...
+
+    def text(self, stage: str) -> str: ...
+
+    def module(self, stage: str):
+        """A fresh ``ir.Module`` at ``stage``, or None where there is no IR (loaded code)."""
+        ...
 
 
 class Executable:
@@ -20,8 +53,8 @@ class Executable:
     once per call shape (``xlac.dynamic.DynamicExecutable``).
     """
 
-    def __init__(self, function, signature: Signature, stages, target: str,
-                 entry: str = "main"):
+    def __init__(self, function: CompiledFunction, signature: Signature, stages: Stages,
+                 target: str, entry: str = "main"):
         self._function = function
         self.signature = signature
         self._stages = stages
@@ -44,10 +77,22 @@ class Executable:
         """The IR at a named stage: input, stablehlo, fused, linalg, bufferized, llvm."""
         return self._stages.text(stage)
 
-    def fusion_report(self) -> str:
-        """Which ops run fused in which kernel, their cost, and what was not fused and why."""
+    def fusion_report(self) -> str | None:
+        """Which ops run fused in which kernel, their cost, what was not fused and why,
+        and which ops no schedule took; None for code loaded without its program."""
         from xlac.debug.fusion_report import fusion_report
         return fusion_report(self._stages)
+
+    @property
+    def function(self) -> CompiledFunction:
+        """The compiled code behind ``run``."""
+        return self._function
+
+    def with_function(self, function: CompiledFunction) -> "Executable":
+        """The same executable (signature, stages) running ``function`` instead."""
+        other = copy.copy(self)
+        other._function = function
+        return other
 
     @property
     def stages(self) -> list[str]:
@@ -59,8 +104,7 @@ class Executable:
         It is a shared library with its metadata; loading it on another xlac
         version or a CPU lacking features it was compiled for is refused.
         """
-        from xlac.artifact.link import serialize_executable
-        return serialize_executable(self)
+        return self._function.serializer(self.entry, self.signature)()
 
     def __repr__(self) -> str:
         return f"<xlac.Executable target={self.target} {self.signature}>"

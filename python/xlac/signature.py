@@ -6,8 +6,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xlac.dtypes import numpy_dtype, shape_str
-from xlac.errors import CompileError, format_location
+from xlac.dtypes import numpy_dtype, shape_str, tensor_type
+from xlac.errors import CompileError, error, format_location
 from xlac.mlir import ir
 
 
@@ -35,6 +35,10 @@ class TensorSpec:
         return len(shape) == len(self.shape) and \
             all(want is None or want == got for want, got in zip(self.shape, shape))
 
+    def mlir_type(self) -> str:
+        """``tensor<4x?xf32>``: the spec as MLIR spells it."""
+        return tensor_type(self.shape, self.element_type)
+
     def __str__(self) -> str:
         return shape_str(self.dtype, tuple("?" if d is None else d for d in self.shape))
 
@@ -50,6 +54,20 @@ class Signature:
     def is_dynamic(self) -> bool:
         """Does an input have a ``?`` dimension (compiled per call shape)?"""
         return any(spec.is_dynamic for spec in self.inputs)
+
+    def to_json(self) -> dict:
+        """``{"inputs": [{"shape": [...], "type": "f32"}, ...], "outputs": [...]}``."""
+        return {side: [{"shape": list(s.shape), "type": s.element_type}
+                       for s in getattr(self, side)] for side in ("inputs", "outputs")}
+
+    @classmethod
+    def from_json(cls, description: dict) -> "Signature":
+        """The inverse of ``to_json``; ValueError if ``description`` is not one."""
+        try:
+            return cls(*(tuple(TensorSpec(tuple(int(d) for d in item["shape"]), str(item["type"]))
+                               for item in description[side]) for side in ("inputs", "outputs")))
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValueError(f"not a signature ({exc!r})") from None
 
     def __str__(self) -> str:
         ins = ", ".join(str(s) for s in self.inputs)
@@ -85,23 +103,23 @@ def _find_entry(module: ir.Module, entry: str) -> ir.Operation:
         if op.operation.name == "func.func" and \
                 ir.StringAttr(op.attributes["sym_name"]).value == entry:
             return op.operation
-    raise CompileError(f"<unknown>: error: no function @{entry} after ingestion")
+    raise CompileError(error(f"no function @{entry} after ingestion"))
 
 
 def _spec(mlir_type: ir.Type, where: str, what: str, allow_dynamic: bool = False) -> TensorSpec:
     if not isinstance(mlir_type, ir.RankedTensorType):
-        raise CompileError(f"{where}: error: {what} has type {mlir_type}; the entry function "
-                           "must take and return ranked tensors")
+        raise CompileError(error(f"{what} has type {mlir_type}; the entry function "
+                           "must take and return ranked tensors", where))
     tensor = ir.RankedTensorType(mlir_type)
     if not tensor.has_static_shape and not allow_dynamic:
-        raise CompileError(f"{where}: error: {what} has dynamic shape {mlir_type} that "
-                           "stablehlo-refine-shapes could not make static",
+        raise CompileError(error(f"{what} has dynamic shape {mlir_type} that "
+                           "stablehlo-refine-shapes could not make static", where),
                            "export the program with static shapes")
     element = str(tensor.element_type)
     try:
         numpy_dtype(element)
     except ValueError:
-        raise CompileError(f"{where}: error: {what} has element type {element}, which "
-                           "has no numpy equivalent") from None
+        raise CompileError(error(f"{what} has element type {element}, which "
+                           "has no numpy equivalent", where)) from None
     shape = tuple(None if tensor.is_dynamic_dim(i) else d for i, d in enumerate(tensor.shape))
     return TensorSpec(shape, element)

@@ -1,8 +1,8 @@
-// RUN: env XLAC_NUM_THREADS=2 xla-opt %s --pass-pipeline='builtin.module(xla-lower-to-linalg,xla-bufferize,xla-lower-to-llvm)' | FileCheck %s
-// RUN: env XLAC_NUM_THREADS=1 xla-opt %s --pass-pipeline='builtin.module(xla-lower-to-linalg,xla-bufferize,xla-lower-to-llvm)' | FileCheck %s --check-prefix=ONE
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-lower-to-linalg,xla-bufferize{threads=2 vector-bytes=64},xla-lower-to-llvm)' | FileCheck %s
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-lower-to-linalg,xla-bufferize{threads=1 vector-bytes=64},xla-lower-to-llvm)' | FileCheck %s --check-prefix=ONE
 
 /// A 256x256x256 matmul runs as an OpenMP parallel loop whose body is FMAs
-/// on two zmm registers at a time; XLAC_NUM_THREADS=1 compiles it without the parallel region.
+/// on two zmm registers at a time; threads=1 (XLAC_NUM_THREADS=1) compiles it without the parallel region.
 // CHECK-LABEL: llvm.func @main
 // CHECK: omp.parallel
 // CHECK: omp.wsloop

@@ -17,20 +17,16 @@ import functools
 import hashlib
 import json
 import platform
-import re
 import struct
 from pathlib import Path
 
+from xlac.cpu_model import cpu_model
 from xlac.errors import XlacError
 
 MAGIC = b"XLACART1"
 FORMAT = 1
 _TAIL = struct.Struct("<Q32s8s")          # JSON length, SHA-256, magic
 
-# /proc/cpuinfo flags that change what instructions compiled code may use.
-_ISA_FLAG = re.compile(r"^(sse|ssse3|avx|fma|f16c|bmi|adx|aes|pclmul|popcnt|abm|lzcnt|movbe"
-                       r"|sha|vaes|vpclmul|gfni|amx|xsave|cx16|rdrand|rdseed|3dnowprefetch"
-                       r"|clflushopt|clwb|serialize|waitpkg|avx512|neon|asimd|sve)")
 
 
 class ArtifactError(XlacError):
@@ -71,15 +67,22 @@ def read(path: str | Path) -> tuple[bytes, dict]:
     return unpack(blob, str(path))
 
 
-def environment() -> dict:
-    """What compiled code depends on besides its source: versions and the CPU."""
+def build_identity() -> dict:
+    """Which xlac (and which bindings) made a piece of compiled code."""
     from xlac import __version__
     from xlac.mlir import provider_version
-    from xlac.passes.cpu.schedule_plan import vector_bytes
     return {"format": FORMAT, "xlac": __version__, "xlac_build": source_digest(),
             "torch-mlir": provider_version().split()[-1], "llvmlite": _llvmlite_version(),
-            "machine": platform.machine(), "cpu_features": host_cpu_features(),
-            "vector_bytes": vector_bytes()}
+            "machine": platform.machine()}
+
+
+def entry_description(metadata: dict, entry: str, what: str) -> dict:
+    """The metadata of ``entry`` (its symbol and signature); ArtifactError if absent."""
+    entries = metadata.get("entries", {})
+    if not isinstance(entries, dict) or entry not in entries:
+        names = ", ".join(sorted(entries)) if isinstance(entries, dict) else ""
+        raise ArtifactError(f"{what}: no entry '{entry}' (entries: {names or 'none'})")
+    return entries[entry]
 
 
 def _llvmlite_version() -> str:
@@ -93,7 +96,7 @@ def _llvmlite_version() -> str:
 
 def check_compatible(metadata: dict, what: str, target: str = "cpu") -> None:
     """Refuse an artifact made by another xlac, for another target or CPU."""
-    here = environment()
+    here = build_identity()
     problems = []
     for field in ("format", "xlac", "machine"):
         if metadata.get(field) != here[field]:
@@ -101,7 +104,7 @@ def check_compatible(metadata: dict, what: str, target: str = "cpu") -> None:
                             f"(this is {here[field]!r})")
     if metadata.get("target") != target:
         problems.append(f"built for target {metadata.get('target')!r} (loading for {target!r})")
-    missing = sorted(set(metadata.get("cpu_features", [])) - set(here["cpu_features"]))
+    missing = cpu_model("host").lacks(metadata.get("cpu_features", []))
     if missing:
         problems.append("uses CPU features this CPU lacks: " + ", ".join(missing))
     if problems:
@@ -111,20 +114,6 @@ def check_compatible(metadata: dict, what: str, target: str = "cpu") -> None:
 
 _FIELD_NAMES = {"format": "artifact format", "xlac": "built by xlac version",
                 "machine": "built for machine"}
-
-
-@functools.cache
-def host_cpu_features() -> list[str]:
-    """The instruction-set extensions of this CPU (sorted), from /proc/cpuinfo."""
-    try:
-        text = Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return []
-    for line in text.splitlines():
-        key, _, value = line.partition(":")
-        if key.strip() in ("flags", "Features"):
-            return sorted({flag for flag in value.split() if _ISA_FLAG.match(flag)})
-    return []
 
 
 @functools.cache

@@ -1,11 +1,11 @@
-"""The op-support table (docs/op-support.md), generated from ``xlac.frontend.support``.
+"""The op-support table (docs/op-support.md), generated from ``xlac.passes.ingest.support``.
 
     python -m xlac.frontend.op_table > docs/op-support.md
 """
 
 from __future__ import annotations
 
-from xlac.frontend.support import TYPE_RULES, UNSUPPORTED
+from xlac.passes.ingest.support import TYPE_RULES, UNSUPPORTED
 
 _STABLEHLO = """abs add after_all all_gather all_reduce all_to_all and atan2 batch_norm_grad
 batch_norm_inference batch_norm_training bitcast_convert broadcast broadcast_in_dim case cbrt ceil
@@ -42,7 +42,7 @@ def all_ops() -> list[str]:
 
 def markdown() -> str:
     lines = ["# Op support", "",
-             "Generated from `python/xlac/support.py` by `python -m xlac.frontend.op_table`; do not edit.",
+             "Generated from `passes/ingest/support.py` by `python -m xlac.frontend.op_table`; do not edit.",
              "An op is compiled on a target unless a reason is given.", "",
              "| op | " + " | ".join(TARGETS) + " |", "|---|" + "---|" * len(TARGETS)]
     for name in all_ops():

@@ -9,7 +9,8 @@ import os
 import re
 from pathlib import Path
 
-from xlac.errors import CompileError, collect_diagnostics, compile_error_from
+from xlac.errors import (UNKNOWN, CompileError, Diagnostic, collect_diagnostics,
+                         compile_error_from, error)
 from xlac.mlir import ir, passmanager, stablehlo
 
 _BYTECODE_MAGIC = b"ML\xefR"
@@ -26,8 +27,8 @@ def source_to_bytes(source) -> tuple[bytes, str]:
         return bytes(source), "<bytes>"
     if isinstance(source, str):
         return source.encode(), "<input>"
-    raise CompileError(f"<unknown>: error: cannot compile an object of type "
-                       f"{type(source).__name__}",
+    raise CompileError(error(f"cannot compile an object of type "
+                       f"{type(source).__name__}"),
                        "pass MLIR text, bytes, a pathlib.Path or an object with .as_text()")
 
 
@@ -42,7 +43,7 @@ def _read_file(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except OSError as exc:
-        raise CompileError(f"{path}: error: cannot read file: {exc.strerror}",
+        raise CompileError(error(f"cannot read file: {exc.strerror}", path),
                            "check the path") from None
 
 
@@ -66,7 +67,7 @@ def _parse_text(data: bytes, source_name: str) -> ir.Module:
     try:
         text = data.decode()
     except UnicodeDecodeError:
-        raise CompileError(f"{source_name}: error: input is neither UTF-8 text nor MLIR bytecode",
+        raise CompileError(error("input is neither UTF-8 text nor MLIR bytecode", source_name),
                            _PARSE_HINT) from None
     try:
         op = ir.Operation.parse(text, source_name=source_name)
@@ -108,21 +109,19 @@ def _parse_error(exc, diags, data: bytes, source_name: str) -> CompileError:
     if isinstance(exc, CompileError):
         return exc
     if not data.strip():
-        return CompileError(f"{source_name}: error: the input is empty", _PARSE_HINT)
+        return CompileError(error("the input is empty", source_name), _PARSE_HINT)
     hint = _PARSE_HINT
-    error = compile_error_from(exc, diags, hint)
-    if _error_at_end(exc, data) or any("remain" in line for line in error.diagnostics):
+    failure = compile_error_from(exc, diags, hint)
+    if _error_at_end(exc, data) or any("remain" in r.message for r in failure.records):
         hint = "the input ends early: is the file truncated?"
-    lines = [_name_unknown(line, source_name) for line in error.diagnostics]
-    return CompileError(lines, hint)
+    return CompileError([_name_unknown(r, source_name) for r in failure.records], hint)
 
 
-def _name_unknown(line: str, source_name: str) -> str:
+def _name_unknown(record: Diagnostic, source_name: str) -> Diagnostic:
     """Bytecode diagnostics have no position; name the file at least."""
-    for anonymous in ("-:0:0:", "<unknown>:"):
-        if line.startswith(anonymous):
-            return source_name + ":" + line[len(anonymous):]
-    return line
+    if record.location in ("-:0:0", UNKNOWN, ""):
+        return Diagnostic(source_name, record.severity, record.message, record.notes)
+    return record
 
 
 def _error_at_end(exc, data: bytes) -> bool:

@@ -8,23 +8,30 @@ from __future__ import annotations
 import inspect
 
 from xlac import passes as registry
-from xlac.errors import CompileError, collect_diagnostics, compile_error_from
+from xlac.errors import CompileError, Diagnostic, collect_diagnostics, compile_error_from
+from xlac.passes.base import take_failure_kind
 from xlac.mlir import ir, passmanager
 from xlac.pipeline.text import Element, PipelineSyntaxError, parse_options, parse_pipeline
 from xlac.pipeline.pipelines import NAMED_PIPELINES
 
 
 def build_pass_manager(ctx: ir.Context, pipeline: str | list[str],
-                       disabled: frozenset[str] = frozenset()) -> passmanager.PassManager:
-    """A module-level PassManager for ``pipeline`` (text or a list of steps)."""
+                       disabled: frozenset[str] = frozenset(),
+                       overrides: dict[str, dict[str, str]] | None = None
+                       ) -> passmanager.PassManager:
+    """A module-level PassManager for ``pipeline`` (text or a list of steps).
+
+    ``overrides``: options forced on xlac passes wherever they appear, named
+    pipelines included (``{"xla-fuse": {"remarks": "true"}}``).
+    """
     text = pipeline if isinstance(pipeline, str) else ",".join(pipeline)
     with ctx:
         pm = passmanager.PassManager("builtin.module")
-        _add_elements(pm, parse_pipeline(text), disabled)
+        _add_elements(pm, parse_pipeline(text), disabled, overrides or {})
     return pm
 
 
-def _add_elements(pm, elements: list[Element], disabled: frozenset[str]) -> None:
+def _add_elements(pm, elements, disabled: frozenset[str], overrides: dict) -> None:
     for element in elements:
         if element.name in disabled:
             continue
@@ -34,11 +41,12 @@ def _add_elements(pm, elements: list[Element], disabled: frozenset[str]) -> None
         elif element.name in NAMED_PIPELINES:
             builder, _ = NAMED_PIPELINES[element.name]
             steps = builder(**_builder_options(builder, element))
-            _add_elements(pm, parse_pipeline(",".join(steps)), disabled)
+            _add_elements(pm, parse_pipeline(",".join(steps)), disabled, overrides)
         elif element.name in registry.pass_names():
             pass_class = registry.get_pass_class(element.name)
+            options = parse_options(element.options) | overrides.get(element.name, {})
             try:
-                configured = pass_class.from_options(parse_options(element.options))
+                configured = pass_class.from_options(options)
             except ValueError as exc:
                 raise PipelineSyntaxError(f"pass pipeline: error: {exc}") from None
             configured.add_to(pm)
@@ -76,14 +84,18 @@ def _add_upstream(pm, text: str) -> None:
 
 
 def run_passes(module: ir.Module, pipeline: str | list[str], hint: str = "",
-               disabled: frozenset[str] = frozenset()) -> None:
-    """Run ``pipeline`` on ``module``; any failure becomes a CompileError."""
+               disabled: frozenset[str] = frozenset()) -> list[Diagnostic]:
+    """Run ``pipeline`` on ``module``; any failure becomes a CompileError (an
+    ``UnsupportedOpError`` where the failing pass says so). Returns the remarks."""
     ctx = module.context
     pm = build_pass_manager(ctx, pipeline, disabled)
+    take_failure_kind()
     with ctx, collect_diagnostics(ctx) as diags:
         try:
             pm.run(module.operation)
         except ir.MLIRError as exc:
-            raise compile_error_from(exc, diags, hint) from None
-    if any(": error: " in line for line in diags):
-        raise CompileError(diags, hint)
+            kind = take_failure_kind() or CompileError
+            raise compile_error_from(exc, diags, hint, kind) from None
+    if any(record.severity == "error" for record in diags.records):
+        raise CompileError(diags.records, hint)
+    return [record for record in diags.records if record.severity == "remark"]

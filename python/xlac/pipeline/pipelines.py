@@ -2,10 +2,15 @@
 
 Each stage is a named pipeline (usable in ``--pass-pipeline`` like a pass)
 whose output is addressable by name: ``exe.as_text("linalg")``,
-``xla-opt --xla-stage=linalg``.
+``xla-opt --xla-stage=linalg``. ``cpu_stages(entry, options)`` fills in
+what the options decide (threads, the CPU's vector width, remarks); the
+passes themselves never read the options.
 """
 
 from __future__ import annotations
+
+from xlac.cpu_model import cpu_model
+from xlac.options import Options
 
 
 def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
@@ -28,10 +33,11 @@ def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
     ]
 
 
-def fuse() -> list[str]:
+def fuse(remarks: bool | str = False) -> list[str]:
     """"stablehlo" -> "fused": ops grouped into xla.fusion kernels, as XLA does."""
+    why = "{remarks=true}" if str(remarks).lower() in ("1", "true") else ""
     return [
-        "xla-fuse",                                       # loop/input/output/multi-output kernels; why not: --xla-fusion-remarks
+        f"xla-fuse{why}",                                 # loop/input/output/multi-output kernels; why not: remarks
     ]
 
 
@@ -67,13 +73,16 @@ def lower_to_linalg() -> list[str]:
     ]
 
 
-def bufferize() -> list[str]:
-    """"linalg" -> "bufferized": memrefs; results written into caller-owned buffers."""
+def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
+    """"linalg" -> "bufferized": memrefs; results written into caller-owned buffers.
+
+    ``threads`` and ``vector_bytes`` are the schedules' (0: this host's).
+    """
     return [
         # per op class: scf.forall over the threads' chunks, tiles for caches
-        # and registers, vector ops (passes/schedules/); on tensors, so the
+        # and registers, vector ops (passes/cpu/schedules/); on tensors, so the
         # bufferization below sees only in-place slices and needs no copies
-        "xla-apply-schedules",
+        f"xla-apply-schedules{{threads={int(threads)} vector-bytes={int(vector_bytes)}}}",
         "xla-readonly-inputs",                            # never write into the caller's arrays
         "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map "
@@ -127,20 +136,30 @@ def lower_to_llvm() -> list[str]:
     ]
 
 
-def cpu(entry: str = "main") -> list[str]:
+def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
+        remarks: bool | str = False) -> list[str]:
     """The whole CPU pipeline: input -> LLVM dialect ready for the JIT."""
-    return ingest(entry, "cpu") + fuse() + lower_to_linalg() + bufferize() + lower_to_llvm()
+    return (ingest(entry, "cpu") + fuse(remarks) + lower_to_linalg()
+            + bufferize(threads, vector_bytes) + lower_to_llvm())
 
 
-# Stages of the CPU pipeline, in order: name -> the steps that produce it.
-CPU_STAGES: dict[str, callable] = {
-    "input": lambda entry: [],
-    "stablehlo": lambda entry: ingest(entry, "cpu"),
-    "fused": lambda entry: fuse(),
-    "linalg": lambda entry: lower_to_linalg(),
-    "bufferized": lambda entry: bufferize(),
-    "llvm": lambda entry: lower_to_llvm(),
-}
+# The stages of the CPU pipeline, in order; each stage's steps: cpu_stages().
+CPU_STAGES = ("input", "stablehlo", "fused", "linalg", "bufferized", "llvm")
+
+
+def cpu_stages(entry: str = "main", options: Options | None = None) -> dict[str, list[str]]:
+    """Each CPU stage's steps, with what ``options`` decides filled in."""
+    options = options or Options()
+    threads, width = options.threads(), cpu_model(options.cpu).vector_bytes
+    return {
+        "input": [],
+        "stablehlo": ingest(entry, "cpu"),
+        "fused": fuse(options.fusion_remarks),
+        "linalg": lower_to_linalg(),
+        "bufferized": bufferize(threads, width),
+        "llvm": lower_to_llvm(),
+    }
+
 
 # Named pipelines usable inside --pass-pipeline: name -> (builder, summary).
 NAMED_PIPELINES: dict[str, tuple[callable, str]] = {
@@ -153,13 +172,13 @@ NAMED_PIPELINES: dict[str, tuple[callable, str]] = {
 }
 
 
-def steps_until(stage: str, entry: str = "main") -> list[str]:
+def steps_until(stage: str, entry: str = "main", options: Options | None = None) -> list[str]:
     """Every step from the input up to and including ``stage``."""
     if stage not in CPU_STAGES:
         raise KeyError(stage)
     steps: list[str] = []
-    for name, build in CPU_STAGES.items():
-        steps += build(entry)
+    for name, stage_steps in cpu_stages(entry, options).items():
+        steps += stage_steps
         if name == stage:
             return steps
     return steps

@@ -7,35 +7,39 @@ someone asks for it, and remembered.
 
 from __future__ import annotations
 
-from xlac.pipeline import pipelines
-from xlac.errors import CompileError
+from xlac.errors import CompileError, Diagnostic, error
 from xlac.frontend.parse import parse_module
-from xlac.mlir import new_context
+from xlac.mlir import ir, new_context
+from xlac.options import Options
+from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import run_passes
+from xlac.pipeline.text import without_passes
 
 
 class StageTexts:
-    def __init__(self, data: bytes, source_name: str, entry: str,
-                 disabled: frozenset[str] = frozenset()):
+    """The CPU pipeline's stages of one program (``Executable.as_text``)."""
+
+    def __init__(self, data: bytes, source_name: str, entry: str, options: Options):
         self._data = data
         self._source_name = source_name
         self._entry = entry
-        self._disabled = disabled
+        self._options = options
         self._texts: dict[str, str] = {}
+        self.remarks: list[Diagnostic] = []     # what the compile said (schedules, fusion)
 
     def names(self) -> list[str]:
         return list(pipelines.CPU_STAGES)
 
     def text(self, stage: str) -> str:
         if stage not in pipelines.CPU_STAGES:
-            raise CompileError(f"<unknown>: error: no stage '{stage}'",
-                               f"stages: {', '.join(self.names())}")
+            raise CompileError(error(f"no stage '{stage}'"), f"stages: {', '.join(self.names())}")
         if stage not in self._texts:
             self._texts[stage] = str(self.module(stage))
         return self._texts[stage]
 
-    def module(self, stage: str):
+    def module(self, stage: str) -> ir.Module:
         """A fresh ``ir.Module`` at ``stage``, with its source locations (for analyses)."""
         module = parse_module(new_context(), self._data, self._source_name)
-        run_passes(module, pipelines.steps_until(stage, self._entry), disabled=self._disabled)
+        steps = pipelines.steps_until(stage, self._entry, self._options)
+        run_passes(module, without_passes(steps, self._options.disable_passes))
         return module

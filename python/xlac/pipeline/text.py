@@ -9,6 +9,7 @@ passes are not in MLIR's global registry: each element is sent either to
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 
@@ -16,13 +17,13 @@ class PipelineSyntaxError(ValueError):
     """The pipeline text is malformed; the message points at the column."""
 
 
-@dataclass
+@dataclass(frozen=True)
 class Element:
     """One pipeline element: a pass (with options) or an op anchor."""
 
     name: str
-    options: str = ""                      # the text between { and }, verbatim
-    children: list["Element"] | None = None  # set for op anchors: func.func(...)
+    options: str = ""                       # the text between { and }, verbatim
+    children: tuple["Element", ...] | None = None  # set for op anchors: func.func(...)
 
     def text(self) -> str:
         out = self.name + (f"{{{self.options}}}" if self.options else "")
@@ -87,14 +88,14 @@ class _Scanner:
         raise self.error("unbalanced '{' in pass options")
 
     def element(self) -> Element:
-        element = Element(self.name())
+        name, options, children = self.name(), "", None
         if self.peek() == "{":
-            element.options = self.braced()
+            options = self.braced()
         if self.peek() == "(":
             self.pos += 1
-            element.children = self.sequence(closing=")")
+            children = tuple(self.sequence(closing=")"))
             self.expect(")")
-        return element
+        return Element(name, options, children)
 
     def sequence(self, closing: str) -> list[Element]:
         items = []
@@ -107,8 +108,13 @@ class _Scanner:
         return items
 
 
-def parse_pipeline(text: str) -> list[Element]:
-    """Parse pipeline text; a top ``builtin.module(...)`` wrapper is removed."""
+@functools.lru_cache(maxsize=4096)
+def parse_pipeline(text: str) -> tuple[Element, ...]:
+    """Parse pipeline text; a top ``builtin.module(...)`` wrapper is removed.
+
+    Cached: a compile's steps are parsed once per process, however often a
+    pipeline is built, filtered or named.
+    """
     scanner = _Scanner(text)
     elements = scanner.sequence(closing="")
     if scanner.peek():
@@ -116,7 +122,7 @@ def parse_pipeline(text: str) -> list[Element]:
     if len(elements) == 1 and elements[0].name == "builtin.module" and \
             elements[0].children is not None:
         return elements[0].children
-    return elements
+    return tuple(elements)
 
 
 def parse_options(text: str) -> dict[str, str]:
@@ -148,3 +154,53 @@ def _split_top_level(text: str) -> list[str]:
     if current:
         items.append(current)
     return items
+
+
+def without_passes(steps: list[str], disabled) -> list[str]:
+    """``steps`` minus every element named in ``disabled``, nested ones too."""
+    if not disabled:
+        return steps
+    kept = []
+    for step in steps:
+        kept += [e.text() for e in _drop(parse_pipeline(step), frozenset(disabled))]
+    return kept
+
+
+def _drop(elements, names) -> list[Element]:
+    kept = []
+    for element in elements:
+        if element.name in names:
+            continue
+        if element.children is not None:
+            children = tuple(_drop(element.children, names))
+            if not children:
+                continue
+            element = Element(element.name, element.options, children)
+        kept.append(element)
+    return kept
+
+
+def pass_names(steps: list[str]) -> list[str]:
+    """Every pass and anchor named in ``steps``, nested ones too, in order."""
+    names = []
+
+    def visit(elements):
+        for element in elements:
+            names.append(element.name)
+            visit(element.children or ())
+
+    for step in steps:
+        visit(parse_pipeline(step))
+    return names
+
+
+def innermost_name(step: str) -> str:
+    """The pass a one-pass step runs: ``func.func(cse)`` -> ``cse``."""
+    elements = parse_pipeline(step)
+    while elements and elements[0].children:
+        elements = elements[0].children
+    return elements[0].name if elements else step
+
+
+def pipeline_text(steps: list[str]) -> str:
+    return "builtin.module(" + ",".join(steps) + ")"

@@ -1,5 +1,5 @@
-// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-apply-schedules{threads=2})' --split-input-file | FileCheck %s
-// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-apply-schedules{threads=1})' --split-input-file | FileCheck %s --check-prefix=ONE
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-apply-schedules{threads=2 vector-bytes=64})' --split-input-file | FileCheck %s
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-apply-schedules{threads=1 vector-bytes=64})' --split-input-file | FileCheck %s --check-prefix=ONE
 
 /// A matmul: each thread takes half of C (the zero fill fused in); 8x32 tiles
 /// of C are vector accumulators carried across k, one contraction per k step.

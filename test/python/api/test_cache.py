@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import os
 import stat
-import time
 
 import numpy as np
 import pytest
@@ -80,9 +79,10 @@ def test_options_and_programs_change_the_key(cache_dir, caplog):
 
 
 @pytest.mark.parametrize("damage, reason", [
-    (lambda data: data[: len(data) // 3], "not an xlac artifact"),
+    (lambda data: data[: len(data) // 3], "checksum mismatch"),
     (lambda data: data[:-200] + bytes([data[-200] ^ 0x40]) + data[-199:], "checksum mismatch"),
-    (lambda data: b"", "not an xlac artifact"),
+    (lambda data: b"", "not an xlac cache entry"),
+    (lambda data: data.replace(b'"keys"', b'"kays"', 1), "malformed header"),
 ])
 def test_damaged_entry_is_ignored_and_rebuilt(cache_dir, caplog, damage, reason):
     compile_logged(caplog)
@@ -102,7 +102,7 @@ def test_foreign_entry_is_not_loaded(cache_dir, caplog):
     [mine] = [e for e in entries(cache_dir) if e != other]
     mine.write_bytes(other.read_bytes())                       # sine's code under exp's key
     exe, lines = compile_logged(caplog)
-    assert "foreign entry" in lines[0]
+    assert "made for another key" in lines[0]
     np.testing.assert_allclose(exe(A, B), np.exp(A + B), rtol=1e-6)
 
 
@@ -132,17 +132,19 @@ def test_empty_value_turns_the_cache_off(monkeypatch, caplog, tmp_path):
 def test_default_directory_is_under_the_user_cache(monkeypatch, tmp_path):
     monkeypatch.delenv("XLAC_CACHE_DIR")
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
-    assert cache.cache_dir() == tmp_path / "xlac"
+    assert xlac.Options.from_env().cache_dir == tmp_path / "xlac"
 
 
 @pytest.mark.parametrize("name", ["softmax", "mlp"])
-def test_a_hit_compiles_a_bench_program_in_under_50_ms(cache_dir, caplog, name):
+def test_a_hit_runs_no_pass_and_no_jit(cache_dir, caplog, monkeypatch, name):
+    """What makes a hit fast, checked without a clock (timing tests flake on busy machines)."""
+    from xlac.pipeline.runner import StageRunner
     path = require_shared("bench", "suite", f"{name}.stablehlo.mlir")
-    compile_logged(caplog, path)
-    times = []
-    for _ in range(3):
-        start = time.perf_counter()
-        xlac.compile(path)
-        times.append(time.perf_counter() - start)
-    assert min(times) < 0.050, f"cache hits took {times}"
+    cold, _ = compile_logged(caplog, path)
+    monkeypatch.setattr(StageRunner, "run", lambda *a: pytest.fail("a hit ran a pipeline stage"))
+    warm, lines = compile_logged(caplog, path)
+    assert "hit" in lines[0]
+    inputs = [np.ones(s.shape, s.dtype) for s in warm.signature.inputs]
+    for got, want in zip(warm.run(*inputs), cold.run(*inputs)):
+        np.testing.assert_array_equal(got, want)
 

@@ -192,18 +192,15 @@ def test_fused_layernorm(rng):
     assert _relative_error(xlac.compile(src, cache=False)(x, g), want) < 1e-5
 
 
-@pytest.mark.parametrize("vector_bytes", ["16", "32"])
-def test_narrower_hosts_get_narrower_vectors(vector_bytes):
-    """AVX2 / SSE widths (what vector_bytes() picks on such hosts) compile and agree."""
-    import subprocess
-    import sys
-    code = ("import numpy as np, xlac\n"
-            "exe = xlac.compile('func.func @main(%x: tensor<1000xf32>) -> tensor<1000xf32> {\\n"
-            "  %0 = stablehlo.tanh %x : tensor<1000xf32>\\n  return %0 : tensor<1000xf32>\\n}', cache=False)\n"
-            "x = np.linspace(-5, 5, 1000, dtype=np.float32)\n"
-            "assert np.allclose(exe(x), np.tanh(x), rtol=1e-6, atol=1e-7)\n"
-            # tanh is math-heavy: four registers of vector_bytes / 4 lanes per step
-            f"assert 'vector<{int(vector_bytes)}xf32>' in exe.as_text('llvm')\n")
-    env = dict(os.environ, XLAC_VECTOR_BYTES=vector_bytes)
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
-    assert done.returncode == 0, done.stderr[-2000:]
+@pytest.mark.parametrize("cpu, vector_bytes", [("x86-64-v2", 16), ("x86-64-v3", 32),
+                                               ("x86-64-v4", 64)])
+def test_each_cpu_level_gets_its_vector_width(cpu, vector_bytes):
+    """SSE, AVX2 and AVX-512 widths are chosen by the CPU model, not the host: each
+    compiles on any machine, and runs here where the host has the features."""
+    exe = xlac.compile("func.func @main(%x: tensor<1000xf32>) -> tensor<1000xf32> {\n"
+                       "  %0 = stablehlo.tanh %x : tensor<1000xf32>\n  return %0 : tensor<1000xf32>\n}",
+                       cache=False, cpu=cpu)
+    # tanh is math-heavy: four registers of vector_bytes / 4 lanes per step
+    assert f"vector<{vector_bytes}xf32>" in exe.as_text("llvm")
+    x = np.linspace(-5, 5, 1000, dtype=np.float32)
+    np.testing.assert_allclose(exe(x), np.tanh(x), rtol=1e-6, atol=1e-7)

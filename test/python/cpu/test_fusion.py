@@ -120,11 +120,12 @@ def test_max_ops_limits_a_kernel():
 
 
 def test_remarks_follow_the_environment(monkeypatch):
-    from xlac.passes.fusion.fuse import REMARKS_ENV, Fuse
-    monkeypatch.setenv(REMARKS_ENV, "1")
-    assert Fuse().remarks
-    monkeypatch.delenv(REMARKS_ENV)
-    assert not Fuse().remarks
+    """The pass reads no environment: the pipeline turns the option into its option."""
+    from xlac.pipeline.pipelines import cpu_stages
+    monkeypatch.setenv("XLAC_FUSION_REMARKS", "1")
+    assert cpu_stages("main", xlac.Options.from_env())["fused"] == ["xla-fuse{remarks=true}"]
+    monkeypatch.delenv("XLAC_FUSION_REMARKS")
+    assert cpu_stages("main", xlac.Options.from_env())["fused"] == ["xla-fuse"]
 
 
 def test_inline_restores_plain_ops_with_their_kernel():

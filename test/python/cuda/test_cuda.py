@@ -108,7 +108,7 @@ func.func @main(%x: tensor<3xbf16>) -> tensor<3xbf16> {
 
 
 def _steps(exe, kind: str) -> list:
-    return [s for s in exe._function.steps if type(s).__name__ == kind]
+    return [s for s in exe.function.steps if type(s).__name__ == kind]
 
 
 class RecordingFake(FakeDriver):
@@ -156,13 +156,13 @@ def test_constant_is_uploaded_and_passed_to_the_kernel():
     expected = np.array([[1, 2, 3], [4, 5, 6.5]], np.float32)
     np.testing.assert_array_equal(np.frombuffer(const.data, np.float32), expected.ravel())
     fake = RecordingFake()
-    exe._function._driver = fake
+    exe.function._driver = fake
     exe.run(np.zeros((2, 3), np.float32))
     (_, _, _, words), = fake.launches
     assert any(fake.uploads.get(w) == const.data for w in words)   # the kernel gets the device copy
     exe.run(np.zeros((2, 3), np.float32))
     assert fake.upload_log.count(const.data) == 1                   # the constant stays on the device
-    exe._function.close()
+    exe.function.close()
     assert fake.freed == 3 and not fake.memory                      # input, constant, output
 
 
@@ -188,7 +188,7 @@ def test_offset_slice_is_a_kernel_not_a_copy():
 
 def test_full_reduction_runs_on_the_device_not_the_host():
     exe = xlac.compile(FULL_SUM, target="cuda")
-    launches = [s for s in exe._function.steps if type(s).__name__ == "Launch"]
+    launches = [s for s in exe.function.steps if type(s).__name__ == "Launch"]
     # one block of 256 threads folding the 1000 elements (shuffles + shared memory), starting
     # from the init value (its fill kernel is folded in)
     assert [(s.grid, s.block) for s in launches] == [((1, 1, 1), (256, 1, 1))]
@@ -198,7 +198,7 @@ def test_full_reduction_runs_on_the_device_not_the_host():
 def test_launch_path_against_fake_driver():
     exe = xlac.compile(ADD_EXP, target="cuda")
     fake = FakeDriver()
-    exe._function._driver = fake
+    exe.function._driver = fake
     a = np.arange(7700, dtype=np.float32).reshape(100, 77)
     (out,) = exe.run(a, a)
     assert out.shape == (100, 77)                     # the fake runs no kernels: output is the zeroed buffer
@@ -209,7 +209,7 @@ def test_launch_path_against_fake_driver():
     assert len(pointers) == 3 and all(fake.is_device_pointer(p) for p in pointers)
     exe.run(a, a)                                     # buffers are kept: no new allocation
     assert len(fake.memory) == 3 and fake.freed == 0
-    exe._function.close()
+    exe.function.close()
     assert fake.freed == 3 and not fake.memory        # 2 inputs + 1 output, all freed
 
 
@@ -264,12 +264,14 @@ def test_dumps_and_timings_work_for_cuda(tmp_path, monkeypatch):
 def test_cuda_programs_are_cached(monkeypatch, tmp_path, caplog):
     monkeypatch.setenv("XLAC_CACHE_DIR", str(tmp_path))
     first = xlac.compile(FULL_SUM, target="cuda")
-    (entry,) = tmp_path.glob("*.cuda.json")
+    from xlac import cache
+    cache.flush()
+    (entry,) = tmp_path.glob("*.xlac")
     with caplog.at_level("INFO", logger="xlac.cache"):
         hit = xlac.compile(FULL_SUM, target="cuda")
     assert "xlac cache hit" in caplog.text
     assert hit.as_text("ptx") == first.as_text("ptx") and hit.signature == first.signature
-    assert hit._function.steps == first._function.steps
+    assert hit.function.steps == first.function.steps
     assert hit.as_text("kernels") == first.as_text("kernels")
     assert xlac.compile(FULL_SUM).target == "cpu"          # another target: another entry
     entry.write_bytes(entry.read_bytes().replace(b"main_kernel", b"main_kernex"))
@@ -281,8 +283,7 @@ def test_cuda_programs_are_cached(monkeypatch, tmp_path, caplog):
 def test_cached_cuda_program_runs_like_a_fresh_one():
     from xlac_emulator.simt import run_emulated
     exe = xlac.compile(CONST_ADD, target="cuda")
-    from xlac.targets.cuda import serialize as cuda_cache
-    again = cuda_cache.executable_from(cuda_cache.entry_bytes(exe, "k"), "k", "main", None)
+    again = xlac.deserialize(exe.serialize(), target="cuda")
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     np.testing.assert_array_equal(run_emulated(again, x)[0], run_emulated(exe, x)[0])
 
@@ -291,7 +292,7 @@ def test_disabling_the_kernel_passes_falls_back_to_tiled_loops(monkeypatch):
     from xlac_emulator.simt import run_emulated
     monkeypatch.setenv("XLAC_DISABLE_PASSES", "xla-gpu-kernels,xla-gpu-matmul-kernels")
     exe = xlac.compile(FULL_SUM, target="cuda")
-    launches = [s for s in exe._function.steps if type(s).__name__ == "Launch"]
+    launches = [s for s in exe.function.steps if type(s).__name__ == "Launch"]
     assert "gpu.shuffle" not in exe.as_text("kernels") and launches
     x = np.linspace(0, 1, 1000, dtype=np.float32)
     np.testing.assert_allclose(run_emulated(exe, x)[0], x.sum(dtype=np.float64), rtol=1e-5)

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 
+import os
+
 from conftest import REPO
+from xlac.cpu_model import cpu_model
 import pytest
 
 from xlac import passes
@@ -68,7 +71,8 @@ def test_options_are_typed():
 
 def test_stages_run_in_order():
     assert list(pipelines.CPU_STAGES) == ["input", "stablehlo", "fused", "linalg", "bufferized", "llvm"]
-    assert pipelines.steps_until("llvm") == pipelines.cpu()
+    assert pipelines.steps_until("llvm") == pipelines.cpu(threads=len(os.sched_getaffinity(0)),
+                                                           vector_bytes=cpu_model().vector_bytes)
     assert pipelines.steps_until("input") == []
 
 

@@ -237,8 +237,8 @@ def _global(op):
     mtype = parse_memref(str(ir.TypeAttr(op.attributes["type"]).value))
     data = None
     if "initial_value" in op.attributes and not isinstance(op.attributes["initial_value"], ir.UnitAttr):
-        from xlac.targets.cuda.schedule import _global_bytes        # the host's reading of the same attribute
-        data = np.frombuffer(_global_bytes(op, op.location), np.uint8).copy()
+        from xlac.targets.cuda.schedule import global_bytes        # the host's reading of the same attribute
+        data = np.frombuffer(global_bytes(op, op.location), np.uint8).copy()
     return mtype, data
 
 
@@ -281,25 +281,15 @@ def run_emulated(exe, *args) -> list[np.ndarray]:
     an executing FakeDriver, so the executable (and any device memory, stream
     or graph it holds) is left untouched.
     """
-    import copy
-
     from xlac_emulator.fake_cuda import FakeDriver
-    original = exe._function
-    if getattr(exe, "target", None) != "cuda" or not hasattr(original, "kernels"):
+    original = exe.function
+    if getattr(exe, "target", None) != "cuda" or not hasattr(original, "with_driver"):
         raise EmulationError(f"run_emulated needs a target='cuda' executable, got {exe!r}")
-    inputs = original._inputs
-    sizes = original._sizes
-    function = type(original)(original.ptx, original.steps, sizes[:inputs], sizes[inputs:],
-                              driver=FakeDriver(execute=True, kernels=original.kernels),
-                              kernels=original.kernels)
-    emulated = copy.copy(exe)
-    emulated._function = function
+    function = original.with_driver(FakeDriver(execute=True, kernels=original.kernels))
     try:
-        return emulated.run(*args)
+        return exe.with_function(function).run(*args)
     finally:
-        if hasattr(function, "close"):
-            function.close()
-
+        function.close()
 
 
 HANDLERS = {**simt_control.HANDLERS, **simt_memory.HANDLERS, **ops.HANDLERS}

@@ -8,95 +8,27 @@ a packed array of pointers to pointers and nothing else.
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
-import functools
-import os
-from importlib import metadata
 
-from xlac.errors import CompileError, collect_diagnostics, compile_error_from
+from xlac.errors import CompileError, XlacError, collect_diagnostics, compile_error_from, error
 from xlac.mlir import ExecutionEngine, ir
+from xlac.targets.cpu.libraries import keep_freed_memory, openmp_library
 
 _PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-THREADS_ENV = "XLAC_NUM_THREADS"
 
 
-def configured_threads() -> int:
-    """Threads parallel loops are split for: $XLAC_NUM_THREADS, else every core we may use.
-
-    Read at compile time (docs/cpu-runtime.md): XLAC_NUM_THREADS=1 compiles
-    programs without parallel loops, so they never enter the OpenMP runtime.
-    """
-    text = os.environ.get(THREADS_ENV, "").strip()
-    if text.isdigit() and int(text) > 0:
-        return int(text)
-    return len(os.sched_getaffinity(0))
-
-
-@functools.cache
-def openmp_library() -> str | None:
-    """Load libiomp5 (intel-openmp wheel) for the `__kmpc_*` calls of omp.parallel.
-
-    Loaded RTLD_GLOBAL once per process, before any engine, so the JIT's
-    symbol lookup finds it. None when the wheel is missing: programs without
-    parallel loops still run.
-    """
-    try:
-        files = metadata.distribution("intel-openmp").files or []
-    except metadata.PackageNotFoundError:
-        return None
-    for file in files:
-        if file.name == "libiomp5.so":
-            path = str(file.locate().resolve())
-            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
-            return path
-    return None
-
-
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3      # glibc mallopt parameters
-MALLOC_ENV = "XLAC_MALLOC_TUNING"
-
-
-@functools.cache
-def keep_freed_memory() -> bool:
-    """Let glibc keep freed blocks up to 32 MiB for reuse instead of unmapping them.
-
-    Why: compiled code mallocs its temporaries (and numpy its outputs) on
-    every call. Above glibc's default mmap threshold each one is a fresh
-    mmap whose pages fault in one by one (~6 ms of a 2 ms softmax); kept in
-    the heap they are reused warm. Process-wide; XLAC_MALLOC_TUNING=0 skips
-    it (docs/cpu-runtime.md).
-    """
-    if os.environ.get(MALLOC_ENV, "1") == "0":
-        return False
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        return bool(libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)
-                    and libc.mallopt(_M_TRIM_THRESHOLD, 512 << 20))
-    except (OSError, AttributeError):     # not glibc: nothing to tune
-        return False
-
-
-def _runtime_libraries() -> list[str]:
-    # libm resolves tanh, erf, atan2 ... that convert-math-to-libm calls;
-    # libiomp5 the __kmpc_* calls of parallel loops.
-    found = ctypes.util.find_library("m")
-    openmp = openmp_library()
-    return ([found] if found else []) + ([openmp] if openmp else [])
-
-
-def runtime_libraries() -> list[str]:
-    """Libraries compiled code calls into: the JIT loads them, and the
-    ahead-of-time link step (``xlac.artifact.link``) links against them."""
-    return _runtime_libraries()
+class EntryFailed(XlacError):
+    """Compiled code reported a failure (its status was not 0)."""
 
 
 class CpuFunction:
     """One JIT-compiled entry point; call it with raw data pointers."""
 
-    def __init__(self, module: ir.Module, entry: str, opt_level: int = 3):
+    def __init__(self, module: ir.Module, entry: str, cpu_features: tuple[str, ...],
+                 malloc_tuning: bool = True, opt_level: int = 3):
         ctx = module.context
         openmp_library()
-        keep_freed_memory()
+        keep_freed_memory(malloc_tuning)
+        self._cpu_features = cpu_features
         with ctx, collect_diagnostics(ctx) as diags:
             try:
                 # PIC: the same object code can be linked into a shared
@@ -106,7 +38,7 @@ class CpuFunction:
                 raise compile_error_from(exc, diags, "the LLVM JIT rejected the module") from None
         address = self._engine.raw_lookup(entry)
         if not address:
-            raise CompileError(f"<unknown>: error: the JIT has no function '{entry}'")
+            raise CompileError(error(f"the JIT has no function '{entry}'"))
         self._function = _PACKED(address)
 
     def __call__(self, pointers: list[int]) -> None:
@@ -120,3 +52,7 @@ class CpuFunction:
     def write_object(self, path: str) -> None:
         """Write the compiled machine code as a relocatable object file."""
         self._engine.dump_to_object_file(str(path))
+
+    def serializer(self, entry: str, signature):
+        from xlac.targets.cpu.serialize import PendingArtifact
+        return PendingArtifact(self.write_object, entry, signature, self._cpu_features)

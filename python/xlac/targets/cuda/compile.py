@@ -6,65 +6,88 @@ a machine without one ``run`` raises CudaUnavailable saying so.
 
 from __future__ import annotations
 
-from xlac.targets.cuda import pipeline as cuda_pipeline
-from xlac.pipeline import pipelines
-from xlac.targets.cuda.ptx import kernel_modules, to_ptx
-from xlac.targets.cuda.schedule import read_schedule
+import math
+
+import numpy as np
+
+from xlac.errors import CompileError, error
 from xlac.executable import Executable
-from xlac.targets.cuda.runtime import CudaFunction
+from xlac.pipeline import pipelines
 from xlac.signature import entry_signature
+from xlac.targets.cuda import pipeline as cuda_pipeline
+from xlac.targets.cuda import serialize
+from xlac.targets.cuda.ptx import kernel_modules, to_ptx
+from xlac.targets.cuda.runtime import CudaFunction
+from xlac.targets.cuda.schedule import read_schedule
+
+STAGES = ["input", "stablehlo", "fused", "linalg", "kernels", "gpu", "ptx"]
 
 
 class CudaStages:
-    """The CPU stages up to "linalg" (shared), then "gpu" and "ptx" (kept from the compile)."""
+    """The CPU stages up to "linalg" (shared), then "kernels", "gpu" and "ptx" (kept)."""
 
-    def __init__(self, shared, kernels_text: str, gpu_text: str, ptx: str):
+    def __init__(self, shared, function: CudaFunction):
         self._shared = shared
-        self._own = {"kernels": kernels_text, "gpu": gpu_text, "ptx": ptx}
+        self._own = {"kernels": function.kernels, "gpu": function.gpu, "ptx": function.ptx}
+        self.remarks = getattr(shared, "remarks", [])
 
     def names(self) -> list[str]:
-        return ["input", "stablehlo", "fused", "linalg", "kernels", "gpu", "ptx"]
+        return list(STAGES)
 
     def text(self, stage: str) -> str:
         if stage in self._own:
             return self._own[stage]
-        if stage not in self.names():
-            from xlac.errors import CompileError
-            raise CompileError(f"<unknown>: error: no stage '{stage}' on target cuda",
-                               f"stages: {', '.join(self.names())}")
+        if stage not in STAGES:
+            raise CompileError(error(f"no stage '{stage}' on target cuda"),
+                               f"stages: {', '.join(STAGES)}")
         return self._shared.text(stage)
 
     def module(self, stage: str):
         return self._shared.module(stage)
 
 
-def compile_cuda(module, stages, entry: str, session) -> Executable:
-    """``module`` (parsed input) -> an Executable whose function runs on the GPU.
+class CudaTarget:
+    name = "cuda"
 
-    ``session`` (xlac.debug.dump.CompileSession) runs each stage, so XLAC_DUMP_TO,
-    --mlir-timing and reproducers work as on the CPU.
-    """
-    session.run(module, "stablehlo", pipelines.ingest(entry, "cuda"))
-    signature = entry_signature(module, entry)
-    session.run(module, "fused", pipelines.fuse())
-    session.run(module, "linalg", pipelines.lower_to_linalg())
-    for stage, steps in cuda_pipeline.CUDA_STAGES.items():
-        session.run(module, stage, steps())
-        if stage == "kernels":
-            kernels_text = str(module)          # what the emulator runs (xlac_emulator.simt)
-    schedule = read_schedule(module, entry)
-    ptx = session.jit(lambda: to_ptx(kernel_modules(module)), "ptx (llvmlite NVPTX -O3)")
-    function = function_for(ptx, schedule, signature, kernels_text)
-    return Executable(function, signature, CudaStages(stages, kernels_text, str(module), ptx),
-                      "cuda", entry=entry)
+    def pipeline(self, entry: str, options) -> list[str]:
+        return cuda_pipeline.cuda(entry, options.fusion_remarks)
+
+    def stage_names(self) -> list[str]:
+        return list(STAGES)
+
+    def compile(self, module, stages, entry: str, runner) -> Executable:
+        """``module`` (parsed input) -> an Executable whose function runs on the GPU."""
+        options = runner.options
+        runner.run(module, "stablehlo", pipelines.ingest(entry, "cuda"))
+        signature = entry_signature(module, entry)
+        runner.run(module, "fused", pipelines.fuse(options.fusion_remarks))
+        runner.run(module, "linalg", pipelines.lower_to_linalg())
+        for stage, steps in cuda_pipeline.CUDA_STAGES.items():
+            runner.run(module, stage, steps())
+            if stage == "kernels":
+                kernels = str(module)          # what the emulator runs (test/support)
+        schedule = read_schedule(module, entry)
+        ptx = runner.machine_code(lambda: to_ptx(kernel_modules(module)),
+                                  "ptx (llvmlite NVPTX -O3)")
+        function = function_for(ptx, schedule, signature, kernels, str(module), options)
+        stages.remarks = runner.remarks
+        return Executable(function, signature, CudaStages(stages, function), "cuda", entry=entry)
+
+    def deserialize(self, blob: bytes, what: str, entry: str, stages, options) -> Executable:
+        entry_data = serialize.read_entry(blob, entry, what)
+        function = function_for(entry_data.ptx, entry_data.steps, entry_data.signature,
+                                entry_data.kernels, entry_data.gpu, options)
+        return Executable(function, entry_data.signature, CudaStages(stages, function),
+                          "cuda", entry=entry)
 
 
-def function_for(ptx: str, steps: list, signature, kernels: str) -> CudaFunction:
+def function_for(ptx: str, steps: list, signature, kernels: str, gpu: str,
+                 options) -> CudaFunction:
     """The runtime function for a compiled (or cached) program."""
     return CudaFunction(ptx, steps, [_nbytes(s) for s in signature.inputs],
-                        [_nbytes(s) for s in signature.outputs], kernels=kernels)
+                        [_nbytes(s) for s in signature.outputs], kernels=kernels, gpu=gpu,
+                        use_graphs=options.cuda_graphs)
 
 
 def _nbytes(spec) -> int:
-    import numpy as np
-    return int(np.prod(spec.shape, dtype=np.int64)) * np.dtype(spec.dtype).itemsize
+    return math.prod(spec.shape) * np.dtype(spec.dtype).itemsize

@@ -76,7 +76,7 @@ CUDA_STAGES: dict[str, callable] = {
 }
 
 
-def cuda(entry: str = "main") -> list[str]:
+def cuda(entry: str = "main", remarks: bool = False) -> list[str]:
     """The whole CUDA pipeline up to the gpu.modules (PTX is made from them in Python)."""
-    return (pipelines.ingest(entry, "cuda") + pipelines.fuse() + pipelines.lower_to_linalg()
+    return (pipelines.ingest(entry, "cuda") + pipelines.fuse(remarks) + pipelines.lower_to_linalg()
             + bufferize() + to_gpu())

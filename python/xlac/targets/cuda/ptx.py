@@ -18,7 +18,7 @@ from importlib import metadata
 from pathlib import Path
 
 from xlac.targets.cuda.llvm_compat import llvm24_to_llvm22
-from xlac.errors import CompileError, format_location
+from xlac.errors import CompileError, error, format_location
 from xlac.mlir import ir, translate_to_llvm_ir
 
 ARCH = "sm_90"
@@ -50,9 +50,9 @@ def _check_translatable(kernel: ir.Module, name: str) -> None:
     kernel.operation.walk(visit)
     if left:
         op = left[0]
-        raise CompileError(f"{format_location(op.location)}: error: kernel {name} still has "
+        raise CompileError(error(f"kernel {name} still has "
                            f"'{op.name}' after lowering to NVVM; this program is not supported "
-                           "on cuda yet")
+                           "on cuda yet", format_location(op.location)))
 
 
 def to_ptx(kernels: dict[str, str]) -> str:
@@ -82,7 +82,7 @@ def _parse(llvm, text: str, machine):
     try:
         module = llvm.parse_assembly(text)
     except RuntimeError as exc:
-        raise CompileError(f"<unknown>: error: llvmlite rejected a kernel's LLVM IR: {exc}",
+        raise CompileError(error(f"llvmlite rejected a kernel's LLVM IR: {exc}"),
                            "a new torch-mlir may print IR that xlac.targets.cuda.llvm_compat must rewrite") from None
     module.triple = _TRIPLE
     module.data_layout = str(machine.target_data)
@@ -116,8 +116,8 @@ def _libdevice():
     """libdevice parsed once; each program links a clone."""
     path = wheel_file("nvvm/libdevice/libdevice.10.bc")
     if path is None:
-        raise CompileError("<unknown>: error: a kernel calls libdevice math, but libdevice.10.bc "
-                           "was not found", "pip install 'xlac[cuda]' (nvidia-cuda-nvcc-cu12), "
+        raise CompileError(error("a kernel calls libdevice math, but libdevice.10.bc "
+                           "was not found"), "pip install 'xlac[cuda]' (nvidia-cuda-nvcc-cu12), "
                            "or set CUDA_HOME to a CUDA toolkit")
     module = _llvm().parse_bitcode(path.read_bytes())
     module.triple = _TRIPLE
@@ -155,5 +155,5 @@ def ptxas(ptx: str, arch: str = ARCH) -> str:
         done = subprocess.run([str(tool), "-v", "-O3", f"-arch={arch}", str(source), "-o",
                                str(Path(tmp, "k.cubin"))], capture_output=True, text=True)
     if done.returncode != 0:
-        raise CompileError(f"<unknown>: error: ptxas rejected the PTX: {done.stderr.strip()}")
+        raise CompileError(error(f"ptxas rejected the PTX: {done.stderr.strip()}"))
     return done.stderr

@@ -6,13 +6,12 @@ with host pointers of the inputs, then the outputs), so ``Executable`` is
 the same for both targets. Device buffers and constants are set up on the
 first call and reused; each call copies the inputs in, runs the schedule on
 the function's stream (captured once as a CUDA graph, then launched whole;
-``XLAC_CUDA_GRAPHS=0`` launches kernel by kernel) and copies the outputs back.
+``use_graphs=False``, XLAC_CUDA_GRAPHS=0, launches kernel by kernel) and copies the outputs back.
 """
 
 from __future__ import annotations
 
 import ctypes
-import os
 import sys
 import threading
 
@@ -163,9 +162,10 @@ class CudaFunction:
     """
 
     def __init__(self, ptx: str, steps: list, input_bytes: list[int], output_bytes: list[int],
-                 driver=None, kernels: str = ""):
+                 driver=None, kernels: str = "", gpu: str = "", use_graphs: bool = True):
         self.ptx = ptx
         self.kernels = kernels            # the kernels as gpu.func (MLIR text), for the emulator
+        self.gpu = gpu                    # the "gpu" stage's text (kept with the program)
         self.steps = steps
         self._sizes = input_bytes + output_bytes
         self._inputs = len(input_bytes)
@@ -175,7 +175,7 @@ class CudaFunction:
         self._owned: list[int] = []
         self._stream = None
         self._graph = None
-        self._use_graph = os.environ.get("XLAC_CUDA_GRAPHS", "1") != "0"
+        self._use_graph = use_graphs
         self._lock = threading.Lock()     # the buffers are the function's: one call at a time
 
     def __call__(self, pointers: list[int]) -> None:
@@ -195,6 +195,16 @@ class CudaFunction:
             for index in range(self._inputs, len(pointers)):
                 driver.to_host_async(pointers[index], buffers[f"arg{index}"], self._sizes[index], stream)
             driver.stream_synchronize(stream)
+
+    def with_driver(self, driver) -> "CudaFunction":
+        """The same program on another driver (a fake one in tests), set up afresh."""
+        inputs = self._sizes[:self._inputs]
+        return CudaFunction(self.ptx, self.steps, inputs, self._sizes[self._inputs:], driver,
+                            self.kernels, self.gpu, self._use_graph)
+
+    def serializer(self, entry: str, signature):
+        from xlac.targets.cuda.serialize import entry_bytes
+        return lambda: entry_bytes(self, entry, signature)
 
     def _enqueue(self, driver, functions, buffers) -> None:
         """The device-side work of one call: kernels and device-to-device copies."""

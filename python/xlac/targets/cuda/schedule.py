@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xlac.dtypes import numpy_dtype
-from xlac.errors import CompileError
+from xlac.errors import CompileError, error
 from xlac.mlir import ir
 
 _VIEWS = {"memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast",
@@ -85,7 +85,7 @@ def _entry(module: ir.Module, entry: str) -> ir.Operation:
     for op in module.body.operations:
         if op.operation.name == "func.func" and ir.StringAttr(op.attributes["sym_name"]).value == entry:
             return op.operation
-    raise CompileError(f"<unknown>: error: no function '{entry}' after GPU lowering")
+    raise CompileError(error(f"no function '{entry}' after GPU lowering"))
 
 
 def _step(op, names, constants):
@@ -103,19 +103,19 @@ def _step(op, names, constants):
         return Copy(names[op.operands[0]], names[op.operands[1]], _nbytes(op.operands[0].type))
     if kind == "gpu.launch_func":
         return _launch(op, names, constants)
-    raise CompileError(f"{op.location}: error: '{kind}' is left in the GPU host code; "
-                       "it would touch device memory from the CPU (not supported on cuda)")
+    raise CompileError(error(f"'{kind}' is left in the GPU host code; "
+                       "it would touch device memory from the CPU (not supported on cuda)", op.location))
 
 
 def _const(op, names, globals_) -> Const:
     symbol = ir.FlatSymbolRefAttr(op.attributes["name"]).value
     if symbol not in globals_ or "initial_value" not in globals_[symbol].attributes:
-        raise CompileError(f"{op.location}: error: memref.global @{symbol} has no "
-                           "initial value; not supported on cuda")
-    return Const(_name(op.result, names), _global_bytes(globals_[symbol], op.location))
+        raise CompileError(error(f"memref.global @{symbol} has no "
+                           "initial value; not supported on cuda", op.location))
+    return Const(_name(op.result, names), global_bytes(globals_[symbol], op.location))
 
 
-def _global_bytes(global_op, location) -> bytes:
+def global_bytes(global_op, location) -> bytes:
     """The global's contents as the device stores them (i1 and sub-byte types: a byte each)."""
     memref = ir.MemRefType(ir.TypeAttr(global_op.attributes["type"]).value)
     count = int(np.prod(memref.shape, dtype=np.int64))
@@ -127,8 +127,8 @@ def _global_bytes(global_op, location) -> bytes:
         try:
             array = _from_text(str(global_op), numpy_dtype(str(memref.element_type)))
         except ValueError:
-            raise CompileError(f"{location}: error: a constant of type {memref} cannot "
-                               "be uploaded to the device yet; not supported on cuda") from None
+            raise CompileError(error(f"a constant of type {memref} cannot "
+                               "be uploaded to the device yet; not supported on cuda", location)) from None
     if isinstance(array, bytes):                       # a hex blob; one element if a splat
         itemsize = numpy_dtype(str(memref.element_type)).itemsize
         return array * count if len(array) == itemsize else array
@@ -206,7 +206,7 @@ def _element_bits(element) -> int:
         return 64
     if isinstance(element, ir.ComplexType):
         return 2 * _element_bits(element.element_type)
-    raise CompileError(f"<unknown>: error: element type {element} is not supported on cuda")
+    raise CompileError(error(f"element type {element} is not supported on cuda"))
 
 
 def _contiguous(memref_type) -> bool:

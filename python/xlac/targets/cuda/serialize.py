@@ -1,8 +1,8 @@
-"""A cuda executable as a cache entry: its PTX, host schedule and signature as JSON.
+"""A cuda program as bytes (``Executable.serialize()``, the compilation cache):
+its PTX, host schedule and signature as JSON.
 
 No machine code is stored (the driver JIT-compiles the PTX when the program is
-first run), so an entry is data, checked like the CPU's: a SHA-256 of the
-payload and the cache key it was written under must both match.
+first run), so the bytes are data, checked by a SHA-256 of the payload.
 """
 
 from __future__ import annotations
@@ -11,48 +11,52 @@ import base64
 import hashlib
 import json
 
-from xlac.targets.cuda.compile import CudaStages, function_for
+from dataclasses import dataclass
+
+from xlac.signature import Signature
 from xlac.targets.cuda.schedule import Alloc, Const, Copy, Launch, View
-from xlac.executable import Executable
-from xlac.signature import Signature, TensorSpec
 
 FORMAT = "xlac-cuda-1"
 _STEPS = {cls.__name__: cls for cls in (Alloc, Const, Copy, Launch, View)}
 
 
-def entry_bytes(exe: Executable, key: str) -> bytes:
-    function = exe._function
+@dataclass(frozen=True)
+class CudaEntry:
+    """What a cuda program's bytes hold."""
+
+    signature: Signature
+    ptx: str
+    steps: list
+    kernels: str                # the kernels as gpu.func (MLIR), for the emulator
+    gpu: str                    # the "gpu" stage's text
+
+
+def entry_bytes(function, entry: str, signature: Signature) -> bytes:
+    """The bytes of a cuda program (``CudaFunction``) for ``entry``."""
     payload = {
-        "format": FORMAT, "cache_key": key, "entry": exe.entry,
-        "signature": {side: [{"shape": list(s.shape), "type": s.element_type}
-                             for s in getattr(exe.signature, side)] for side in ("inputs", "outputs")},
-        "ptx": function.ptx, "kernels": function.kernels,
-        "gpu": exe._stages.text("gpu"),
+        "format": FORMAT, "entry": entry, "signature": signature.to_json(),
+        "ptx": function.ptx, "kernels": function.kernels, "gpu": function.gpu,
         "steps": [_step_json(step) for step in function.steps],
     }
     text = json.dumps(payload, sort_keys=True)
     return json.dumps({"sha256": hashlib.sha256(text.encode()).hexdigest(), "payload": text}).encode()
 
 
-def executable_from(blob: bytes, key: str, entry: str, stages) -> Executable:
-    """The Executable an entry holds; ValueError if it is corrupted or not this key's."""
+def read_entry(blob: bytes, entry: str, what: str) -> CudaEntry:
+    """The program in ``blob``; ValueError if it is corrupted or not ``entry``'s."""
     try:
         outer = json.loads(blob)
         text = outer["payload"]
         if hashlib.sha256(text.encode()).hexdigest() != outer["sha256"]:
-            raise ValueError("checksum mismatch: the file is corrupted")
+            raise ValueError(f"{what}: checksum mismatch: the data is corrupted")
         payload = json.loads(text)
-        if payload["format"] != FORMAT or payload["cache_key"] != key or payload["entry"] != entry:
-            raise ValueError("made for another program, entry or xlac version")
-        signature = Signature(*(tuple(TensorSpec(tuple(s["shape"]), s["type"])
-                                      for s in payload["signature"][side])
-                                for side in ("inputs", "outputs")))
+        if payload["format"] != FORMAT or payload["entry"] != entry:
+            raise ValueError(f"{what}: made for another entry or xlac version")
         steps = [_step_from(item) for item in payload["steps"]]
-    except (KeyError, TypeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"not a cuda cache entry ({exc!r})") from None
-    function = function_for(payload["ptx"], steps, signature, payload["kernels"])
-    own = CudaStages(stages, payload["kernels"], payload["gpu"], payload["ptx"])
-    return Executable(function, signature, own, "cuda", entry=entry)
+        return CudaEntry(Signature.from_json(payload["signature"]), str(payload["ptx"]), steps,
+                         str(payload["kernels"]), str(payload["gpu"]))
+    except (KeyError, TypeError, AttributeError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{what}: not a cuda program ({exc!r})") from None
 
 
 def _step_json(step) -> dict:

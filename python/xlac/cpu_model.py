@@ -1,0 +1,70 @@
+"""The CPU that code is compiled for, described once: its instruction-set
+features and what the schedules derive from them (vector width, FMA, bf16).
+
+``"host"`` reads this machine's ``/proc/cpuinfo``; the x86-64 micro-architecture
+levels name the CPUs a build may target instead (``xlac.compile(..., cpu=
+"x86-64-v3")``, ``XLAC_CPU``, ``--cpu``), so the lowering for AVX2 and for
+AVX-512 can be made and checked on any machine.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+# /proc/cpuinfo flags that change what instructions compiled code may use.
+_ISA_FLAG = re.compile(r"^(sse|ssse3|avx|fma|f16c|bmi|adx|aes|pclmul|popcnt|abm|lzcnt|movbe"
+                       r"|sha|vaes|vpclmul|gfni|amx|xsave|cx16|rdrand|rdseed|3dnowprefetch"
+                       r"|clflushopt|clwb|serialize|waitpkg|avx512|neon|asimd|sve)")
+
+_V2 = ("cx16", "popcnt", "sse", "sse2", "sse4_1", "sse4_2", "ssse3")
+_V3 = _V2 + ("avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave")
+_V4 = _V3 + ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")
+LEVELS: dict[str, tuple[str, ...]] = {"x86-64-v2": _V2, "x86-64-v3": _V3, "x86-64-v4": _V4}
+
+
+@dataclass(frozen=True)
+class CpuModel:
+    """What compiled code may assume about the CPU it runs on."""
+
+    name: str                       # host, x86-64-v3, ...
+    features: tuple[str, ...]       # sorted /proc/cpuinfo spellings
+
+    @property
+    def vector_bytes(self) -> int:
+        """Bytes in one SIMD register: 64 with AVX-512, 32 with AVX2, else 16."""
+        return 64 if "avx512f" in self.features else 32 if "avx2" in self.features else 16
+
+    @property
+    def native_bf16(self) -> bool:
+        """f32 <-> bf16 conversion in hardware (AVX512-BF16): no software rounding needed."""
+        return "avx512_bf16" in self.features
+
+    def lacks(self, features) -> list[str]:
+        """The features in ``features`` this CPU does not have."""
+        return sorted(set(features) - set(self.features))
+
+
+def cpu_model(name: str = "host") -> CpuModel:
+    """The model called ``name``; ValueError naming the known ones otherwise."""
+    if name in ("", "host"):
+        return CpuModel("host", host_features())
+    if name in LEVELS:
+        return CpuModel(name, tuple(sorted(LEVELS[name])))
+    raise ValueError(f"unknown CPU '{name}' (known: host, {', '.join(LEVELS)})")
+
+
+@functools.cache
+def host_features() -> tuple[str, ...]:
+    """The instruction-set extensions of this CPU (sorted), from /proc/cpuinfo."""
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return ()
+    for line in text.splitlines():
+        key, _, value = line.partition(":")
+        if key.strip() in ("flags", "Features"):
+            return tuple(sorted({flag for flag in value.split() if _ISA_FLAG.match(flag)}))
+    return ()

@@ -1,0 +1,61 @@
+"""``xlac.load`` and ``xlac.deserialize``: compiled code back, without MLIR.
+
+The bytes are checked before any of their code is mapped (the artifact's
+trailer and metadata: ``xlac.artifact.container``), then handed to their
+target (``xlac.targets``).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from xlac.artifact.container import ArtifactError
+from xlac.errors import CompileError, error
+from xlac.executable import Executable
+from xlac.options import Options
+from xlac.targets import get_target
+
+
+class NoStages:
+    """The stages of an executable that was loaded, not compiled here: none."""
+
+    def __init__(self, origin: str):
+        self._origin = origin
+        self.remarks: list = []
+
+    def names(self) -> list[str]:
+        return []
+
+    def text(self, stage: str) -> str:
+        raise CompileError(error(f"no IR for stage '{stage}': this executable was loaded "
+                                 f"from {self._origin}"),
+                           "compile the source with xlac.compile to see its stages")
+
+    def module(self, stage: str):
+        return None
+
+
+def load(path: str | os.PathLike, entry: str = "main", target: str = "cpu",
+         options: Options | None = None) -> Executable:
+    """Run an ``xla-compile`` artifact (or a file of ``Executable.serialize()`` bytes)."""
+    try:
+        blob = Path(path).read_bytes()
+    except OSError as exc:
+        raise ArtifactError(f"{path}: cannot read artifact: {exc.strerror}") from None
+    return _from_bytes(blob, str(path), entry, target, options)
+
+
+def deserialize(blob: bytes, entry: str = "main", target: str = "cpu",
+                options: Options | None = None) -> Executable:
+    """The inverse of ``Executable.serialize()``."""
+    return _from_bytes(bytes(blob), "<serialized executable>", entry, target, options)
+
+
+def _from_bytes(blob: bytes, what: str, entry: str, target: str, options) -> Executable:
+    backend = get_target(target)
+    try:
+        return backend.deserialize(blob, what, entry, NoStages(what),
+                                   options or Options.from_env())
+    except ValueError as exc:
+        raise ArtifactError(str(exc)) from None

@@ -1,0 +1,133 @@
+"""Every knob of xlac in one frozen record, and the one place that reads ``XLAC_*``.
+
+The environment is read once per call at the API edge (``xlac.compile``,
+``xlac.load``, the CLIs' flags) into an ``Options``; from there the record is
+passed down. Passes never see it: the pipeline turns what they need into
+pass options (``xla-apply-schedules{threads=2 vector-bytes=32}``).
+
+    opts = xlac.Options.from_env().replace(num_threads=1, dump_to="/tmp/d")
+    exe = xlac.compile(text, options=opts)
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class Knob:
+    """One option: its field, its environment variable, and what it does."""
+
+    field: str
+    variable: str
+    help: str
+    flag: str = ""                 # the CLIs' spelling, where one exists
+
+
+KNOBS = (
+    Knob("dump_to", "XLAC_DUMP_TO", "directory: per compiled module, the input, the pipeline, "
+         "the IR after every pass, the fusion graph, the pass times and a trace"),
+    Knob("timing", "XLAC_TIMING", "1: per-pass wall times on stderr", "--mlir-timing"),
+    Knob("trace_to", "XLAC_TRACE_TO", "file: a compile-time trace (Chrome trace-event JSON, "
+         "open in Perfetto), one span per pass", "--xla-trace"),
+    Knob("disable_passes", "XLAC_DISABLE_PASSES", "comma-separated pass names to skip "
+         "(bisecting numerics)", "--disable-passes"),
+    Knob("large_constant_bytes", "XLAC_LARGE_CONSTANT_BYTES",
+         "warn about constants at least this big (default 1 MiB)"),
+    Knob("cache_dir", "XLAC_CACHE_DIR", "compilation cache directory (default "
+         "$XDG_CACHE_HOME/xlac or ~/.cache/xlac; empty: no cache)"),
+    Knob("num_threads", "XLAC_NUM_THREADS", "threads parallel loops are split for "
+         "(compile time; default: every core this process may use)"),
+    Knob("cpu", "XLAC_CPU", "the CPU to compile for: host (default), x86-64-v2, x86-64-v3 "
+         "(AVX2), x86-64-v4 (AVX-512)", "--cpu"),
+    Knob("malloc_tuning", "XLAC_MALLOC_TUNING", "0: keep glibc's allocation defaults "
+         "(docs/cpu-runtime.md)"),
+    Knob("cuda_graphs", "XLAC_CUDA_GRAPHS", "0: launch cuda kernels one by one instead of "
+         "replaying a CUDA graph"),
+    Knob("fusion_remarks", "XLAC_FUSION_REMARKS", "1: xla-fuse remarks on every fusion it "
+         "rejects, and why", "--xla-fusion-remarks"),
+    Knob("progress", "XLAC_PROGRESS", "auto (default: a bar on a terminal for long compiles, "
+         "log lines otherwise), bar, log or off", "--progress"),
+)
+
+
+def _default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "xlac"
+
+
+@dataclass(frozen=True)
+class Options:
+    """How to compile and run; every field has an ``XLAC_*`` twin (``KNOBS``)."""
+
+    dump_to: str = ""
+    timing: bool = False
+    trace_to: str = ""
+    disable_passes: tuple[str, ...] = ()
+    large_constant_bytes: int = 1 << 20
+    cache_dir: Path | None = field(default_factory=_default_cache_dir)
+    num_threads: int = 0                   # 0: every core this process may use
+    cpu: str = "host"
+    malloc_tuning: bool = True
+    cuda_graphs: bool = True
+    fusion_remarks: bool = False
+    progress: str = "auto"
+
+    @classmethod
+    def from_env(cls, environ=None) -> "Options":
+        """The defaults, overridden by every ``XLAC_*`` variable that is set."""
+        env = os.environ if environ is None else environ
+        values = {}
+        for knob in KNOBS:
+            if knob.variable in env:
+                values[knob.field] = _parse(knob.field, env[knob.variable])
+        return cls(**values)
+
+    def replace(self, **changes) -> "Options":
+        return dataclasses.replace(self, **changes)
+
+    @property
+    def stepwise(self) -> bool:
+        """Run one pass at a time (to dump, time or trace each)."""
+        return bool(self.dump_to or self.timing or self.trace_to)
+
+    def threads(self) -> int:
+        """Threads parallel loops are split for."""
+        return self.num_threads if self.num_threads > 0 else len(os.sched_getaffinity(0))
+
+
+def _parse(name: str, text: str):
+    text = text.strip()
+    if name == "disable_passes":
+        return tuple(p.strip() for p in text.split(",") if p.strip())
+    if name == "cache_dir":
+        return Path(text).expanduser() if text else None
+    if name in ("timing", "fusion_remarks"):
+        return text not in ("", "0", "false")
+    if name in ("malloc_tuning", "cuda_graphs"):
+        return text not in ("0", "false")
+    if name in ("large_constant_bytes", "num_threads"):
+        return int(text) if text.isdigit() else Options.__dataclass_fields__[name].default
+    return text or Options.__dataclass_fields__[name].default
+
+
+def markdown() -> str:
+    """docs/options.md: every knob, generated from ``KNOBS``."""
+    lines = ["# Options", "",
+             "Generated from `python/xlac/options.py` by `python -m xlac.options`; do not edit.",
+             "Every knob is a field of `xlac.Options` (`xlac.compile(..., options=...)`) and an",
+             "environment variable read once per call; a tool flag, where one exists, wins.", "",
+             "| field | variable | flag | what it does |", "|---|---|---|---|"]
+    for knob in KNOBS:
+        default = Options.__dataclass_fields__[knob.field].default
+        shown = "" if isinstance(default, dataclasses._MISSING_TYPE) else f" (default `{default!r}`)"
+        lines.append(f"| `{knob.field}`{shown} | `{knob.variable}` | "
+                     f"{f'`{knob.flag}`' if knob.flag else ''} | {knob.help} |")
+    return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    print(markdown(), end="")

@@ -1,0 +1,88 @@
+"""Running a compile's stages: all at once, or pass by pass when the options
+ask to dump, time or trace; the remarks kept; observers told what happened.
+
+The runner knows nothing of files: what to do with each step's IR, the times
+and a failure (dumps, reproducers, reports) is an ``Observer``'s business
+(``xlac.debug.dump`` has the one ``xlac.compile`` uses).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Protocol
+
+from xlac.errors import CompileError, Diagnostic
+from xlac.mlir import ir
+from xlac.options import Options
+from xlac.pipeline.pass_manager import run_passes
+from xlac.pipeline.text import without_passes
+
+
+class Observer(Protocol):
+    """What a runner reports; every method may do nothing."""
+
+    def started(self, module: ir.Module) -> None: ...
+    def step_done(self, stage: str, step: str, module: ir.Module) -> None: ...
+    def stage_done(self, stage: str, module: ir.Module) -> None: ...
+    def failed(self, error: CompileError, runner: "StageRunner") -> CompileError: ...
+    def finished(self, runner: "StageRunner") -> None: ...
+
+
+class StageRunner:
+    """Runs one compile's stages on a module, stage by stage."""
+
+    def __init__(self, options: Options, observer: Observer | None = None,
+                 progress=None):
+        self.options = options
+        self.observer = observer
+        self.progress = progress           # called with (stage, step) as work starts
+        self.pipeline: list[str] = []      # every step run, in order
+        self.times: list[tuple[str, str, float, float]] = []   # stage, step, start, seconds
+        self.remarks: list[Diagnostic] = []
+        self.failed_step = ""               # the step that failed, when run pass by pass
+
+    def start(self, module: ir.Module) -> None:
+        if self.observer is not None:
+            self.observer.started(module)
+
+    def run(self, module: ir.Module, stage: str, steps: list[str]) -> None:
+        """Run ``steps`` (minus the disabled passes) as stage ``stage``."""
+        steps = without_passes(steps, self.options.disable_passes)
+        self.pipeline += steps
+        if self.options.stepwise:
+            for step in steps:
+                self._timed(stage, step, lambda s=step: self._one_step(module, s))
+                if self.observer is not None:
+                    self.observer.step_done(stage, step, module)
+        else:
+            self._timed(stage, stage, lambda: self.remarks.extend(run_passes(module, steps)))
+        if self.observer is not None:
+            self.observer.stage_done(stage, module)
+
+    def machine_code(self, build, step: str = "llvm-jit (LLVM -O3)"):
+        """``build()`` (the LLVM JIT, or PTX for cuda), timed and reported like a pass."""
+        return self._timed("machine code", step, build)
+
+    def finish(self) -> None:
+        if self.observer is not None:
+            self.observer.finished(self)
+
+    def _one_step(self, module: ir.Module, step: str) -> None:
+        try:
+            self.remarks.extend(run_passes(module, [step]))
+        except CompileError:
+            self.failed_step = step
+            raise
+
+    def _timed(self, stage: str, name: str, action):
+        if self.progress is not None:
+            self.progress(stage, name)
+        start = time.perf_counter()
+        try:
+            result = action()
+        except CompileError as error:
+            self.times.append((stage, name + " (failed)", start, time.perf_counter() - start))
+            self.finish()
+            raise (self.observer.failed(error, self) if self.observer else error) from None
+        self.times.append((stage, name, start, time.perf_counter() - start))
+        return result

@@ -1,0 +1,36 @@
+"""``xlac.compile(..., target="cpu")``: the CPU pipeline, then the LLVM JIT."""
+
+from __future__ import annotations
+
+from xlac.cpu_model import cpu_model
+from xlac.executable import Executable
+from xlac.pipeline import pipelines
+from xlac.signature import entry_signature
+from xlac.targets.cpu.library import executable_from
+from xlac.targets.cpu.runtime import CpuFunction
+
+
+class CpuTarget:
+    name = "cpu"
+
+    def pipeline(self, entry: str, options) -> list[str]:
+        return [step for steps in pipelines.cpu_stages(entry, options).values() for step in steps]
+
+    def stage_names(self) -> list[str]:
+        return list(pipelines.CPU_STAGES)
+
+    def compile(self, module, stages, entry: str, runner) -> Executable:
+        options = runner.options
+        steps = pipelines.cpu_stages(entry, options)
+        runner.run(module, "stablehlo", steps["stablehlo"])
+        signature = entry_signature(module, entry)
+        for stage in pipelines.CPU_STAGES[2:]:          # the stages after "stablehlo"
+            runner.run(module, stage, steps[stage])
+        features = cpu_model(options.cpu).features
+        function = runner.machine_code(
+            lambda: CpuFunction(module, entry, features, options.malloc_tuning))
+        stages.remarks = runner.remarks
+        return Executable(function, signature, stages, "cpu", entry=entry)
+
+    def deserialize(self, blob: bytes, what: str, entry: str, stages, options) -> Executable:
+        return executable_from(blob, what, entry, stages, options.malloc_tuning)

@@ -1,0 +1,71 @@
+"""The libraries CPU code needs at run time, and process-wide runtime tuning.
+
+Shared by the JIT (loaded before an engine is made), the ahead-of-time link
+(``xlac.targets.cpu.serialize`` links against them) and loaded artifacts.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import functools
+from importlib import metadata
+
+
+@functools.cache
+def openmp_library() -> str | None:
+    """Load libiomp5 (intel-openmp wheel) for the `__kmpc_*` calls of omp.parallel.
+
+    Loaded RTLD_GLOBAL once per process, before any engine, so the JIT's
+    symbol lookup finds it. None when the wheel is missing: programs without
+    parallel loops still run.
+    """
+    try:
+        files = metadata.distribution("intel-openmp").files or []
+    except metadata.PackageNotFoundError:
+        return None
+    for file in files:
+        if file.name == "libiomp5.so":
+            path = str(file.locate().resolve())
+            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+            return path
+    return None
+
+
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3      # glibc mallopt parameters
+
+
+def keep_freed_memory(enabled: bool = True) -> bool:
+    """Let glibc keep freed blocks up to 32 MiB for reuse instead of unmapping them.
+
+    Why: compiled code mallocs its temporaries (and numpy its outputs) on
+    every call. Above glibc's default mmap threshold each one is a fresh
+    mmap whose pages fault in one by one (~6 ms of a 2 ms softmax); kept in
+    the heap they are reused warm. Process-wide, once; ``enabled=False``
+    (XLAC_MALLOC_TUNING=0) skips it (docs/cpu-runtime.md).
+    """
+    return enabled and _tune_malloc()
+
+
+@functools.cache
+def _tune_malloc() -> bool:
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return bool(libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)
+                    and libc.mallopt(_M_TRIM_THRESHOLD, 512 << 20))
+    except (OSError, AttributeError):     # not glibc: nothing to tune
+        return False
+
+
+def _runtime_libraries() -> list[str]:
+    # libm resolves tanh, erf, atan2 ... that convert-math-to-libm calls;
+    # libiomp5 the __kmpc_* calls of parallel loops.
+    found = ctypes.util.find_library("m")
+    openmp = openmp_library()
+    return ([found] if found else []) + ([openmp] if openmp else [])
+
+
+def runtime_libraries() -> list[str]:
+    """Libraries compiled code calls into: the JIT loads them, and the
+    ahead-of-time link step (``xlac.targets.cpu.serialize``) links against them."""
+    return _runtime_libraries()

@@ -1,0 +1,86 @@
+"""Running CPU code from an artifact, without MLIR: the library is opened
+from memory (a memfd), so the bytes that were checked are the bytes that run,
+even if the file changes meanwhile.
+"""
+
+from __future__ import annotations
+
+import atexit
+import ctypes
+import os
+import tempfile
+import uuid
+from pathlib import Path
+
+from xlac.artifact import container
+from xlac.executable import Executable
+from xlac.signature import Signature
+from xlac.targets.cpu.libraries import keep_freed_memory
+from xlac.targets.cpu.runtime import EntryFailed
+
+_ENTRY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+
+
+class LibraryFunction:
+    """One entry of a loaded library, called like ``CpuFunction``: with the
+    data pointers of every input, then every output."""
+
+    def __init__(self, library: ctypes.CDLL, symbol: str, num_inputs: int, blob: bytes):
+        self._library = library          # keeps the code mapped
+        self._entry = _ENTRY_TYPE((symbol, library))
+        self._num_inputs = num_inputs
+        self._blob = blob                # what Executable.serialize returns
+
+    def __call__(self, pointers: list[int]) -> None:
+        inputs = (ctypes.c_void_p * max(self._num_inputs, 1))(*pointers[:self._num_inputs])
+        rest = pointers[self._num_inputs:]
+        outputs = (ctypes.c_void_p * max(len(rest), 1))(*rest)
+        status = self._entry(ctypes.addressof(inputs), ctypes.addressof(outputs))
+        if status != 0:
+            raise EntryFailed(f"the compiled entry returned status {status}")
+
+    def serializer(self, entry: str, signature: Signature):
+        return lambda: self._blob
+
+
+def executable_from(blob: bytes, what: str, entry: str, stages, malloc_tuning: bool = True
+                    ) -> Executable:
+    """An Executable for ``entry`` of a checked CPU artifact."""
+    library_bytes, meta = container.unpack(blob, what)
+    container.check_compatible(meta, what, "cpu")
+    description = container.entry_description(meta, entry, what)
+    signature = Signature.from_json(description)
+    keep_freed_memory(malloc_tuning)          # as for JIT-compiled code: warm temporaries
+    library = open_library(library_bytes)
+    function = LibraryFunction(library, description["symbol"], len(signature.inputs), blob)
+    return Executable(function, signature, stages, "cpu", entry=entry)
+
+
+def open_library(data: bytes) -> ctypes.CDLL:
+    """dlopen a shared library held in memory.
+
+    The loader takes a path it has seen before, or a file whose device and
+    inode it has seen, for a library it already holds. So the code lives in
+    a memfd (whose inodes are never reused) reached through a symlink of a
+    name never used before (``/proc/self/fd/N`` numbers are reused).
+    """
+    if not hasattr(os, "memfd_create"):
+        return _open_from_kept_file(data)
+    fd = os.memfd_create("xlac-artifact", os.MFD_CLOEXEC)
+    try:
+        os.write(fd, data)
+        with tempfile.TemporaryDirectory(prefix="xlac-load-") as directory:
+            link = Path(directory) / f"{uuid.uuid4().hex}.so"
+            link.symlink_to(f"/proc/self/fd/{fd}")
+            return ctypes.CDLL(str(link), mode=os.RTLD_LOCAL)
+    finally:
+        os.close(fd)           # the mapping outlives the descriptor
+
+
+def _open_from_kept_file(data: bytes) -> ctypes.CDLL:
+    """Without memfd: a private file kept until exit, so its inode stays unique."""
+    handle = tempfile.NamedTemporaryFile(prefix="xlac-load-", suffix=".so", delete=False)
+    with handle:
+        handle.write(data)
+    atexit.register(os.unlink, handle.name)
+    return ctypes.CDLL(handle.name, mode=os.RTLD_LOCAL)

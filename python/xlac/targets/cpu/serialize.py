@@ -1,0 +1,138 @@
+"""CPU code as an artifact: the JIT's object code, made private but for the
+entry, linked by the system C compiler with the C-ABI wrapper
+(``xlac.artifact.csrc``) and the runtime libraries the JIT uses, then packed
+with its metadata (``xlac.artifact.container``).
+
+What ``xla-compile``, ``Executable.serialize`` and the compilation cache write.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tempfile
+import weakref
+from dataclasses import dataclass
+from pathlib import Path
+
+from xlac.artifact import container, csrc
+from xlac.errors import CompileError, error
+from xlac.signature import Signature
+from xlac.targets.cpu.libraries import runtime_libraries
+
+
+@dataclass(frozen=True)
+class EntryObject:
+    """One compiled entry: its object file and signature."""
+
+    entry: str
+    object_path: Path
+    signature: Signature
+
+
+class PendingArtifact:
+    """The object code of a JIT-compiled entry, taken now; linked when called.
+
+    The link is the slow part (a C compiler run): the cache calls this on a
+    background thread. The temporary directory goes when this object does.
+    """
+
+    def __init__(self, write_object, entry: str, signature: Signature, cpu_features):
+        self._workdir = Path(tempfile.mkdtemp(prefix="xlac-link-"))
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self._workdir, True)
+        path = self._workdir / f"{csrc.c_identifier(entry)}.o"
+        try:
+            write_object(str(path))
+        except BaseException:
+            self._cleanup()
+            raise
+        self._object = EntryObject(entry, path, signature)
+        self._features = cpu_features
+
+    def __call__(self) -> bytes:
+        try:
+            blob, _ = link_library([self._object], "xlac", "libxlac_module.so",
+                                   "<serialized executable>", self._workdir, self._features)
+            return blob
+        finally:
+            self._cleanup()
+
+
+def link_library(objects: list[EntryObject], prefix: str, soname: str, origin: str,
+                 workdir: Path, cpu_features, extra: dict | None = None) -> tuple[bytes, str]:
+    """``(artifact bytes, header text)``: a shared library exporting ``prefix_<entry>``."""
+    workdir = Path(workdir)
+    signatures = {o.entry: o.signature for o in objects}
+    identity = container.build_identity()
+    header_text = csrc.header(prefix, signatures, origin, identity["xlac"])
+    (workdir / f"{prefix}.h").write_text(header_text)
+    wrapper = workdir / f"{prefix}_wrapper.c"
+    wrapper.write_text(csrc.wrapper(prefix, signatures, f"{prefix}.h"))
+    private = [_localize(o, prefix, workdir) for o in objects]
+    library = workdir / soname
+    _run([c_compiler(), "-shared", "-fPIC", "-O2", "-o", str(library), str(wrapper), *private,
+          f"-Wl,--version-script={_version_script(objects, prefix, workdir)}",
+          f"-Wl,-soname,{soname}", "-Wl,--no-undefined", "-Wl,-z,noexecstack",
+          *link_flags()], "linking the library")
+    metadata = identity | {
+        "cpu_features": sorted(cpu_features), "target": "cpu", "prefix": prefix,
+        "source": origin,
+        "entries": {o.entry: {"symbol": csrc.api_symbol(prefix, o.entry),
+                              **o.signature.to_json()} for o in objects}} | (extra or {})
+    return container.pack(library.read_bytes(), metadata), header_text
+
+
+def link_flags() -> list[str]:
+    """Linker arguments for the runtime libraries (a path or a soname each)."""
+    flags = []
+    for library in runtime_libraries():
+        if os.sep in library:
+            flags += [library, f"-Wl,-rpath,{Path(library).parent}"]
+        else:
+            flags.append(f"-l:{library}")
+    return flags
+
+
+def c_compiler() -> str:
+    """The C compiler that links artifacts: ``$CC``, else cc, gcc or clang."""
+    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    raise CompileError(error("no C compiler found to link the library"),
+                       "install cc/gcc/clang or point $CC at one")
+
+
+def _localize(obj: EntryObject, prefix: str, workdir: Path) -> str:
+    """A copy of the object whose only global symbol is the renamed entry.
+
+    Every entry's object has its own helpers and constants; made local, they
+    cannot clash with each other or with the program the library goes into.
+    """
+    objcopy = shutil.which("objcopy")
+    if objcopy is None:
+        raise CompileError(error("objcopy (binutils) not found"),
+                           "it ships with the C toolchain; install binutils")
+    impl = csrc.impl_symbol(prefix, obj.entry)
+    out = workdir / f"{obj.object_path.stem}.private.o"
+    _run([objcopy, f"--redefine-sym={obj.entry}={impl}", f"--keep-global-symbol={impl}",
+          str(obj.object_path), str(out)], "renaming the entry's symbols")
+    return str(out)
+
+
+def _version_script(objects: list[EntryObject], prefix: str, workdir: Path) -> Path:
+    names = []
+    for obj in objects:
+        name = csrc.api_symbol(prefix, obj.entry)
+        names += [name, f"{name}_signature"]
+    script = workdir / "exports.map"
+    script.write_text("{\n  global: " + "; ".join(names) + ";\n  local: *;\n};\n")
+    return script
+
+
+def _run(command: list[str], what: str) -> None:
+    result = subprocess.run(command, capture_output=True, text=True)
+    if result.returncode != 0:
+        detail = (result.stderr or result.stdout).strip().splitlines()
+        raise CompileError([error(f"{what} failed: {line}") for line in detail[-8:]]
+                           or [error(f"{what} failed")], "command: " + " ".join(command))
