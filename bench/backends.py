@@ -12,7 +12,6 @@ import time
 from contextlib import contextmanager
 
 import numpy as np
-
 import xlac_worker
 from numpy_impls import IMPLS
 
@@ -44,9 +43,9 @@ class XlaBackend:
 
     def __init__(self):
         with reported("XLA does not start"):
-            from jax.extend.backend import get_backend
             from jax._src import compiler
             from jax._src.lib import xla_client
+            from jax.extend.backend import get_backend
             self._client = get_backend("cpu")
             self._device = self._client.local_devices()[0]
             self._devices = xla_client.DeviceList((self._device,))

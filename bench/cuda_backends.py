@@ -8,9 +8,8 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
-
 import cuda_worker
+import numpy as np
 import xlac_worker
 from backends import BackendError, XlaBackend, XlacBackend, _cost_flops, _timed, reported
 
@@ -83,7 +82,7 @@ class XlaHostBackend:
     def load(self, program, inputs) -> None:
         if self._xla._exe is None:                   # XLA failed to compile: say so
             raise BackendError("XLA host: no XLA executable (see the XLA column)")
-        return None                                  # compiled once, by the XLA backend
+        return                                  # compiled once, by the XLA backend
 
     def _call(self):
         import jax

@@ -14,8 +14,7 @@ from __future__ import annotations
 
 import datetime
 
-from report import (ProgramResult, _compile, aligned, _err, _footnotes, _num, _time_cell,
-                    geomean)
+from report import ProgramResult, _compile, _err, _footnotes, _num, _time_cell, aligned, geomean
 
 BACKENDS = ("xlac", "XLA", "XLA host")
 PEAK_HBM = 4.8e12        # H200 HBM3e, bytes/s (NVIDIA's datasheet)

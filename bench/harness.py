@@ -9,8 +9,7 @@ from dataclasses import replace
 
 from backends import BackendError, NumpyBackend, XlaBackend, XlacBackend
 from programs import SUITE, extra_program, make_inputs, suite_programs
-from report import (BACKENDS, SUSPECT_ERROR, BackendResult, ProgramResult, markdown,
-                    text_table, versions)
+from report import BACKENDS, SUSPECT_ERROR, BackendResult, ProgramResult, markdown, text_table, versions
 from timing import interleave, max_rel_error, plan_reps
 
 

@@ -66,7 +66,7 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.threads:
         limit_threads(args.threads)
-    import harness   # numpy, jax: only after the thread settings
+    import harness  # numpy, jax: only after the thread settings
     if args.suite:
         harness.SUITE = args.suite.resolve()    # _select reads it; the worker gets full paths
     if args.target == "cuda":

@@ -28,7 +28,8 @@ def serve(conn, target: str = "cpu") -> None:
     try:
         import xlac
         compiler = xlac if target == "cpu" else _ForTarget(xlac, target)
-        tiny = compiler.compile(TINY_PROGRAM, cache=False)   # one-time start-up costs stay out of the first compile time
+        # one-time start-up costs stay out of the first compile time
+        tiny = compiler.compile(TINY_PROGRAM, cache=False)
     except Exception as exc:  # noqa: BLE001 - reported to the harness, which goes on
         conn.send(("error", f"xlac on {target} does not start: {_describe(exc)}"))
         return

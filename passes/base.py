@@ -55,7 +55,7 @@ class ModulePass:
         return (cls.__doc__ or "").strip().splitlines()[0]
 
     @classmethod
-    def from_options(cls, options: dict[str, str]) -> "ModulePass":
+    def from_options(cls, options: dict[str, str]) -> ModulePass:
         """Build the pass from ``{opt=value}`` text options."""
         fields = {f.name.replace("_", "-"): f for f in dataclasses.fields(cls)}
         kwargs = {}

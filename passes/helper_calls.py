@@ -16,15 +16,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from xlac.dtypes import tensor_type  # noqa: F401 - the passes' spelling of tensor types
 from xlac.mlir import ir
 from xlac.passes.base import PassFailure, nested_ops, symbol_name
 
 _CONSTANTS = ("stablehlo.constant", "arith.constant")
-
-
-def tensor_type(shape: Sequence[int], element: str) -> str:
-    """``tensor<2x3xf32>`` as MLIR text (``tensor<f32>`` for an empty shape)."""
-    return "tensor<" + "".join(f"{n}x" for n in shape) + element + ">"
 
 
 def region_declaration(region: ir.Region, name: str,

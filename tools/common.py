@@ -17,7 +17,7 @@ def read_input(path: str) -> tuple[bytes, str]:
         with open(path, "rb") as handle:
             return handle.read(), path
     except OSError as exc:
-        raise SystemExit(_fail(f"{path}: error: cannot read file: {exc.strerror}"))
+        raise SystemExit(_fail(f"{path}: error: cannot read file: {exc.strerror}")) from None
 
 
 def _fail(message: str) -> int:
@@ -55,6 +55,8 @@ def tool_options(args) -> Options:
         changes["disable_passes"] = tuple(p for p in args.disable_passes.split(",") if p)
     if getattr(args, "xla_fusion_remarks", False):
         changes["fusion_remarks"] = True
+    if getattr(args, "xla_trace", ""):
+        changes["trace_to"] = args.xla_trace
     if getattr(args, "cpu", ""):
         changes["cpu"] = args.cpu
     return options.replace(**changes)

@@ -5,10 +5,11 @@ from __future__ import annotations
 import gc
 import sys
 
-from xlac.pipeline import pipelines
+from xlac.context import new_context
 from xlac.errors import CompileError, Diagnostic, collect_diagnostics, record_of
 from xlac.frontend.parse import parse_module
-from xlac.mlir import ir, new_context
+from xlac.mlir import ir
+from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import build_pass_manager
 from xlac.tools.split_input import OUTPUT_SEPARATOR, split_chunks
 from xlac.tools.verify_diagnostics import verify

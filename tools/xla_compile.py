@@ -28,6 +28,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="C symbol prefix (default: the library's name, 'libmodel.so' -> model)")
     p.add_argument("--disable-passes", default="", help="comma-separated passes to skip")
     p.add_argument("--mlir-timing", action="store_true", help="per-pass times on stderr")
+    p.add_argument("--xla-trace", default="", metavar="FILE",
+                   help="write a compile-time trace (Chrome trace JSON, for Perfetto); env XLAC_TRACE_TO")
     p.add_argument("--cpu", default="", help="CPU to compile for: host (default), x86-64-v2, "
                    "x86-64-v3 (AVX2), x86-64-v4 (AVX-512)")
     return p.parse_args(argv)

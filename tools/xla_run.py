@@ -28,6 +28,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="comma-separated passes to skip (bisecting; env XLAC_DISABLE_PASSES)")
     p.add_argument("--mlir-timing", action="store_true",
                    help="per-pass compile times on stderr (env XLAC_TIMING=1)")
+    p.add_argument("--xla-trace", default="", metavar="FILE",
+                   help="write a compile-time trace (Chrome trace JSON, for Perfetto); env XLAC_TRACE_TO")
     p.add_argument("--cpu", default="", help="CPU to compile for: host (default), x86-64-v2/v3/v4")
     return p.parse_args(argv)
 

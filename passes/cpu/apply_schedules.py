@@ -1,5 +1,5 @@
 """xla-apply-schedules: tile, parallelize and vectorize linalg ops with the
-transform-dialect schedules in passes/schedules/."""
+transform-dialect schedules in passes/cpu/schedules/."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ class ApplySchedules(ModulePass):
 
     Why: convert-linalg-to-loops alone makes scalar loops on one core. Each op
     is classified (matmul, batch matmul, reduction, elementwise; see
-    schedule_plan.py) and tagged; the named sequences of passes/schedules/
+    schedule_plan.py) and tagged; the named sequences of passes/cpu/schedules/
     are put into the module with a generated `@__transform_main` that calls
     the right one per tag with its tile sizes; the upstream
     `transform-interpreter` runs it; the schedules and tags are removed.

@@ -7,7 +7,6 @@ from dataclasses import dataclass
 from xlac.mlir import ir, passmanager
 from xlac.passes.base import ModulePass, nested_ops, symbol_name
 
-
 # bf16 <-> f32 as integer ops: the JIT has no __truncsfbf2
 _HELPER_PIPELINE = "builtin.module(convert-math-to-libm, arith-expand{include-bf16=true})"
 

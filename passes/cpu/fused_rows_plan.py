@@ -1,4 +1,4 @@
-"""Which linalg ops are fused into one row loop (passes/schedules/fused_rows.mlir).
+"""Which linalg ops are fused into one row loop (passes/cpu/schedules/fused_rows.mlir).
 
 Read by xla-apply-schedules before the per-op plans of schedule_plan.py:
 softmax's max -> exp -> sum -> divide (layernorm's mean -> variance ->
@@ -9,8 +9,17 @@ then get no plan of their own.
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.cpu.schedule_plan import (LoopNest, Machine, Plan, has_math, lanes, loop_nest,
-                                           simple_body, thread_tiles, vector_size)
+from xlac.passes.cpu.schedule_plan import (
+    LoopNest,
+    Machine,
+    Plan,
+    has_math,
+    lanes,
+    loop_nest,
+    simple_body,
+    thread_tiles,
+    vector_size,
+)
 
 ROW_BLOCK = 1                # rows per step: one row of exponentials (4 KiB per 1024 f32) stays in L1
 

@@ -2,7 +2,7 @@
 
 Read by xla-apply-schedules. An op is described by its loops (extent and
 kind of each) and element types; a plan names a `transform.named_sequence`
-in passes/schedules/ and the i64 parameters it takes. Ops that no schedule
+in passes/cpu/schedules/ and the i64 parameters it takes. Ops that no schedule
 fits get no plan and lower to scalar loops as before.
 """
 

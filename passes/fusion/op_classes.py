@@ -20,23 +20,14 @@ REDUCE = "reduce"
 DOT = "dot"                  # dot_general, dot, convolution
 OTHER = "other"
 
-_ELEMENTWISE = frozenset(f"stablehlo.{name}" for name in """
-    abs add and atan2 cbrt ceil clamp compare complex convert cosine count_leading_zeros
-    divide exponential exponential_minus_one floor imag is_finite log log_plus_one logistic
-    maximum minimum multiply negate not or popcnt power real reduce_precision remainder
-    round_nearest_afz round_nearest_even rsqrt select shift_left shift_right_arithmetic
-    shift_right_logical sign sine sqrt subtract tan tanh xor""".split())
+_ELEMENTWISE = frozenset(f"stablehlo.{name}" for name in ["abs", "add", "and", "atan2", "cbrt", "ceil", "clamp", "compare", "complex", "convert", "cosine", "count_leading_zeros", "divide", "exponential", "exponential_minus_one", "floor", "imag", "is_finite", "log", "log_plus_one", "logistic", "maximum", "minimum", "multiply", "negate", "not", "or", "popcnt", "power", "real", "reduce_precision", "remainder", "round_nearest_afz", "round_nearest_even", "rsqrt", "select", "shift_left", "shift_right_arithmetic", "shift_right_logical", "sign", "sine", "sqrt", "subtract", "tan", "tanh", "xor"])
 
-_MOVEMENT = frozenset(f"stablehlo.{name}" for name in """
-    broadcast broadcast_in_dim reshape transpose slice concatenate pad reverse iota
-    dynamic_slice""".split())
+_MOVEMENT = frozenset(f"stablehlo.{name}" for name in ["broadcast", "broadcast_in_dim", "reshape", "transpose", "slice", "concatenate", "pad", "reverse", "iota", "dynamic_slice"])
 
 # XLA's "expensive" ops: transcendental math. Recomputing them (duplicating
 # them into several kernels, or once per broadcast element) costs more than
 # the memory traffic fusion saves.
-_TRANSCENDENTAL = frozenset(f"stablehlo.{name}" for name in """
-    atan2 cbrt cosine exponential exponential_minus_one log log_plus_one logistic power
-    rsqrt sine sqrt tan tanh""".split())
+_TRANSCENDENTAL = frozenset(f"stablehlo.{name}" for name in ["atan2", "cbrt", "cosine", "exponential", "exponential_minus_one", "log", "log_plus_one", "logistic", "power", "rsqrt", "sine", "sqrt", "tan", "tanh"])
 _INTEGER_DIVISION = frozenset({"stablehlo.divide", "stablehlo.remainder"})
 
 _DOTS = frozenset({"stablehlo.dot_general", "stablehlo.dot", "stablehlo.convolution"})

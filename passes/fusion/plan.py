@@ -19,10 +19,21 @@ import re
 from dataclasses import dataclass
 
 from xlac.mlir import ir
+from xlac.passes.fusion.op_classes import (
+    CONSTANT,
+    DOT,
+    ELEMENTWISE,
+    MOVEMENT,
+    OTHER,
+    REDUCE,
+    SMALL_CONSTANT,
+    is_duplicable,
+    is_expensive,
+    iteration_size,
+    numel,
+    type_text,
+)
 from xlac.passes.fusion.op_graph import BlockGraph, Groups
-from xlac.passes.fusion.op_classes import (CONSTANT, DOT, ELEMENTWISE, MOVEMENT, OTHER, REDUCE,
-                                    SMALL_CONSTANT, is_duplicable, is_expensive,
-                                    iteration_size, numel, type_text)
 
 _CONSUMERS = (ELEMENTWISE, MOVEMENT, REDUCE)
 

@@ -5,9 +5,23 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from xlac.passes.gpu.gpu_kernel_text import (THREADS, WARP, Lines, Operand, Space, call_body, carried_loop,
-                                         delinearize, global_thread, guarded, helper,
-                                         interleave, launch_header, load, store)
+from xlac.passes.gpu.gpu_kernel_text import (
+    THREADS,
+    WARP,
+    Lines,
+    Operand,
+    Space,
+    call_body,
+    carried_loop,
+    delinearize,
+    global_thread,
+    guarded,
+    helper,
+    interleave,
+    launch_header,
+    load,
+    store,
+)
 
 # A reduction's identity per combining op and element type: each thread starts from it.
 _FLOAT_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}

@@ -59,7 +59,7 @@ class Lines:
         self.lines: list[str] = []
         self._counter = counter if counter is not None else [0]
 
-    def nested(self) -> "Lines":
+    def nested(self) -> Lines:
         """An inner block's lines, sharing this body's names."""
         return Lines(self._counter)
 

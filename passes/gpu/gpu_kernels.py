@@ -14,10 +14,16 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass
-from xlac.passes.gpu.gpu_kernel_emit import (KernelOp, identity, loop_kernel, reduction_kernels)
+from xlac.passes.gpu.gpu_kernel_emit import KernelOp, identity, loop_kernel, reduction_kernels
 from xlac.passes.gpu.gpu_kernel_text import Operand, Space
-from xlac.passes.gpu.launch_ops import (constant, constant_fill_of, constant_text, has_reduction,
-                                        previous_op, top_level_ops)
+from xlac.passes.gpu.launch_ops import (
+    constant,
+    constant_fill_of,
+    constant_text,
+    has_reduction,
+    previous_op,
+    top_level_ops,
+)
 from xlac.passes.helper_calls import captured_values, fresh_symbol, region_declaration, replace_with_call
 
 _FOLDED = "xla.folded_into_reduction"
@@ -152,7 +158,7 @@ def _combiner(op: ir.Operation, outputs: int) -> str | None:
     if isinstance(owner, ir.Block) or len(list(owner.operands)) != 2:
         return None
     combining = owner.operation
-    uses = [use for use in out.uses]
+    uses = list(out.uses)
     if out not in list(combining.operands) or len(uses) != 1 or list(combining.operands).count(out) != 1:
         return None
     if identity(combining.name, str(out.type)) is None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from xlac.dtypes import tensor_type
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
@@ -55,7 +56,7 @@ class _Shapes:
     epsilon: float
 
     @staticmethod
-    def of(op: ir.Operation) -> "_Shapes":
+    def of(op: ir.Operation) -> _Shapes:
         operand = ir.RankedTensorType(op.operands[0].type)
         if not operand.has_static_shape:
             raise PassFailure(op.location, f"{op.name} with dynamic shapes is not "
@@ -63,7 +64,7 @@ class _Shapes:
         index = ir.IntegerAttr(op.attributes["feature_index"]).value
         shape = list(operand.shape)
         element = str(operand.element_type)
-        return _Shapes(str(operand), f"tensor<{shape[index]}x{element}>", element, index,
+        return _Shapes(str(operand), tensor_type([shape[index]], element), element, index,
                        [d for d in range(len(shape)) if d != index],
                        math.prod(shape) // max(shape[index], 1),
                        ir.FloatAttr(op.attributes["epsilon"]).value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xlac.dtypes import tensor_type
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
@@ -144,4 +145,4 @@ def _join(shape: list[int], source: str, target: str) -> list[str]:
 
 
 def _t(shape: list[int], element: str) -> str:
-    return f"tensor<{''.join(f'{d}x' for d in shape)}{element}>"
+    return tensor_type(shape, element)

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from xlac.dtypes import tensor_type
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
@@ -48,7 +49,7 @@ class _Fft:
     lines: list[str]
 
     @staticmethod
-    def of(op: ir.Operation) -> "_Fft":
+    def of(op: ir.Operation) -> _Fft:
         operand = ir.RankedTensorType(op.operands[0].type)
         result = ir.RankedTensorType(op.results[0].type)
         if not (operand.has_static_shape and result.has_static_shape):
@@ -183,7 +184,7 @@ class _Fft:
 
 
 def _t(shape: list[int], element: str) -> str:
-    return f"tensor<{''.join(f'{d}x' for d in shape)}{element}>"
+    return tensor_type(shape, element)
 
 
 def _twiddles(size: int, sign: int) -> tuple[str, str]:

@@ -7,8 +7,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
-from xlac.passes.helper_calls import (delinearize, fresh_symbol, region_declaration,
-                                      replace_with_call)
+from xlac.passes.helper_calls import delinearize, fresh_symbol, region_declaration, replace_with_call
 
 
 @dataclass(frozen=True)
@@ -50,7 +49,7 @@ class _Window:
     pad_low: list[int]
 
     @staticmethod
-    def of(op: ir.Operation) -> "_Window":
+    def of(op: ir.Operation) -> _Window:
         operand, source = (ir.RankedTensorType(v.type) for v in op.operands[:2])
         if not (operand.has_static_shape and source.has_static_shape):
             raise PassFailure(op.location, "select_and_scatter: dynamic shapes are not "

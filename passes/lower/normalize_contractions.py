@@ -7,6 +7,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from xlac.dtypes import tensor_type
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops, symbol_name
 from xlac.passes.helper_calls import call_instead
@@ -183,7 +184,7 @@ class _Body:
         self._count = 0
 
     def tensor(self, shape) -> str:
-        return "tensor<" + "".join(f"{d}x" for d in shape) + self.element + ">"
+        return tensor_type(shape, self.element)
 
     def emit(self, rhs: str, type_: str) -> str:
         value = f"%v{self._count}"

@@ -57,8 +57,9 @@ _ELEMENTWISE = frozenset("stablehlo." + name for name in """
     cosine count_leading_zeros divide exponential exponential_minus_one floor imag
     is_finite log log_plus_one logistic maximum minimum multiply negate not or popcnt
     power real reduce_precision remainder round_nearest_afz round_nearest_even rsqrt
-    select shift_left shift_right_arithmetic shift_right_logical sign sine sqrt
-    subtract tan tanh xor""".split())
+    select shift_left shift_right_arithmetic shift_right_logical sign sine sqrt subtract
+    tan tanh xor
+""".split())
 
 
 def region_of(op: ir.Operation) -> Region:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from xlac.dtypes import tensor_type
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
@@ -51,8 +52,7 @@ def _is_f64_to_half(op: ir.Operation) -> bool:
 def _helper_text(op: ir.Operation, name: str) -> str:
     source = ir.RankedTensorType(op.operands[0].type)
     result = ir.RankedTensorType(op.results[0].type)
-    dims = "".join(f"{d}x" for d in source.shape)
-    f32, i32, i1 = (f"tensor<{dims}{e}>" for e in ("f32", "i32", "i1"))
+    f32, i32, i1 = (tensor_type(source.shape, e) for e in ("f32", "i32", "i1"))
     return f"""
 func.func private @{name}(%x: {source}) -> {result} {{
   %nearest = stablehlo.convert %x : ({source}) -> {f32}

@@ -12,12 +12,11 @@ from xlac.compiler import compile  # noqa: A004 - the API's name
 from xlac.debug.dump import LargeConstantWarning
 from xlac.errors import CompileError, InputError, UnsupportedOpError, XlacError
 from xlac.executable import Executable
-from xlac.frontend.jax import jit
+from xlac.jax_jit import jit
 from xlac.loader import deserialize, load
 from xlac.options import Options
 from xlac.signature import Signature, TensorSpec
-
-__version__ = "0.1.0"
+from xlac.version import __version__
 
 __all__ = ["compile", "CompileError", "UnsupportedOpError", "InputError", "XlacError",
            "Executable", "Options", "Signature", "TensorSpec", "__version__", "load",

@@ -24,9 +24,9 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Callable
 
 from xlac.files import private_directory, read_private, write_atomically
 
@@ -53,7 +53,7 @@ class CompilationCache:
         self.directory = directory
 
     @classmethod
-    def open(cls, directory: Path | None) -> "CompilationCache | None":
+    def open(cls, directory: Path | None) -> CompilationCache | None:
         """The cache in ``directory`` (None: off); None, after a warning, if it is unsafe."""
         if directory is None:
             return None

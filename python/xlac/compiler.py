@@ -9,13 +9,13 @@ from __future__ import annotations
 import logging
 
 from xlac.cache import CompilationCache, digest
+from xlac.context import new_context
 from xlac.cpu_model import cpu_model
 from xlac.debug.dump import CompileReporter, check_disabled
 from xlac.dynamic import compile_dynamic, has_dynamic_arguments
 from xlac.errors import CompileError, UnsupportedOpError, error
 from xlac.executable import Executable
 from xlac.frontend.parse import parse_module, source_to_bytes
-from xlac.mlir import new_context
 from xlac.options import Options
 from xlac.pipeline.runner import StageRunner
 from xlac.pipeline.stage_texts import StageTexts

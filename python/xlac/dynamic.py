@@ -19,15 +19,16 @@ from __future__ import annotations
 
 import logging
 import threading
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
+from xlac.context import new_context
 from xlac.dtypes import shape_str
 from xlac.errors import CompileError, error
 from xlac.executable import Executable, check_inputs
 from xlac.frontend.parse import parse_module
-from xlac.mlir import ir, new_context
+from xlac.mlir import ir
 from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import run_passes
 from xlac.pipeline.stage_texts import StageTexts
@@ -56,7 +57,7 @@ def has_dynamic_arguments(module: ir.Module, entry: str) -> bool:
 
 def compile_dynamic(module: ir.Module, stages: StageTexts, source_name: str, target: str,
                     entry: str, disabled: tuple[str, ...],
-                    compile_static: Callable[[bytes], Executable]) -> "DynamicExecutable":
+                    compile_static: Callable[[bytes], Executable]) -> DynamicExecutable:
     """Ingest a program with dynamic arguments; its code is made per call shape
     by ``compile_static`` (program bytes with static shapes -> Executable)."""
     run_passes(module, without_passes(pipelines.ingest(entry, target), disabled))

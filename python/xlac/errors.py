@@ -25,7 +25,7 @@ class Diagnostic:
     location: str
     severity: str              # error, warning, remark, note
     message: str
-    notes: tuple["Diagnostic", ...] = ()
+    notes: tuple[Diagnostic, ...] = ()
 
     def lines(self) -> list[str]:
         """This diagnostic and its notes, one formatted line each."""
@@ -78,11 +78,11 @@ class CompileError(XlacError):
     def diagnostics(self) -> list[str]:
         return [line for record in self.records for line in record.lines()]
 
-    def with_note(self, note: str) -> "CompileError":
+    def with_note(self, note: str) -> CompileError:
         """The same error (same class) with one more note line."""
         return type(self)(self.records + [Diagnostic("", "note", note)], self.hint)
 
-    def with_hint(self, hint: str) -> "CompileError":
+    def with_hint(self, hint: str) -> CompileError:
         return type(self)(self.records, hint)
 
 

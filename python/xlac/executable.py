@@ -8,7 +8,8 @@ behind one ``Executable`` and nothing here imports a target.
 from __future__ import annotations
 
 import copy
-from typing import Callable, Protocol
+from collections.abc import Callable
+from typing import Protocol
 
 import numpy as np
 
@@ -88,7 +89,7 @@ class Executable:
         """The compiled code behind ``run``."""
         return self._function
 
-    def with_function(self, function: CompiledFunction) -> "Executable":
+    def with_function(self, function: CompiledFunction) -> Executable:
         """The same executable (signature, stages) running ``function`` instead."""
         other = copy.copy(self)
         other._function = function

@@ -14,8 +14,8 @@ from torch_mlir import ir, passmanager  # noqa: F401  (re-exported)
 from torch_mlir._mlir_libs import _stablehlo as stablehlo
 from torch_mlir.execution_engine import ExecutionEngine  # noqa: F401
 
-__all__ = ["ir", "passmanager", "stablehlo", "ExecutionEngine", "new_context",
-           "provider_version", "dialect", "translate_to_llvm_ir"]
+__all__ = ["ir", "passmanager", "stablehlo", "ExecutionEngine", "bare_context",
+           "dialect", "translate_to_llvm_ir"]
 
 
 def dialect(name: str):
@@ -35,8 +35,9 @@ def _register_stablehlo_passes() -> None:
     stablehlo.register_stablehlo_passes()
 
 
-def new_context() -> ir.Context:
-    """A context with every dialect xlac meets already loaded.
+def bare_context() -> ir.Context:
+    """A context with the StableHLO and CHLO dialects loaded (``xlac.context``
+    adds xlac's own).
 
     CHLO is not loaded by ``register_dialect``: it loads only once a pass that
     depends on it runs. JAX emits ``chlo.*`` in ordinary programs, so we run
@@ -52,15 +53,4 @@ def new_context() -> ir.Context:
             "builtin.module(func.func(stablehlo-complex-math-expander))")
         pm.run(empty.operation)
     ctx.load_all_available_dialects()
-    from xlac.dialects.xla import register_xla_dialect  # here: xlac.dialects imports this module
-    register_xla_dialect(ctx)                           # xla.fusion, xla.yield (dialects/README.md)
     return ctx
-
-
-def provider_version() -> str:
-    """Version of the package that provides the bindings (for cache keys)."""
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        return "torch-mlir " + version("torch-mlir")
-    except PackageNotFoundError:
-        return "torch-mlir unknown"

@@ -77,7 +77,7 @@ class Options:
     progress: str = "auto"
 
     @classmethod
-    def from_env(cls, environ=None) -> "Options":
+    def from_env(cls, environ=None) -> Options:
         """The defaults, overridden by every ``XLAC_*`` variable that is set."""
         env = os.environ if environ is None else environ
         values = {}
@@ -86,7 +86,7 @@ class Options:
                 values[knob.field] = _parse(knob.field, env[knob.variable])
         return cls(**values)
 
-    def replace(self, **changes) -> "Options":
+    def replace(self, **changes) -> Options:
         return dataclasses.replace(self, **changes)
 
     @property

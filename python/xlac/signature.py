@@ -61,7 +61,7 @@ class Signature:
                        for s in getattr(self, side)] for side in ("inputs", "outputs")}
 
     @classmethod
-    def from_json(cls, description: dict) -> "Signature":
+    def from_json(cls, description: dict) -> Signature:
         """The inverse of ``to_json``; ValueError if ``description`` is not one."""
         try:
             return cls(*(tuple(TensorSpec(tuple(int(d) for d in item["shape"]), str(item["type"]))

@@ -6,8 +6,8 @@ import collections
 import importlib.util
 import json
 import os
-import subprocess
 import re
+import subprocess
 import sys
 from pathlib import Path
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.util
 import json
 import platform
 import struct
@@ -69,10 +70,9 @@ def read(path: str | Path) -> tuple[bytes, dict]:
 
 def build_identity() -> dict:
     """Which xlac (and which bindings) made a piece of compiled code."""
-    from xlac import __version__
-    from xlac.mlir import provider_version
+    from xlac.version import __version__, bindings_version
     return {"format": FORMAT, "xlac": __version__, "xlac_build": source_digest(),
-            "torch-mlir": provider_version().split()[-1], "llvmlite": _llvmlite_version(),
+            "torch-mlir": bindings_version().split()[-1], "llvmlite": _llvmlite_version(),
             "machine": platform.machine()}
 
 
@@ -123,12 +123,9 @@ def source_digest() -> str:
     The version number alone would keep serving code from an older compiler
     to anyone working on xlac itself.
     """
-    import xlac
-    import xlac.dialects
-    import xlac.passes
     digest = hashlib.sha256()
-    for package in (xlac, xlac.passes, xlac.dialects):
-        root = Path(package.__file__).parent
+    for package in ("xlac", "xlac.passes", "xlac.dialects"):
+        root = Path(importlib.util.find_spec(package).origin).parent
         for path in sorted(root.rglob("*")):
             if path.suffix in (".py", ".mlir", ".pdll") and "__pycache__" not in path.parts:
                 digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())

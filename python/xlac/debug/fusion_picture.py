@@ -16,12 +16,12 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from xlac.pipeline import pipelines
-from xlac.errors import format_location
 from xlac.debug.fusion_report import scaled, short_name
+from xlac.errors import format_location
 from xlac.mlir import ir
 from xlac.passes.base import functions
 from xlac.passes.fusion.op_classes import CONSTANT, bytes_of, flops, op_class, type_text
+from xlac.pipeline import pipelines
 
 _FUSION = "xla.fusion"
 _SKIPPED = {"func.return", "arith.constant", "tensor.empty"}

@@ -20,9 +20,9 @@ from collections import Counter
 from xlac.dialects.xla import FUSION, fusion_body, fusion_kind
 from xlac.errors import collect_diagnostics, format_location
 from xlac.mlir import ir
-from xlac.pipeline.pass_manager import build_pass_manager
 from xlac.passes.base import nested_ops
 from xlac.passes.fusion.op_classes import CONSTANT, OTHER, bytes_of, flops, op_class, type_text
+from xlac.pipeline.pass_manager import build_pass_manager
 
 _KERNEL_HOLDERS = ("func.func", "stablehlo.while", "stablehlo.if", "stablehlo.case")
 _WHY = {
@@ -33,14 +33,24 @@ _WHY = {
 }
 
 
-def fusion_report(stages) -> str:
-    """The report for the program behind ``stages`` (an ``xlac.pipeline.stage_texts.StageTexts``)."""
+def fusion_report(stages) -> str | None:
+    """The report for the program behind ``stages`` (``xlac.executable.Stages``),
+    None when there is no program (code loaded from an artifact)."""
     module = stages.module("stablehlo")
+    if module is None:
+        return None
     ctx = module.context
     with ctx, collect_diagnostics(ctx) as diagnostics:
         build_pass_manager(ctx, ["xla-fuse{remarks=true}"]).run(module.operation)
     remarks = [d for d in diagnostics.records if d.severity == "remark"]
-    return render(module.operation, remarks)
+    return render(module.operation, remarks) + _unscheduled(stages.remarks)
+
+
+def _unscheduled(remarks: list) -> str:
+    """What the CPU schedules left as scalar loops (xla-apply-schedules' remarks)."""
+    lines = [f"  {r.location}: {r.message.removeprefix('xla-apply-schedules: ')}"
+             for r in remarks if r.message.startswith("xla-apply-schedules:")]
+    return "\n".join(["not scheduled:", *lines]) + "\n" if lines else ""
 
 
 def render(module: ir.Operation, remarks: list) -> str:

@@ -9,8 +9,7 @@ import os
 import re
 from pathlib import Path
 
-from xlac.errors import (UNKNOWN, CompileError, Diagnostic, collect_diagnostics,
-                         compile_error_from, error)
+from xlac.errors import UNKNOWN, CompileError, Diagnostic, collect_diagnostics, compile_error_from, error
 from xlac.mlir import ir, passmanager, stablehlo
 
 _BYTECODE_MAGIC = b"ML\xefR"

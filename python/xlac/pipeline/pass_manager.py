@@ -9,10 +9,10 @@ import inspect
 
 from xlac import passes as registry
 from xlac.errors import CompileError, Diagnostic, collect_diagnostics, compile_error_from
-from xlac.passes.base import take_failure_kind
 from xlac.mlir import ir, passmanager
-from xlac.pipeline.text import Element, PipelineSyntaxError, parse_options, parse_pipeline
+from xlac.passes.base import take_failure_kind
 from xlac.pipeline.pipelines import NAMED_PIPELINES
+from xlac.pipeline.text import Element, PipelineSyntaxError, parse_options, parse_pipeline
 
 
 def build_pass_manager(ctx: ir.Context, pipeline: str | list[str],

@@ -7,9 +7,10 @@ someone asks for it, and remembered.
 
 from __future__ import annotations
 
+from xlac.context import new_context
 from xlac.errors import CompileError, Diagnostic, error
 from xlac.frontend.parse import parse_module
-from xlac.mlir import ir, new_context
+from xlac.mlir import ir
 from xlac.options import Options
 from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import run_passes
@@ -25,7 +26,19 @@ class StageTexts:
         self._entry = entry
         self._options = options
         self._texts: dict[str, str] = {}
-        self.remarks: list[Diagnostic] = []     # what the compile said (schedules, fusion)
+        self._remarks: list[Diagnostic] | None = None
+
+    @property
+    def remarks(self) -> list[Diagnostic]:
+        """What the compile said (ops left as scalar loops, ...): kept from the compile,
+        or derived again (after a cache hit) by running the pipeline up to "llvm"."""
+        if self._remarks is None:
+            self._remarks = self._run_until("llvm")[1]
+        return self._remarks
+
+    @remarks.setter
+    def remarks(self, value: list[Diagnostic]) -> None:
+        self._remarks = list(value)
 
     def names(self) -> list[str]:
         return list(pipelines.CPU_STAGES)
@@ -39,7 +52,9 @@ class StageTexts:
 
     def module(self, stage: str) -> ir.Module:
         """A fresh ``ir.Module`` at ``stage``, with its source locations (for analyses)."""
+        return self._run_until(stage)[0]
+
+    def _run_until(self, stage: str) -> tuple[ir.Module, list[Diagnostic]]:
         module = parse_module(new_context(), self._data, self._source_name)
         steps = pipelines.steps_until(stage, self._entry, self._options)
-        run_passes(module, without_passes(steps, self._options.disable_passes))
-        return module
+        return module, run_passes(module, without_passes(steps, self._options.disable_passes))

@@ -23,7 +23,7 @@ class Element:
 
     name: str
     options: str = ""                       # the text between { and }, verbatim
-    children: tuple["Element", ...] | None = None  # set for op anchors: func.func(...)
+    children: tuple[Element, ...] | None = None  # set for op anchors: func.func(...)
 
     def text(self) -> str:
         out = self.name + (f"{{{self.options}}}" if self.options else "")

@@ -63,8 +63,9 @@ def evaluate_request(request: bytes) -> bytes:
 
 
 def _evaluate(data: bytes, inputs: list[np.ndarray], entry: str) -> list[np.ndarray]:
+    from xlac.context import new_context
     from xlac.frontend.parse import parse_module
-    from xlac.mlir import ir, new_context, stablehlo
+    from xlac.mlir import ir, stablehlo
     from xlac.pipeline.pass_manager import run_passes
     from xlac.reference.wrap import wrap_for_interpreter
 

@@ -79,7 +79,7 @@ class ReferenceServer:
             child.wait()
         child.stdout.close()
 
-    def __enter__(self) -> "ReferenceServer":
+    def __enter__(self) -> ReferenceServer:
         return self
 
     def __exit__(self, *exc_info) -> None:

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from xlac.dtypes import numpy_dtype
+from xlac.dtypes import numpy_dtype, tensor_type
 from xlac.mlir import ir
 
 _INT_OF_WIDTH = {16: "i16", 32: "i32", 64: "i64"}
@@ -74,26 +74,26 @@ def _wrapper_text(ftype: ir.FunctionType, layout: ResultLayout, literals: list[s
 
 def _convert_result(value, tensor, i, lines, values, types, layout) -> None:
     element = str(tensor.element_type)
-    shape = "x".join(str(d) for d in tensor.shape)
-    prefix = f"tensor<{shape}x" if shape else "tensor<"
+    shape = list(tensor.shape)
     if element.startswith("complex<"):
         part = element[len("complex<"):-1]
         for name, op in (("re", "real"), ("im", "imag")):
-            lines.append(f"  %{name}{i} = stablehlo.{op} {value} : ({tensor}) -> {prefix}{part}>")
+            lines.append(f"  %{name}{i} = stablehlo.{op} {value} : ({tensor}) -> "
+                         f"{tensor_type(shape, part)}")
             values.append(f"%{name}{i}")
-            types.append(f"{prefix}{part}>")
+            types.append(tensor_type(shape, part))
         layout.results.append(("complex", element))
     elif isinstance(tensor.element_type, ir.FloatType):
         width = tensor.element_type.width
-        target = f"{prefix}{_INT_OF_WIDTH.get(width, 'i8')}>"
+        target = tensor_type(shape, _INT_OF_WIDTH.get(width, "i8"))
         lines.append(f"  %b{i} = stablehlo.bitcast_convert {value} : ({tensor}) -> {target}")
         values.append(f"%b{i}")
         types.append(target)
         layout.results.append(("bits", element))
     else:
-        target = f"{prefix}i64>" if element not in ("i1",) else str(tensor)
+        target = tensor_type(shape, "i64") if element not in ("i1",) else str(tensor)
         if element.startswith("ui"):
-            target = f"{prefix}ui64>"
+            target = tensor_type(shape, "ui64")
         lines.append(f"  %c{i} = stablehlo.convert {value} : ({tensor}) -> {target}")
         values.append(f"%c{i}")
         types.append(target)

@@ -3,7 +3,6 @@ xlac.load, serialize/deserialize, and refusing artifacts from elsewhere."""
 
 from __future__ import annotations
 
-from conftest import REPO
 import re
 import shutil
 import subprocess
@@ -14,6 +13,7 @@ import numpy as np
 import pytest
 
 import xlac
+from conftest import REPO
 from xlac.artifact import container as artifact
 
 BIN = Path(sys.executable).parent

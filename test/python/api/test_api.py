@@ -116,9 +116,10 @@ def test_every_source_kind(tmp_path, source_kind):
 
 
 def test_bytecode_input(tmp_path):
-    from xlac.mlir import new_context
-    from xlac.frontend.parse import parse_module
     import io
+
+    from xlac.context import new_context
+    from xlac.frontend.parse import parse_module
     module = parse_module(new_context(), SCALE.encode(), "scale")
     buffer = io.BytesIO()
     module.operation.write_bytecode(buffer)

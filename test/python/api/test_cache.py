@@ -11,9 +11,8 @@ import numpy as np
 import pytest
 
 import xlac
-from xlac import cache
-
 from conftest import require_shared
+from xlac import cache
 
 PROGRAM = """func.func @main(%a: tensor<3x4xf32>, %b: tensor<4xf32>) -> tensor<3x4xf32> {
   %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<4xf32>) -> tensor<3x4xf32>

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-
 from conftest import REPO
-from xlac.frontend.op_table import all_ops, markdown
+from xlac.passes.ingest.op_table import all_ops, markdown
 
 DOCS = REPO / "docs"
 
 
 def test_op_support_page_is_current():
     assert (DOCS / "op-support.md").read_text() == markdown(), \
-        "regenerate it: python -m xlac.frontend.op_table > docs/op-support.md"
+        "regenerate it: python -m xlac.passes.ingest.op_table > docs/op-support.md"
 
 
 def test_op_table_knows_the_common_ops():

@@ -3,7 +3,6 @@ passes, and the large-constant warning."""
 
 from __future__ import annotations
 
-from conftest import REPO
 import re
 import subprocess
 import sys
@@ -14,6 +13,7 @@ import numpy as np
 import pytest
 
 import xlac
+from conftest import REPO
 from xlac.pipeline import pipelines
 from xlac.pipeline.text import pass_names, without_passes
 
@@ -168,3 +168,35 @@ def test_constants_without_a_python_attribute_class_are_fine(monkeypatch):
     with pytest.warns(xlac.LargeConstantWarning, match=r"c64\[2\]"):
         exe = xlac.compile(program, cache=False)
     np.testing.assert_allclose(exe(x), x + np.array([1.5 + 2.5j, 7.5 + 5.5j], np.complex64))
+
+
+def test_trace_has_a_span_per_pass_and_per_stage(tmp_path, monkeypatch):
+    import json
+    trace = tmp_path / "trace.json"
+    monkeypatch.setenv("XLAC_TRACE_TO", str(trace))
+    xlac.compile(SOFTMAX)
+    events = json.loads(trace.read_text())["traceEvents"]
+    spans = [e for e in events if e["ph"] == "X"]
+    assert {e["name"] for e in spans if e["cat"] == "stage"} >= {"stablehlo", "fused", "linalg",
+                                                                  "bufferized", "llvm"}
+    assert any(e["name"].startswith("xla-fuse") for e in spans)
+    assert all(e["dur"] >= 0 and e["ts"] >= 0 for e in spans)
+
+
+STRIDED_CONV = """func.func @main(%x: tensor<1x32x32x8xf32>, %w: tensor<3x3x8x8xf32>) -> tensor<1x15x15x8xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
+       window = {stride = [2, 2]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+       : (tensor<1x32x32x8xf32>, tensor<3x3x8x8xf32>) -> tensor<1x15x15x8xf32>
+  return %0 : tensor<1x15x15x8xf32>
+}"""
+
+
+def test_ops_left_as_scalar_loops_are_reported_not_silent(dump_dir):
+    """No silent fallback: an op no schedule takes is a remark, in the report and the dump."""
+    exe = xlac.compile(STRIDED_CONV)
+    report = exe.fusion_report()
+    if "not scheduled:" not in report:
+        pytest.skip("every op of this program is scheduled now")
+    assert "no schedule for" in report and "scalar loops" in report
+    [module_dir] = dump_dir.iterdir()
+    assert "xla-apply-schedules" in (module_dir / "remarks.txt").read_text()

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import xlac
-from xlac.frontend.jax import as_numpy
+from xlac.jax_jit import as_numpy
 
 jax = pytest.importorskip("jax", reason="JAX is not installed (pip install 'xlac[bench]')")
 jnp = jax.numpy

@@ -7,9 +7,8 @@ import numpy as np
 import pytest
 
 import xlac
-from xlac.reference.interpreter import run_reference
-
 from conftest import BENCH_NAMES, SUITE, require_shared, shrink_program
+from xlac.reference.interpreter import run_reference
 
 # fp32 programs with reductions over up to 16M terms: errors relative to the
 # largest magnitude of the reference result.

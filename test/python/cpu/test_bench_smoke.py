@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from conftest import REPO
 import datetime
 import importlib.util
 import subprocess
@@ -11,6 +10,8 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+
+from conftest import REPO
 
 SUITE = REPO.parent / "shared" / "bench" / "suite"
 

@@ -13,6 +13,7 @@ import pytest
 
 from conftest import FLOOR, require_shared, run_conformance, summarize
 
+
 @pytest.mark.slow
 def test_public_conformance_rate_does_not_drop(tmp_path):
     runner = require_shared("conformance", "run_conformance.py")

@@ -3,8 +3,6 @@ on shapes that leave partial tiles everywhere, and the one-thread knob."""
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 import pytest
 

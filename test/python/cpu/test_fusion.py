@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 import xlac
-from xlac.errors import collect_diagnostics
-from xlac.mlir import ir, new_context
-from xlac.pipeline.pass_manager import build_pass_manager
-
 from conftest import SUITE, require_shared
+from xlac.context import new_context
+from xlac.errors import collect_diagnostics
+from xlac.mlir import ir
+from xlac.pipeline.pass_manager import build_pass_manager
 
 # The kernels per program: a reduction reads its producers in one pass, a
 # dot takes its bias/activation epilogue, expensive ops are not copied.

@@ -3,7 +3,6 @@ ptxas, the launch path against a fake driver; real-GPU checks skip with a reason
 
 from __future__ import annotations
 
-
 import ml_dtypes
 import numpy as np
 import pytest

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from conftest import REPO
 import subprocess
 import sys
 from pathlib import Path
+
+from conftest import REPO
 
 TESTS = REPO / "test"
 

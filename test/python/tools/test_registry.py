@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-
 import os
 
-from conftest import REPO
-from xlac.cpu_model import cpu_model
 import pytest
 
+from conftest import REPO
 from xlac import passes
-from xlac.pipeline import pipelines
+from xlac.cpu_model import cpu_model
 from xlac.passes.base import ModulePass
+from xlac.pipeline import pipelines
 from xlac.pipeline.text import PipelineSyntaxError, parse_options, parse_pipeline
 
 TESTS = REPO / "test"

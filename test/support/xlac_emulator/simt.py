@@ -37,10 +37,9 @@ import re
 
 import numpy as np
 
-from xlac_emulator import simt_control, simt_memory
+from xlac_emulator import simt_control, simt_handlers, simt_memory
 from xlac_emulator import simt_ops as ops
-from xlac_emulator.simt_model import (_CTYPES, EmulationError, Kernel, Launch, Op, Region,
-                                     _attr_value, parse_memref)
+from xlac_emulator.simt_model import CTYPES, EmulationError, Kernel, Launch, Op, Region, attr_value, parse_memref
 
 
 class _Translator:
@@ -78,7 +77,7 @@ class _Translator:
         if handler is None:
             raise EmulationError(f"kernel {self.kernel}: op '{name}' is not supported by the SIMT "
                                  f"emulator ({_first_line(op)})")
-        attrs = {key: _attr_value(op.attributes[key]) for key in op.attributes}
+        attrs = {key: attr_value(op.attributes[key]) for key in op.attributes}
         for type_text in [str(r.type) for r in op.results] + [str(v.type) for v in op.operands]:
             if type_text.startswith("memref<"):
                 parse_memref(type_text)
@@ -179,7 +178,8 @@ class Emulator:
     """Kernels of one "kernels" MLIR text, launched on a fake driver's memory."""
 
     def __init__(self, kernels_text: str):
-        from xlac.mlir import ir, new_context
+        from xlac.context import new_context
+        from xlac.mlir import ir
         self._context = new_context()
         with self._context, ir.Location.unknown():
             self._module = ir.Module.parse(kernels_text)
@@ -237,7 +237,7 @@ def _global(op):
     mtype = parse_memref(str(ir.TypeAttr(op.attributes["type"]).value))
     data = None
     if "initial_value" in op.attributes and not isinstance(op.attributes["initial_value"], ir.UnitAttr):
-        from xlac.targets.cuda.schedule import global_bytes        # the host's reading of the same attribute
+        from xlac.targets.cuda.schedule import global_bytes  # the host's reading of the same attribute
         data = np.frombuffer(global_bytes(op, op.location), np.uint8).copy()
     return mtype, data
 
@@ -264,9 +264,9 @@ def _translate(name: str, func, handlers, globals_) -> Kernel:
 def _read_param(address: int, type_text: str):
     if type_text.startswith("memref<"):
         return ctypes.c_uint64.from_address(address).value
-    if type_text not in _CTYPES:
+    if type_text not in CTYPES:
         raise EmulationError(f"kernel argument of type {type_text} is not supported by the SIMT emulator")
-    raw = _CTYPES[type_text].from_address(address).value
+    raw = CTYPES[type_text].from_address(address).value
     if type_text in ("f16", "bf16"):
         return np.array(raw, np.uint16).view(ops.storage_dtype(type_text))[()]
     return ops.scalar(raw, ops.storage_dtype(type_text))
@@ -292,4 +292,4 @@ def run_emulated(exe, *args) -> list[np.ndarray]:
         function.close()
 
 
-HANDLERS = {**simt_control.HANDLERS, **simt_memory.HANDLERS, **ops.HANDLERS}
+HANDLERS = {**simt_control.HANDLERS, **simt_memory.HANDLERS, **simt_handlers.HANDLERS}

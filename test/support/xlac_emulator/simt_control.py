@@ -6,45 +6,45 @@ from __future__ import annotations
 import numpy as np
 
 from xlac_emulator import simt_ops as ops
-from xlac_emulator.simt_model import _segments, _set, merge, parse_memref
+from xlac_emulator.simt_model import merge, parse_memref, segments, set_value
 
 # ---- gpu ops ----------------------------------------------------------------------------
 
 def _thread_id(launch, op, mask):
-    _set(launch, op, launch.thread_ids[op.attrs["dim"]])
+    set_value(launch, op, launch.thread_ids[op.attrs["dim"]])
 
 
 def _block_id(launch, op, mask):
-    _set(launch, op, launch.block_ids[op.attrs["dim"]])
+    set_value(launch, op, launch.block_ids[op.attrs["dim"]])
 
 
 def _block_dim(launch, op, mask):
-    _set(launch, op, np.int64(launch.block[op.attrs["dim"]]))
+    set_value(launch, op, np.int64(launch.block[op.attrs["dim"]]))
 
 
 def _grid_dim(launch, op, mask):
-    _set(launch, op, np.int64(launch.grid[op.attrs["dim"]]))
+    set_value(launch, op, np.int64(launch.grid[op.attrs["dim"]]))
 
 
 def _global_id(launch, op, mask):
     dim = op.attrs["dim"]
-    _set(launch, op, launch.block_ids[dim] * launch.block[dim] + launch.thread_ids[dim])
+    set_value(launch, op, launch.block_ids[dim] * launch.block[dim] + launch.thread_ids[dim])
 
 
 def _lane_id(launch, op, mask):
-    _set(launch, op, launch.lane)
+    set_value(launch, op, launch.lane)
 
 
 def _subgroup_id(launch, op, mask):
-    _set(launch, op, launch.linear // 32)
+    set_value(launch, op, launch.linear // 32)
 
 
 def _num_subgroups(launch, op, mask):
-    _set(launch, op, np.int64((launch.per_block + 31) // 32))
+    set_value(launch, op, np.int64((launch.per_block + 31) // 32))
 
 
 def _subgroup_size(launch, op, mask):
-    _set(launch, op, np.int64(32))
+    set_value(launch, op, np.int64(32))
 
 
 def _barrier(launch, op, mask):
@@ -89,7 +89,7 @@ def _shuffle(launch, op, mask):
         shuffled = shuffled.copy()
         missing = members & valid & ~exists
         shuffled[missing] = np.array(np.nan).astype(shuffled.dtype) if shuffled.dtype.kind in "fcV" else 0
-    _set(launch, op, shuffled, np.broadcast_to(valid, (launch.n,)).copy())
+    set_value(launch, op, shuffled, np.broadcast_to(valid, (launch.n,)).copy())
 
 
 _SUBGROUP_REDUCE = {"add": np.add, "mul": np.multiply, "minnumf": np.fmin, "maxnumf": np.fmax,
@@ -125,14 +125,14 @@ def _subgroup_reduce(launch, op, mask):
         part = values[np.where(inside, at, starts)]
         merged = combine(total, part) if width is None else combine(total, part, width)
         total = np.where(inside, merged, total)
-    _set(launch, op, np.repeat(total, np.diff(np.r_[starts, launch.n])))
+    set_value(launch, op, np.repeat(total, np.diff(np.r_[starts, launch.n])))
 
 
 def _dynamic_shared_memory(launch, op, mask):
     if "dynamic_shared" not in launch.instances:
         mtype = parse_memref(op.rtypes[0])
         launch.instances["dynamic_shared"] = launch.allocate(mtype, "workgroup", [launch.smem], op.rtypes[0])
-    _set(launch, op, launch.instances["dynamic_shared"])
+    set_value(launch, op, launch.instances["dynamic_shared"])
 
 
 # ---- scf ----------------------------------------------------------------------------------
@@ -142,17 +142,17 @@ def _scf_if(launch, op, mask):
     then, other = op.regions[0], op.regions[1] if len(op.regions) > 1 else None
     if np.ndim(cond) == 0:
         region = then if cond else other
-        _set(launch, op, *(launch.region(region, mask, []) if region is not None else []))
+        set_value(launch, op, *(launch.region(region, mask, []) if region is not None else []))
         return
     yes, no = mask & cond, mask & ~cond
     if other is None or not no.any():
-        _set(launch, op, *launch.region(then, yes, []))
+        set_value(launch, op, *launch.region(then, yes, []))
     elif not yes.any():
-        _set(launch, op, *launch.region(other, no, []))
+        set_value(launch, op, *launch.region(other, no, []))
     else:
         first = launch.region(then, yes, [])
         second = launch.region(other, no, [])
-        _set(launch, op, *[merge(cond, a, b) for a, b in zip(first, second)])
+        set_value(launch, op, *[merge(cond, a, b) for a, b in zip(first, second)])
 
 
 def _less(a, b, width: int, unsigned: bool):
@@ -176,7 +176,7 @@ def _scf_for(launch, op, mask):
             dtype = ops.storage_dtype(type_text)
             for i in range(lo, hi, st):
                 carried = launch.region(body, mask, [ops.scalar(i, dtype)] + carried)
-        _set(launch, op, *carried)
+        set_value(launch, op, *carried)
         return
     iv = np.broadcast_to(lower, (launch.n,)).copy()
     live = mask & _less(iv, upper, width, unsigned)
@@ -185,7 +185,7 @@ def _scf_for(launch, op, mask):
         carried = [merge(live, a, b) for a, b in zip(new, carried)]
         iv = ops.INT_BINARY["arith.addi"](iv, step, width)
         live = live & _less(iv, upper, width, unsigned)
-    _set(launch, op, *carried)
+    set_value(launch, op, *carried)
 
 
 def _iterations(launch, lower, upper, step, mask):
@@ -205,7 +205,7 @@ def _iterations(launch, lower, upper, step, mask):
 
 def _scf_parallel(launch, op, mask):
     """Iterations run one after another (any order is valid); scf.reduce combines in order."""
-    lowers, uppers, steps, inits = _segments(op, launch)
+    lowers, uppers, steps, inits = segments(op, launch)
     body, reducers = op.regions[0], op.attrs.get("reducers", [])
     accumulated = list(inits)
 
@@ -220,7 +220,7 @@ def _scf_parallel(launch, op, mask):
             nest(dim + 1, indices + [index], live)
 
     nest(0, [], mask)
-    _set(launch, op, *accumulated)
+    set_value(launch, op, *accumulated)
 
 
 def _scf_while(launch, op, mask):
@@ -238,7 +238,7 @@ def _scf_while(launch, op, mask):
         if not np.any(active):
             break
         carried = launch.region(after, active, forward)
-    _set(launch, op, *results)
+    set_value(launch, op, *results)
 
 
 def _index_switch(launch, op, mask):
@@ -247,7 +247,7 @@ def _index_switch(launch, op, mask):
     labels = op.attrs["cases"]
     if np.ndim(value) == 0:
         region = cases[labels.index(int(value))] if int(value) in labels else default
-        _set(launch, op, *launch.region(region, mask, []))
+        set_value(launch, op, *launch.region(region, mask, []))
         return
     results, rest = None, mask
     for label, region in list(zip(labels, cases)) + [(None, default)]:
@@ -257,16 +257,16 @@ def _index_switch(launch, op, mask):
             continue
         out = launch.region(region, chosen, [])
         results = out if results is None else [merge(chosen, a, b) for a, b in zip(out, results)]
-    _set(launch, op, *results)
+    set_value(launch, op, *results)
 
 
 def _execute_region(launch, op, mask):
-    _set(launch, op, *launch.region(op.regions[0], mask, []))
+    set_value(launch, op, *launch.region(op.regions[0], mask, []))
 
 
 def _select(launch, op, mask):
     env = launch.env
-    _set(launch, op, merge(env[op.args[0]], env[op.args[1]], env[op.args[2]]))
+    set_value(launch, op, merge(env[op.args[0]], env[op.args[1]], env[op.args[2]]))
 
 
 

@@ -6,8 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from xlac_emulator import simt_ops as ops
-from xlac_emulator.simt_model import (_DYNAMIC, MemRef, _contiguous_strides, _segments, _set,
-                                     parse_memref)
+from xlac_emulator.simt_model import DYNAMIC, MemRef, contiguous_strides, parse_memref, segments, set_value
 
 # ---- memref -------------------------------------------------------------------------------
 
@@ -15,7 +14,7 @@ def _load(launch, op, mask):
     env = launch.env
     ref = env[op.args[0]]
     index = launch.address(op, ref, [env[s] for s in op.args[1:]], mask)
-    _set(launch, op, launch.load(ref, index, mask))
+    set_value(launch, op, launch.load(ref, index, mask))
 
 
 def _store(launch, op, mask):
@@ -30,7 +29,7 @@ def _alloca(launch, op, mask):
     dynamic = iter(launch.env[s] for s in op.args)
     sizes = [next(dynamic) if d is None else d for d in mtype.shape]
     space = "workgroup" if mtype.space == "workgroup" else "private"
-    _set(launch, op, launch.allocate(mtype, space, sizes, op.rtypes[0]))
+    set_value(launch, op, launch.allocate(mtype, space, sizes, op.rtypes[0]))
 
 
 def _get_global(launch, op, mask):
@@ -46,30 +45,30 @@ def _get_global(launch, op, mask):
                          np.int64(mtype.offset or 0), [np.int64(d) for d in mtype.shape],
                          [np.int64(s) for s in mtype.strides])
         launch.instances[symbol] = ref
-    _set(launch, op, launch.instances[symbol])
+    set_value(launch, op, launch.instances[symbol])
 
 
 def _mixed(static, dynamic) -> list:
     dynamic = iter(dynamic)
-    return [next(dynamic) if s == _DYNAMIC else np.int64(s) for s in static]
+    return [next(dynamic) if s == DYNAMIC else np.int64(s) for s in static]
 
 
 def _extract_strided_metadata(launch, op, mask):
     ref = launch.env[op.args[0]]
     base = ref.with_layout(np.int64(0), [], [], parse_memref(op.rtypes[0]))
-    _set(launch, op, base, ref.offset, *ref.sizes, *ref.strides)
+    set_value(launch, op, base, ref.offset, *ref.sizes, *ref.strides)
 
 
 def _reinterpret_cast(launch, op, mask):
-    source, offsets, sizes, strides = _segments(op, launch)
+    source, offsets, sizes, strides = segments(op, launch)
     mtype = parse_memref(op.rtypes[0])
-    _set(launch, op, source[0].with_layout(_mixed(op.attrs["static_offsets"], offsets)[0],
+    set_value(launch, op, source[0].with_layout(_mixed(op.attrs["static_offsets"], offsets)[0],
                                            _mixed(op.attrs["static_sizes"], sizes),
                                            _mixed(op.attrs["static_strides"], strides), mtype))
 
 
 def _subview(launch, op, mask):
-    source, offsets, sizes, strides = _segments(op, launch)
+    source, offsets, sizes, strides = segments(op, launch)
     ref = source[0]
     offsets = _mixed(op.attrs["static_offsets"], offsets)
     sizes = _mixed(op.attrs["static_sizes"], sizes)
@@ -80,7 +79,7 @@ def _subview(launch, op, mask):
     new_strides = [s * k for s, k in zip(ref.strides, steps)]
     mtype = parse_memref(op.rtypes[0])
     keep = _kept_dims(op.attrs["static_sizes"], len(mtype.shape))
-    _set(launch, op, ref.with_layout(offset, [sizes[i] for i in keep], [new_strides[i] for i in keep], mtype))
+    set_value(launch, op, ref.with_layout(offset, [sizes[i] for i in keep], [new_strides[i] for i in keep], mtype))
 
 
 def _kept_dims(static_sizes, rank: int) -> list[int]:
@@ -107,7 +106,7 @@ def _expand_shape(launch, op, mask):
         for dim in reversed(group):
             strides[dim] = running
             running = running * sizes[dim]
-    _set(launch, op, ref.with_layout(ref.offset, sizes, strides, mtype))
+    set_value(launch, op, ref.with_layout(ref.offset, sizes, strides, mtype))
 
 
 def _collapse_shape(launch, op, mask):
@@ -119,14 +118,14 @@ def _collapse_shape(launch, op, mask):
             size = None if size is None or ref.sizes[dim] is None else size * ref.sizes[dim]
         sizes.append(size)
         strides.append(ref.strides[group[-1]] if group else np.int64(1))
-    _set(launch, op, ref.with_layout(ref.offset, sizes, strides, parse_memref(op.rtypes[0])))
+    set_value(launch, op, ref.with_layout(ref.offset, sizes, strides, parse_memref(op.rtypes[0])))
 
 
 def _same_memref(launch, op, mask):
     if not op.res:                                   # assume_alignment without a result
         return
     ref = launch.env[op.args[0]]
-    _set(launch, op, ref.with_layout(ref.offset, ref.sizes, ref.strides, parse_memref(op.rtypes[0])))
+    set_value(launch, op, ref.with_layout(ref.offset, ref.sizes, ref.strides, parse_memref(op.rtypes[0])))
 
 
 def _view(launch, op, mask):
@@ -135,15 +134,15 @@ def _view(launch, op, mask):
     dynamic = iter(dynamic)
     sizes = [next(dynamic) if d is None else np.int64(d) for d in mtype.shape]
     base = ref.base + ref.offset * ref.type.dtype.itemsize + shift
-    view = MemRef(ref.buf, base, ref.lo, ref.hi, mtype, np.int64(0), sizes, _contiguous_strides(sizes))
+    view = MemRef(ref.buf, base, ref.lo, ref.hi, mtype, np.int64(0), sizes, contiguous_strides(sizes))
     if np.any(np.asarray(base) % mtype.dtype.itemsize):
         launch.fail(op, "the view is not aligned to its element size")
-    _set(launch, op, view)
+    set_value(launch, op, view)
 
 
 def _dim(launch, op, mask):
     ref, index = launch.env[op.args[0]], launch.env[op.args[1]]
-    _set(launch, op, ref.sizes[int(index)])
+    set_value(launch, op, ref.sizes[int(index)])
 
 
 def _rmw_rounds(launch, op, ref, index, mask):
@@ -186,7 +185,7 @@ def _atomic_rmw(launch, op, mask):
         current = view[addresses[group]]
         old[group] = current
         view[addresses[group]] = combine(current, values[group])
-    _set(launch, op, launch._to_register(ref.type.element, old))
+    set_value(launch, op, launch._to_register(ref.type.element, old))
 
 
 def _generic_atomic_rmw(launch, op, mask):
@@ -202,7 +201,7 @@ def _generic_atomic_rmw(launch, op, mask):
         old[group] = np.asarray(current)[group]
         (new,) = launch.region(op.regions[0], turn, [current])
         launch.store(ref, addresses, new, turn)
-    _set(launch, op, launch._to_register(ref.type.element, old))
+    set_value(launch, op, launch._to_register(ref.type.element, old))
 
 
 def _copy(launch, op, mask):
@@ -240,7 +239,7 @@ def _noop(launch, op, mask):
 
 
 def _poison(launch, op, mask):
-    _set(launch, op, np.zeros((), ops.storage_dtype(op.rtypes[0]))[()])
+    set_value(launch, op, np.zeros((), ops.storage_dtype(op.rtypes[0]))[()])
 
 
 

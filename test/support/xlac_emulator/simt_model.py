@@ -13,8 +13,8 @@ from xlac.errors import XlacError
 from xlac_emulator import simt_ops as ops
 
 POISON = 0xFF
-_DYNAMIC = -(1 << 63)          # ShapedType's marker for a dynamic size/offset/stride
-_CTYPES = {"index": ctypes.c_int64, "i64": ctypes.c_int64, "i32": ctypes.c_int32, "i16": ctypes.c_int16,
+DYNAMIC = -(1 << 63)          # ShapedType's marker for a dynamic size/offset/stride
+CTYPES = {"index": ctypes.c_int64, "i64": ctypes.c_int64, "i32": ctypes.c_int32, "i16": ctypes.c_int16,
            "i8": ctypes.c_int8, "i1": ctypes.c_bool, "f32": ctypes.c_float, "f64": ctypes.c_double,
            "f16": ctypes.c_uint16, "bf16": ctypes.c_uint16}
 
@@ -86,9 +86,9 @@ def _parse_memref(text: str) -> MemRefType:
     kind = "workgroup" if "workgroup" in space or space == "3" else \
         "private" if "private" in space or space == "5" else "global"
     dtype = _memory_dtype(element)
-    return MemRefType(element, dtype, [None if d == _DYNAMIC else d for d in t.shape],
-                      [None if s == _DYNAMIC else s for s in strides],
-                      None if offset == _DYNAMIC else offset, kind)
+    return MemRefType(element, dtype, [None if d == DYNAMIC else d for d in t.shape],
+                      [None if s == DYNAMIC else s for s in strides],
+                      None if offset == DYNAMIC else offset, kind)
 
 
 def _memory_dtype(element: str) -> np.dtype:
@@ -101,7 +101,7 @@ def _memory_dtype(element: str) -> np.dtype:
     return ops.storage_dtype(element)
 
 
-def _attr_value(attr):
+def attr_value(attr):
     from xlac.mlir import ir
     for kind in (ir.DenseI64ArrayAttr, ir.DenseI32ArrayAttr, ir.DenseBoolArrayAttr):
         if isinstance(attr, kind):
@@ -113,7 +113,7 @@ def _attr_value(attr):
     if isinstance(attr, ir.StringAttr):
         return ir.StringAttr(attr).value
     if isinstance(attr, ir.ArrayAttr):
-        return [_attr_value(a) for a in ir.ArrayAttr(attr)]
+        return [attr_value(a) for a in ir.ArrayAttr(attr)]
     return attr                                      # kept as the binding object: read at translation
 
 
@@ -132,12 +132,12 @@ class MemRef:
     sizes: list
     strides: list
 
-    def with_layout(self, offset, sizes, strides, mtype: MemRefType | None = None) -> "MemRef":
+    def with_layout(self, offset, sizes, strides, mtype: MemRefType | None = None) -> MemRef:
         return MemRef(self.buf, self.base, self.lo, self.hi, mtype or self.type, offset, list(sizes),
                       list(strides))
 
 
-def _contiguous_strides(sizes) -> list:
+def contiguous_strides(sizes) -> list:
     strides, running = [], np.int64(1)
     for size in reversed(sizes):
         strides.append(running)
@@ -266,7 +266,7 @@ class Launch:
         copies, which = (self.nblocks, self.block_index) if space == "workgroup" else (self.n, self.thread)
         buf = np.full(copies * stride, POISON, np.uint8)
         base = which * stride
-        strides = _contiguous_strides(sizes) if mtype.offset in (0, None) and not _has_layout(what) \
+        strides = contiguous_strides(sizes) if mtype.offset in (0, None) and not _has_layout(what) \
             else [np.int64(s) for s in mtype.strides]
         return MemRef(buf, base, base, base + nbytes, mtype, np.int64(mtype.offset or 0), sizes, strides)
 
@@ -313,7 +313,7 @@ class Launch:
     @staticmethod
     def _to_register(element: str, value):
         if element == "i1":
-            return ops._fix(np.asarray(value).astype(np.bool_))
+            return ops.fix(np.asarray(value).astype(np.bool_))
         if element[0] == "i" and element[1:].isdigit() and int(element[1:]) not in (8, 16, 32, 64):
             return ops.pack(value, int(element[1:]))      # a sub-byte integer: its low bits
         return value
@@ -335,12 +335,12 @@ def _has_layout(type_text: str) -> bool:
     return "strided<" in type_text or "affine_map" in type_text
 
 
-def _set(launch: Launch, op: Op, *values) -> None:
+def set_value(launch: Launch, op: Op, *values) -> None:
     for slot, value in zip(op.res, values):
         launch.env[slot] = value
 
 
-def _segments(op: Op, launch) -> list[list]:
+def segments(op: Op, launch) -> list[list]:
     """Operands split by operandSegmentSizes."""
     sizes, values, start = op.attrs["operandSegmentSizes"], [launch.env[s] for s in op.args], 0
     parts = []

@@ -49,7 +49,7 @@ def scalar(value, dtype: np.dtype):
     return np.array(value).astype(dtype)[()]
 
 
-def _fix(x):
+def fix(x):
     return x[()] if isinstance(x, np.ndarray) and x.ndim == 0 else x
 
 
@@ -57,27 +57,27 @@ def signed(x, width: int):
     """The signed value of a signless integer, as int64 (``i1`` true is -1)."""
     x = np.asarray(x)
     if width == 1:
-        return _fix(-x.astype(np.int64))
-    return _fix(x.astype(np.int64))
+        return fix(-x.astype(np.int64))
+    return fix(x.astype(np.int64))
 
 
 def unsigned(x, width: int):
     """The unsigned value: uint64 for 64 bits, else a non-negative int64."""
     x = np.asarray(x)
     if width == 64:
-        return _fix(x.astype(np.int64).astype(np.uint64))
-    return _fix(x.astype(np.int64) & ((1 << width) - 1))
+        return fix(x.astype(np.int64).astype(np.uint64))
+    return fix(x.astype(np.int64) & ((1 << width) - 1))
 
 
 def pack(x, width: int):
     """Any int64/uint64 value -> the storage of a ``width``-bit signless integer."""
     x = np.asarray(x)
     if width == 1:
-        return _fix((x.astype(np.int64) & 1).astype(np.bool_))
+        return fix((x.astype(np.int64) & 1).astype(np.bool_))
     if width in _NATIVE:
-        return _fix(x.astype(np.uint64 if x.dtype == np.uint64 else np.int64).astype(_NATIVE[width]))
+        return fix(x.astype(np.uint64 if x.dtype == np.uint64 else np.int64).astype(_NATIVE[width]))
     half = 1 << (width - 1)
-    return _fix(((x.astype(np.int64) + half) & ((1 << width) - 1)) - half)
+    return fix(((x.astype(np.int64) + half) & ((1 << width) - 1)) - half)
 
 
 def where(cond, a, b):
@@ -213,9 +213,9 @@ def _wide(f):
     def run(*xs):
         dtype = np.result_type(*xs)
         if dtype.kind == "c":
-            return _fix(np.asarray(f(*xs)).astype(dtype))
+            return fix(np.asarray(f(*xs)).astype(dtype))
         work = np.float64 if dtype == np.float64 else np.float32
-        return _fix(np.asarray(f(*[np.asarray(x).astype(work) for x in xs])).astype(dtype))
+        return fix(np.asarray(f(*[np.asarray(x).astype(work) for x in xs])).astype(dtype))
     return run
 
 
@@ -287,13 +287,13 @@ def fptoint(x, width: int, is_signed: bool):
 def inttofp(x, width: int, is_signed: bool, dtype):
     value = signed(x, width) if is_signed else unsigned(x, width)
     if np.dtype(dtype).itemsize < 4 or np.dtype(dtype).kind == "V":
-        return _fix(np.asarray(value).astype(np.float64).astype(np.float32).astype(dtype))
-    return _fix(np.asarray(value).astype(dtype))
+        return fix(np.asarray(value).astype(np.float64).astype(np.float32).astype(dtype))
+    return fix(np.asarray(value).astype(dtype))
 
 
 def bitcast(x, dtype):
-    return _fix(np.asarray(x).view(dtype)) if np.asarray(x).dtype.itemsize == np.dtype(dtype).itemsize \
-        else _fix(np.asarray(x).astype(dtype))
+    return fix(np.asarray(x).view(dtype)) if np.asarray(x).dtype.itemsize == np.dtype(dtype).itemsize \
+        else fix(np.asarray(x).astype(dtype))
 
 
 def popcount(x, width: int):
@@ -339,7 +339,7 @@ def make_complex(re, im, dtype):
     re, im = np.broadcast_arrays(np.asarray(re), np.asarray(im))
     out = np.empty(re.shape, dtype)
     out.real, out.imag = re, im
-    return _fix(out)
+    return fix(out)
 
 
 def _complex_sign(z):
@@ -358,128 +358,4 @@ COMPLEX_UNARY = {name: _wide(f) for name, f in COMPLEX_UNARY.items()}
 COMPLEX_BINARY = {
     "complex.add": np.add, "complex.sub": np.subtract, "complex.mul": np.multiply,
     "complex.div": np.divide, "complex.pow": np.power,
-}
-
-
-# ---- handlers: (launch, op, mask) -> results in launch.env --------------------------------
-
-def _int_binary(f):
-    def run(launch, op, mask):
-        env = launch.env
-        env[op.res[0]] = f(env[op.args[0]], env[op.args[1]], int_width(op.atypes[0]))
-    return run
-
-
-def _float_binary(f):
-    def run(launch, op, mask):
-        env = launch.env
-        env[op.res[0]] = _fix(f(env[op.args[0]], env[op.args[1]]))
-    return run
-
-
-def _unary(f):
-    def run(launch, op, mask):
-        env = launch.env
-        env[op.res[0]] = _fix(f(*[env[s] for s in op.args]))
-    return run
-
-
-def _cmpi(launch, op, mask):
-    env = launch.env
-    env[op.res[0]] = _fix(CMPI[op.attrs["mode"]](env[op.args[0]], env[op.args[1]], int_width(op.atypes[0])))
-
-
-def _cmpf(launch, op, mask):
-    env = launch.env
-    env[op.res[0]] = _fix(CMPF[op.attrs["mode"]](env[op.args[0]], env[op.args[1]]))
-
-
-def _constant(launch, op, mask):
-    launch.env[op.res[0]] = op.attrs["constant"]
-
-
-def _int_convert(read):
-    """extsi/extui/trunci/index_cast(ui): read the source signed or unsigned, wrap to the target."""
-    def run(launch, op, mask):
-        x = launch.env[op.args[0]]
-        launch.env[op.res[0]] = pack(read(x, int_width(op.atypes[0])), int_width(op.rtypes[0]))
-    return run
-
-
-def _to_float(is_signed):
-    def run(launch, op, mask):
-        launch.env[op.res[0]] = inttofp(launch.env[op.args[0]], int_width(op.atypes[0]), is_signed,
-                                        storage_dtype(op.rtypes[0]))
-    return run
-
-
-def _to_int(is_signed):
-    def run(launch, op, mask):
-        launch.env[op.res[0]] = fptoint(launch.env[op.args[0]], int_width(op.rtypes[0]), is_signed)
-    return run
-
-
-def _float_cast(launch, op, mask):
-    launch.env[op.res[0]] = _fix(np.asarray(launch.env[op.args[0]]).astype(storage_dtype(op.rtypes[0])))
-
-
-def _bitcast(launch, op, mask):
-    launch.env[op.res[0]] = bitcast(launch.env[op.args[0]], storage_dtype(op.rtypes[0]))
-
-
-def _math_predicate(f):
-    def run(launch, op, mask):
-        launch.env[op.res[0]] = _fix(f(launch.env[op.args[0]]))
-    return run
-
-
-def _fpowi(launch, op, mask):
-    x, n = launch.env[op.args[0]], launch.env[op.args[1]]
-    exponent = np.asarray(signed(n, int_width(op.atypes[1])))
-    dtype = np.asarray(x).dtype
-    work = np.float64 if dtype == np.float64 else np.float32
-    launch.env[op.res[0]] = _fix(np.power(np.asarray(x).astype(work), exponent.astype(work)).astype(dtype))
-
-
-def _int_unary(f):
-    def run(launch, op, mask):
-        launch.env[op.res[0]] = f(launch.env[op.args[0]], int_width(op.atypes[0]))
-    return run
-
-
-def _complex_create(launch, op, mask):
-    env = launch.env
-    env[op.res[0]] = make_complex(env[op.args[0]], env[op.args[1]], storage_dtype(op.rtypes[0]))
-
-
-def _complex_part(part):
-    def run(launch, op, mask):
-        value = part(np.asarray(launch.env[op.args[0]]))
-        launch.env[op.res[0]] = _fix(value.astype(storage_dtype(op.rtypes[0])))
-    return run
-
-
-HANDLERS = {
-    "arith.constant": _constant, "complex.constant": _constant,
-    "arith.cmpi": _cmpi, "arith.cmpf": _cmpf,
-    "arith.extsi": _int_convert(signed), "arith.extui": _int_convert(unsigned),
-    "arith.trunci": _int_convert(unsigned), "arith.index_cast": _int_convert(signed),
-    "arith.index_castui": _int_convert(unsigned),
-    "arith.sitofp": _to_float(True), "arith.uitofp": _to_float(False),
-    "arith.fptosi": _to_int(True), "arith.fptoui": _to_int(False),
-    "arith.extf": _float_cast, "arith.truncf": _float_cast, "arith.bitcast": _bitcast,
-    "math.fpowi": _fpowi, "math.ipowi": _int_binary(ipowi),
-    "math.absi": _int_unary(lambda x, w: pack(np.abs(signed(x, w)), w)),
-    "math.ctpop": _int_unary(popcount), "math.ctlz": _int_unary(count_leading_zeros),
-    "math.cttz": _int_unary(count_trailing_zeros),
-    "complex.create": _complex_create, "complex.re": _complex_part(np.real),
-    "complex.im": _complex_part(np.imag), "complex.abs": _complex_part(np.abs),
-    "complex.angle": _complex_part(np.angle),
-    "complex.eq": _float_binary(np.equal), "complex.neq": _float_binary(np.not_equal),
-    **{name: _int_binary(f) for name, f in INT_BINARY.items()},
-    **{name: _float_binary(f) for name, f in FLOAT_BINARY.items()},
-    **{name: _unary(f) for name, f in MATH_UNARY.items()},
-    **{name: _math_predicate(f) for name, f in MATH_PREDICATES.items()},
-    **{name: _unary(f) for name, f in COMPLEX_UNARY.items()},
-    **{name: _float_binary(f) for name, f in COMPLEX_BINARY.items()},
 }

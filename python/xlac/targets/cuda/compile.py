@@ -26,10 +26,10 @@ STAGES = ["input", "stablehlo", "fused", "linalg", "kernels", "gpu", "ptx"]
 class CudaStages:
     """The CPU stages up to "linalg" (shared), then "kernels", "gpu" and "ptx" (kept)."""
 
-    def __init__(self, shared, function: CudaFunction):
+    def __init__(self, shared, function: CudaFunction, remarks=()):
         self._shared = shared
         self._own = {"kernels": function.kernels, "gpu": function.gpu, "ptx": function.ptx}
-        self.remarks = getattr(shared, "remarks", [])
+        self.remarks = list(remarks)            # the GPU pipeline's own, from the compile
 
     def names(self) -> list[str]:
         return list(STAGES)
@@ -70,8 +70,8 @@ class CudaTarget:
         ptx = runner.machine_code(lambda: to_ptx(kernel_modules(module)),
                                   "ptx (llvmlite NVPTX -O3)")
         function = function_for(ptx, schedule, signature, kernels, str(module), options)
-        stages.remarks = runner.remarks
-        return Executable(function, signature, CudaStages(stages, function), "cuda", entry=entry)
+        return Executable(function, signature, CudaStages(stages, function, runner.remarks),
+                          "cuda", entry=entry)
 
     def deserialize(self, blob: bytes, what: str, entry: str, stages, options) -> Executable:
         entry_data = serialize.read_entry(blob, entry, what)

@@ -17,9 +17,9 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
-from xlac.targets.cuda.llvm_compat import llvm24_to_llvm22
 from xlac.errors import CompileError, error, format_location
 from xlac.mlir import ir, translate_to_llvm_ir
+from xlac.targets.cuda.llvm_compat import llvm24_to_llvm22
 
 ARCH = "sm_90"
 _TRIPLE = "nvptx64-nvidia-cuda"

@@ -15,8 +15,8 @@ import ctypes
 import sys
 import threading
 
-from xlac.targets.cuda.schedule import Alloc, Const, Copy, Launch, View
 from xlac.errors import XlacError
+from xlac.targets.cuda.schedule import Alloc, Const, Copy, Launch, View
 
 _JIT_ERROR_LOG_BUFFER, _JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 5, 6
 _STREAM_NON_BLOCKING = 1                 # no implicit synchronization with the legacy stream
@@ -196,7 +196,7 @@ class CudaFunction:
                 driver.to_host_async(pointers[index], buffers[f"arg{index}"], self._sizes[index], stream)
             driver.stream_synchronize(stream)
 
-    def with_driver(self, driver) -> "CudaFunction":
+    def with_driver(self, driver) -> CudaFunction:
         """The same program on another driver (a fake one in tests), set up afresh."""
         inputs = self._sizes[:self._inputs]
         return CudaFunction(self.ptx, self.steps, inputs, self._sizes[self._inputs:], driver,

@@ -10,7 +10,6 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-
 from dataclasses import dataclass
 
 from xlac.signature import Signature

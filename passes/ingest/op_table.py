@@ -1,6 +1,6 @@
 """The op-support table (docs/op-support.md), generated from ``xlac.passes.ingest.support``.
 
-    python -m xlac.frontend.op_table > docs/op-support.md
+    python -m xlac.passes.ingest.op_table > docs/op-support.md
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ TARGETS = ("cpu", "cuda")
 
 def all_ops() -> list[str]:
     """Every StableHLO and CHLO op these bindings know."""
-    from xlac.mlir import new_context
+    from xlac.context import new_context
     ctx = new_context()
     names = [f"stablehlo.{n}" for n in _STABLEHLO.split()] + [f"chlo.{n}" for n in _CHLO.split()]
     return [name for name in names if ctx.is_registered_operation(name)]
@@ -42,7 +42,7 @@ def all_ops() -> list[str]:
 
 def markdown() -> str:
     lines = ["# Op support", "",
-             "Generated from `passes/ingest/support.py` by `python -m xlac.frontend.op_table`; do not edit.",
+             "Generated from `passes/ingest/support.py` by `python -m xlac.passes.ingest.op_table`; do not edit.",
              "An op is compiled on a target unless a reason is given.", "",
              "| op | " + " | ".join(TARGETS) + " |", "|---|" + "---|" * len(TARGETS)]
     for name in all_ops():
