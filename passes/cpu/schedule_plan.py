@@ -29,7 +29,7 @@ CHUNK_WORK = 1 << 16         # iterations per thread at least, or fork-join cost
 CHUNKS_PER_THREAD = 4
 SHORT_K = 256                # the matmul schedules' k block: shorter k needs none
 _TILE_M, _TILE_N = 8, 32     # their register tile of C
-_ELEMENT_BYTES = {"f32": 4, "f64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
+_ELEMENT_BYTES = {"f32": 4, "f64": 8, "bf16": 2, "f16": 2, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
 _COMBINERS = {"arith.addf", "arith.mulf", "arith.addi", "arith.muli", "arith.andi",
               "arith.ori", "arith.xori", "arith.maximumf", "arith.minimumf",
               "arith.maxnumf", "arith.minnumf", "arith.maxsi", "arith.minsi",

@@ -82,15 +82,18 @@ def workloads():
 FLOOR = REPO / "test" / "conformance_floor.json"
 
 
-def run_conformance(backend: Path, out: Path) -> list[dict]:
-    """The public suite through ``backend`` (a file with ``run``), results as JSON records."""
+def run_conformance(backend: Path, out: Path, *extra: str, env: dict | None = None) -> list[dict]:
+    """The public suite through ``backend`` (a file with ``run``), results as JSON records.
+
+    ``extra``: more runner flags (``--filter REGEX``); ``env``: variables to set for it.
+    """
     runner = require_shared("conformance", "run_conformance.py")
     jobs = str(max(1, min(4, os.cpu_count() or 1)))
     done = subprocess.run(
         [sys.executable, str(runner), str(runner.parent / "public"), "--backend",
          f"{backend}:run", "-j", jobs, "--timeout", "120",
-         "--json", str(out)],
-        capture_output=True, text=True, timeout=2400)
+         "--json", str(out), *extra],
+        capture_output=True, text=True, timeout=2400, env={**os.environ, **(env or {})})
     assert out.exists(), done.stdout[-2000:] + done.stderr[-2000:]
     return json.loads(out.read_text())["results"]
 

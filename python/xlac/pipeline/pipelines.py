@@ -55,6 +55,7 @@ def lower_to_linalg() -> list[str]:
         "xla-split-f64-truncation",                       # f64 -> f16/bf16 via f32: the JIT lacks __truncdfhf2
         "xla-fold-empty-reductions",                      # reduce of a zero-size tensor = init; upstream leaves it
         "xla-lower-sort",                                 # merge sort in scf loops; no upstream pattern
+        "xla-widen-contractions",                         # bf16/f16 dot/conv in f32, as XLA: one rounding, f32 schedules
         "xla-decompose-batch-norm",                       # batch_norm_* as reduce + elementwise ops
         "xla-lower-scatter",                              # scatter as scf loops of slice updates; no upstream pattern
         "xla-lower-control-flow",                         # while/if/case -> scf; after the others, which may emit them
@@ -96,8 +97,16 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
     ]
 
 
-def lower_to_llvm() -> list[str]:
-    """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI."""
+def lower_to_llvm(native_bf16: bool | str = False) -> list[str]:
+    """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI.
+
+    bf16 and f16 math runs in f32 on every CPU (the same numbers everywhere);
+    the f32 -> bf16 rounding is integer code unless the CPU converts natively
+    (AVX512-BF16): without it LLVM would call libgcc's ``__truncsfbf2``,
+    which the JIT cannot find.
+    """
+    expand = "arith-expand" if str(native_bf16).lower() in ("1", "true") \
+        else "arith-expand{include-bf16=true}"
     return [
         "xla-strided-copy-to-linalg",                     # no memrefCopy runtime call
         "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
@@ -112,7 +121,8 @@ def lower_to_llvm() -> list[str]:
         "func.func(convert-vector-to-scf{full-unroll=true target-rank=1})",  # n-D transfers -> 1-D
         "lower-affine",
         "convert-scf-to-cf",
-        "arith-expand{include-bf16=true}",                # bf16 <-> f32 without libgcc helpers
+        "func.func(math-extend-to-supported-types{extra-types=f16 target-type=f32})",  # bf16 math in f32 ...
+        "func.func(arith-emulate-unsupported-floats{source-types=bf16 target-type=f32})",  # ... and bf16 arithmetic
         "convert-complex-to-standard",
         "xla-expm1-to-libm",                              # libm's expm1: convert-math-to-llvm's exp(x)-1 loses small x
         "expand-strided-metadata",
@@ -122,6 +132,7 @@ def lower_to_llvm() -> list[str]:
         # all digits for small x, so libm's log1p takes it below
         "convert-math-to-llvm{approximate-log1p=false}",
         "convert-math-to-libm",                           # tanh, erf, atan2 ... from libm
+        expand,                                           # after libm, whose f32 calls add truncations to bf16
         # 1-D vectors -> LLVM (after libm, which splits vectors into scalar calls);
         # a matmul tile's vector.contract -> one FMA per row
         "convert-vector-to-llvm{vector-contract-lowering=outerproduct vector-transpose-lowering=shuffle1d}",
@@ -137,10 +148,10 @@ def lower_to_llvm() -> list[str]:
 
 
 def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
-        remarks: bool | str = False) -> list[str]:
+        remarks: bool | str = False, native_bf16: bool | str = False) -> list[str]:
     """The whole CPU pipeline: input -> LLVM dialect ready for the JIT."""
     return (ingest(entry, "cpu") + fuse(remarks) + lower_to_linalg()
-            + bufferize(threads, vector_bytes) + lower_to_llvm())
+            + bufferize(threads, vector_bytes) + lower_to_llvm(native_bf16))
 
 
 # The stages of the CPU pipeline, in order; each stage's steps: cpu_stages().
@@ -150,14 +161,14 @@ CPU_STAGES = ("input", "stablehlo", "fused", "linalg", "bufferized", "llvm")
 def cpu_stages(entry: str = "main", options: Options | None = None) -> dict[str, list[str]]:
     """Each CPU stage's steps, with what ``options`` decides filled in."""
     options = options or Options()
-    threads, width = options.threads(), cpu_model(options.cpu).vector_bytes
+    model = cpu_model(options.cpu)
     return {
         "input": [],
         "stablehlo": ingest(entry, "cpu"),
         "fused": fuse(options.fusion_remarks),
         "linalg": lower_to_linalg(),
-        "bufferized": bufferize(threads, width),
-        "llvm": lower_to_llvm(),
+        "bufferized": bufferize(options.threads(), model.vector_bytes),
+        "llvm": lower_to_llvm(model.native_bf16),
     }
 
 

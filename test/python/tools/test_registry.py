@@ -70,8 +70,10 @@ def test_options_are_typed():
 
 def test_stages_run_in_order():
     assert list(pipelines.CPU_STAGES) == ["input", "stablehlo", "fused", "linalg", "bufferized", "llvm"]
+    model = cpu_model()
     assert pipelines.steps_until("llvm") == pipelines.cpu(threads=len(os.sched_getaffinity(0)),
-                                                           vector_bytes=cpu_model().vector_bytes)
+                                                           vector_bytes=model.vector_bytes,
+                                                           native_bf16=model.native_bf16)
     assert pipelines.steps_until("input") == []
 
 

@@ -1,0 +1,65 @@
+"""bf16 and f16 on every x86 CPU: computed in f32, rounded in integer code
+where the CPU has no bf16 conversion (no libgcc ``__truncsfbf2`` for the JIT
+to miss), the same numbers whichever CPU the code was made for, and
+contractions accumulated in f32 on the f32 schedules."""
+
+from __future__ import annotations
+
+import re
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import xlac
+from conftest import require_shared, run_conformance, summarize
+
+BF16 = ml_dtypes.bfloat16
+PROGRAM = """func.func @main(%x: tensor<64x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<64x64xbf16> {
+  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<64x64xbf16>, tensor<64x64xbf16>) -> tensor<64x64xbf16>
+  %1 = stablehlo.tanh %0 : tensor<64x64xbf16>
+  %2 = stablehlo.cbrt %1 : tensor<64x64xbf16>
+  %3 = stablehlo.log_plus_one %2 : tensor<64x64xbf16>
+  %4 = stablehlo.divide %3, %x : tensor<64x64xbf16>
+  return %4 : tensor<64x64xbf16>
+}"""
+# f32 -> bf16 rounding or bf16 arithmetic left to LLVM: a libgcc call on CPUs without AVX512-BF16
+NEEDS_LIBGCC = re.compile(r"llvm\.(fptrunc|fpext|fadd|fsub|fmul|fdiv|frem|intr\.\w+|call)\b.*\bbf16\b")
+INPUTS = [(np.random.default_rng(s).random((64, 64)) + 0.5).astype(BF16) for s in (0, 1)]
+
+
+@pytest.mark.parametrize("cpu", ["x86-64-v2", "x86-64-v3", "x86-64-v4"])
+def test_no_bf16_left_to_llvm_without_native_conversion(cpu):
+    text = xlac.compile(PROGRAM, cache=False, cpu=cpu).as_text("llvm")
+    assert [line.strip() for line in text.splitlines() if NEEDS_LIBGCC.search(line)] == []
+
+
+def test_the_same_numbers_on_every_cpu_level():
+    results = [xlac.compile(PROGRAM, cache=False, cpu=cpu)(*INPUTS)
+               for cpu in ("x86-64-v2", "x86-64-v3", "x86-64-v4", "host")]
+    for other in results[1:]:
+        np.testing.assert_array_equal(other.view(np.uint16), results[0].view(np.uint16))
+
+
+def test_dots_accumulate_in_f32_and_round_once():
+    program = PROGRAM.split("  %1 =")[0] + "  return %0 : tensor<64x64xbf16>\n}"
+    got = xlac.compile(program, cache=False)(*INPUTS).astype(np.float32)
+    want = (INPUTS[0].astype(np.float32) @ INPUTS[1].astype(np.float32)).astype(BF16)
+    np.testing.assert_array_equal(got, want.astype(np.float32))
+
+
+def test_bf16_matmul_takes_the_f32_schedule():
+    program = PROGRAM.replace("64", "256").split("  %1 =")[0] + "  return %0 : tensor<256x256xbf16>\n}"
+    report = xlac.compile(program, cache=False).fusion_report()
+    assert "not scheduled:" not in report, report
+
+
+@pytest.mark.slow
+def test_bf16_and_f16_conformance_at_the_avx2_level(tmp_path):
+    """The public suite's bf16/f16 programs, compiled for x86-64-v3 (AVX2, no AVX512-BF16)."""
+    runner = require_shared("conformance", "run_conformance.py")
+    results = run_conformance(runner.parent / "xlac_backend.py", tmp_path / "v3.json",
+                              "--filter", "bfloat16|float16|bf16|f16", env={"XLAC_CPU": "x86-64-v3"})
+    summary = summarize(results)
+    failed = [r["id"] for r in results if r["status"] not in ("pass", "skip")]
+    assert summary["runnable"] > 100 and failed == [], failed
