@@ -35,6 +35,8 @@ _REGISTRY: dict[str, str] = {
     "xla-inline-fusions": "fusion.inline_fusions:InlineFusions",
     "xla-approximate-math": "cpu.approximate_math:ApproximateMath",
     "xla-apply-schedules": "cpu.apply_schedules:ApplySchedules",
+    "xla-flatten-reductions": "lower.flatten_reductions:FlattenReductions",
+    "xla-canonicalize-convolutions": "lower.canonicalize_convolutions:CanonicalizeConvolutions",
     "xla-widen-contractions": "lower.widen_contractions:WidenContractions",
     "xla-normalize-contractions": "lower.normalize_contractions:NormalizeContractions",
     "xla-openmp-dynamic-schedule": "cpu.openmp_dynamic_schedule:OpenmpDynamicSchedule",

@@ -9,8 +9,9 @@ from pathlib import Path
 
 from xlac.mlir import ir, passmanager
 from xlac.passes.base import ModulePass, functions, nested_ops
+from xlac.passes.cpu.contraction_plan import contraction_plan
 from xlac.passes.cpu.fused_rows_plan import fused_rows_plan
-from xlac.passes.cpu.schedule_plan import MIN_WORK, Machine, Plan, iterations, plan_for
+from xlac.passes.cpu.schedule_plan import CONTRACTIONS, MIN_WORK, POOLINGS, Machine, Plan, iterations, plan_for
 from xlac.passes.remarks import emit_remarks
 
 SCHEDULES = Path(__file__).parent / "schedules"
@@ -61,8 +62,8 @@ class ApplySchedules(ModulePass):
                     kept += [single for single in _singles(item, machine)
                              if _apply(module, [single], commit=False, remarks=failed)]
             emit_remarks(module, failed)
-            if kept:
-                _apply(module, kept)
+            if kept and not _apply(module, kept):
+                _apply_one_by_one(module, kept)
 
     def machine(self) -> Machine:
         from xlac.cpu_model import cpu_model
@@ -84,6 +85,9 @@ _NO_WORK = ("linalg.fill", "linalg.yield", "linalg.index")
 
 def _plans(ops: list[ir.Operation], machine: Machine) -> list[tuple[ir.Operation, Plan]]:
     """A plan per op; a row group's last consumer first takes its producers."""
+    for op in ops:
+        if op.name in CONTRACTIONS:
+            _own_fill(op)
     fused: set[ir.Operation] = set()
     grouped = {}
     for op in reversed(ops):
@@ -91,10 +95,37 @@ def _plans(ops: list[ir.Operation], machine: Machine) -> list[tuple[ir.Operation
             grouped[op.operation] = plan
             fused |= {member.operation for member in plan.members}
     planned = [(op, plan) for op in ops if op.operation not in fused
-               and (plan := grouped.get(op.operation) or plan_for(op, machine)) is not None]
+               and (plan := grouped.get(op.operation) or _plan(op, machine)) is not None]
     for member in fused:            # after the lookups above: this edits the IR
         _own_empty_init(member)
     return planned
+
+
+_PENDING = "xla_schedule_pending"
+
+
+def _apply_one_by_one(module: ir.Operation, planned: list[tuple[ir.Operation, Plan]]) -> None:
+    """Each schedule applies alone but not all together: commit them one at a
+    time. A commit replaces the module's ops, so each op is found again by a tag."""
+    i64 = ir.IntegerType.get_signless(64, module.context)
+    singles = [(op, plan) for op, plan in planned if not plan.members]
+    for index, (op, _) in enumerate(singles):
+        op.attributes[_PENDING] = ir.IntegerAttr.get(i64, index)
+    for index, (_, plan) in enumerate(singles):
+        found = [op for op in nested_ops(module) if _PENDING in op.attributes
+                 and ir.IntegerAttr(op.attributes[_PENDING]).value == index]
+        if found:
+            del found[0].attributes[_PENDING]
+            _apply(module, [(found[0], plan)])
+    for op in nested_ops(module):
+        if _PENDING in op.attributes:
+            del op.attributes[_PENDING]
+
+
+def _plan(op: ir.Operation, machine: Machine) -> Plan | None:
+    if op.name in CONTRACTIONS or op.name in POOLINGS:
+        return contraction_plan(op, machine)
+    return plan_for(op, machine)
 
 
 def _linalg_ops(module: ir.Operation) -> list[ir.Operation]:
@@ -108,7 +139,22 @@ def _linalg_ops(module: ir.Operation) -> list[ir.Operation]:
 def _singles(item: tuple[ir.Operation, Plan], machine: Machine) -> list[tuple[ir.Operation, Plan]]:
     root, group = item
     return [(op, plan) for op in (*reversed(group.members), root)
-            if (plan := plan_for(op, machine)) is not None]
+            if (plan := _plan(op, machine)) is not None]
+
+
+def _own_fill(op: ir.Operation) -> None:
+    """Give a contraction the zero fill of its C to itself. CSE merges equal
+    fills, but a fill is fused into its contraction's thread chunks: shared by
+    two, it cannot be fused into both, and both schedules fail."""
+    init = op.operands[len(op.operands) - 1].owner
+    if not isinstance(init, ir.OpView) or init.name != "linalg.fill":
+        return
+    users = [use.owner for use in init.results[0].uses]
+    if len(users) < 2 or users[0] == op.operation:
+        return                      # the first user keeps the original
+    fresh = init.operation.clone(ip=ir.InsertionPoint(op))
+    _own_empty_init(fresh)
+    op.operands[len(op.operands) - 1] = fresh.results[0]
 
 
 def _own_empty_init(op: ir.Operation) -> None:

@@ -23,19 +23,24 @@ class Machine:
     threads: int
     vector_bytes: int
 
+    @property
+    def registers(self) -> int:
+        """SIMD registers: 32 with AVX-512, 16 with AVX2 and SSE (x86-64)."""
+        return 32 if self.vector_bytes >= 64 else 16
+
 
 MIN_WORK = 256               # smaller ops stay scalar loops: no gain, only compile time
 CHUNK_WORK = 1 << 16         # iterations per thread at least, or fork-join costs more (docs/cpu-runtime.md)
 CHUNKS_PER_THREAD = 4
 SHORT_K = 256                # the matmul schedules' k block: shorter k needs none
-_TILE_M, _TILE_N = 8, 32     # their register tile of C
 _ELEMENT_BYTES = {"f32": 4, "f64": 8, "bf16": 2, "f16": 2, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
 _COMBINERS = {"arith.addf", "arith.mulf", "arith.addi", "arith.muli", "arith.andi",
               "arith.ori", "arith.xori", "arith.maximumf", "arith.minimumf",
               "arith.maxnumf", "arith.minnumf", "arith.maxsi", "arith.minsi",
               "arith.maxui", "arith.minui"}
-_CONTRACTIONS = {"linalg.matmul": "xla_matmul", "linalg.batch_matmul": "xla_batch_matmul",
+CONTRACTIONS = {"linalg.matmul": "xla_matmul", "linalg.batch_matmul": "xla_batch_matmul",
                  "linalg.conv_2d_nhwc_hwcf": "xla_conv_2d_nhwc_hwcf"}
+POOLINGS = ("linalg.pooling_nhwc_sum", "linalg.pooling_nhwc_max", "linalg.pooling_nhwc_min")
 _DIM = re.compile(r"^d(\d+)$")
 
 
@@ -62,8 +67,8 @@ def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
     nest = loop_nest(op)
     if nest is None or math.prod(nest.extents) < MIN_WORK:
         return None
-    if op.name in _CONTRACTIONS:
-        return _contraction_plan(op, nest, machine)
+    if op.name in CONTRACTIONS or op.name in POOLINGS:
+        return None                    # contraction_plan.py's
     if op.name == "linalg.fill" and _only_feeds_contractions(op):
         return None                    # the contraction's schedule fuses it into its tiles
     if op.name == "linalg.transpose":
@@ -103,6 +108,9 @@ def loop_nest(op: ir.Operation) -> LoopNest | None:
     if op.name == "linalg.conv_2d_nhwc_hwcf":      # loops n, oh, ow, f, kh, kw, c
         (n, oh, ow, f), (kh, kw, c, _) = types[2].shape, types[1].shape
         return LoopNest((n, oh, ow, f, kh, kw, c), (4, 5, 6), widest)
+    if op.name in POOLINGS:                         # loops n, oh, ow, c, kh, kw
+        (n, oh, ow, c), (kh, kw) = types[2].shape, types[1].shape
+        return LoopNest((n, oh, ow, c, kh, kw), (4, 5), widest)
     if "indexing_maps" not in op.attributes:
         return None
     return _nest_from_maps(op, types, widest)
@@ -197,6 +205,40 @@ def thread_tiles(extents: tuple[int, ...], threads: int, align: tuple[int, ...] 
     return tuple(sizes)
 
 
+def static_tiles(extents: tuple[int, ...], threads: int, align: tuple[int, ...],
+                 inner_work: int = 1) -> tuple[int, ...]:
+    """Like ``thread_tiles``, but each chunk divides its extent where it can, in
+    whole ``align`` tiles: every chunk then has the same static shape, and the
+    register tiles inside need no masks."""
+    total = math.prod(extents) * inner_work
+    if total // CHUNK_WORK < 2 or threads == 1:
+        return tuple(extents)
+    parts = max(2, min(threads * CHUNKS_PER_THREAD, total // CHUNK_WORK))
+    sizes = [0] * len(extents)
+    for dim, extent in enumerate(extents):
+        last = dim == len(extents) - 1
+        tiles = extent // align[dim] if extent % align[dim] == 0 else 0
+        if tiles >= 2:
+            counts = [d for d in range(1, tiles + 1) if tiles % d == 0]
+            count = min((d for d in counts if d >= parts), default=counts[-1])
+            sizes[dim] = extent // count
+            if count >= parts or last:
+                return tuple(sizes)
+            parts = -(-parts // count)
+        elif extent >= 2 and align[dim] == 1:
+            sizes[dim] = 1                       # every index of a short outer dim is a chunk
+            parts = -(-parts // extent)
+        elif last:
+            sizes[dim] = extent
+    return tuple(sizes)
+
+
+def divisor(extent: int, cap: int, multiple: int = 1) -> int | None:
+    """The largest divisor of ``extent`` that is at most ``cap`` and a multiple of ``multiple``."""
+    found = [d for d in range(multiple, min(extent, cap) + 1, multiple) if extent % d == 0]
+    return found[-1] if found else None
+
+
 def _elementwise_plan(nest: LoopNest, machine: Machine, math_heavy: bool = False) -> Plan | None:
     rank = len(nest.extents)
     if not 1 <= rank <= 5:
@@ -222,7 +264,12 @@ def _reduction_plan(nest: LoopNest, machine: Machine) -> Plan | None:
     input's contiguous dim; columns: the innermost parallel loop does.
     The schedules keep a 64-lane accumulator: 4-byte elements only."""
     rank = len(nest.extents)
-    if nest.element_bytes != 4 or nest.reductions != (rank - 1,) or rank > 4:
+    if nest.element_bytes != 4 or rank > 4:
+        return None
+    if rank >= 2 and nest.reductions == tuple(range(1, rank)) and nest.contiguous == 0:
+        return Plan(f"xla_reduce_outer_{rank}d", thread_tiles((nest.extents[0],), machine.threads, 16,
+                                                              math.prod(nest.extents[1:])))
+    if nest.reductions != (rank - 1,):
         return None
     work = nest.extents[-1]
     if rank == 1:
@@ -236,31 +283,6 @@ def _reduction_plan(nest: LoopNest, machine: Machine) -> Plan | None:
     return None
 
 
-def _contraction_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan | None:
-    """Matmul-like ops whose C starts from a linalg.fill (the schedule fuses it)."""
-    init = op.operands[-1].owner
-    if nest.element_bytes != 4 or not hasattr(init, "name") or init.name != "linalg.fill":
-        return None
-    if op.name == "linalg.conv_2d_nhwc_hwcf":
-        return _conv_plan(op, nest, machine)
-    *batch, m, n, k = nest.extents
-    align = (1,) * len(batch) + (_TILE_M, _TILE_N)
-    chunks = thread_tiles(nest.extents[:-1], machine.threads, align, k)
-    whole_tiles = m % _TILE_M == 0 and n % _TILE_N == 0 and \
-        all(c == 0 or e % c == 0 for e, c in zip(nest.extents, chunks))     # static tiles
-    short = k <= SHORT_K and whole_tiles and op.name == "linalg.matmul"
-    return Plan(_CONTRACTIONS[op.name] + ("_short_k" if short else ""), chunks)
-
-
-def _conv_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan | None:
-    """Unit strides and dilations only: the 1-D vectorizer needs them."""
-    for name in ("strides", "dilations"):
-        if name in op.attributes and any(v != 1 for v in ir.DenseIntElementsAttr(op.attributes[name])):
-            return None
-    return Plan(_CONTRACTIONS[op.name], thread_tiles(nest.extents[:4], machine.threads, (1, 1, 8, 32),
-                                                math.prod(nest.extents[4:])))
-
-
 def _only_feeds_contractions(fill: ir.Operation) -> bool:
     users = [use.owner for use in fill.results[0].uses]
-    return bool(users) and all(user.name in _CONTRACTIONS for user in users)
+    return bool(users) and all(user.name in CONTRACTIONS for user in users)

@@ -1,0 +1,108 @@
+"""Tile sizes for the contractions (passes/cpu/schedules/matmul.mlir, conv.mlir).
+
+Read by xla-apply-schedules. The register tile of C is cut for the CPU: as
+many accumulators as leave room for the operands (8 x 32 f32 with AVX-512's
+32 registers, 6 x 16 with AVX2's 16), and, where the extents allow it,
+tiles, blocks and thread chunks that divide them: a static tile needs no
+masks, and a masked tile is several times slower (every load and FMA under a
+mask). Only when nothing divides does an edge tile stay masked.
+"""
+
+from __future__ import annotations
+
+import math
+
+from xlac.mlir import ir
+from xlac.passes.cpu.schedule_plan import (
+    CONTRACTIONS,
+    POOLINGS,
+    SHORT_K,
+    LoopNest,
+    Machine,
+    Plan,
+    divisor,
+    loop_nest,
+    static_tiles,
+)
+
+BLOCK = 256                  # n and k blocks at most: a 256 x 256 f32 block of B is 256 KiB, in L2
+MIN_TILE_M = 4               # fewer rows per register tile reuse each B load too little
+
+
+def contraction_plan(op: ir.Operation, machine: Machine) -> Plan | None:
+    """The schedule of a matmul, batch matmul, NHWC convolution or pooling whose
+    output starts from a linalg.fill (the schedule fuses it), or None."""
+    nest = loop_nest(op)
+    init = op.operands[-1].owner
+    if nest is None or nest.element_bytes != 4 or op.name not in (*CONTRACTIONS, *POOLINGS) \
+            or not hasattr(init, "name") or init.name != "linalg.fill" \
+            or math.prod(nest.extents) < 256:
+        return None
+    if op.name == "linalg.conv_2d_nhwc_hwcf":
+        return _conv_plan(nest, machine)
+    if op.name in POOLINGS:
+        return _pooling_plan(nest, machine)
+    return _matmul_plan(op, nest, machine)
+
+
+def register_tile(m: int, n: int, machine: Machine) -> tuple[int, int]:
+    """(rows, columns) of C held in registers: columns two vectors wide, rows as
+    many as fit beside the two B vectors and the broadcast A, dividing m and n
+    where possible."""
+    lanes = machine.vector_bytes // 4
+    rows = (machine.registers - 3) // 2 if machine.registers < 32 else 8
+    tn = 2 * lanes if n % (2 * lanes) == 0 else lanes if n % lanes == 0 else 2 * lanes
+    tm = divisor(m, rows) if m % rows else rows
+    return (tm if tm and tm >= MIN_TILE_M else rows), tn
+
+
+def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan:
+    *batch, m, n, k = nest.extents
+    tm, tn = register_tile(m, n, machine)
+    chunks = static_tiles(tuple(nest.extents[:-1]), machine.threads, (1,) * len(batch) + (tm, tn), k)
+    bk = _block(k, 1)
+    if op.name == "linalg.batch_matmul":
+        return Plan("xla_batch_matmul", chunks + (bk, tm, tn))
+    whole = m % tm == 0 and n % tn == 0 and all(c == 0 or e % c == 0
+                                                for e, c in zip(nest.extents, chunks))
+    if k <= SHORT_K and whole:
+        return Plan("xla_matmul_short_k", chunks + (tm, tn))
+    chunk_n = chunks[-1] or n
+    return Plan("xla_matmul", chunks + (_block(chunk_n, tn), bk, tm, tn))
+
+
+def _block(extent: int, multiple: int) -> int:
+    """A block of at most BLOCK that divides ``extent`` (in ``multiple``s), else BLOCK."""
+    if extent <= BLOCK:
+        return extent
+    found = divisor(extent, BLOCK, multiple)
+    return found if found and found >= BLOCK // 4 else BLOCK
+
+
+def _conv_plan(nest: LoopNest, machine: Machine) -> Plan | None:
+    """Any strides and dilations (the 1-D vectorizer handles them); tiles must
+    divide ow, f and c: that vectorizer has no masks."""
+    n, oh, ow, f, kh, kw, c = nest.extents
+    lanes = machine.vector_bytes // 4
+    tf = divisor(f, 2 * lanes, lanes) or divisor(f, 2 * lanes)
+    accumulators = 16 if machine.registers >= 32 else 12
+    vectors = max(1, (tf or 1) // lanes)
+    tw = divisor(ow, min(8, accumulators // vectors))
+    tc = divisor(c, lanes)
+    if not (tf and tw and tc):
+        return None
+    chunks = static_tiles((n, oh, ow, f), machine.threads, (1, 1, tw, tf), kh * kw * c)
+    return Plan(CONTRACTIONS["linalg.conv_2d_nhwc_hwcf"], chunks + (tw, tf, tc))
+
+
+def _pooling_plan(nest: LoopNest, machine: Machine) -> Plan | None:
+    """Channels in vectors (a divisor of c up to four registers), pixels a divisor
+    of ow up to 8: both static, the 1-D vectorizer has no masks."""
+    n, oh, ow, c, kh, kw = nest.extents
+    lanes = machine.vector_bytes // 4
+    tc = divisor(c, 4 * lanes, lanes) or divisor(c, 4 * lanes)
+    tw = divisor(ow, 8)
+    if not (tc and tw):
+        return None
+    chunks = static_tiles((n, oh), machine.threads, (1, 1), ow * c * kh * kw)
+    return Plan("xla_pooling_nhwc", chunks + (tw, tc))

@@ -1,0 +1,33 @@
+// f32 2-D pooling (sum, max, min), NHWC, any strides and dilations. Threads
+// take chunks of output rows (scf.forall, the fill of the output fused in);
+// each tw-pixel x tc-channel tile of an output row stays in registers while
+// the window's taps go by; with the window row fixed the tile is a 1-D
+// pooling (`decompose`), vectorized along the channels. Tiles divide ow and c
+// (the 1-D vectorizer has no masks: schedule_plan/contraction_plan.py).
+// Parameters: the forall tile sizes of (n, oh) (0 = not split), then tw, tc.
+module attributes {transform.with_named_sequence} {
+  transform.named_sequence @xla_pooling_nhwc(
+      %op: !transform.any_op {transform.consumed},
+      %cn: !transform.param<i64> {transform.readonly},
+      %ch: !transform.param<i64> {transform.readonly},
+      %tw: !transform.param<i64> {transform.readonly},
+      %tc: !transform.param<i64> {transform.readonly}) {
+    %fill = transform.get_producer_of_operand %op[2] : (!transform.any_op) -> !transform.any_op
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%cn, %ch, 0, 0]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %fill_chunk, %forall2 = transform.structured.fuse_into_containing_op %fill into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %fill_tile, %fill_loops:4 = transform.structured.tile_using_for %fill_chunk tile_sizes [1, 1, %tw, %tc]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %fill_tile : !transform.any_op
+    %tile, %loops:6 = transform.structured.tile_using_for %chunk tile_sizes [1, 1, %tw, %tc, 1, 1]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
+          !transform.any_op, !transform.any_op, !transform.any_op)
+    %row = transform.structured.decompose %tile : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %row : !transform.any_op
+    transform.yield
+  }
+}

@@ -1,0 +1,198 @@
+"""StableHLO text for one 2-D convolution in the form the CPU schedules take:
+NHWC input, HWIO kernel, NHWC output, no input (lhs) dilation. Read by
+xla-canonicalize-convolutions.
+
+Three shapes of work reach that form:
+- any layout (NCHW from PyTorch, the transposed layouts of JAX's gradients):
+  transposes around a canonical convolution;
+- input dilation (the input gradient of a strided convolution): as a sum
+  over the stride's phases of unit-stride convolutions with sub-kernels, each
+  output phase computed alone and interleaved (no multiplications by the
+  zeros dilation inserts), else an explicitly padded input;
+- few output positions and a large kernel (a weight gradient): one
+  dot_general per output position, contracting the window with the kernel.
+"""
+
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+from xlac.dtypes import tensor_type
+
+CANONICAL = ("b01f", "01io", "b01f")
+
+
+@dataclass(frozen=True)
+class Conv:
+    """One convolution: layouts as letters (``b01f``), shapes, window."""
+
+    layouts: tuple[str, str, str]          # input, kernel, output
+    shapes: tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...]]
+    element: str
+    stride: tuple[int, int]
+    padding: tuple[tuple[int, int], tuple[int, int]]
+    lhs_dilation: tuple[int, int]
+    rhs_dilation: tuple[int, int]
+
+
+class _Text:
+    def __init__(self, element: str):
+        self.lines: list[str] = []
+        self.element = element
+        self.count = 0
+
+    def op(self, text: str) -> str:
+        self.count += 1
+        name = f"%v{self.count}"
+        self.lines.append(f"  {name} = {text}")
+        return name
+
+    def t(self, shape) -> str:
+        return tensor_type(shape, self.element)
+
+    def zero(self) -> str:
+        return self.op(f"stablehlo.constant dense<0.000000e+00> : tensor<{self.element}>")
+
+    def transpose(self, value: str, shape, perm) -> tuple[str, list[int]]:
+        if list(perm) == sorted(perm):
+            return value, list(shape)
+        new = [shape[p] for p in perm]
+        return self.op(f"stablehlo.transpose {value}, dims = {list(perm)} : "
+                       f"({self.t(shape)}) -> {self.t(new)}"), new
+
+    def conv(self, x, xs, w, ws, out, stride, pad, rhs_dilation) -> str:
+        window = (f"stride = {list(stride)}, pad = [[{pad[0][0]}, {pad[0][1]}], "
+                  f"[{pad[1][0]}, {pad[1][1]}]], rhs_dilate = {list(rhs_dilation)}")
+        return self.op(f"stablehlo.convolution({x}, {w}) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]"
+                       f"->[b, 0, 1, f], window = {{{window}}} {{batch_group_count = 1 : i64, "
+                       f"feature_group_count = 1 : i64}} : ({self.t(xs)}, {self.t(ws)}) -> {self.t(out)}")
+
+    def pad(self, x, xs, low, high, interior) -> tuple[str, list[int]]:
+        new = [d + lo + hi + max(d - 1, 0) * inner
+               for d, lo, hi, inner in zip(xs, low, high, interior)]
+        value = self.op(f"stablehlo.pad {x}, {self.zero()}, low = {list(low)}, high = {list(high)}, "
+                        f"interior = {list(interior)} : ({self.t(xs)}, tensor<{self.element}>) "
+                        f"-> {self.t(new)}")
+        return value, new
+
+
+def needs_rewrite(conv: Conv) -> bool:
+    return conv.layouts != CANONICAL or conv.lhs_dilation != (1, 1) or _weight_gradient(conv)
+
+
+def helper_text(name: str, conv: Conv) -> str:
+    """``func.func private @name(%x, %w) -> result`` computing ``conv`` canonically."""
+    text = _Text(conv.element)
+    xs, ws, os_ = conv.shapes
+    x, xs = text.transpose("%x", xs, [conv.layouts[0].index(c) for c in "b01f"])
+    w, ws = text.transpose("%w", ws, [conv.layouts[1].index(c) for c in "01io"])
+    out = [os_[conv.layouts[2].index(c)] for c in "b01f"]
+    if conv.lhs_dilation != (1, 1):
+        y = _dilated(text, conv, x, xs, w, ws, out)
+    elif _weight_gradient(conv):
+        y = _per_position(text, conv, x, xs, w, ws, out)
+    else:
+        y = text.conv(x, xs, w, ws, out, conv.stride, conv.padding, conv.rhs_dilation)
+    y, _ = text.transpose(y, out, ["b01f".index(c) for c in conv.layouts[2]])
+    types = f"%x: {tensor_type(conv.shapes[0], conv.element)}, %w: {tensor_type(conv.shapes[1], conv.element)}"
+    result = tensor_type(conv.shapes[2], conv.element)
+    return (f"func.func private @{name}({types}) -> {result} {{\n" + "\n".join(text.lines)
+            + f"\n  return {y} : {result}\n}}\n")
+
+
+def _weight_gradient(conv: Conv) -> bool:
+    """Fewer output positions than kernel taps: the kernel is an activation
+    (a weight gradient), and per-position dots beat sliding it."""
+    _, ws, os_ = conv.shapes
+    out = [os_[conv.layouts[2].index(c)] for c in "01"]
+    taps = [ws[conv.layouts[1].index(c)] for c in "01"]
+    return conv.lhs_dilation == (1, 1) and out[0] * out[1] < taps[0] * taps[1] \
+        and out[0] * out[1] <= 64
+
+
+def _dilated(text: _Text, conv: Conv, x, xs, w, ws, out) -> str:
+    phased = conv.stride == (1, 1) and conv.rhs_dilation == (1, 1) \
+        and out[1] % conv.lhs_dilation[0] == 0 and out[2] % conv.lhs_dilation[1] == 0
+    if phased:
+        return _phases(text, conv, x, xs, w, ws, out)
+    (lo0, hi0), (lo1, hi1) = conv.padding
+    if min(lo0, hi0, lo1, hi1) < 0:
+        raise ValueError("negative padding of a dilated input")
+    d0, d1 = conv.lhs_dilation
+    x, xs = text.pad(x, xs, (0, lo0, lo1, 0), (0, hi0, hi1, 0), (0, d0 - 1, d1 - 1, 0))
+    return text.conv(x, xs, w, ws, out, conv.stride, ((0, 0), (0, 0)), conv.rhs_dilation)
+
+
+def _phases(text: _Text, conv: Conv, x, xs, w, ws, out) -> str:
+    """Output row r = p + s*q of the dilated convolution reads the dilated rows
+    r - low + a (taps a); only those divisible by s are input rows. Per phase p
+    the taps a with (p - low + a) % s == 0 form a sub-kernel w[a0::s], applied
+    with unit stride to the undilated input; the phases are then interleaved."""
+    n, h, wd, c = xs
+    kh, kw, _, f = ws
+    s = conv.lhs_dilation
+    q = (out[1] // s[0], out[2] // s[1])
+    results = {}
+    for phase in itertools.product(range(s[0]), range(s[1])):
+        taps, offsets = [], []
+        for dim in range(2):
+            first = [a for a in range((kh, kw)[dim])
+                     if (phase[dim] - conv.padding[dim][0] + a) % s[dim] == 0]
+            taps.append(first)
+            offsets.append((phase[dim] - conv.padding[dim][0] + first[0]) // s[dim] if first else 0)
+        results[phase] = _phase(text, x, xs, w, ws, taps, offsets, s, q, (n, c, f), (h, wd))
+    rows = []
+    shape = [n, q[0], 1, q[1], 1, f]
+    for p0 in range(s[0]):
+        parts = [text.op(f"stablehlo.reshape {results[(p0, p1)]} : "
+                         f"({text.t([n, q[0], q[1], f])}) -> {text.t(shape)}") for p1 in range(s[1])]
+        wide = [n, q[0], 1, q[1], s[1], f]
+        rows.append(text.op(f"stablehlo.concatenate {', '.join(parts)}, dim = 4 : "
+                            f"({', '.join([text.t(shape)] * s[1])}) -> {text.t(wide)}"))
+    full = [n, q[0], s[0], q[1], s[1], f]
+    stacked = text.op(f"stablehlo.concatenate {', '.join(rows)}, dim = 2 : "
+                      f"({', '.join([text.t([n, q[0], 1, q[1], s[1], f])] * s[0])}) -> {text.t(full)}")
+    return text.op(f"stablehlo.reshape {stacked} : ({text.t(full)}) -> {text.t(out)}")
+
+
+def _phase(text: _Text, x, xs, w, ws, taps, offsets, s, q, ncf, hw) -> str:
+    n, c, f = ncf
+    if not taps[0] or not taps[1]:
+        return text.op(f"stablehlo.broadcast_in_dim {text.zero()}, dims = [] : "
+                       f"(tensor<{text.element}>) -> {text.t([n, q[0], q[1], f])}")
+    sizes = [len(taps[0]), len(taps[1])]
+    sub = text.op(f"stablehlo.slice {w} [{taps[0][0]}:{taps[0][-1] + 1}:{s[0]}, "
+                  f"{taps[1][0]}:{taps[1][-1] + 1}:{s[1]}, 0:{c}, 0:{f}] : "
+                  f"({text.t(ws)}) -> {text.t([*sizes, c, f])}")
+    low = [-offsets[0], -offsets[1]]
+    high = [q[d] + sizes[d] - 1 - (hw[d] + low[d]) for d in range(2)]
+    return text.conv(x, xs, sub, [*sizes, c, f], [n, q[0], q[1], f], (1, 1),
+                     ((low[0], high[0]), (low[1], high[1])), (1, 1))
+
+
+def _per_position(text: _Text, conv: Conv, x, xs, w, ws, out) -> str:
+    """One dot_general per output position: its window of the input (b, kh, kw, c)
+    contracted with the whole kernel (kh, kw, c -> f)."""
+    (lo0, hi0), (lo1, hi1) = conv.padding
+    if (lo0, hi0, lo1, hi1) != (0, 0, 0, 0):
+        if min(lo0, hi0, lo1, hi1) < 0:
+            raise ValueError("negative padding")
+        x, xs = text.pad(x, xs, (0, lo0, lo1, 0), (0, hi0, hi1, 0), (0, 0, 0, 0))
+    b, _, _, c = xs
+    kh, kw, _, f = ws
+    window = [b, kh, kw, c]
+    d0, d1 = conv.rhs_dilation
+    parts = []
+    for i, j in itertools.product(range(out[1]), range(out[2])):
+        h0, w0 = i * conv.stride[0], j * conv.stride[1]
+        piece = text.op(f"stablehlo.slice {x} [0:{b}, {h0}:{h0 + (kh - 1) * d0 + 1}:{d0}, "
+                        f"{w0}:{w0 + (kw - 1) * d1 + 1}:{d1}, 0:{c}] : ({text.t(xs)}) -> {text.t(window)}")
+        dot = text.op(f"stablehlo.dot_general {piece}, {w}, contracting_dims = [1, 2, 3] x [0, 1, 2] : "
+                      f"({text.t(window)}, {text.t(ws)}) -> {text.t([b, f])}")
+        parts.append(text.op(f"stablehlo.reshape {dot} : ({text.t([b, f])}) -> {text.t([b, 1, f])}"))
+    flat = [b, out[1] * out[2], f]
+    joined = parts[0] if len(parts) == 1 else text.op(
+        f"stablehlo.concatenate {', '.join(parts)}, dim = 1 : "
+        f"({', '.join([text.t([b, 1, f])] * len(parts))}) -> {text.t(flat)}")
+    return text.op(f"stablehlo.reshape {joined} : ({text.t(flat)}) -> {text.t(out)}")

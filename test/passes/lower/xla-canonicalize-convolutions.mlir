@@ -1,0 +1,62 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-canonicalize-convolutions,inline)' --split-input-file | FileCheck %s
+
+/// NCHW x OIHW -> NCHW (PyTorch's layout): transposes around a canonical convolution.
+// CHECK-LABEL: func.func @nchw
+// CHECK-SAME: (%[[X:.*]]: tensor<1x8x16x16xf32>, %[[W:.*]]: tensor<4x8x3x3xf32>)
+// CHECK: %[[XT:.*]] = stablehlo.transpose %[[X]], dims = [0, 2, 3, 1] : (tensor<1x8x16x16xf32>) -> tensor<1x16x16x8xf32>
+// CHECK: %[[WT:.*]] = stablehlo.transpose %[[W]], dims = [2, 3, 1, 0] : (tensor<4x8x3x3xf32>) -> tensor<3x3x8x4xf32>
+// CHECK: %[[C:.*]] = stablehlo.convolution(%[[XT]], %[[WT]]) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]
+// CHECK-SAME: (tensor<1x16x16x8xf32>, tensor<3x3x8x4xf32>) -> tensor<1x14x14x4xf32>
+// CHECK: %[[Y:.*]] = stablehlo.transpose %[[C]], dims = [0, 3, 1, 2] : (tensor<1x14x14x4xf32>) -> tensor<1x4x14x14xf32>
+// CHECK: return %[[Y]]
+func.func @nchw(%x: tensor<1x8x16x16xf32>, %w: tensor<4x8x3x3xf32>) -> tensor<1x4x14x14xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+       : (tensor<1x8x16x16xf32>, tensor<4x8x3x3xf32>) -> tensor<1x4x14x14xf32>
+  return %0 : tensor<1x4x14x14xf32>
+}
+
+// -----
+
+/// The input gradient of a stride-2 convolution (input dilated by 2): one
+/// unit-stride convolution per phase of the stride, interleaved, no multiplications by zeros.
+// CHECK-LABEL: func.func @input_gradient
+// CHECK-COUNT-4: stablehlo.convolution({{.*}}) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1]
+// CHECK-NOT: lhs_dilate
+// CHECK: stablehlo.reshape {{.*}} -> tensor<1x8x8x4xf32>
+func.func @input_gradient(%g: tensor<1x4x4x4xf32>, %w: tensor<3x3x4x4xf32>) -> tensor<1x8x8x4xf32> {
+  %0 = stablehlo.convolution(%g, %w) dim_numbers = [b, 0, 1, f]x[0, 1, o, i]->[b, 0, 1, f],
+       window = {pad = [[1, 2], [1, 2]], lhs_dilate = [2, 2]}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+       : (tensor<1x4x4x4xf32>, tensor<3x3x4x4xf32>) -> tensor<1x8x8x4xf32>
+  return %0 : tensor<1x8x8x4xf32>
+}
+
+// -----
+
+/// A weight gradient (3x3 output positions, a 14x14 "kernel"): one dot_general per position.
+// CHECK-LABEL: func.func @weight_gradient
+// CHECK-COUNT-9: stablehlo.dot_general {{.*}} contracting_dims = [1, 2, 3] x [0, 1, 2]
+// CHECK-NOT: stablehlo.convolution
+func.func @weight_gradient(%x: tensor<8x14x14x4xf32>, %g: tensor<8x14x14x16xf32>) -> tensor<3x3x4x16xf32> {
+  %0 = stablehlo.convolution(%x, %g) dim_numbers = [f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f],
+       window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+       : (tensor<8x14x14x4xf32>, tensor<8x14x14x16xf32>) -> tensor<3x3x4x16xf32>
+  return %0 : tensor<3x3x4x16xf32>
+}
+
+// -----
+
+/// Canonical and grouped convolutions are left alone.
+// CHECK-LABEL: func.func @left_alone
+// CHECK-NOT: stablehlo.transpose
+// CHECK-COUNT-2: stablehlo.convolution
+func.func @left_alone(%x: tensor<1x8x8x4xf32>, %w: tensor<3x3x4x4xf32>, %d: tensor<3x3x1x4xf32>) -> (tensor<1x6x6x4xf32>, tensor<1x6x6x4xf32>) {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+       : (tensor<1x8x8x4xf32>, tensor<3x3x4x4xf32>) -> tensor<1x6x6x4xf32>
+  %1 = stablehlo.convolution(%x, %d) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {}
+       {batch_group_count = 1 : i64, feature_group_count = 4 : i64}
+       : (tensor<1x8x8x4xf32>, tensor<3x3x1x4xf32>) -> tensor<1x6x6x4xf32>
+  return %0, %1 : tensor<1x6x6x4xf32>, tensor<1x6x6x4xf32>
+}

@@ -1,0 +1,83 @@
+"""Convolutions of every stride, dilation, padding and layout, and their
+gradients, right against the reference interpreter and on the CPU schedules
+(no scalar loops) at both the AVX2 and the AVX-512 level."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xlac
+from xlac.dtypes import tensor_type
+from xlac.reference.server import shared_server
+
+# (input layout, kernel layout, output layout, input shape, kernel shape, window)
+CASES = {
+    "3x3": ("b01f", "01io", "b01f", (2, 9, 9, 8), (3, 3, 8, 16), {"pad": ((1, 1), (1, 1))}),
+    "3x3_stride2": ("b01f", "01io", "b01f", (2, 9, 9, 8), (3, 3, 8, 16),
+                    {"stride": (2, 2), "pad": ((1, 1), (1, 1))}),
+    "7x7_stem": ("b01f", "01io", "b01f", (1, 20, 20, 3), (7, 7, 3, 16),
+                 {"stride": (2, 2), "pad": ((3, 3), (3, 3))}),
+    "1x1_stride2": ("b01f", "01io", "b01f", (2, 8, 8, 16), (1, 1, 16, 32), {"stride": (2, 2)}),
+    "patch_4x4": ("b01f", "01io", "b01f", (2, 16, 16, 3), (4, 4, 3, 32), {"stride": (4, 4)}),
+    "dilated_kernel": ("b01f", "01io", "b01f", (1, 12, 12, 8), (3, 3, 8, 8), {"rhs_dilate": (2, 2)}),
+    "nchw": ("bf01", "oi01", "bf01", (2, 8, 10, 10), (16, 8, 3, 3), {"pad": ((1, 1), (1, 1))}),
+    "input_grad_stride2": ("b01f", "01oi", "b01f", (2, 5, 5, 16), (3, 3, 8, 16),
+                           {"pad": ((1, 2), (1, 2)), "lhs_dilate": (2, 2)}),
+    "input_grad_stride1": ("b01f", "01oi", "b01f", (2, 8, 8, 16), (3, 3, 8, 16), {"pad": ((1, 1), (1, 1))}),
+    "weight_grad": ("f01b", "i01o", "01bf", (4, 8, 8, 8), (4, 8, 8, 16), {"pad": ((1, 1), (1, 1))}),
+}
+
+
+def _output_shape(case) -> tuple[int, ...]:
+    import jax
+    ins, ker, out, xs, ws, window = case
+    names = {"b": "N", "f": "C", "0": "H", "1": "W", "i": "I", "o": "O"}
+    spec = tuple("".join(names[c] for c in layout) for layout in (ins, ker, out))
+    shape = jax.eval_shape(lambda x, w: jax.lax.conv_general_dilated(
+        x, w, window.get("stride", (1, 1)), window.get("pad", ((0, 0), (0, 0))),
+        window.get("lhs_dilate", (1, 1)), window.get("rhs_dilate", (1, 1)), dimension_numbers=spec),
+        jax.ShapeDtypeStruct(xs, np.float32), jax.ShapeDtypeStruct(ws, np.float32)).shape
+    return tuple(shape)
+
+
+def _window_text(window: dict) -> str:
+    def text(value):
+        return str([list(v) for v in value]) if isinstance(value[0], tuple) else str(list(value))
+    return ", ".join(f"{key} = {text(value)}" for key, value in window.items())
+
+
+def _program(case) -> str:
+    ins, ker, out, xs, ws, window = case
+    os_ = _output_shape(case)
+    layouts = ", ".join(ins) + "]x[" + ", ".join(ker) + "]->[" + ", ".join(out)
+    return (f"func.func @main(%x: {tensor_type(xs, 'f32')}, %w: {tensor_type(ws, 'f32')}) -> "
+            f"{tensor_type(os_, 'f32')} {{\n"
+            f"  %0 = stablehlo.convolution(%x, %w) dim_numbers = [{layouts}], "
+            f"window = {{{_window_text(window)}}}"
+            " {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+            f" : ({tensor_type(xs, 'f32')}, {tensor_type(ws, 'f32')}) -> {tensor_type(os_, 'f32')}\n"
+            f"  return %0 : {tensor_type(os_, 'f32')}\n}}\n")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_convolution_matches_the_interpreter(name):
+    pytest.importorskip("jax", reason="the cases' shapes come from jax: pip install 'xlac[bench]'")
+    program = _program(CASES[name])
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(s).astype(np.float32) for s in CASES[name][3:5]]
+    (want,) = shared_server().run(program.encode(), inputs)
+    got = xlac.compile(program, cache=False)(*inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("cpu", ["x86-64-v3", "x86-64-v4"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_convolution_runs_on_a_schedule(name, cpu):
+    pytest.importorskip("jax", reason="the cases' shapes come from jax: pip install 'xlac[bench]'")
+    """The convolution (or the dots it became) is scheduled; what may stay scalar is
+    the interleaving of stride phases and the like: copies, small beside it."""
+    report = xlac.compile(_program(CASES[name]), cache=False, cpu=cpu).fusion_report()
+    unscheduled = report.partition("not scheduled:")[2].splitlines()
+    assert [line for line in unscheduled if "linalg.generic" not in line
+            or int(line.split("(")[1].split()[0]) > 2000] == [], report
