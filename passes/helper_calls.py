@@ -111,11 +111,22 @@ def fresh_symbol(module: ir.Operation, stem: str) -> str:
 def _parse(module: ir.Operation, op: ir.Operation, text: str, name: str) -> ir.Module:
     """``text`` as a module; a parse error is xlac's bug, reported at ``op``."""
     try:
-        return ir.Module.parse(text, context=module.context)
+        return parse_at(text, op)
     except ir.MLIRError as exc:
         raise PassFailure(op.location, f"internal error: the helper @{name} for '{op.name}' "
                                        f"does not parse ({exc}); please report it with the "
                                        "input program") from None
+
+
+def parse_at(text: str, op: ir.Operation) -> ir.Module:
+    """Helper functions parsed from ``text``, every op of them located at ``op``:
+    what they compute is ``op``'s, so diagnostics, fusion reports and kernel
+    profiles name ``op``'s source line, not the helper text's."""
+    parsed = ir.Module.parse(text, context=op.context)
+    location = op.location
+    for inner in nested_ops(parsed.operation):
+        inner.location = location
+    return parsed
 
 
 def _move_region_into(func: ir.Operation, region: ir.Region,

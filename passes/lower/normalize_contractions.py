@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from xlac.dtypes import tensor_type
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops, symbol_name
-from xlac.passes.helper_calls import call_instead
+from xlac.passes.helper_calls import call_instead, parse_at
 
 _DIM = re.compile(r"^d(\d+)$")
 _BODIES = (["arith.mulf", "arith.addf"], ["arith.muli", "arith.addi"])
@@ -143,8 +143,7 @@ def _outline(module: ir.Operation, op: ir.Operation, name: str) -> None:
 
 
 def _add_function(module: ir.Operation, op: ir.Operation, text: str) -> ir.Operation:
-    with op.context, op.location:
-        parsed = ir.Module.parse(text)          # must outlive the move below
+    parsed = parse_at(text, op)                # must outlive the move below
     function = list(parsed.body.operations)[0].operation
     module.regions[0].blocks[0].append(function)
     return function

@@ -75,16 +75,24 @@ def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str
                                options.disable_passes,
                                lambda static: compile_bytes(static, source_name, target, entry,
                                                             options, cache))
-    store = CompilationCache.open(options.cache_dir) if cache and not options.stepwise else None
+    usable = cache and not options.stepwise and not options.profile   # a real, plain compile
+    store = CompilationCache.open(options.cache_dir) if usable else None
     what = f"{source_name} @{entry}"
     key = digest(_bare_bytecode(module), _configuration(target, entry, options, pipeline))
     if store is not None:
         exe = _cached(store, backend, key, what, entry, stages, options)
         if exe is not None:
-            return exe
+            return _recompilable(exe, data, source_name, target, entry, options)
     exe = _compile_module(backend, module, data, source_name, entry, stages, options)
     if store is not None:
         store.put([key], exe.function.serializer(entry, exe.signature), what)
+    return _recompilable(exe, data, source_name, target, entry, options)
+
+
+def _recompilable(exe: Executable, data, source_name, target, entry, options) -> Executable:
+    """Let ``exe`` compile its program again with other options (``exe.profile()``)."""
+    exe.recompile = lambda **changes: compile_bytes(data, source_name, target, entry,
+                                                    options.replace(**changes), cache=False)
     return exe
 
 

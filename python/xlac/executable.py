@@ -84,6 +84,19 @@ class Executable:
         from xlac.debug.fusion_report import fusion_report
         return fusion_report(self._stages)
 
+    def profile(self, *arrays, runs: int = 10):
+        """Time each kernel over ``runs`` calls: an ``xlac.debug.profile.Profile``
+        (``.table()``, ``.write_trace(path)`` for Perfetto). Compiles a copy of
+        the program with a clock around every kernel; this executable is untouched."""
+        from xlac.debug.profile import profile_calls
+        from xlac.errors import CompileError, error
+        recompile = getattr(self, "recompile", None)
+        if recompile is None or self.target != "cpu":
+            raise CompileError(error(f"cannot profile this {self.target} executable: it was not "
+                                     "compiled here from its program"),
+                               "profile the result of xlac.compile (target cpu)")
+        return profile_calls(recompile(profile=True), arrays, runs)
+
     @property
     def function(self) -> CompiledFunction:
         """The compiled code behind ``run``."""

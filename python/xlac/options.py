@@ -49,6 +49,8 @@ KNOBS = (
          "replaying a CUDA graph"),
     Knob("fusion_remarks", "XLAC_FUSION_REMARKS", "1: xla-fuse remarks on every fusion it "
          "rejects, and why", "--xla-fusion-remarks"),
+    Knob("profile", "XLAC_PROFILE", "1: compile with a clock around every kernel "
+         "(exe.profile() and xla-run --profile set it for their own compile)"),
     Knob("progress", "XLAC_PROGRESS", "auto (default: a bar on a terminal for long compiles, "
          "log lines otherwise), bar, log or off", "--progress"),
 )
@@ -74,6 +76,7 @@ class Options:
     malloc_tuning: bool = True
     cuda_graphs: bool = True
     fusion_remarks: bool = False
+    profile: bool = False
     progress: str = "auto"
 
     @classmethod
@@ -105,7 +108,7 @@ def _parse(name: str, text: str):
         return tuple(p.strip() for p in text.split(",") if p.strip())
     if name == "cache_dir":
         return Path(text).expanduser() if text else None
-    if name in ("timing", "fusion_remarks"):
+    if name in ("timing", "fusion_remarks", "profile"):
         return text not in ("", "0", "false")
     if name in ("malloc_tuning", "cuda_graphs"):
         return text not in ("0", "false")

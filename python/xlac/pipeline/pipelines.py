@@ -35,7 +35,7 @@ def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
 
 def fuse(remarks: bool | str = False) -> list[str]:
     """"stablehlo" -> "fused": ops grouped into xla.fusion kernels, as XLA does."""
-    why = "{remarks=true}" if str(remarks).lower() in ("1", "true") else ""
+    why = "{remarks=true}" if _true(remarks) else ""
     return [
         f"xla-fuse{why}",                                 # loop/input/output/multi-output kernels; why not: remarks
     ]
@@ -99,7 +99,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
     ]
 
 
-def lower_to_llvm(native_bf16: bool | str = False) -> list[str]:
+def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False) -> list[str]:
     """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI.
 
     bf16 and f16 math runs in f32 on every CPU (the same numbers everywhere);
@@ -107,8 +107,8 @@ def lower_to_llvm(native_bf16: bool | str = False) -> list[str]:
     (AVX512-BF16): without it LLVM would call libgcc's ``__truncsfbf2``,
     which the JIT cannot find.
     """
-    expand = "arith-expand" if str(native_bf16).lower() in ("1", "true") \
-        else "arith-expand{include-bf16=true}"
+    expand = "arith-expand" if _true(native_bf16) else "arith-expand{include-bf16=true}"
+    clock = ["xla-profile-kernels"] if _true(profile) else []   # exe.profile(): a clock around each kernel
     return [
         "xla-strided-copy-to-linalg",                     # no memrefCopy runtime call
         "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
@@ -118,6 +118,7 @@ def lower_to_llvm(native_bf16: bool | str = False) -> list[str]:
         "convert-scf-to-openmp",                          # ... run as omp.parallel + omp.wsloop (libiomp5)
         "xla-openmp-dynamic-schedule",                    # chunks go to whichever thread is running
         "canonicalize",                                   # drop the memref.alloca_scope it adds: nothing to free
+        *clock,
         "func.func(convert-linalg-to-loops)",             # ops no schedule took: scalar loops
         "func.func(lower-vector-multi-reduction)",        # reductions' vector.multi_reduction -> 1-D adds
         "func.func(convert-vector-to-scf{full-unroll=true target-rank=1})",  # n-D transfers -> 1-D
@@ -149,6 +150,11 @@ def lower_to_llvm(native_bf16: bool | str = False) -> list[str]:
     ]
 
 
+def _true(flag: bool | str) -> bool:
+    """A pipeline option: a bool, or its text in --pass-pipeline."""
+    return str(flag).lower() in ("1", "true")
+
+
 def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
         remarks: bool | str = False, native_bf16: bool | str = False) -> list[str]:
     """The whole CPU pipeline: input -> LLVM dialect ready for the JIT."""
@@ -170,7 +176,7 @@ def cpu_stages(entry: str = "main", options: Options | None = None) -> dict[str,
         "fused": fuse(options.fusion_remarks),
         "linalg": lower_to_linalg(),
         "bufferized": bufferize(options.threads(), model.vector_bytes),
-        "llvm": lower_to_llvm(model.native_bf16),
+        "llvm": lower_to_llvm(model.native_bf16, options.profile),
     }
 
 

@@ -11,7 +11,10 @@ import ctypes
 
 from xlac.errors import CompileError, XlacError, collect_diagnostics, compile_error_from, error
 from xlac.mlir import ExecutionEngine, ir
+from xlac.targets.cpu.kernel_clock import KernelClock
 from xlac.targets.cpu.libraries import keep_freed_memory, openmp_library
+
+_KERNELS_ATTR = "xla.profile_kernels"      # set by xla-profile-kernels
 
 _PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -36,6 +39,9 @@ class CpuFunction:
                 self._engine = ExecutionEngine(module, opt_level=opt_level, enable_pic=True)
             except (RuntimeError, ir.MLIRError) as exc:
                 raise compile_error_from(exc, diags, "the LLVM JIT rejected the module") from None
+        self.clock = _clock(module)
+        if self.clock is not None:
+            self.clock.register(self._engine)
         address = self._engine.raw_lookup(entry)
         if not address:
             raise CompileError(error(f"the JIT has no function '{entry}'"))
@@ -56,3 +62,11 @@ class CpuFunction:
     def serializer(self, entry: str, signature):
         from xlac.targets.cpu.serialize import PendingArtifact
         return PendingArtifact(self.write_object, entry, signature, self._cpu_features)
+
+
+def _clock(module: ir.Module) -> KernelClock | None:
+    """The kernel clock of a program compiled with xla-profile-kernels, else None."""
+    attrs = module.operation.attributes
+    if _KERNELS_ATTR not in attrs:
+        return None
+    return KernelClock([ir.StringAttr(name).value for name in ir.ArrayAttr(attrs[_KERNELS_ATTR])])

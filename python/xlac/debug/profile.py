@@ -1,0 +1,91 @@
+"""Where a compiled program spends its time, kernel by kernel.
+
+    prof = exe.profile(x, w, runs=20)      # compiles a profiled copy, runs it
+    print(prof.table())                     # kernels by total time, with their share
+    prof.write_trace("trace.json")          # one span per kernel call: open in Perfetto
+
+The times come from clock calls around each kernel (xla-profile-kernels):
+a kernel is an op of the entry function that does work after scheduling
+(a parallel region, a loop nest, a copy); its name is its source location
+and op, the same location ``exe.fusion_report()`` gives its fusion.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class KernelTime:
+    name: str
+    calls: int
+    total_ms: float
+    share: float                 # of all kernels' time
+
+
+class Profile:
+    """The kernel times of ``runs`` calls of a profiled executable."""
+
+    def __init__(self, names: list[str], events: list[tuple[int, int, int]], runs: int,
+                 wall_ms: float):
+        self.names = names
+        self.events = events
+        self.runs = runs
+        self.wall_ms = wall_ms           # median wall time of one call, clock calls included
+
+    def kernels(self) -> list[KernelTime]:
+        """Every kernel that ran, slowest (by total time over the runs) first."""
+        totals: dict[int, list] = {}
+        for kernel, start, end in self.events:
+            entry = totals.setdefault(kernel, [0, 0])
+            entry[0] += 1
+            entry[1] += end - start
+        overall = sum(ns for _, ns in totals.values()) or 1
+        rows = [KernelTime(self.names[k], calls, ns / 1e6, ns / overall)
+                for k, (calls, ns) in totals.items()]
+        return sorted(rows, key=lambda row: -row.total_ms)
+
+    def table(self, top: int = 15) -> str:
+        rows = self.kernels()
+        lines = [f"{len(rows)} kernels, {self.runs} runs, {self.wall_ms:.3f} ms per call (median)",
+                 f"{'ms/call':>9}  {'share':>6}  kernel"]
+        lines += [f"{row.total_ms / self.runs:9.3f}  {100 * row.share:5.1f}%  {row.name}"
+                  for row in rows[:top]]
+        if len(rows) > top:
+            rest = sum(row.total_ms for row in rows[top:]) / self.runs
+            lines.append(f"{rest:9.3f}  {100 * sum(r.share for r in rows[top:]):5.1f}%  "
+                         f"({len(rows) - top} more)")
+        return "\n".join(lines) + "\n"
+
+    def chrome_trace(self) -> dict:
+        """Trace-event JSON: one span per kernel call (open in https://ui.perfetto.dev)."""
+        origin = min((start for _, start, _ in self.events), default=0)
+        events = [{"name": "process_name", "ph": "M", "pid": os.getpid(),
+                   "args": {"name": "xlac kernels"}}]
+        events += [{"name": self.names[k], "cat": "kernel", "ph": "X", "pid": os.getpid(),
+                    "tid": 0, "ts": (start - origin) / 1e3, "dur": (end - start) / 1e3}
+                   for k, start, end in self.events]
+        return {"traceEvents": events, "displayTimeUnit": "ms"}
+
+    def write_trace(self, path) -> None:
+        with open(path, "w") as handle:
+            json.dump(self.chrome_trace(), handle)
+
+
+def profile_calls(exe, arrays, runs: int) -> Profile:
+    """Run a profiled executable ``runs`` times (after one warm-up call)."""
+    import time
+    clock = getattr(exe.function, "clock", None)
+    if clock is None:
+        raise ValueError("this executable was not compiled with a kernel clock")
+    exe.run(*arrays)
+    clock.clear()
+    walls = []
+    for _ in range(max(1, runs)):
+        start = time.perf_counter()
+        exe.run(*arrays)
+        walls.append(time.perf_counter() - start)
+    walls.sort()
+    return Profile(clock.names, list(clock.events), len(walls), 1e3 * walls[len(walls) // 2])
