@@ -16,6 +16,7 @@ from xlac.dynamic import compile_dynamic, has_dynamic_arguments
 from xlac.errors import CompileError, UnsupportedOpError, error
 from xlac.executable import Executable
 from xlac.frontend.parse import parse_module, source_to_bytes
+from xlac.frontend.pytrees import pytrees_of
 from xlac.options import Options
 from xlac.pipeline.runner import StageRunner
 from xlac.pipeline.stage_texts import StageTexts
@@ -30,14 +31,18 @@ def compile(source, target: str = "cpu", entry: str = "main",  # noqa: A001 - th
     """Compile a StableHLO program for ``target``.
 
     ``source``: MLIR text, bytes (text, bytecode or a portable artifact), a
-    ``pathlib.Path``, or an object with ``.as_text()`` (``jax.jit(f).lower(x)``).
+    path (``pathlib.Path``, any ``os.PathLike``, or a ``str`` naming an existing
+    file), or an object with ``.as_text()`` (``jax.jit(f).lower(x)``: the
+    executable is then called with ``f``'s pytree of arguments).
     ``options``: an ``xlac.Options`` (default: from the ``XLAC_*`` variables);
     ``disable_passes`` and ``cpu`` override its fields. ``cache=False`` skips
     the persistent compilation cache (``xlac.cache``).
     """
     options = resolve_options(options, disable_passes, cpu)
     data, source_name = source_to_bytes(source)
-    return compile_bytes(data, source_name, target, entry, options, cache)
+    exe = compile_bytes(data, source_name, target, entry, options, cache)
+    trees = pytrees_of(source)
+    return exe.with_pytrees(trees) if trees is not None else exe
 
 
 def resolve_options(options: Options | None, disable_passes=(), cpu: str | None = None) -> Options:

@@ -34,11 +34,12 @@ _WHY = {
 
 
 def fusion_report(stages) -> str | None:
-    """The report for the program behind ``stages`` (``xlac.executable.Stages``),
-    None when there is no program (code loaded from an artifact)."""
+    """The report for the program behind ``stages`` (``xlac.executable.Stages``);
+    for code loaded from an artifact, the report kept in it (None if none)."""
     module = stages.module("stablehlo")
     if module is None:
-        return None
+        saved = getattr(stages, "saved_report", None)
+        return saved() if saved is not None else None
     ctx = module.context
     with ctx, collect_diagnostics(ctx) as diagnostics:
         build_pass_manager(ctx, ["xla-fuse{remarks=true}"]).run(module.operation)

@@ -41,8 +41,14 @@ def fuse(remarks: bool | str = False) -> list[str]:
     ]
 
 
-def lower_to_linalg() -> list[str]:
-    """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused."""
+def lower_to_linalg(disabled: tuple[str, ...] | str = ()) -> list[str]:
+    """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused.
+
+    ``disabled``: the passes the user disabled, so that an op left unlowered
+    because of them is reported as their setting, not as a compiler bug.
+    """
+    disabled = ",".join(disabled) if isinstance(disabled, (tuple, list)) else disabled
+    verify = f"xla-verify-lowered{{disabled={disabled}}}" if disabled else "xla-verify-lowered"
     return [
         "xla-inline-fusions",                             # plain ops again, each tagged with its kernel (xla.fusion_group)
         # xlac's lowerings for what upstream stablehlo-legalize-to-linalg lacks
@@ -60,7 +66,7 @@ def lower_to_linalg() -> list[str]:
         "xla-lower-control-flow",                         # while/if/case -> scf; after the others, which may emit them
         "inline",                                         # helpers some lowerings call
         "func.func(stablehlo-legalize-to-linalg)",        # upstream StableHLO -> linalg/tensor/arith
-        "xla-verify-lowered",                             # nothing of StableHLO may be left
+        verify,                                           # nothing of StableHLO may be left
         "stablehlo-convert-to-signless",                  # ui32 in the signature -> i32, no casts
         "xla-saturate-float-to-int",                      # NaN -> 0, clamp out-of-range, as XLA
         "canonicalize",
@@ -155,7 +161,7 @@ def cpu_stages(entry: str = "main", options: Options | None = None) -> dict[str,
         "input": [],
         "stablehlo": ingest(entry, "cpu"),
         "fused": fuse(options.fusion_remarks),
-        "linalg": lower_to_linalg(),
+        "linalg": lower_to_linalg(options.disable_passes),
         "bufferized": bufferize(threads, width),
         "llvm": lower_to_llvm(),
     }
@@ -169,6 +175,13 @@ NAMED_PIPELINES: dict[str, tuple[callable, str]] = {
     "xla-bufferize": (bufferize, "tensors -> memrefs with out-params"),
     "xla-lower-to-llvm": (lower_to_llvm, "memrefs/loops -> LLVM dialect"),
     "xla-cpu-pipeline": (cpu, "the whole CPU pipeline"),
+}
+
+
+# A pass that must run whenever another does: disabling it alone breaks the program.
+NEEDED_WITH = {
+    "xla-inline-fusions": ("xla-fuse", "it turns xla-fuse's xla.fusion kernels back into ops "
+                                       "the lowerings understand"),
 }
 
 

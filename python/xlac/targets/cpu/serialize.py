@@ -49,11 +49,17 @@ class PendingArtifact:
             raise
         self._object = EntryObject(entry, path, signature)
         self._features = cpu_features
+        self._extra: dict = {}
+
+    def keep_metadata(self, extra: dict) -> None:
+        """Add ``extra`` to the artifact's metadata (e.g. the fusion report)."""
+        self._extra.update(extra)
 
     def __call__(self) -> bytes:
         try:
             blob, _ = link_library([self._object], "xlac", "libxlac_module.so",
-                                   "<serialized executable>", self._workdir, self._features)
+                                   "<serialized executable>", self._workdir, self._features,
+                                   self._extra)
             return blob
         finally:
             self._cleanup()
