@@ -54,6 +54,7 @@ def lower_to_linalg(disabled: tuple[str, ...] | str = ()) -> list[str]:
         # xlac's lowerings for what upstream stablehlo-legalize-to-linalg lacks
         # come first; each emits scf/tensor/linalg (or simpler StableHLO).
         "xla-lower-structural",                           # fold tuples, drop barriers/dot algorithm hints
+        "xla-lower-custom-calls",                         # jnp.linalg's LAPACK custom calls -> calls of LAPACK
         "xla-lower-select-and-scatter",                   # max-pool gradient: window loops
         "xla-lower-linalg-ops",                           # triangular_solve, cholesky: substitution loops
         "xla-lower-fft",                                  # fft: one f64 DFT linalg.generic per axis

@@ -11,7 +11,7 @@ import ctypes
 
 from xlac.errors import CompileError, XlacError, collect_diagnostics, compile_error_from, error
 from xlac.mlir import ExecutionEngine, ir
-from xlac.targets.cpu.libraries import keep_freed_memory, openmp_library
+from xlac.targets.cpu.libraries import keep_freed_memory, lapack_addresses, openmp_library
 
 _PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
@@ -36,6 +36,8 @@ class CpuFunction:
                 self._engine = ExecutionEngine(module, opt_level=opt_level, enable_pic=True)
             except (RuntimeError, ir.MLIRError) as exc:
                 raise compile_error_from(exc, diags, "the LLVM JIT rejected the module") from None
+        for name, where in lapack_addresses(_external_functions(module)).items():
+            self._engine.raw_register_runtime(name, ctypes.c_void_p(where))   # before any lookup
         address = self._engine.raw_lookup(entry)
         if not address:
             raise CompileError(error(f"the JIT has no function '{entry}'"))
@@ -56,3 +58,13 @@ class CpuFunction:
     def serializer(self, entry: str, signature):
         from xlac.targets.cpu.serialize import PendingArtifact
         return PendingArtifact(self.write_object, entry, signature, self._cpu_features)
+
+
+def _external_functions(module: ir.Module) -> list[str]:
+    """The functions the module calls but does not define (llvm.func declarations)."""
+    names = []
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "llvm.func" and not op.regions[0].blocks:
+            names.append(ir.StringAttr(op.attributes["sym_name"]).value)
+    return names
