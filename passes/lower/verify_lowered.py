@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xlac.errors import DisabledPassError
+from xlac.errors import NotLoweredError
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
 
@@ -32,39 +32,23 @@ class VerifyLowered(ModulePass):
 
     Why: a conversion that silently leaves an op behind fails much later
     with an obscure message (or not at all). This turns it into a clear
-    error naming the op. ``disabled`` lists the passes the user disabled
-    (the pipeline fills it in): an op whose lowering was disabled is the
-    user's setting, said so, not a compiler bug.
-    Example: `xla-verify-lowered{dialects=stablehlo,chlo disabled=xla-lower-sort}`.
+    error naming the op and the pass that lowers it; whoever runs the
+    pipeline says whether that is a compiler bug or a disabled pass.
+    Example: `xla-verify-lowered{dialects=stablehlo,chlo}`.
     """
 
     name = "xla-verify-lowered"
     dialects: tuple[str, ...] = ("stablehlo", "chlo")
-    disabled: tuple[str, ...] = ()
 
     def run(self, module: ir.Operation) -> None:
         prefixes = tuple(d + "." for d in self.dialects)
         left = [op for op in nested_ops(module) if op.name.startswith(prefixes)
                 and not _inside(op, prefixes)]   # a left op's region speaks with it
-        skipped = [op for op in left if LOWERED_BY.get(op.name) in self.disabled]
         for op in left:
-            op.location.emit_error(self._message(op))
-        if skipped:
-            raise PassFailure(kind=DisabledPassError)
+            lowering = LOWERED_BY.get(op.name, "stablehlo-legalize-to-linalg")
+            op.location.emit_error(f"'{op.name}' was not lowered ({lowering} lowers it)")
         if left:
-            raise PassFailure()
-
-    def _message(self, op: ir.Operation) -> str:
-        lowering = LOWERED_BY.get(op.name, "stablehlo-legalize-to-linalg")
-        if lowering in self.disabled:
-            return (f"'{op.name}' was not lowered: {lowering} lowers it, and it is disabled "
-                    "(--disable-passes / XLAC_DISABLE_PASSES); enable it to compile this program")
-        if self.disabled:
-            return (f"'{op.name}' was not lowered ({lowering} lowers it); passes are disabled "
-                    f"({', '.join(self.disabled)}): enable them again, and if it still fails, "
-                    "this is an xlac bug: please report it with the input program")
-        return (f"'{op.name}' was not lowered; this is an xlac bug, "
-                "please report it with the input program")
+            raise PassFailure(kind=NotLoweredError)
 
 
 def _inside(op: ir.Operation, prefixes: tuple[str, ...]) -> bool:

@@ -13,7 +13,7 @@ from xlac.context import new_context
 from xlac.cpu_model import cpu_model
 from xlac.debug.dump import CompileReporter, check_disabled
 from xlac.dynamic import compile_dynamic, has_dynamic_arguments
-from xlac.errors import CompileError, UnsupportedOpError, error
+from xlac.errors import CompileError, NotLoweredError, UnsupportedOpError, error
 from xlac.executable import Executable
 from xlac.frontend.parse import parse_module, source_to_bytes
 from xlac.frontend.pytrees import pytrees_of
@@ -112,8 +112,19 @@ def _compile_module(backend, module, data, source_name, entry, stages, options) 
         exe = backend.compile(module, stages, entry, runner)
     except UnsupportedOpError as failure:
         raise failure.with_hint("docs/op-support.md lists what each target supports") from None
+    except NotLoweredError as failure:
+        raise failure.with_hint(_not_lowered_hint(options.disable_passes)) from None
     runner.finish()
     return exe
+
+
+def _not_lowered_hint(disabled: tuple[str, ...]) -> str:
+    """Ops left unlowered: the user's disabled passes, or a bug of xlac's."""
+    if disabled:
+        return (f"passes are disabled ({', '.join(disabled)}; --disable-passes / "
+                "XLAC_DISABLE_PASSES): each op above needs the pass named beside it; "
+                "enable it to compile this program")
+    return "this is an xlac bug: please report it with the input program"
 
 
 def _bare_bytecode(module) -> bytes:

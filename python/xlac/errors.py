@@ -103,6 +103,11 @@ class DisabledPassError(CompileError):
     ``XLAC_DISABLE_PASSES``): the user's setting, not a compiler bug."""
 
 
+class NotLoweredError(CompileError):
+    """Ops were left unlowered: a compiler bug, unless passes were disabled
+    (the compile says which, knowing the options)."""
+
+
 class InputError(XlacError, ValueError):
     """The arguments given to an executable do not match its signature."""
 

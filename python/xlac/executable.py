@@ -110,6 +110,19 @@ class Executable:
         from xlac.debug.fusion_report import fusion_report
         return fusion_report(self._stages)
 
+    def fusion_graph(self, path) -> list | None:
+        """Write the program's graph, its kernels as groups (numbered as in
+        ``fusion_report``), for Model Explorer (``path``, a .json, and its node
+        data), Graphviz (.dot) and a browser (.html); returns the files. None
+        for code loaded from an artifact (it has no program)."""
+        module = self._stages.module("fused") if "fused" in self.stages else None
+        if module is None:
+            return None
+        from pathlib import Path
+
+        from xlac.debug.fusion_picture import write_fusion_graph
+        return write_fusion_graph(module, Path(path), self.entry)
+
     @property
     def function(self) -> CompiledFunction:
         """The compiled code behind ``run``."""

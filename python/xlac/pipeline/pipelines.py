@@ -41,14 +41,8 @@ def fuse(remarks: bool | str = False) -> list[str]:
     ]
 
 
-def lower_to_linalg(disabled: tuple[str, ...] | str = ()) -> list[str]:
-    """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused.
-
-    ``disabled``: the passes the user disabled, so that an op left unlowered
-    because of them is reported as their setting, not as a compiler bug.
-    """
-    disabled = ",".join(disabled) if isinstance(disabled, (tuple, list)) else disabled
-    verify = f"xla-verify-lowered{{disabled={disabled}}}" if disabled else "xla-verify-lowered"
+def lower_to_linalg() -> list[str]:
+    """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused."""
     return [
         "xla-inline-fusions",                             # plain ops again, each tagged with its kernel (xla.fusion_group)
         # xlac's lowerings for what upstream stablehlo-legalize-to-linalg lacks
@@ -67,7 +61,7 @@ def lower_to_linalg(disabled: tuple[str, ...] | str = ()) -> list[str]:
         "xla-lower-control-flow",                         # while/if/case -> scf; after the others, which may emit them
         "inline",                                         # helpers some lowerings call
         "func.func(stablehlo-legalize-to-linalg)",        # upstream StableHLO -> linalg/tensor/arith
-        verify,                                           # nothing of StableHLO may be left
+        "xla-verify-lowered",                             # nothing of StableHLO may be left
         "stablehlo-convert-to-signless",                  # ui32 in the signature -> i32, no casts
         "xla-saturate-float-to-int",                      # NaN -> 0, clamp out-of-range, as XLA
         "canonicalize",
@@ -162,7 +156,7 @@ def cpu_stages(entry: str = "main", options: Options | None = None) -> dict[str,
         "input": [],
         "stablehlo": ingest(entry, "cpu"),
         "fused": fuse(options.fusion_remarks),
-        "linalg": lower_to_linalg(options.disable_passes),
+        "linalg": lower_to_linalg(),
         "bufferized": bufferize(threads, width),
         "llvm": lower_to_llvm(),
     }
