@@ -2,6 +2,7 @@
 
     xla-compile model.mlir -o libmodel.so --header model.h
     xla-compile model.mlir -o model.so --entry main,predict --name model
+    xla-compile --cmake-dir        # the folder of XlacConfig.cmake: -DXlac_DIR=$(...)
 
 The library exports, per entry, ``int <name>_<entry>(const void *const *inputs,
 void *const *outputs)`` and ``<name>_<entry>_signature()`` (see docs/aot.md);
@@ -28,10 +29,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if "--version" in argv:
         print(version_line("xla-compile"))
         raise SystemExit(0)
+    if "--cmake-dir" in argv:             # for find_package(Xlac) / include(XlacAot.cmake)
+        from pathlib import Path
+
+        import xlac
+        print(Path(xlac.__file__).parent / "cmake")
+        raise SystemExit(0)
     p = argparse.ArgumentParser(prog="xla-compile", description=__doc__.strip().splitlines()[0],
                                 allow_abbrev=False)
     p.add_argument("module", help="StableHLO program (.mlir text, .mlirbc, portable artifact)")
     p.add_argument("-o", dest="output", required=True, help="the shared library to write")
+    p.add_argument("--cmake-dir", action="store_true",
+                   help="print the folder of xlac's CMake helper (XlacConfig.cmake) and exit")
     p.add_argument("--header", default=None, help="also write this C header")
     p.add_argument("--target", default="cpu", help="cpu (default)")
     p.add_argument("--entry", default="main",
