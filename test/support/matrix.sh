@@ -40,7 +40,7 @@ for version in $PYTHONS; do
     "$venv/bin/pip" wheel -q --no-deps -w "$WHEELS" "$REPO" > "$venv.build.log" 2>&1
     wheel=$(ls "$WHEELS"/xlac-*.whl)
     "$venv/bin/pip" install -q --force-reinstall --no-deps "$wheel"
-    "$venv/bin/pip" install -q "$wheel[test,bench,lapack]" 2>&1 | grep -v "^WARNING: Location" || true
+    "$venv/bin/pip" install -q "$wheel[test,bench,lapack,cuda]" 2>&1 | grep -v "^WARNING: Location" || true
     start=$SECONDS
     # from outside the repository, so the installed package is what runs
     if (cd /tmp && XLAC_MATRIX=1 "$venv/bin/python" -m pytest -q -p no:cacheprovider \
