@@ -61,6 +61,9 @@ class _LapackCall:
         results = [_static(op, v.type) for v in op.results]
         batch_dims = _batch_dims(op, operands[0])
         batch = tuple(operands[0].shape[:batch_dims])
+        if any(tuple(t.shape[:batch_dims]) != batch for t in operands + results):
+            raise PassFailure(op.location, f"{target}: every operand and result must have the "
+                                           f"batch dims {list(batch)} first")
         per = [tuple(t.shape[batch_dims:]) for t in operands + results]
         try:
             call = lapack_call(kind, routine, per[:len(operands)], per[len(operands):],

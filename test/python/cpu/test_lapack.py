@@ -136,3 +136,12 @@ def test_a_python_callback_is_refused_by_name():
                        "jax.pure_callback") as failure:
         xlac.compile(program)
     assert "pass it in as an argument" in str(failure.value)
+
+
+def test_without_scipy_the_error_says_what_to_install(monkeypatch):
+    from xlac.targets.cpu import libraries
+    monkeypatch.setattr(libraries, "lapack_library", lambda: None)
+    with pytest.raises(xlac.CompileError, match=r"calls LAPACK \(ssyevd_\)") as failure:
+        libraries.lapack_addresses(["ssyevd_", "malloc", "expf"])
+    assert "pip install 'xlac[lapack]'" in str(failure.value)
+    assert libraries.lapack_addresses(["malloc", "tanhf"]) == {}     # no LAPACK: nothing needed
