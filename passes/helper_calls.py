@@ -71,6 +71,8 @@ def replace_with_call(module: ir.Operation, op: ir.Operation, text: str, name: s
     ``text`` may declare functions named in ``bodies``; each gets its region.
     ``captures`` are passed to ``@name`` after the op's operands and to each
     region function as its trailing arguments (see `region_declaration`).
+    An external function ``text`` declares (``func.func private @ssyevd_(...)``)
+    that the module already declares is not added twice.
     """
     bodies = bodies or {}
     parsed = _parse(module, op, text, name)  # owns the helpers until they are moved
