@@ -25,6 +25,7 @@ _REGISTRY: dict[str, str] = {
     "xla-lower-select-and-scatter": "lower.lower_select_and_scatter:LowerSelectAndScatter",
     "xla-lower-linalg-ops": "lower.lower_linalg_ops:LowerLinalgOps",
     "xla-lower-fft": "lower.lower_fft:LowerFft",
+    "xla-lower-custom-calls": "lower.lower_custom_calls:LowerCustomCalls",
     "xla-expand-complex-ops": "lower.expand_complex_ops:ExpandComplexOps",
     "xla-split-f64-truncation": "lower.split_f64_truncation:SplitF64Truncation",
     "xla-distinct-results": "buffers.distinct_results:DistinctResults",

@@ -71,10 +71,15 @@ def replace_with_call(module: ir.Operation, op: ir.Operation, text: str, name: s
     ``text`` may declare functions named in ``bodies``; each gets its region.
     ``captures`` are passed to ``@name`` after the op's operands and to each
     region function as its trailing arguments (see `region_declaration`).
+    An external function ``text`` declares (``func.func private @ssyevd_(...)``)
+    that the module already declares is not added twice.
     """
     bodies = bodies or {}
     parsed = _parse(module, op, text, name)  # owns the helpers until they are moved
+    declared = _symbols(module)
     for helper in [h.operation for h in parsed.body.operations]:
+        if symbol_name(helper) in declared and not helper.regions[0].blocks:
+            continue                         # an external function declared once already
         if symbol_name(helper) in bodies:
             _move_region_into(helper, bodies[symbol_name(helper)], captures)
         helper.move_before(_module_end(module))
@@ -158,6 +163,11 @@ def _defined_inside(value: ir.Value, ancestor: ir.Operation) -> bool:
             return True
         op = op.parent.operation if op.parent is not None else None
     return False
+
+
+def _symbols(module: ir.Operation) -> set[str]:
+    return {symbol_name(op.operation) for op in _module_body(module).operations
+            if "sym_name" in op.operation.attributes}
 
 
 def _module_body(module: ir.Operation) -> ir.Block:

@@ -1,7 +1,11 @@
-"""What the xla-* tools share: reading input, and failing with one line."""
+"""What the xla-* tools share: reading input, failing with one line, the
+spellings users bring from mlir-opt and iree-run-module, and a quiet exit
+when the reader of stdout goes away (``xla-opt --list-passes | head``)."""
 
 from __future__ import annotations
 
+import functools
+import os
 import sys
 from contextlib import contextmanager
 
@@ -30,6 +34,8 @@ def user_errors(tool: str):
     """Turn xlac's errors into stderr lines and exit code 1, never a traceback."""
     try:
         yield
+    except BrokenPipeError:
+        raise                       # the reader went away: quiet_on_closed_pipe's business
     except InputError as exc:
         raise SystemExit(_fail(f"{tool}: error: {exc}")) from None
     except XlacError as exc:
@@ -60,3 +66,49 @@ def tool_options(args) -> Options:
     if getattr(args, "cpu", ""):
         changes["cpu"] = args.cpu
     return options.replace(**changes)
+
+
+def one_dash_long_options(argv: list[str], short: tuple[str, ...] = ("-o", "-h")) -> list[str]:
+    """mlir-opt's ``-pass-pipeline=...`` as ``--pass-pipeline=...``: LLVM's option
+    parser takes one dash or two for long options, argparse only two.
+    ``-o=out.mlir`` becomes ``-o out.mlir``; ``-`` (stdin) and values stay."""
+    fixed: list[str] = []
+    for arg in argv:
+        if arg.startswith("-o="):
+            fixed += ["-o", arg[3:]]
+        elif (len(arg) > 2 and arg[0] == "-" and arg[1].isalpha()
+              and arg.split("=", 1)[0] not in short):
+            fixed.append("-" + arg)
+        else:
+            fixed.append(arg)
+    return fixed
+
+
+def version_line(tool: str) -> str:
+    """``--version``: xlac's version and the MLIR it runs on."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    from xlac.version import __version__
+    try:
+        bindings = f"torch-mlir {version('torch-mlir')}"
+    except PackageNotFoundError:
+        bindings = "torch-mlir (version unknown)"
+    return (f"{tool} (xlac {__version__}), Python {sys.version.split()[0]}, "
+            f"MLIR and StableHLO from {bindings}")
+
+
+def quiet_on_closed_pipe(main):
+    """Wrap a tool's ``main``: a closed stdout (``| head``) ends it quietly
+    with 141 (128 + SIGPIPE, as a C tool would die), never with a traceback."""
+    @functools.wraps(main)
+    def wrapped(argv: list[str] | None = None) -> int:
+        try:
+            status = main(argv)
+            sys.stdout.flush()
+            return status
+        except BrokenPipeError:
+            # Python flushes stdout again at exit and would print a second error
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+            return 141
+    return wrapped

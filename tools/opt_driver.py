@@ -57,6 +57,10 @@ class OptDriver:
                 result = self._render(module)
             except (ir.MLIRError, CompileError) as exc:
                 produced = _diagnostics_of_failure(exc, diags)
+                if self.disabled:
+                    produced.append(Diagnostic("", "note", "passes are disabled "
+                                               f"({', '.join(sorted(self.disabled))}): "
+                                               "a failure may come from that"))
                 result = None
             produced = _merge(diags.records, produced)
         if self.args.verify_diagnostics:

@@ -107,3 +107,43 @@ def max_difference(got: np.ndarray, want: np.ndarray) -> str:
     diff = np.where(same, 0, np.abs(a - b))
     scale = np.where(same, 1, np.maximum(np.abs(b), np.finfo(np.float64).tiny))
     return f"{float(np.max(diff, initial=0)):.3g} (relative {float(np.max(diff / scale, initial=0)):.3g})"
+
+
+def check_outputs(specs: list[str], results: int) -> None:
+    """``--output`` goes one per result, in order (as iree-run-module's): a
+    count that differs would save some results silently and drop others."""
+    if not specs:
+        return
+    if len(specs) != results:
+        raise ToolError(f"xla-run: error: the program has {results} result(s) but "
+                        f"{len(specs)} --output was given: give one --output per result, in "
+                        "order (@file.npy writes, +file.npy appends, --output= skips one)")
+    for spec in specs:
+        if spec and spec[0] not in "@+":
+            raise ToolError(f"xla-run: error: bad --output '{spec}': expected @file.npy "
+                            "(write), +file.npy (append) or nothing (skip)")
+
+
+def save_outputs(outputs: list[np.ndarray], specs: list[str]) -> None:
+    """Each result to its ``--output``: ``@`` writes a file, ``+`` appends to it."""
+    for value, spec in zip(outputs, specs):
+        if not spec:
+            continue
+        with open(spec[1:], "ab" if spec[0] == "+" else "wb") as handle:
+            np.save(handle, value)
+
+
+def check_input_count(inputs: list, specs, entry: str) -> None:
+    """Too few or too many ``--input``: say what the entry takes, with an example."""
+    if len(inputs) == len(specs):
+        return
+    example = " ".join(f"--input={example_input(spec)}" for spec in specs) or "no --input"
+    raise ToolError(f"xla-run: error: @{entry} expected {len(specs)} argument(s) "
+                    f"({', '.join(str(s) for s in specs)}), got {len(inputs)}: give one "
+                    f"--input per argument, in order, e.g. {example}")
+
+
+def example_input(spec) -> str:
+    """``4x8xf32=0``: an ``--input`` of the spec's shape (``?`` dims as 1)."""
+    dims = "".join(f"{1 if d is None else d}x" for d in spec.shape)
+    return f"{dims}{spec.element_type}=0"

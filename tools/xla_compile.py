@@ -2,6 +2,7 @@
 
     xla-compile model.mlir -o libmodel.so --header model.h
     xla-compile model.mlir -o model.so --entry main,predict --name model
+    xla-compile --cmake-dir        # the folder of XlacConfig.cmake: -DXlac_DIR=$(...)
 
 The library exports, per entry, ``int <name>_<entry>(const void *const *inputs,
 void *const *outputs)`` and ``<name>_<entry>_signature()`` (see docs/aot.md);
@@ -13,13 +14,33 @@ from __future__ import annotations
 import argparse
 import sys
 
-from xlac.tools.common import read_input, tool_options, user_errors
+from xlac.tools.common import (
+    one_dash_long_options,
+    quiet_on_closed_pipe,
+    read_input,
+    tool_options,
+    user_errors,
+    version_line,
+)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="xla-compile", description=__doc__.strip().splitlines()[0])
+    argv = one_dash_long_options(sys.argv[1:] if argv is None else list(argv))
+    if "--version" in argv:
+        print(version_line("xla-compile"))
+        raise SystemExit(0)
+    if "--cmake-dir" in argv:             # for find_package(Xlac) / include(XlacAot.cmake)
+        from pathlib import Path
+
+        import xlac
+        print(Path(xlac.__file__).parent / "cmake")
+        raise SystemExit(0)
+    p = argparse.ArgumentParser(prog="xla-compile", description=__doc__.strip().splitlines()[0],
+                                allow_abbrev=False)
     p.add_argument("module", help="StableHLO program (.mlir text, .mlirbc, portable artifact)")
     p.add_argument("-o", dest="output", required=True, help="the shared library to write")
+    p.add_argument("--cmake-dir", action="store_true",
+                   help="print the folder of xlac's CMake helper (XlacConfig.cmake) and exit")
     p.add_argument("--header", default=None, help="also write this C header")
     p.add_argument("--target", default="cpu", help="cpu (default)")
     p.add_argument("--entry", default="main",
@@ -35,6 +56,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+@quiet_on_closed_pipe
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     with user_errors("xla-compile"):

@@ -1,7 +1,11 @@
 """xla-opt: an mlir-opt-style driver for xlac's and MLIR's passes.
 
     xla-opt in.mlir --pass-pipeline='builtin.module(xla-ingest,xla-lower-to-linalg)'
+    xla-opt in.mlir --xla-ingest --canonicalize --cse      # one flag per pass, in order
     xla-opt in.mlir --xla-stage=linalg -o out.mlir
+
+mlir-opt's spellings work: one dash or two (``-pass-pipeline=...``), a flag per
+pass with its options after ``=`` (``--canonicalize=max-iterations=3``).
 """
 
 from __future__ import annotations
@@ -10,11 +14,22 @@ import argparse
 import gc
 import sys
 
-from xlac.tools.common import read_input, tool_options, user_errors
+from xlac.tools.common import (
+    one_dash_long_options,
+    quiet_on_closed_pipe,
+    read_input,
+    tool_options,
+    user_errors,
+    version_line,
+)
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="xla-opt", description=__doc__.strip().splitlines()[0])
+    """The flags; ``pass_flags`` holds the per-pass ones (``--cse``), in order."""
+    argv = one_dash_long_options(sys.argv[1:] if argv is None else list(argv))
+    p = argparse.ArgumentParser(prog="xla-opt", description=__doc__.strip().splitlines()[0],
+                                epilog="Any pass is also a flag: --canonicalize --cse "
+                                       "(see --list-passes).", allow_abbrev=False)
     p.add_argument("input", nargs="?", default="-", help="input file, or - for stdin (default)")
     p.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
     p.add_argument("--pass-pipeline", default="", help="pipeline in MLIR syntax")
@@ -39,17 +54,36 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--mlir-elide-elementsattrs-if-larger", type=int, default=None)
     p.add_argument("--mlir-timing", action="store_true", help="per-pass times on stderr")
     p.add_argument("--mlir-pass-statistics", action="store_true")
-    return p.parse_args(argv)
+    p.add_argument("--version", action="store_true", help="print the versions and exit")
+    args, args.pass_flags = p.parse_known_args(argv)
+    return args
 
 
+@quiet_on_closed_pipe
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.version:
+        print(version_line("xla-opt"))
+        return 0
     if args.list_passes:
         return _list_passes()
     with user_errors("xla-opt"):
         from xlac.tools.opt_driver import OptDriver
+        _pipeline_from_pass_flags(args)
         data, name = read_input(args.input)
         return OptDriver(args, tool_options(args)).run(data, name)
+
+
+def _pipeline_from_pass_flags(args) -> None:
+    if not args.pass_flags:
+        return
+    from xlac.errors import ToolError
+    from xlac.tools.pass_flags import pipeline_from_flags
+    if args.pass_pipeline or args.xla_stage:
+        given = "--pass-pipeline" if args.pass_pipeline else "--xla-stage"
+        raise ToolError(f"xla-opt: error: {given} cannot be combined with per-pass flags "
+                        f"({' '.join(args.pass_flags)}): use one or the other")
+    args.pass_pipeline = pipeline_from_flags(args.pass_flags)
 
 
 def _list_passes() -> int:

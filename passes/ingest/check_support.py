@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from xlac.errors import UnsupportedOpError
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.ingest.custom_calls import custom_call_reason
 from xlac.passes.ingest.support import unsupported_reason
 
 
@@ -25,7 +26,10 @@ class CheckSupport(ModulePass):
     def run(self, module: ir.Operation) -> None:
         problems = []
         for op in nested_ops(module):
-            reason = unsupported_reason(op.name, _types(op.operands), _types(op.results))
+            if op.name == "stablehlo.custom_call":
+                reason = custom_call_reason(_target(op), self.target)
+            else:
+                reason = unsupported_reason(op.name, _types(op.operands), _types(op.results))
             if reason:
                 problems.append((op, reason))
         for op, reason in problems:
@@ -37,3 +41,7 @@ class CheckSupport(ModulePass):
 def _types(values) -> list[str]:
     return [str(value.type) for value in values]
 
+
+
+def _target(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["call_target_name"]).value

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+from xlac.passes.ingest.custom_calls import TABLE_CELLS
 from xlac.passes.ingest.support import TYPE_RULES, UNSUPPORTED
 
 _STABLEHLO = """abs add after_all all_gather all_reduce all_to_all and atan2 batch_norm_grad
@@ -48,7 +49,9 @@ def markdown() -> str:
     for name in all_ops():
         reason = UNSUPPORTED.get(name)
         cell = f"no: {reason}" if reason else "yes"
-        lines.append(f"| `{name}` | " + " | ".join(cell for _ in TARGETS) + " |")
+        cells = [TABLE_CELLS[t] for t in TARGETS] if name == "stablehlo.custom_call" \
+            else [cell for _ in TARGETS]
+        lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
     lines += ["", "CHLO ops are legalized to StableHLO during ingestion; their support is that of",
               "the StableHLO they become.", "",
              "`cuda` (sm_90, `pip install 'xlac[cuda]'`) compiles an op where `cpu` does, with",

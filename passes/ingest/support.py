@@ -9,7 +9,7 @@ from __future__ import annotations
 
 # op name -> why xlac cannot compile it yet (every target).
 UNSUPPORTED: dict[str, str] = {
-    "stablehlo.custom_call": "custom calls name external code xlac does not have",
+    # (stablehlo.custom_call: by target, in custom_calls.py: LAPACK's run on the CPU)
     "stablehlo.all_reduce": "collectives need several devices; xlac compiles for one",
     "stablehlo.all_gather": "collectives need several devices; xlac compiles for one",
     "stablehlo.all_to_all": "collectives need several devices; xlac compiles for one",

@@ -31,10 +31,13 @@ def compile_library(data: bytes, source_name: str, output: Path, header: Path | 
     output = Path(output)
     prefix = csrc.c_identifier(prefix or _default_prefix(output))
     with tempfile.TemporaryDirectory(prefix="xlac-aot-") as workdir:
-        objects = [_entry_object(data, source_name, entry, options, Path(workdir))
-                   for entry in entries]
+        compiled = [_entry_object(data, source_name, entry, options, Path(workdir))
+                    for entry in entries]
+        objects = [obj for obj, _ in compiled]
+        reports = {obj.entry: report for obj, report in compiled if report is not None}
         blob, header_text = link_library(objects, prefix, output.name, source_name,
-                                         Path(workdir), cpu_model(options.cpu).features)
+                                         Path(workdir), cpu_model(options.cpu).features,
+                                         {"fusion_reports": reports})
     write_atomically(output, blob, mode=0o755)
     if header is not None:
         write_atomically(Path(header), header_text)
@@ -42,14 +45,15 @@ def compile_library(data: bytes, source_name: str, output: Path, header: Path | 
 
 
 def _entry_object(data: bytes, source_name: str, entry: str, options: Options,
-                  workdir: Path) -> EntryObject:
+                  workdir: Path) -> tuple[EntryObject, str | None]:
+    """The entry's object code, and its fusion report (kept in the artifact)."""
     exe = compile_bytes(data, source_name, "cpu", entry, options, cache=False)
     if not hasattr(exe.function, "write_object"):
         raise CompileError(error(f"@{entry} has no object code to link (dynamic shapes?)"),
                            "export the program with static shapes")
     path = workdir / f"{csrc.c_identifier(entry)}.o"
     exe.function.write_object(str(path))
-    return EntryObject(entry, path, exe.signature)
+    return EntryObject(entry, path, exe.signature), exe.fusion_report()
 
 
 def _default_prefix(output: Path) -> str:

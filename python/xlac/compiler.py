@@ -13,9 +13,10 @@ from xlac.context import new_context
 from xlac.cpu_model import cpu_model
 from xlac.debug.dump import CompileReporter, check_disabled
 from xlac.dynamic import compile_dynamic, has_dynamic_arguments
-from xlac.errors import CompileError, UnsupportedOpError, error
+from xlac.errors import CompileError, NotLoweredError, UnsupportedOpError, error
 from xlac.executable import Executable
 from xlac.frontend.parse import parse_module, source_to_bytes
+from xlac.frontend.pytrees import pytrees_of
 from xlac.options import Options
 from xlac.pipeline.runner import StageRunner
 from xlac.pipeline.stage_texts import StageTexts
@@ -30,14 +31,18 @@ def compile(source, target: str = "cpu", entry: str = "main",  # noqa: A001 - th
     """Compile a StableHLO program for ``target``.
 
     ``source``: MLIR text, bytes (text, bytecode or a portable artifact), a
-    ``pathlib.Path``, or an object with ``.as_text()`` (``jax.jit(f).lower(x)``).
+    path (``pathlib.Path``, any ``os.PathLike``, or a ``str`` naming an existing
+    file), or an object with ``.as_text()`` (``jax.jit(f).lower(x)``: the
+    executable is then called with ``f``'s pytree of arguments).
     ``options``: an ``xlac.Options`` (default: from the ``XLAC_*`` variables);
     ``disable_passes`` and ``cpu`` override its fields. ``cache=False`` skips
     the persistent compilation cache (``xlac.cache``).
     """
     options = resolve_options(options, disable_passes, cpu)
     data, source_name = source_to_bytes(source)
-    return compile_bytes(data, source_name, target, entry, options, cache)
+    exe = compile_bytes(data, source_name, target, entry, options, cache)
+    trees = pytrees_of(source)
+    return exe.with_pytrees(trees) if trees is not None else exe
 
 
 def resolve_options(options: Options | None, disable_passes=(), cpu: str | None = None) -> Options:
@@ -115,8 +120,19 @@ def _compile_module(backend, module, data, source_name, entry, stages, options) 
         exe = backend.compile(module, stages, entry, runner)
     except UnsupportedOpError as failure:
         raise failure.with_hint("docs/op-support.md lists what each target supports") from None
+    except NotLoweredError as failure:
+        raise failure.with_hint(_not_lowered_hint(options.disable_passes)) from None
     runner.finish()
     return exe
+
+
+def _not_lowered_hint(disabled: tuple[str, ...]) -> str:
+    """Ops left unlowered: the user's disabled passes, or a bug of xlac's."""
+    if disabled:
+        return (f"passes are disabled ({', '.join(disabled)}; --disable-passes / "
+                "XLAC_DISABLE_PASSES): each op above needs the pass named beside it; "
+                "enable it to compile this program")
+    return "this is an xlac bug: please report it with the input program"
 
 
 def _bare_bytecode(module) -> bytes:

@@ -89,9 +89,9 @@ class DynamicExecutable(Executable):
         self._latest: tuple[tuple[int, ...], ...] | None = None
         self._lock = threading.Lock()        # calls from several threads share the table
 
-    def run(self, *arrays) -> list[np.ndarray]:
+    def run(self, *arrays, **kwargs) -> list[np.ndarray]:
         """Run once; always returns a list with one array per result."""
-        inputs = check_inputs(self.signature, arrays)
+        inputs = check_inputs(self.signature, self.flat_arguments(arrays, kwargs))
         return self._specialization(inputs).run(*inputs)
 
     def specialize(self, *arrays) -> Executable:

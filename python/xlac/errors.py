@@ -98,6 +98,16 @@ class UnsupportedOpError(CompileError):
     """The program uses ops (or types) a target cannot compile; every one is listed."""
 
 
+class DisabledPassError(CompileError):
+    """A pass the program needs was disabled (``--disable-passes``,
+    ``XLAC_DISABLE_PASSES``): the user's setting, not a compiler bug."""
+
+
+class NotLoweredError(CompileError):
+    """Ops were left unlowered: a compiler bug, unless passes were disabled
+    (the compile says which, knowing the options)."""
+
+
 class InputError(XlacError, ValueError):
     """The arguments given to an executable do not match its signature."""
 

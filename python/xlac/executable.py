@@ -62,17 +62,41 @@ class Executable:
         self.target = target
         self.entry = entry
 
-    def run(self, *arrays) -> list[np.ndarray]:
-        """Run once; always returns a list with one array per result."""
-        inputs = check_inputs(self.signature, arrays)
+    pytrees = None            # frontend.pytrees.PyTrees of a program lowered by JAX
+
+    def run(self, *arrays, **kwargs) -> list[np.ndarray]:
+        """Run once; always returns a list with one array per result.
+
+        A program compiled from ``jax.jit(f).lower(...)`` also takes ``f``'s
+        arguments as they were lowered (lists, dicts: the same pytree).
+        """
+        inputs = check_inputs(self.signature, self.flat_arguments(arrays, kwargs))
         outputs = [np.empty(spec.shape, spec.dtype) for spec in self.signature.outputs]
         self._function([_address(a) for a in inputs] + [_address(o) for o in outputs])
         return [_fix_sub_byte(o, spec) for o, spec in zip(outputs, self.signature.outputs)]
 
-    def __call__(self, *arrays):
-        """One result -> the array; several -> a tuple of arrays."""
-        outputs = self.run(*arrays)
+    def __call__(self, *arrays, **kwargs):
+        """One result -> the array; several -> a tuple of arrays. Compiled from
+        ``jax.jit(f).lower(...)``: called like ``f``, returning ``f``'s pytree."""
+        outputs = self.run(*arrays, **kwargs)
+        if self.pytrees is not None:
+            return self.pytrees.unflatten(outputs)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def flat_arguments(self, arrays: tuple, kwargs: dict) -> list:
+        """The program's arguments: ``arrays``, or the leaves of a JAX function's pytree."""
+        if self.pytrees is not None:
+            return self.pytrees.flatten(arrays, kwargs, len(self.signature.inputs))
+        if kwargs:
+            raise InputError(f"keyword arguments ({', '.join(kwargs)}) given, but this "
+                             "executable takes positional arrays only")
+        return list(arrays)
+
+    def with_pytrees(self, pytrees) -> Executable:
+        """The same executable, called with (and returning) a JAX function's pytrees."""
+        other = copy.copy(self)
+        other.pytrees = pytrees
+        return other
 
     def as_text(self, stage: str = "llvm") -> str:
         """The IR at a named stage: input, stablehlo, fused, linalg, bufferized, llvm."""
@@ -80,7 +104,9 @@ class Executable:
 
     def fusion_report(self) -> str | None:
         """Which ops run fused in which kernel, their cost, what was not fused and why,
-        and which ops no schedule took; None for code loaded without its program."""
+        and which ops no schedule took. Code loaded from an artifact (``xlac.load``,
+        ``xlac.deserialize``) has the report its artifact keeps (xla-compile and
+        ``serialize()`` write it); None for one that keeps none (cuda)."""
         from xlac.debug.fusion_report import fusion_report
         return fusion_report(self._stages)
 
@@ -96,6 +122,19 @@ class Executable:
                                      "compiled here from its program"),
                                "profile the result of xlac.compile (target cpu)")
         return profile_calls(recompile(profile=True), arrays, runs)
+
+    def fusion_graph(self, path) -> list | None:
+        """Write the program's graph, its kernels as groups (numbered as in
+        ``fusion_report``), for Model Explorer (``path``, a .json, and its node
+        data), Graphviz (.dot) and a browser (.html); returns the files. None
+        for code loaded from an artifact (it has no program)."""
+        module = self._stages.module("fused") if "fused" in self.stages else None
+        if module is None:
+            return None
+        from pathlib import Path
+
+        from xlac.debug.fusion_picture import write_fusion_graph
+        return write_fusion_graph(module, Path(path), self.entry)
 
     @property
     def function(self) -> CompiledFunction:
@@ -118,7 +157,12 @@ class Executable:
         It is a shared library with its metadata; loading it on another xlac
         version or a CPU lacking features it was compiled for is refused.
         """
-        return self._function.serializer(self.entry, self.signature)()
+        pending = self._function.serializer(self.entry, self.signature)
+        if hasattr(pending, "keep_metadata"):          # CPU artifacts: the report goes along
+            report = self.fusion_report()
+            if report is not None:
+                pending.keep_metadata({"fusion_reports": {self.entry: report}})
+        return pending()
 
     def __repr__(self) -> str:
         return f"<xlac.Executable target={self.target} {self.signature}>"

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from xlac.artifact.container import ArtifactError
+from xlac.artifact.container import ArtifactError, unpack
 from xlac.errors import CompileError, error
 from xlac.executable import Executable
 from xlac.options import Options
@@ -18,11 +18,23 @@ from xlac.targets import get_target
 
 
 class NoStages:
-    """The stages of an executable that was loaded, not compiled here: none."""
+    """The stages of an executable that was loaded, not compiled here: none,
+    but the fusion report its artifact keeps (``xla-compile`` and
+    ``Executable.serialize`` write it into the metadata)."""
 
-    def __init__(self, origin: str):
+    def __init__(self, origin: str, blob: bytes = b"", entry: str = "main"):
         self._origin = origin
+        self._blob = blob
+        self._entry = entry
         self.remarks: list = []
+
+    def saved_report(self) -> str | None:
+        """The fusion report kept in the artifact's metadata, if it has one."""
+        try:
+            _, metadata = unpack(self._blob, self._origin)
+        except ArtifactError:
+            return None                   # not a CPU artifact (cuda keeps JSON)
+        return (metadata.get("fusion_reports") or {}).get(self._entry)
 
     def names(self) -> list[str]:
         return []
@@ -55,7 +67,7 @@ def deserialize(blob: bytes, entry: str = "main", target: str = "cpu",
 def _from_bytes(blob: bytes, what: str, entry: str, target: str, options) -> Executable:
     backend = get_target(target)
     try:
-        return backend.deserialize(blob, what, entry, NoStages(what),
+        return backend.deserialize(blob, what, entry, NoStages(what, blob, entry),
                                    options or Options.from_env())
     except ValueError as exc:
         raise ArtifactError(str(exc)) from None

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import collections
+import contextlib
 import importlib.util
 import json
 import os
 import re
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -82,20 +84,47 @@ def workloads():
 FLOOR = REPO / "test" / "conformance_floor.json"
 
 
-def run_conformance(backend: Path, out: Path, *extra: str, env: dict | None = None) -> list[dict]:
+def run_conformance(backend: Path, out: Path, *extra: str, env: dict | None = None,
+                    progress=None) -> list[dict]:
     """The public suite through ``backend`` (a file with ``run``), results as JSON records.
 
     ``extra``: more runner flags (``--filter REGEX``); ``env``: variables to set for it.
-    """
+    The runner's "... N/1533" lines go to ``progress`` as they come (a test of
+    many minutes must not look hung)."""
     runner = require_shared("conformance", "run_conformance.py")
     jobs = str(max(1, min(4, os.cpu_count() or 1)))
-    done = subprocess.run(
-        [sys.executable, str(runner), str(runner.parent / "public"), "--backend",
-         f"{backend}:run", "-j", jobs, "--timeout", "120",
-         "--json", str(out), *extra],
-        capture_output=True, text=True, timeout=2400, env={**os.environ, **(env or {})})
-    assert out.exists(), done.stdout[-2000:] + done.stderr[-2000:]
+    command = [sys.executable, str(runner), str(runner.parent / "public"), "--backend",
+               f"{backend}:run", "-j", jobs, "--timeout", "120", "--json", str(out), *extra]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                          env={**os.environ, **(env or {})}) as child:
+        watchdog = threading.Timer(2400, child.kill)
+        watchdog.start()
+        lines = []
+        try:
+            for line in child.stdout:
+                lines.append(line)
+                if progress is not None and _PROGRESS.match(line):
+                    progress(line.strip().lstrip(". "))
+        finally:
+            watchdog.cancel()
+    assert out.exists(), "".join(lines)[-4000:]
     return json.loads(out.read_text())["results"]
+
+
+_PROGRESS = re.compile(r"^\.\.\. \d+/\d+")
+
+
+def progress_printer(config, label: str):
+    """A function printing ``label: <text>`` on the terminal at once, past pytest's capture."""
+    reporter = config.pluginmanager.getplugin("terminalreporter")
+    capture = config.pluginmanager.getplugin("capturemanager")
+
+    def show(text: str) -> None:
+        if reporter is None:
+            return
+        with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
+            reporter.write_line(f"    {label}: {text} programs done")
+    return show
 
 
 def summarize(results: list[dict]) -> dict:

@@ -23,9 +23,10 @@ from pathlib import Path
 
 from xlac.debug.timing import timing_report, write_trace
 from xlac.dtypes import numpy_dtype, shape_str
-from xlac.errors import CompileError, UnsupportedOpError, error, format_location
+from xlac.errors import CompileError, DisabledPassError, UnsupportedOpError, error, format_location
 from xlac.mlir import ir
 from xlac.options import Options
+from xlac.pipeline import pipelines
 from xlac.pipeline.text import innermost_name, pass_names, pipeline_text
 
 # The fusion picture is drawn from the kernels xla-fuse made.
@@ -43,6 +44,12 @@ def check_disabled(disabled, pipeline: list[str]) -> None:
     if unknown:
         raise CompileError(error(f"cannot disable {', '.join(unknown)}: not in the pipeline"),
                            "passes: " + ", ".join(sorted(present)))
+    for name in disabled:
+        other, why = pipelines.NEEDED_WITH.get(name, ("", ""))
+        if other and other in present and other not in disabled:
+            raise DisabledPassError(error(f"cannot disable {name} while {other} runs: {why}"),
+                                    f"disable both: --disable-passes={other},{name} "
+                                    f"(or XLAC_DISABLE_PASSES={other},{name})")
 
 
 class CompileReporter:

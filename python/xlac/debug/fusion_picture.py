@@ -1,229 +1,126 @@
-"""A picture of the kernels of a program: which ops went into which kernel,
-with their shapes, the bytes each must move and its estimated FLOPs.
+"""The kernels of a program, to look at: the graph for a viewer, and a table.
 
 Drawn from the "fused" stage (each ``xla.fusion`` is one kernel, an op left
-alone is a kernel of its own) as one self-contained HTML page with an SVG
-graph (hover a box for its ops and source location) and a table. It is
-written to ``fusion_graph.html`` in each ``XLAC_DUMP_TO`` directory, or:
+alone is a kernel of its own), numbered as ``exe.fusion_report()`` numbers
+them. Each ``XLAC_DUMP_TO`` directory gets:
 
-    python -m xlac.debug.fusion_picture model.mlir -o graph.html
+- ``fusion_graph.json`` (+ ``.flops.json``, ``.bytes.json`` node data): open it in
+  Google's Model Explorer, which lays the graph out, with kernels as
+  collapsible layers (``xlac.debug.fusion_graph``);
+- ``fusion_graph.dot``: the same graph for Graphviz;
+- ``fusion_graph.html``: the table of kernels (ops, shapes, bytes, FLOPs,
+  source) and how to open the graph.
+
+Or, for a file: ``python -m xlac.debug.fusion_picture model.mlir -o graph.json
+[--open]`` (``--open`` starts Model Explorer on it, if installed).
 """
 
 from __future__ import annotations
 
 import html
-from collections import Counter
-from dataclasses import dataclass, field
+import json
 from pathlib import Path
 
-from xlac.debug.fusion_report import scaled, short_name
-from xlac.errors import format_location
+from xlac.debug.fusion_graph import (
+    KIND_COLORS,
+    ProgramGraph,
+    dot_text,
+    model_explorer_collection,
+    node_data,
+    program_graph,
+)
+from xlac.debug.kernels import scaled
 from xlac.mlir import ir
-from xlac.passes.base import functions
-from xlac.passes.fusion.op_classes import CONSTANT, bytes_of, flops, op_class, type_text
 from xlac.pipeline import pipelines
 
-_FUSION = "xla.fusion"
-_SKIPPED = {"func.return", "arith.constant", "tensor.empty"}
-_COLORS = {"loop": "#cfe2ff", "input": "#d1f0d1", "output": "#ffe0c2",
-           "multi_output": "#ead7f7", "op": "#eeeeee", "parameter": "#ffffff",
-           "result": "#ffffff"}
-_WIDTH, _LINE, _GAP_X, _GAP_Y, _MARGIN = 270, 15, 40, 50, 20
+OPEN_HINT = ("pip install ai-edge-model-explorer; model-explorer {json} "
+             "--node_data_paths={flops},{bytes}")
 
 
-@dataclass
-class Kernel:
-    """One box of the graph."""
-
-    title: str
-    kind: str                      # loop, input, output, multi_output, op, parameter, result
-    ops: list[str] = field(default_factory=list)
-    inputs: list[str] = field(default_factory=list)
-    outputs: list[str] = field(default_factory=list)
-    bytes: int = 0
-    flops: int = 0
-    location: str = ""
-    layer: int = 0
-
-
-@dataclass
-class Graph:
-    title: str
-    kernels: list[Kernel]
-    edges: list[tuple[int, int, str]]          # producer, consumer, value type
-
-    @property
-    def compute(self) -> list[Kernel]:
-        return [k for k in self.kernels if k.kind not in ("parameter", "result")]
+def write_fusion_graph(module: ir.Module, path: Path, title: str = "") -> list[Path]:
+    """The graph beside ``path`` (its stem): ``.json`` and node data for Model
+    Explorer, ``.dot``, and the ``.html`` table. Returns the files written."""
+    path = Path(path)
+    graph = program_graph(module, title or path.parent.name or "program")
+    base = path.with_suffix("")
+    files = {"json": base.with_suffix(".json"), "flops": base.with_suffix(".flops.json"),
+             "bytes": base.with_suffix(".bytes.json"), "dot": base.with_suffix(".dot"),
+             "html": base.with_suffix(".html")}
+    files["json"].write_text(json.dumps(model_explorer_collection(graph), indent=1))
+    files["flops"].write_text(json.dumps(node_data(graph, "flops"), indent=1))
+    files["bytes"].write_text(json.dumps(node_data(graph, "bytes"), indent=1))
+    files["dot"].write_text(dot_text(graph))
+    files["html"].write_text(render_html(graph, {k: v.name for k, v in files.items()}))
+    return list(files.values())
 
 
-def build_graph(module: ir.Module | ir.Operation, title: str = "") -> Graph:
-    """The kernels of the module's first function and the values between them."""
-    op = module.operation if isinstance(module, ir.Module) else module
-    func = functions(op)[0]
-    block = func.regions[0].blocks[0]
-    kernels, edges, producers = [], [], {}
-    for index, argument in enumerate(block.arguments):
-        producers[argument] = len(kernels)
-        kernels.append(Kernel(f"argument {index}", "parameter", outputs=[type_text(argument.type)]))
-    for inner in block.operations:
-        inner = inner.operation
-        if inner.name == "func.return":
-            for index, value in enumerate(inner.operands):
-                _link(producers, value, len(kernels), edges)
-                kernels.append(Kernel(f"result {index}", "result", inputs=[type_text(value.type)]))
-        elif inner.name in _SKIPPED or op_class(inner) == CONSTANT:
-            continue
-        else:
-            for value in inner.operands:
-                _link(producers, value, len(kernels), edges)
-            for result in inner.results:
-                producers[result] = len(kernels)
-            kernels.append(_kernel(inner, len([k for k in kernels if k.kind != "parameter"])))
-    _assign_layers(kernels, edges)
-    return Graph(title, kernels, edges)
-
-
-def _link(producers: dict, value: ir.Value, consumer: int, edges: list) -> None:
-    if value in producers:
-        edges.append((producers[value], consumer, type_text(value.type)))
-
-
-def _kernel(op: ir.Operation, number: int) -> Kernel:
-    if op.name == _FUSION:
-        body = [o.operation for o in op.regions[0].blocks[0].operations][:-1]
-        kind = ir.StringAttr(op.attributes["kind"]).value
-        title = f"fusion {number} ({kind})"
-        work = sum(flops(o) for o in body)
-    else:
-        body, kind, title, work = [op], "op", f"kernel {number}: {short_name(op.name)}", flops(op)
-    names = Counter(short_name(o.name) for o in body if op_class(o) != CONSTANT)
-    return Kernel(title, kind, [n + (f" x{c}" if c > 1 else "") for n, c in names.items()],
-                  [type_text(v.type) for v in op.operands],
-                  [type_text(v.type) for v in op.results],
-                  sum(bytes_of(v.type) for v in list(op.operands) + list(op.results)),
-                  work, format_location(op.location))
-
-
-def _assign_layers(kernels: list[Kernel], edges: list[tuple[int, int, str]]) -> None:
-    """Longest path from the arguments: producers above their consumers."""
-    for source, target, _ in sorted(edges, key=lambda e: e[1]):
-        kernels[target].layer = max(kernels[target].layer, kernels[source].layer + 1)
-    bottom = max((k.layer for k in kernels if k.kind != "result"), default=0) + 1
-    for kernel in kernels:
-        if kernel.kind == "result":
-            kernel.layer = bottom
-
-
-def render_html(graph: Graph) -> str:
-    """A page with the SVG graph and a table of the kernels."""
-    total_bytes = sum(k.bytes for k in graph.compute)
-    total_flops = sum(k.flops for k in graph.compute)
-    summary = (f"{len(graph.compute)} kernel(s), {scaled(total_bytes, 'B')} moved, "
-               f"{scaled(total_flops, 'FLOP')} (estimates: inputs read once, outputs written once)")
+def render_html(graph: ProgramGraph, names: dict[str, str]) -> str:
+    """A page with the kernel table and how to open the graph."""
+    compute = graph.kernels
+    summary = (f"{len(compute)} kernel(s), {scaled(sum(k.bytes for k in compute), 'B')} moved, "
+               f"{scaled(sum(k.flops for k in compute), 'FLOP')} (estimates: inputs read once, "
+               "outputs written once)")
     title = html.escape(graph.title or "fusion graph")
+    command = OPEN_HINT.format(**names)
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
         f"<title>{title}</title>",
         "<style>body{font-family:sans-serif;margin:1em}td,th{padding:2px 8px;text-align:left;"
-        "font-size:13px}th{background:#eee}svg text{font-family:monospace;font-size:11px}</style>",
+        "font-size:13px}th{background:#eee}code{background:#f4f4f4;padding:1px 4px}</style>",
         "</head><body>", f"<h1>{title}</h1>", f"<p>{html.escape(summary)}</p>",
-        render_svg(graph), _table(graph), "</body></html>", ""])
+        "<p>The graph, laid out, with each kernel a collapsible layer: open "
+        f"<code>{html.escape(names['json'])}</code> in Model Explorer "
+        f"(<code>{html.escape(command)}</code>), or "
+        f"<code>{html.escape(names['dot'])}</code> with Graphviz "
+        f"(<code>dot -Tsvg {html.escape(names['dot'])} -o graph.svg</code>).</p>",
+        _table(graph), "</body></html>", ""])
 
 
-def render_svg(graph: Graph) -> str:
-    positions = _positions(graph)
-    width = max((x + _WIDTH for x, _, _ in positions), default=0) + _MARGIN
-    height = max((y + h for _, y, h in positions), default=0) + _MARGIN
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-             f'viewBox="0 0 {width} {height}">',
-             '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" '
-             'markerHeight="7" orient="auto"><path d="M0,0 L10,5 L0,10 z" fill="#555"/></marker></defs>']
-    for source, target, label in graph.edges:
-        parts.append(_edge(positions[source], positions[target], label))
-    for kernel, position in zip(graph.kernels, positions):
-        parts.append(_box(kernel, position))
-    parts.append("</svg>")
-    return "\n".join(parts)
-
-
-def _lines(kernel: Kernel) -> list[str]:
-    if kernel.kind in ("parameter", "result"):
-        return [kernel.title, (kernel.outputs or kernel.inputs)[0]]
-    return [kernel.title, _clip(", ".join(kernel.ops)),
-            _clip("in: " + ", ".join(kernel.inputs)), _clip("out: " + ", ".join(kernel.outputs)),
-            f"{scaled(kernel.bytes, 'B')}, {scaled(kernel.flops, 'FLOP')}"]
-
-
-def _positions(graph: Graph) -> list[tuple[int, int, int]]:
-    """(x, y, height) of each box: one row per layer."""
-    heights = [len(_lines(k)) * _LINE + 10 for k in graph.kernels]
-    layers = sorted({k.layer for k in graph.kernels})
-    row_height = {layer: max(h for k, h in zip(graph.kernels, heights) if k.layer == layer)
-                  for layer in layers}
-    row_y, y = {}, _MARGIN
-    for layer in layers:
-        row_y[layer], y = y, y + row_height[layer] + _GAP_Y
-    column = Counter()
-    positions = []
-    for kernel, height in zip(graph.kernels, heights):
-        x = _MARGIN + column[kernel.layer] * (_WIDTH + _GAP_X)
-        column[kernel.layer] += 1
-        positions.append((x, row_y[kernel.layer], height))
-    return positions
-
-
-def _box(kernel: Kernel, position: tuple[int, int, int]) -> str:
-    x, y, height = position
-    tooltip = "\n".join([kernel.title, ", ".join(kernel.ops), kernel.location]).strip()
-    weights = [' font-weight="bold"'] + [""] * len(_lines(kernel))
-    texts = [f'<text x="{x + 6}" y="{y + 14 + i * _LINE}"{weights[i]}>{html.escape(line)}</text>'
-             for i, line in enumerate(_lines(kernel))]
-    return (f'<g class="kernel" data-kind="{kernel.kind}"><title>{html.escape(tooltip)}</title>'
-            f'<rect x="{x}" y="{y}" width="{_WIDTH}" height="{height}" rx="6" '
-            f'fill="{_COLORS.get(kernel.kind, "#eee")}" stroke="#555"/>' + "".join(texts) + "</g>")
-
-
-def _edge(source: tuple[int, int, int], target: tuple[int, int, int], label: str) -> str:
-    x1, y1 = source[0] + _WIDTH // 2, source[1] + source[2]
-    x2, y2 = target[0] + _WIDTH // 2, target[1]
-    middle = (y1 + y2) // 2
-    return (f'<path class="edge" d="M{x1},{y1} C{x1},{middle} {x2},{middle} {x2},{y2}" '
-            f'fill="none" stroke="#555" marker-end="url(#arrow)"><title>{html.escape(label)}'
-            "</title></path>")
-
-
-def _table(graph: Graph) -> str:
-    rows = ["<table><tr><th>kernel</th><th>ops</th><th>inputs</th><th>outputs</th>"
-            "<th>bytes</th><th>FLOPs</th><th>source</th></tr>"]
-    for k in graph.compute:
-        cells = [k.title, ", ".join(k.ops), ", ".join(k.inputs), ", ".join(k.outputs),
+def _table(graph: ProgramGraph) -> str:
+    rows = ['<table class="kernels"><tr><th>kernel</th><th>kind</th><th>ops</th><th>inputs</th>'
+            "<th>outputs</th><th>bytes</th><th>FLOPs</th><th>source</th></tr>"]
+    for k in graph.kernels:
+        cells = [k.title, k.kind, k.op_names, ", ".join(k.inputs), ", ".join(k.outputs),
                  scaled(k.bytes, "B"), scaled(k.flops, "FLOP"), k.location]
-        rows.append("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
+        rows.append(f'<tr data-kind="{k.kind}" style="background:{KIND_COLORS[k.kind]}">'
+                    + "".join(f"<td>{html.escape(c)}</td>" for c in cells) + "</tr>")
     return "\n".join(rows + ["</table>"])
 
 
-def _clip(text: str, limit: int = 42) -> str:
-    return text if len(text) <= limit else text[:limit - 1] + "…"
-
-
-def write_fusion_graph(module: ir.Module, path: Path, title: str = "") -> None:
-    Path(path).write_text(render_html(build_graph(module, title or Path(path).parent.name)))
-
-
 def main(argv: list[str] | None = None) -> int:
-    """``python -m xlac.debug.fusion_picture model.mlir -o graph.html``."""
+    """``python -m xlac.debug.fusion_picture model.mlir -o graph.json [--open]``."""
     import argparse
 
+    from xlac.options import Options
     from xlac.pipeline.stage_texts import StageTexts
-    parser = argparse.ArgumentParser(prog="python -m xlac.debug.fusion_picture", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python -m xlac.debug.fusion_picture",
+                                     description=__doc__.splitlines()[0])
     parser.add_argument("module")
-    parser.add_argument("-o", dest="output", default="fusion_graph.html")
+    parser.add_argument("-o", dest="output", default="fusion_graph.json",
+                        help="where the graph goes (.json; .dot, .html and node data beside it)")
     parser.add_argument("--entry", default="main")
+    parser.add_argument("--open", action="store_true", help="open the graph in Model Explorer")
     args = parser.parse_args(argv)
     stage = "fused" if "fused" in pipelines.CPU_STAGES else "linalg"
-    module = StageTexts(Path(args.module).read_bytes(), args.module, args.entry).module(stage)
-    write_fusion_graph(module, Path(args.output), Path(args.module).name)
+    module = StageTexts(Path(args.module).read_bytes(), args.module, args.entry,
+                        Options()).module(stage)
+    written = write_fusion_graph(module, Path(args.output), Path(args.module).name)
+    print("wrote " + ", ".join(str(p) for p in written))
+    return open_in_model_explorer(written[0], written[1:3]) if args.open else 0
+
+
+def open_in_model_explorer(graph: Path, data: list[Path]) -> int:
+    """Start Model Explorer (a local web server and a browser tab) on the graph."""
+    try:
+        import model_explorer
+    except ImportError:
+        print("Model Explorer is not installed: " + OPEN_HINT.format(
+            json=graph, flops=data[0], bytes=data[1]))
+        return 1
+    config = model_explorer.config().add_model_from_path(str(graph))
+    for path in data:
+        config.add_node_data_from_path(str(path))
+    model_explorer.visualize_from_config(config)
     return 0
 
 

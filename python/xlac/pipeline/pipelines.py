@@ -48,6 +48,7 @@ def lower_to_linalg() -> list[str]:
         # xlac's lowerings for what upstream stablehlo-legalize-to-linalg lacks
         # come first; each emits scf/tensor/linalg (or simpler StableHLO).
         "xla-lower-structural",                           # fold tuples, drop barriers/dot algorithm hints
+        "xla-lower-custom-calls",                         # jnp.linalg's LAPACK custom calls -> calls of LAPACK
         "xla-lower-select-and-scatter",                   # max-pool gradient: window loops
         "xla-lower-linalg-ops",                           # triangular_solve, cholesky: substitution loops
         "xla-lower-fft",                                  # fft: one f64 DFT linalg.generic per axis
@@ -188,6 +189,13 @@ NAMED_PIPELINES: dict[str, tuple[callable, str]] = {
     "xla-bufferize": (bufferize, "tensors -> memrefs with out-params"),
     "xla-lower-to-llvm": (lower_to_llvm, "memrefs/loops -> LLVM dialect"),
     "xla-cpu-pipeline": (cpu, "the whole CPU pipeline"),
+}
+
+
+# A pass that must run whenever another does: disabling it alone breaks the program.
+NEEDED_WITH = {
+    "xla-inline-fusions": ("xla-fuse", "it turns xla-fuse's xla.fusion kernels back into ops "
+                                       "the lowerings understand"),
 }
 
 

@@ -2,7 +2,7 @@
 
 /// Every unsupported op is reported at its own location, not just the first.
 func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+1 {{'stablehlo.custom_call' is not supported on cpu: custom calls name external code}}
+  // expected-error @+1 {{'stablehlo.custom_call' is not supported on cpu: @my_kernel names code outside the program that xlac does not have}}
   %0 = stablehlo.custom_call @my_kernel(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
   // expected-error @+1 {{'stablehlo.replica_id' is not supported on cpu}}
   %1 = stablehlo.replica_id : tensor<ui32>
@@ -16,4 +16,19 @@ func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
   %0 = stablehlo.add %arg0, %arg0 : tensor<4xf32>
   %1 = stablehlo.exponential %0 : tensor<4xf32>
   return %1 : tensor<4xf32>
+}
+
+// -----
+
+/// A custom call's refusal names its target and says what to do instead;
+/// JAX's LAPACK calls for jnp.linalg pass (xla-lower-custom-calls lowers them).
+func.func @main(%arg0: tensor<4x4xf32>) -> tensor<4x4xf32> {
+  // expected-error @+1 {{@xla_ffi_python_cpu_callback is a jax.pure_callback, io_callback or jax.debug.print: it calls back into the Python process that lowered the program}}
+  %0 = stablehlo.custom_call @xla_ffi_python_cpu_callback(%arg0) {mhlo.backend_config = {index = 0 : ui64}} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+  // expected-error @+1 {{@lapack_sgeev_ffi (jnp.linalg.eig) has no xlac lowering yet}}
+  %1:5 = stablehlo.custom_call @lapack_sgeev_ffi(%0) : (tensor<4x4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<i32>)
+  // expected-error @+1 {{@cusolver_syevd_ffi calls a GPU library or kernel: the program was lowered for a GPU; lower it for the CPU}}
+  %2:3 = stablehlo.custom_call @cusolver_syevd_ffi(%0) : (tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>, tensor<i32>)
+  %3:3 = stablehlo.custom_call @lapack_ssyevd_ffi(%0) {mhlo.backend_config = {mode = 86 : ui8, uplo = 76 : ui8}} : (tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>, tensor<i32>)
+  return %3#0 : tensor<4x4xf32>
 }

@@ -3,10 +3,10 @@ passes, and the large-constant warning."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import numpy as np
@@ -64,20 +64,33 @@ def test_each_compile_gets_its_own_numbered_directory(dump_dir):
     assert sorted(p.name for p in dump_dir.iterdir()) == ["0000_softmax", "0001_again"]
 
 
-def test_fusion_graph_is_a_drawing_of_the_kernels(dump_dir):
+def test_fusion_graph_is_the_kernels_for_a_graph_viewer(dump_dir):
+    """Model Explorer's graph-collection JSON (and Graphviz DOT): every op a node,
+    each kernel a group named and numbered as in fusion_report()."""
     exe = xlac.compile(SOFTMAX)
-    page = (dump_dir / "0000_softmax" / "fusion_graph.html").read_text()
-    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
-    svg = ET.fromstring(page[page.index("<svg"):page.index("</svg>") + len("</svg>")])
-    namespace = "{http://www.w3.org/2000/svg}"
-    boxes = [g for g in svg.iter(f"{namespace}g") if g.get("class") == "kernel"]
-    kinds = [g.get("data-kind") for g in boxes]
-    assert kinds.count("parameter") == 1 and kinds.count("result") == 1
-    kernels = len(boxes) - 2
-    assert kernels == len(re.findall(r"^(fusion|op) ", exe.fusion_report(), re.MULTILINE))
-    assert len(list(svg.iter(f"{namespace}path"))) > kernels      # edges and the arrow head
-    text = " ".join(t.text or "" for t in svg.iter(f"{namespace}text"))
-    assert "4x8xf32" in text and "FLOP" in text and "exponential" in text
+    module_dir = dump_dir / "0000_softmax"
+    report = exe.fusion_report()
+    fusions = re.findall(r"^fusion (\d+) +(\w+)", report, re.MULTILINE)
+    collection = json.loads((module_dir / "fusion_graph.json").read_text())
+    graph = collection["graphs"][0]
+    ids = {node["id"] for node in graph["nodes"]}
+    groups = {node["namespace"] for node in graph["nodes"] if node["namespace"]}
+    assert groups == {f"fusion {n} ({kind})" for n, kind in fusions}
+    assert set(graph["groupNodeAttributes"]) == groups
+    assert all(edge["sourceNodeId"] in ids for node in graph["nodes"]
+               for edge in node["incomingEdges"])
+    labels = [node["label"] for node in graph["nodes"]]
+    assert labels.count("argument 0") == 1 and labels.count("result 0") == 1
+    assert "exponential" in labels
+    flops = json.loads((module_dir / "fusion_graph.flops.json").read_text())
+    assert set(flops[graph["id"]]["results"]) <= ids
+    dot = (module_dir / "fusion_graph.dot").read_text()
+    assert dot.startswith("digraph") and dot.count("subgraph") == len(groups)
+    page = (module_dir / "fusion_graph.html").read_text()
+    assert page.startswith("<!DOCTYPE html>") and "model-explorer fusion_graph.json" in page
+    kernels = len(re.findall(r"^(fusion|op) ", report, re.MULTILINE))
+    assert page.count("<tr data-kind=") == kernels
+    assert "4x8xf32" in page and "FLOP" in page and "exponential" in page
 
 
 def test_timing_on_request(monkeypatch, capfd):
@@ -200,3 +213,36 @@ def test_ops_left_as_scalar_loops_are_reported_not_silent(dump_dir):
     assert "no schedule for" in report and "scalar loops" in report
     [module_dir] = dump_dir.iterdir()
     assert "xla-apply-schedules" in (module_dir / "remarks.txt").read_text()
+
+
+def test_graph_and_report_number_kernels_alike_inside_loops(tmp_path):
+    program = """func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c3 = stablehlo.constant dense<3> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %e = stablehlo.exponential %a : tensor<4xf32>
+  %f = stablehlo.add %e, %a : tensor<4xf32>
+  %r:2 = stablehlo.while(%i = %c0, %x = %f) : tensor<i32>, tensor<4xf32>
+   cond {
+    %p = stablehlo.compare LT, %i, %c3 : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %p : tensor<i1>
+  } do {
+    %n = stablehlo.add %i, %c1 : tensor<i32>
+    %y = stablehlo.tanh %x : tensor<4xf32>
+    %z = stablehlo.multiply %y, %x : tensor<4xf32>
+    stablehlo.return %n, %z : tensor<i32>, tensor<4xf32>
+  }
+  return %r#1 : tensor<4xf32>
+}"""
+    exe = xlac.compile(program)
+    written = exe.fusion_graph(tmp_path / "graph.json")
+    assert [p.name for p in written] == ["graph.json", "graph.flops.json", "graph.bytes.json",
+                                         "graph.dot", "graph.html"]
+    report = exe.fusion_report()
+    fusions = {f"fusion {n} ({kind})" for n, kind in
+               re.findall(r"^fusion (\d+) +(\w+)", report, re.MULTILINE)}
+    graph = json.loads(written[0].read_text())["graphs"][0]
+    groups = {node["namespace"].rsplit("/", 1)[-1] for node in graph["nodes"] if node["namespace"]}
+    assert len(fusions) == 2 and fusions <= groups         # one outside the loop, one inside
+    assert any(n["namespace"].startswith("while 0") for n in graph["nodes"])
+    assert xlac.deserialize(exe.serialize()).fusion_graph(tmp_path / "none.json") is None

@@ -26,6 +26,7 @@ def relative_error(got: np.ndarray, want: np.ndarray) -> float:
 
 
 @pytest.mark.slow
+@pytest.mark.heavy
 @pytest.mark.parametrize("name", BENCH_NAMES)
 def test_full_size_against_numpy(name, workloads):
     require_shared("bench", "suite", f"{name}.stablehlo.mlir")

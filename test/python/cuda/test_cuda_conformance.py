@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import FLOOR, run_conformance, summarize
+from conftest import FLOOR, progress_printer, run_conformance, summarize
 
 pytest.importorskip("llvmlite", reason="the cuda extra is not installed: pip install 'xlac[cuda]'")
 
@@ -18,11 +18,14 @@ HERE = Path(__file__).parent
 
 
 @pytest.mark.slow
-def test_public_conformance_ptx_is_valid_and_emulated_kernels_compute_the_expected_values(tmp_path):
+@pytest.mark.heavy
+def test_public_conformance_ptx_is_valid_and_emulated_kernels_compute_the_expected_values(
+        tmp_path, pytestconfig):
     from xlac.targets.cuda.ptx import wheel_file
     if wheel_file("bin/ptxas") is None:
         pytest.skip("ptxas not found: pip install 'xlac[cuda]'")
-    summary = summarize(run_conformance(HERE / "cuda_conformance_backend.py", tmp_path / "cuda.json"))
+    summary = summarize(run_conformance(HERE / "cuda_conformance_backend.py", tmp_path / "cuda.json",
+                                        progress=progress_printer(pytestconfig, "conformance (cuda, emulated)")))
     print(f"\ncuda: PTX valid (ptxas sm_90) and kernels right in the SIMT emulator: "
           f"{summary['passed']}/{summary['runnable']} ({100 * summary['rate']:.1f}%), "
           f"by suite {summary['by_suite']}")

@@ -9,7 +9,10 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import re
 from importlib import metadata
+
+from xlac.errors import CompileError, error
 
 
 @functools.cache
@@ -69,3 +72,56 @@ def runtime_libraries() -> list[str]:
     """Libraries compiled code calls into: the JIT loads them, and the
     ahead-of-time link step (``xlac.targets.cpu.serialize``) links against them."""
     return _runtime_libraries()
+
+
+# LAPACK/BLAS's Fortran names: a type letter, the routine, an underscore (ssyevd_).
+_FORTRAN_NAME = re.compile(r"^[sdcz][a-z0-9]{2,6}_$")
+LAPACK_PREFIX = "scipy_"               # scipy-openblas exports ssyevd_ as scipy_ssyevd_
+LAPACK_HINT = ("LAPACK comes from SciPy's wheel (the OpenBLAS jaxlib's CPU backend calls): "
+               "pip install 'xlac[lapack]' (scipy)")
+
+
+@functools.cache
+def lapack_library() -> str | None:
+    """The OpenBLAS (BLAS + LAPACK) in SciPy's wheel, loaded; None without SciPy.
+
+    Why this one: it is the LAPACK jaxlib calls for jnp.linalg on the CPU
+    (through scipy.linalg.cython_lapack), so xlac's results are XLA's; it is
+    a maintained build that pip installs with JAX; and, unlike a Python-level
+    function pointer, it is a shared library that artifacts can link.
+    """
+    try:
+        files = metadata.distribution("scipy").files or []
+    except metadata.PackageNotFoundError:
+        return None
+    for file in files:
+        if file.name.startswith("libscipy_openblas") and ".so" in file.name:
+            path = str(file.locate().resolve())
+            ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+            return path
+    return None
+
+
+def lapack_names(names) -> list[str]:
+    """Those of ``names`` (a module's external functions) that are LAPACK/BLAS's."""
+    return sorted(n for n in names if _FORTRAN_NAME.match(n))
+
+
+def lapack_addresses(names) -> dict[str, int]:
+    """Where each LAPACK/BLAS function of ``names`` is (for the JIT to bind);
+    CompileError, saying what to install, when there is no LAPACK."""
+    wanted = lapack_names(names)
+    if not wanted:
+        return {}
+    path = lapack_library()
+    if path is None:
+        raise CompileError(error(f"this program calls LAPACK ({', '.join(wanted)}) and no "
+                                 "LAPACK was found"), LAPACK_HINT)
+    library = ctypes.CDLL(path)
+    found = {}
+    for name in wanted:
+        try:
+            found[name] = ctypes.cast(getattr(library, LAPACK_PREFIX + name), ctypes.c_void_p).value
+        except AttributeError:
+            raise CompileError(error(f"{path} has no {LAPACK_PREFIX}{name}"), LAPACK_HINT) from None
+    return found

@@ -40,7 +40,25 @@ class LibraryFunction:
             raise EntryFailed(f"the compiled entry returned status {status}")
 
     def serializer(self, entry: str, signature: Signature):
-        return lambda: self._blob
+        return LoadedArtifact(self._blob)
+
+
+class LoadedArtifact:
+    """The bytes a library was loaded from, as ``Executable.serialize`` returns them;
+    metadata added (the fusion report) is packed in."""
+
+    def __init__(self, blob: bytes):
+        self._blob = blob
+        self._extra: dict = {}
+
+    def keep_metadata(self, extra: dict) -> None:
+        self._extra.update(extra)
+
+    def __call__(self) -> bytes:
+        if not self._extra:
+            return self._blob
+        library, metadata = container.unpack(self._blob)
+        return container.pack(library, metadata | self._extra)
 
 
 def executable_from(blob: bytes, what: str, entry: str, stages, malloc_tuning: bool = True

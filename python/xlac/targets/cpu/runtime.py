@@ -12,7 +12,7 @@ import ctypes
 from xlac.errors import CompileError, XlacError, collect_diagnostics, compile_error_from, error
 from xlac.mlir import ExecutionEngine, ir
 from xlac.targets.cpu.kernel_clock import KernelClock
-from xlac.targets.cpu.libraries import keep_freed_memory, openmp_library
+from xlac.targets.cpu.libraries import keep_freed_memory, lapack_addresses, openmp_library
 
 _KERNELS_ATTR = "xla.profile_kernels"      # set by xla-profile-kernels
 
@@ -39,6 +39,8 @@ class CpuFunction:
                 self._engine = ExecutionEngine(module, opt_level=opt_level, enable_pic=True)
             except (RuntimeError, ir.MLIRError) as exc:
                 raise compile_error_from(exc, diags, "the LLVM JIT rejected the module") from None
+        for name, where in lapack_addresses(_external_functions(module)).items():
+            self._engine.raw_register_runtime(name, ctypes.c_void_p(where))   # before any lookup
         self.clock = _clock(module)
         if self.clock is not None:
             self.clock.register(self._engine)
@@ -70,3 +72,13 @@ def _clock(module: ir.Module) -> KernelClock | None:
     if _KERNELS_ATTR not in attrs:
         return None
     return KernelClock([ir.StringAttr(name).value for name in ir.ArrayAttr(attrs[_KERNELS_ATTR])])
+
+
+def _external_functions(module: ir.Module) -> list[str]:
+    """The functions the module calls but does not define (llvm.func declarations)."""
+    names = []
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "llvm.func" and not op.regions[0].blocks:
+            names.append(ir.StringAttr(op.attributes["sym_name"]).value)
+    return names

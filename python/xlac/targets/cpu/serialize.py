@@ -19,7 +19,13 @@ from pathlib import Path
 from xlac.artifact import container, csrc
 from xlac.errors import CompileError, error
 from xlac.signature import Signature
-from xlac.targets.cpu.libraries import runtime_libraries
+from xlac.targets.cpu.libraries import (
+    LAPACK_HINT,
+    LAPACK_PREFIX,
+    lapack_library,
+    lapack_names,
+    runtime_libraries,
+)
 
 
 @dataclass(frozen=True)
@@ -49,11 +55,17 @@ class PendingArtifact:
             raise
         self._object = EntryObject(entry, path, signature)
         self._features = cpu_features
+        self._extra: dict = {}
+
+    def keep_metadata(self, extra: dict) -> None:
+        """Add ``extra`` to the artifact's metadata (e.g. the fusion report)."""
+        self._extra.update(extra)
 
     def __call__(self) -> bytes:
         try:
             blob, _ = link_library([self._object], "xlac", "libxlac_module.so",
-                                   "<serialized executable>", self._workdir, self._features)
+                                   "<serialized executable>", self._workdir, self._features,
+                                   self._extra)
             return blob
         finally:
             self._cleanup()
@@ -69,12 +81,13 @@ def link_library(objects: list[EntryObject], prefix: str, soname: str, origin: s
     (workdir / f"{prefix}.h").write_text(header_text)
     wrapper = workdir / f"{prefix}_wrapper.c"
     wrapper.write_text(csrc.wrapper(prefix, signatures, f"{prefix}.h"))
-    private = [_localize(o, prefix, workdir) for o in objects]
+    lapack = sorted({n for o in objects for n in lapack_names(_undefined(o.object_path))})
+    private = [_localize(o, prefix, workdir, lapack) for o in objects]
     library = workdir / soname
     _run([c_compiler(), "-shared", "-fPIC", "-O2", "-o", str(library), str(wrapper), *private,
           f"-Wl,--version-script={_version_script(objects, prefix, workdir)}",
           f"-Wl,-soname,{soname}", "-Wl,--no-undefined", "-Wl,-z,noexecstack",
-          *link_flags()], "linking the library")
+          *link_flags(), *_lapack_flags(lapack)], "linking the library")
     metadata = identity | {
         "cpu_features": sorted(cpu_features), "target": "cpu", "prefix": prefix,
         "source": origin,
@@ -103,11 +116,34 @@ def c_compiler() -> str:
                        "install cc/gcc/clang or point $CC at one")
 
 
-def _localize(obj: EntryObject, prefix: str, workdir: Path) -> str:
+def _lapack_flags(names: list[str]) -> list[str]:
+    """Link SciPy's OpenBLAS when the code calls LAPACK (docs/lapack.md)."""
+    if not names:
+        return []
+    path = lapack_library()
+    if path is None:
+        raise CompileError(error(f"the code calls LAPACK ({', '.join(names)}) and no LAPACK "
+                                 "was found to link"), LAPACK_HINT)
+    return [path, f"-Wl,-rpath,{Path(path).parent}"]
+
+
+def _undefined(object_path: Path) -> list[str]:
+    """The symbols an object file uses but does not define."""
+    nm = shutil.which("nm")
+    if nm is None:
+        raise CompileError(error("nm (binutils) not found"),
+                           "it ships with the C toolchain; install binutils")
+    done = subprocess.run([nm, "-u", "--format=posix", str(object_path)], capture_output=True,
+                          text=True)
+    return [line.split()[0] for line in done.stdout.splitlines() if line.strip()]
+
+
+def _localize(obj: EntryObject, prefix: str, workdir: Path, lapack: list[str] = ()) -> str:
     """A copy of the object whose only global symbol is the renamed entry.
 
     Every entry's object has its own helpers and constants; made local, they
     cannot clash with each other or with the program the library goes into.
+    Its LAPACK calls (``ssyevd_``) get the names SciPy's OpenBLAS exports.
     """
     objcopy = shutil.which("objcopy")
     if objcopy is None:
@@ -115,8 +151,9 @@ def _localize(obj: EntryObject, prefix: str, workdir: Path) -> str:
                            "it ships with the C toolchain; install binutils")
     impl = csrc.impl_symbol(prefix, obj.entry)
     out = workdir / f"{obj.object_path.stem}.private.o"
+    renames = [f"--redefine-sym={name}={LAPACK_PREFIX}{name}" for name in lapack]
     _run([objcopy, f"--redefine-sym={obj.entry}={impl}", f"--keep-global-symbol={impl}",
-          str(obj.object_path), str(out)], "renaming the entry's symbols")
+          *renames, str(obj.object_path), str(out)], "renaming the entry's symbols")
     return str(out)
 
 

@@ -1,0 +1,60 @@
+"""Which ``stablehlo.custom_call`` targets xlac compiles, and what to do about the rest.
+
+A custom call names code outside the program. xlac has LAPACK's (``lapack_*_ffi``:
+jnp.linalg on the CPU, ``xla-lower-custom-calls``); for every other target the
+refusal names it and says what the user can do instead.
+"""
+
+from __future__ import annotations
+
+from xlac.passes.lower.lapack_calls import ROUTINES, lowered_targets
+
+_CALLBACKS = ("xla_python_cpu_callback", "xla_ffi_python_cpu_callback",
+              "xla_ffi_partial_python_cpu_callback", "xla_python_gpu_callback",
+              "xla_ffi_python_gpu_callback", "xla_ffi_partial_python_gpu_callback")
+_GPU_PREFIXES = ("cusolver_", "cublas", "cu_", "cuda_", "hipsolver_", "hipblas", "hip_",
+                 "__cublas", "__cudnn", "triton_kernel_call", "__gpu$", "mosaic_gpu")
+_LAPACK_REST = {
+    "geev": "jnp.linalg.eig", "gees": "jax.scipy.linalg.schur", "gehrd": "jax.scipy.linalg.hessenberg",
+    "sytrd": "tridiagonal reduction", "hetrd": "tridiagonal reduction", "gtsv": "tridiagonal_solve",
+    "geqp3": "QR with column pivoting (jax.scipy.linalg.qr(pivoting=True))",
+    "ormqr": "applying Q of a QR factorization", "unmqr": "applying Q of a QR factorization",
+}
+
+
+def custom_call_reason(target: str, platform: str) -> str | None:
+    """Why a custom call to ``target`` cannot be compiled for ``platform``, or None."""
+    if target in lowered_targets():
+        if platform == "cpu":
+            return None
+        routine = ROUTINES[target[len("lapack_") + 1:-len("_ffi")]]
+        return (f"@{target} ({routine}) calls LAPACK, which xlac runs on the CPU only: "
+                "compile for target='cpu'")
+    if target in _CALLBACKS:
+        return (f"@{target} is a jax.pure_callback, io_callback or jax.debug.print: it calls back "
+                "into the Python process that lowered the program, which xlac cannot reach; "
+                "remove it from the exported function (compute its value outside and pass it "
+                "in as an argument)")
+    if target.startswith("lapack_"):
+        routine = target[len("lapack_") + 1:].removesuffix("_ffi")
+        what = _LAPACK_REST.get(routine, f"LAPACK's {routine}")
+        return (f"@{target} ({what}) has no xlac lowering yet (xlac lowers "
+                f"{', '.join(sorted(ROUTINES))}): compute it outside the exported function, "
+                "e.g. with numpy.linalg, and pass the result in")
+    if target.startswith(_GPU_PREFIXES):
+        return (f"@{target} calls a GPU library or kernel: the program was lowered for a GPU; "
+                "lower it for the CPU (jax.jit(f).lower(x) on a CPU backend, or "
+                "jax.export(..., platforms=['cpu']))")
+    if target in ("tpu_custom_call",) or target.startswith("mosaic"):
+        return (f"@{target} is a Pallas/Mosaic kernel for a TPU; xlac cannot compile it: "
+                "export the function with its plain-jnp reference implementation")
+    return (f"@{target} names code outside the program that xlac does not have: export the "
+            "function without it, or write that part in StableHLO ops")
+
+
+# The op-support table's cells for stablehlo.custom_call, per target.
+TABLE_CELLS = {
+    "cpu": "by target: JAX's LAPACK calls (`lapack_*_ffi`: eigh, svd, qr, lu, cholesky, "
+           "triangular solve; docs/lapack.md); any other target is refused, by name",
+    "cuda": "no: LAPACK calls run on the CPU only; any other target is refused, by name",
+}
