@@ -45,6 +45,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--device", default=None,
                    help="as iree-run-module: local-task (CPU), local-sync (CPU, one thread), cuda")
     p.add_argument("--benchmark", type=int, default=0, metavar="N", help="time N more runs")
+    p.add_argument("--profile", nargs="?", const="", default=None, metavar="TRACE.json",
+                   help="time each kernel over 10 runs (--benchmark N runs); print the slowest, "
+                        "and write a Chrome trace (Perfetto) if a file is given")
     p.add_argument("--reference", action="store_true",
                    help="also run the StableHLO reference interpreter; print the largest difference")
     p.add_argument("--output", action="append", default=[],
@@ -117,9 +120,19 @@ def _run(args) -> int:
     save_outputs(outputs, args.output)
     if args.benchmark:
         _benchmark(exe, inputs, args.benchmark)
+    if args.profile is not None:
+        _profile(exe, inputs, args.benchmark or 10, args.profile)
     if args.reference:
         _compare_with_reference(data, inputs, outputs, args.function)
     return 0
+
+
+def _profile(exe, inputs, runs: int, trace: str) -> None:
+    profile = exe.profile(*inputs, runs=runs)
+    print("profile: " + profile.table(), end="")
+    if trace:
+        profile.write_trace(trace)
+        print(f"profile: trace written to {trace} (open it in https://ui.perfetto.dev)")
 
 
 def _benchmark(exe, inputs, count: int) -> None:

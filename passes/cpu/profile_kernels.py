@@ -12,7 +12,8 @@ ENTER, EXIT = "xlac_profile_enter", "xlac_profile_exit"
 KERNELS_ATTR = "xla.profile_kernels"          # the kernels' names, by id
 _PASSIVE = ("memref.alloc", "memref.alloca", "memref.dealloc", "memref.subview",
             "memref.expand_shape", "memref.collapse_shape", "memref.cast",
-            "memref.reinterpret_cast", "memref.get_global", "arith.constant", "func.return")
+            "memref.reinterpret_cast", "memref.get_global", "arith.constant", "func.return",
+            "ub.poison", "memref.extract_strided_metadata", "memref.extract_aligned_pointer_as_index")
 
 
 @dataclass(frozen=True)
