@@ -53,6 +53,7 @@ class ApplySchedules(ModulePass):
         ops = _linalg_ops(module)
         planned = _plans(ops, machine)
         emit_remarks(module, _unplanned(ops, planned))     # now: applying replaces the ops
+        _mark(planned)
         if planned and not _apply(module, planned):
             kept, failed = [], []
             for item in planned:
@@ -64,11 +65,36 @@ class ApplySchedules(ModulePass):
             emit_remarks(module, failed)
             if kept and not _apply(module, kept):
                 _apply_one_by_one(module, kept)
+        emit_remarks(module, _left_whole(module))
+
 
     def machine(self) -> Machine:
         from xlac.cpu_model import cpu_model
         threads = self.threads or len(os.sched_getaffinity(0))
         return Machine(threads, self.vector_bytes or cpu_model("host").vector_bytes)
+
+
+_PLANNED = "xla_schedule_planned"
+
+
+def _mark(planned) -> None:
+    """Tag the ops a schedule was planned for; tiling copies the tag to their tiles."""
+    for op, _ in planned:
+        op.attributes[_PLANNED] = ir.UnitAttr.get(op.context)
+
+
+def _left_whole(module: ir.Operation) -> list[tuple[ir.Operation, str]]:
+    """Planned ops still whole at a function's top level, untiled: a schedule that
+    applied without taking them (they run as scalar loops) is said, not hidden.
+    Clears the tags."""
+    found = []
+    for op in nested_ops(module):
+        if _PLANNED in op.attributes:
+            del op.attributes[_PLANNED]
+            if op.parent.name == "func.func":
+                found.append((op, f"xla-apply-schedules: the schedule of {op.name} left it whole: "
+                                  "it runs as scalar loops on one core"))
+    return found
 
 
 def _unplanned(ops: list[ir.Operation], planned) -> list[tuple[ir.Operation, str]]:
@@ -86,7 +112,7 @@ _NO_WORK = ("linalg.fill", "linalg.yield", "linalg.index")
 def _plans(ops: list[ir.Operation], machine: Machine) -> list[tuple[ir.Operation, Plan]]:
     """A plan per op; a row group's last consumer first takes its producers."""
     for op in ops:
-        if op.name in CONTRACTIONS:
+        if op.name in CONTRACTIONS or op.name in POOLINGS:
             _own_fill(op)
     fused: set[ir.Operation] = set()
     grouped = {}
@@ -145,13 +171,13 @@ def _singles(item: tuple[ir.Operation, Plan], machine: Machine) -> list[tuple[ir
 def _own_fill(op: ir.Operation) -> None:
     """Give a contraction the zero fill of its C to itself. CSE merges equal
     fills, but a fill is fused into its contraction's thread chunks: shared by
-    two, it cannot be fused into both, and both schedules fail."""
+    two, it cannot be fused into both, and both schedules fail. (The original
+    stays for its other users; unused, canonicalization drops it.)"""
     init = op.operands[len(op.operands) - 1].owner
     if not isinstance(init, ir.OpView) or init.name != "linalg.fill":
         return
-    users = [use.owner for use in init.results[0].uses]
-    if len(users) < 2 or users[0] == op.operation:
-        return                      # the first user keeps the original
+    if len(list(init.results[0].uses)) < 2:
+        return
     fresh = init.operation.clone(ip=ir.InsertionPoint(op))
     _own_empty_init(fresh)
     op.operands[len(op.operands) - 1] = fresh.results[0]

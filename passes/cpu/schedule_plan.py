@@ -285,4 +285,4 @@ def _reduction_plan(nest: LoopNest, machine: Machine) -> Plan | None:
 
 def _only_feeds_contractions(fill: ir.Operation) -> bool:
     users = [use.owner for use in fill.results[0].uses]
-    return bool(users) and all(user.name in CONTRACTIONS for user in users)
+    return bool(users) and all(user.name in CONTRACTIONS or user.name in POOLINGS for user in users)
