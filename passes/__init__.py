@@ -36,6 +36,7 @@ _REGISTRY: dict[str, str] = {
     "xla-inline-fusions": "fusion.inline_fusions:InlineFusions",
     "xla-approximate-math": "cpu.approximate_math:ApproximateMath",
     "xla-apply-schedules": "cpu.apply_schedules:ApplySchedules",
+    "xla-rewrite-reduce-windows": "lower.rewrite_reduce_windows:RewriteReduceWindows",
     "xla-flatten-reductions": "lower.flatten_reductions:FlattenReductions",
     "xla-canonicalize-convolutions": "lower.canonicalize_convolutions:CanonicalizeConvolutions",
     "xla-widen-contractions": "lower.widen_contractions:WidenContractions",

@@ -59,6 +59,7 @@ def lower_to_linalg() -> list[str]:
         "xla-widen-contractions",                         # bf16/f16 dot/conv in f32, as XLA: one rounding, f32 schedules
         "xla-canonicalize-convolutions",                  # any layout, dilated input, weight gradients -> NHWC x HWIO
         "xla-flatten-reductions",                         # reduce over neighbouring dims: one dim, rows or columns
+        "xla-rewrite-reduce-windows",                     # cumsum & co as log-step scans; padded windows -> pad + pooling
         "xla-decompose-batch-norm",                       # batch_norm_* as reduce + elementwise ops
         "xla-lower-scatter",                              # scatter as scf loops of slice updates; no upstream pattern
         "xla-lower-control-flow",                         # while/if/case -> scf; after the others, which may emit them

@@ -1,0 +1,93 @@
+"""xla-rewrite-reduce-windows: prefix sums as scans, padding made explicit."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xlac.mlir import ir
+from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.helper_calls import fresh_symbol, replace_with_call
+from xlac.passes.lower.window_text import padded_text, scan_text
+
+_COMBINERS = ("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum",
+              "stablehlo.and", "stablehlo.or")
+
+
+@dataclass(frozen=True)
+class RewriteReduceWindows(ModulePass):
+    """Rewrite two kinds of single-input `stablehlo.reduce_window`:
+
+    - a window spanning a whole dim, padded by n-1 on one side (what
+      `jnp.cumsum`, `cumprod`, `cummax` export) is a prefix scan: log2(n)
+      elementwise passes of shifted combining (O(n log n), vectorized) instead
+      of n-element windows per element (O(n^2), scalar);
+    - a padded window (a 'SAME' max pool) gets its padding as an explicit
+      `stablehlo.pad` by the init value, so upstream lowers it to a named
+      `linalg.pooling_*` op, which the CPU schedules vectorize.
+
+    The body must be one associative op (add, multiply, max, min, and, or).
+    Example: reduce_window(x: 256x1024, window [1, 1024], padding [[0, 0],
+    [1023, 0]], add) becomes ten steps of `add(v, pad(slice(v)))`.
+    """
+
+    name = "xla-rewrite-reduce-windows"
+
+    def run(self, module: ir.Operation) -> None:
+        for op in nested_ops(module):
+            if op.name == "stablehlo.reduce_window" and len(op.results) == 1:
+                _rewrite(module, op)
+
+
+def _ints(op: ir.Operation, name: str, default: int, rank: int) -> list[int]:
+    if name not in op.attributes:
+        return [default] * rank
+    return [int(v) for v in ir.DenseI64ArrayAttr(op.attributes[name])]
+
+
+def _padding(op: ir.Operation, rank: int) -> list[tuple[int, int]]:
+    if "padding" not in op.attributes:
+        return [(0, 0)] * rank
+    flat = [int(v) for v in ir.DenseIntElementsAttr(op.attributes["padding"])]
+    return [(flat[2 * i], flat[2 * i + 1]) for i in range(rank)]
+
+
+def _combiner(op: ir.Operation) -> str | None:
+    body = [inner.operation for inner in op.regions[0].blocks[0].operations]
+    args = list(op.regions[0].blocks[0].arguments)
+    if len(body) != 2 or body[0].name not in _COMBINERS or list(body[0].operands) != args:
+        return None
+    return body[0].name
+
+
+def _rewrite(module: ir.Operation, op: ir.Operation) -> None:
+    source = ir.RankedTensorType(op.operands[0].type)
+    combine = _combiner(op)
+    if combine is None or not source.has_static_shape:
+        return
+    shape, rank, element = list(source.shape), source.rank, str(source.element_type)
+    window = _ints(op, "window_dimensions", 1, rank)
+    strides = _ints(op, "window_strides", 1, rank)
+    dilations = _ints(op, "window_dilations", 1, rank)
+    if any(d != 1 for d in _ints(op, "base_dilations", 1, rank)):
+        return
+    padding = _padding(op, rank)
+    name = fresh_symbol(module, "xla_window")
+    scanned = [d for d in range(rank) if window[d] != 1]
+    plain = all(d == 1 for d in strides + dilations)
+    if plain and len(scanned) == 1 and _is_scan(shape[scanned[0]], window[scanned[0]], padding, scanned[0]):
+        dim = scanned[0]
+        text = scan_text(name, shape, element, dim, combine, reverse=padding[dim][1] > 0)
+        replace_with_call(module, op, text, name)
+    elif any(p != (0, 0) for p in padding) and all(lo >= 0 and hi >= 0 for lo, hi in padding):
+        padded = [n + lo + hi for n, (lo, hi) in zip(shape, padding)]
+        attrs = ", ".join(f"{key} = array<i64: {', '.join(map(str, values))}>" for key, values in
+                          (("window_dimensions", window), ("window_strides", strides),
+                           ("window_dilations", dilations)))
+        result = list(ir.RankedTensorType(op.results[0].type).shape)
+        replace_with_call(module, op, padded_text(name, shape, padded, result, element, padding,
+                                                  attrs, combine), name)
+
+
+def _is_scan(n: int, window: int, padding, dim: int) -> bool:
+    others = all(p == (0, 0) for d, p in enumerate(padding) if d != dim)
+    return others and window == n and n > 1 and padding[dim] in ((n - 1, 0), (0, n - 1))
