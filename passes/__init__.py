@@ -36,6 +36,8 @@ _REGISTRY: dict[str, str] = {
     "xla-inline-fusions": "fusion.inline_fusions:InlineFusions",
     "xla-approximate-math": "cpu.approximate_math:ApproximateMath",
     "xla-apply-schedules": "cpu.apply_schedules:ApplySchedules",
+    "xla-outline-top-k": "ingest.outline_top_k:OutlineTopK",
+    "xla-lower-top-k": "lower.lower_top_k:LowerTopK",
     "xla-rewrite-reduce-windows": "lower.rewrite_reduce_windows:RewriteReduceWindows",
     "xla-flatten-reductions": "lower.flatten_reductions:FlattenReductions",
     "xla-canonicalize-convolutions": "lower.canonicalize_convolutions:CanonicalizeConvolutions",

@@ -21,6 +21,7 @@ def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
         # per-axis types) and before chlo legalization (the math uses chlo.broadcast_*)
         "func.func(stablehlo-legalize-quantized-op-to-qdq)",  # e.g. quantized sin: dequantize, sin, quantize
         "func.func(stablehlo-legalize-quant-to-math)",    # uniform_(de)quantize, int dot/conv/add
+        "xla-outline-top-k",                              # top_k kept from the full sort chlo's legalization makes
         "func.func(chlo-legalize-to-stablehlo)",          # JAX emits chlo.erf, chlo.top_k, ...
         "func.func(stablehlo-legalize-composite-to-call)",  # composites run their decomposition
         "inline",                                         # one function body to lower
@@ -56,6 +57,7 @@ def lower_to_linalg() -> list[str]:
         "xla-split-f64-truncation",                       # f64 -> f16/bf16 via f32: the JIT lacks __truncdfhf2
         "xla-fold-empty-reductions",                      # reduce of a zero-size tensor = init; upstream leaves it
         "xla-lower-sort",                                 # merge sort in scf loops; no upstream pattern
+        "xla-lower-top-k",                                # top_k: one pass per row against a k-buffer
         "xla-widen-contractions",                         # bf16/f16 dot/conv in f32, as XLA: one rounding, f32 schedules
         "xla-canonicalize-convolutions",                  # any layout, dilated input, weight gradients -> NHWC x HWIO
         "xla-flatten-reductions",                         # reduce over neighbouring dims: one dim, rows or columns

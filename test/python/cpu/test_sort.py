@@ -80,3 +80,24 @@ func.func @main(%x: tensor<5x9xf32>) -> (tensor<5x3xf32>, tensor<5x3xi32>) {
     order = np.argsort(-x, axis=1, kind="stable")[:, :3]
     np.testing.assert_array_equal(indices, order)
     np.testing.assert_array_equal(values, np.take_along_axis(x, order, 1))
+
+
+@pytest.mark.parametrize("element, k", [("f32", 3), ("bf16", 5), ("i32", 2)])
+def test_top_k_selection_matches_the_stable_sort_bit_for_bit(element, k):
+    """xla-lower-top-k's one-pass selection against chlo's own legalization (a
+    stable total-order sort), on rows with ties, NaNs, infinities and signed zeros."""
+    import ml_dtypes
+    program = (f"func.func @main(%x: tensor<6x40x{element}>) -> (tensor<6x{k}x{element}>, tensor<6x{k}xi32>) {{\n"
+               f"  %v, %i = chlo.top_k(%x, k = {k}) : tensor<6x40x{element}> -> "
+               f"(tensor<6x{k}x{element}>, tensor<6x{k}xi32>)\n"
+               f"  return %v, %i : tensor<6x{k}x{element}>, tensor<6x{k}xi32>\n}}")
+    rng = np.random.default_rng(0)
+    x = rng.integers(-3, 4, (6, 40)).astype(np.float32)
+    if element != "i32":
+        x[0, :6] = [np.nan, -np.nan, np.inf, -np.inf, 0.0, -0.0]
+    dtype = {"f32": np.float32, "bf16": ml_dtypes.bfloat16, "i32": np.int32}[element]
+    x = x.astype(dtype)
+    fast = xlac.compile(program, cache=False)
+    sort = xlac.compile(program, cache=False, disable_passes=("xla-outline-top-k",))
+    for got, want in zip(fast(x), sort(x)):
+        np.testing.assert_array_equal(np.asarray(got).view(np.uint8), np.asarray(want).view(np.uint8))

@@ -1,0 +1,40 @@
+"""xla-lower-top-k: the top-k declarations of xla-outline-top-k, defined."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xlac.mlir import ir
+from xlac.passes.base import ModulePass, functions, symbol_name
+from xlac.passes.helper_calls import parse_at
+from xlac.passes.lower.top_k_kernel import helper_text
+
+TOP_K_ATTR = "xla.top_k"
+
+
+@dataclass(frozen=True)
+class LowerTopK(ModulePass):
+    """Give each private declaration marked `xla.top_k = k` its body: every row
+    (in parallel) read once against a sorted buffer of the k largest so far
+    (see top_k_kernel.py), in scf loops on tensors; `inline` then puts it in
+    place. Ties keep the earlier element first and floats compare in total
+    order, as the sort chlo.top_k legalizes to.
+    """
+
+    name = "xla-lower-top-k"
+
+    def run(self, module: ir.Operation) -> None:
+        body = module.regions[0].blocks[0]
+        for func in functions(module):
+            if TOP_K_ATTR not in func.attributes or func.regions[0].blocks:
+                continue
+            ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+            source = ir.RankedTensorType(ftype.inputs[0])
+            index = str(ir.RankedTensorType(ftype.results[1]).element_type)
+            k = ir.IntegerAttr(func.attributes[TOP_K_ATTR]).value
+            text = helper_text(symbol_name(func), list(source.shape), str(source.element_type), k,
+                               index)
+            parsed = parse_at(text, func)
+            for helper in list(parsed.body.operations):
+                ir.InsertionPoint(body).insert(helper.operation.detach_from_parent())
+            func.erase()
