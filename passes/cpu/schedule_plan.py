@@ -40,7 +40,9 @@ _COMBINERS = {"arith.addf", "arith.mulf", "arith.addi", "arith.muli", "arith.and
               "arith.maxui", "arith.minui"}
 CONTRACTIONS = {"linalg.matmul": "xla_matmul", "linalg.batch_matmul": "xla_batch_matmul",
                  "linalg.conv_2d_nhwc_hwcf": "xla_conv_2d_nhwc_hwcf"}
-POOLINGS = ("linalg.pooling_nhwc_sum", "linalg.pooling_nhwc_max", "linalg.pooling_nhwc_min")
+# per-channel windows, loops (n, oh, ow, c, kh, kw): poolings and depthwise convolutions
+POOLINGS = ("linalg.pooling_nhwc_sum", "linalg.pooling_nhwc_max", "linalg.pooling_nhwc_min",
+            "linalg.depthwise_conv_2d_nhwc_hwc")
 _DIM = re.compile(r"^d(\d+)$")
 
 
@@ -73,10 +75,12 @@ def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
         return None                    # the contraction's schedule fuses it into its tiles
     if op.name == "linalg.transpose":
         return _transpose_plan(op, nest, machine)
-    if op.name not in ("linalg.generic", "linalg.fill") or not simple_body(op):
+    if op.name not in ("linalg.generic", "linalg.fill"):
         return None
-    if not nest.reductions:
+    if not nest.reductions and simple_body(op, gathers=True):
         return _elementwise_plan(nest, machine, has_math(op))
+    if not simple_body(op):
+        return None
     if len(op.results) == 1:
         return _reduction_plan(nest, machine)
     return None
@@ -109,7 +113,7 @@ def loop_nest(op: ir.Operation) -> LoopNest | None:
         (n, oh, ow, f), (kh, kw, c, _) = types[2].shape, types[1].shape
         return LoopNest((n, oh, ow, f, kh, kw, c), (4, 5, 6), widest)
     if op.name in POOLINGS:                         # loops n, oh, ow, c, kh, kw
-        (n, oh, ow, c), (kh, kw) = types[2].shape, types[1].shape
+        (n, oh, ow, c), (kh, kw) = types[2].shape, types[1].shape[:2]
         return LoopNest((n, oh, ow, c, kh, kw), (4, 5), widest)
     if "indexing_maps" not in op.attributes:
         return None
@@ -148,12 +152,16 @@ def _iterator_kinds(op: ir.Operation, count: int) -> list[str]:
     return ["parallel"] * (count - 1) + ["reduction"]      # matmul, batch_matmul: k last
 
 
-def simple_body(op: ir.Operation) -> bool:
-    """Only arith/math scalar code (no gathers, no nested regions) vectorizes safely."""
+def simple_body(op: ir.Operation, gathers: bool = False) -> bool:
+    """Only arith/math scalar code (no nested regions) vectorizes safely; with
+    ``gathers``, reads of other tensors at computed places too (tensor.extract:
+    a contiguous vector load where the innermost loop walks the last dim,
+    else a vector gather)."""
     block = op.regions[0].blocks[0]
+    allowed = ("linalg.yield", "linalg.index") + (("tensor.extract",) if gathers else ())
     for inner in block.operations:
         name = inner.operation.name
-        if not (name.startswith(("arith.", "math.")) or name in ("linalg.yield", "linalg.index")):
+        if not (name.startswith(("arith.", "math.")) or name in allowed):
             return False
     return True
 

@@ -13,7 +13,7 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
     %tile, %loop = transform.structured.tile_using_for %chunk tile_sizes [%v]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    transform.structured.vectorize %tile vector_sizes [%v] : !transform.any_op, !transform.param<i64>
+    transform.structured.vectorize %tile vector_sizes [%v] {vectorize_nd_extract} : !transform.any_op, !transform.param<i64>
     transform.yield
   }
 
@@ -28,7 +28,7 @@ module attributes {transform.with_named_sequence} {
     %tile, %loops:2 = transform.structured.tile_using_for %chunk tile_sizes [1, %v]
       : (!transform.any_op, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %tile vector_sizes [1, %v] : !transform.any_op, !transform.param<i64>
+    transform.structured.vectorize %tile vector_sizes [1, %v] {vectorize_nd_extract} : !transform.any_op, !transform.param<i64>
     transform.yield
   }
 
@@ -44,7 +44,7 @@ module attributes {transform.with_named_sequence} {
     %tile, %loops:3 = transform.structured.tile_using_for %chunk tile_sizes [1, 1, %v]
       : (!transform.any_op, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %tile vector_sizes [1, 1, %v] : !transform.any_op, !transform.param<i64>
+    transform.structured.vectorize %tile vector_sizes [1, 1, %v] {vectorize_nd_extract} : !transform.any_op, !transform.param<i64>
     transform.yield
   }
 
@@ -61,7 +61,7 @@ module attributes {transform.with_named_sequence} {
     %tile, %loops:4 = transform.structured.tile_using_for %chunk tile_sizes [1, 1, 1, %v]
       : (!transform.any_op, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %tile vector_sizes [1, 1, 1, %v] : !transform.any_op, !transform.param<i64>
+    transform.structured.vectorize %tile vector_sizes [1, 1, 1, %v] {vectorize_nd_extract} : !transform.any_op, !transform.param<i64>
     transform.yield
   }
 
@@ -80,7 +80,7 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
           !transform.any_op)
-    transform.structured.vectorize %tile vector_sizes [1, 1, 1, 1, %v] : !transform.any_op, !transform.param<i64>
+    transform.structured.vectorize %tile vector_sizes [1, 1, 1, 1, %v] {vectorize_nd_extract} : !transform.any_op, !transform.param<i64>
     transform.yield
   }
 }
