@@ -77,6 +77,8 @@ def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
         return _transpose_plan(op, nest, machine)
     if op.name not in ("linalg.generic", "linalg.fill"):
         return None
+    if op.name == "linalg.generic" and _copy_permutation(op) is not None:
+        return _swap_plan(_copy_permutation(op), nest, machine)
     if not nest.reductions and simple_body(op, gathers=True):
         return _elementwise_plan(nest, machine, has_math(op))
     if not simple_body(op):
@@ -257,8 +259,26 @@ def _elementwise_plan(nest: LoopNest, machine: Machine, math_heavy: bool = False
 
 
 def _transpose_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan | None:
+    return _swap_plan(list(ir.DenseI64ArrayAttr(op.attributes["permutation"])), nest, machine)
+
+
+def _copy_permutation(op: ir.Operation) -> list[int] | None:
+    """The permutation of a linalg.generic that only copies its one input through
+    a permuted map into an identity-mapped output (a transpose in generic form)."""
+    block = op.regions[0].blocks[0]
+    body = list(block.operations)
+    if len(op.operands) != 2 or len(body) != 1 or list(body[0].operands) != [block.arguments[0]]:
+        return None
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    if not maps[1].is_permutation or str(maps[1]) != str(ir.AffineMap.get_identity(maps[1].n_dims)):
+        return None
+    if not maps[0].is_permutation:
+        return None
+    return [int(_DIM.match(str(e)).group(1)) for e in maps[0].results]
+
+
+def _swap_plan(permutation: list[int], nest: LoopNest, machine: Machine) -> Plan | None:
     """Innermost two dims swapped, 4-byte elements: 16x16 register blocks."""
-    permutation = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
     rank = len(permutation)
     swapped = permutation[:-2] == list(range(rank - 2)) and permutation[-2:] == [rank - 1, rank - 2]
     if not swapped or rank not in (2, 3) or nest.element_bytes != 4:
