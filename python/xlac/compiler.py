@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 from xlac.cache import CompilationCache, digest
+from xlac.collectives import program_grid
 from xlac.context import new_context
 from xlac.cpu_model import cpu_model
 from xlac.debug.dump import CompileReporter, check_disabled
@@ -20,6 +21,7 @@ from xlac.options import Options
 from xlac.pipeline.runner import StageRunner
 from xlac.pipeline.stage_texts import StageTexts
 from xlac.targets import get_target
+from xlac.targets.spmd import start_on_every_rank
 
 log = logging.getLogger("xlac.cache")
 
@@ -75,9 +77,19 @@ def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str
                                options.disable_passes,
                                lambda static: compile_bytes(static, source_name, target, entry,
                                                             options, cache))
-    store = CompilationCache.open(options.cache_dir) if cache and not options.stepwise else None
-    what = f"{source_name} @{entry}"
     key = digest(_bare_bytecode(module), _configuration(target, entry, options, pipeline))
+    store = CompilationCache.open(options.cache_dir) if cache and not options.stepwise else None
+    build = lambda: _cached_or_compiled(store, key, backend, module, data, source_name, entry,
+                                        stages, options)
+    grid = program_grid(module.operation)
+    if grid is not None:                             # one MPI rank per device; none may hang
+        return start_on_every_rank(grid, build, source_name, options)
+    return build()
+
+
+def _cached_or_compiled(store, key, backend, module, data, source_name, entry, stages,
+                        options) -> Executable:
+    what = f"{source_name} @{entry}"
     if store is not None:
         exe = _cached(store, backend, key, what, entry, stages, options)
         if exe is not None:

@@ -48,6 +48,7 @@ def lower_to_linalg() -> list[str]:
         # xlac's lowerings for what upstream stablehlo-legalize-to-linalg lacks
         # come first; each emits scf/tensor/linalg (or simpler StableHLO).
         "xla-lower-structural",                           # fold tuples, drop barriers/dot algorithm hints
+        "xla-lower-collectives",                          # all_reduce, all_gather ...: calls on send/receive buffers
         "xla-lower-select-and-scatter",                   # max-pool gradient: window loops
         "xla-lower-linalg-ops",                           # triangular_solve, cholesky: substitution loops
         "xla-lower-fft",                                  # fft: one f64 DFT linalg.generic per axis
@@ -99,6 +100,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
 def lower_to_llvm() -> list[str]:
     """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI."""
     return [
+        "xla-collectives-to-mpi",                         # collective buffer calls -> the MPI shim (inlined below)
         "xla-strided-copy-to-linalg",                     # no memrefCopy runtime call
         "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
         "xla-approximate-math",                           # f32 exp/tanh as polynomials: no libm call per lane
