@@ -21,6 +21,7 @@ from xlac.options import Options
 from xlac.pipeline.runner import StageRunner
 from xlac.pipeline.stage_texts import StageTexts
 from xlac.targets import get_target
+from xlac.targets.cpu.collectives import abort_job_on_uncaught_errors
 from xlac.targets.spmd import start_on_every_rank
 
 log = logging.getLogger("xlac.cache")
@@ -57,9 +58,15 @@ def resolve_options(options: Options | None, disable_passes=(), cpu: str | None 
 
 
 def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str = "main",
-                  options: Options | None = None, cache: bool = True) -> Executable:
-    """``compile`` for raw program bytes whose diagnostics carry ``source_name``."""
+                  options: Options | None = None, cache: bool = True,
+                  start: bool = True) -> Executable:
+    """``compile`` for raw program bytes whose diagnostics carry ``source_name``.
+
+    ``start=False``: an SPMD program is only compiled (for ``xla-compile``), not
+    started on the ranks of an MPI job.
+    """
     options = options or Options.from_env()
+    abort_job_on_uncaught_errors(options)            # under mpiexec: one rank's error stops all
     backend = get_target(target)
     if not data.strip():
         raise CompileError(error("the input is empty", source_name),
@@ -82,7 +89,7 @@ def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str
     build = lambda: _cached_or_compiled(store, key, backend, module, data, source_name, entry,
                                         stages, options)
     grid = program_grid(module.operation)
-    if grid is not None:                             # one MPI rank per device; none may hang
+    if grid is not None and start:                   # one MPI rank per device; none may hang
         return start_on_every_rank(grid, build, source_name, options)
     return build()
 

@@ -61,6 +61,7 @@ KNOBS = (
 # (MPICH/hydra, Open MPI, MVAPICH, Slurm's srun).
 _LOCAL_RANK_VARIABLES = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE",
                          "MV2_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE")
+_WORLD_SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE", "PMIX_SIZE")
 
 
 def _default_cache_dir() -> Path:
@@ -86,6 +87,7 @@ class Options:
     progress: str = "auto"
     mpicc: str = ""
     local_ranks: int = 1                   # MPI ranks on this host (from the launcher)
+    launched_ranks: int = 1                # ranks of the MPI job that started this process
 
     @classmethod
     def from_env(cls, environ=None) -> Options:
@@ -95,7 +97,8 @@ class Options:
         for knob in KNOBS:
             if knob.variable in env:
                 values[knob.field] = _parse(knob.field, env[knob.variable])
-        return cls(**values, local_ranks=_local_ranks(env))
+        return cls(**values, local_ranks=_count(env, _LOCAL_RANK_VARIABLES),
+                   launched_ranks=_count(env, _WORLD_SIZE_VARIABLES))
 
     def replace(self, **changes) -> Options:
         return dataclasses.replace(self, **changes)
@@ -113,9 +116,9 @@ class Options:
         return max(1, len(os.sched_getaffinity(0)) // max(1, self.local_ranks))
 
 
-def _local_ranks(env) -> int:
-    """How many MPI ranks share this host, as the launcher says (1 outside MPI)."""
-    for name in _LOCAL_RANK_VARIABLES:
+def _count(env, variables) -> int:
+    """A rank count an MPI launcher gives its processes (1 outside MPI)."""
+    for name in variables:
         text = env.get(name, "").split("(")[0].strip()
         if text.isdigit() and int(text) > 0:
             return int(text)

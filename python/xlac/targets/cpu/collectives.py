@@ -84,7 +84,7 @@ class MpiWorld:
 
     def __init__(self, library: str):
         self.library = library
-        self._lib = ctypes.CDLL(library, mode=ctypes.RTLD_GLOBAL)
+        self._lib = load_shim(library)
         self._lib.xlac_mpi_abort.argtypes = [ctypes.c_int, ctypes.c_char_p]
         self._lib.xlac_mpi_agree.argtypes = [ctypes.c_int32]
         self.rank = self._lib.xlac_mpi_init()
@@ -110,6 +110,20 @@ class MpiWorld:
 _WORLD: MpiWorld | None = None
 
 
+@functools.cache
+def load_shim(library: str) -> ctypes.CDLL:
+    """dlopen the shim RTLD_GLOBAL (MPI is not started): compiled code that
+    calls it can then be JIT-compiled and linked."""
+    return ctypes.CDLL(library, mode=ctypes.RTLD_GLOBAL)
+
+
+def shim_for(options) -> str:
+    """The shim library for ``options`` (built if need be), loaded."""
+    library = shim_library(find_mpicc(options.mpicc), options.cache_dir)
+    load_shim(library)
+    return library
+
+
 def mpi_world(mpicc: str = "", cache_dir: Path | None = None) -> MpiWorld:
     """The process's MPI world, started on first use."""
     global _WORLD
@@ -121,3 +135,33 @@ def mpi_world(mpicc: str = "", cache_dir: Path | None = None) -> MpiWorld:
 def active_world() -> MpiWorld | None:
     """The MPI world if this process started one, else None (nothing is started)."""
     return _WORLD
+
+
+def abort_job_on_uncaught_errors(options) -> None:
+    """In a process an MPI launcher started (``options.launched_ranks`` > 1), make an
+    uncaught exception stop the whole job, even before this rank joined MPI.
+
+    Why: a rank that fails before ``MPI_Init`` (a bad input file, a parse
+    error) exits without telling the launcher, and ranks already waiting for
+    it wait forever. Joining MPI just to abort lets MPI_Abort stop them all.
+    """
+    if options.launched_ranks <= 1 or _WORLD is not None or \
+            getattr(sys.excepthook, "__self__", None) is _job_guard:
+        return
+    _job_guard.options = options
+    sys.excepthook = _job_guard.abort
+
+
+class _JobGuard:
+    options = None
+
+    def abort(self, kind, value, trace) -> None:
+        traceback.print_exception(kind, value, trace)
+        try:
+            world = mpi_world(self.options.mpicc, self.options.cache_dir)
+        except Exception:  # noqa: BLE001 - no MPI to stop the others with: exit at least
+            sys.exit(1)
+        world.abort(f"uncaught {kind.__name__}: {value}; stopping every rank")
+
+
+_job_guard = _JobGuard()

@@ -7,7 +7,7 @@ from xlac.cpu_model import cpu_model
 from xlac.executable import Executable
 from xlac.pipeline import pipelines
 from xlac.signature import entry_signature
-from xlac.targets.cpu.collectives import mpi_world
+from xlac.targets.cpu.collectives import shim_for
 from xlac.targets.cpu.library import executable_from
 from xlac.targets.cpu.runtime import CpuFunction
 
@@ -24,7 +24,7 @@ class CpuTarget:
     def compile(self, module, stages, entry: str, runner) -> Executable:
         options = runner.options
         grid = program_grid(module.operation)
-        mpi = mpi_world(options.mpicc, options.cache_dir).library if grid else None
+        mpi = shim_for(options) if grid else None      # its calls resolve in the JIT
         steps = pipelines.cpu_stages(entry, options)
         runner.run(module, "stablehlo", steps["stablehlo"])
         signature = entry_signature(module, entry)

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define XLAC_EXPORT __attribute__((visibility("default")))
 
@@ -186,9 +187,17 @@ XLAC_EXPORT int32_t xlac_mpi_comm_create(const int64_t *groups, int64_t num_grou
    Called before the first collective so that one rank's compile error makes
    every rank stop instead of the others waiting in a collective forever. */
 XLAC_EXPORT int32_t xlac_mpi_agree(int32_t ok) {
-  int mine = ok, all = 0;
-  CHECK(MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD));
-  return all;
+  /* Waiting ranks sleep between polls: MPI's blocking calls spin, and here the
+     others may still be compiling on the same cores. */
+  int mine = ok, all = 0, done = 0;
+  MPI_Request request;
+  CHECK(MPI_Iallreduce(&mine, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD, &request));
+  for (;;) {
+    CHECK(MPI_Test(&request, &done, MPI_STATUS_IGNORE));
+    if (done) return all;
+    struct timespec pause = {0, 1000000};
+    nanosleep(&pause, NULL);
+  }
 }
 
 XLAC_EXPORT void xlac_mpi_finalize(void) {
