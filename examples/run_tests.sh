@@ -3,5 +3,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
-.venv/bin/pip install -q -e '.[test,bench,cuda]'
+.venv/bin/pip install -q -e '.[test,bench,cuda,distributed]'
 .venv/bin/python -m pytest test/python "$@"

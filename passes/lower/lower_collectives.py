@@ -71,8 +71,8 @@ def _reduction(op: ir.Operation) -> str:
                           "maximum, and, or or xor of its two arguments")
     _, element = _shape(op.operands[0])
     if element.startswith("complex") and reduction not in ("add", "mul"):
-        raise PassFailure(op.location, f"'{op.name}': {reduction} of complex numbers is "
-                          "not defined")
+        raise PassFailure(op.location, f"'{op.name}': MPI and NCCL have no {reduction} of "
+                          "complex numbers (only add and multiply)")
     if element.startswith(("f", "bf", "complex")) and reduction in ("and", "or", "xor"):
         raise PassFailure(op.location, f"'{op.name}': bitwise {reduction} of {element}")
     return reduction
