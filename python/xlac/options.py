@@ -61,6 +61,8 @@ KNOBS = (
 # (MPICH/hydra, Open MPI, MVAPICH, Slurm's srun).
 _LOCAL_RANK_VARIABLES = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE",
                          "MV2_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE")
+_LOCAL_RANK_ID_VARIABLES = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK",
+                            "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID")
 _WORLD_SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE", "PMIX_SIZE")
 
 
@@ -88,6 +90,7 @@ class Options:
     mpicc: str = ""
     local_ranks: int = 1                   # MPI ranks on this host (from the launcher)
     launched_ranks: int = 1                # ranks of the MPI job that started this process
+    local_rank: int = 0                    # this rank among those on its host: its GPU
 
     @classmethod
     def from_env(cls, environ=None) -> Options:
@@ -98,7 +101,8 @@ class Options:
             if knob.variable in env:
                 values[knob.field] = _parse(knob.field, env[knob.variable])
         return cls(**values, local_ranks=_count(env, _LOCAL_RANK_VARIABLES),
-                   launched_ranks=_count(env, _WORLD_SIZE_VARIABLES))
+                   launched_ranks=_count(env, _WORLD_SIZE_VARIABLES),
+                   local_rank=_count(env, _LOCAL_RANK_ID_VARIABLES, default=0))
 
     def replace(self, **changes) -> Options:
         return dataclasses.replace(self, **changes)
@@ -116,13 +120,13 @@ class Options:
         return max(1, len(os.sched_getaffinity(0)) // max(1, self.local_ranks))
 
 
-def _count(env, variables) -> int:
-    """A rank count an MPI launcher gives its processes (1 outside MPI)."""
+def _count(env, variables, default: int = 1) -> int:
+    """A number an MPI launcher gives its processes (``default`` outside MPI)."""
     for name in variables:
         text = env.get(name, "").split("(")[0].strip()
-        if text.isdigit() and int(text) > 0:
+        if text.isdigit() and (int(text) > 0 or default == 0):
             return int(text)
-    return 1
+    return default
 
 
 def _parse(name: str, text: str):

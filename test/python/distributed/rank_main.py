@@ -49,7 +49,22 @@ def _executable(program: dict, how: str | None):
         options = options.replace(disable_passes=("xla-lower-collectives",))
     if how == "parse":
         text = text[:len(text) // 2]
+    if program.get("target") == "cuda":
+        return _on_fake_gpus(text, options)
     return xlac.compile(text, options=options)
+
+
+def _on_fake_gpus(text: str, options):
+    """target="cuda" with the fake driver (kernels on the SIMT emulator) and fake NCCL."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "support"))
+    from xlac.compiler import compile_bytes
+    from xlac.targets.spmd import start_on_every_rank
+    from xlac_emulator.fake_cuda import FakeDriver
+    from xlac_emulator.fake_nccl import FakeNccl
+    exe = compile_bytes(text.encode(), "<program>", target="cuda", options=options, start=False)
+    function = exe.function
+    fake = function.with_driver(FakeDriver(execute=True, kernels=function.kernels), FakeNccl())
+    return start_on_every_rank(function.grid, lambda: exe.with_function(fake), "<program>", options)
 
 
 def _typed(array: np.ndarray, dtype: np.dtype) -> np.ndarray:

@@ -90,6 +90,14 @@ class Program:
                 f"  func.func public @main({args}) -> ({types}) {{\n" + "\n".join(self.lines)
                 + f"\n    return {values} : {types}\n  }}\n}}\n")
 
+    def without(self, drop) -> Program:
+        """The program without the ops any of whose results ``drop(name)`` says to drop."""
+        gone = {value.split("#")[0] for name, value, _ in self.results if drop(name)}
+        kept = Program(self.replicas, self.partitions, self.elements)
+        kept.lines = [line for line in self.lines if line.split("=")[0].strip().split(":")[0] not in gone]
+        kept.results = [r for r in self.results if r[1].split("#")[0] not in gone]
+        return kept
+
     def names(self) -> list[str]:
         return [name for name, _, _ in self.results]
 
@@ -203,3 +211,12 @@ def group_strategies_program() -> Program:
              _attrs(groups=[[0, 1]]))
     _ids(p)
     return p
+
+
+# what NCCL has no reduction for (the CPU runs them through MPI)
+NCCL_LACKS = ("all_reduce:and:i32", "all_reduce:or:ui8", "all_reduce:xor:ui8", "all_reduce:xor:i1",
+              "all_reduce:mul:complex<f32>")
+
+
+def for_nccl(program: Program) -> Program:
+    return program.without(lambda name: name in NCCL_LACKS)

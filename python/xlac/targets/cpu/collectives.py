@@ -27,6 +27,7 @@ from xlac.files import write_atomically
 
 SOURCE = Path(__file__).with_name("xlac_mpi.c")
 SONAME = "libxlac_mpi.so"
+_BYTES_CODE = 15               # DT_BYTES in xlac_mpi.c
 _INSTALL_HINT = ("install MPI for Python with pip install 'xlac[distributed]' (mpi4py and "
                  "MPICH), or point XLAC_MPICC at your cluster MPI's mpicc")
 
@@ -96,6 +97,19 @@ class MpiWorld:
     def agree(self, ok: bool) -> bool:
         """Collective: True when every rank says ok."""
         return bool(self._lib.xlac_mpi_agree(1 if ok else 0))
+
+    def comm_create(self, groups: list[list[int]]) -> int:
+        """Collective: an MPI communicator for these groups of ranks (a shim slot)."""
+        table = (ctypes.c_int64 * (len(groups) * len(groups[0])))(*[r for g in groups for r in g])
+        return self._lib.xlac_mpi_comm_create(table, ctypes.c_int64(len(groups)),
+                                              ctypes.c_int64(len(groups[0])))
+
+    def broadcast_bytes(self, slot: int, data: bytes) -> bytes:
+        """Collective: the first member's ``data`` on every member of this rank's group."""
+        buffer = ctypes.create_string_buffer(data, len(data))
+        self._lib.xlac_mpi_collective_broadcast(slot, buffer, buffer, ctypes.c_int64(len(data)),
+                                                _BYTES_CODE)
+        return buffer.raw
 
     def abort(self, message: str, code: int = 1) -> None:
         """Stop every rank of the job, printing ``message`` from this one."""
