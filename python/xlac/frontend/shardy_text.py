@@ -42,7 +42,19 @@ def has_pretty_shardy(text: str) -> bool:
 
 
 def to_generic(text: str) -> str:
-    """``text`` with every pretty ``sdy`` op JAX emits in generic form."""
+    """``text`` with every pretty ``sdy`` op JAX emits in generic form; each
+    manual computation's body becomes a function of its own (``xla.body``)."""
+    hoisted: list[str] = []
+    rewritten = _rewrite(text, hoisted)
+    if not hoisted:
+        return rewritten
+    # at the end of the module: the lines before stay where they were (diagnostics)
+    in_module = re.search(r"^\s*module\b", rewritten, re.MULTILINE) is not None
+    at = rewritten.rfind("}") if in_module else len(rewritten)
+    return rewritten[:at] + "".join(hoisted) + rewritten[at:]
+
+
+def _rewrite(text: str, hoisted: list[str]) -> str:
     out, position = [], 0
     while (match := _PRETTY_OP.search(text, position)) is not None:
         name = match.group(2)
@@ -51,7 +63,7 @@ def to_generic(text: str) -> str:
             raise ShardyTextError(f"line {line}: the Shardy op 'sdy.{name}' is not supported "
                                   f"(xlac reads {', '.join('sdy.' + n for n in _REWRITES)})")
         out.append(text[position:match.end(1)])
-        generic, position = _REWRITES[name](text, match.end())
+        generic, position = _REWRITES[name](text, match.end(), hoisted)
         out.append(generic)
     out.append(text[position:])
     return "".join(out)
@@ -117,7 +129,7 @@ def _rest_of_line(text: str, i: int) -> tuple[str, str, int]:
     return (line, "", end) if at < 0 else (line[:at], line[at:], end)
 
 
-def _mesh(text: str, i: int) -> tuple[str, int]:
+def _mesh(text: str, i: int, hoisted: list[str]) -> tuple[str, int]:
     """``sdy.mesh @name = <axes> {attrs}``"""
     name = re.match(r"\s*@([\w.$-]+|\"[^\"]*\")\s*=", text[i:])
     if name is None:
@@ -130,7 +142,13 @@ def _mesh(text: str, i: int) -> tuple[str, int]:
             f"{attrs}{' ' if attrs else ''}: () -> (){loc}", end)
 
 
-def _manual_computation(text: str, i: int) -> tuple[str, int]:
+def _manual_computation(text: str, i: int, hoisted: list[str]) -> tuple[str, int]:
+    """The op without its region; the region becomes ``@__xlac_manual_<n>``.
+
+    Why a function: the body may call functions (``func.call @relu``), and the
+    verifier looks symbols up in the nearest op that may be a symbol table,
+    which an unregistered op may be: inside it, ``@relu`` would not be found.
+    """
     operands, i = _group(text, i, "(")
     ins, i = _group(text, _keyword(text, i, "in_shardings="), "[")
     outs, i = _group(text, _keyword(text, i, "out_shardings="), "[")
@@ -138,16 +156,34 @@ def _manual_computation(text: str, i: int) -> tuple[str, int]:
     arguments, i = _group(text, i, "(")
     i = _skip_space(text, i)
     body_end = closing(text, i)
-    body = to_generic(text[i + 1:body_end - 1])
-    block = f"^bb0({arguments}):" if arguments.strip() else "^bb0:"
+    name = f"__xlac_manual_{len(hoisted)}"
+    hoisted.append("")                        # reserve the name before nested bodies take theirs
+    body, result_types = _body_returning(text[i + 1:body_end - 1])
+    hoisted[int(name.rsplit("_", 1)[1])] = (
+        f"  func.func private @{name}({arguments}) -> ({result_types}) {{"
+        f"{_rewrite(body, hoisted)}}}\n")
     properties = (f"<{{in_shardings = #sdy.sharding_per_value<[{ins}]>, "
                   f"manual_axes = #sdy<manual_axes{{{axes}}}>, "
                   f"out_shardings = #sdy.sharding_per_value<[{outs}]>}}>")
-    return (f'"sdy.manual_computation"({operands}) {properties} ({{{block}{body}}})',
+    padding = "\n" * text.count("\n", i, body_end)  # the lines after keep their numbers
+    return (f'"sdy.manual_computation"({operands}) {properties} {{xla.body = @{name}}}{padding}',
             body_end)
 
 
-def _return(text: str, i: int) -> tuple[str, int]:
+def _body_returning(body: str) -> tuple[str, str]:
+    """The body with its terminating sdy.return as func.return; the returned types."""
+    terminator = None
+    for terminator in re.finditer(r"sdy\.return\b", body):
+        pass
+    if terminator is None:
+        raise ShardyTextError("a manual computation without sdy.return")
+    line, loc, end = _rest_of_line(body, terminator.end())
+    values, _, types = line.partition(" : ")
+    returned = f"return {values.strip()} : {types.strip()}" if values.strip() else "return"
+    return body[:terminator.start()] + returned + loc + body[end:], types.strip()
+
+
+def _return(text: str, i: int, hoisted: list[str]) -> tuple[str, int]:
     """``sdy.return %a, %b : T1, T2`` (or a bare ``sdy.return``)."""
     line, loc, end = _rest_of_line(text, i)
     values, _, types = line.partition(" : ")
@@ -156,7 +192,7 @@ def _return(text: str, i: int) -> tuple[str, int]:
 
 def _with_sharding(name: str):
     """``sdy.<name> %v <sharding> : T``: an op that only annotates its operand."""
-    def rewrite(text: str, i: int) -> tuple[str, int]:
+    def rewrite(text: str, i: int, hoisted: list[str]) -> tuple[str, int]:
         value = re.match(r"\s*(%[\w#.$-]+)", text[i:])
         if value is None:
             raise ShardyTextError(f"expected an operand after sdy.{name}")

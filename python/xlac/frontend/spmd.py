@@ -41,9 +41,13 @@ def to_per_device(module: ir.Module, source_name: str) -> None:
     gspmd = [op for op in _all_ops(top) if _custom_call_target(op) in _GSPMD_CALLS[1:]]
     annotated = _has_annotations(module)
     if manual:
-        for func in funcs:
-            if any(_enclosing_func(op) == func for op in manual):
-                _inline_manual_computation(module, func, _mesh_axes(module))
+        owners = []                                   # found before any is rewritten
+        for op in manual:
+            owner = _enclosing_func(op)
+            if owner is not None and not any(owner == known for known in owners):
+                owners.append(owner)
+        for func in owners:
+            _inline_manual_computation(module, func, _mesh_axes(module))
     elif gspmd:
         _replace_gspmd_entries(module, funcs, source_name)
     elif annotated:
@@ -87,9 +91,11 @@ def _inline_manual_computation(module: ir.Module, func: ir.Operation, mesh: dict
 
 
 def _replace_body(func: ir.Operation, computation: ir.Operation, old_return: ir.Operation) -> None:
-    """Make ``func``'s body the region of ``computation`` (ending in sdy.return)."""
+    """Make ``func``'s body the manual computation's: its region (ending in
+    sdy.return), or the function holding it (``xla.body``, from shardy_text)."""
     block = func.regions[0].blocks[0]
-    region_block = computation.regions[0].blocks[0]
+    body = _body_function(func, computation)
+    region_block = (body or computation).regions[0].blocks[0]
     old_count = len(block.arguments)
     for arg in region_block.arguments:
         arg.replace_all_uses_with(block.add_argument(arg.type, arg.location))
@@ -100,9 +106,20 @@ def _replace_body(func: ir.Operation, computation: ir.Operation, old_return: ir.
         op.move_before(ret)
     old_return.erase()
     computation.erase()
+    if body is not None:
+        body.erase()
     for _ in range(old_count):
         block.erase_argument(0)
     _set_function_type(func, [a.type for a in block.arguments], [v.type for v in ret.operands])
+
+
+def _body_function(func: ir.Operation, computation: ir.Operation) -> ir.Operation | None:
+    if "xla.body" not in computation.attributes:
+        return None
+    name = ir.FlatSymbolRefAttr(computation.attributes["xla.body"]).value
+    module_body = func.parent.regions[0].blocks[0]
+    return next(op.operation for op in module_body.operations
+                if op.operation.name == "func.func" and _symbol(op.operation) == name)
 
 
 def _set_function_type(func: ir.Operation, inputs, results) -> None:
