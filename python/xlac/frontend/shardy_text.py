@@ -172,9 +172,8 @@ def _manual_computation(text: str, i: int, hoisted: list[str]) -> tuple[str, int
 
 def _body_returning(body: str) -> tuple[str, str]:
     """The body with its terminating sdy.return as func.return; the returned types."""
-    terminator = None
-    for terminator in re.finditer(r"sdy\.return\b", body):
-        pass
+    found = list(re.finditer(r"sdy\.return\b", body))
+    terminator = found[-1] if found else None
     if terminator is None:
         raise ShardyTextError("a manual computation without sdy.return")
     line, loc, end = _rest_of_line(body, terminator.end())
