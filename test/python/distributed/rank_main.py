@@ -6,7 +6,8 @@ rank compiles (or loads) each, runs it on its own inputs
 ``JOB_DIR/<name>.rank<r>.npz`` (``out<k>``); the test compares them.
 ``"break"`` ({"rank", "how"}) makes one rank fail on purpose: "compile" (the
 collective lowering disabled), "parse" (a truncated program) or "input"
-(an argument of the wrong shape, after every rank compiled).
+(an argument of the wrong shape, after every rank compiled); with "catch", the
+ranks catch compile errors and exit (the agreement alone must stop them).
 """
 
 from __future__ import annotations
@@ -28,7 +29,13 @@ def main(job_dir: Path) -> None:
     breaking = job.get("break", {})
     how = breaking.get("how") if breaking.get("rank") == rank else None
     for program in job["programs"]:
-        exe = _executable(program, how)
+        try:
+            exe = _executable(program, how)
+        except xlac.CompileError as exc:
+            if not breaking.get("catch"):
+                raise
+            print(f"rank {rank}: caught: {exc}", flush=True)      # no abort: each rank says why
+            sys.exit(3)
         data = np.load(job_dir / f"{program['name']}.inputs.npz")
         inputs = [_typed(data[f"in{i}_dev{rank}"], spec.dtype)
                   for i, spec in enumerate(exe.signature.inputs)]

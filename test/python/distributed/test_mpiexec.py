@@ -8,6 +8,7 @@ tests check that one rank's error stops every rank quickly, with its message.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import time
 
@@ -149,18 +150,32 @@ def _small_job(tmp_path, how: str, rank: int = 1, partitions: int = 2):
                      {"p": program.inputs()}, {"rank": rank, "how": how})
 
 
-@pytest.mark.parametrize("how, message", [
-    ("compile", "another rank failed to compile or load this program"),
-    ("parse", "stopping every rank"),
-    ("input", "stopping every rank"),
-])
-def test_one_rank_failing_stops_every_rank(tmp_path, how, message):
+@pytest.mark.parametrize("how", ["compile", "parse", "input"])
+def test_one_rank_failing_stops_every_rank(tmp_path, how):
+    """Whichever rank's MPI_Abort comes first stops the job with its message: rank 1's
+    own error, or (after the agreement) rank 0's "another rank failed ..."."""
     start = time.monotonic()
     done = run_job(_small_job(tmp_path, how), 2, timeout=120)
     assert done.returncode != 0
-    assert message in done.stdout, done.stdout[-3000:]
+    assert "stopping every rank" in done.stdout, done.stdout[-3000:]
+    assert "xlac: rank 1: uncaught" in done.stdout or \
+        "another rank failed to compile or load this program" in done.stdout, done.stdout[-3000:]
     assert "rank 0: done" not in done.stdout
     assert time.monotonic() - start < 100, "the job should stop, not run into its timeout"
+
+
+def test_ranks_agree_that_one_failed_to_compile(tmp_path):
+    """Without any abort: the failing rank reports its error, the other learns of it
+    in the agreement, before any collective, and both return."""
+    job = _small_job(tmp_path, "compile")
+    breaking = json.loads((job / "job.json").read_text())
+    breaking["break"]["catch"] = True
+    (job / "job.json").write_text(json.dumps(breaking))
+    done = run_job(job, 2, timeout=120)
+    assert done.returncode != 0
+    caught = {line.split(":")[0]: line for line in done.stdout.splitlines() if ": caught:" in line}
+    assert "another rank failed to compile" in caught["rank 0"], done.stdout
+    assert "another rank" not in caught["rank 1"], done.stdout        # its own error
 
 
 def test_the_wrong_number_of_ranks_is_a_clear_error(tmp_path):

@@ -21,8 +21,8 @@ import ctypes.util
 from importlib import metadata
 
 from xlac.dtypes import numpy_dtype
+from xlac.targets.cuda.errors import CudaError, CudaUnavailable
 from xlac.targets.cuda.nccl_types import BYTES, reduction_for
-from xlac.targets.cuda.runtime import CudaError, CudaUnavailable
 from xlac.targets.cuda.schedule import Collective
 
 _ID_BYTES = 128

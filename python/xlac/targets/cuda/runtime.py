@@ -15,7 +15,7 @@ import ctypes
 import sys
 import threading
 
-from xlac.errors import XlacError
+from xlac.targets.cuda.errors import CudaError, CudaUnavailable
 from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Launch, View
 
 _JIT_ERROR_LOG_BUFFER, _JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 5, 6
@@ -23,14 +23,6 @@ _STREAM_NON_BLOCKING = 1                 # no implicit synchronization with the 
 _CAPTURE_THREAD_LOCAL = 1
 _SCALARS = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
             "i64": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double}
-
-
-class CudaUnavailable(XlacError):
-    """No usable CUDA driver or GPU on this machine."""
-
-
-class CudaError(XlacError):
-    """A CUDA driver call failed."""
 
 
 class CtypesDriver:
