@@ -32,6 +32,8 @@ _REGISTRY: dict[str, str] = {
     "xla-expm1-to-libm": "cpu.expm1_to_libm:Expm1ToLibm",
     "xla-fold-empty-reductions": "lower.fold_empty_reductions:FoldEmptyReductions",
     "xla-lower-scatter": "lower.lower_scatter:LowerScatter",
+    "xla-lower-collectives": "lower.lower_collectives:LowerCollectives",
+    "xla-collectives-to-mpi": "cpu.collectives_to_mpi:CollectivesToMpi",
     "xla-fuse": "fusion.fuse:Fuse",
     "xla-inline-fusions": "fusion.inline_fusions:InlineFusions",
     "xla-approximate-math": "cpu.approximate_math:ApproximateMath",

@@ -26,7 +26,21 @@ def read_input(path: str) -> tuple[bytes, str]:
 
 def _fail(message: str) -> int:
     print(message, file=sys.stderr)
+    _stop_the_job(message)
     return 1
+
+
+def _stop_the_job(message: str) -> None:
+    """Under mpiexec, one rank's failure stops every rank: the others may be
+    waiting for it in a collective (docs/distributed.md)."""
+    options = Options.from_env()
+    if options.launched_ranks > 1:
+        from xlac.targets.cpu.collectives import mpi_world
+        try:
+            world = mpi_world(options.mpicc, options.cache_dir)
+        except XlacError:
+            return
+        world.abort(message.splitlines()[0] if message else "error")
 
 
 @contextmanager

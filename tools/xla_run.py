@@ -38,7 +38,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="StableHLO program (.mlir text, .mlirbc, portable artifact; - for stdin)")
     p.add_argument("--module", dest="module_flag", default=None, metavar="FILE",
                    help="the program, as iree-run-module spells it")
-    p.add_argument("--input", action="append", default=[], help="SHAPExTYPE=VALUES or @file.npy")
+    p.add_argument("--input", action="append", default=[],
+                   help="SHAPExTYPE=VALUES or @file.npy ({rank} in the name: this MPI rank)")
     p.add_argument("--function", "--entry_function", dest="function", default="main",
                    help="entry function (default main)")
     p.add_argument("--target", default=None, help="cpu (default) or cuda (NVIDIA GPU, sm_90)")
@@ -52,7 +53,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="also run the StableHLO reference interpreter; print the largest difference")
     p.add_argument("--output", action="append", default=[],
                    help="one per result, in order: @file.npy writes it, +file.npy appends it, "
-                        "empty skips it")
+                        "empty skips it; {rank} in a name: this MPI rank")
     p.add_argument("--disable-passes", default="",
                    help="comma-separated passes to skip (bisecting; env XLAC_DISABLE_PASSES)")
     p.add_argument("--mlir-timing", action="store_true",
@@ -105,19 +106,20 @@ def _run(args) -> int:
         save_outputs,
     )
 
-    inputs = [parse_input(spec) for spec in args.input]
     data, name = read_input(args.module)
     options = resolve_options(tool_options(args))
     if args.device_threads:
         options = options.replace(num_threads=args.device_threads)
     exe = compile_bytes(data, name, target=args.target, entry=args.function, options=options)
+    rank, prefix = _rank()                      # an SPMD program: this process is one device
+    inputs = [parse_input(spec.replace("{rank}", str(rank))) for spec in args.input]
     check_input_count(inputs, exe.signature.inputs, args.function)
     check_outputs(args.output, len(exe.signature.outputs))
     outputs = exe.run(*inputs)
-    print(f"EXEC @{args.function}")
+    print(f"{prefix}EXEC @{args.function}")
     for index, (value, spec) in enumerate(zip(outputs, exe.signature.outputs)):
-        print(f"result[{index}]: {format_result(value, spec.element_type)}")
-    save_outputs(outputs, args.output)
+        print(f"{prefix}result[{index}]: {format_result(value, spec.element_type)}")
+    save_outputs(outputs, [target.replace("{rank}", str(rank)) for target in args.output])
     if args.benchmark:
         _benchmark(exe, inputs, args.benchmark)
     if args.profile is not None:
@@ -133,6 +135,16 @@ def _profile(exe, inputs, runs: int, trace: str) -> None:
     if trace:
         profile.write_trace(trace)
         print(f"profile: trace written to {trace} (open it in https://ui.perfetto.dev)")
+
+
+def _rank() -> tuple[int, str]:
+    """This process's MPI rank and the prefix of its output lines ("" alone)."""
+    from xlac.targets.cpu.collectives import active_world
+    world = active_world()
+    if world is None or world.size == 1:
+        return 0, ""
+    return world.rank, f"[rank {world.rank}] "
+
 
 
 def _benchmark(exe, inputs, count: int) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, PassFailure, functions
+from xlac.passes.base import ModulePass, PassFailure, functions, symbol_name
 
 # Ops the GPU host schedule executes itself (xlac.targets.cuda.schedule): everything
 # else touches buffer contents and must run on the device.
@@ -39,24 +39,28 @@ class GpuWrapHostCode(ModulePass):
     name = "xla-gpu-wrap-host-code"
 
     def run(self, module: ir.Operation) -> None:
+        # collective calls (xla-lower-collectives) stay on the host: the runtime calls NCCL
+        collectives = {symbol_name(f) for f in functions(module) if "xla.collective" in f.attributes}
         for func in functions(module):
             if func.regions[0].blocks:
                 block = func.regions[0].blocks[0]
-                for run in _sequential_runs(block):
+                for run in _sequential_runs(block, collectives):
                     kept = _hoist_shared_scalars(run)
                     if kept:
                         _wrap(kept)
                 _sink_into_loops(block)
 
 
-def _sequential_runs(block) -> list[list[ir.Operation]]:
+def _sequential_runs(block, collectives=frozenset()) -> list[list[ir.Operation]]:
     runs, current, folded = [], [], set()
     for op in block.operations:
         op = op.operation
         if _folds_to_constant(op, folded):            # tile sizes: c1 * c16; canonicalize folds them later
             folded.update(op.results)
             continue
-        if op.name in HOST_OPS and not (op.name in _VIEWS and _sinkable(op, folded)):
+        host = op.name in HOST_OPS or (op.name == "func.call" and
+                                       ir.FlatSymbolRefAttr(op.attributes["callee"]).value in collectives)
+        if host and not (op.name in _VIEWS and _sinkable(op, folded)):
             if current:
                 runs.append(current)
                 current = []

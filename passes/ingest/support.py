@@ -10,20 +10,12 @@ from __future__ import annotations
 # op name -> why xlac cannot compile it yet (every target).
 UNSUPPORTED: dict[str, str] = {
     # (stablehlo.custom_call: by target, in custom_calls.py: LAPACK's run on the CPU)
-    "stablehlo.all_reduce": "collectives need several devices; xlac compiles for one",
-    "stablehlo.all_gather": "collectives need several devices; xlac compiles for one",
-    "stablehlo.all_to_all": "collectives need several devices; xlac compiles for one",
-    "stablehlo.reduce_scatter": "collectives need several devices; xlac compiles for one",
-    "stablehlo.collective_permute": "collectives need several devices; xlac compiles for one",
-    "stablehlo.collective_broadcast": "collectives need several devices; xlac compiles for one",
     "stablehlo.send": "host communication is not supported",
     "stablehlo.recv": "host communication is not supported",
     "stablehlo.infeed": "host communication is not supported",
     "stablehlo.outfeed": "host communication is not supported",
     "stablehlo.create_token": "tokens are not supported",
     "stablehlo.after_all": "tokens are not supported",
-    "stablehlo.partition_id": "partitioning is not supported",
-    "stablehlo.replica_id": "replication is not supported",
 }
 
 # Dialects whose ops may appear in a program handed to xlac.

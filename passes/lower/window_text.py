@@ -11,10 +11,16 @@ def scan_text(name: str, shape: list[int], element: str, dim: int, combine: str,
     ``%x`` along ``dim`` with ``combine``, by doubling steps (Hillis-Steele):
     after step s each element has combined the 2^s elements before it. Each
     step is one elementwise pass (a shifted copy combined in), log2(n) steps."""
-    t = tensor_type(shape, element)
-    scalar = f"tensor<{element}>"
+    wide = "f32" if element in ("f16", "bf16") else element   # sums of halves rounded once
+    t = tensor_type(shape, wide)
+    scalar = f"tensor<{wide}>"
     n = shape[dim]
     lines, value, step, count = [], "%x", 1, 0
+    pad_value = "%iw" if wide != element else "%init"
+    if wide != element:
+        lines = [f"  %xw = stablehlo.convert %x : ({tensor_type(shape, element)}) -> {t}",
+                 f"  %iw = stablehlo.convert %init0 : (tensor<{element}>) -> {scalar}"]
+        value = "%xw"
     while step < n:
         kept = list(shape)
         kept[dim] = n - step
@@ -30,15 +36,20 @@ def scan_text(name: str, shape: list[int], element: str, dim: int, combine: str,
         count += 1
         lines += [
             f"  %s{count} = stablehlo.slice {value} [{', '.join(f'{a}:{b}' for a, b in zip(start, limit))}] "
-            f": ({t}) -> {tensor_type(kept, element)}",
-            f"  %p{count} = stablehlo.pad %s{count}, %init, low = {low}, high = {high}, "
-            f"interior = {[0] * len(shape)} : ({tensor_type(kept, element)}, {scalar}) -> {t}",
+            f": ({t}) -> {tensor_type(kept, wide)}",
+            f"  %p{count} = stablehlo.pad %s{count}, {pad_value}, low = {low}, high = {high}, "
+            f"interior = {[0] * len(shape)} : ({tensor_type(kept, wide)}, {scalar}) -> {t}",
             f"  %v{count} = {combine} {value}, %p{count} : {t}",
         ]
         value = f"%v{count}"
         step *= 2
-    return (f"func.func private @{name}(%x: {t}, %init: {scalar}) -> {t} {{\n" + "\n".join(lines)
-            + f"\n  return {value} : {t}\n}}\n")
+    narrow_t, narrow_s = tensor_type(shape, element), f"tensor<{element}>"
+    if wide != element:
+        lines.append(f"  %out = stablehlo.convert {value} : ({t}) -> {narrow_t}")
+        value = "%out"
+    init = "%init0" if wide != element else "%init"
+    return (f"func.func private @{name}(%x: {narrow_t}, {init}: {narrow_s}) -> {narrow_t} {{\n"
+            + "\n".join(lines) + f"\n  return {value} : {narrow_t}\n}}\n")
 
 
 def padded_text(name: str, shape: list[int], padded: list[int], result: list[int], element: str,

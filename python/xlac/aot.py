@@ -47,13 +47,15 @@ def compile_library(data: bytes, source_name: str, output: Path, header: Path | 
 def _entry_object(data: bytes, source_name: str, entry: str, options: Options,
                   workdir: Path) -> tuple[EntryObject, str | None]:
     """The entry's object code, and its fusion report (kept in the artifact)."""
-    exe = compile_bytes(data, source_name, "cpu", entry, options, cache=False)
+    exe = compile_bytes(data, source_name, "cpu", entry, options, cache=False, start=False)
     if not hasattr(exe.function, "write_object"):
         raise CompileError(error(f"@{entry} has no object code to link (dynamic shapes?)"),
                            "export the program with static shapes")
     path = workdir / f"{csrc.c_identifier(entry)}.o"
     exe.function.write_object(str(path))
-    return EntryObject(entry, path, exe.signature), exe.fusion_report()
+    obj = EntryObject(entry, path, exe.signature, getattr(exe.function, "grid", None),
+                      getattr(exe.function, "mpi_library", None))
+    return obj, exe.fusion_report()
 
 
 def _default_prefix(output: Path) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 
 from xlac.cache import CompilationCache, digest
+from xlac.collectives import program_grid
 from xlac.context import new_context
 from xlac.cpu_model import cpu_model
 from xlac.debug.dump import CompileReporter, check_disabled
@@ -21,6 +22,8 @@ from xlac.options import Options
 from xlac.pipeline.runner import StageRunner
 from xlac.pipeline.stage_texts import StageTexts
 from xlac.targets import get_target
+from xlac.targets.cpu.collectives import abort_job_on_uncaught_errors
+from xlac.targets.spmd import start_on_every_rank
 
 log = logging.getLogger("xlac.cache")
 
@@ -60,9 +63,15 @@ def resolve_options(options: Options | None, disable_passes=(), cpu: str | None 
 
 
 def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str = "main",
-                  options: Options | None = None, cache: bool = True) -> Executable:
-    """``compile`` for raw program bytes whose diagnostics carry ``source_name``."""
+                  options: Options | None = None, cache: bool = True,
+                  start: bool = True) -> Executable:
+    """``compile`` for raw program bytes whose diagnostics carry ``source_name``.
+
+    ``start=False``: an SPMD program is only compiled (for ``xla-compile``), not
+    started on the ranks of an MPI job.
+    """
     options = options or Options.from_env()
+    abort_job_on_uncaught_errors(options)            # under mpiexec: one rank's error stops all
     backend = get_target(target)
     if not data.strip():
         raise CompileError(error("the input is empty", source_name),
@@ -80,10 +89,20 @@ def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str
                                options.disable_passes,
                                lambda static: compile_bytes(static, source_name, target, entry,
                                                             options, cache))
+    key = digest(_bare_bytecode(module), _configuration(target, entry, options, pipeline))
     usable = cache and not options.stepwise and not options.profile   # a real, plain compile
     store = CompilationCache.open(options.cache_dir) if usable else None
+    build = lambda: _cached_or_compiled(store, key, backend, module, data, source_name, target,
+                                        entry, stages, options)
+    grid = program_grid(module.operation)
+    if grid is not None and start:                   # one MPI rank per device; none may hang
+        return start_on_every_rank(grid, build, source_name, options)
+    return build()
+
+
+def _cached_or_compiled(store, key, backend, module, data, source_name, target, entry, stages,
+                        options) -> Executable:
     what = f"{source_name} @{entry}"
-    key = digest(_bare_bytecode(module), _configuration(target, entry, options, pipeline))
     if store is not None:
         exe = _cached(store, backend, key, what, entry, stages, options)
         if exe is not None:

@@ -15,6 +15,8 @@ from xlac.errors import CompileError, error
 from xlac.executable import Executable
 from xlac.options import Options
 from xlac.targets import get_target
+from xlac.targets.cpu.collectives import abort_job_on_uncaught_errors
+from xlac.targets.spmd import start_on_every_rank
 
 
 class NoStages:
@@ -65,9 +67,14 @@ def deserialize(blob: bytes, entry: str = "main", target: str = "cpu",
 
 
 def _from_bytes(blob: bytes, what: str, entry: str, target: str, options) -> Executable:
+    options = options or Options.from_env()
+    abort_job_on_uncaught_errors(options)
     backend = get_target(target)
     try:
-        return backend.deserialize(blob, what, entry, NoStages(what, blob, entry),
-                                   options or Options.from_env())
+        exe = backend.deserialize(blob, what, entry, NoStages(what, blob, entry), options)
     except ValueError as exc:
         raise ArtifactError(str(exc)) from None
+    grid = getattr(exe.function, "grid", None)
+    if grid is not None:                         # SPMD: every rank loaded it; make its communicators
+        return start_on_every_rank(grid, lambda: exe, what, options)
+    return exe

@@ -40,7 +40,8 @@ KNOBS = (
     Knob("cache_dir", "XLAC_CACHE_DIR", "compilation cache directory (default "
          "$XDG_CACHE_HOME/xlac or ~/.cache/xlac; empty: no cache)"),
     Knob("num_threads", "XLAC_NUM_THREADS", "threads parallel loops are split for "
-         "(compile time; default: every core this process may use)"),
+         "(compile time; default: every core this process may use, shared among the MPI "
+         "ranks on this host when run by mpiexec)"),
     Knob("cpu", "XLAC_CPU", "the CPU to compile for: host (default), x86-64-v2, x86-64-v3 "
          "(AVX2), x86-64-v4 (AVX-512)", "--cpu"),
     Knob("malloc_tuning", "XLAC_MALLOC_TUNING", "0: keep glibc's allocation defaults "
@@ -53,7 +54,18 @@ KNOBS = (
          "(exe.profile() and xla-run --profile set it for their own compile)"),
     Knob("progress", "XLAC_PROGRESS", "auto (default: a bar on a terminal for long compiles, "
          "log lines otherwise), bar, log or off", "--progress"),
+    Knob("mpicc", "XLAC_MPICC", "the MPI compiler wrapper xlac's MPI shim is built with "
+         "(default: the mpicc of the installed mpich wheel, else mpicc on PATH); "
+         "docs/distributed.md"),
 )
+
+# What MPI launchers tell each process about the ranks sharing its host
+# (MPICH/hydra, Open MPI, MVAPICH, Slurm's srun).
+_LOCAL_RANK_VARIABLES = ("MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE",
+                         "MV2_COMM_WORLD_LOCAL_SIZE", "SLURM_NTASKS_PER_NODE")
+_LOCAL_RANK_ID_VARIABLES = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK",
+                            "MV2_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID")
+_WORLD_SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE", "PMIX_SIZE")
 
 
 def _default_cache_dir() -> Path:
@@ -78,6 +90,10 @@ class Options:
     fusion_remarks: bool = False
     profile: bool = False
     progress: str = "auto"
+    mpicc: str = ""
+    local_ranks: int = 1                   # MPI ranks on this host (from the launcher)
+    launched_ranks: int = 1                # ranks of the MPI job that started this process
+    local_rank: int = 0                    # this rank among those on its host: its GPU
 
     @classmethod
     def from_env(cls, environ=None) -> Options:
@@ -87,7 +103,9 @@ class Options:
         for knob in KNOBS:
             if knob.variable in env:
                 values[knob.field] = _parse(knob.field, env[knob.variable])
-        return cls(**values)
+        return cls(**values, local_ranks=_count(env, _LOCAL_RANK_VARIABLES),
+                   launched_ranks=_count(env, _WORLD_SIZE_VARIABLES),
+                   local_rank=_count(env, _LOCAL_RANK_ID_VARIABLES, default=0))
 
     def replace(self, **changes) -> Options:
         return dataclasses.replace(self, **changes)
@@ -98,8 +116,20 @@ class Options:
         return bool(self.dump_to or self.timing or self.trace_to)
 
     def threads(self) -> int:
-        """Threads parallel loops are split for."""
-        return self.num_threads if self.num_threads > 0 else len(os.sched_getaffinity(0))
+        """Threads parallel loops are split for: the cores this process may use,
+        shared among the MPI ranks on its host (at least one each)."""
+        if self.num_threads > 0:
+            return self.num_threads
+        return max(1, len(os.sched_getaffinity(0)) // max(1, self.local_ranks))
+
+
+def _count(env, variables, default: int = 1) -> int:
+    """A number an MPI launcher gives its processes (``default`` outside MPI)."""
+    for name in variables:
+        text = env.get(name, "").split("(")[0].strip()
+        if text.isdigit() and (int(text) > 0 or default == 0):
+            return int(text)
+    return default
 
 
 def _parse(name: str, text: str):

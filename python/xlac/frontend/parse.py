@@ -10,6 +10,8 @@ import re
 from pathlib import Path
 
 from xlac.errors import UNKNOWN, CompileError, Diagnostic, collect_diagnostics, compile_error_from, error
+from xlac.frontend import jax_export, shardy_text
+from xlac.frontend.spmd import to_per_device
 from xlac.mlir import ir, passmanager, stablehlo
 
 _BYTECODE_MAGIC = b"ML\xefR"
@@ -22,6 +24,8 @@ _NOT_STABLEHLO = "xlac reads StableHLO: pass jax.jit(f).lower(x) (the Lowered, b
 
 def source_to_bytes(source) -> tuple[bytes, str]:
     """The raw program and the name its diagnostics should carry."""
+    if callable(getattr(source, "mlir_module", None)):        # jax.export.Exported
+        return source.mlir_module().encode(), "<jax-exported>"
     if hasattr(source, "as_text") and not isinstance(source, (str, bytes)):
         _refuse_compiled(source)
         return _checked_text(_text_of_staged(source), "<jax-lowered>").encode(), "<jax-lowered>"
@@ -87,19 +91,41 @@ def _read_file(path: Path) -> bytes:
 
 
 def parse_module(ctx: ir.Context, data: bytes, source_name: str) -> ir.Module:
-    """Parse ``data`` into a module in ``ctx``; VHLO is upgraded to StableHLO."""
+    """Parse ``data`` into a module in ``ctx``; VHLO is upgraded to StableHLO.
+
+    SPMD programs come out as the program one device runs
+    (``xlac.frontend.spmd``); a ``jax.export`` artifact as the program in it.
+    """
+    data = jax_export.embedded_program(data) or data
     with ctx, collect_diagnostics(ctx) as diags:
         try:
-            if data.startswith(_BYTECODE_MAGIC) and b"StableHLO" in data[:64]:
-                module = stablehlo.deserialize_portable_artifact(ctx, data)
-            elif data.startswith(_BYTECODE_MAGIC):
-                module = ir.Module.parse(data)
-            else:
-                module = _parse_text(data, source_name)
+            module = _parse_bytes(ctx, data, source_name, diags)
             _upgrade_vhlo(module)
-            return module
         except (ir.MLIRError, ValueError, RuntimeError) as exc:
             raise _parse_error(exc, diags, data, source_name) from None
+        if any(marker in data for marker in _SPMD_MARKERS):
+            to_per_device(module, source_name)
+        return module
+
+
+# Byte strings only SPMD or sharding-annotated programs contain (in text and bytecode).
+_SPMD_MARKERS = (b"sdy.", b"sdy<", b"mhlo.sharding", b"SPMDFullToShardShape")
+
+
+def _parse_bytes(ctx: ir.Context, data: bytes, source_name: str, diags) -> ir.Module:
+    if data.startswith(_BYTECODE_MAGIC) and b"StableHLO" in data[:64]:
+        try:
+            return stablehlo.deserialize_portable_artifact(ctx, data)
+        except ValueError:
+            if not any(jax_export.is_shardy_bytecode_error(str(d)) for d in diags):
+                raise
+            del diags[:]
+            diags.records.clear()
+            text = jax_export.shardy_bytecode_as_text(data, source_name)
+            return _parse_text(text.encode(), source_name)
+    if data.startswith(_BYTECODE_MAGIC):
+        return ir.Module.parse(data)
+    return _parse_text(data, source_name)
 
 
 def _parse_text(data: bytes, source_name: str) -> ir.Module:
@@ -108,6 +134,7 @@ def _parse_text(data: bytes, source_name: str) -> ir.Module:
     except UnicodeDecodeError:
         raise CompileError(error("input is neither UTF-8 text nor MLIR bytecode", source_name),
                            _PARSE_HINT) from None
+    text = _shardy_as_generic(text, source_name)
     try:
         op = ir.Operation.parse(text, source_name=source_name)
     except ir.MLIRError as exc:
@@ -121,6 +148,18 @@ def _parse_text(data: bytes, source_name: str) -> ir.Module:
         module.body.append(op)
         return module
     return _as_module(op)
+
+
+def _shardy_as_generic(text: str, source_name: str) -> str:
+    """Shardy ops in generic form, parsed as ops of an unregistered dialect."""
+    if "sdy." not in text and "sdy<" not in text:
+        return text
+    try:
+        text = shardy_text.to_generic(text) if shardy_text.has_pretty_shardy(text) else text
+    except shardy_text.ShardyTextError as exc:
+        raise CompileError(error(str(exc), source_name), _PARSE_HINT) from None
+    ir.Context.current.allow_unregistered_dialects = True
+    return text
 
 
 def _as_module(op: ir.Operation) -> ir.Module:

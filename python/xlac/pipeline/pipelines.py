@@ -49,6 +49,7 @@ def lower_to_linalg() -> list[str]:
         # xlac's lowerings for what upstream stablehlo-legalize-to-linalg lacks
         # come first; each emits scf/tensor/linalg (or simpler StableHLO).
         "xla-lower-structural",                           # fold tuples, drop barriers/dot algorithm hints
+        "xla-lower-collectives",                          # all_reduce, all_gather ...: calls on send/receive buffers
         "xla-lower-custom-calls",                         # jnp.linalg's LAPACK custom calls -> calls of LAPACK
         "xla-lower-select-and-scatter",                   # max-pool gradient: window loops
         "xla-lower-linalg-ops",                           # triangular_solve, cholesky: substitution loops
@@ -114,6 +115,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False) 
     expand = "arith-expand" if _true(native_bf16) else "arith-expand{include-bf16=true}"
     clock = ["xla-profile-kernels"] if _true(profile) else []   # exe.profile(): a clock around each kernel
     return [
+        "xla-collectives-to-mpi",                         # collective buffer calls -> the MPI shim (inlined below)
         "xla-strided-copy-to-linalg",                     # no memrefCopy runtime call
         "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
         "xla-approximate-math",                           # f32 exp/tanh as polynomials: no libm call per lane

@@ -75,7 +75,7 @@ def _evaluate(data: bytes, inputs: list[np.ndarray], entry: str) -> list[np.ndar
                         "func.func(chlo-legalize-to-stablehlo)", "inline", "symbol-dce"])
     with ctx, ir.Location.unknown():
         types = [str(t) for t in _entry_input_types(module, entry)]
-        literals = [_literal(x, t) for x, t in zip(inputs, types)]
+        literals = [literal(x, t) for x, t in zip(inputs, types)]
         module, layout = wrap_for_interpreter(module, entry, literals)
         results = stablehlo.eval_module(module, [])
     return layout.unpack([np.array(r) for r in results])
@@ -86,7 +86,7 @@ def _entry_input_types(module, entry: str):
     return entry_function_type(module, entry).inputs
 
 
-def _literal(array: np.ndarray, mlir_type: str) -> str:
+def literal(array: np.ndarray, mlir_type: str) -> str:
     raw = array.astype(np.uint8).tobytes() if array.dtype == np.bool_ else array.tobytes()
     return f'dense<"0x{raw.hex().upper()}"> : {mlir_type}'
 

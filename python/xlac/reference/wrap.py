@@ -66,13 +66,14 @@ def _wrapper_text(ftype: ir.FunctionType, layout: ResultLayout, literals: list[s
     values, types = [], []
     for i, result_type in enumerate(ftype.results):
         value = "%r" if count == 1 else f"%r#{i}"
-        _convert_result(value, ir.RankedTensorType(result_type), i, lines, values, types, layout)
+        convert_result(value, ir.RankedTensorType(result_type), i, lines, values, types, layout)
     body = "\n".join(lines)
     return (f"func.func public @main() -> ({', '.join(types)}) {{\n{body}\n"
             f"  func.return {', '.join(values)} : {', '.join(types)}\n}}")
 
 
-def _convert_result(value, tensor, i, lines, values, types, layout) -> None:
+def convert_result(value, tensor, i, lines, values, types, layout) -> None:
+    """Lines turning result ``value`` into something numpy can read (see ResultLayout)."""
     element = str(tensor.element_type)
     shape = list(tensor.shape)
     if element.startswith("complex<"):
@@ -98,3 +99,37 @@ def _convert_result(value, tensor, i, lines, values, types, layout) -> None:
         values.append(f"%c{i}")
         types.append(target)
         layout.results.append(("int", element))
+
+
+def wrap_parallel_for_interpreter(module: ir.Module, entry: str, literals: list[list[str]],
+                                  grid) -> tuple[ir.Module, ResultLayout]:
+    """A module whose @main runs @entry on every device of ``grid`` at once
+    (``interpreter.run_parallel``), device d on constants ``literals[d]``;
+    its results are every device's, device after device."""
+    func = next(op for op in module.body.operations
+                if op.operation.name == "func.func"
+                and ir.StringAttr(op.attributes["sym_name"]).value == entry)
+    ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+    func.attributes["sym_name"] = ir.StringAttr.get("__xlac_device")
+    func.attributes["sym_visibility"] = ir.StringAttr.get("private")
+    layout = ResultLayout([str(t) for t in ftype.inputs])
+    lines, operands = [], []
+    for d, device in enumerate(literals):
+        for i, text in enumerate(device):
+            lines.append(f"  %a{d}_{i} = stablehlo.constant {text}")
+            operands.append(f"%a{d}_{i}")
+    ins = ", ".join(str(t) for _ in literals for t in ftype.inputs)
+    results = [r for _ in literals for r in ftype.results]
+    grid_text = "[" + ", ".join(["[" + ", ".join(["@__xlac_device"] * grid.partitions) + "]"]
+                                * grid.replicas) + "]"
+    lines.append(f'  %r:{len(results)} = "interpreter.run_parallel"({", ".join(operands)}) '
+                 f'{{programs = {grid_text}}} : ({ins}) -> ({", ".join(str(r) for r in results)})')
+    values, types = [], []
+    for k, result_type in enumerate(results):
+        convert_result(f"%r#{k}", ir.RankedTensorType(result_type), k, lines, values, types,
+                       layout)
+    per_device = ResultLayout(layout.input_types, layout.results[:len(ftype.results)])
+    text = str(module).rstrip()
+    wrapper = (f"func.func public @main() -> ({', '.join(types)}) {{\n" + "\n".join(lines)
+               + f"\n  func.return {', '.join(values)} : {', '.join(types)}\n}}")
+    return ir.Module.parse(text[:text.rfind("}")] + wrapper + "\n}\n"), per_device

@@ -4,8 +4,10 @@
 func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
   // expected-error @+1 {{'stablehlo.custom_call' is not supported on cpu: @my_kernel names code outside the program that xlac does not have}}
   %0 = stablehlo.custom_call @my_kernel(%arg0) : (tensor<4xf32>) -> tensor<4xf32>
-  // expected-error @+1 {{'stablehlo.replica_id' is not supported on cpu}}
-  %1 = stablehlo.replica_id : tensor<ui32>
+  // expected-error @+1 {{'stablehlo.create_token' is not supported on cpu: tokens are not supported}}
+  %t = "stablehlo.create_token"() : () -> !stablehlo.token
+  // expected-error @+1 {{'stablehlo.infeed' is not supported on cpu: host communication}}
+  %1:2 = "stablehlo.infeed"(%t) : (!stablehlo.token) -> (tensor<4xf32>, !stablehlo.token)
   return %0 : tensor<4xf32>
 }
 

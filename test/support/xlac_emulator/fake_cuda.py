@@ -100,6 +100,10 @@ class FakeDriver:
         self._check(target, nbytes), self._check(source, nbytes)
         self._enqueue(lambda: self.copy(target, source, nbytes))
 
+    def memset_async(self, pointer: int, value: int, nbytes: int, stream: int) -> None:
+        self._check(pointer, nbytes)
+        self._enqueue(lambda: ctypes.memset(pointer, value, nbytes))
+
     def stream_synchronize(self, stream: int) -> None:
         pass
 

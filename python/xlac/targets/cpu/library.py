@@ -13,8 +13,10 @@ import uuid
 from pathlib import Path
 
 from xlac.artifact import container
+from xlac.collectives import DeviceGrid
 from xlac.executable import Executable
 from xlac.signature import Signature
+from xlac.targets.cpu.collectives import shim_for
 from xlac.targets.cpu.libraries import keep_freed_memory
 from xlac.targets.cpu.runtime import EntryFailed
 
@@ -25,11 +27,14 @@ class LibraryFunction:
     """One entry of a loaded library, called like ``CpuFunction``: with the
     data pointers of every input, then every output."""
 
-    def __init__(self, library: ctypes.CDLL, symbol: str, num_inputs: int, blob: bytes):
+    def __init__(self, library: ctypes.CDLL, symbol: str, num_inputs: int, blob: bytes,
+                 grid: DeviceGrid | None = None):
         self._library = library          # keeps the code mapped
         self._entry = _ENTRY_TYPE((symbol, library))
+        self._symbol = symbol
         self._num_inputs = num_inputs
         self._blob = blob                # what Executable.serialize returns
+        self.grid = grid                 # an SPMD program's device grid (None: one device)
 
     def __call__(self, pointers: list[int]) -> None:
         inputs = (ctypes.c_void_p * max(self._num_inputs, 1))(*pointers[:self._num_inputs])
@@ -41,6 +46,11 @@ class LibraryFunction:
 
     def serializer(self, entry: str, signature: Signature):
         return LoadedArtifact(self._blob)
+
+    def start_collectives(self) -> None:
+        """Make the entry's communicators: collective, once per rank (``xlac.targets.spmd``)."""
+        if self.grid is not None:
+            ctypes.CFUNCTYPE(ctypes.c_int)((f"{self._symbol}_init", self._library))()
 
 
 class LoadedArtifact:
@@ -61,16 +71,18 @@ class LoadedArtifact:
         return container.pack(library, metadata | self._extra)
 
 
-def executable_from(blob: bytes, what: str, entry: str, stages, malloc_tuning: bool = True
-                    ) -> Executable:
+def executable_from(blob: bytes, what: str, entry: str, stages, options) -> Executable:
     """An Executable for ``entry`` of a checked CPU artifact."""
     library_bytes, meta = container.unpack(blob, what)
     container.check_compatible(meta, what, "cpu")
     description = container.entry_description(meta, entry, what)
     signature = Signature.from_json(description)
-    keep_freed_memory(malloc_tuning)          # as for JIT-compiled code: warm temporaries
+    keep_freed_memory(options.malloc_tuning)  # as for JIT-compiled code: warm temporaries
+    grid = DeviceGrid(*description["spmd"]) if "spmd" in description else None
+    if grid is not None:                       # its libxlac_mpi.so: this process's, by soname
+        shim_for(options)
     library = open_library(library_bytes)
-    function = LibraryFunction(library, description["symbol"], len(signature.inputs), blob)
+    function = LibraryFunction(library, description["symbol"], len(signature.inputs), blob, grid)
     return Executable(function, signature, stages, "cpu", entry=entry)
 
 

@@ -27,9 +27,12 @@ class CpuFunction:
     """One JIT-compiled entry point; call it with raw data pointers."""
 
     def __init__(self, module: ir.Module, entry: str, cpu_features: tuple[str, ...],
-                 malloc_tuning: bool = True, opt_level: int = 3):
+                 malloc_tuning: bool = True, opt_level: int = 3, grid=None,
+                 mpi_library: str | None = None):
         ctx = module.context
         openmp_library()
+        self.grid = grid                   # an SPMD program's device grid (None: one device)
+        self.mpi_library = mpi_library     # loaded already (RTLD_GLOBAL) when the code calls MPI
         keep_freed_memory(malloc_tuning)
         self._cpu_features = cpu_features
         with ctx, collect_diagnostics(ctx) as diags:
@@ -57,13 +60,21 @@ class CpuFunction:
               for i in range(len(pointers))])
         self._function(packed)
 
+    def start_collectives(self) -> None:
+        """Make the program's communicators (``@__xlac_init``): collective, once,
+        on every rank after all of them compiled (``xlac.targets.spmd``)."""
+        address = self._engine.raw_lookup("__xlac_init")
+        if address:
+            _PACKED(address)((ctypes.c_void_p * 1)())
+
     def write_object(self, path: str) -> None:
         """Write the compiled machine code as a relocatable object file."""
         self._engine.dump_to_object_file(str(path))
 
     def serializer(self, entry: str, signature):
         from xlac.targets.cpu.serialize import PendingArtifact
-        return PendingArtifact(self.write_object, entry, signature, self._cpu_features)
+        return PendingArtifact(self.write_object, entry, signature, self._cpu_features,
+                               self.grid, self.mpi_library)
 
 
 def _clock(module: ir.Module) -> KernelClock | None:

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xlac.artifact import container, csrc
+from xlac.collectives import DeviceGrid
 from xlac.errors import CompileError, error
 from xlac.signature import Signature
 from xlac.targets.cpu.libraries import (
@@ -35,6 +36,8 @@ class EntryObject:
     entry: str
     object_path: Path
     signature: Signature
+    grid: DeviceGrid | None = None        # an SPMD program: calls the MPI shim
+    mpi_library: str | None = None
 
 
 class PendingArtifact:
@@ -44,7 +47,8 @@ class PendingArtifact:
     background thread. The temporary directory goes when this object does.
     """
 
-    def __init__(self, write_object, entry: str, signature: Signature, cpu_features):
+    def __init__(self, write_object, entry: str, signature: Signature, cpu_features,
+                 grid: DeviceGrid | None = None, mpi_library: str | None = None):
         self._workdir = Path(tempfile.mkdtemp(prefix="xlac-link-"))
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._workdir, True)
         path = self._workdir / f"{csrc.c_identifier(entry)}.o"
@@ -53,7 +57,7 @@ class PendingArtifact:
         except BaseException:
             self._cleanup()
             raise
-        self._object = EntryObject(entry, path, signature)
+        self._object = EntryObject(entry, path, signature, grid, mpi_library)
         self._features = cpu_features
         self._extra: dict = {}
 
@@ -76,30 +80,40 @@ def link_library(objects: list[EntryObject], prefix: str, soname: str, origin: s
     """``(artifact bytes, header text)``: a shared library exporting ``prefix_<entry>``."""
     workdir = Path(workdir)
     signatures = {o.entry: o.signature for o in objects}
+    grids = {o.entry: o.grid for o in objects if o.grid is not None}
     identity = container.build_identity()
-    header_text = csrc.header(prefix, signatures, origin, identity["xlac"])
+    header_text = csrc.header(prefix, signatures, origin, identity["xlac"], grids)
     (workdir / f"{prefix}.h").write_text(header_text)
     wrapper = workdir / f"{prefix}_wrapper.c"
-    wrapper.write_text(csrc.wrapper(prefix, signatures, f"{prefix}.h"))
+    wrapper.write_text(csrc.wrapper(prefix, signatures, f"{prefix}.h", grids))
     lapack = sorted({n for o in objects for n in lapack_names(_undefined(o.object_path))})
     private = [_localize(o, prefix, workdir, lapack) for o in objects]
     library = workdir / soname
     _run([c_compiler(), "-shared", "-fPIC", "-O2", "-o", str(library), str(wrapper), *private,
           f"-Wl,--version-script={_version_script(objects, prefix, workdir)}",
           f"-Wl,-soname,{soname}", "-Wl,--no-undefined", "-Wl,-z,noexecstack",
-          *link_flags(), *_lapack_flags(lapack)], "linking the library")
+          *link_flags(_mpi_libraries(objects)), *_lapack_flags(lapack)], "linking the library")
     metadata = identity | {
         "cpu_features": sorted(cpu_features), "target": "cpu", "prefix": prefix,
         "source": origin,
         "entries": {o.entry: {"symbol": csrc.api_symbol(prefix, o.entry),
-                              **o.signature.to_json()} for o in objects}} | (extra or {})
+                              **o.signature.to_json(), **_grid_json(o.grid)}
+                    for o in objects}} | (extra or {})
     return container.pack(library.read_bytes(), metadata), header_text
 
 
-def link_flags() -> list[str]:
+def _grid_json(grid: DeviceGrid | None) -> dict:
+    return {} if grid is None else {"spmd": [grid.replicas, grid.partitions]}
+
+
+def _mpi_libraries(objects: list[EntryObject]) -> list[str]:
+    return sorted({o.mpi_library for o in objects if o.mpi_library})
+
+
+def link_flags(extra_libraries: list[str] = ()) -> list[str]:
     """Linker arguments for the runtime libraries (a path or a soname each)."""
     flags = []
-    for library in runtime_libraries():
+    for library in [*runtime_libraries(), *extra_libraries]:
         if os.sep in library:
             flags += [library, f"-Wl,-rpath,{Path(library).parent}"]
         else:
@@ -152,8 +166,10 @@ def _localize(obj: EntryObject, prefix: str, workdir: Path, lapack: list[str] = 
     impl = csrc.impl_symbol(prefix, obj.entry)
     out = workdir / f"{obj.object_path.stem}.private.o"
     renames = [f"--redefine-sym={name}={LAPACK_PREFIX}{name}" for name in lapack]
+    init = [f"--redefine-sym=__xlac_init={impl}_init", f"--keep-global-symbol={impl}_init"] \
+        if obj.grid is not None else []
     _run([objcopy, f"--redefine-sym={obj.entry}={impl}", f"--keep-global-symbol={impl}",
-          *renames, str(obj.object_path), str(out)], "renaming the entry's symbols")
+          *renames, *init, str(obj.object_path), str(out)], "renaming the entry's symbols")
     return str(out)
 
 
@@ -161,7 +177,7 @@ def _version_script(objects: list[EntryObject], prefix: str, workdir: Path) -> P
     names = []
     for obj in objects:
         name = csrc.api_symbol(prefix, obj.entry)
-        names += [name, f"{name}_signature"]
+        names += [name, f"{name}_signature"] + ([f"{name}_init"] if obj.grid is not None else [])
     script = workdir / "exports.map"
     script.write_text("{\n  global: " + "; ".join(names) + ";\n  local: *;\n};\n")
     return script

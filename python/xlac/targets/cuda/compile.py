@@ -10,6 +10,7 @@ import math
 
 import numpy as np
 
+from xlac.collectives import program_grid
 from xlac.errors import CompileError, error
 from xlac.executable import Executable
 from xlac.pipeline import pipelines
@@ -58,6 +59,7 @@ class CudaTarget:
     def compile(self, module, stages, entry: str, runner) -> Executable:
         """``module`` (parsed input) -> an Executable whose function runs on the GPU."""
         options = runner.options
+        grid = program_grid(module.operation)
         runner.run(module, "stablehlo", pipelines.ingest(entry, "cuda"))
         signature = entry_signature(module, entry)
         runner.run(module, "fused", pipelines.fuse(options.fusion_remarks))
@@ -69,24 +71,24 @@ class CudaTarget:
         schedule = read_schedule(module, entry)
         ptx = runner.machine_code(lambda: to_ptx(kernel_modules(module)),
                                   "ptx (llvmlite NVPTX -O3)")
-        function = function_for(ptx, schedule, signature, kernels, str(module), options)
+        function = function_for(ptx, schedule, signature, kernels, str(module), options, grid)
         return Executable(function, signature, CudaStages(stages, function, runner.remarks),
                           "cuda", entry=entry)
 
     def deserialize(self, blob: bytes, what: str, entry: str, stages, options) -> Executable:
         entry_data = serialize.read_entry(blob, entry, what)
         function = function_for(entry_data.ptx, entry_data.steps, entry_data.signature,
-                                entry_data.kernels, entry_data.gpu, options)
+                                entry_data.kernels, entry_data.gpu, options, entry_data.grid)
         return Executable(function, entry_data.signature, CudaStages(stages, function),
                           "cuda", entry=entry)
 
 
 def function_for(ptx: str, steps: list, signature, kernels: str, gpu: str,
-                 options) -> CudaFunction:
+                 options, grid=None) -> CudaFunction:
     """The runtime function for a compiled (or cached) program."""
     return CudaFunction(ptx, steps, [_nbytes(s) for s in signature.inputs],
                         [_nbytes(s) for s in signature.outputs], kernels=kernels, gpu=gpu,
-                        use_graphs=options.cuda_graphs)
+                        use_graphs=options.cuda_graphs, grid=grid, device=options.local_rank)
 
 
 def _nbytes(spec) -> int:

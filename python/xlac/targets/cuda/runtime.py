@@ -15,8 +15,8 @@ import ctypes
 import sys
 import threading
 
-from xlac.errors import XlacError
-from xlac.targets.cuda.schedule import Alloc, Const, Copy, Launch, View
+from xlac.targets.cuda.errors import CudaError, CudaUnavailable
+from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Launch, View
 
 _JIT_ERROR_LOG_BUFFER, _JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 5, 6
 _STREAM_NON_BLOCKING = 1                 # no implicit synchronization with the legacy stream
@@ -25,18 +25,10 @@ _SCALARS = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i3
             "i64": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double}
 
 
-class CudaUnavailable(XlacError):
-    """No usable CUDA driver or GPU on this machine."""
-
-
-class CudaError(XlacError):
-    """A CUDA driver call failed."""
-
-
 class CtypesDriver:
     """The libcuda calls xlac uses; every error becomes CudaError with its name."""
 
-    def __init__(self, library: str = "libcuda.so.1"):
+    def __init__(self, library: str = "libcuda.so.1", device: int = 0):
         try:
             self._lib = ctypes.CDLL(library)
         except OSError as exc:
@@ -44,15 +36,18 @@ class CtypesDriver:
                                   "target='cuda' compiles here but runs only on a machine with "
                                   "an NVIDIA GPU and its driver") from None
         self.check("cuInit", ctypes.c_uint(0))
-        device, self._context = ctypes.c_int(), ctypes.c_void_p()
-        self.check("cuDeviceGet", ctypes.byref(device), ctypes.c_int(0))
+        handle, self._context, count = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_int()
+        self.check("cuDeviceGetCount", ctypes.byref(count))
+        # one GPU per process: the MPI ranks of a host take one each (device = local rank)
+        self.check("cuDeviceGet", ctypes.byref(handle), ctypes.c_int(device % max(count.value, 1)))
+        device = handle
         self.check("cuDevicePrimaryCtxRetain", ctypes.byref(self._context), device)
         self.check("cuCtxSetCurrent", self._context)
 
     def check(self, name: str, *args) -> None:
         status = getattr(self._lib, name)(*args)
         if status != 0:
-            error = CudaUnavailable if name in ("cuInit", "cuDeviceGet") else CudaError
+            error = CudaUnavailable if name in ("cuInit", "cuDeviceGet", "cuDeviceGetCount") else CudaError
             raise error(f"CUDA driver: {name} failed: {self._error_text(status)}")
 
     def _error_text(self, status: int) -> str:
@@ -117,6 +112,10 @@ class CtypesDriver:
                    *[ctypes.c_uint(d) for d in block], ctypes.c_uint(smem), ctypes.c_void_p(stream),
                    params, None)
 
+    def memset_async(self, pointer: int, value: int, nbytes: int, stream: int) -> None:
+        self.check("cuMemsetD8Async", ctypes.c_uint64(pointer), ctypes.c_ubyte(value),
+                   ctypes.c_size_t(nbytes), ctypes.c_void_p(stream))
+
     def stream_synchronize(self, stream: int) -> None:
         self.check("cuStreamSynchronize", ctypes.c_void_p(stream))
 
@@ -143,11 +142,11 @@ class CtypesDriver:
 _DRIVER = None
 
 
-def open_driver():
-    """The process's driver, opened once (CudaUnavailable if there is none)."""
+def open_driver(device: int = 0):
+    """The process's driver on its GPU, opened once (CudaUnavailable if there is none)."""
     global _DRIVER
     if _DRIVER is None:
-        _DRIVER = CtypesDriver()
+        _DRIVER = CtypesDriver(device=device)
     return _DRIVER
 
 
@@ -162,7 +161,8 @@ class CudaFunction:
     """
 
     def __init__(self, ptx: str, steps: list, input_bytes: list[int], output_bytes: list[int],
-                 driver=None, kernels: str = "", gpu: str = "", use_graphs: bool = True):
+                 driver=None, kernels: str = "", gpu: str = "", use_graphs: bool = True,
+                 grid=None, device: int = 0, nccl=None):
         self.ptx = ptx
         self.kernels = kernels            # the kernels as gpu.func (MLIR text), for the emulator
         self.gpu = gpu                    # the "gpu" stage's text (kept with the program)
@@ -175,12 +175,15 @@ class CudaFunction:
         self._owned: list[int] = []
         self._stream = None
         self._graph = None
-        self._use_graph = use_graphs
+        # NCCL calls run between the kernels, launched one by one (not captured)
+        self._use_graph = use_graphs and not any(isinstance(s, Collective) for s in steps)
         self._lock = threading.Lock()     # the buffers are the function's: one call at a time
+        self.grid = grid                  # an SPMD program's device grid (None: one device)
+        self._device, self._nccl, self._collectives = device, nccl, None
 
     def __call__(self, pointers: list[int]) -> None:
         with self._lock:
-            driver = self._driver = self._driver or open_driver()
+            driver = self._driver = self._driver or open_driver(self._device)
             functions = self._load(driver)
             buffers = self._device_memory(driver)
             stream = self._stream
@@ -196,11 +199,25 @@ class CudaFunction:
                 driver.to_host_async(pointers[index], buffers[f"arg{index}"], self._sizes[index], stream)
             driver.stream_synchronize(stream)
 
-    def with_driver(self, driver) -> CudaFunction:
-        """The same program on another driver (a fake one in tests), set up afresh."""
+    def with_driver(self, driver, nccl=None) -> CudaFunction:
+        """The same program on another driver (and NCCL: fakes in tests), set up afresh."""
         inputs = self._sizes[:self._inputs]
         return CudaFunction(self.ptx, self.steps, inputs, self._sizes[self._inputs:], driver,
-                            self.kernels, self.gpu, self._use_graph)
+                            self.kernels, self.gpu, self._use_graph, self.grid, self._device,
+                            nccl or self._nccl)
+
+    def start_collectives(self) -> None:
+        """Make the program's NCCL communicators: collective, once, on every rank
+        after all of them compiled (``xlac.targets.spmd``)."""
+        if self.grid is None or not any(isinstance(s, Collective) for s in self.steps):
+            return
+        from xlac.targets.cpu.collectives import active_world
+        from xlac.targets.cuda.nccl import NcclCollectives, NcclLibrary
+        self._driver = self._driver or open_driver(self._device)     # NCCL needs the context
+        self._nccl = self._nccl or NcclLibrary()
+        self._collectives = NcclCollectives(self.steps, self._nccl, active_world(),
+                                            self.grid.partitions)
+        self._collectives.start()
 
     def serializer(self, entry: str, signature):
         from xlac.targets.cuda.serialize import entry_bytes
@@ -213,6 +230,11 @@ class CudaFunction:
                 driver.copy_async(buffers[step.target], buffers[step.source], step.nbytes, self._stream)
             elif isinstance(step, Launch):
                 _launch(driver, functions[step.kernel], step, buffers, self._stream)
+            elif isinstance(step, Collective):
+                if self._collectives is None:
+                    raise CudaError("a collective ran before the communicators were made: "
+                                    "start the program on every rank (xlac.compile does)")
+                self._collectives.run(step, buffers, driver, self._stream)
 
     def _capture(self, driver, functions, buffers) -> None:
         """Record the device work once as a CUDA graph: then a call is one graph launch,
@@ -240,6 +262,9 @@ class CudaFunction:
         """Free the device memory, graph and stream (the next call sets them up again)."""
         driver, owned = self._driver, self._owned
         self._buffers, self._owned = None, []
+        if self._collectives is not None:
+            self._collectives.close()
+            self._collectives = None
         if driver is not None:
             if self._graph is not None:
                 driver.destroy_graph(self._graph)

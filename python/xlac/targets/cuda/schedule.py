@@ -11,7 +11,9 @@ calls, so no host code is compiled:
   global's bytes, uploaded by the runtime (kernels receive it as an argument);
 * ``Copy(source, target, nbytes)``: memref.copy of contiguous buffers, device to device;
 * ``Launch(kernel, grid, block, smem, args)``: args are ``("buf", value)`` or
-  ``("i64"|"i32"|"f32"|..., number)`` for scalars.
+  ``("i64"|"i32"|"f32"|..., number)`` for scalars;
+* ``Collective(kind, ...)``: a call of xla-lower-collectives' buffer calls,
+  run with NCCL (``xlac.targets.cuda.nccl``).
 
 Values are named ``argN`` (the entry's arguments: inputs, then outputs) or ``tN``.
 """
@@ -26,6 +28,7 @@ import numpy as np
 from xlac.dtypes import numpy_dtype
 from xlac.errors import CompileError, error
 from xlac.mlir import ir
+from xlac.targets.cuda.nccl_types import reduction_for
 
 _VIEWS = {"memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast",
           "memref.reinterpret_cast"}
@@ -65,17 +68,36 @@ class Launch:
     args: tuple[tuple[str, object], ...]
 
 
+@dataclass(frozen=True)
+class Collective:
+    """One collective on device buffers (``buffers``: send, if any, then receive)."""
+
+    kind: str
+    element: str
+    buffers: tuple[str, ...]
+    count: int                      # elements per member (as xlac_mpi.c counts them)
+    nbytes: int                     # of the receive buffer
+    groups: tuple[tuple[int, ...], ...] = ()
+    pairs: tuple[tuple[int, int], ...] = ()
+    reduction: str = ""
+
+
 def read_schedule(module: ir.Module, entry: str) -> list:
     """The steps of ``entry``; CompileError if it does anything the runtime cannot."""
     func = _entry(module, entry)
+    collectives = collective_declarations(module)
     names = {arg: f"arg{i}" for i, arg in enumerate(func.regions[0].blocks[0].arguments)}
     constants, steps = {}, []
     globals_ = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
                 for op in module.body.operations if op.operation.name == "memref.global"}
     for op in func.regions[0].blocks[0].operations:
         op = op.operation
-        step = (_const(op, names, globals_) if op.name == "memref.get_global"
-                else _step(op, names, constants))
+        if op.name == "memref.get_global":
+            step = _const(op, names, globals_)
+        elif op.name == "func.call":
+            step = collective_step(op, names, collectives)
+        else:
+            step = _step(op, names, constants)
         if step is not None:
             steps.append(step)
     return steps
@@ -211,3 +233,43 @@ def _element_bits(element) -> int:
 
 def _contiguous(memref_type) -> bool:
     return "strided" not in str(memref_type)        # identity layouts print no layout
+
+
+def collective_declarations(module: ir.Module) -> dict[str, ir.Operation]:
+    """xla-lower-collectives' buffer-call declarations, by name."""
+    return {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
+            for op in module.body.operations
+            if op.operation.name == "func.func" and "xla.collective" in op.attributes}
+
+
+def collective_step(op, names, declarations) -> Collective:
+    """The step of a call of a collective declaration (anything else is refused)."""
+    callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
+    if callee not in declarations:
+        raise CompileError(error(f"a call of @{callee} is left in the GPU host code "
+                                 "(not supported on cuda)", op.location))
+    attrs = declarations[callee].attributes
+    kind = ir.StringAttr(attrs["xla.collective"]).value
+    element = ir.StringAttr(attrs["xla.element_type"]).value
+    reduction = ir.StringAttr(attrs["xla.reduction"]).value if "xla.reduction" in attrs else ""
+    if reduction:
+        try:
+            reduction_for(element, reduction)
+        except ValueError as exc:
+            raise CompileError(error(f"'{kind}': {exc}", op.location),
+                               "compile for target='cpu' (MPI has it)") from None
+    groups, pairs = _table(attrs, "xla.groups"), _table(attrs, "xla.pairs")
+    shapes = [ir.MemRefType(v.type).shape for v in op.operands]
+    count = int(np.prod(shapes[-1 if kind == "reduce_scatter" else 0], dtype=np.int64))
+    if kind == "all_to_all":
+        count //= len(groups[0])
+    return Collective(kind, element, tuple(names[v] for v in op.operands), count,
+                      _nbytes(op.operands[-1].type), groups, pairs, reduction)
+
+
+def _table(attrs, name: str) -> tuple:
+    if name not in attrs:
+        return ()
+    shape = ir.RankedTensorType(attrs[name].type).shape
+    values = np.array(ir.DenseIntElementsAttr(attrs[name]), dtype=np.int64).reshape(shape)
+    return tuple(tuple(int(x) for x in row) for row in values)

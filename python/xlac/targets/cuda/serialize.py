@@ -12,11 +12,12 @@ import hashlib
 import json
 from dataclasses import dataclass
 
+from xlac.collectives import DeviceGrid
 from xlac.signature import Signature
-from xlac.targets.cuda.schedule import Alloc, Const, Copy, Launch, View
+from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Launch, View
 
-FORMAT = "xlac-cuda-1"
-_STEPS = {cls.__name__: cls for cls in (Alloc, Const, Copy, Launch, View)}
+FORMAT = "xlac-cuda-2"            # 2: steps name their class under "step" (Collective has a "kind")
+_STEPS = {cls.__name__: cls for cls in (Alloc, Collective, Const, Copy, Launch, View)}
 
 
 @dataclass(frozen=True)
@@ -28,6 +29,7 @@ class CudaEntry:
     steps: list
     kernels: str                # the kernels as gpu.func (MLIR), for the emulator
     gpu: str                    # the "gpu" stage's text
+    grid: DeviceGrid | None = None   # an SPMD program's device grid
 
 
 def entry_bytes(function, entry: str, signature: Signature) -> bytes:
@@ -37,6 +39,8 @@ def entry_bytes(function, entry: str, signature: Signature) -> bytes:
         "ptx": function.ptx, "kernels": function.kernels, "gpu": function.gpu,
         "steps": [_step_json(step) for step in function.steps],
     }
+    if function.grid is not None:
+        payload["spmd"] = [function.grid.replicas, function.grid.partitions]
     text = json.dumps(payload, sort_keys=True)
     return json.dumps({"sha256": hashlib.sha256(text.encode()).hexdigest(), "payload": text}).encode()
 
@@ -52,8 +56,9 @@ def read_entry(blob: bytes, entry: str, what: str) -> CudaEntry:
         if payload["format"] != FORMAT or payload["entry"] != entry:
             raise ValueError(f"{what}: made for another entry or xlac version")
         steps = [_step_from(item) for item in payload["steps"]]
+        grid = DeviceGrid(*payload["spmd"]) if "spmd" in payload else None
         return CudaEntry(Signature.from_json(payload["signature"]), str(payload["ptx"]), steps,
-                         str(payload["kernels"]), str(payload["gpu"]))
+                         str(payload["kernels"]), str(payload["gpu"]), grid)
     except (KeyError, TypeError, AttributeError, json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{what}: not a cuda program ({exc!r})") from None
 
@@ -62,14 +67,18 @@ def _step_json(step) -> dict:
     fields = dict(vars(step))
     if isinstance(step, Const):
         fields["data"] = base64.b64encode(step.data).decode()
-    return {"kind": type(step).__name__, **fields}
+    return {"step": type(step).__name__, **fields}
 
 
 def _step_from(item: dict):
-    kind = _STEPS[item.pop("kind")]
+    kind = _STEPS[item.pop("step")]
     if kind is Const:
         item["data"] = base64.b64decode(item["data"])
     if kind is Launch:
         item["grid"], item["block"] = tuple(item["grid"]), tuple(item["block"])
         item["args"] = tuple(tuple(arg) for arg in item["args"])
+    if kind is Collective:
+        item["buffers"] = tuple(item["buffers"])
+        item["groups"] = tuple(tuple(g) for g in item["groups"])
+        item["pairs"] = tuple(tuple(p) for p in item["pairs"])
     return kind(**item)
