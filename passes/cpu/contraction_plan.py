@@ -53,6 +53,8 @@ def register_tile(m: int, n: int, machine: Machine) -> tuple[int, int]:
     rows = (machine.registers - 3) // 2 if machine.registers < 32 else 8
     tn = 2 * lanes if n % (2 * lanes) == 0 else lanes if n % lanes == 0 else 2 * lanes
     tm = divisor(m, rows) if m % rows else rows
+    # a divisor keeps every tile static; with none worth having (m = 197), the
+    # schedule peels the rows left over into one last masked tile
     return (tm if tm and tm >= MIN_TILE_M else rows), tn
 
 
@@ -62,13 +64,15 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan:
     chunks = static_tiles(tuple(nest.extents[:-1]), machine.threads, (1,) * len(batch) + (tm, tn), k)
     bk = _block(k, 1)
     if op.name == "linalg.batch_matmul":
-        return Plan("xla_batch_matmul", chunks + (bk, tm, tn))
+        peel = "" if m % tm == 0 and n % tn == 0 else "_peeled"
+        return Plan(f"xla_batch_matmul{peel}", chunks + (bk, tm, tn))
     whole = m % tm == 0 and n % tn == 0 and all(c == 0 or e % c == 0
                                                 for e, c in zip(nest.extents, chunks))
     if k <= SHORT_K and whole:
         return Plan("xla_matmul_short_k", chunks + (tm, tn))
     chunk_n = chunks[-1] or n
-    return Plan("xla_matmul", chunks + (_block(chunk_n, tn), bk, tm, tn))
+    sequence = "xla_matmul" if m % tm == 0 and n % tn == 0 else "xla_matmul_peeled"
+    return Plan(sequence, chunks + (_block(chunk_n, tn), bk, tm, tn))
 
 
 def _block(extent: int, multiple: int) -> int:

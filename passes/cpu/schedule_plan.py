@@ -231,6 +231,12 @@ def static_tiles(extents: tuple[int, ...], threads: int, align: tuple[int, ...],
         if tiles >= 2:
             counts = [d for d in range(1, tiles + 1) if tiles % d == 0]
             count = min((d for d in counts if d >= parts), default=counts[-1])
+            if count > 2 * parts and not last:
+                continue                         # no divisor near (197 tiles): split a later dim
+            if count > 2 * parts:
+                # nothing divides: even chunks of whole tiles, the last one short (masked)
+                sizes[dim] = _round_up(-(-extent // parts), align[dim])
+                return tuple(sizes)
             sizes[dim] = extent // count
             if count >= parts or last:
                 return tuple(sizes)

@@ -40,6 +40,43 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // The same, for m or n not a multiple of the register tile (m = 197): the
+  // loops over row and column tiles run the whole tiles (static, unmasked),
+  // then, once, what is left over (masked), instead of every tile masked.
+  transform.named_sequence @xla_matmul_peeled(
+      %op: !transform.any_op {transform.consumed},
+      %cm: !transform.param<i64> {transform.readonly},
+      %cn: !transform.param<i64> {transform.readonly},
+      %bn: !transform.param<i64> {transform.readonly},
+      %bk: !transform.param<i64> {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) {
+    %fill = transform.get_producer_of_operand %op[2] : (!transform.any_op) -> !transform.any_op
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%cm, %cn]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %fill_chunk, %forall2 = transform.structured.fuse_into_containing_op %fill into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @xla_fill_tiles failures(propagate) (%fill_chunk, %tm, %tn)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    %panel, %nblock = transform.structured.tile_using_for %chunk tile_sizes [0, %bn, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %block, %kblock = transform.structured.tile_using_for %panel tile_sizes [0, 0, %bk]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:3 = transform.structured.tile_using_for %block tile_sizes [%tm, %tn, 1]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @xla_peel failures(suppress) (%loops#0) : (!transform.any_op) -> ()
+    transform.include @xla_peel failures(suppress) (%loops#1) : (!transform.any_op) -> ()
+    %tiles = transform.structured.match ops{["linalg.matmul"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %tiles vector_sizes [%tm, %tn, 1] {create_named_contraction}
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.include @xla_contract_to_fma failures(propagate) (%forall2)
+      : (!transform.any_op) -> ()
+    transform.yield
+  }
+
   // k short enough (<= 256) to need no blocking: the fill is fused into each
   // register tile, whose accumulators then start at zero without reading C.
   transform.named_sequence @xla_matmul_short_k(
@@ -113,6 +150,62 @@ module attributes {transform.with_named_sequence} {
       : !transform.any_op, !transform.param<i64>, !transform.param<i64>
     transform.include @xla_contract_to_fma failures(propagate) (%forall2)
       : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // The same, peeling the rows and columns a register tile does not fill.
+  transform.named_sequence @xla_batch_matmul_peeled(
+      %op: !transform.any_op {transform.consumed},
+      %cb: !transform.param<i64> {transform.readonly},
+      %cm: !transform.param<i64> {transform.readonly},
+      %cn: !transform.param<i64> {transform.readonly},
+      %bk: !transform.param<i64> {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) {
+    %fill = transform.get_producer_of_operand %op[2] : (!transform.any_op) -> !transform.any_op
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%cb, %cm, %cn]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %fill_chunk, %forall2 = transform.structured.fuse_into_containing_op %fill into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %fill_tile, %fill_loops:3 = transform.structured.tile_using_for %fill_chunk tile_sizes [1, %tm, %tn]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %fill_tile vector_sizes [1, %tm, %tn]
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    %one, %bloop = transform.structured.tile_using_for %chunk tile_sizes [1, 0, 0, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %block, %kblock = transform.structured.tile_using_for %one tile_sizes [0, 0, 0, %bk]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:2 = transform.structured.tile_using_for %block tile_sizes [0, %tm, %tn, 0]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @xla_peel failures(suppress) (%loops#0) : (!transform.any_op) -> ()
+    transform.include @xla_peel failures(suppress) (%loops#1) : (!transform.any_op) -> ()
+    %tiles = transform.structured.match ops{["linalg.batch_matmul"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    %generic = transform.structured.generalize %tiles : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %forall2 {
+      transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
+      transform.apply_patterns.linalg.tiling_canonicalization
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %folded = transform.structured.match ops{["linalg.generic"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    %mm = transform.structured.specialize %folded : (!transform.any_op) -> !transform.any_op
+    %step, %kloop = transform.structured.tile_using_for %mm tile_sizes [0, 0, 1]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.structured.vectorize %step vector_sizes [%tm, %tn, 1] {create_named_contraction}
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.include @xla_contract_to_fma failures(propagate) (%forall2)
+      : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // A loop's last, partial iteration split off (nothing to peel: a no-op failure).
+  transform.named_sequence @xla_peel(%loop: !transform.any_op {transform.readonly}) {
+    %for = transform.cast %loop : !transform.any_op to !transform.op<"scf.for">
+    %main, %rest = transform.loop.peel %for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
     transform.yield
   }
 
