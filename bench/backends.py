@@ -166,6 +166,11 @@ class XlacBackend:
     def time(self, count: int) -> list[float]:
         return self._ask(("time", count), count * self._call_limit, "xlac run")
 
+    def profile(self, runs: int, top: int, trace: str | None):
+        """Per-kernel times of the loaded program (kernels.KernelProfile)."""
+        return self._ask(("profile", runs, top, trace), (runs + 2) * self._call_limit,
+                         "xlac profile")
+
     def unload(self):
         pass   # the next load replaces the worker's program
 
