@@ -173,6 +173,10 @@ def _profile(result: ProgramResult, xlac, args) -> None:
     timed = result.backends.get("xlac")
     if xlac is None or not hasattr(xlac, "profile") or timed is None or not timed.times:
         return
+    if timed.compile_s is not None and timed.compile_s > args.profile_max_compile_s:
+        result.profile_error = (f"skipped: the profiled copy is compiled again, and xlac took "
+                                f"{timed.compile_s:.0f} s (--profile-max-compile-s)")
+        return
     median = statistics.median(timed.times)
     runs = 1 if args.quick else max(1, min(10, int(args.profile_s / max(median, 1e-6))))
     trace = None

@@ -46,6 +46,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--kernels", type=int, default=3, help="slowest kernels to report (default 3)")
     parser.add_argument("--profile-s", type=float, default=2.0,
                         help="seconds of profiled calls per program (1-10 calls; default 2)")
+    parser.add_argument("--profile-max-compile-s", type=float, default=150.0,
+                        help="no profile for a program xlac took longer to compile (default 150)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: 1-2 calls per backend, no warm-up, no pauses")
     parser.add_argument("--threads", type=int,

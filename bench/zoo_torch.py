@@ -109,10 +109,10 @@ def mobilenet_v2():
 
 def lstm():
     torch.manual_seed(1)
-    tokens = torch.randint(0, 5000, (8, 32))
+    tokens = torch.randint(0, 5000, (8, 16))
     return (LSTMClassifier().eval(), [tokens],
-            "embedding + 2-layer torch.nn.LSTM (hidden 256) + linear head, batch 8 x 32 tokens; "
-            "torch.export unrolls the 32 steps")
+            "embedding + 2-layer torch.nn.LSTM (hidden 256) + linear head, batch 8 x 16 tokens; "
+            "torch.export unrolls the 2 x 16 cell steps")
 
 
 def transformer():
