@@ -206,7 +206,19 @@ def _method(args, start_errors: dict) -> list[str]:
             "roofline: max(FLOPs / 320 GFLOP/s, bytes / 45 GB/s) (shared/bench/README.md); "
             "%roof = roofline / median",
             f"inputs: manifest dist/scale, seed {args.seed} (real models: their own recipe); "
-            f"err: max |out - XLA| / max |XLA|; threads: {threads}"]
+            f"err: max |out - XLA| / max |XLA|; threads: {threads}"] + _model_lines(args)
+
+
+def _model_lines(args) -> list[str]:
+    lines = []
+    if getattr(args, "models", False):
+        from models import SHARED_MODELS
+        lines.append(f"real models: {SHARED_MODELS} (inputs from its make_inputs.py) and "
+                     f"{args.models_dir} (bench/export_models.py; NAME.inputs.npz)")
+    if getattr(args, "profile", False):
+        lines.append(f"kernels: exe.profile in the xlac worker, a profiled copy, 1-10 calls "
+                     f"(~{args.profile_s:g} s); traces: {args.traces or 'not written (--traces DIR)'}")
+    return lines
 
 
 def _progress(message: str) -> None:

@@ -48,9 +48,10 @@ def readable(name: str, lines: list[str]) -> str:
 
 
 def summarize(profile, source: str | bytes, top: int, trace_path: str | None,
-              seconds: float) -> KernelProfile:
+              seconds: float, title: str = "xlac kernels") -> KernelProfile:
     """The ``top`` slowest kernels of an ``xlac.debug.profile.Profile``; the trace, with
-    readable names (the original one kept in each event's args), written to ``trace_path``."""
+    readable names (the original one kept in each event's args) and ``title`` as the
+    process's name, written to ``trace_path``."""
     lines = source.splitlines() if isinstance(source, str) else []
     rows = profile.kernels()
     summary = KernelProfile(len(rows), profile.runs, profile.wall_ms, seconds=seconds,
@@ -62,6 +63,8 @@ def summarize(profile, source: str | bytes, top: int, trace_path: str | None,
             if event.get("ph") == "X":
                 event["args"] = {"kernel": event["name"]}
                 event["name"] = readable(event["name"], lines)
+            elif event.get("name") == "process_name":
+                event["args"] = {"name": title}
         with open(trace_path, "w") as handle:
             json.dump(trace, handle)
         summary.trace = trace_path

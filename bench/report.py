@@ -191,6 +191,9 @@ def markdown(results: list[ProgramResult], method: list[str], versions: dict[str
            "|" + "|".join("---" for _ in HEADER) + "|",
            *["| " + " | ".join(row) + " |" for row in body], ""]
     out += summary_lines(results) + _footnotes(results, notes)
+    described = [r.program for r in results if r.program.description]
+    if described:
+        out += ["", "Real models:", ""] + [f"- `{p.name}`: {p.description}" for p in described]
     if kernels:
         out += markdown_lines(results, kernels)
     return "\n".join(out) + "\n"

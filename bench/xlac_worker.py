@@ -109,7 +109,8 @@ def _profile(xlac, state: dict, runs: int, top: int, trace: str | None):
     start = time.perf_counter()
     profile = state["exe"].profile(*state["inputs"], runs=runs)
     seconds = time.perf_counter() - start
-    return summarize(profile, state["program"].source(), top, trace, seconds)
+    program = state["program"]
+    return summarize(profile, program.source(), top, trace, seconds, f"xlac: {program.name}")
 
 
 _HANDLERS = {"load": _load, "outputs": _outputs, "time": _time, "profile": _profile}

@@ -70,10 +70,12 @@ def test_summary_and_trace_from_a_profile(tmp_path):
               for k, s, e in events]]})
     source = "func.func @main() {\n  %0 = stablehlo.dot_general %a, %b : tensor<8xf32>\n  %1 = stablehlo.tanh %0 : tensor<8xf32>\n"
     trace = tmp_path / "p.trace.json"
-    summary = kernels.summarize(fake, source, 1, str(trace), 0.5)
+    summary = kernels.summarize(fake, source, 1, str(trace), 0.5, title="xlac: p")
     assert summary.kernels == 2 and summary.runs == 2 and summary.trace == str(trace)
     assert summary.top == [("L2 stablehlo.dot_general -> 8xf32 [omp.parallel]", 3.0, 6 / 7)]
-    spans = [e for e in json.loads(trace.read_text())["traceEvents"] if e["ph"] == "X"]
+    written = json.loads(trace.read_text())["traceEvents"]
+    assert written[0] == {"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "xlac: p"}}
+    spans = [e for e in written if e["ph"] == "X"]
     assert [e["name"] for e in spans][:2] == ["L2 stablehlo.dot_general -> 8xf32 [omp.parallel]",
                                               "L3 stablehlo.tanh -> 8xf32 [linalg.generic]"]
     assert spans[0]["args"] == {"kernel": names[0]}
@@ -103,7 +105,8 @@ def test_geometric_means_per_group_and_the_kernel_table():
     Result, spec = m.report.BackendResult, m.programs.TensorSpec((4,), "float32")
 
     def program(name, group, xlac_ms, profile=None):
-        p = m.programs.Program(name, Path(f"{name}.mlir"), (spec,), (spec,), 0, 1e6, group=group)
+        p = m.programs.Program(name, Path(f"{name}.mlir"), (spec,), (spec,), 0, 1e6, group=group,
+                               description=f"the {name} model" if group == "model" else "")
         return m.report.ProgramResult(p, {"xlac": Result(times=[xlac_ms / 1e3] * 3, check=0.0),
                                           "XLA": Result(times=[1e-3] * 3)}, profile=profile)
 
@@ -121,6 +124,7 @@ def test_geometric_means_per_group_and_the_kernel_table():
     md = m.report.markdown(results, ["method"], {"jax": "0.10.2"}, kernels=3)
     assert "| big | 12 | 2.5 | 60.0% 1.5 ms L7 stablehlo.dot_general [omp.parallel] | - | - | `big.trace.json` |" in md
     assert "## Slowest xlac kernels" in md and "| bigger | - | - | profile failed" in md
+    assert "- `big`: the big model" in md and "- `gelu`" not in md
 
 
 @needs_jax
