@@ -69,7 +69,7 @@ class XlaBackend:
             self._exe = self._compile(program.source())
             seconds = time.perf_counter() - start
             self.flops = _cost_flops(self._exe)
-            self._args = [jax.device_put(a, self._device) for a in inputs]
+            self._args = device_put(inputs, self._device)
             jax.block_until_ready(self._args)
         return seconds
 
@@ -95,6 +95,14 @@ class XlaBackend:
 
     def close(self):
         self.unload()
+
+
+def device_put(arrays, device) -> list:
+    """The arrays on ``device`` with their own dtypes: jax would make int64 (torch's token
+    ids) int32 and float64 float32 unless 64-bit types are on."""
+    import jax
+    with jax.enable_x64(True):
+        return [jax.device_put(a, device) for a in arrays]
 
 
 def _cost_flops(exe) -> float | None:
@@ -165,6 +173,11 @@ class XlacBackend:
 
     def time(self, count: int) -> list[float]:
         return self._ask(("time", count), count * self._call_limit, "xlac run")
+
+    def profile(self, runs: int, top: int, trace: str | None):
+        """Per-kernel times of the loaded program (kernels.KernelProfile)."""
+        return self._ask(("profile", runs, top, trace), (runs + 2) * self._call_limit,
+                         "xlac profile")
 
     def unload(self):
         pass   # the next load replaces the worker's program

@@ -11,7 +11,7 @@ import time
 import cuda_worker
 import numpy as np
 import xlac_worker
-from backends import BackendError, XlaBackend, XlacBackend, _cost_flops, _timed, reported
+from backends import BackendError, XlaBackend, XlacBackend, _cost_flops, _timed, device_put, reported
 
 
 class XlaGpuBackend(XlaBackend):
@@ -45,7 +45,7 @@ class XlaGpuBackend(XlaBackend):
             seconds = time.perf_counter() - start
             self.flops = _cost_flops(self._exe)
             self._host_inputs = inputs
-            self._args = [jax.device_put(a, self._device) for a in inputs]
+            self._args = device_put(inputs, self._device)
             jax.block_until_ready(self._args)
         return seconds
 
@@ -85,8 +85,7 @@ class XlaHostBackend:
         return                                  # compiled once, by the XLA backend
 
     def _call(self):
-        import jax
-        args = [jax.device_put(a, self._xla._device) for a in self._xla._host_inputs]
+        args = device_put(self._xla._host_inputs, self._xla._device)
         return [np.asarray(out) for out in self._xla.execute(args)]
 
     def outputs(self):

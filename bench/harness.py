@@ -6,6 +6,7 @@ import statistics
 import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
 from backends import BackendError, NumpyBackend, XlaBackend, XlacBackend
 from programs import SUITE, extra_program, make_inputs, suite_programs
@@ -21,10 +22,10 @@ def run(args) -> int:
     method = _method(args, start_errors)
     print("\n".join(method), flush=True)
     results = measure_all(programs, backends, start_errors, args, BACKENDS)
-    print("\n" + text_table(results), flush=True)
+    print("\n" + text_table(results, args.kernels if args.profile else 0), flush=True)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(markdown(results, method, versions()))
+        args.out.write_text(markdown(results, method, versions(), args.kernels if args.profile else 0))
         print(f"\nwrote {args.out}")
     return 0
 
@@ -56,6 +57,12 @@ def _select(args):
                 extra = replace(extra, name=path.name)
             taken.add(extra.name)
             programs.append(extra)
+        if getattr(args, "models", False):
+            from models import model_programs
+            found, notes = model_programs(args.models_dir)
+            for note in notes:
+                print(note, file=sys.stderr)
+            programs += [m for m in found if m.name not in taken]
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return None
@@ -110,6 +117,8 @@ def bench_program(program, backends: dict, start_errors: dict, args, budget_s: f
     _check(result, outputs)
     del outputs
     _time(result, backends, estimates, args, budget_s)
+    if getattr(args, "profile", False):
+        _profile(result, backends.get("xlac"), args)
     for backend in backends.values():
         backend.unload()
     return result
@@ -158,6 +167,32 @@ def _time(result: ProgramResult, backends: dict, estimates: dict, args, budget_s
         result.backends[name].error = error
 
 
+def _profile(result: ProgramResult, xlac, args) -> None:
+    """The slowest kernels of xlac's program (and its trace), when xlac ran it correctly
+    enough to be timed; a failure is a note of the kernel table, never of the run."""
+    timed = result.backends.get("xlac")
+    if xlac is None or not hasattr(xlac, "profile") or timed is None or not timed.times:
+        return
+    if timed.compile_s is not None and timed.compile_s > args.profile_max_compile_s:
+        result.profile_error = (f"skipped: the profiled copy is compiled again, and xlac took "
+                                f"{timed.compile_s:.0f} s (--profile-max-compile-s)")
+        return
+    median = statistics.median(timed.times)
+    runs = 1 if args.quick else max(1, min(10, int(args.profile_s / max(median, 1e-6))))
+    trace = None
+    if args.traces:
+        args.traces.mkdir(parents=True, exist_ok=True)
+        trace = str(Path(args.traces) / f"{result.program.name}.trace.json")
+    try:
+        result.profile = xlac.profile(runs, args.kernels, trace)
+    except BackendError as exc:
+        result.profile_error = str(exc)[:300]
+        return
+    top = result.profile.top[0] if result.profile.top else None
+    _progress(f"  profile: {result.profile.kernels} kernels in {result.profile.seconds:.1f} s"
+              + (f"; slowest {100 * top[2]:.0f}% {top[0]}" if top else ""))
+
+
 def _method(args, start_errors: dict) -> list[str]:
     threads = (f"pinned to {args.threads} CPU(s), the roofline still counts both cores"
                if args.threads else "all CPUs the process may use")
@@ -170,8 +205,20 @@ def _method(args, start_errors: dict) -> list[str]:
             "ms as median [p10-p90]",
             "roofline: max(FLOPs / 320 GFLOP/s, bytes / 45 GB/s) (shared/bench/README.md); "
             "%roof = roofline / median",
-            f"inputs: manifest dist/scale, seed {args.seed}; err: max |out - XLA| / max |XLA|; "
-            f"threads: {threads}"]
+            f"inputs: manifest dist/scale, seed {args.seed} (real models: their own recipe); "
+            f"err: max |out - XLA| / max |XLA|; threads: {threads}"] + _model_lines(args)
+
+
+def _model_lines(args) -> list[str]:
+    lines = []
+    if getattr(args, "models", False):
+        from models import SHARED_MODELS
+        lines.append(f"real models: {SHARED_MODELS} (inputs from its make_inputs.py) and "
+                     f"{args.models_dir} (bench/export_models.py; NAME.inputs.npz)")
+    if getattr(args, "profile", False):
+        lines.append(f"kernels: exe.profile in the xlac worker, a profiled copy, 1-10 calls "
+                     f"(~{args.profile_s:g} s); traces: {args.traces or 'not written (--traces DIR)'}")
+    return lines
 
 
 def _progress(message: str) -> None:

@@ -49,6 +49,9 @@ class Program:
     seed_index: int                  # the anchors' scripts seed workload i with 1000*seed+i
     flops: float | None = None       # None: taken from XLA's cost analysis
     in_suite: bool = True
+    group: str = "suite"             # suite | extra | model: each has its geometric mean
+    recipe: tuple | None = None      # where a model's inputs come from (models.py)
+    description: str = ""
 
     def source(self) -> str | bytes:
         """What both compilers get: the file's text (bytes for bytecode)."""
@@ -97,7 +100,7 @@ def extra_program(path: Path, seed_index: int) -> Program:
     name = path.name.split(".")[0]
     inputs, outputs = _read_signature(path)
     return Program(name=name, path=path, inputs=inputs, outputs=outputs,
-                   seed_index=seed_index, flops=None, in_suite=False)
+                   seed_index=seed_index, flops=None, in_suite=False, group="extra")
 
 
 def _read_signature(path: Path) -> tuple[tuple[TensorSpec, ...], tuple[TensorSpec, ...]]:
@@ -132,6 +135,9 @@ def _mlir_spec(mlir_type, path: Path) -> TensorSpec:
 
 def make_inputs(program: Program, seed: int = 0) -> list[np.ndarray]:
     """The same arrays in every process; the suite's match shared/bench/workloads.py."""
+    if program.recipe is not None:
+        from models import recipe_inputs  # a real model: its own inputs
+        return recipe_inputs(program, seed)
     rng = np.random.default_rng(1000 * seed + program.seed_index)
     return [np.ascontiguousarray(_fill(rng, spec)) for spec in program.inputs]
 

@@ -10,6 +10,7 @@ import platform
 import subprocess
 from dataclasses import dataclass, field
 
+from kernels import KernelProfile, markdown_lines, text_lines
 from programs import REPO, Program, roofline_ms
 from timing import Stats, stats
 
@@ -38,6 +39,8 @@ class ProgramResult:
     backends: dict[str, BackendResult]
     flops: float | None = None
     reference: str | None = None    # whose outputs the checks compare with
+    profile: KernelProfile | None = None     # xlac's slowest kernels (run.py --profile)
+    profile_error: str | None = None
 
     @property
     def roofline_ms(self) -> float:
@@ -132,20 +135,38 @@ def geomean(results: list[ProgramResult], name: str, base: str = "XLA") -> tuple
     return math.exp(sum(math.log(x) for x in ratios) / len(ratios)), len(ratios)
 
 
+GROUPS = {"model": "real models", "suite": "bench programs", "extra": "programs from files"}
+
+
 def summary_lines(results: list[ProgramResult]) -> list[str]:
+    """Geometric means over all programs, or per group (real models, bench programs, ...)
+    when the run has more than one."""
+    groups = [g for g in GROUPS if any(r.program.group == g for r in results)]
+    if len(groups) < 2:
+        return _means(results, "")
+    lines = []
+    for group in groups:
+        lines += _means([r for r in results if r.program.group == group], f", {GROUPS[group]}")
+    return lines
+
+
+def _means(results: list[ProgramResult], label: str) -> list[str]:
     lines = []
     for name in ("xlac", "numpy"):
+        if name == "numpy" and not any("numpy" in r.backends for r in results):
+            continue
         value, count = geomean(results, name)
         shown = "-" if value is None else f"{value:.2f}"
-        lines.append(f"geometric mean {name}/XLA: {shown} (over {count} of {len(results)} "
+        lines.append(f"geometric mean {name}/XLA{label}: {shown} (over {count} of {len(results)} "
                      "programs; wrong outputs left out)")
     return lines
 
 
-def text_table(results: list[ProgramResult]) -> str:
+def text_table(results: list[ProgramResult], kernels: int = 0) -> str:
     notes: list[str] = []
     body = rows(results, notes)
-    return aligned(HEADER, body, summary_lines(results) + _footnotes(results, notes))
+    tail = summary_lines(results) + _footnotes(results, notes)
+    return aligned(HEADER, body, tail + (text_lines(results, kernels) if kernels else []))
 
 
 def aligned(header: tuple[str, ...], body: list, tail: list[str]) -> str:
@@ -157,7 +178,8 @@ def aligned(header: tuple[str, ...], body: list, tail: list[str]) -> str:
     return "\n".join(lines + [""] + tail)
 
 
-def markdown(results: list[ProgramResult], method: list[str], versions: dict[str, str]) -> str:
+def markdown(results: list[ProgramResult], method: list[str], versions: dict[str, str],
+             kernels: int = 0) -> str:
     notes: list[str] = []
     body = rows(results, notes)
     out = ["# xlac performance\n",
@@ -169,6 +191,11 @@ def markdown(results: list[ProgramResult], method: list[str], versions: dict[str
            "|" + "|".join("---" for _ in HEADER) + "|",
            *["| " + " | ".join(row) + " |" for row in body], ""]
     out += summary_lines(results) + _footnotes(results, notes)
+    described = [r.program for r in results if r.program.description]
+    if described:
+        out += ["", "Real models:", ""] + [f"- `{p.name}`: {p.description}" for p in described]
+    if kernels:
+        out += markdown_lines(results, kernels)
     return "\n".join(out) + "\n"
 
 

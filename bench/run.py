@@ -7,6 +7,7 @@
     python bench/run.py --quick --only gelu      # smoke run for CI
     python bench/run.py --out docs/PERFORMANCE.md
     python bench/run.py --target cuda --out bench_cuda.md   # xlac on the GPU against XLA GPU
+    python bench/run.py --models --traces traces/ --out models.md   # + the real models, kernels
 
 Both compilers get the same StableHLO text. The suite lives in <repo>/../shared/bench/suite;
 its README has the anchors' figures and the machine limits behind the roofline column.
@@ -32,12 +33,27 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--suite", type=Path,
                         help="the bench suite folder (default: <repo>/../shared/bench/suite)")
     parser.add_argument("--out", type=Path, help="also write the table as Markdown here")
+    parser.add_argument("--models", action="store_true",
+                        help="also the real models: ../shared/models and those bench/export_models.py "
+                             "wrote to --models-dir; profiles xlac per kernel")
+    parser.add_argument("--models-dir", type=Path, default=None,
+                        help="the exported models (default: bench/models)")
+    parser.add_argument("--profile", action=argparse.BooleanOptionalAction, default=None,
+                        help="profile xlac per kernel after timing (exe.profile; default: on with "
+                             "--models or --traces)")
+    parser.add_argument("--traces", type=Path,
+                        help="write a Chrome trace (Perfetto) of xlac's kernels per program here")
+    parser.add_argument("--kernels", type=int, default=3, help="slowest kernels to report (default 3)")
+    parser.add_argument("--profile-s", type=float, default=2.0,
+                        help="seconds of profiled calls per program (1-10 calls; default 2)")
+    parser.add_argument("--profile-max-compile-s", type=float, default=150.0,
+                        help="no profile for a program xlac took longer to compile (default 150)")
     parser.add_argument("--quick", action="store_true",
                         help="smoke run: 1-2 calls per backend, no warm-up, no pauses")
     parser.add_argument("--threads", type=int,
                         help="pin the run to N CPUs (affinity, OMP/OPENBLAS/MKL thread counts)")
-    parser.add_argument("--budget-s", type=float, default=180.0,
-                        help="seconds of timed calls for the whole run (default 180)")
+    parser.add_argument("--budget-s", type=float,
+                        help="seconds of timed calls for the whole run (default 180; 480 with --models)")
     parser.add_argument("--min-reps", type=int, default=3)
     parser.add_argument("--max-reps", type=int, default=200)
     parser.add_argument("--warmup", type=int, default=2, help="untimed calls after the first")
@@ -48,6 +64,12 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="an xlac compile or call still running after this is killed")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.budget_s is None:
+        args.budget_s = 480.0 if args.models else 180.0
+    if args.profile is None:
+        args.profile = (args.models or args.traces is not None) and args.target == "cpu"
+    if args.models_dir is None:
+        args.models_dir = Path(__file__).resolve().parent / "models"
     if args.quick:
         args.min_reps, args.max_reps, args.warmup, args.pause_ms = 1, 2, 0, 0.0
         args.budget_s = 1.0

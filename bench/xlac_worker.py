@@ -9,6 +9,9 @@ reply, ("ok", value) or ("error", message)):
   ("load", program, seed)  -> compile seconds     (compiles and makes the inputs)
   ("outputs",)             -> (arrays, seconds)  (one call, results kept for the check)
   ("time", k)              -> [seconds] * k      (k calls, each timed)
+  ("profile", runs, top, trace)  -> kernels.KernelProfile  (exe.profile: a profiled copy,
+                              ``runs`` calls; the ``top`` slowest kernels; a Chrome trace
+                              written to the path ``trace`` unless it is None)
   ("quit",)                -> the worker exits
 """
 
@@ -17,6 +20,7 @@ from __future__ import annotations
 import time
 import traceback
 
+from kernels import summarize
 from programs import make_inputs
 
 TINY_PROGRAM = ("func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
@@ -82,6 +86,7 @@ def _load(xlac, state: dict, program, seed: int) -> float:
     state["exe"] = xlac.compile(source, cache=False)
     seconds = time.perf_counter() - start
     state["inputs"] = make_inputs(program, seed)
+    state["program"] = program
     return seconds
 
 
@@ -100,7 +105,15 @@ def _time(xlac, state: dict, count: int) -> list[float]:
     return times
 
 
-_HANDLERS = {"load": _load, "outputs": _outputs, "time": _time}
+def _profile(xlac, state: dict, runs: int, top: int, trace: str | None):
+    start = time.perf_counter()
+    profile = state["exe"].profile(*state["inputs"], runs=runs)
+    seconds = time.perf_counter() - start
+    program = state["program"]
+    return summarize(profile, program.source(), top, trace, seconds, f"xlac: {program.name}")
+
+
+_HANDLERS = {"load": _load, "outputs": _outputs, "time": _time, "profile": _profile}
 
 
 def _describe(exc: BaseException) -> str:
