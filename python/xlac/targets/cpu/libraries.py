@@ -9,6 +9,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import os
 import re
 from importlib import metadata
 
@@ -23,6 +24,11 @@ def openmp_library() -> str | None:
     symbol lookup finds it. None when the wheel is missing: programs without
     parallel loops still run.
     """
+    # Idle workers sleep at once instead of spinning 200 ms (libiomp's default):
+    # on a shared or oversubscribed machine a spinning worker and a spinning
+    # barrier took 13x longer over an LSTM's 64 steps of small parallel loops
+    # (docs/cpu-runtime.md). The user's own KMP_BLOCKTIME wins; read at load.
+    os.environ.setdefault("KMP_BLOCKTIME", "0")
     try:
         files = metadata.distribution("intel-openmp").files or []
     except metadata.PackageNotFoundError:
