@@ -39,6 +39,7 @@ _REGISTRY: dict[str, str] = {
     "xla-approximate-math": "cpu.approximate_math:ApproximateMath",
     "xla-apply-schedules": "cpu.apply_schedules:ApplySchedules",
     "xla-outline-top-k": "ingest.outline_top_k:OutlineTopK",
+    "xla-unroll-short-loops": "ingest.unroll_short_loops:UnrollShortLoops",
     "xla-lower-top-k": "lower.lower_top_k:LowerTopK",
     "xla-rewrite-reduce-windows": "lower.rewrite_reduce_windows:RewriteReduceWindows",
     "xla-flatten-reductions": "lower.flatten_reductions:FlattenReductions",

@@ -28,6 +28,7 @@ def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
         "symbol-dce",                                     # drop the inlined private functions
         "stablehlo-refine-shapes",                        # `?` dims from the entry's arguments
         "func.func(stablehlo-canonicalize-dynamism)",     # dynamic_pad/reshape... with constant shapes -> static ops
+        "xla-unroll-short-loops",                         # fori_loops of <= 8 trips (threefry): one fusion, not 5 kernels
         "canonicalize",
         "cse",
         f"xla-check-support{{target={target}}}",         # every unsupported op, before lowering

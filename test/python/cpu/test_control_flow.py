@@ -132,7 +132,7 @@ LOOP_INVARIANT_CONCAT = """
 func.func @main(%w1: tensor<16x32xf32>, %w2: tensor<16x32xf32>, %x: tensor<4x32xf32>) -> tensor<4x32xf32> {
   %zero = stablehlo.constant dense<0> : tensor<i32>
   %one = stablehlo.constant dense<1> : tensor<i32>
-  %trips = stablehlo.constant dense<3> : tensor<i32>
+  %trips = stablehlo.constant dense<12> : tensor<i32>
   %r:2 = stablehlo.while(%i = %zero, %h = %x) : tensor<i32>, tensor<4x32xf32>
     cond {
       %lt = stablehlo.compare LT, %i, %trips : (tensor<i32>, tensor<i32>) -> tensor<i1>
@@ -159,6 +159,40 @@ def test_loop_invariant_work_leaves_the_while_body():
     w1, w2 = (rng.standard_normal((16, 32), dtype=np.float32) * 0.2 for _ in range(2))
     h = rng.standard_normal((4, 32), dtype=np.float32)
     expected = h
-    for _ in range(3):
+    for _ in range(12):                 # more trips than xla-unroll-short-loops unrolls
         expected = np.tanh(expected @ np.concatenate([w1, w2]))
     np.testing.assert_allclose(exe(w1, w2, h), expected, rtol=1e-5, atol=1e-5)
+
+
+FIVE_ROUNDS = """
+func.func @main(%w: tensor<4x32xf32>, %x: tensor<4x32xf32>) -> tensor<4x32xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %trips = stablehlo.constant dense<5> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %h = %x) : tensor<i32>, tensor<4x32xf32>
+    cond {
+      %lt = stablehlo.compare LT, %i, %trips, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %m = stablehlo.multiply %h, %w : tensor<4x32xf32>
+      %t = stablehlo.tanh %m : tensor<4x32xf32>
+      %n = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %n, %t : tensor<i32>, tensor<4x32xf32>
+    }
+  return %r#1 : tensor<4x32xf32>
+}
+"""
+
+
+def test_short_fori_loop_is_unrolled_into_one_kernel():
+    """5 rounds of an elementwise body (threefry's shape): no loop is left, and
+    the unrolled rounds fuse into one kernel."""
+    exe = xlac.compile(FIVE_ROUNDS)
+    assert "stablehlo.while" not in exe.as_text("stablehlo")
+    rng = np.random.default_rng(1)
+    w, h = (rng.standard_normal((4, 32), dtype=np.float32) for _ in range(2))
+    expected = h
+    for _ in range(5):
+        expected = np.tanh(expected * w)
+    np.testing.assert_allclose(exe(w, h), expected, rtol=1e-5, atol=1e-6)
+    assert exe.fusion_report().startswith("1 fusion(s)")
