@@ -29,6 +29,7 @@ _REGISTRY: dict[str, str] = {
     "xla-expand-complex-ops": "lower.expand_complex_ops:ExpandComplexOps",
     "xla-split-f64-truncation": "lower.split_f64_truncation:SplitF64Truncation",
     "xla-distinct-results": "buffers.distinct_results:DistinctResults",
+    "xla-bf16-memory-as-i16": "cpu.bf16_memory_as_i16:Bf16MemoryAsI16",
     "xla-expm1-to-libm": "cpu.expm1_to_libm:Expm1ToLibm",
     "xla-fold-empty-reductions": "lower.fold_empty_reductions:FoldEmptyReductions",
     "xla-lower-scatter": "lower.lower_scatter:LowerScatter",

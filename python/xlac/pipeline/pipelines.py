@@ -155,6 +155,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False) 
         "convert-ub-to-llvm",                             # ub.poison padding of vector reads
         "convert-cf-to-llvm",
         "reconcile-unrealized-casts",
+        "xla-bf16-memory-as-i16",                         # no per-lane bf16 store LLVM would truncate via __truncsfbf2
     ]
 
 

@@ -1,0 +1,114 @@
+"""xla-bf16-memory-as-i16: bf16 values that are only moved become i16."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from xlac.mlir import ir
+from xlac.passes.base import ModulePass, nested_ops
+
+# Ops that move bits without reading them as numbers: with i16 for bf16 they
+# mean the same. Anything else on a bf16 value keeps its function as it is.
+_MOVES = {"llvm.load", "llvm.store", "llvm.select", "llvm.intr.masked.load",
+          "llvm.intr.masked.store", "llvm.intr.masked.gather", "llvm.intr.masked.scatter",
+          "llvm.mlir.constant", "llvm.mlir.poison", "llvm.mlir.undef", "llvm.mlir.zero",
+          "llvm.insertelement", "llvm.extractelement", "llvm.shufflevector", "llvm.bitcast",
+          "llvm.br", "llvm.cond_br", "llvm.getelementptr", "llvm.insertvalue",
+          "llvm.extractvalue"}
+
+
+@dataclass(frozen=True)
+class Bf16MemoryAsI16(ModulePass):
+    """In each LLVM function whose bf16 values are only loaded, stored,
+    selected, shuffled or bitcast (bf16 arithmetic is integer code by now),
+    give those values the type i16 (vectors: `vector<Nxi16>`).
+
+    Why: on a CPU without native bf16, LLVM legalizes a bf16 scalar as an
+    f32: a `select` of two bf16 values, or a masked vector move split into
+    per-lane moves (no 16-bit masked moves without AVX-512), extends and then
+    truncates with `__truncsfbf2`, which the JIT cannot link ("Symbols not
+    found"): every bf16 program failed on AVX2-only machines. As i16 the bits
+    move untouched. Functions with bf16 in their signature or other bf16 ops
+    (native bf16 conversions) are left alone. Run last, on the LLVM dialect.
+
+        %v = llvm.load %p : !llvm.ptr -> bf16
+        %s = llvm.select %c, %v, %w : i1, bf16
+      ->
+        %v = llvm.load %p : !llvm.ptr -> i16
+        %s = llvm.select %c, %v, %w : i1, i16
+    """
+
+    name = "xla-bf16-memory-as-i16"
+
+    def run(self, module: ir.Operation) -> None:
+        with ir.Location.unknown(module.context):      # type constructors want one
+            for op in module.regions[0].blocks[0].operations:
+                func = op.operation
+                if func.name == "llvm.func" and len(func.regions[0].blocks) \
+                        and _only_moves_bf16(func):
+                    _retype(func)
+
+
+def _as_i16(type_: ir.Type) -> ir.Type | None:
+    """``type_`` with i16 for bf16, or None when it holds no bf16."""
+    i16 = ir.IntegerType.get_signless(16)
+    if isinstance(type_, ir.BF16Type):
+        return i16
+    if isinstance(type_, ir.VectorType) and isinstance(ir.VectorType(type_).element_type,
+                                                       ir.BF16Type):
+        return ir.VectorType.get(ir.VectorType(type_).shape, i16)
+    return None
+
+
+def _only_moves_bf16(func: ir.Operation) -> bool:
+    if "bf16" in str(func.attributes["function_type"]):
+        return False
+    for op in nested_ops(func):
+        typed = [v.type for v in (*op.operands, *op.results)]
+        if op.name not in _MOVES and any(_as_i16(t) is not None for t in typed):
+            return False
+    return True
+
+
+def _retype(func: ir.Operation) -> None:
+    for op in nested_ops(func):
+        for region in op.regions:
+            for block in region.blocks:
+                _retype_values(block.arguments)
+        if op.name == "llvm.mlir.constant" and _as_i16(op.results[0].type) is not None:
+            _constant_as_bits(op)
+        else:
+            _retype_values(op.results)
+    for region in func.regions:
+        for block in region.blocks:
+            _retype_values(block.arguments)
+    for op in nested_ops(func):               # i16 -> i16 bitcasts left behind
+        if op.name == "llvm.bitcast" and op.operands[0].type == op.results[0].type:
+            op.results[0].replace_all_uses_with(op.operands[0])
+            op.erase()
+
+
+def _retype_values(values) -> None:
+    for value in values:
+        new = _as_i16(value.type)
+        if new is not None:
+            value.set_type(new)
+
+
+def _constant_as_bits(op: ir.Operation) -> None:
+    """`llvm.mlir.constant(1.0 : bf16)` -> the same bits as an i16 constant."""
+    import ml_dtypes
+
+    bf16, i16 = op.results[0].type, _as_i16(op.results[0].type)
+    attr = op.attributes["value"]
+    if isinstance(bf16, ir.BF16Type):
+        bits = np.array(ir.FloatAttr(attr).value, dtype=ml_dtypes.bfloat16).view(np.int16)
+        value = ir.IntegerAttr.get(i16, int(bits))
+    else:
+        floats = np.array(ir.DenseFPElementsAttr(attr), dtype=np.float32).astype(ml_dtypes.bfloat16)
+        bits = floats.view(np.int16).reshape(ir.VectorType(bf16).shape)
+        value = ir.DenseElementsAttr.get(np.ascontiguousarray(bits), type=i16)
+    op.attributes["value"] = value
+    op.results[0].set_type(i16)

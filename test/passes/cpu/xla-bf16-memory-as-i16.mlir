@@ -1,0 +1,38 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-bf16-memory-as-i16)' --split-input-file | FileCheck %s
+
+/// bf16 values that are only loaded, selected, stored and moved by masked
+/// vector loads/stores become i16, constants keep their bits (0x7F80: +inf),
+/// and bitcasts to i16 fold away.
+// CHECK-LABEL: llvm.func @moves
+// CHECK: %[[INF:.*]] = llvm.mlir.constant(32640 : i16) : i16
+// CHECK: %[[A:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i16
+// CHECK: llvm.zext %[[A]] : i16 to i32
+// CHECK: %[[S:.*]] = llvm.select %{{.*}}, %[[A]], %[[INF]] : i1, i16
+// CHECK: llvm.store %[[S]], %{{.*}} : i16, !llvm.ptr
+// CHECK: llvm.intr.masked.load {{.*}} -> vector<16xi16>
+// CHECK: llvm.intr.masked.store {{.*}} : vector<16xi16>, vector<16xi1> into !llvm.ptr
+// CHECK-NOT: bf16
+llvm.func @moves(%src: !llvm.ptr, %dst: !llvm.ptr, %c: i1, %mask: vector<16xi1>) {
+  %inf = llvm.mlir.constant(0x7F80 : bf16) : bf16
+  %a = llvm.load %src : !llvm.ptr -> bf16
+  %bits = llvm.bitcast %a : bf16 to i16
+  %wide = llvm.zext %bits : i16 to i32
+  %s = llvm.select %c, %a, %inf : i1, bf16
+  llvm.store %s, %dst : bf16, !llvm.ptr
+  %pass = llvm.mlir.poison : vector<16xbf16>
+  %v = llvm.intr.masked.load %src, %mask, %pass {alignment = 2 : i32} : (!llvm.ptr, vector<16xi1>, vector<16xbf16>) -> vector<16xbf16>
+  llvm.intr.masked.store %v, %dst, %mask {alignment = 2 : i32} : vector<16xbf16>, vector<16xi1> into !llvm.ptr
+  llvm.return
+}
+
+// -----
+
+/// A function that computes in bf16 (native conversions) is left as it is.
+// CHECK-LABEL: llvm.func @native
+// CHECK: llvm.fptrunc %{{.*}} : f32 to bf16
+// CHECK: llvm.store %{{.*}}, %{{.*}} : bf16, !llvm.ptr
+llvm.func @native(%x: f32, %dst: !llvm.ptr) {
+  %b = llvm.fptrunc %x : f32 to bf16
+  llvm.store %b, %dst : bf16, !llvm.ptr
+  llvm.return
+}
