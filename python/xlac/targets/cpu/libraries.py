@@ -10,7 +10,6 @@ import ctypes
 import ctypes.util
 import functools
 import re
-from importlib import metadata
 
 from xlac.errors import CompileError, error
 
@@ -23,6 +22,7 @@ def openmp_library() -> str | None:
     symbol lookup finds it. None when the wheel is missing: programs without
     parallel loops still run.
     """
+    from importlib import metadata  # here: slow to import, and no cache hit needs it
     try:
         files = metadata.distribution("intel-openmp").files or []
     except metadata.PackageNotFoundError:
@@ -90,6 +90,7 @@ def lapack_library() -> str | None:
     a maintained build that pip installs with JAX; and, unlike a Python-level
     function pointer, it is a shared library that artifacts can link.
     """
+    from importlib import metadata  # here: slow to import, and no cache hit needs it
     try:
         files = metadata.distribution("scipy").files or []
     except metadata.PackageNotFoundError:

@@ -14,11 +14,16 @@ from pathlib import Path
 
 from xlac.artifact import container
 from xlac.collectives import DeviceGrid
+from xlac.errors import XlacError
 from xlac.executable import Executable
 from xlac.signature import Signature
 from xlac.targets.cpu.collectives import shim_for
 from xlac.targets.cpu.libraries import keep_freed_memory
-from xlac.targets.cpu.runtime import EntryFailed
+
+
+class EntryFailed(XlacError):
+    """Compiled code reported a failure (its status was not 0)."""
+
 
 _ENTRY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
 
