@@ -63,22 +63,22 @@ class CompilationCache:
             return None
         return cls(Path(directory))
 
-    def get(self, key: str, what: str, quiet_miss: bool = False) -> bytes | None:
-        """The payload stored under ``key``, or None (after logging why; a missing
-        entry is not logged with ``quiet_miss``: a second look-up follows)."""
+    def get(self, key: str, what: str, quiet: bool = False) -> bytes | None:
+        """The payload stored under ``key``, or None (after logging why, unless
+        ``quiet``: a first look-up whose miss a second one reports)."""
         start = time.perf_counter()
         _wait_for_pending(key)              # written a moment ago: its entry is on the way
         path = self._path(key)
         try:
             payload = _unpack(read_private(path, MAX_BYTES), key)
         except FileNotFoundError:
-            if quiet_miss:
-                return None
-            log.info("xlac cache miss %s (%s): no entry", key[:16], what)
+            if not quiet:
+                log.info("xlac cache miss %s (%s): no entry", key[:16], what)
             return None
         except (OSError, ValueError) as exc:
-            log.warning("xlac cache miss %s (%s): ignoring a bad entry, rebuilding: %s",
-                        key[:16], what, exc)
+            if not quiet:
+                log.warning("xlac cache miss %s (%s): ignoring a bad entry, rebuilding: %s",
+                            key[:16], what, exc)
             return None
         _touch(path)
         log.info("xlac cache hit %s (%s) in %.1f ms", key[:16], what,
