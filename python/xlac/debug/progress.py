@@ -47,13 +47,13 @@ class CompileProgress:
     """One compile's display: silent until ``delay`` seconds have passed."""
 
     def __init__(self, mode: str, title: str, stages: list[str], total_steps: int, stream,
-                 delay: float = DELAY):
+                 delay: float | None = None):
         self.mode = mode
         self.title = title
         self.stages = stages
         self.total = max(total_steps, 1)
         self.stream = stream
-        self.delay = delay
+        self.delay = DELAY if delay is None else delay
         self.lines: list[str] = []           # what log mode wrote (tests read it)
         self._start = time.perf_counter()
         self._stage, self._step, self._done, self._running = "", "", 0, 0
