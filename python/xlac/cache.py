@@ -25,7 +25,6 @@ import os
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from xlac.files import private_directory, read_private, write_atomically
@@ -138,7 +137,7 @@ def _link(source: Path, target: Path) -> None:
     os.replace(temporary, target)
 
 
-_POOL: tuple[int, ThreadPoolExecutor] | None = None
+_POOL: tuple[int, object] | None = None        # (pid, a ThreadPoolExecutor)
 _PENDING: dict = {}                   # key -> the future writing its entry
 
 
@@ -148,8 +147,9 @@ def _wait_for_pending(key: str) -> None:
         future.result()
 
 
-def _pool() -> ThreadPoolExecutor:
+def _pool():
     """One writer thread per process (a forked child gets its own)."""
+    from concurrent.futures import ThreadPoolExecutor  # here: a hit writes nothing
     global _POOL
     if _POOL is None or _POOL[0] != os.getpid():
         _POOL = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="xlac-cache"))

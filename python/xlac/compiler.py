@@ -23,7 +23,6 @@ from xlac.errors import CompileError, NotLoweredError, UnsupportedOpError, error
 from xlac.frontend.pytrees import pytrees_of
 from xlac.frontend.source import source_to_bytes
 from xlac.options import Options
-from xlac.targets.cpu.collectives import abort_job_on_uncaught_errors
 
 if TYPE_CHECKING:
     from xlac.executable import Executable
@@ -74,7 +73,9 @@ def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str
     started on the ranks of an MPI job.
     """
     options = options or Options.from_env()
-    abort_job_on_uncaught_errors(options)            # under mpiexec: one rank's error stops all
+    if options.launched_ranks > 1:                   # under mpiexec: one rank's error stops all
+        from xlac.targets.cpu.collectives import abort_job_on_uncaught_errors
+        abort_job_on_uncaught_errors(options)
     if not data.strip():
         raise CompileError(error("the input is empty", source_name),
                            "pass a StableHLO program: MLIR text, bytecode or a portable artifact")

@@ -17,7 +17,6 @@ from xlac.collectives import DeviceGrid
 from xlac.errors import XlacError
 from xlac.executable import Executable
 from xlac.signature import Signature
-from xlac.targets.cpu.collectives import shim_for
 from xlac.targets.cpu.libraries import keep_freed_memory
 
 
@@ -85,6 +84,7 @@ def executable_from(blob: bytes, what: str, entry: str, stages, options) -> Exec
     keep_freed_memory(options.malloc_tuning)  # as for JIT-compiled code: warm temporaries
     grid = DeviceGrid(*description["spmd"]) if "spmd" in description else None
     if grid is not None:                       # its libxlac_mpi.so: this process's, by soname
+        from xlac.targets.cpu.collectives import shim_for
         shim_for(options)
     library = open_library(library_bytes)
     function = LibraryFunction(library, description["symbol"], len(signature.inputs), blob, grid)
