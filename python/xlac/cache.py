@@ -20,8 +20,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -29,7 +29,26 @@ from pathlib import Path
 
 from xlac.files import private_directory, read_private, write_atomically
 
-log = logging.getLogger("xlac.cache")
+
+class _Log:
+    """The ``xlac.cache`` logger, imported on first use. An info line (a hit)
+    reaches no handler unless the program imported ``logging`` (to configure
+    it), so then it is dropped here and a hit imports no ``logging``."""
+
+    def info(self, *args) -> None:
+        if "logging" in sys.modules:
+            self._logger().info(*args)
+
+    def warning(self, *args) -> None:
+        self._logger().warning(*args)
+
+    @staticmethod
+    def _logger():
+        import logging
+        return logging.getLogger("xlac.cache")
+
+
+log = _Log()
 
 MAX_BYTES = 2 << 30                   # evict least recently used entries above this
 _SUFFIX = ".xlac"

@@ -14,10 +14,9 @@ is stored under both keys.
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING
 
-from xlac.cache import CompilationCache, digest
+from xlac.cache import CompilationCache, digest, log
 from xlac.cpu_model import cpu_model
 from xlac.errors import CompileError, NotLoweredError, UnsupportedOpError, error
 from xlac.frontend.pytrees import pytrees_of
@@ -26,9 +25,6 @@ from xlac.options import Options
 
 if TYPE_CHECKING:
     from xlac.executable import Executable
-
-log = logging.getLogger("xlac.cache")
-
 
 def compile(source, target: str = "cpu", entry: str = "main",  # noqa: A001 - the API's name
             disable_passes: tuple[str, ...] = (), cache: bool = True,

@@ -15,7 +15,6 @@ import hashlib
 import importlib.util
 import json
 import os
-import platform
 from pathlib import Path
 
 FORMAT = 1
@@ -50,7 +49,7 @@ def _computed() -> dict:
     from xlac.version import __version__, bindings_version
     return {"format": FORMAT, "xlac": __version__, "xlac_build": source_digest(),
             "torch-mlir": bindings_version().split()[-1], "llvmlite": _llvmlite_version(),
-            "machine": platform.machine()}
+            "machine": os.uname().machine}
 
 
 def _memoized(directory: Path) -> dict:
@@ -79,7 +78,7 @@ def _owned_privately(path: Path) -> bool:
 
 def _fingerprint() -> str:
     """Sizes and times of xlac's sources and of the packages whose versions count."""
-    digest = hashlib.sha256(platform.machine().encode())
+    digest = hashlib.sha256(os.uname().machine.encode())
     for root, path in _source_files():
         info = os.stat(path)
         digest.update(f"{path[len(root):]}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())

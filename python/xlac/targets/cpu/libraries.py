@@ -7,7 +7,6 @@ Shared by the JIT (loaded before an engine is made), the ahead-of-time link
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import re
 
@@ -53,7 +52,7 @@ def keep_freed_memory(enabled: bool = True) -> bool:
 @functools.cache
 def _tune_malloc() -> bool:
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc = ctypes.CDLL(None)    # the process's own libc: find_library("c") runs ldconfig
         return bool(libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)
                     and libc.mallopt(_M_TRIM_THRESHOLD, 512 << 20))
     except (OSError, AttributeError):     # not glibc: nothing to tune
@@ -63,6 +62,7 @@ def _tune_malloc() -> bool:
 def _runtime_libraries() -> list[str]:
     # libm resolves tanh, erf, atan2 ... that convert-math-to-libm calls;
     # libiomp5 the __kmpc_* calls of parallel loops.
+    import ctypes.util
     found = ctypes.util.find_library("m")
     openmp = openmp_library()
     return ([found] if found else []) + ([openmp] if openmp else [])

@@ -8,8 +8,6 @@ from __future__ import annotations
 import atexit
 import ctypes
 import os
-import tempfile
-import uuid
 from pathlib import Path
 
 from xlac.artifact import container
@@ -104,16 +102,30 @@ def open_library(data: bytes) -> ctypes.CDLL:
     fd = os.memfd_create("xlac-artifact", os.MFD_CLOEXEC)
     try:
         os.write(fd, data)
-        with tempfile.TemporaryDirectory(prefix="xlac-load-") as directory:
-            link = Path(directory) / f"{uuid.uuid4().hex}.so"
+        directory = _private_directory()
+        link = directory / f"{os.urandom(16).hex()}.so"
+        try:
             link.symlink_to(f"/proc/self/fd/{fd}")
             return ctypes.CDLL(str(link), mode=os.RTLD_LOCAL)
+        finally:
+            link.unlink(missing_ok=True)
+            directory.rmdir()
     finally:
         os.close(fd)           # the mapping outlives the descriptor
 
 
+def _private_directory() -> Path:
+    """A new directory only this user can enter (``tempfile``'s, without importing
+    it: its import is a good part of a cache hit)."""
+    root = os.environ.get("TMPDIR") or "/tmp"
+    directory = Path(root) / f"xlac-load-{os.urandom(8).hex()}"
+    directory.mkdir(mode=0o700)
+    return directory
+
+
 def _open_from_kept_file(data: bytes) -> ctypes.CDLL:
     """Without memfd: a private file kept until exit, so its inode stays unique."""
+    import tempfile
     handle = tempfile.NamedTemporaryFile(prefix="xlac-load-", suffix=".so", delete=False)
     with handle:
         handle.write(data)
