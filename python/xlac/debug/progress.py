@@ -129,8 +129,19 @@ class CompileProgress:
 def _new_bar(title: str, total: int, stream, start: float):
     from tqdm import tqdm  # here: only a long compile on a terminal needs it
     bar = tqdm(total=total, desc=f"xlac {title}", unit="pass", file=stream, leave=True,
-               dynamic_ncols=True, mininterval=0,
+               ncols=_size(stream)[0], nrows=_size(stream)[1], mininterval=0,
                bar_format="{desc}: {percentage:3.0f}%|{bar:20}| {n_fmt}/{total_fmt} passes "
-                          "[{elapsed}] {postfix}")
-    bar.start_t = start                    # the clock counts from the compile's start
+                          "[{elapsed}]{postfix}")
+    bar.start_t -= time.perf_counter() - start     # the clock counts from the compile's start
     return bar
+
+
+def _size(stream) -> tuple[int, int]:
+    """The terminal's columns and lines; 100 x 24 where it says 0 (a pty nobody sized,
+    as ``script`` or a CI runner makes: tqdm hides a bar below line 0)."""
+    import os
+    try:
+        size = os.get_terminal_size(stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        return 100, 24
+    return size.columns or 100, size.lines or 24
