@@ -112,7 +112,8 @@ class CompileProgress:
         if self._bar is None:
             self._bar = _new_bar(self.title, self.total, self.stream, self._start)
         self._bar.n = self._done
-        self._bar.set_postfix_str(f"{self._stage_number()} {self._stage}: {self._step}",
+        step = self._step.split("{")[0]        # a pass's options would crowd the line out
+        self._bar.set_postfix_str(f"{self._stage_number()} {self._stage}: {step}",
                                   refresh=False)
         self._bar.refresh()
 
@@ -130,7 +131,8 @@ def _new_bar(title: str, total: int, stream, start: float):
     from tqdm import tqdm  # here: only a long compile on a terminal needs it
     bar = tqdm(total=total, desc=f"xlac {title}", unit="pass", file=stream, leave=True,
                ncols=_size(stream)[0], nrows=_size(stream)[1], mininterval=0,
-               bar_format="{desc}: {percentage:3.0f}%|{bar:20}| {n_fmt}/{total_fmt} passes "
+               delay=1e-3,                 # no "0%" line before this is positioned
+               bar_format="{desc}: {percentage:3.0f}%|{bar:16}| {n_fmt}/{total_fmt} passes "
                           "[{elapsed}]{postfix}")
     bar.start_t -= time.perf_counter() - start     # the clock counts from the compile's start
     return bar
