@@ -115,3 +115,19 @@ class Args:
 def test_tool_flags():
     assert tool_options(Args(quiet=True, progress="")).progress == "off"
     assert tool_options(Args(quiet=False, progress="log")).progress == "log"
+
+
+def test_the_clis_take_the_flags(tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+    program = tmp_path / "p.mlir"
+    program.write_text(PROGRAM)
+    tool = Path(sys.executable).parent / "xla-run"
+    done = subprocess.run([str(tool), str(program), "--quiet", "--input=8x8xf32=1"],
+                          capture_output=True, text=True, timeout=300,
+                          env={"XLAC_CACHE_DIR": "", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0 and "xlac:" not in done.stderr, done.stderr
+    done = subprocess.run([str(tool), str(program), "--progress", "loud"],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2 and "invalid choice: 'loud'" in done.stderr
