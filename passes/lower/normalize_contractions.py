@@ -14,6 +14,13 @@ from xlac.passes.helper_calls import call_instead, parse_at
 
 _DIM = re.compile(r"^d(\d+)$")
 _BODIES = (["arith.mulf", "arith.addf"], ["arith.muli", "arith.addi"])
+# Named ops stablehlo-legalize-to-linalg makes for dot_general / convolution /
+# reduce_window: fold-by-expansion would fuse producers into them through a
+# reshape just the same (a 2-D dot after a [4,32,64] -> [128,64] reshape of a
+# tanh became one 4-loop generic no schedule recognizes).
+_NAMED_PREFIXES = ("linalg.matmul", "linalg.batch_matmul", "linalg.matvec", "linalg.vecmat",
+                   "linalg.batch_matvec", "linalg.batch_vecmat", "linalg.dot",
+                   "linalg.conv_", "linalg.depthwise_conv_", "linalg.pooling_")
 
 
 @dataclass(frozen=True)
@@ -61,6 +68,9 @@ class NormalizeContractions(ModulePass):
         taken = {symbol_name(f) for f in functions(module)}
         for func in functions(module):
             for op in nested_ops(func):
+                if self.outline and _is_named_contraction(op):
+                    _outline(module, op, _fresh(taken, "xla_contraction"))
+                    continue
                 shape = _contraction(op) if op.name == "linalg.generic" else None
                 if shape is None:
                     continue
@@ -69,6 +79,11 @@ class NormalizeContractions(ModulePass):
                     _outline(module, op, name)
                 else:
                     _replace(module, op, shape, name)
+
+
+def _is_named_contraction(op: ir.Operation) -> bool:
+    return op.name.startswith(_NAMED_PREFIXES) and len(op.operands) == 3 \
+        and len(op.results) == 1 and isinstance(op.results[0].type, ir.RankedTensorType)
 
 
 def _contraction(op: ir.Operation) -> Contraction | None:

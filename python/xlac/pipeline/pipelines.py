@@ -78,6 +78,7 @@ def lower_to_linalg() -> list[str]:
         "xla-normalize-contractions",                     # then as transposes + linalg.(batch_)matmul
         "inline",                                         # both back in place
         "canonicalize",
+        "loop-invariant-code-motion",                     # while bodies: weights concatenated once, not per step
     ]
 
 

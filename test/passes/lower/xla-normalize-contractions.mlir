@@ -72,3 +72,24 @@ func.func @not_a_contraction(%x: tensor<16x32xf32>, %w: tensor<32x8xf32>, %c: te
   } -> tensor<16x8xf32>
   return %r : tensor<16x8xf32>
 }
+
+// -----
+
+/// A named matmul after a reshape: outline=true moves it out too, or
+/// linalg-fuse-elementwise-ops would fuse the reshaped producer into it
+/// (one 4-loop generic no schedule knows). Without outline it is left as is.
+// CHECK-LABEL: func.func @reshaped_matmul
+// CHECK: linalg.matmul
+// OUTLINE-LABEL: func.func @reshaped_matmul
+// OUTLINE: tensor.collapse_shape
+// OUTLINE: call @[[HELPER:[a-z_0-9]+]](
+// OUTLINE: func.func private @[[HELPER]](
+// OUTLINE: linalg.matmul
+func.func @reshaped_matmul(%x: tensor<4x32x64xf32>, %w: tensor<64x128xf32>) -> tensor<128x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %r = tensor.collapse_shape %x [[0, 1], [2]] : tensor<4x32x64xf32> into tensor<128x64xf32>
+  %empty = tensor.empty() : tensor<128x128xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<128x128xf32>) -> tensor<128x128xf32>
+  %m = linalg.matmul ins(%r, %w : tensor<128x64xf32>, tensor<64x128xf32>) outs(%c : tensor<128x128xf32>) -> tensor<128x128xf32>
+  return %m : tensor<128x128xf32>
+}

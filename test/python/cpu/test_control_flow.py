@@ -126,3 +126,39 @@ def test_dynamic_reshape_with_constant_shape():
     a = np.arange(12, dtype=np.int32).reshape(2, 6)
     (got,) = xlac.compile(_DYNAMIC_RESHAPE).run(a)
     np.testing.assert_array_equal(got, a.reshape(3, 4))
+
+
+LOOP_INVARIANT_CONCAT = """
+func.func @main(%w1: tensor<16x32xf32>, %w2: tensor<16x32xf32>, %x: tensor<4x32xf32>) -> tensor<4x32xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %trips = stablehlo.constant dense<3> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %h = %x) : tensor<i32>, tensor<4x32xf32>
+    cond {
+      %lt = stablehlo.compare LT, %i, %trips : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %w = stablehlo.concatenate %w1, %w2, dim = 0 : (tensor<16x32xf32>, tensor<16x32xf32>) -> tensor<32x32xf32>
+      %d = stablehlo.dot_general %h, %w, contracting_dims = [1] x [0] : (tensor<4x32xf32>, tensor<32x32xf32>) -> tensor<4x32xf32>
+      %t = stablehlo.tanh %d : tensor<4x32xf32>
+      %n = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %n, %t : tensor<i32>, tensor<4x32xf32>
+    }
+  return %r#1 : tensor<4x32xf32>
+}
+"""
+
+
+def test_loop_invariant_work_leaves_the_while_body():
+    """An RNN's weight concatenation runs once, before the loop, not per step."""
+    exe = xlac.compile(LOOP_INVARIANT_CONCAT)
+    linalg = exe.as_text("linalg")
+    assert "tensor<32x32xf32>" in linalg.split("scf.while")[0]      # the concat, hoisted
+    assert "tensor<32x32xf32>) outs" not in linalg.split("scf.while")[1].split("linalg.matmul")[0]
+    rng = np.random.default_rng(0)
+    w1, w2 = (rng.standard_normal((16, 32), dtype=np.float32) * 0.2 for _ in range(2))
+    h = rng.standard_normal((4, 32), dtype=np.float32)
+    expected = h
+    for _ in range(3):
+        expected = np.tanh(expected @ np.concatenate([w1, w2]))
+    np.testing.assert_allclose(exe(w1, w2, h), expected, rtol=1e-5, atol=1e-5)

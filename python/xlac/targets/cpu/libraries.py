@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import os
 import re
 
 from xlac.errors import CompileError, error
@@ -21,6 +22,11 @@ def openmp_library() -> str | None:
     symbol lookup finds it. None when the wheel is missing: programs without
     parallel loops still run.
     """
+    # Idle workers sleep at once instead of spinning 200 ms (libiomp's default):
+    # on a shared or oversubscribed machine a spinning worker and a spinning
+    # barrier took 13x longer over an LSTM's 64 steps of small parallel loops
+    # (docs/cpu-runtime.md). The user's own KMP_BLOCKTIME wins; read at load.
+    os.environ.setdefault("KMP_BLOCKTIME", "0")
     from importlib import metadata  # here: slow to import, and no cache hit needs it
     try:
         files = metadata.distribution("intel-openmp").files or []
