@@ -79,7 +79,20 @@ def tool_options(args) -> Options:
         changes["trace_to"] = args.xla_trace
     if getattr(args, "cpu", ""):
         changes["cpu"] = args.cpu
+    if getattr(args, "progress", ""):
+        changes["progress"] = args.progress
+    if getattr(args, "quiet", False):
+        changes["progress"] = "off"
     return options.replace(**changes)
+
+
+def add_progress_flags(parser) -> None:
+    """``--progress`` and ``--quiet``: what a long compile shows (``XLAC_PROGRESS``)."""
+    parser.add_argument("--progress", default="", choices=("auto", "bar", "log", "off"),
+                        help="a long compile's progress: auto (default: a bar on a terminal, "
+                             "a line per stage otherwise), bar, log or off; env XLAC_PROGRESS")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no compile progress (--progress=off)")
 
 
 def one_dash_long_options(argv: list[str], short: tuple[str, ...] = ("-o", "-h")) -> list[str]:

@@ -15,6 +15,7 @@ import argparse
 import sys
 
 from xlac.tools.common import (
+    add_progress_flags,
     one_dash_long_options,
     quiet_on_closed_pipe,
     read_input,
@@ -53,6 +54,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="write a compile-time trace (Chrome trace JSON, for Perfetto); env XLAC_TRACE_TO")
     p.add_argument("--cpu", default="", help="CPU to compile for: host (default), x86-64-v2, "
                    "x86-64-v3 (AVX2), x86-64-v4 (AVX-512)")
+    add_progress_flags(p)
     return p.parse_args(argv)
 
 

@@ -17,6 +17,7 @@ import sys
 import time
 
 from xlac.tools.common import (
+    add_progress_flags,
     one_dash_long_options,
     quiet_on_closed_pipe,
     read_input,
@@ -62,6 +63,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="write a compile-time trace (Chrome trace JSON, for Perfetto); env XLAC_TRACE_TO")
     p.add_argument("--cpu", default="", help="CPU to compile for: host (default), x86-64-v2/v3/v4")
     p.add_argument("--version", action="store_true", help="print the versions and exit")
+    add_progress_flags(p)
     args = p.parse_args(argv)
     if args.module and args.module_flag and args.module != args.module_flag:
         p.error(f"two programs given: {args.module} and --module={args.module_flag}")

@@ -5,19 +5,51 @@
     outs = exe.run(x, y)              # a list of numpy arrays
     exe = xlac.load("model.so")       # an xla-compile artifact, no MLIR needed
     f = xlac.jit(python_fn)           # JAX lowers, xlac compiles (per input signature)
+
+Names are imported on first use (PEP 562): ``import xlac`` loads no MLIR
+bindings, numpy or jax, so a compile that hits the cache never pays for them.
 """
 
-from xlac.artifact.container import ArtifactError
-from xlac.compiler import compile  # noqa: A004 - the API's name
-from xlac.debug.dump import LargeConstantWarning
-from xlac.errors import CompileError, InputError, UnsupportedOpError, XlacError
-from xlac.executable import Executable
-from xlac.jax_jit import jit
-from xlac.loader import deserialize, load
-from xlac.options import Options
-from xlac.signature import Signature, TensorSpec
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING
+
 from xlac.version import __version__
+
+_WHERE = {"compile": "xlac.compiler", "CompileError": "xlac.errors",
+          "UnsupportedOpError": "xlac.errors", "InputError": "xlac.errors",
+          "XlacError": "xlac.errors", "Executable": "xlac.executable",
+          "Options": "xlac.options", "Signature": "xlac.signature",
+          "TensorSpec": "xlac.signature", "load": "xlac.loader",
+          "deserialize": "xlac.loader", "jit": "xlac.jax_jit",
+          "ArtifactError": "xlac.artifact.container",
+          "LargeConstantWarning": "xlac.debug.dump"}
 
 __all__ = ["compile", "CompileError", "UnsupportedOpError", "InputError", "XlacError",
            "Executable", "Options", "Signature", "TensorSpec", "__version__", "load",
            "deserialize", "jit", "ArtifactError", "LargeConstantWarning"]
+
+
+def __getattr__(name: str):
+    if name not in _WHERE:
+        raise AttributeError(f"module 'xlac' has no attribute '{name}'")
+    value = getattr(importlib.import_module(_WHERE[name]), name)
+    globals()[name] = value                  # the next look-up is a plain one
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
+
+if TYPE_CHECKING:
+    from xlac.artifact.container import ArtifactError
+    from xlac.compiler import compile  # noqa: A004 - the API's name
+    from xlac.debug.dump import LargeConstantWarning
+    from xlac.errors import CompileError, InputError, UnsupportedOpError, XlacError
+    from xlac.executable import Executable
+    from xlac.jax_jit import jit
+    from xlac.loader import deserialize, load
+    from xlac.options import Options
+    from xlac.signature import Signature, TensorSpec

@@ -20,17 +20,35 @@ from __future__ import annotations
 
 import hashlib
 import json
-import logging
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from xlac.files import private_directory, read_private, write_atomically
 
-log = logging.getLogger("xlac.cache")
+
+class _Log:
+    """The ``xlac.cache`` logger, imported on first use. An info line (a hit)
+    reaches no handler unless the program imported ``logging`` (to configure
+    it), so then it is dropped here and a hit imports no ``logging``."""
+
+    def info(self, *args) -> None:
+        if "logging" in sys.modules:
+            self._logger().info(*args)
+
+    def warning(self, *args) -> None:
+        self._logger().warning(*args)
+
+    @staticmethod
+    def _logger():
+        import logging
+        return logging.getLogger("xlac.cache")
+
+
+log = _Log()
 
 MAX_BYTES = 2 << 30                   # evict least recently used entries above this
 _SUFFIX = ".xlac"
@@ -63,19 +81,22 @@ class CompilationCache:
             return None
         return cls(Path(directory))
 
-    def get(self, key: str, what: str) -> bytes | None:
-        """The payload stored under ``key``, or None (after logging why)."""
+    def get(self, key: str, what: str, quiet: bool = False) -> bytes | None:
+        """The payload stored under ``key``, or None (after logging why, unless
+        ``quiet``: a first look-up whose miss a second one reports)."""
         start = time.perf_counter()
         _wait_for_pending(key)              # written a moment ago: its entry is on the way
         path = self._path(key)
         try:
             payload = _unpack(read_private(path, MAX_BYTES), key)
         except FileNotFoundError:
-            log.info("xlac cache miss %s (%s): no entry", key[:16], what)
+            if not quiet:
+                log.info("xlac cache miss %s (%s): no entry", key[:16], what)
             return None
         except (OSError, ValueError) as exc:
-            log.warning("xlac cache miss %s (%s): ignoring a bad entry, rebuilding: %s",
-                        key[:16], what, exc)
+            if not quiet:
+                log.warning("xlac cache miss %s (%s): ignoring a bad entry, rebuilding: %s",
+                            key[:16], what, exc)
             return None
         _touch(path)
         log.info("xlac cache hit %s (%s) in %.1f ms", key[:16], what,
@@ -135,7 +156,7 @@ def _link(source: Path, target: Path) -> None:
     os.replace(temporary, target)
 
 
-_POOL: tuple[int, ThreadPoolExecutor] | None = None
+_POOL: tuple[int, object] | None = None        # (pid, a ThreadPoolExecutor)
 _PENDING: dict = {}                   # key -> the future writing its entry
 
 
@@ -145,8 +166,9 @@ def _wait_for_pending(key: str) -> None:
         future.result()
 
 
-def _pool() -> ThreadPoolExecutor:
+def _pool():
     """One writer thread per process (a forked child gets its own)."""
+    from concurrent.futures import ThreadPoolExecutor  # here: a hit writes nothing
     global _POOL
     if _POOL is None or _POOL[0] != os.getpid():
         _POOL = (os.getpid(), ThreadPoolExecutor(1, thread_name_prefix="xlac-cache"))

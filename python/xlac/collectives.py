@@ -8,8 +8,11 @@ partition, as StableHLO numbers devices (docs/distributed.md).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from xlac.mlir import ir
+if TYPE_CHECKING:                 # the bindings load on first use: a cache hit needs none
+    from xlac.mlir import ir
+
 
 # StableHLO ops that talk to other devices, or ask which device this is.
 COLLECTIVE_OPS = ("stablehlo.all_reduce", "stablehlo.all_gather", "stablehlo.reduce_scatter",
@@ -39,6 +42,7 @@ class DeviceGrid:
 
 def declared_grid(module: ir.Operation) -> DeviceGrid:
     """The grid the module's attributes declare (1 x 1 when they say nothing)."""
+    from xlac.mlir import ir
     attributes = module.attributes
     def read(name: str) -> int:
         return ir.IntegerAttr(attributes[name]).value if name in attributes else 1
@@ -47,6 +51,7 @@ def declared_grid(module: ir.Operation) -> DeviceGrid:
 
 def spmd_ops(module: ir.Operation) -> list[ir.Operation]:
     """Every collective or id op nested in ``module``."""
+    from xlac.mlir import ir
     found = []
 
     def visit(op):

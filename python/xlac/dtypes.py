@@ -7,23 +7,22 @@ from ``ml_dtypes``.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import TYPE_CHECKING
 
-try:
-    import ml_dtypes
-except ImportError:  # pragma: no cover - ml_dtypes is a dependency
-    ml_dtypes = None
+if TYPE_CHECKING:            # numpy loads on first use: a cache hit returns before any
+    import numpy as np
 
+# numpy's names (np.dtype takes them), so that importing this costs nothing
 _BASIC = {
-    "i1": np.bool_,
-    "i2": np.int8, "i4": np.int8, "i8": np.int8, "si8": np.int8,
-    "i16": np.int16, "si16": np.int16,
-    "i32": np.int32, "si32": np.int32,
-    "i64": np.int64, "si64": np.int64,
-    "ui2": np.uint8, "ui4": np.uint8, "ui8": np.uint8,
-    "ui16": np.uint16, "ui32": np.uint32, "ui64": np.uint64,
-    "f16": np.float16, "f32": np.float32, "f64": np.float64,
-    "complex<f32>": np.complex64, "complex<f64>": np.complex128,
+    "i1": "bool",
+    "i2": "int8", "i4": "int8", "i8": "int8", "si8": "int8",
+    "i16": "int16", "si16": "int16",
+    "i32": "int32", "si32": "int32",
+    "i64": "int64", "si64": "int64",
+    "ui2": "uint8", "ui4": "uint8", "ui8": "uint8",
+    "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
+    "f16": "float16", "f32": "float32", "f64": "float64",
+    "complex<f32>": "complex64", "complex<f64>": "complex128",
 }
 
 _ML_DTYPES = {
@@ -39,11 +38,21 @@ _ML_DTYPES = {
 
 def numpy_dtype(element_type: str) -> np.dtype:
     """The numpy dtype that holds MLIR element type ``element_type``."""
+    import numpy as np
     if element_type in _BASIC:
         return np.dtype(_BASIC[element_type])
+    ml_dtypes = _ml_dtypes()
     if element_type in _ML_DTYPES and ml_dtypes is not None:
         return np.dtype(getattr(ml_dtypes, _ML_DTYPES[element_type]))
     raise ValueError(f"element type {element_type} has no numpy dtype")
+
+
+def _ml_dtypes():
+    try:
+        import ml_dtypes
+    except ImportError:  # pragma: no cover - ml_dtypes is a dependency
+        return None
+    return ml_dtypes
 
 
 _SHORT_NAMES = {"bool": "pred", "float16": "f16", "float32": "f32", "float64": "f64",
@@ -52,6 +61,7 @@ _SHORT_NAMES = {"bool": "pred", "float16": "f16", "float32": "f32", "float64": "
 
 def short_name(dtype: np.dtype) -> str:
     """XLA-style short dtype name for messages: f32, s8, u16, pred, bf16."""
+    import numpy as np
     dtype = np.dtype(dtype)
     if dtype.name in _SHORT_NAMES:
         return _SHORT_NAMES[dtype.name]

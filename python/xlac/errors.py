@@ -11,8 +11,10 @@ from __future__ import annotations
 import contextlib
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from xlac.mlir import ir
+if TYPE_CHECKING:                 # the bindings load on first use: a cache hit needs none
+    from xlac.mlir import ir
 
 _FILE_LOC = re.compile(r'"([^"]*)":(\d+):(\d+)')
 UNKNOWN = "<unknown>"
@@ -132,19 +134,18 @@ def _text(value) -> str:
         return ""
 
 
-_SEVERITY = {
-    ir.DiagnosticSeverity.ERROR: "error",
-    ir.DiagnosticSeverity.WARNING: "warning",
-    ir.DiagnosticSeverity.NOTE: "note",
-    ir.DiagnosticSeverity.REMARK: "remark",
-}
+def _severity(value) -> str:
+    from xlac.mlir import ir
+    return {ir.DiagnosticSeverity.ERROR: "error", ir.DiagnosticSeverity.WARNING: "warning",
+            ir.DiagnosticSeverity.NOTE: "note",
+            ir.DiagnosticSeverity.REMARK: "remark"}.get(value, "error")
 
 
 def record_of(diag) -> Diagnostic:
     """An MLIR diagnostic (and its notes) as a ``Diagnostic`` record."""
     notes = tuple(Diagnostic(format_location(n.location), "note", _text(n.message))
                   for n in diag.notes)
-    return Diagnostic(format_location(diag.location), _SEVERITY.get(diag.severity, "error"),
+    return Diagnostic(format_location(diag.location), _severity(diag.severity),
                       _text(diag.message), notes)
 
 

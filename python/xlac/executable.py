@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from typing import Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol
 
 from xlac.dtypes import shape_str
 from xlac.errors import InputError
 from xlac.signature import Signature, TensorSpec
+
+if TYPE_CHECKING:                 # numpy loads on the first run: a cache hit needs none
+    import numpy as np
 
 _SUB_BYTE = {"i2": 2, "i4": 4, "ui2": 2, "ui4": 4}
 
@@ -70,6 +71,7 @@ class Executable:
         A program compiled from ``jax.jit(f).lower(...)`` also takes ``f``'s
         arguments as they were lowered (lists, dicts: the same pytree).
         """
+        import numpy as np
         inputs = check_inputs(self.signature, self.flat_arguments(arrays, kwargs))
         outputs = [np.empty(spec.shape, spec.dtype) for spec in self.signature.outputs]
         self._function([_address(a) for a in inputs] + [_address(o) for o in outputs])
@@ -187,6 +189,7 @@ def check_inputs(signature: Signature, arrays) -> list[np.ndarray]:
 
 
 def _coerce(value, spec: TensorSpec) -> tuple[np.ndarray | None, str]:
+    import numpy as np
     if isinstance(value, (int, float, complex, bool, list, tuple)):
         value = np.asarray(value, dtype=spec.dtype)   # Python values take the compiled dtype
     elif not isinstance(value, np.ndarray):
@@ -212,6 +215,7 @@ def _fix_sub_byte(array: np.ndarray, spec: TensorSpec) -> np.ndarray:
     bits = _SUB_BYTE.get(spec.element_type)
     if bits is None:
         return array
+    import numpy as np
     if spec.element_type.startswith("ui"):
         return array & np.uint8((1 << bits) - 1)
     shift = np.int8(8 - bits)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import os
 import stat
-import tempfile
 from pathlib import Path
 
 
 def write_atomically(path: Path, data: bytes | str, mode: int = 0o644) -> None:
     """Write ``path`` so that readers see the old file or the new one, never half."""
     path = Path(path)
+    import tempfile  # here: a cache hit writes nothing
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:

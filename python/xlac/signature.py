@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from xlac.dtypes import numpy_dtype, shape_str, tensor_type
 from xlac.errors import CompileError, error, format_location
-from xlac.mlir import ir
+
+if TYPE_CHECKING:                 # loaded on first use: a cache hit needs neither
+    import numpy as np
+
+    from xlac.mlir import ir
 
 
 @dataclass(frozen=True)
@@ -94,11 +97,13 @@ def entry_signature(module: ir.Module, entry: str, allow_dynamic: bool = False) 
 
 
 def entry_function_type(module: ir.Module, entry: str) -> ir.FunctionType:
+    from xlac.mlir import ir
     func = _find_entry(module, entry)
     return ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
 
 
 def _find_entry(module: ir.Module, entry: str) -> ir.Operation:
+    from xlac.mlir import ir
     for op in module.body.operations:
         if op.operation.name == "func.func" and \
                 ir.StringAttr(op.attributes["sym_name"]).value == entry:
@@ -107,6 +112,7 @@ def _find_entry(module: ir.Module, entry: str) -> ir.Operation:
 
 
 def _spec(mlir_type: ir.Type, where: str, what: str, allow_dynamic: bool = False) -> TensorSpec:
+    from xlac.mlir import ir
     if not isinstance(mlir_type, ir.RankedTensorType):
         raise CompileError(error(f"{what} has type {mlir_type}; the entry function "
                            "must take and return ranked tensors", where))

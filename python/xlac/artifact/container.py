@@ -13,19 +13,16 @@ the library and the JSON, so a truncated or corrupted file is refused.
 
 from __future__ import annotations
 
-import functools
 import hashlib
-import importlib.util
 import json
-import platform
 import struct
 from pathlib import Path
 
+from xlac.artifact.identity import FORMAT, build_identity, source_digest  # noqa: F401 - re-exported
 from xlac.cpu_model import cpu_model
 from xlac.errors import XlacError
 
 MAGIC = b"XLACART1"
-FORMAT = 1
 _TAIL = struct.Struct("<Q32s8s")          # JSON length, SHA-256, magic
 
 
@@ -68,14 +65,6 @@ def read(path: str | Path) -> tuple[bytes, dict]:
     return unpack(blob, str(path))
 
 
-def build_identity() -> dict:
-    """Which xlac (and which bindings) made a piece of compiled code."""
-    from xlac.version import __version__, bindings_version
-    return {"format": FORMAT, "xlac": __version__, "xlac_build": source_digest(),
-            "torch-mlir": bindings_version().split()[-1], "llvmlite": _llvmlite_version(),
-            "machine": platform.machine()}
-
-
 def entry_description(metadata: dict, entry: str, what: str) -> dict:
     """The metadata of ``entry`` (its symbol and signature); ArtifactError if absent."""
     entries = metadata.get("entries", {})
@@ -83,15 +72,6 @@ def entry_description(metadata: dict, entry: str, what: str) -> dict:
         names = ", ".join(sorted(entries)) if isinstance(entries, dict) else ""
         raise ArtifactError(f"{what}: no entry '{entry}' (entries: {names or 'none'})")
     return entries[entry]
-
-
-def _llvmlite_version() -> str:
-    # Only the cuda target uses llvmlite; its version still keys the cache.
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        return version("llvmlite")
-    except PackageNotFoundError:
-        return "not installed"
 
 
 def check_compatible(metadata: dict, what: str, target: str = "cpu") -> None:
@@ -114,19 +94,3 @@ def check_compatible(metadata: dict, what: str, target: str = "cpu") -> None:
 
 _FIELD_NAMES = {"format": "artifact format", "xlac": "built by xlac version",
                 "machine": "built for machine"}
-
-
-@functools.cache
-def source_digest() -> str:
-    """A digest of xlac's own code: cache entries die when the compiler changes.
-
-    The version number alone would keep serving code from an older compiler
-    to anyone working on xlac itself.
-    """
-    digest = hashlib.sha256()
-    for package in ("xlac", "xlac.passes", "xlac.dialects"):
-        root = Path(importlib.util.find_spec(package).origin).parent
-        for path in sorted(root.rglob("*")):
-            if path.suffix in (".py", ".mlir", ".pdll") and "__pycache__" not in path.parts:
-                digest.update(str(path.relative_to(root)).encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()[:16]

@@ -35,7 +35,8 @@ class StageRunner:
                  progress=None):
         self.options = options
         self.observer = observer
-        self.progress = progress           # called with (stage, step) as work starts
+        self.progress = progress           # called with (stage, step, passes) as work starts;
+        #                                    its close() when the compile ends or fails
         self.pipeline: list[str] = []      # every step run, in order
         self.times: list[tuple[str, str, float, float]] = []   # stage, step, start, seconds
         self.remarks: list[Diagnostic] = []
@@ -49,13 +50,14 @@ class StageRunner:
         """Run ``steps`` (minus the disabled passes) as stage ``stage``."""
         steps = without_passes(steps, self.options.disable_passes)
         self.pipeline += steps
-        if self.options.stepwise:
-            for step in steps:
+        if self.options.stepwise or getattr(self.progress, "wants_steps", False):
+            for step in steps:                     # a bar counts passes: run them one by one
                 self._timed(stage, step, lambda s=step: self._one_step(module, s))
-                if self.observer is not None:
+                if self.observer is not None and self.options.stepwise:
                     self.observer.step_done(stage, step, module)
         else:
-            self._timed(stage, stage, lambda: self.remarks.extend(run_passes(module, steps)))
+            self._timed(stage, stage, lambda: self.remarks.extend(run_passes(module, steps)),
+                        len(steps))
         if self.observer is not None:
             self.observer.stage_done(stage, module)
 
@@ -64,6 +66,8 @@ class StageRunner:
         return self._timed("machine code", step, build)
 
     def finish(self) -> None:
+        if self.progress is not None and hasattr(self.progress, "close"):
+            self.progress.close()
         if self.observer is not None:
             self.observer.finished(self)
 
@@ -74,9 +78,9 @@ class StageRunner:
             self.failed_step = step
             raise
 
-    def _timed(self, stage: str, name: str, action):
+    def _timed(self, stage: str, name: str, action, passes: int = 1):
         if self.progress is not None:
-            self.progress(stage, name)
+            self.progress(stage, name, passes)
         start = time.perf_counter()
         try:
             result = action()

@@ -7,14 +7,15 @@ someone asks for it, and remembered.
 
 from __future__ import annotations
 
-from xlac.context import new_context
+from typing import TYPE_CHECKING
+
 from xlac.errors import CompileError, Diagnostic, error
-from xlac.frontend.parse import parse_module
-from xlac.mlir import ir
 from xlac.options import Options
 from xlac.pipeline import pipelines
-from xlac.pipeline.pass_manager import run_passes
 from xlac.pipeline.text import without_passes
+
+if TYPE_CHECKING:                 # parsing loads the bindings; a cache hit needs none
+    from xlac.mlir import ir
 
 
 class StageTexts:
@@ -55,6 +56,9 @@ class StageTexts:
         return self._run_until(stage)[0]
 
     def _run_until(self, stage: str) -> tuple[ir.Module, list[Diagnostic]]:
+        from xlac.context import new_context
+        from xlac.frontend.parse import parse_module
+        from xlac.pipeline.pass_manager import run_passes
         module = parse_module(new_context(), self._data, self._source_name)
         steps = pipelines.steps_until(stage, self._entry, self._options)
         return module, run_passes(module, without_passes(steps, self._options.disable_passes))

@@ -7,11 +7,9 @@ Shared by the JIT (loaded before an engine is made), the ahead-of-time link
 from __future__ import annotations
 
 import ctypes
-import ctypes.util
 import functools
 import os
 import re
-from importlib import metadata
 
 from xlac.errors import CompileError, error
 
@@ -29,6 +27,7 @@ def openmp_library() -> str | None:
     # barrier took 13x longer over an LSTM's 64 steps of small parallel loops
     # (docs/cpu-runtime.md). The user's own KMP_BLOCKTIME wins; read at load.
     os.environ.setdefault("KMP_BLOCKTIME", "0")
+    from importlib import metadata  # here: slow to import, and no cache hit needs it
     try:
         files = metadata.distribution("intel-openmp").files or []
     except metadata.PackageNotFoundError:
@@ -59,7 +58,7 @@ def keep_freed_memory(enabled: bool = True) -> bool:
 @functools.cache
 def _tune_malloc() -> bool:
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        libc = ctypes.CDLL(None)    # the process's own libc: find_library("c") runs ldconfig
         return bool(libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)
                     and libc.mallopt(_M_TRIM_THRESHOLD, 512 << 20))
     except (OSError, AttributeError):     # not glibc: nothing to tune
@@ -69,6 +68,7 @@ def _tune_malloc() -> bool:
 def _runtime_libraries() -> list[str]:
     # libm resolves tanh, erf, atan2 ... that convert-math-to-libm calls;
     # libiomp5 the __kmpc_* calls of parallel loops.
+    import ctypes.util
     found = ctypes.util.find_library("m")
     openmp = openmp_library()
     return ([found] if found else []) + ([openmp] if openmp else [])
@@ -96,6 +96,7 @@ def lapack_library() -> str | None:
     a maintained build that pip installs with JAX; and, unlike a Python-level
     function pointer, it is a shared library that artifacts can link.
     """
+    from importlib import metadata  # here: slow to import, and no cache hit needs it
     try:
         files = metadata.distribution("scipy").files or []
     except metadata.PackageNotFoundError:

@@ -8,17 +8,19 @@ from __future__ import annotations
 import atexit
 import ctypes
 import os
-import tempfile
-import uuid
 from pathlib import Path
 
 from xlac.artifact import container
 from xlac.collectives import DeviceGrid
+from xlac.errors import XlacError
 from xlac.executable import Executable
 from xlac.signature import Signature
-from xlac.targets.cpu.collectives import shim_for
 from xlac.targets.cpu.libraries import keep_freed_memory
-from xlac.targets.cpu.runtime import EntryFailed
+
+
+class EntryFailed(XlacError):
+    """Compiled code reported a failure (its status was not 0)."""
+
 
 _ENTRY_TYPE = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
 
@@ -80,6 +82,7 @@ def executable_from(blob: bytes, what: str, entry: str, stages, options) -> Exec
     keep_freed_memory(options.malloc_tuning)  # as for JIT-compiled code: warm temporaries
     grid = DeviceGrid(*description["spmd"]) if "spmd" in description else None
     if grid is not None:                       # its libxlac_mpi.so: this process's, by soname
+        from xlac.targets.cpu.collectives import shim_for
         shim_for(options)
     library = open_library(library_bytes)
     function = LibraryFunction(library, description["symbol"], len(signature.inputs), blob, grid)
@@ -99,16 +102,30 @@ def open_library(data: bytes) -> ctypes.CDLL:
     fd = os.memfd_create("xlac-artifact", os.MFD_CLOEXEC)
     try:
         os.write(fd, data)
-        with tempfile.TemporaryDirectory(prefix="xlac-load-") as directory:
-            link = Path(directory) / f"{uuid.uuid4().hex}.so"
+        directory = _private_directory()
+        link = directory / f"{os.urandom(16).hex()}.so"
+        try:
             link.symlink_to(f"/proc/self/fd/{fd}")
             return ctypes.CDLL(str(link), mode=os.RTLD_LOCAL)
+        finally:
+            link.unlink(missing_ok=True)
+            directory.rmdir()
     finally:
         os.close(fd)           # the mapping outlives the descriptor
 
 
+def _private_directory() -> Path:
+    """A new directory only this user can enter (``tempfile``'s, without importing
+    it: its import is a good part of a cache hit)."""
+    root = os.environ.get("TMPDIR") or "/tmp"
+    directory = Path(root) / f"xlac-load-{os.urandom(8).hex()}"
+    directory.mkdir(mode=0o700)
+    return directory
+
+
 def _open_from_kept_file(data: bytes) -> ctypes.CDLL:
     """Without memfd: a private file kept until exit, so its inode stays unique."""
+    import tempfile
     handle = tempfile.NamedTemporaryFile(prefix="xlac-load-", suffix=".so", delete=False)
     with handle:
         handle.write(data)

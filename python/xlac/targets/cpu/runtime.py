@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ctypes
 
-from xlac.errors import CompileError, XlacError, collect_diagnostics, compile_error_from, error
+from xlac.errors import CompileError, collect_diagnostics, compile_error_from, error
 from xlac.mlir import ExecutionEngine, ir
 from xlac.targets.cpu.kernel_clock import KernelClock
 from xlac.targets.cpu.libraries import keep_freed_memory, lapack_addresses, openmp_library
@@ -17,10 +17,6 @@ from xlac.targets.cpu.libraries import keep_freed_memory, lapack_addresses, open
 _KERNELS_ATTR = "xla.profile_kernels"      # set by xla-profile-kernels
 
 _PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-
-
-class EntryFailed(XlacError):
-    """Compiled code reported a failure (its status was not 0)."""
 
 
 class CpuFunction:
