@@ -15,6 +15,18 @@ from xlac.errors import CompileError, error
 
 
 @functools.cache
+def idle_workers_sleep() -> None:
+    """libiomp5's idle workers sleep at once instead of spinning 200 ms.
+
+    Why: on a shared or oversubscribed machine a spinning worker and a
+    spinning barrier took 13x longer over an LSTM's 64 steps of small
+    parallel loops (docs/cpu-runtime.md). The user's own KMP_BLOCKTIME wins.
+    libiomp5 reads it at its first parallel region, so both the JIT and a
+    loaded library call this before running anything.
+    """
+    os.environ.setdefault("KMP_BLOCKTIME", "0")
+
+
 def openmp_library() -> str | None:
     """Load libiomp5 (intel-openmp wheel) for the `__kmpc_*` calls of omp.parallel.
 
@@ -22,11 +34,7 @@ def openmp_library() -> str | None:
     symbol lookup finds it. None when the wheel is missing: programs without
     parallel loops still run.
     """
-    # Idle workers sleep at once instead of spinning 200 ms (libiomp's default):
-    # on a shared or oversubscribed machine a spinning worker and a spinning
-    # barrier took 13x longer over an LSTM's 64 steps of small parallel loops
-    # (docs/cpu-runtime.md). The user's own KMP_BLOCKTIME wins; read at load.
-    os.environ.setdefault("KMP_BLOCKTIME", "0")
+    idle_workers_sleep()
     from importlib import metadata  # here: slow to import, and no cache hit needs it
     try:
         files = metadata.distribution("intel-openmp").files or []

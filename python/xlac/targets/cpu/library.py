@@ -15,7 +15,7 @@ from xlac.collectives import DeviceGrid
 from xlac.errors import XlacError
 from xlac.executable import Executable
 from xlac.signature import Signature
-from xlac.targets.cpu.libraries import keep_freed_memory
+from xlac.targets.cpu.libraries import idle_workers_sleep, keep_freed_memory
 
 
 class EntryFailed(XlacError):
@@ -97,6 +97,7 @@ def open_library(data: bytes) -> ctypes.CDLL:
     a memfd (whose inodes are never reused) reached through a symlink of a
     name never used before (``/proc/self/fd/N`` numbers are reused).
     """
+    idle_workers_sleep()
     if not hasattr(os, "memfd_create"):
         return _open_from_kept_file(data)
     fd = os.memfd_create("xlac-artifact", os.MFD_CLOEXEC)
