@@ -14,7 +14,12 @@ from xlac.options import Options
 
 
 def read_input(path: str) -> tuple[bytes, str]:
-    """The bytes of ``path`` (``-`` is stdin) and the name diagnostics use."""
+    """The bytes of ``path`` (``-`` is stdin) and the name diagnostics use.
+
+    The isolated parser is forked first, before this process starts MLIR's threads."""
+    if Options.from_env().isolate_input:
+        from xlac.frontend.isolation import start_worker
+        start_worker(may_fork=True)
     if path == "-":
         return sys.stdin.buffer.read(), "<stdin>"
     try:

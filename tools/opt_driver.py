@@ -7,7 +7,7 @@ import sys
 
 from xlac.context import new_context
 from xlac.errors import CompileError, Diagnostic, collect_diagnostics, record_of
-from xlac.frontend.parse import parse_module
+from xlac.frontend.isolation import parse_untrusted
 from xlac.mlir import ir
 from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import build_pass_manager
@@ -52,7 +52,7 @@ class OptDriver:
         with ctx, collect_diagnostics(ctx) as diags:
             produced = []
             try:
-                module = parse_module(ctx, chunk, name)
+                module = parse_untrusted(ctx, chunk, name, self.options)
                 self._run_pipeline(module)
                 result = self._render(module)
             except (ir.MLIRError, CompileError) as exc:

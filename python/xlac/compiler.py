@@ -16,7 +16,8 @@ from xlac.debug.dump import CompileReporter, check_disabled
 from xlac.dynamic import compile_dynamic, has_dynamic_arguments
 from xlac.errors import CompileError, NotLoweredError, UnsupportedOpError, error
 from xlac.executable import Executable
-from xlac.frontend.parse import parse_module, source_to_bytes
+from xlac.frontend.isolation import parse_untrusted
+from xlac.frontend.parse import source_to_bytes
 from xlac.frontend.pytrees import pytrees_of
 from xlac.options import Options
 from xlac.pipeline.runner import StageRunner
@@ -78,7 +79,7 @@ def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str
                            "pass a StableHLO program: MLIR text, bytecode or a portable artifact")
     pipeline = backend.pipeline(entry, options)
     check_disabled(options.disable_passes, pipeline)
-    module = parse_module(new_context(), data, source_name)
+    module = parse_untrusted(new_context(), data, source_name, options)
     stages = StageTexts(data, source_name, entry, options)
     if has_dynamic_arguments(module, entry):        # `?` dims: compiled per call shape
         if target != "cpu":

@@ -96,15 +96,24 @@ def parse_module(ctx: ir.Context, data: bytes, source_name: str) -> ir.Module:
     SPMD programs come out as the program one device runs
     (``xlac.frontend.spmd``); a ``jax.export`` artifact as the program in it.
     """
+    module = read_module(ctx, data, source_name)
+    if any(marker in data for marker in _SPMD_MARKERS):
+        with ctx:
+            to_per_device(module, source_name)
+    return module
+
+
+def read_module(ctx: ir.Context, data: bytes, source_name: str) -> ir.Module:
+    """``data`` parsed and verified (VHLO upgraded), as given: what the
+    isolated parser runs (``xlac.frontend.isolation``)."""
     data = jax_export.embedded_program(data) or data
     with ctx, collect_diagnostics(ctx) as diags:
         try:
             module = _parse_bytes(ctx, data, source_name, diags)
             _upgrade_vhlo(module)
-        except (ir.MLIRError, ValueError, RuntimeError) as exc:
+        except (ir.MLIRError, ValueError, RuntimeError, OverflowError, UnicodeError,
+                RecursionError, MemoryError) as exc:
             raise _parse_error(exc, diags, data, source_name) from None
-        if any(marker in data for marker in _SPMD_MARKERS):
-            to_per_device(module, source_name)
         return module
 
 
