@@ -66,7 +66,8 @@ def user_errors(tool: str):
     except MemoryError:
         raise SystemExit(_fail(f"{tool}: error: out of memory")) from None
     except Exception as exc:  # noqa: BLE001 - a bug, but still no traceback for users
-        raise SystemExit(_fail(f"{tool}: internal error: {type(exc).__name__}: {exc}\n"
+        raise SystemExit(_fail(f"{tool}: internal error: {type(exc).__name__}: "
+                               f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}\n"
                                "note: this is an xlac bug; please report it with the input")) from None
 
 

@@ -14,7 +14,13 @@ from xlac.context import new_context
 from xlac.cpu_model import cpu_model
 from xlac.debug.dump import CompileReporter, check_disabled
 from xlac.dynamic import compile_dynamic, has_dynamic_arguments
-from xlac.errors import CompileError, NotLoweredError, UnsupportedOpError, error
+from xlac.errors import (
+    CompileError,
+    NotLoweredError,
+    UnsupportedOpError,
+    as_compile_errors,
+    error,
+)
 from xlac.executable import Executable
 from xlac.frontend.isolation import parse_untrusted
 from xlac.frontend.parse import source_to_bytes
@@ -43,9 +49,11 @@ def compile(source, target: str = "cpu", entry: str = "main",  # noqa: A001 - th
     the persistent compilation cache (``xlac.cache``).
     """
     options = resolve_options(options, disable_passes, cpu)
-    data, source_name = source_to_bytes(source)
+    with as_compile_errors("<input>"):
+        data, source_name = source_to_bytes(source)
     exe = compile_bytes(data, source_name, target, entry, options, cache)
-    trees = pytrees_of(source)
+    with as_compile_errors(source_name):
+        trees = pytrees_of(source)
     return exe.with_pytrees(trees) if trees is not None else exe
 
 
@@ -69,8 +77,14 @@ def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str
     """``compile`` for raw program bytes whose diagnostics carry ``source_name``.
 
     ``start=False``: an SPMD program is only compiled (for ``xla-compile``), not
-    started on the ranks of an MPI job.
+    started on the ranks of an MPI job. Every failure is an xlac error.
     """
+    with as_compile_errors(source_name):
+        return _compile_bytes(data, source_name, target, entry, options, cache, start)
+
+
+def _compile_bytes(data: bytes, source_name: str, target: str, entry: str,
+                   options: Options | None, cache: bool, start: bool) -> Executable:
     options = options or Options.from_env()
     abort_job_on_uncaught_errors(options)            # under mpiexec: one rank's error stops all
     backend = get_target(target)

@@ -51,7 +51,6 @@ def _answer(new_context, data: bytes, name: str) -> tuple[dict, bytes]:
     try:
         ctx = new_context()
         module = read_module(ctx, data, name)
-        _check_names(module, name)
         buffer = io.BytesIO()
         module.operation.write_bytecode(buffer)
         return {"ok": True, "unregistered": ctx.allow_unregistered_dialects}, buffer.getvalue()
@@ -67,23 +66,6 @@ def _answer(new_context, data: bytes, name: str) -> tuple[dict, bytes]:
                                "check that the input is StableHLO as MLIR text, bytecode "
                                "or a portable artifact")
         return worker_protocol.error_header(failure), b""
-
-
-def _check_names(module, name: str) -> None:
-    """Op and attribute names that are not UTF-8 parse, but abort the caller
-    later, where the bindings turn one into a str inside a C++ walk. Here,
-    outside any walk, reading each name raises instead."""
-    from xlac.errors import CompileError, error
-    pending = [module.operation]                  # a stack, not recursion: nesting may be deep
-    while pending:
-        op = pending.pop()
-        try:
-            op.name, [getattr(named, "name", named) for named in op.attributes]
-        except Exception:  # noqa: BLE001 - the bindings' conversion error (no one class)
-            raise CompileError(error("the program has an op or attribute name that is not "
-                                     "UTF-8", name), "names must be UTF-8") from None
-        pending.extend(inner for region in op.regions for block in region.blocks
-                       for inner in block.operations)
 
 
 def _text(exc: Exception) -> str:

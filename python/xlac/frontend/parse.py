@@ -111,6 +111,7 @@ def read_module(ctx: ir.Context, data: bytes, source_name: str) -> ir.Module:
         try:
             module = _parse_bytes(ctx, data, source_name, diags)
             _upgrade_vhlo(module)
+            _check_names(module, source_name)
         except (ir.MLIRError, ValueError, RuntimeError, OverflowError, UnicodeError,
                 RecursionError, MemoryError) as exc:
             raise _parse_error(exc, diags, data, source_name) from None
@@ -157,6 +158,22 @@ def _parse_text(data: bytes, source_name: str) -> ir.Module:
         module.body.append(op)
         return module
     return _as_module(op)
+
+
+def _check_names(module: ir.Module, source_name: str) -> None:
+    """Op and attribute names that are not UTF-8 parse, but abort the process
+    later, where the bindings turn one into a str inside a C++ walk. Here,
+    outside any walk, reading each name raises instead."""
+    pending = [module.operation]                  # a stack, not recursion: nesting may be deep
+    while pending:
+        op = pending.pop()
+        try:
+            op.name, [getattr(named, "name", named) for named in op.attributes]
+            pending.extend(inner for region in op.regions for block in region.blocks
+                           for inner in block.operations)
+        except Exception:  # noqa: BLE001 - the bindings' conversion error (no one class)
+            raise CompileError(error("the program has an op or attribute name that is not "
+                                     "UTF-8", source_name), "names must be UTF-8") from None
 
 
 def _shardy_as_generic(text: str, source_name: str) -> str:
