@@ -55,6 +55,8 @@ def _answer(ctx, data: bytes, name: str) -> tuple[dict, bytes]:
     _limit_memory(len(data))
     try:
         module = read_module(ctx, data, name)
+        if not data.lstrip()[:1].isascii() or data.startswith(b"ML\xefR"):
+            _check_as_text(module, name)
         buffer = io.BytesIO()
         module.operation.write_bytecode(buffer)
         return {"ok": True, "unregistered": ctx.allow_unregistered_dialects}, buffer.getvalue()
@@ -70,6 +72,18 @@ def _answer(ctx, data: bytes, name: str) -> tuple[dict, bytes]:
                                "check that the input is StableHLO as MLIR text, bytecode "
                                "or a portable artifact")
         return worker_protocol.error_header(failure), b""
+
+
+def _check_as_text(module, name: str) -> None:
+    """Bytecode gets the text's pre-checks on the text it parsed to: nesting
+    thousands deep (tuples of tuples) makes later passes crawl."""
+    from xlac.errors import CompileError, Diagnostic
+    from xlac.frontend.prechecks import check_text
+    try:
+        check_text(module.operation.get_asm(binary=True, large_elements_limit=16), name)
+    except CompileError as failure:        # a place in text the user never saw: name the file
+        raise CompileError([Diagnostic(name, r.severity, r.message) for r in failure.records],
+                           failure.hint) from None
 
 
 def _text(exc: Exception) -> str:

@@ -91,3 +91,23 @@ def test_xla_opt_reports_a_crash_in_one_line_and_exits_1(tmp_path):
     assert done.returncode == 1
     assert done.stderr.startswith(f"{path}: error:")
     assert "Traceback" not in done.stderr
+
+
+def test_bytecode_nested_thousands_deep_is_refused_quickly():
+    # tuples 2000 deep took ingest 15 s; as bytecode the text pre-checks never saw them
+    import io
+    import time
+
+    from xlac.context import new_context
+    from xlac.mlir import ir
+    text = ("func.func @main(%a: tensor<4xf32>, %t: " + "tuple<" * 2000 + "tensor<4xf32>"
+            + ">" * 2000 + ") -> tensor<4xf32> {\n  return %a : tensor<4xf32>\n}\n")
+    with new_context():
+        buffer = io.BytesIO()
+        ir.Module.parse(text).operation.write_bytecode(buffer)
+    start = time.monotonic()
+    with pytest.raises(xlac.CompileError) as info:
+        xlac.compile(buffer.getvalue(), options=xlac.Options().replace(cache_dir=None))
+    assert str(info.value).startswith("<bytes>: error: the input nests brackets, regions or "
+                                      "types more than 400 deep")
+    assert time.monotonic() - start < 10
