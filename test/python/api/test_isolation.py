@@ -111,3 +111,15 @@ def test_bytecode_nested_thousands_deep_is_refused_quickly():
     assert str(info.value).startswith("<bytes>: error: the input nests brackets, regions or "
                                       "types more than 400 deep")
     assert time.monotonic() - start < 10
+
+
+@pytest.mark.parametrize("isolate", [True, False])
+def test_an_op_of_no_known_dialect_is_refused_at_its_location(isolate):
+    # a corrupted name parses as an unregistered op, and passes crashed on it
+    text = PROGRAM.replace(b"stablehlo.add %a, %a : tensor<4xf32>",
+                           b'"stablehao.add"(%a, %a) : (tensor<4xf32>, tensor<4xf32>) '
+                           b"-> tensor<4xf32>")
+    with pytest.raises(xlac.CompileError) as info:
+        xlac.compile(text, options=xlac.Options().replace(isolate_input=isolate, cache_dir=None))
+    assert str(info.value).startswith("<bytes>:2:8: error: 'stablehao.add' is not an op of any "
+                                      "dialect xlac knows")
