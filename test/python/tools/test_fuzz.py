@@ -76,6 +76,7 @@ def _one_of_each_kind_and_form() -> list[Path]:
     return list(chosen.values())
 
 
+@pytest.mark.heavy
 def test_corpus_inputs_through_the_clis_exit_1_with_diagnostics(tmp_path, monkeypatch):
     # one input of each kind (crash, hang) and form, each through one CLI in turn:
     # a CLI run is a process start
