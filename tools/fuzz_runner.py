@@ -42,8 +42,13 @@ for line in sys.stdin:
 _CLI_GRACE = 25.0
 
 
-def _limit_memory() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (_MEMORY, _MEMORY))
+def _limit_memory(process: subprocess.Popen) -> subprocess.Popen:
+    """Set after the start (no ``preexec_fn``: that would fork a threaded caller)."""
+    try:
+        resource.prlimit(process.pid, resource.RLIMIT_AS, (_MEMORY, _MEMORY))
+    except (ProcessLookupError, PermissionError, OSError):
+        pass
+    return process
 
 
 def _environment(workdir: Path | None = None) -> dict:
@@ -63,11 +68,11 @@ class ApiChild:
 
     def compile(self, path: Path) -> tuple[str, str]:
         if self.process is None:
-            self.process = subprocess.Popen(
+            self.process = _limit_memory(subprocess.Popen(
                 [self.python, "-c", _CHILD, self.isolate, str(self.timeout / 4)],
                 stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                 stderr=subprocess.DEVNULL, text=True, env=_environment(),
-                preexec_fn=_limit_memory, start_new_session=True)
+                start_new_session=True))
         try:
             self.process.stdin.write(f"{path}\n")
             self.process.stdin.flush()
@@ -99,9 +104,9 @@ def run_cli(bin_dir: str, tool: str, path: Path, workdir: Path, timeout: float):
     command = [str(Path(bin_dir) / tool), str(path)]
     if tool == "xla-compile":
         command += ["-o", str(workdir / "out.so")]
-    process = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                               env=_environment(workdir), preexec_fn=_limit_memory,
-                               start_new_session=True)
+    process = _limit_memory(subprocess.Popen(
+        command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=_environment(workdir),
+        start_new_session=True))
     try:
         _, stderr = process.communicate(timeout=timeout + _CLI_GRACE)
     except subprocess.TimeoutExpired:
