@@ -13,6 +13,7 @@ import importlib
 _REGISTRY: dict[str, str] = {
     "xla-select-entry": "ingest.select_entry:SelectEntry",
     "xla-check-support": "ingest.check_support:CheckSupport",
+    "xla-check-ranked": "ingest.check_ranked:CheckRanked",
     "xla-verify-lowered": "lower.verify_lowered:VerifyLowered",
     "xla-readonly-inputs": "buffers.readonly_inputs:ReadonlyInputs",
     "xla-saturate-float-to-int": "lower.saturate_float_to_int:SaturateFloatToInt",

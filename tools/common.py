@@ -14,7 +14,12 @@ from xlac.options import Options
 
 
 def read_input(path: str) -> tuple[bytes, str]:
-    """The bytes of ``path`` (``-`` is stdin) and the name diagnostics use."""
+    """The bytes of ``path`` (``-`` is stdin) and the name diagnostics use.
+
+    The isolated parser is forked first, before this process starts MLIR's threads."""
+    if Options.from_env().isolate_input:
+        from xlac.frontend.isolation import start_worker
+        start_worker(may_fork=True)
     if path == "-":
         return sys.stdin.buffer.read(), "<stdin>"
     try:
@@ -61,7 +66,8 @@ def user_errors(tool: str):
     except MemoryError:
         raise SystemExit(_fail(f"{tool}: error: out of memory")) from None
     except Exception as exc:  # noqa: BLE001 - a bug, but still no traceback for users
-        raise SystemExit(_fail(f"{tool}: internal error: {type(exc).__name__}: {exc}\n"
+        raise SystemExit(_fail(f"{tool}: internal error: {type(exc).__name__}: "
+                               f"{str(exc).strip().splitlines()[0] if str(exc).strip() else ''}\n"
                                "note: this is an xlac bug; please report it with the input")) from None
 
 

@@ -6,8 +6,8 @@ import gc
 import sys
 
 from xlac.context import new_context
-from xlac.errors import CompileError, Diagnostic, collect_diagnostics, record_of
-from xlac.frontend.parse import parse_module
+from xlac.errors import CompileError, Diagnostic, as_compile_errors, collect_diagnostics, record_of
+from xlac.frontend.isolation import parse_untrusted
 from xlac.mlir import ir
 from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import build_pass_manager
@@ -52,9 +52,10 @@ class OptDriver:
         with ctx, collect_diagnostics(ctx) as diags:
             produced = []
             try:
-                module = parse_module(ctx, chunk, name)
-                self._run_pipeline(module)
-                result = self._render(module)
+                with as_compile_errors(name):
+                    module = parse_untrusted(ctx, chunk, name, self.options)
+                    self._run_pipeline(module)
+                    result = self._render(module)
             except (ir.MLIRError, CompileError) as exc:
                 produced = _diagnostics_of_failure(exc, diags)
                 if self.disabled:

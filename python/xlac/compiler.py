@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from xlac.cache import CompilationCache, digest, log
 from xlac.cpu_model import cpu_model
-from xlac.errors import CompileError, NotLoweredError, UnsupportedOpError, error
+from xlac.errors import CompileError, NotLoweredError, UnsupportedOpError, as_compile_errors, error
 from xlac.frontend.pytrees import pytrees_of
 from xlac.frontend.source import source_to_bytes
 from xlac.options import Options
@@ -40,9 +40,11 @@ def compile(source, target: str = "cpu", entry: str = "main",  # noqa: A001 - th
     the persistent compilation cache (``xlac.cache``).
     """
     options = resolve_options(options, disable_passes, cpu)
-    data, source_name = source_to_bytes(source)
+    with as_compile_errors("<input>"):
+        data, source_name = source_to_bytes(source)
     exe = compile_bytes(data, source_name, target, entry, options, cache)
-    trees = pytrees_of(source)
+    with as_compile_errors(source_name):
+        trees = pytrees_of(source)
     return exe.with_pytrees(trees) if trees is not None else exe
 
 
@@ -66,8 +68,14 @@ def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str
     """``compile`` for raw program bytes whose diagnostics carry ``source_name``.
 
     ``start=False``: an SPMD program is only compiled (for ``xla-compile``), not
-    started on the ranks of an MPI job.
+    started on the ranks of an MPI job. Every failure is an xlac error.
     """
+    with as_compile_errors(source_name):
+        return _compile_bytes(data, source_name, target, entry, options, cache, start)
+
+
+def _compile_bytes(data: bytes, source_name: str, target: str, entry: str,
+                   options: Options | None, cache: bool, start: bool) -> Executable:
     options = options or Options.from_env()
     if options.launched_ranks > 1:                   # under mpiexec: one rank's error stops all
         from xlac.targets.cpu.collectives import abort_job_on_uncaught_errors
@@ -130,14 +138,14 @@ def _parsed_and_compiled(data, source_name, target, entry, options, cache, start
     from xlac.context import new_context
     from xlac.debug.dump import check_disabled
     from xlac.dynamic import compile_dynamic, has_dynamic_arguments
-    from xlac.frontend.parse import parse_module
+    from xlac.frontend.isolation import parse_untrusted
     from xlac.pipeline.stage_texts import StageTexts
     from xlac.targets import get_target
     from xlac.targets.spmd import start_on_every_rank
     backend = get_target(target)
     pipeline = backend.pipeline(entry, options)
     check_disabled(options.disable_passes, pipeline)
-    module = parse_module(new_context(), data, source_name)
+    module = parse_untrusted(new_context(), data, source_name, options)
     stages = StageTexts(data, source_name, entry, options)
     if has_dynamic_arguments(module, entry):        # `?` dims: compiled per call shape
         if target != "cpu":

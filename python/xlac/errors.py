@@ -142,11 +142,27 @@ def _severity(value) -> str:
 
 
 def record_of(diag) -> Diagnostic:
-    """An MLIR diagnostic (and its notes) as a ``Diagnostic`` record."""
-    notes = tuple(Diagnostic(format_location(n.location), "note", _text(n.message))
-                  for n in diag.notes)
-    return Diagnostic(format_location(diag.location), _severity(diag.severity),
-                      _text(diag.message), notes)
+    """An MLIR diagnostic (and its notes) as a ``Diagnostic`` record.
+
+    Any part that cannot be read (a message or file name that is not UTF-8:
+    the bindings raise on reading it) is left out, never raised: this runs
+    inside MLIR's diagnostic handler, where an exception would abort."""
+    notes = tuple(Diagnostic(format_location(_read(n, "location")), "note",
+                             _message(n)) for n in (_read(diag, "notes") or ()))
+    return Diagnostic(format_location(_read(diag, "location")),
+                      _severity(_read(diag, "severity")), _message(diag), notes)
+
+
+def _read(diag, name: str):
+    try:
+        return getattr(diag, name)
+    except Exception:  # noqa: BLE001 - the bindings' conversion errors have no one class
+        return None
+
+
+def _message(diag) -> str:
+    text = _text(_read(diag, "message")) if _read(diag, "message") is not None else ""
+    return text or "(a diagnostic whose text is not UTF-8)"
 
 
 class DiagnosticCollector(list):
@@ -158,7 +174,10 @@ class DiagnosticCollector(list):
         self.records: list[Diagnostic] = []
 
     def __call__(self, diag) -> bool:
-        record = record_of(diag)
+        try:
+            record = record_of(diag)
+        except Exception:  # noqa: BLE001 - raising here, inside MLIR, would abort the process
+            record = error("(a diagnostic that could not be read)")
         self.records.append(record)
         self.extend(record.lines())
         return True
@@ -175,12 +194,39 @@ def collect_diagnostics(ctx: ir.Context):
         handle.detach()
 
 
+# What a bad input can make Python or the bindings raise deep inside a compile.
+_RAW_FAILURES = (RuntimeError, ValueError, OverflowError, AttributeError, UnicodeError,
+                 RecursionError, KeyError, IndexError, TypeError, AssertionError)
+
+
+@contextlib.contextmanager
+def as_compile_errors(source_name: str):
+    """No raw exception leaves a compile: one that is not an xlac error becomes
+    a CompileError naming the input (and what was raised), at the place MLIR
+    gave, if it gave one."""
+    try:
+        yield
+    except XlacError:
+        raise
+    except MemoryError:
+        raise CompileError(error("out of memory while compiling this input", source_name),
+                           "the program needs more memory than this process may use") from None
+    except ir.MLIRError as exc:
+        raise compile_error_from(exc, [], _BUG_HINT) from None
+    except _RAW_FAILURES as exc:
+        raise CompileError(error(f"xlac failed on this input: {type(exc).__name__}: "
+                                 f"{_first_line(exc)}", source_name), _BUG_HINT) from exc
+
+
+_BUG_HINT = "this is an xlac bug: please report it with the input program"
+
+
 def compile_error_from(exc: Exception, collected, hint: str = "",
                        kind: type[CompileError] = CompileError) -> CompileError:
     """Turn an ``ir.MLIRError`` (or a pass failure) into a ``kind`` of CompileError."""
     records = list(getattr(collected, "records", [_as_record(line) for line in collected]))
     seen = {str(r) for r in records}
-    for diag in getattr(exc, "error_diagnostics", []) or []:
+    for diag in _read(exc, "error_diagnostics") or []:
         record = record_of(diag)
         if str(record) not in seen:
             records.append(record)

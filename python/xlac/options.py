@@ -54,6 +54,11 @@ KNOBS = (
          "(exe.profile() and xla-run --profile set it for their own compile)"),
     Knob("progress", "XLAC_PROGRESS", "auto (default: a bar on a terminal for long compiles, "
          "log lines otherwise), bar, log or off", "--progress"),
+    Knob("isolate_input", "XLAC_ISOLATE_INPUT", "0: parse programs in this process (trusted "
+         "input only); default: a separate worker process parses and verifies them first, so "
+         "a parser crash on bad input is a CompileError (docs/security.md)"),
+    Knob("parse_timeout", "XLAC_PARSE_TIMEOUT", "seconds the isolated parser may take for one "
+         "program (default 20, plus 1 s per 5 MB)"),
     Knob("mpicc", "XLAC_MPICC", "the MPI compiler wrapper xlac's MPI shim is built with "
          "(default: the mpicc of the installed mpich wheel, else mpicc on PATH); "
          "docs/distributed.md"),
@@ -90,6 +95,8 @@ class Options:
     fusion_remarks: bool = False
     profile: bool = False
     progress: str = "auto"
+    isolate_input: bool = True
+    parse_timeout: float = 20.0
     mpicc: str = ""
     local_ranks: int = 1                   # MPI ranks on this host (from the launcher)
     launched_ranks: int = 1                # ranks of the MPI job that started this process
@@ -140,11 +147,21 @@ def _parse(name: str, text: str):
         return Path(text).expanduser() if text else None
     if name in ("timing", "fusion_remarks", "profile"):
         return text not in ("", "0", "false")
-    if name in ("malloc_tuning", "cuda_graphs"):
+    if name in ("malloc_tuning", "cuda_graphs", "isolate_input"):
         return text not in ("0", "false")
     if name in ("large_constant_bytes", "num_threads"):
         return int(text) if text.isdigit() else Options.__dataclass_fields__[name].default
+    if name == "parse_timeout":
+        return _seconds(text, Options.__dataclass_fields__[name].default)
     return text or Options.__dataclass_fields__[name].default
+
+
+def _seconds(text: str, default: float) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        return default
+    return value if value > 0 else default
 
 
 def markdown() -> str:

@@ -7,7 +7,15 @@ from __future__ import annotations
 
 import re
 
-from xlac.errors import UNKNOWN, CompileError, Diagnostic, collect_diagnostics, compile_error_from, error
+from xlac.errors import (
+    UNKNOWN,
+    CompileError,
+    Diagnostic,
+    collect_diagnostics,
+    compile_error_from,
+    error,
+    format_location,
+)
 from xlac.frontend import jax_export, shardy_text
 from xlac.frontend.source import source_to_bytes  # noqa: F401 - re-exported
 from xlac.frontend.spmd import to_per_device
@@ -23,15 +31,25 @@ def parse_module(ctx: ir.Context, data: bytes, source_name: str) -> ir.Module:
     SPMD programs come out as the program one device runs
     (``xlac.frontend.spmd``); a ``jax.export`` artifact as the program in it.
     """
+    module = read_module(ctx, data, source_name)
+    if any(marker in data for marker in _SPMD_MARKERS):
+        with ctx:
+            to_per_device(module, source_name)
+    return module
+
+
+def read_module(ctx: ir.Context, data: bytes, source_name: str) -> ir.Module:
+    """``data`` parsed and verified (VHLO upgraded), as given: what the
+    isolated parser runs (``xlac.frontend.isolation``)."""
     data = jax_export.embedded_program(data) or data
     with ctx, collect_diagnostics(ctx) as diags:
         try:
             module = _parse_bytes(ctx, data, source_name, diags)
             _upgrade_vhlo(module)
-        except (ir.MLIRError, ValueError, RuntimeError) as exc:
+            _check_names(module, source_name)
+        except (ir.MLIRError, ValueError, RuntimeError, OverflowError, UnicodeError,
+                RecursionError, MemoryError) as exc:
             raise _parse_error(exc, diags, data, source_name) from None
-        if any(marker in data for marker in _SPMD_MARKERS):
-            to_per_device(module, source_name)
         return module
 
 
@@ -75,6 +93,42 @@ def _parse_text(data: bytes, source_name: str) -> ir.Module:
         module.body.append(op)
         return module
     return _as_module(op)
+
+
+def _check_names(module: ir.Module, source_name: str) -> None:
+    """Every op is one a loaded dialect defines, named in UTF-8.
+
+    The context accepts unregistered ops (Shardy's are read that way), so a
+    corrupted name (``"stablehao.add"``) parses, and passes then crash on it.
+    A name that is not UTF-8 parses too, but aborts the process later, where
+    the bindings turn it into a str inside a C++ walk; read here, outside any
+    walk, it raises instead."""
+    registered = module.context.is_registered_operation
+    pending = [module.operation]                  # a stack, not recursion: nesting may be deep
+    while pending:
+        op = pending.pop()
+        try:
+            name = op.operation.name
+            [getattr(named, "name", named) for named in op.attributes]
+            pending.extend(inner for region in op.regions for block in region.blocks
+                           for inner in block.operations)
+        except Exception:  # noqa: BLE001 - the bindings' conversion error (no one class)
+            raise CompileError(error("the program has an op or attribute name that is not "
+                                     "UTF-8", source_name), "names must be UTF-8") from None
+        if not registered(name) and not name.startswith(_READ_UNREGISTERED):
+            shown = name if len(name) <= 80 else name[:80] + "..."
+            raise CompileError(error(f"'{shown}' is not an op of any dialect xlac knows",
+                                     _where(op, source_name)), _PARSE_HINT)
+
+
+# Dialects read as unregistered ops on purpose: Shardy's (frontend/spmd.py), and
+# xlac's own, defined with IRDL (which the registry does not list).
+_READ_UNREGISTERED = ("sdy.", "xla.")
+
+
+def _where(op, source_name: str) -> str:
+    location = format_location(op.location)
+    return location if location != UNKNOWN else source_name
 
 
 def _shardy_as_generic(text: str, source_name: str) -> str:

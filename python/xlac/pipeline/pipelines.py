@@ -17,6 +17,7 @@ def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
     """input -> "stablehlo": one verified StableHLO function with static shapes."""
     return [
         f"xla-select-entry{{entry={entry}}}",            # one public entry; the rest can inline
+        "xla-check-ranked",                               # chlo's legalization aborts on tensor<*x..>
         # !quant.uniform -> integer math, before refine-shapes (which crashes on
         # per-axis types) and before chlo legalization (the math uses chlo.broadcast_*)
         "func.func(stablehlo-legalize-quantized-op-to-qdq)",  # e.g. quantized sin: dequantize, sin, quantize

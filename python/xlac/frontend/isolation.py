@@ -1,0 +1,199 @@
+"""Untrusted programs parsed where a crash cannot reach the caller.
+
+MLIR's bytecode reader and parser trust their input: bad bytes can corrupt
+the heap, abort with ``LLVM ERROR``, overflow the stack or loop. So by default
+(``Options.isolate_input``; docs/security.md) every program a user hands over
+is first parsed and verified by a persistent worker process, started once per
+process and reused, under limits on address space, stack and time. The worker
+answers with the module as MLIR bytecode that it wrote itself (the caller
+parses that instead of the user's bytes), or with the diagnostics of a clean
+failure. A worker that dies or overruns its time becomes a ``CompileError``
+naming the input and the signal; the next program gets a fresh worker.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import signal
+import struct
+import subprocess
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+
+from xlac.errors import CompileError, Diagnostic, error
+from xlac.frontend import isolated_worker, worker_process
+from xlac.frontend import worker_protocol as protocol
+from xlac.frontend.jax_export import embedded_program
+from xlac.frontend.parse import parse_module
+from xlac.frontend.prechecks import check_text
+from xlac.mlir import ir
+
+_HINT = ("the input is not a valid StableHLO program; if it came from a tool, "
+         "please report the crash with the input")
+
+
+@dataclass(frozen=True)
+class Vetted:
+    """What the worker made of an input: bytecode it wrote, safe to parse in process."""
+
+    bytecode: bytes
+    unregistered: bool             # the program holds ops of dialects xlac does not load (sdy)
+
+
+class ParseWorker:
+    """One worker process and the pipes to it; restarted after a death or a timeout."""
+
+    def __init__(self):
+        self._process: subprocess.Popen | None = None
+        self._stderr = None
+        self._owner = 0                                # the pid that started it (fork-safe)
+        self._lock = threading.Lock()
+
+    def start(self, may_fork: bool = False) -> None:
+        """Start the worker now; ``may_fork``: the caller knows a fork is safe here."""
+        with self._lock:
+            self._ensure_started(may_fork)
+
+    def vet(self, data: bytes, source_name: str, timeout: float) -> Vetted:
+        with self._lock:
+            self._ensure_started()
+            try:
+                self._send(data, source_name)
+                header, payload = self._receive(timeout + _scaled(len(data)))
+            except _WorkerDied as death:
+                raise self._crash_error(death.returncode, source_name) from None
+            except TimeoutError:
+                self._kill()
+                raise CompileError(error(f"parsing this input took longer than "
+                                         f"{timeout + _scaled(len(data)):.0f} s; it was stopped",
+                                         source_name),
+                                   "XLAC_PARSE_TIMEOUT sets the limit (seconds)") from None
+        if header["ok"]:
+            return Vetted(payload, header.get("unregistered", False))
+        raise protocol.error_from(header)
+
+    def _ensure_started(self, may_fork: bool = False) -> None:
+        if self._process is not None and self._owner == os.getpid() \
+                and self._process.poll() is None:
+            return
+        self._stderr = tempfile.TemporaryFile()
+        self._process = worker_process.start_worker(self._stderr, isolated_worker.serve, may_fork)
+        self._owner = os.getpid()
+
+    def _send(self, data: bytes, source_name: str) -> None:
+        request = json.dumps({"name": source_name}).encode()
+        try:
+            self._process.stdin.write(struct.pack("<QQ", len(request), len(data)))
+            self._process.stdin.write(request)
+            self._process.stdin.write(data)
+            self._process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise _WorkerDied(self._reap()) from None
+
+    def _receive(self, timeout: float) -> tuple[dict, bytes]:
+        deadline = time.monotonic() + timeout
+        sizes = self._read(16, deadline)
+        header_size, payload_size = struct.unpack("<QQ", sizes)
+        header = json.loads(self._read(header_size, deadline))
+        return header, self._read(payload_size, deadline)
+
+    def _read(self, size: int, deadline: float) -> bytes:
+        stream = self._process.stdout
+        chunks, left = [], size
+        while left:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0 or not select.select([stream], [], [], remaining)[0]:
+                raise TimeoutError
+            chunk = os.read(stream.fileno(), min(left, 1 << 22))
+            if not chunk:
+                raise _WorkerDied(self._reap())
+            chunks.append(chunk)
+            left -= len(chunk)
+        return b"".join(chunks)
+
+    def _reap(self) -> int:
+        try:
+            return self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._kill()
+            return -signal.SIGKILL
+
+    def _kill(self) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+        self._process = None
+
+    def _crash_error(self, returncode: int, source_name: str) -> CompileError:
+        what = _signal_name(returncode)
+        records = [error(f"the MLIR parser crashed ({what}) on this input; "
+                         "xlac parsed it in a separate process, so only that process died",
+                         source_name)]
+        last_words = self._last_words()
+        if last_words:
+            records.append(Diagnostic("", "note", f"the parser said: {last_words}"))
+        self._process = None
+        return CompileError(records, _HINT)
+
+    def _last_words(self) -> str:
+        """The parser's last line on stderr (``LLVM ERROR: ...``), if it left one."""
+        try:
+            self._stderr.seek(0)
+            lines = self._stderr.read()[-4096:].decode(errors="replace").splitlines()
+        except OSError:
+            return ""
+        meaningful = [line.strip() for line in lines if line.strip()
+                      and not line.startswith((" ", "#", "Stack dump", "PLEASE"))]
+        return meaningful[-1][:200] if meaningful else ""
+
+
+class _WorkerDied(Exception):
+    def __init__(self, returncode: int):
+        super().__init__(returncode)
+        self.returncode = returncode
+
+
+def _scaled(size: int) -> float:
+    """Extra seconds for big inputs: text parses at tens of MB/s."""
+    return size / 5e6
+
+
+def _signal_name(returncode: int) -> str:
+    if returncode is not None and returncode < 0:
+        try:
+            return signal.Signals(-returncode).name
+        except ValueError:
+            return f"signal {-returncode}"
+    return f"exit status {returncode}"
+
+
+_WORKER = ParseWorker()
+
+
+def parse_untrusted(ctx: ir.Context, data: bytes, source_name: str, options) -> ir.Module:
+    """``parse_module`` for bytes a user handed over: checked for absurd nesting
+    and shapes, then (``options.isolate_input``) parsed and verified first by
+    the isolated worker, whose own bytecode is what this process parses."""
+    data = embedded_program(data) or data
+    check_text(data, source_name)
+    if not options.isolate_input:
+        return parse_module(ctx, data, source_name)
+    vetted = vet(data, source_name, options.parse_timeout)
+    if vetted.unregistered:
+        ctx.allow_unregistered_dialects = True
+    return parse_module(ctx, vetted.bytecode, source_name)
+
+
+def vet(data: bytes, source_name: str, timeout: float) -> Vetted:
+    """``data`` parsed and verified by the worker: its bytecode, or a CompileError."""
+    return _WORKER.vet(data, source_name, timeout)
+
+
+def start_worker(may_fork: bool = False) -> None:
+    """Start the worker ahead of the first program; the CLIs do, forking it
+    (``xlac.frontend.worker_process``)."""
+    _WORKER.start(may_fork)

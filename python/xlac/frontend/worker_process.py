@@ -1,0 +1,89 @@
+"""Starting the isolated parser's process: forked when that is safe, spawned otherwise.
+
+A fresh interpreter takes a second or more to import MLIR; the CLIs (one
+program per process) would pay that every run. A process with one thread can
+fork instead: the child has everything imported already and starts in
+milliseconds. With more threads (a user's process running JAX, or a pool) a
+fork could copy a lock some other thread held, so those spawn a fresh
+interpreter, once per process; the CLIs fork anyway (``may_fork``): their
+only other thread is numpy's idle BLAS pool, which the parser never touches
+and which OpenBLAS itself makes safe across a fork.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+
+_WORKER_MAIN = "from xlac.frontend import isolated_worker; isolated_worker.serve()"
+
+
+def start_worker(stderr, serve, may_fork: bool = False):
+    """A running worker with ``stdin``, ``stdout``, ``poll``, ``wait`` and ``kill``;
+    forked, it runs ``serve(reader, writer)`` (``isolated_worker.serve``)."""
+    if may_fork or _single_threaded():
+        return ForkedWorker(stderr, serve)
+    return subprocess.Popen([sys.executable, "-c", _WORKER_MAIN], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=stderr, start_new_session=True)
+
+
+def _single_threaded() -> bool:
+    try:
+        return len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
+
+
+class ForkedWorker:
+    """A forked child serving requests on a pair of pipes; Popen's interface."""
+
+    def __init__(self, stderr, serve):
+        to_child, from_parent = os.pipe()
+        to_parent, from_child = os.pipe()
+        pid = os.fork()
+        if pid == 0:                                      # the worker: never returns
+            _serve_in_child(serve, to_child, from_child, stderr, (from_parent, to_parent))
+        os.close(to_child)
+        os.close(from_child)
+        self.pid = pid
+        self.returncode = None
+        self.stdin = os.fdopen(from_parent, "wb")
+        self.stdout = os.fdopen(to_parent, "rb", buffering=0)
+
+    def poll(self):
+        if self.returncode is None:
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                self.returncode = os.waitstatus_to_exitcode(status)
+        return self.returncode
+
+    def wait(self, timeout: float | None = None) -> int:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while self.poll() is None:
+            if deadline is not None and time.monotonic() > deadline:
+                raise subprocess.TimeoutExpired("isolated parser", timeout)
+            time.sleep(0.005)
+        return self.returncode
+
+    def kill(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+
+def _serve_in_child(serve, reads: int, writes: int, stderr, parent_ends: tuple[int, int]) -> None:
+    status = 0
+    try:
+        for fd in parent_ends:
+            os.close(fd)
+        os.setsid()
+        os.dup2(stderr.fileno(), 2)
+        serve(os.fdopen(reads, "rb"), os.fdopen(writes, "wb"))
+    except BaseException:  # noqa: BLE001 - the child must never return into the caller's code
+        status = 70
+    finally:
+        os._exit(status)
