@@ -211,11 +211,13 @@ def as_compile_errors(source_name: str):
     except MemoryError:
         raise CompileError(error("out of memory while compiling this input", source_name),
                            "the program needs more memory than this process may use") from None
-    except ir.MLIRError as exc:
-        raise compile_error_from(exc, [], _BUG_HINT) from None
-    except _RAW_FAILURES as exc:
-        raise CompileError(error(f"xlac failed on this input: {type(exc).__name__}: "
-                                 f"{_first_line(exc)}", source_name), _BUG_HINT) from exc
+    except Exception as exc:
+        if type(exc).__name__ == "MLIRError":         # the bindings' (not imported: a cache hit has none)
+            raise compile_error_from(exc, [], _BUG_HINT) from None
+        if isinstance(exc, _RAW_FAILURES):
+            raise CompileError(error(f"xlac failed on this input: {type(exc).__name__}: "
+                                     f"{_first_line(exc)}", source_name), _BUG_HINT) from exc
+        raise
 
 
 _BUG_HINT = "this is an xlac bug: please report it with the input program"

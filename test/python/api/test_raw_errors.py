@@ -11,7 +11,7 @@ import sys
 import pytest
 
 import xlac
-from xlac import compiler
+from xlac.pipeline import stage_texts
 from xlac.errors import DiagnosticCollector, record_of
 
 PROGRAM = ("func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
@@ -40,7 +40,7 @@ def test_a_diagnostic_that_cannot_be_read_is_a_placeholder_record():
 def test_what_a_compile_raises_becomes_a_compile_error_naming_the_input(raised, monkeypatch):
     def fail(*args, **kwargs):
         raise raised
-    monkeypatch.setattr(compiler, "StageTexts", fail)
+    monkeypatch.setattr(stage_texts, "StageTexts", fail)
     with pytest.raises(xlac.CompileError) as info:
         xlac.compile(PROGRAM, cache=False)
     message = str(info.value)
@@ -51,7 +51,7 @@ def test_what_a_compile_raises_becomes_a_compile_error_naming_the_input(raised, 
 def test_memory_error_is_a_compile_error(monkeypatch):
     def fail(*args, **kwargs):
         raise MemoryError
-    monkeypatch.setattr(compiler, "StageTexts", fail)
+    monkeypatch.setattr(stage_texts, "StageTexts", fail)
     with pytest.raises(xlac.CompileError, match="out of memory while compiling"):
         xlac.compile(PROGRAM, cache=False)
 

@@ -127,7 +127,7 @@ def test_disabling_a_needed_lowering_is_the_users_setting(tmp_path):
     path = tmp_path / "loop.mlir"
     path.write_text("""func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   %c0 = stablehlo.constant dense<0> : tensor<i32>
-  %c3 = stablehlo.constant dense<3> : tensor<i32>
+  %c3 = stablehlo.constant dense<30> : tensor<i32>
   %c1 = stablehlo.constant dense<1> : tensor<i32>
   %r:2 = stablehlo.while(%i = %c0, %x = %a) : tensor<i32>, tensor<4xf32>
    cond {
