@@ -30,6 +30,7 @@ _REGISTRY: dict[str, str] = {
     "xla-split-f64-truncation": "lower.split_f64_truncation:SplitF64Truncation",
     "xla-distinct-results": "buffers.distinct_results:DistinctResults",
     "xla-expm1-to-libm": "cpu.expm1_to_libm:Expm1ToLibm",
+    "xla-expand-f8-casts": "cpu.expand_f8_casts:ExpandF8Casts",
     "xla-fold-empty-reductions": "lower.fold_empty_reductions:FoldEmptyReductions",
     "xla-lower-scatter": "lower.lower_scatter:LowerScatter",
     "xla-lower-collectives": "lower.lower_collectives:LowerCollectives",

@@ -131,7 +131,8 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False) 
         "lower-affine",
         "convert-scf-to-cf",
         "func.func(math-extend-to-supported-types{extra-types=f16 target-type=f32})",  # bf16 math in f32 ...
-        "func.func(arith-emulate-unsupported-floats{source-types=bf16 target-type=f32})",  # ... and bf16 arithmetic
+        f"func.func(arith-emulate-unsupported-floats{{source-types={_EMULATED} target-type=f32}})",  # ... and bf16, f8 arithmetic
+        "xla-expand-f8-casts",                            # f8 <-> f32 as integer code: LLVM has no f8
         "convert-complex-to-standard",
         "xla-expm1-to-libm",                              # libm's expm1: convert-math-to-llvm's exp(x)-1 loses small x
         "expand-strided-metadata",
@@ -154,6 +155,11 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False) 
         "convert-cf-to-llvm",
         "reconcile-unrealized-casts",
     ]
+
+
+# Element types whose arithmetic runs in f32 (LLVM has bf16 but no CPU arithmetic on it, and no f8).
+_EMULATED = ",".join(("bf16", "f8E5M2", "f8E4M3", "f8E3M4", "f8E4M3FN", "f8E4M3FNUZ", "f8E5M2FNUZ",
+                      "f8E4M3B11FNUZ"))
 
 
 def _true(flag: bool | str) -> bool:
