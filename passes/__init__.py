@@ -27,6 +27,7 @@ _REGISTRY: dict[str, str] = {
     "xla-lower-fft": "lower.lower_fft:LowerFft",
     "xla-lower-custom-calls": "lower.lower_custom_calls:LowerCustomCalls",
     "xla-expand-complex-ops": "lower.expand_complex_ops:ExpandComplexOps",
+    "xla-boolean-arithmetic": "lower.boolean_arithmetic:BooleanArithmetic",
     "xla-split-f64-truncation": "lower.split_f64_truncation:SplitF64Truncation",
     "xla-distinct-results": "buffers.distinct_results:DistinctResults",
     "xla-expm1-to-libm": "cpu.expm1_to_libm:Expm1ToLibm",

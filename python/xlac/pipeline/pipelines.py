@@ -54,7 +54,8 @@ def lower_to_linalg() -> list[str]:
         "xla-lower-select-and-scatter",                   # max-pool gradient: window loops
         "xla-lower-linalg-ops",                           # triangular_solve, cholesky: substitution loops
         "xla-lower-fft",                                  # fft: one f64 DFT linalg.generic per axis
-        "xla-expand-complex-ops",                         # complex max/min order, complex bitcast
+        "xla-expand-complex-ops",                         # complex max/min order, complex bitcast, cbrt
+        "xla-boolean-arithmetic",                         # i1 add/multiply -> or/and (upstream: xor for add)
         "xla-split-f64-truncation",                       # f64 -> f16/bf16 via f32: the JIT lacks __truncdfhf2
         "xla-fold-empty-reductions",                      # reduce of a zero-size tensor = init; upstream leaves it
         "xla-lower-sort",                                 # merge sort in scf loops; no upstream pattern

@@ -160,18 +160,21 @@ def _reduce(kind: str, element: str, t: str):
 def case(op: str, element: str, seed: int) -> Case:
     text, args = program(op, element)
     rng = np.random.default_rng(seed)
-    inputs = tuple(values(rng, shape, e, op) for shape, e in args)
+    inputs = tuple(values(rng, shape, e, op, k) for k, (shape, e) in enumerate(args))
     return Case(op, element, text, inputs)
 
 
-def values(rng, shape, element: str, op: str) -> np.ndarray:
-    """Random values of ``element`` with the type's corners mixed in."""
+def values(rng, shape, element: str, op: str, k: int = 0) -> np.ndarray:
+    """Random values of ``element`` with the type's corners mixed in
+    (booleans: argument ``k``'s bits, so that two arguments meet in all four ways)."""
     dtype = numpy_dtype(element)
     if element == "i1":
-        return rng.random(shape) < 0.5
-    if element.startswith("complex"):
-        part = values(rng, shape, _real_part(element), op)
-        return (part + 1j * values(rng, shape, _real_part(element), op)).astype(dtype)
+        size = int(np.prod(shape))
+        return ((np.arange(size) >> k) % 2 == 1).reshape(shape)
+    if element.startswith("complex"):   # finite parts: the interpreter's results come back
+        value = np.empty(shape, dtype)     # as re + 1j * im, where an infinite im makes re NaN
+        value.real, value.imag = (rng.standard_normal(shape) * 3 for _ in range(2))
+        return value
     if dtype.kind in "iu":
         info = np.iinfo(dtype)
         corners = [info.min, info.max, 0, 1]

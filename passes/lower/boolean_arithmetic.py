@@ -1,0 +1,47 @@
+"""xla-boolean-arithmetic: i1 add/multiply as or/and."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xlac.mlir import ir
+from xlac.passes.base import ModulePass, nested_ops
+
+# StableHLO's arithmetic on booleans (the interpreter's, XLA's) -> the logical op
+_LOGICAL = {"stablehlo.add": "stablehlo.or", "stablehlo.multiply": "stablehlo.and"}
+
+
+@dataclass(frozen=True)
+class BooleanArithmetic(ModulePass):
+    """Rewrite `add` on i1 into `or` and `multiply` into `and`, in reduction
+    bodies too.
+
+    Why: for StableHLO (and XLA) a PRED sum is a logical or: true + true is
+    true. stablehlo-legalize-to-linalg lowers `add` to `arith.addi`, which
+    on i1 is an xor (true + true = false), so `reduce` of booleans with
+    `add` (jnp.any as a sum) came out wrong.
+
+        %s = stablehlo.add %a, %b : tensor<4xi1>
+      ->
+        %s = stablehlo.or %a, %b : tensor<4xi1>
+    """
+
+    name = "xla-boolean-arithmetic"
+
+    def run(self, module: ir.Operation) -> None:
+        for op in nested_ops(module):
+            if op.name in _LOGICAL and _boolean(op):
+                _replace(op, _LOGICAL[op.name])
+
+
+def _boolean(op: ir.Operation) -> bool:
+    element = getattr(op.results[0].type, "element_type", op.results[0].type)
+    return isinstance(element, ir.IntegerType) and ir.IntegerType(element).width == 1
+
+
+def _replace(op: ir.Operation, name: str) -> None:
+    with ir.InsertionPoint(op), op.location:
+        logical = ir.Operation.create(name, results=[op.results[0].type],
+                                      operands=list(op.operands))
+    op.results[0].replace_all_uses_with(logical.results[0])
+    op.erase()
