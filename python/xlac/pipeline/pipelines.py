@@ -88,6 +88,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
     ``threads`` and ``vector_bytes`` are the schedules' (0: this host's).
     """
     return [
+        "xla-splat-constants-to-fill",                    # a 10^8-element splat: a fill loop, not a 400 MB global
         # per op class: scf.forall over the threads' chunks, tiles for caches
         # and registers, vector ops (passes/cpu/schedules/); on tensors, so the
         # bufferization below sees only in-place slices and needs no copies
