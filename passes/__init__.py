@@ -30,6 +30,7 @@ _REGISTRY: dict[str, str] = {
     "xla-boolean-arithmetic": "lower.boolean_arithmetic:BooleanArithmetic",
     "xla-split-f64-truncation": "lower.split_f64_truncation:SplitF64Truncation",
     "xla-distinct-results": "buffers.distinct_results:DistinctResults",
+    "xla-check-memory": "buffers.check_memory:CheckMemory",
     "xla-splat-constants-to-fill": "buffers.splat_constants_to_fill:SplatConstantsToFill",
     "xla-expm1-to-libm": "cpu.expm1_to_libm:Expm1ToLibm",
     "xla-expand-f8-casts": "cpu.expand_f8_casts:ExpandF8Casts",

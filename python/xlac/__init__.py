@@ -10,7 +10,7 @@
 from xlac.artifact.container import ArtifactError
 from xlac.compiler import compile  # noqa: A004 - the API's name
 from xlac.debug.dump import LargeConstantWarning
-from xlac.errors import CompileError, InputError, UnsupportedOpError, XlacError
+from xlac.errors import CompileError, InputError, ResourceLimitError, UnsupportedOpError, XlacError
 from xlac.executable import Executable
 from xlac.jax_jit import jit
 from xlac.loader import deserialize, load
@@ -19,5 +19,6 @@ from xlac.signature import Signature, TensorSpec
 from xlac.version import __version__
 
 __all__ = ["compile", "CompileError", "UnsupportedOpError", "InputError", "XlacError",
+           "ResourceLimitError",
            "Executable", "Options", "Signature", "TensorSpec", "__version__", "load",
            "deserialize", "jit", "ArtifactError", "LargeConstantWarning"]

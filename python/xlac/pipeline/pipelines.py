@@ -117,6 +117,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False) 
     expand = "arith-expand" if _true(native_bf16) else "arith-expand{include-bf16=true}"
     clock = ["xla-profile-kernels"] if _true(profile) else []   # exe.profile(): a clock around each kernel
     return [
+        "xla-check-memory",                               # buffers past this machine's memory: an error, not a NULL malloc
         "xla-collectives-to-mpi",                         # collective buffer calls -> the MPI shim (inlined below)
         "xla-strided-copy-to-linalg",                     # no memrefCopy runtime call
         "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
