@@ -50,7 +50,7 @@ def _rounding(function):
 
 
 def _away_from_zero(x):
-    return np.sign(x) * np.floor(np.abs(x) + np.float32(0.5))
+    return np.copysign(np.floor(np.abs(x) + np.float32(0.5)), x)
 
 
 INTERPRETER_WRONG = {
