@@ -36,15 +36,15 @@ class SplatConstantsToFill(ModulePass):
                 _replace_with_fill(op)
 
     def _large_splat(self, op: ir.Operation) -> bool:
-        value = op.attributes["value"]
-        if not isinstance(value, ir.DenseElementsAttr) or not value.is_splat:
-            return False
         tensor = op.results[0].type
         if not isinstance(tensor, ir.RankedTensorType) or not tensor.has_static_shape:
             return False
-        element = tensor.element_type
-        scalar = isinstance(element, (ir.IntegerType, ir.FloatType, ir.IndexType))
-        return scalar and _count(tensor.shape) > self.min_elements
+        element = tensor.element_type   # first: the bindings cannot read a complex constant
+        if not isinstance(element, (ir.IntegerType, ir.FloatType, ir.IndexType)):
+            return False
+        value = op.attributes["value"]
+        return (isinstance(value, ir.DenseElementsAttr) and value.is_splat
+                and _count(tensor.shape) > self.min_elements)
 
 
 def _count(shape) -> int:

@@ -14,14 +14,16 @@ func.func @large() -> tensor<10000x10000xf32> {
 
 // -----
 
-/// Integer splats too; small splats and non-splat constants stay constants.
+/// Integer splats too; small splats, non-splat and complex constants stay constants.
 // CHECK-LABEL: func.func @others
 // CHECK: linalg.fill ins(%{{.*}} : i8) outs(%{{.*}} : tensor<64x64xi8>)
 // CHECK: arith.constant dense<2.000000e+00> : tensor<4x4xf32>
 // CHECK: arith.constant dense<[1, 2]> : tensor<2xi32>
-func.func @others() -> (tensor<64x64xi8>, tensor<4x4xf32>, tensor<2xi32>) {
+// CHECK: arith.constant dense<(1.500000e+00,2.500000e+00)> : tensor<64x64xcomplex<f32>>
+func.func @others() -> (tensor<64x64xi8>, tensor<4x4xf32>, tensor<2xi32>, tensor<64x64xcomplex<f32>>) {
   %a = arith.constant dense<-3> : tensor<64x64xi8>
   %b = arith.constant dense<2.0> : tensor<4x4xf32>
   %c = arith.constant dense<[1, 2]> : tensor<2xi32>
-  return %a, %b, %c : tensor<64x64xi8>, tensor<4x4xf32>, tensor<2xi32>
+  %d = arith.constant dense<(1.5, 2.5)> : tensor<64x64xcomplex<f32>>
+  return %a, %b, %c, %d : tensor<64x64xi8>, tensor<4x4xf32>, tensor<2xi32>, tensor<64x64xcomplex<f32>>
 }
