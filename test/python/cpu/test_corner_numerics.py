@@ -117,7 +117,7 @@ def test_every_f32_to_f8_rounding(children):
 
 def test_integer_power_with_any_exponent(children):
     params, lines, results, inputs = [], [], [], []
-    for k, element in enumerate(["i8", "ui8", "i16", "ui16", "i32", "ui32", "i64", "ui64"]):
+    for k, element in enumerate(["ui8", "i16", "ui32", "i64"]):
         dtype = numpy_dtype(element)
         info = np.iinfo(dtype)
         b = np.array([5, 3, 2, 7, 1, 0, 9, 5], dtype)
