@@ -1,4 +1,4 @@
-"""xla-expand-complex-ops: complex max/min and bitcast_convert in real ops."""
+"""xla-expand-complex-ops: complex max/min, bitcast_convert and cbrt in real ops."""
 
 from __future__ import annotations
 
@@ -12,12 +12,12 @@ from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 
 @dataclass(frozen=True)
 class ExpandComplexOps(ModulePass):
-    """Rewrite complex `maximum`/`minimum` and `bitcast_convert` into StableHLO
-    ops on real parts.
+    """Rewrite complex `maximum`/`minimum`, `bitcast_convert` and `cbrt` into
+    StableHLO ops on real parts.
 
     Why: upstream stablehlo-legalize-to-linalg orders complex numbers wrongly
     for maximum/minimum (`re_a >= re_b` wins even when the real parts tie), and
-    has no bitcast_convert for complex. XLA orders complex numbers
+    has no bitcast_convert or cbrt for complex. XLA orders complex numbers
     lexicographically (real part, then imaginary part), and a complex<f32> is
     two f32 in memory, real first (a complex<f64> part holds two words,
     low first):
@@ -44,6 +44,32 @@ class ExpandComplexOps(ModulePass):
                 replace_with_call(module, op, _min_max_text(op, name), name)
             elif op.name == "stablehlo.bitcast_convert":
                 _expand_bitcast(module, op)
+            elif op.name == "stablehlo.cbrt":
+                name = fresh_symbol(module, "xla_complex_cbrt")
+                replace_with_call(module, op, _cbrt_text(op, name), name)
+
+
+def _cbrt_text(op: ir.Operation, name: str) -> str:
+    """The principal cube root, as the interpreter: cbrt(|z|) at a third of arg(z)."""
+    tensor = ir.RankedTensorType(op.results[0].type)
+    part = _t(tensor.shape, str(ir.ComplexType(tensor.element_type).element_type))
+    return f"""
+func.func private @{name}(%z: {tensor}) -> {tensor} {{
+  %re = stablehlo.real %z : ({tensor}) -> {part}
+  %im = stablehlo.imag %z : ({tensor}) -> {part}
+  %abs = stablehlo.abs %z : ({tensor}) -> {part}
+  %radius = stablehlo.cbrt %abs : {part}
+  %angle = stablehlo.atan2 %im, %re : {part}
+  %three = stablehlo.constant dense<3.0> : {part}
+  %third = stablehlo.divide %angle, %three : {part}
+  %cos = stablehlo.cosine %third : {part}
+  %sin = stablehlo.sine %third : {part}
+  %x = stablehlo.multiply %radius, %cos : {part}
+  %y = stablehlo.multiply %radius, %sin : {part}
+  %r = stablehlo.complex %x, %y : {tensor}
+  return %r : {tensor}
+}}
+"""
 
 
 def _min_max_text(op: ir.Operation, name: str) -> str:

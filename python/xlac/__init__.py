@@ -19,7 +19,8 @@ from xlac.version import __version__
 
 _WHERE = {"compile": "xlac.compiler", "CompileError": "xlac.errors",
           "UnsupportedOpError": "xlac.errors", "InputError": "xlac.errors",
-          "XlacError": "xlac.errors", "Executable": "xlac.executable",
+          "XlacError": "xlac.errors", "ResourceLimitError": "xlac.errors",
+          "Executable": "xlac.executable",
           "Options": "xlac.options", "Signature": "xlac.signature",
           "TensorSpec": "xlac.signature", "load": "xlac.loader",
           "deserialize": "xlac.loader", "jit": "xlac.jax_jit",
@@ -27,6 +28,7 @@ _WHERE = {"compile": "xlac.compiler", "CompileError": "xlac.errors",
           "LargeConstantWarning": "xlac.debug.dump"}
 
 __all__ = ["compile", "CompileError", "UnsupportedOpError", "InputError", "XlacError",
+           "ResourceLimitError",
            "Executable", "Options", "Signature", "TensorSpec", "__version__", "load",
            "deserialize", "jit", "ArtifactError", "LargeConstantWarning"]
 
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
     from xlac.artifact.container import ArtifactError
     from xlac.compiler import compile  # noqa: A004 - the API's name
     from xlac.debug.dump import LargeConstantWarning
-    from xlac.errors import CompileError, InputError, UnsupportedOpError, XlacError
+    from xlac.errors import CompileError, InputError, ResourceLimitError, UnsupportedOpError, XlacError
     from xlac.executable import Executable
     from xlac.jax_jit import jit
     from xlac.loader import deserialize, load

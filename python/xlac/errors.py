@@ -100,6 +100,11 @@ class UnsupportedOpError(CompileError):
     """The program uses ops (or types) a target cannot compile; every one is listed."""
 
 
+class ResourceLimitError(CompileError):
+    """The program's buffers cannot fit in this machine's memory: the sizes
+    are in the message; not a compiler bug."""
+
+
 class DisabledPassError(CompileError):
     """A pass the program needs was disabled (``--disable-passes``,
     ``XLAC_DISABLE_PASSES``): the user's setting, not a compiler bug."""

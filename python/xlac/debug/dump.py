@@ -23,7 +23,14 @@ from pathlib import Path
 
 from xlac.debug.timing import timing_report, write_trace
 from xlac.dtypes import numpy_dtype, shape_str
-from xlac.errors import CompileError, DisabledPassError, UnsupportedOpError, error, format_location
+from xlac.errors import (
+    CompileError,
+    DisabledPassError,
+    ResourceLimitError,
+    UnsupportedOpError,
+    error,
+    format_location,
+)
 from xlac.mlir import ir
 from xlac.options import Options
 from xlac.pipeline import pipelines
@@ -105,8 +112,8 @@ class CompileReporter:
             print(report, file=sys.stderr, end="")
 
     def failed(self, failure: CompileError, runner) -> CompileError:
-        if isinstance(failure, UnsupportedOpError):
-            return failure                 # a known gap (docs/op-support.md), not a failure
+        if isinstance(failure, (UnsupportedOpError, ResourceLimitError)):
+            return failure                 # a known gap (docs/op-support.md) or too big: not a bug
         try:
             where = write_reproducer(self, runner)
         except OSError as exc:

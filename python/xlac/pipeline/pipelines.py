@@ -56,7 +56,10 @@ def lower_to_linalg() -> list[str]:
         "xla-lower-select-and-scatter",                   # max-pool gradient: window loops
         "xla-lower-linalg-ops",                           # triangular_solve, cholesky: substitution loops
         "xla-lower-fft",                                  # fft: one f64 DFT linalg.generic per axis
-        "xla-expand-complex-ops",                         # complex max/min order, complex bitcast
+        "xla-expand-complex-ops",                         # complex max/min order, complex bitcast, cbrt
+        "xla-integer-arithmetic",                         # i1 add/multiply -> or/and (upstream: xor); integer power
+        "xla-reduce-precision-nans",                      # e?m0 has no NaN: NaN -> inf, as XLA
+        "xla-widen-f8-predicates",                        # is_finite of f8 in f32: FN/FNUZ formats have no inf
         "xla-split-f64-truncation",                       # f64 -> f16/bf16 via f32: the JIT lacks __truncdfhf2
         "xla-fold-empty-reductions",                      # reduce of a zero-size tensor = init; upstream leaves it
         "xla-lower-sort",                                 # merge sort in scf loops; no upstream pattern
@@ -90,6 +93,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
     ``threads`` and ``vector_bytes`` are the schedules' (0: this host's).
     """
     return [
+        "xla-splat-constants-to-fill",                    # a 10^8-element splat: a fill loop, not a 400 MB global
         # per op class: scf.forall over the threads' chunks, tiles for caches
         # and registers, vector ops (passes/cpu/schedules/); on tensors, so the
         # bufferization below sees only in-place slices and needs no copies
@@ -118,6 +122,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False) 
     expand = "arith-expand" if _true(native_bf16) else "arith-expand{include-bf16=true}"
     clock = ["xla-profile-kernels"] if _true(profile) else []   # exe.profile(): a clock around each kernel
     return [
+        "xla-check-memory",                               # buffers past this machine's memory: an error, not a NULL malloc
         "xla-collectives-to-mpi",                         # collective buffer calls -> the MPI shim (inlined below)
         "xla-strided-copy-to-linalg",                     # no memrefCopy runtime call
         "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
@@ -134,7 +139,8 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False) 
         "lower-affine",
         "convert-scf-to-cf",
         "func.func(math-extend-to-supported-types{extra-types=f16 target-type=f32})",  # bf16 math in f32 ...
-        "func.func(arith-emulate-unsupported-floats{source-types=bf16 target-type=f32})",  # ... and bf16 arithmetic
+        f"func.func(arith-emulate-unsupported-floats{{source-types={_EMULATED} target-type=f32}})",  # ... and bf16, f8 arithmetic
+        "xla-expand-f8-casts",                            # f8 <-> f32 as integer code: LLVM has no f8
         "convert-complex-to-standard",
         "xla-expm1-to-libm",                              # libm's expm1: convert-math-to-llvm's exp(x)-1 loses small x
         "expand-strided-metadata",
@@ -158,6 +164,11 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False) 
         "reconcile-unrealized-casts",
         "xla-bf16-memory-as-i16",                         # no per-lane bf16 store LLVM would truncate via __truncsfbf2
     ]
+
+
+# Element types whose arithmetic runs in f32 (LLVM has bf16 but no CPU arithmetic on it, and no f8).
+_EMULATED = ",".join(("bf16", "f8E5M2", "f8E4M3", "f8E3M4", "f8E4M3FN", "f8E4M3FNUZ", "f8E5M2FNUZ",
+                      "f8E4M3B11FNUZ"))
 
 
 def _true(flag: bool | str) -> bool:

@@ -87,3 +87,21 @@ func.func @join(%x: tensor<3x2xcomplex<f32>>) -> tensor<3xcomplex<f64>> {
   %y = stablehlo.bitcast_convert %x : (tensor<3x2xcomplex<f32>>) -> tensor<3xcomplex<f64>>
   return %y : tensor<3xcomplex<f64>>
 }
+
+// -----
+
+/// A complex cbrt is the principal root: cbrt(|z|) at a third of atan2(im, re).
+// CHECK-LABEL: func.func private @xla_complex_cbrt_0(
+// CHECK: %[[ABS:.*]] = stablehlo.abs %{{.*}} : (tensor<2xcomplex<f32>>) -> tensor<2xf32>
+// CHECK: %[[RADIUS:.*]] = stablehlo.cbrt %[[ABS]] : tensor<2xf32>
+// CHECK: %[[ANGLE:.*]] = stablehlo.atan2
+// CHECK: %[[THIRD:.*]] = stablehlo.divide %[[ANGLE]]
+// CHECK: stablehlo.cosine %[[THIRD]]
+// CHECK: stablehlo.sine %[[THIRD]]
+// CHECK: stablehlo.complex
+// CHECK-LABEL: func.func @cbrt
+// CHECK: call @xla_complex_cbrt_0
+func.func @cbrt(%x: tensor<2xcomplex<f32>>) -> tensor<2xcomplex<f32>> {
+  %y = stablehlo.cbrt %x : tensor<2xcomplex<f32>>
+  return %y : tensor<2xcomplex<f32>>
+}

@@ -1,0 +1,105 @@
+"""xla-integer-arithmetic: i1 add/multiply as or/and, unsigned power's exponent."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xlac.mlir import ir
+from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.helper_calls import fresh_symbol, replace_with_call
+
+# StableHLO's arithmetic on booleans (the interpreter's, XLA's) -> the logical op
+_LOGICAL = {"stablehlo.add": "stablehlo.or", "stablehlo.multiply": "stablehlo.and"}
+
+
+@dataclass(frozen=True)
+class IntegerArithmetic(ModulePass):
+    """Rewrite `add` on i1 into `or` and `multiply` into `and`, in reduction
+    bodies too; lower integer `power` by square-and-multiply over every bit.
+
+    Why: for StableHLO (and XLA) a PRED sum is a logical or: true + true is
+    true. stablehlo-legalize-to-linalg lowers `add` to `arith.addi`, which
+    on i1 is an xor (true + true = false), so `reduce` of booleans with
+    `add` (jnp.any as a sum) came out wrong.
+
+        %s = stablehlo.add %a, %b : tensor<4xi1>
+      ->
+        %s = stablehlo.or %a, %b : tensor<4xi1>
+
+    Upstream lowers integer `power` with six squarings (exponents below
+    64), but modulo 2^w an odd base has a period up to 2^(w-2): 5^65535 is
+    52429 as ui16 (the interpreter's, XLA's), not 40909; an unsigned
+    exponent past 2^(w-1) was also taken as negative (5^255 : ui8 gave 0).
+    The helper squares once per bit of the exponent, all elementwise.
+    """
+
+    name = "xla-integer-arithmetic"
+
+    def run(self, module: ir.Operation) -> None:
+        for op in nested_ops(module):
+            if op.name in _LOGICAL and _boolean(op):
+                _replace(op, _LOGICAL[op.name])
+            elif op.name == "stablehlo.power" and _wide_integer(op):
+                name = fresh_symbol(module, "xla_integer_power")
+                replace_with_call(module, op, _power_text(op, name), name)
+
+
+def _integer(op: ir.Operation) -> ir.IntegerType | None:
+    element = getattr(op.results[0].type, "element_type", op.results[0].type)
+    return ir.IntegerType(element) if isinstance(element, ir.IntegerType) else None
+
+
+def _boolean(op: ir.Operation) -> bool:
+    element = _integer(op)
+    return element is not None and element.width == 1
+
+
+def _wide_integer(op: ir.Operation) -> bool:
+    element = _integer(op)
+    return element is not None and element.width >= 8
+
+
+def _power_text(op: ir.Operation, name: str) -> str:
+    """Square-and-multiply over every bit of the exponent; a negative
+    (signed) exponent keeps upstream's lowering, which the interpreter agrees with."""
+    tensor = str(op.results[0].type)
+    element = _integer(op)
+    boolean = tensor.rsplit("x", 1)[0] + "xi1>" if "x" in tensor else "tensor<i1>"
+    lines = [f"%one = stablehlo.constant dense<1> : {tensor}",
+             f"%zero = stablehlo.constant dense<0> : {tensor}"]
+    result, base, exponent = "%one", "%b", "%e"
+    for i in range(element.width):
+        lines += [f"%bit{i} = stablehlo.and {exponent}, %one : {tensor}",
+                  f"%odd{i} = stablehlo.compare NE, %bit{i}, %zero : ({tensor}, {tensor}) -> {boolean}",
+                  f"%times{i} = stablehlo.multiply {result}, {base} : {tensor}",
+                  f"%r{i} = stablehlo.select %odd{i}, %times{i}, {result} : {boolean}, {tensor}",
+                  f"%sq{i} = stablehlo.multiply {base}, {base} : {tensor}",
+                  f"%e{i} = stablehlo.shift_right_logical {exponent}, %one : {tensor}"]
+        result, base, exponent = f"%r{i}", f"%sq{i}", f"%e{i}"
+    if not element.is_unsigned:
+        lines += [f"%negative = stablehlo.compare LT, %e, %zero : ({tensor}, {tensor}) -> {boolean}",
+                  f"%upstream = stablehlo.power %b, %e : {tensor}",
+                  f"%result = stablehlo.select %negative, %upstream, {result} : {boolean}, {tensor}"]
+        result = "%result"
+    body = "\n  ".join(lines)
+    return (f"func.func private @{name}(%b: {tensor}, %e: {tensor}) -> {tensor} {{\n  {body}\n"
+            f"  return {result} : {tensor}\n}}\n")
+
+
+def _splat(tensor: ir.Type, value: int) -> ir.Value:
+    element = ir.RankedTensorType(tensor).element_type
+    attr = ir.DenseElementsAttr.get_splat(tensor, ir.IntegerAttr.get(element, value))
+    return ir.Operation.create("stablehlo.constant", results=[tensor],
+                               attributes={"value": attr}).result
+
+
+def _create(name: str, result: ir.Type, *operands: ir.Value) -> ir.Value:
+    return ir.Operation.create(name, results=[result], operands=list(operands)).result
+
+
+def _replace(op: ir.Operation, name: str) -> None:
+    with ir.InsertionPoint(op), op.location:
+        logical = ir.Operation.create(name, results=[op.results[0].type],
+                                      operands=list(op.operands))
+    op.results[0].replace_all_uses_with(logical.results[0])
+    op.erase()
