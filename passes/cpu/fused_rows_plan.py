@@ -8,6 +8,8 @@ then get no plan of their own.
 
 from __future__ import annotations
 
+import functools
+
 from xlac.mlir import ir
 from xlac.passes.cpu.schedule_plan import (
     LoopNest,
@@ -90,10 +92,17 @@ def _row_group(root: ir.Operation, extents: tuple[int, ...]) -> list[ir.Operatio
         if any(_key(use.owner) not in group for use in op.results[0].uses):
             return None
     block = root.operation.block
-    position = {_key(op): i for i, op in enumerate(block.operations)}
-    if any(_key(op) not in position for op in found):
+    if any(_key(op).block != block for op in found):
         return None
-    return sorted(found, key=lambda op: -position[_key(op)])
+    # the block's order, by MLIR's cached op order: numbering the whole block
+    # here, once per root, made planning quadratic in the program's size
+    return sorted(found, key=functools.cmp_to_key(_later_first))
+
+
+def _later_first(first: ir.Operation, second: ir.Operation) -> int:
+    if _key(first) == _key(second):
+        return 0
+    return 1 if _key(first).is_before_in_block(_key(second)) else -1
 
 
 def _key(op) -> ir.Operation:
