@@ -8,6 +8,8 @@ then get no plan of their own.
 
 from __future__ import annotations
 
+import functools
+
 from xlac.mlir import ir
 from xlac.passes.cpu.schedule_plan import (
     LoopNest,
@@ -24,20 +26,23 @@ from xlac.passes.cpu.schedule_plan import (
 ROW_BLOCK = 1                # rows per step: one row of exponentials (4 KiB per 1024 f32) stays in L1
 
 
-def fused_rows_plan(root: ir.Operation, machine: Machine) -> Plan | None:
+def fused_rows_plan(root: ir.Operation, machine: Machine, nests: dict | None = None) -> Plan | None:
     """Softmax- and layernorm-like chains ending in ``root`` (fused_rows.mlir).
 
     ``root`` is elementwise over rows; the group is every producer, back
     through the operands, that is a row reduction, an elementwise op over the
     same loops, or a reduction's init fill, as long as only the group uses
     it. There must be a reduction among them: otherwise the elementwise
-    ops were already fused into one, and nothing is gained.
+    ops were already fused into one, and nothing is gained. ``nests``: the
+    row nests found so far, kept by the caller across the roots of one module
+    (a fill CSE shares is read by every reduction: each root looks at them all).
     """
-    nest = _row_nest(root)
+    row_nest = _Nests({} if nests is None else nests)
+    nest = row_nest(root)
     if nest is None or nest.reductions:
         return None
-    members = _row_group(root, nest.extents)
-    if members is None or not any(_row_nest(op) and _row_nest(op).reductions for op in members):
+    members = _row_group(root, nest.extents, row_nest)
+    if members is None or not any(row_nest(op) and row_nest(op).reductions for op in members):
         return None
     rank = len(nest.extents)
     chunks = thread_tiles(nest.extents[:-1], machine.threads, 1, nest.extents[-1])
@@ -46,6 +51,19 @@ def fused_rows_plan(root: ir.Operation, machine: Machine) -> Plan | None:
     math_heavy = any(has_math(op) for op in (root, *members) if op.name == "linalg.generic")
     vector = vector_size(nest.extents[-1], lanes(nest, machine), 4 if math_heavy else 1)
     return Plan(f"xla_fused_rows_{rank}d", chunks + (rows, vector), tuple(members))
+
+
+class _Nests:
+    """``_row_nest`` remembered per op."""
+
+    def __init__(self, known: dict):
+        self.known = known
+
+    def __call__(self, op) -> LoopNest | None:
+        key = op.operation
+        if key not in self.known:
+            self.known[key] = _row_nest(op)
+        return self.known[key]
 
 
 def _row_nest(op: ir.Operation) -> LoopNest | None:
@@ -67,33 +85,60 @@ def _row_nest(op: ir.Operation) -> LoopNest | None:
     return nest
 
 
-def _row_group(root: ir.Operation, extents: tuple[int, ...]) -> list[ir.Operation] | None:
+def _row_group(root: ir.Operation, extents: tuple[int, ...], row_nest: _Nests) -> list[ir.Operation] | None:
     """The producers fusable into ``root``'s rows, consumers first; None if
-    one of them is also used outside the group."""
+    one of them is also used outside the group.
+
+    A use by an op that could never join (not a generic over the same rows)
+    ends the search at once: otherwise a residual chain of row ops led it
+    back through every earlier layer, for every root (quadratic)."""
     found: list[ir.Operation] = []
+    seen: set[ir.Operation] = set()
     work = [root]
     while work:
         op = work.pop()
         for index, operand in enumerate(op.operands):
             owner = operand.owner
-            if not isinstance(owner, ir.OpView) or _key(owner) in map(_key, found):
+            if not isinstance(owner, ir.OpView) or _key(owner) in seen:
                 continue
             is_init = op.name == "linalg.generic" and index == len(op.operands) - 1
             if owner.name == "linalg.fill" and is_init and op != root:
                 found.append(owner)
-            elif owner.name == "linalg.generic" and (nest := _row_nest(owner)) \
+            elif owner.name == "linalg.generic" and (nest := row_nest(owner)) \
                     and nest.extents == extents:
                 found.append(owner)
                 work.append(owner)
-    group = set(map(_key, found)) | {_key(root)}
+            else:
+                continue
+            seen.add(_key(owner))
+            if not all(_may_join(use.owner, root, extents, row_nest) for use in owner.results[0].uses):
+                return None
+    group = seen | {_key(root)}
     for op in found:
         if any(_key(use.owner) not in group for use in op.results[0].uses):
             return None
     block = root.operation.block
-    position = {_key(op): i for i, op in enumerate(block.operations)}
-    if any(_key(op) not in position for op in found):
+    if any(_key(op).block != block for op in found):
         return None
-    return sorted(found, key=lambda op: -position[_key(op)])
+    # the block's order, by MLIR's cached op order: numbering the whole block
+    # here, once per root, made planning quadratic in the program's size
+    return sorted(found, key=functools.cmp_to_key(_later_first))
+
+
+def _may_join(user, root: ir.Operation, extents: tuple[int, ...], row_nest: _Nests) -> bool:
+    """Whether ``user`` could be in ``root``'s group (the root, or a generic over its rows)."""
+    if _key(user) == _key(root):
+        return True
+    if user.name != "linalg.generic":
+        return False
+    nest = row_nest(user)
+    return nest is not None and nest.extents == extents
+
+
+def _later_first(first: ir.Operation, second: ir.Operation) -> int:
+    if _key(first) == _key(second):
+        return 0
+    return 1 if _key(first).is_before_in_block(_key(second)) else -1
 
 
 def _key(op) -> ir.Operation:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xlac.mlir import ir
-from xlac.passes.fusion.op_classes import OTHER, REDUCE, iteration_size, numel, op_class, type_text
+from xlac.passes.fusion.op_classes import OTHER, REDUCE, numel, op_class, type_text
 
 
 @dataclass
@@ -22,6 +22,7 @@ class BlockGraph:
     users: list[list[int]]          # ops reading a result of op i
     chain_next: list[list[int]]     # order edges: ops of class OTHER keep their order
     index: dict                     # op -> its position
+    sizes: list[int]                # iteration_size of op i, asked once per merge candidate
 
     @property
     def size(self) -> int:
@@ -48,7 +49,15 @@ def build_graph(block: ir.Block) -> BlockGraph:
     others = [i for i, kind in enumerate(kinds) if kind == OTHER]
     for before, after in zip(others, others[1:]):
         chain_next[before].append(after)
-    return BlockGraph(ops, kinds, producers, users, chain_next, index)
+    sizes = [_iteration_size(op, kind) for op, kind in zip(ops, kinds)]
+    return BlockGraph(ops, kinds, producers, users, chain_next, index, sizes)
+
+
+def _iteration_size(op: ir.Operation, kind: str) -> int:
+    """``iteration_size`` with the op's class known (classifying a reduce walks its body)."""
+    if kind == REDUCE:
+        return max(numel(value.type) for value in op.operands)
+    return max((numel(value.type) for value in op.results), default=1)
 
 
 def _read_ops(op: ir.Operation, kind: str, index: dict) -> set[int]:
@@ -130,11 +139,12 @@ class Groups:
         return {self.graph.kinds[i] for i in self.members[group] | self.dups[group]}
 
     def loop_size(self, group: int) -> int:
-        return max(iteration_size(self.graph.ops[i]) for i in self.ops_of(group))
+        sizes = self.graph.sizes
+        return max(sizes[i] for i in self.members[group] | self.dups[group])
 
     def loop_shape(self, group: int) -> str:
         """The shape the group's loop nest walks: its widest op's (a reduction's input)."""
-        widest = max(self.ops_of(group), key=lambda i: (iteration_size(self.graph.ops[i]), i))
+        widest = max(self.ops_of(group), key=lambda i: (self.graph.sizes[i], i))
         op = self.graph.ops[widest]
         values = op.operands if self.graph.kinds[widest] == REDUCE else op.results
         return type_text(max(values, key=lambda v: numel(v.type)).type)

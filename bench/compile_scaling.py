@@ -1,0 +1,270 @@
+"""Compile time against program size: xlac beside XLA, in one interleaved run.
+
+    python bench/compile_scaling.py                          # every family but the slowest sizes
+    python bench/compile_scaling.py --family mlp --sizes 1,4,16
+    python bench/compile_scaling.py --family models --models hf_bert,hf_vit
+    python bench/compile_scaling.py --xlac new=.venv/bin/python --xlac main=../main/.venv/bin/python
+
+Families (generated with JAX, unrolled: no loops, so the op count is the program's size):
+``mlp`` an MLP with a softmax head, ~50 StableHLO ops per size unit; ``chain`` a chain of
+elementwise ops; ``transpose_dot`` alternating transposes and dots; ``models`` the real
+models of ../shared/models. XLA is ``jax.jit(f).lower(x).compile()`` for the generated
+programs and jaxlib's client on the text for the models (as bench/run.py does).
+
+Each xlac compile runs in a fresh process (``compile_scaling_worker.py``) of each
+``--xlac`` interpreter in turn, so two checkouts are measured interleaved on one noisy
+machine; the persistent compile cache is off, and the compile runs pass by pass with a
+trace (``Options.trace_to``) so each pass's seconds come back: the phases columns.
+Pass-by-pass adds a little per pass beside one pass manager per stage; both sides pay it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SHARED_MODELS = HERE.parent.parent / "shared" / "models"
+WORKER = HERE / "compile_scaling_worker.py"
+
+# family -> the sizes run by default, and every size it has
+SIZES = {"mlp": ("1,4,16", "1,4,16,64"), "chain": ("1000,2000", "1000,2000,10000"),
+         "transpose_dot": ("500", "500,2000")}
+# the passes named in the table; the rest are summed per stage
+NAMED = ("xla-fuse", "xla-apply-schedules", "one-shot-bufferize", "llvm-jit")
+
+
+def mlp_program(units: int):
+    """``units`` blocks of dense + tanh + layernorm-ish math, then a softmax: ~50 ops each."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    width = 64
+    rng = np.random.default_rng(0)
+    weights = [jnp.asarray(rng.standard_normal((width, width), np.float32) / 8) for _ in range(units)]
+
+    def block(x, w, k):
+        h = jnp.tanh(x @ w + 0.01 * k)
+        h = h - jnp.mean(h, axis=-1, keepdims=True)
+        h = h / jnp.sqrt(jnp.mean(h * h, axis=-1, keepdims=True) + 1e-5)
+        h = jnp.maximum(h, 0.0) * (1.0 + 0.001 * k) + x
+        logits = h - jnp.max(h, axis=-1, keepdims=True)
+        return jnp.exp(logits) / jnp.sum(jnp.exp(logits), axis=-1, keepdims=True) + h
+
+    def mlp(x, *ws):
+        for k, w in enumerate(ws):
+            x = block(x, w, k)
+        return x
+
+    x = jnp.ones((32, width), jnp.float32)
+    return jax.jit(mlp), (x, *weights)
+
+
+def chain_program(ops: int):
+    """``ops`` elementwise ops, one after the other (constants differ: nothing to CSE)."""
+    import jax
+    import jax.numpy as jnp
+
+    def chain(x):
+        for k in range(ops // 2):
+            x = x * (1.0 + k * 1e-6) if k % 2 else jnp.sin(x) + k * 1e-6
+        return x
+
+    return jax.jit(chain), (jnp.ones((256, 128), jnp.float32),)
+
+
+def transpose_dot_program(ops: int):
+    """``ops`` ops alternating a transpose and a dot with a weight."""
+    import jax
+    import jax.numpy as jnp
+
+    def alternate(x, w):
+        for _ in range(ops // 2):
+            x = x.T @ w
+        return x
+
+    return jax.jit(alternate), (jnp.ones((64, 64), jnp.float32), jnp.eye(64, dtype=jnp.float32))
+
+
+GENERATORS = {"mlp": mlp_program, "chain": chain_program, "transpose_dot": transpose_dot_program}
+
+
+def op_count(text: str) -> int:
+    """StableHLO ops in the text: lines that define a value with an op, or return."""
+    return sum(1 for line in text.splitlines()
+               if "stablehlo." in line or line.strip().startswith(("return", "func.return")))
+
+
+class Case:
+    """One program: its text, its size, and how XLA compiles it."""
+
+    def __init__(self, name: str, text: str, xla_compile):
+        self.name, self.text, self.xla_compile = name, text, xla_compile
+        self.ops = op_count(text)
+
+
+def generated_cases(family: str, sizes: list[int]) -> list[Case]:
+    cases = []
+    for size in sizes:
+        fn, args = GENERATORS[family](size)
+        lowered = fn.lower(*args)
+        label = f"{family} {size}x" if family == "mlp" else f"{family} {size}"
+        cases.append(Case(label, lowered.as_text(), lambda lowered=lowered: lowered.compile()))
+    return cases
+
+
+def model_cases(names: list[str] | None) -> list[Case]:
+    """The shared models; XLA compiles their text through jaxlib's client, as bench/run.py."""
+    from jax._src import compiler
+    from jax._src.lib import xla_client
+    from jax.extend.backend import get_backend
+
+    client = get_backend("cpu")
+    devices = xla_client.DeviceList((client.local_devices()[0],))
+    options = compiler.get_compile_options(num_replicas=1, num_partitions=1, backend=client)
+    cases = []
+    for path in sorted(SHARED_MODELS.glob("*.mlir")):
+        if names is None or path.stem in names:
+            text = path.read_text()
+            cases.append(Case(path.stem, text,
+                              lambda text=text: client.compile_and_load(text, devices, options)))
+    return cases
+
+
+def xla_seconds(case: Case) -> float:
+    start = time.perf_counter()
+    case.xla_compile()
+    return time.perf_counter() - start
+
+
+def xlac_run(python: str, case: Case, limit_s: float, threads: int) -> dict:
+    """Compile ``case`` in a fresh ``python`` process; its seconds and per-pass times."""
+    with tempfile.TemporaryDirectory() as tmp:
+        source = Path(tmp) / "program.mlir"
+        source.write_text(case.text)
+        command = [python, str(WORKER), str(source), str(threads)]
+        try:
+            done = subprocess.run(command, capture_output=True, text=True, timeout=limit_s)
+        except subprocess.TimeoutExpired:
+            return {"error": f"over {limit_s:.0f} s"}
+    if done.returncode != 0:
+        last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        return {"error": last[:120]}
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def phases(result: dict) -> dict[str, float]:
+    """Seconds per named pass and per stage (the stage minus its named passes)."""
+    out: dict[str, float] = {}
+    for stage, step, seconds in result.get("times", []):
+        named = next((n for n in NAMED if step.startswith(n)), None)
+        key = named or stage
+        out[key] = out.get(key, 0.0) + seconds
+    return out
+
+
+def top_passes(result: dict, count: int = 4) -> str:
+    total: dict[str, float] = {}
+    for _, step, seconds in result.get("times", []):
+        name = step.split("{")[0]
+        total[name] = total.get(name, 0.0) + seconds
+    best = sorted(total.items(), key=lambda item: -item[1])[:count]
+    return ", ".join(f"{name} {seconds:.1f}" for name, seconds in best)
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    cases = []
+    for family in args.family:
+        if family == "models":
+            cases += model_cases(args.models.split(",") if args.models else None)
+        else:
+            sizes = args.sizes if args.sizes and len(args.family) == 1 else \
+                SIZES[family][1 if args.all_sizes else 0]
+            cases += generated_cases(family, [int(s) for s in sizes.split(",")])
+    import jax
+    jax.jit(lambda x: x + 1).lower(1.0).compile()      # XLA's start-up stays out of its times
+    interpreters = [tuple(spec.split("=", 1)) if "=" in spec else ("xlac", spec) for spec in args.xlac]
+    rows = []
+    for case in cases:
+        row = {"case": case, "xla": xla_seconds(case), "xlac": {}}
+        for turn in range(args.repeat):         # alternate the interpreters; keep each one's best
+            for label, python in interpreters[::-1] if turn % 2 else interpreters:
+                result = xlac_run(python, case, args.limit_s, args.threads)
+                best = row["xlac"].get(label)
+                if best is None or "error" in best or result.get("seconds", 1e9) < best["seconds"]:
+                    row["xlac"][label] = result
+        rows.append(row)
+        print(format_row(row, interpreters), flush=True)
+    print()
+    print(table(rows, interpreters))
+    return 0
+
+
+def format_row(row: dict, interpreters) -> str:
+    parts = [f"{row['case'].name}: {row['case'].ops} ops, XLA {row['xla']:.2f} s"]
+    for label, _ in interpreters:
+        result = row["xlac"][label]
+        parts.append(f"{label} " + (result["error"] if "error" in result else
+                                    f"{result['seconds']:.2f} s ({top_passes(result)})"))
+    return "; ".join(parts)
+
+
+def table(rows: list[dict], interpreters) -> str:
+    stages = ["stablehlo", "xla-fuse", "linalg", "xla-apply-schedules", "one-shot-bufferize",
+              "bufferized", "llvm", "llvm-jit"]
+    header = ["program", "ops", "XLA s"]
+    for label, _ in interpreters:
+        header += [f"{label} s", f"{label}/XLA"]
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        cells = [row["case"].name, str(row["case"].ops), f"{row['xla']:.2f}"]
+        for label, _ in interpreters:
+            result = row["xlac"][label]
+            if "error" in result:
+                cells += [result["error"], "-"]
+            else:
+                cells += [f"{result['seconds']:.2f}", f"{result['seconds'] / max(row['xla'], 1e-9):.1f}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines += ["", "Per phase, seconds (a stage's column is what its named passes leave):", ""]
+    header = ["program", "xlac", *stages]
+    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        for label, _ in interpreters:
+            split = phases(row["xlac"][label])
+            if split:
+                lines.append("| " + " | ".join([row["case"].name, label]
+                                               + [f"{split.get(s, 0.0):.2f}" for s in stages]) + " |")
+    return "\n".join(lines)
+
+
+def parse_args(argv):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--family", action="append", choices=[*GENERATORS, "models"],
+                        help="program families (repeatable; default: all)")
+    parser.add_argument("--sizes", help="comma-separated sizes when one --family is given "
+                                        "(mlp: size units of ~50 ops; the others: ops)")
+    parser.add_argument("--all-sizes", action="store_true",
+                        help="also the slowest sizes (mlp 64x, chain 10000, transpose_dot 2000)")
+    parser.add_argument("--models", help="comma-separated names of ../shared/models (default: all)")
+    parser.add_argument("--xlac", action="append",
+                        help="LABEL=PYTHON: an interpreter with xlac installed (repeatable; "
+                             "default: this one)")
+    parser.add_argument("--threads", type=int, default=0, help="threads compiled for (0: every core)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="compiles per interpreter, alternating the order; the fastest is kept")
+    parser.add_argument("--limit-s", type=float, default=900.0, help="seconds one xlac compile may take")
+    args = parser.parse_args(argv)
+    args.family = args.family or [*GENERATORS, "models"]
+    args.xlac = args.xlac or [f"xlac={sys.executable}"]
+    return args
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,116 @@
+"""Compile work that grows with the program, not with its square.
+
+Counted, not timed (the machine is shared): lookups, matches and planning
+calls on k and 4k repeated blocks. bench/compile_scaling.py measures the seconds.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+
+import xlac
+from xlac.context import new_context
+from xlac.frontend.parse import parse_module
+from xlac.passes.cpu import apply_schedules, fused_rows_plan
+from xlac.pipeline import pipelines
+from xlac.pipeline.pass_manager import run_passes
+
+_T = "tensor<32x64xf32>"
+
+
+def _residual_softmaxes(blocks: int) -> str:
+    """``blocks`` times x = softmax(x @ w) + x: row reductions whose zero fill CSE shares."""
+    lines = [f"func.func public @main(%x0: {_T}, %w: tensor<64x64xf32>) -> {_T} {{",
+             "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>",
+             "  %zero = stablehlo.constant dense<0.0> : tensor<f32>"]
+    for k in range(blocks):
+        x, y = f"%x{k}", f"%x{k + 1}"
+        lines += [
+            f"  %h{k} = stablehlo.dot_general {x}, %w, contracting_dims = [1] x [0]"
+            f" : ({_T}, tensor<64x64xf32>) -> {_T}",
+            f"  %m{k} = stablehlo.reduce(%h{k} init: %ninf) applies stablehlo.maximum across dimensions = [1]"
+            f" : ({_T}, tensor<f32>) -> tensor<32xf32>",
+            f"  %mb{k} = stablehlo.broadcast_in_dim %m{k}, dims = [0] : (tensor<32xf32>) -> {_T}",
+            f"  %d{k} = stablehlo.subtract %h{k}, %mb{k} : {_T}",
+            f"  %e{k} = stablehlo.exponential %d{k} : {_T}",
+            f"  %s{k} = stablehlo.reduce(%e{k} init: %zero) applies stablehlo.add across dimensions = [1]"
+            f" : ({_T}, tensor<f32>) -> tensor<32xf32>",
+            f"  %sb{k} = stablehlo.broadcast_in_dim %s{k}, dims = [0] : (tensor<32xf32>) -> {_T}",
+            f"  %p{k} = stablehlo.divide %e{k}, %sb{k} : {_T}",
+            f"  {y} = stablehlo.add %p{k}, {x} : {_T}"]
+    lines += [f"  return %x{blocks} : {_T}", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def _linalg(blocks: int):
+    module = parse_module(new_context(), _residual_softmaxes(blocks).encode(), "blocks.mlir")
+    run_passes(module, pipelines.ingest() + pipelines.fuse() + pipelines.lower_to_linalg())
+    return module
+
+
+def _schedule_counting(monkeypatch, blocks: int) -> tuple[int, str]:
+    """Row-nest look-ups planning makes, and the generated transform main."""
+    module = _linalg(blocks)
+    calls, texts = [0], []
+    real_nest, real_append = fused_rows_plan._row_nest, apply_schedules._append_schedules
+
+    def counted(op):
+        calls[0] += 1
+        return real_nest(op)
+
+    def kept(module, plans, order):
+        texts.append(apply_schedules._main_text(plans, *order))
+        return real_append(module, plans, order)
+
+    monkeypatch.setattr(fused_rows_plan, "_row_nest", counted)
+    monkeypatch.setattr(apply_schedules, "_append_schedules", kept)
+    run_passes(module, ["xla-apply-schedules{threads=2 vector-bytes=32}"])
+    return calls[0], texts[0]
+
+
+def test_fused_rows_planning_grows_linearly(monkeypatch):
+    few, _ = _schedule_counting(monkeypatch, 4)
+    many, _ = _schedule_counting(monkeypatch, 16)
+    assert 0 < many <= 5 * few       # was quadratic: each root walked every earlier block
+
+
+def test_scheduled_ops_are_matched_once(monkeypatch):
+    _, few = _schedule_counting(monkeypatch, 4)
+    _, many = _schedule_counting(monkeypatch, 16)
+    assert few.count("transform.include @xla_") < many.count("transform.include @xla_")
+    # one match of the tag (and one of the members' tag), split per op; not one match per op
+    assert many.count("structured.match") == few.count("structured.match") <= 2
+    assert "transform.split_handle" in many
+
+
+def test_residual_softmaxes_still_compute_the_same():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((32, 64)).astype(np.float32)
+    w = (rng.standard_normal((64, 64)) / 8).astype(np.float32)
+    exe = xlac.compile(_residual_softmaxes(6), cache=False)
+    want = x.copy()
+    for _ in range(6):
+        h = want @ w
+        e = np.exp(h - h.max(axis=1, keepdims=True))
+        want = e / e.sum(axis=1, keepdims=True) + want
+    np.testing.assert_allclose(np.asarray(exe(x, w)), want, rtol=1e-5, atol=1e-5)
+
+
+def test_dialects_without_bindings_are_looked_up_once():
+    """Reading a stablehlo op must not search the import path each time."""
+    searched = []
+
+    class Spy:
+        def find_spec(self, name, path=None, target=None):
+            searched.append(name)
+
+    module = parse_module(new_context(), _residual_softmaxes(2).encode(), "blocks.mlir")
+    sys.meta_path.insert(0, Spy())
+    try:
+        names = [op.name for op in module.body.operations[0].regions[0].blocks[0].operations]
+    finally:
+        sys.meta_path.pop(0)
+    assert "stablehlo.reduce" in names
+    assert searched == []
