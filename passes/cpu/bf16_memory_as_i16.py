@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
@@ -98,17 +96,11 @@ def _retype_values(values) -> None:
 
 
 def _constant_as_bits(op: ir.Operation) -> None:
-    """`llvm.mlir.constant(1.0 : bf16)` -> the same bits as an i16 constant."""
-    import ml_dtypes
-
-    bf16, i16 = op.results[0].type, _as_i16(op.results[0].type)
-    attr = op.attributes["value"]
-    if isinstance(bf16, ir.BF16Type):
-        bits = np.array(ir.FloatAttr(attr).value, dtype=ml_dtypes.bfloat16).view(np.int16)
-        value = ir.IntegerAttr.get(i16, int(bits))
-    else:
-        floats = np.array(ir.DenseFPElementsAttr(attr), dtype=np.float32).astype(ml_dtypes.bfloat16)
-        bits = floats.view(np.int16).reshape(ir.VectorType(bf16).shape)
-        value = ir.DenseElementsAttr.get(np.ascontiguousarray(bits), type=i16)
-    op.attributes["value"] = value
-    op.results[0].set_type(i16)
+    """A bf16 constant's users read it through a bitcast to i16, which LLVM
+    folds into an i16 constant: no conversion is left to run."""
+    bf16 = op.results[0].type
+    cast = ir.Operation.create("llvm.bitcast", results=[_as_i16(bf16)], operands=[op.results[0]],
+                               loc=op.location, ip=ir.InsertionPoint.after(op))
+    for use in list(op.results[0].uses):
+        if use.owner != cast:
+            use.owner.operands[use.operand_number] = cast.results[0]

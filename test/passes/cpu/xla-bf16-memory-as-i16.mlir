@@ -1,17 +1,20 @@
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-bf16-memory-as-i16)' --split-input-file | FileCheck %s
 
 /// bf16 values that are only loaded, selected, stored and moved by masked
-/// vector loads/stores become i16, constants keep their bits (0x7F80: +inf),
-/// and bitcasts to i16 fold away.
+/// vector loads/stores become i16, constants are read through a bitcast (LLVM
+/// folds it), and bitcasts to i16 fold away.
 // CHECK-LABEL: llvm.func @moves
-// CHECK: %[[INF:.*]] = llvm.mlir.constant(32640 : i16) : i16
+// CHECK: %[[INFB:.*]] = llvm.mlir.constant(0x7F80 : bf16) : bf16
+// CHECK: %[[INF:.*]] = llvm.bitcast %[[INFB]] : bf16 to i16
 // CHECK: %[[A:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i16
 // CHECK: llvm.zext %[[A]] : i16 to i32
 // CHECK: %[[S:.*]] = llvm.select %{{.*}}, %[[A]], %[[INF]] : i1, i16
 // CHECK: llvm.store %[[S]], %{{.*}} : i16, !llvm.ptr
 // CHECK: llvm.intr.masked.load {{.*}} -> vector<16xi16>
 // CHECK: llvm.intr.masked.store {{.*}} : vector<16xi16>, vector<16xi1> into !llvm.ptr
-// CHECK-NOT: bf16
+// CHECK-NOT: -> bf16
+// CHECK-NOT: : bf16, !llvm.ptr
+// CHECK: llvm.return
 llvm.func @moves(%src: !llvm.ptr, %dst: !llvm.ptr, %c: i1, %mask: vector<16xi1>) {
   %inf = llvm.mlir.constant(0x7F80 : bf16) : bf16
   %a = llvm.load %src : !llvm.ptr -> bf16
