@@ -88,15 +88,30 @@ def _conv_plan(nest: LoopNest, machine: Machine) -> Plan | None:
     divide ow, f and c: that vectorizer has no masks."""
     n, oh, ow, f, kh, kw, c = nest.extents
     lanes = machine.vector_bytes // 4
-    tf = divisor(f, 2 * lanes, lanes) or divisor(f, 2 * lanes)
     accumulators = 16 if machine.registers >= 32 else 12
-    vectors = max(1, (tf or 1) // lanes)
-    tw = divisor(ow, min(8, accumulators // vectors))
+    tiles = [t for t in (_conv_tile(ow, f, lanes, v, accumulators) for v in (2, 1)) if t]
     tc = divisor(c, lanes)
-    if not (tf and tw and tc):
+    if not (tiles and tc):
         return None
+    # most FMAs per value loaded (tw broadcasts + vectors filter loads per c):
+    # a 7-wide row in one 7x8 tile, not seven 1x16 tiles re-reading the filter
+    tw, tf = max(tiles, key=lambda t: t[0] * t[1] / (t[0] * lanes + t[1]))
     chunks = static_tiles((n, oh, ow, f), machine.threads, (1, 1, tw, tf), kh * kw * c)
     return Plan(CONTRACTIONS["linalg.conv_2d_nhwc_hwcf"], chunks + (tw, tf, tc))
+
+
+def _conv_tile(ow: int, f: int, lanes: int, vectors: int,
+               accumulators: int) -> tuple[int, int] | None:
+    """(pixels, filters) of a register tile: up to two vectors of filters
+    (any divisor of f when it is no multiple of the lanes), or exactly one."""
+    if vectors == 2:
+        tf = divisor(f, 2 * lanes, lanes) or divisor(f, 2 * lanes)
+    else:
+        tf = lanes if f % lanes == 0 else None
+    if not tf:
+        return None
+    tw = divisor(ow, min(8, accumulators // max(1, tf // lanes)))
+    return (tw, tf) if tw else None
 
 
 def _pooling_plan(nest: LoopNest, machine: Machine) -> Plan | None:
