@@ -104,7 +104,8 @@ class DynamicExecutable(Executable):
     @property
     def specializations(self) -> list[tuple[tuple[int, ...], ...]]:
         """The input shapes compiled so far, oldest first."""
-        return list(self._specializations)
+        with self._lock:                 # another thread may be adding one
+            return list(self._specializations)
 
     def as_text(self, stage: str = "llvm") -> str:
         if stage in _SHAPE_FREE_STAGES or stage not in self.stages:
@@ -115,7 +116,9 @@ class DynamicExecutable(Executable):
                 f"its '{stage}' stage exists once per shape signature"),
                 "call the executable first (the latest call's shapes are shown), or "
                 "use exe.specialize(*arrays).as_text(stage)")
-        return self._specializations[self._latest].as_text(stage)
+        with self._lock:                 # read with the table, as another thread changes it
+            latest = self._specializations[self._latest]
+        return latest.as_text(stage)
 
     def serialize(self) -> bytes:
         raise CompileError(

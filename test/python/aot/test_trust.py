@@ -36,9 +36,12 @@ def blob():
     return xlac.compile(PROGRAM, cache=False).serialize()
 
 
-@pytest.fixture
-def marker(tmp_path):
-    return tmp_path / "marker"
+@pytest.fixture(scope="module")
+def forged(blob, tmp_path_factory):
+    """(the forged libraries, the marker they write when opened)."""
+    directory = tmp_path_factory.mktemp("forged")
+    marker = directory / "marker"
+    return library_attacks(blob, directory, marker), marker
 
 
 def symbol(blob: bytes) -> str:
@@ -69,10 +72,11 @@ def library_attacks(blob, tmp_path, marker):
     }
 
 
-def test_forged_libraries_would_run_code(blob, tmp_path, marker):
+def test_forged_libraries_would_run_code(forged, tmp_path):
     """The control: opened directly (in another process), every forged library
     does write its marker."""
-    for name, library in library_attacks(blob, tmp_path, marker).items():
+    attacks, marker = forged
+    for name, library in attacks.items():
         marker.unlink(missing_ok=True)
         path = tmp_path / f"control-{len(name)}.so"
         path.write_bytes(library)
@@ -82,13 +86,12 @@ def test_forged_libraries_would_run_code(blob, tmp_path, marker):
 
 
 @pytest.mark.parametrize("how", ["deserialize", "load"])
-def test_forged_libraries_are_refused_before_they_run(blob, tmp_path, marker, how):
-    attacks = library_attacks(blob, tmp_path, marker)
+def test_forged_libraries_are_refused_before_they_run(blob, forged, tmp_path, how):
+    attacks, marker = forged
     for name, library in attacks.items():
         marker.unlink(missing_ok=True)
-        forged = repack(blob, library)
         with pytest.raises(xlac.ArtifactError, match="xlac did not link|not a library") as info:
-            _open(forged, tmp_path, how)
+            _open(repack(blob, library), tmp_path, how)
         assert not marker.exists(), f"{name}: its code ran before the refusal"
         assert "Recompile" in str(info.value) or "not a library" in str(info.value)
     assert len(attacks) == 5
