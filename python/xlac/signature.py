@@ -250,8 +250,11 @@ def _has_big_int(value) -> bool:
 
 
 def _dtype_mismatch(array: np.ndarray, spec: TensorSpec) -> str:
+    """The array's type, spelled so that it never reads like the expected one."""
     got = shape_str(array.dtype, array.shape)
-    return f"{got} (dtype {array.dtype.name}; the program takes {spec.dtype.name})"
+    if got.split("[")[0] != str(spec).split("[")[0]:
+        return got
+    return f"{got} (dtype {array.dtype.str}; the program takes {spec.dtype.str})"
 
 
 def _specs(specs) -> str:
