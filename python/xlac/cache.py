@@ -8,9 +8,13 @@ an empty value turns it off.
 An entry is ``<key>.xlac``: a header line (the keys it was written for, the
 SHA-256 and length of the payload) and the payload. Entries are code, so
 before one is returned the file must be a regular file owned by this user
-and writable by nobody else, no bigger than the cache may hold, its checksum
-must match and its header must name the key asked for; anything else is
-ignored, logged, and rebuilt. Writes are atomic (a temporary file, then a
+and writable by nobody else (anything else, a FIFO, a device, a directory
+or a symlink, is never read), at most ``MAX_ENTRY_BYTES`` and not sparse,
+its checksum must match and its header must name the key asked for;
+anything else is ignored, logged, and rebuilt. The CPU target then checks
+the artifact itself (metadata, build identity, no load-time code) before
+mapping it. Work directories a killed process left behind are swept once
+per process (docs/security.md). Writes are atomic (a temporary file, then a
 rename) and happen on a background thread so a miss costs no extra wall time;
 one payload stored under several keys is one file with several names.
 Logging: one line per hit or miss on the ``xlac.cache`` logger.
@@ -27,7 +31,12 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from xlac.files import private_directory, read_private, write_atomically
+from xlac.files import (
+    private_directory,
+    read_private,
+    sweep_stale_work_directories,
+    write_atomically,
+)
 
 
 class _Log:
@@ -51,6 +60,7 @@ class _Log:
 log = _Log()
 
 MAX_BYTES = 2 << 30                   # evict least recently used entries above this
+MAX_ENTRY_BYTES = 1 << 30             # a bigger (or sparse) file is refused unread
 _SUFFIX = ".xlac"
 _MAGIC = b"XLACCACHE2 "
 
@@ -88,12 +98,12 @@ class CompilationCache:
         _wait_for_pending(key)              # written a moment ago: its entry is on the way
         path = self._path(key)
         try:
-            payload = _unpack(read_private(path, MAX_BYTES), key)
+            payload = _unpack(read_private(path, MAX_ENTRY_BYTES), key)
         except FileNotFoundError:
             if not quiet:
                 log.info("xlac cache miss %s (%s): no entry", key[:16], what)
             return None
-        except (OSError, ValueError) as exc:
+        except (OSError, ValueError, MemoryError) as exc:
             if not quiet:
                 log.warning("xlac cache miss %s (%s): ignoring a bad entry, rebuilding: %s",
                             key[:16], what, exc)
@@ -105,6 +115,7 @@ class CompilationCache:
 
     def put(self, keys: list[str], produce: Callable[[], bytes], what: str) -> None:
         """Store ``produce()`` under every key in ``keys``, on the background thread."""
+        _sweep_once()                         # a compile ran: a hit is not slowed by the sweep
         future = _pool().submit(self._write, keys, produce, what)
         for key in keys:
             _PENDING[key] = future
@@ -147,6 +158,18 @@ def _unpack(entry: bytes, key: str) -> bytes:
     if size != len(payload) or hashlib.sha256(payload).hexdigest() != checksum:
         raise ValueError("checksum mismatch: the entry is corrupted")
     return payload
+
+
+_SWEPT: list[int] = []
+
+
+def _sweep_once() -> None:
+    """Once per process that compiles: remove work directories a killed process left."""
+    if os.getpid() not in _SWEPT:
+        _SWEPT.append(os.getpid())
+        removed = sweep_stale_work_directories()
+        if removed:
+            log.info("xlac: removed %d stale work directories", removed)
 
 
 def _link(source: Path, target: Path) -> None:

@@ -26,14 +26,14 @@ import numpy as np
 from xlac.context import new_context
 from xlac.dtypes import shape_str
 from xlac.errors import CompileError, error
-from xlac.executable import Executable, check_inputs
+from xlac.executable import Executable
 from xlac.frontend.parse import parse_module
 from xlac.mlir import ir
 from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import run_passes
 from xlac.pipeline.stage_texts import StageTexts
 from xlac.pipeline.text import without_passes
-from xlac.signature import Signature, TensorSpec, entry_signature
+from xlac.signature import Signature, TensorSpec, check_inputs, entry_signature
 
 log = logging.getLogger("xlac")
 
@@ -91,7 +91,7 @@ class DynamicExecutable(Executable):
 
     def run(self, *arrays, **kwargs) -> list[np.ndarray]:
         """Run once; always returns a list with one array per result."""
-        inputs = check_inputs(self.signature, self.flat_arguments(arrays, kwargs))
+        inputs = check_inputs(self.signature, *self.named_arguments(arrays, kwargs))
         return self._specialization(inputs).run(*inputs)
 
     def specialize(self, *arrays) -> Executable:
@@ -104,7 +104,8 @@ class DynamicExecutable(Executable):
     @property
     def specializations(self) -> list[tuple[tuple[int, ...], ...]]:
         """The input shapes compiled so far, oldest first."""
-        return list(self._specializations)
+        with self._lock:                 # another thread may be adding one
+            return list(self._specializations)
 
     def as_text(self, stage: str = "llvm") -> str:
         if stage in _SHAPE_FREE_STAGES or stage not in self.stages:
@@ -115,7 +116,9 @@ class DynamicExecutable(Executable):
                 f"its '{stage}' stage exists once per shape signature"),
                 "call the executable first (the latest call's shapes are shown), or "
                 "use exe.specialize(*arrays).as_text(stage)")
-        return self._specializations[self._latest].as_text(stage)
+        with self._lock:                 # read with the table, as another thread changes it
+            latest = self._specializations[self._latest]
+        return latest.as_text(stage)
 
     def serialize(self) -> bytes:
         raise CompileError(

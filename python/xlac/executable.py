@@ -11,9 +11,8 @@ import copy
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Protocol
 
-from xlac.dtypes import shape_str
 from xlac.errors import InputError
-from xlac.signature import Signature, TensorSpec
+from xlac.signature import Signature, TensorSpec, check_inputs
 
 if TYPE_CHECKING:                 # numpy loads on the first run: a cache hit needs none
     import numpy as np
@@ -72,7 +71,7 @@ class Executable:
         arguments as they were lowered (lists, dicts: the same pytree).
         """
         import numpy as np
-        inputs = check_inputs(self.signature, self.flat_arguments(arrays, kwargs))
+        inputs = check_inputs(self.signature, *self.named_arguments(arrays, kwargs))
         outputs = [np.empty(spec.shape, spec.dtype) for spec in self.signature.outputs]
         self._function([_address(a) for a in inputs] + [_address(o) for o in outputs])
         return [_fix_sub_byte(o, spec) for o, spec in zip(outputs, self.signature.outputs)]
@@ -87,12 +86,16 @@ class Executable:
 
     def flat_arguments(self, arrays: tuple, kwargs: dict) -> list:
         """The program's arguments: ``arrays``, or the leaves of a JAX function's pytree."""
+        return self.named_arguments(arrays, kwargs)[0]
+
+    def named_arguments(self, arrays: tuple, kwargs: dict) -> tuple[list, list[str] | None]:
+        """``flat_arguments`` and, for a JAX function, each one's pytree path."""
         if self.pytrees is not None:
-            return self.pytrees.flatten(arrays, kwargs, len(self.signature.inputs))
+            return self.pytrees.flatten_named(arrays, kwargs, len(self.signature.inputs))
         if kwargs:
             raise InputError(f"keyword arguments ({', '.join(kwargs)}) given, but this "
                              "executable takes positional arrays only")
-        return list(arrays)
+        return list(arrays), None
 
     def with_pytrees(self, pytrees) -> Executable:
         """The same executable, called with (and returning) a JAX function's pytrees."""
@@ -168,42 +171,6 @@ class Executable:
 
     def __repr__(self) -> str:
         return f"<xlac.Executable target={self.target} {self.signature}>"
-
-
-def check_inputs(signature: Signature, arrays) -> list[np.ndarray]:
-    """Arrays ready to pass by pointer; InputError names every mismatch."""
-    problems: list[str] = []
-    expected = signature.inputs
-    if len(arrays) != len(expected):
-        problems.append(f"expected {len(expected)} argument(s) {_specs(expected)}, "
-                        f"got {len(arrays)}")
-    ready = []
-    for index, (value, spec) in enumerate(zip(arrays, expected)):
-        array, problem = _coerce(value, spec)
-        if problem:
-            problems.append(f"argument {index} compiled for {spec}, called with {problem}")
-        ready.append(array)
-    if problems:
-        raise InputError("; ".join(problems) + f"; the executable takes {_specs(expected)}")
-    return ready
-
-
-def _coerce(value, spec: TensorSpec) -> tuple[np.ndarray | None, str]:
-    import numpy as np
-    if isinstance(value, (int, float, complex, bool, list, tuple)):
-        value = np.asarray(value, dtype=spec.dtype)   # Python values take the compiled dtype
-    elif not isinstance(value, np.ndarray):
-        try:
-            value = np.asarray(value)
-        except Exception:  # noqa: BLE001 - anything numpy can't read is a bad input
-            return None, f"an object of type {type(value).__name__}"
-    if value.dtype != spec.dtype or not spec.accepts(tuple(value.shape)):
-        return None, shape_str(value.dtype, value.shape)
-    return np.ascontiguousarray(value), ""
-
-
-def _specs(specs) -> str:
-    return "(" + ", ".join(str(s) for s in specs) + ")"
 
 
 def _address(array: np.ndarray) -> int:

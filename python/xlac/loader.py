@@ -1,16 +1,18 @@
 """``xlac.load`` and ``xlac.deserialize``: compiled code back, without MLIR.
 
-The bytes are checked before any of their code is mapped (the artifact's
-trailer and metadata: ``xlac.artifact.container``), then handed to their
-target (``xlac.targets``).
+The bytes are checked before any of their code is mapped (a regular file of
+bounded size; the artifact's trailer, checksum, metadata schema and build
+identity: ``xlac.artifact.container``; for CPU code, that opening the
+library runs none of its code: ``xlac.artifact.elf``), then handed to their
+target (``xlac.targets``). docs/security.md says what this does and does not
+protect against.
 """
 
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
-from xlac.artifact.container import ArtifactError, unpack
+from xlac.artifact.container import ArtifactError, read_blob, unpack
 from xlac.errors import CompileError, error
 from xlac.executable import Executable
 from xlac.options import Options
@@ -53,11 +55,7 @@ class NoStages:
 def load(path: str | os.PathLike, entry: str = "main", target: str = "cpu",
          options: Options | None = None) -> Executable:
     """Run an ``xla-compile`` artifact (or a file of ``Executable.serialize()`` bytes)."""
-    try:
-        blob = Path(path).read_bytes()
-    except OSError as exc:
-        raise ArtifactError(f"{path}: cannot read artifact: {exc.strerror}") from None
-    return _from_bytes(blob, str(path), entry, target, options)
+    return _from_bytes(read_blob(path), str(path), entry, target, options)
 
 
 def deserialize(blob: bytes, entry: str = "main", target: str = "cpu",

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from xlac.dtypes import numpy_dtype, shape_str, tensor_type
-from xlac.errors import CompileError, error, format_location
+from xlac.errors import CompileError, InputError, error, format_location
 
 if TYPE_CHECKING:                 # loaded on first use: a cache hit needs neither
     import numpy as np
@@ -129,3 +129,144 @@ def _spec(mlir_type: ir.Type, where: str, what: str, allow_dynamic: bool = False
                            "has no numpy equivalent", where)) from None
     shape = tuple(None if tensor.is_dynamic_dim(i) else d for i, d in enumerate(tensor.shape))
     return TensorSpec(shape, element)
+
+
+def check_inputs(signature: Signature, arrays, names: list[str] | None = None) -> list[np.ndarray]:
+    """Arrays ready to pass by pointer; ``InputError`` names every mismatch.
+
+    Arrays must have the compiled dtype and shape (byte order aside: a
+    big-endian array is converted to native order, same values; a strided
+    one is made contiguous). Python values (lists, scalars, bools) and numpy
+    scalars take the compiled dtype where numpy's same-kind casting allows
+    it and every value fits; ragged lists, strings and objects are refused.
+    ``names``: each argument's pytree path, for the message.
+    """
+    problems: list[str] = []
+    expected = signature.inputs
+    if len(arrays) != len(expected):
+        problems.append(f"expected {len(expected)} argument(s) {_specs(expected)}, "
+                        f"got {len(arrays)}")
+    ready = []
+    for index, (value, spec) in enumerate(zip(arrays, expected)):
+        array, problem = as_input(value, spec)
+        if problem:
+            label = f"argument {index}" + (f" ({names[index]})" if names else "")
+            problems.append(f"{label} compiled for {spec}, called with {problem}")
+        ready.append(array)
+    if problems:
+        raise InputError("; ".join(problems) + f"; the executable takes {_specs(expected)}")
+    return ready
+
+
+def as_input(value, spec: TensorSpec) -> tuple[np.ndarray | None, str]:
+    """``(array, "")`` for ``value`` as ``spec`` takes it, or ``(None, what it is)``."""
+    import numpy as np
+    if value is None:
+        return None, "None"
+    if isinstance(value, (bool, int, float, complex, list, tuple, np.generic)):
+        array, problem = _from_python(value, spec)
+    else:
+        array, problem = _from_array(value, spec)
+    if problem:
+        return None, problem
+    if not spec.accepts(tuple(array.shape)):
+        return None, shape_str(array.dtype, array.shape)
+    return np.ascontiguousarray(array), ""
+
+
+def _from_array(value, spec: TensorSpec) -> tuple[np.ndarray | None, str]:
+    import numpy as np
+    try:
+        array = np.asarray(value)
+    except Exception:  # noqa: BLE001 - anything numpy cannot read is a bad input
+        return None, f"an object of type {type(value).__name__}"
+    if array.dtype.kind in "OSUM" or array.dtype.names is not None:
+        return None, f"an array of {array.dtype} ({type(value).__name__})"
+    if not array.dtype.isnative:           # same values in this machine's byte order
+        array = array.astype(array.dtype.newbyteorder("="))
+    if array.dtype != spec.dtype:
+        return None, _dtype_mismatch(array, spec)
+    return array, ""
+
+
+def _from_python(value, spec: TensorSpec) -> tuple[np.ndarray | None, str]:
+    """numpy's reading of ``value``, cast to the compiled dtype when same-kind allows."""
+    import numpy as np
+    try:
+        array = np.asarray(value)
+    except (ValueError, OverflowError, TypeError) as exc:
+        return None, f"a {type(value).__name__} numpy cannot read as one array ({exc})"
+    limits = _integer_range(spec)
+    if limits is not None and array.dtype.kind in "fO" and _only_ints(value):
+        return _exact_ints(value, spec, limits)     # [2**63, 1]: numpy would go through f64
+    if array.dtype.kind == "O" and _has_big_int(value):
+        return None, f"a {type(value).__name__} with an integer out of the range of any dtype"
+    if array.dtype.kind not in "biufc":
+        shown = "strings" if array.dtype.kind in "SU" else \
+            "objects, ragged lists or integers no one dtype holds"
+        return None, f"a {type(value).__name__} of {shown}"
+    target = spec.dtype
+    if not _same_kind(array.dtype, target, not isinstance(value, np.generic)):
+        return None, (f"{shape_str(array.dtype, array.shape)} from a {type(value).__name__} "
+                      f"({array.dtype} values do not cast to {target} under numpy's "
+                      "same-kind rule)")
+    if limits is not None and array.size and array.dtype.kind in "iu" and \
+            not (limits[0] <= int(array.min()) and int(array.max()) <= limits[1]):
+        return None, (f"{shape_str(array.dtype, array.shape)} from a {type(value).__name__} "
+                      f"with values outside {spec.element_type}'s range {limits[0]}..{limits[1]}")
+    return array.astype(target), ""
+
+
+def _same_kind(source: np.dtype, target: np.dtype, python: bool) -> bool:
+    """numpy's same-kind rule; Python ints are weak (NEP 50): any integer dtype
+    they fit takes them, signed or not (the range is checked after)."""
+    import numpy as np
+    if target.kind == "V":                 # bf16, fp8 (ml_dtypes): floats
+        return source.kind in "biuf"
+    if python and source.kind in "iu" and target.kind in "iu":
+        return True
+    return bool(np.can_cast(source, target, "same_kind"))
+
+
+def _integer_range(spec: TensorSpec) -> tuple[int, int] | None:
+    """The values an integer element type holds (sub-byte ones by their bits)."""
+    dtype = spec.dtype
+    if dtype.kind not in "iu":
+        return None
+    bits = {"i2": 2, "i4": 4, "ui2": 2, "ui4": 4}.get(spec.element_type, dtype.itemsize * 8)
+    if dtype.kind == "u":
+        return 0, (1 << bits) - 1
+    return -(1 << (bits - 1)), (1 << (bits - 1)) - 1
+
+
+def _exact_ints(value, spec: TensorSpec, limits) -> tuple[np.ndarray | None, str]:
+    import numpy as np
+    exact = np.array(value, dtype=object)
+    if not all(limits[0] <= item <= limits[1] for item in exact.flat):
+        return None, (f"a {type(value).__name__} of ints outside {spec.element_type}'s "
+                      f"range {limits[0]}..{limits[1]}")
+    return exact.astype(spec.dtype), ""
+
+
+def _only_ints(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return all(_only_ints(item) for item in value)
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _has_big_int(value) -> bool:
+    if isinstance(value, (list, tuple)):
+        return any(_has_big_int(item) for item in value)
+    return isinstance(value, int) and not -(1 << 63) <= value < (1 << 64)
+
+
+def _dtype_mismatch(array: np.ndarray, spec: TensorSpec) -> str:
+    """The array's type, spelled so that it never reads like the expected one."""
+    got = shape_str(array.dtype, array.shape)
+    if got.split("[")[0] != str(spec).split("[")[0]:
+        return got
+    return f"{got} (dtype {array.dtype.str}; the program takes {spec.dtype.str})"
+
+
+def _specs(specs) -> str:
+    return "(" + ", ".join(str(s) for s in specs) + ")"

@@ -18,16 +18,23 @@ import json
 import struct
 from pathlib import Path
 
+from xlac.artifact.elf import NotALibrary, load_time_code
 from xlac.artifact.identity import FORMAT, build_identity, source_digest  # noqa: F401 - re-exported
+from xlac.artifact.schema import check_metadata
 from xlac.cpu_model import cpu_model
 from xlac.errors import XlacError
+from xlac.files import read_regular
 
 MAGIC = b"XLACART1"
 _TAIL = struct.Struct("<Q32s8s")          # JSON length, SHA-256, magic
+MAX_ARTIFACT_BYTES = 16 << 30            # a sparse or endless file is refused, not read
 
 
 
-class ArtifactError(XlacError):
+MAX_METADATA_BYTES = 64 << 20           # signatures and fusion reports: far below this
+
+
+class ArtifactError(XlacError, ValueError):
     """A compiled artifact is unreadable, corrupted, or made for another xlac or CPU."""
 
 
@@ -45,24 +52,50 @@ def unpack(blob: bytes, what: str = "artifact") -> tuple[bytes, dict]:
                             "was it truncated or stripped?)")
     length, digest, _ = _TAIL.unpack(blob[-_TAIL.size:])
     body = blob[:-_TAIL.size]
-    if length > len(body):
+    if length > min(len(body), MAX_METADATA_BYTES):
         raise ArtifactError(f"{what}: truncated (metadata of {length} bytes in a "
                             f"{len(blob)}-byte file)")
     if hashlib.sha256(body).digest() != digest:
         raise ArtifactError(f"{what}: checksum mismatch: the file is corrupted")
     library, text = body[:len(body) - length], body[len(body) - length:]
     try:
-        return library, json.loads(text)
-    except ValueError:
+        metadata = json.loads(text)
+    except (ValueError, RecursionError):
         raise ArtifactError(f"{what}: unreadable metadata") from None
+    try:
+        check_metadata(metadata)
+    except ValueError as exc:
+        raise ArtifactError(f"{what}: malformed metadata: {exc}") from None
+    return library, metadata
+
+
+def read_blob(path: str | Path) -> bytes:
+    """The bytes of the artifact at ``path``: a regular file (a FIFO or device is
+    not opened for reading, so cannot hang), at most ``MAX_ARTIFACT_BYTES``."""
+    try:
+        return read_regular(Path(path), MAX_ARTIFACT_BYTES)
+    except OSError as exc:
+        raise ArtifactError(f"{path}: cannot read artifact: {exc.strerror or exc}") from None
+    except MemoryError:
+        raise ArtifactError(f"{path}: too big to read into memory") from None
+    except ValueError as exc:
+        raise ArtifactError(f"{path}: not an artifact: {exc}") from None
 
 
 def read(path: str | Path) -> tuple[bytes, dict]:
+    return unpack(read_blob(path), str(path))
+
+
+def check_library(library: bytes, what: str) -> None:
+    """Refuse a library that would run code of its own as it is opened
+    (xlac's have no initializers: ``xlac.artifact.elf``), before it is."""
     try:
-        blob = Path(path).read_bytes()
-    except OSError as exc:
-        raise ArtifactError(f"{path}: cannot read artifact: {exc.strerror}") from None
-    return unpack(blob, str(path))
+        found = load_time_code(library)
+    except NotALibrary as exc:
+        raise ArtifactError(f"{what}: not a library xlac made: {exc}") from None
+    if found:
+        raise ArtifactError(f"{what}: refusing a library xlac did not link: opening it would "
+                            f"run {'; '.join(found)}. Recompile it with xla-compile")
 
 
 def entry_description(metadata: dict, entry: str, what: str) -> dict:
@@ -78,7 +111,7 @@ def check_compatible(metadata: dict, what: str, target: str = "cpu") -> None:
     """Refuse an artifact made by another xlac, for another target or CPU."""
     here = build_identity()
     problems = []
-    for field in ("format", "xlac", "machine"):
+    for field in ("format", "xlac", "xlac_build", "torch-mlir", "machine"):
         if metadata.get(field) != here[field]:
             problems.append(f"{_FIELD_NAMES[field]} {metadata.get(field)!r} "
                             f"(this is {here[field]!r})")
@@ -89,8 +122,10 @@ def check_compatible(metadata: dict, what: str, target: str = "cpu") -> None:
         problems.append("uses CPU features this CPU lacks: " + ", ".join(missing))
     if problems:
         raise ArtifactError(f"{what}: refusing to load an artifact made elsewhere: "
-                            + "; ".join(problems) + ". Recompile it here with xla-compile")
+                            + "; ".join(problems) + ". Recompile it here with xla-compile (or serialize() "
+                            "it again from this xlac)")
 
 
 _FIELD_NAMES = {"format": "artifact format", "xlac": "built by xlac version",
-                "machine": "built for machine"}
+                "xlac_build": "built by xlac sources with digest",
+                "torch-mlir": "built against torch-mlir", "machine": "built for machine"}

@@ -31,6 +31,7 @@ from xlac.errors import (
     error,
     format_location,
 )
+from xlac.files import keep_newest
 from xlac.mlir import ir
 from xlac.options import Options
 from xlac.pipeline import pipelines
@@ -38,6 +39,7 @@ from xlac.pipeline.text import innermost_name, pass_names, pipeline_text
 
 # The fusion picture is drawn from the kernels xla-fuse made.
 _GRAPH_STAGE = "fused"
+MAX_REPRODUCERS = 16              # kept in the temp directory's shared folder, newest first
 
 
 class LargeConstantWarning(UserWarning):
@@ -135,6 +137,9 @@ def write_reproducer(reporter: CompileReporter, runner) -> Path:
         digest = hashlib.sha256(reporter.data + text.encode()).hexdigest()[:16]
         where = Path(tempfile.gettempdir()) / f"xlac-reproducers-{os.getuid()}" / digest
     where.mkdir(parents=True, exist_ok=True, mode=0o700)
+    if reporter.directory is None:      # the shared folder keeps the newest few, not all
+        os.utime(where)
+        keep_newest(where.parent, MAX_REPRODUCERS)
     (where / "input.mlir").write_bytes(reporter.data)
     (where / "pipeline.txt").write_text(text + "\n")
     if runner.failed_step:

@@ -27,17 +27,22 @@ class PyTrees:
 
     def flatten(self, args: tuple, kwargs: dict, expected: int) -> list:
         """The program's arguments from ``f``'s; flat arrays are accepted as they are."""
+        return self.flatten_named(args, kwargs, expected)[0]
+
+    def flatten_named(self, args: tuple, kwargs: dict,
+                      expected: int) -> tuple[list, list[str] | None]:
+        """``flatten``, and each argument's path in ``f``'s pytree (``args[0]['w']``)."""
         from jax import tree_util
-        leaves, tree = tree_util.tree_flatten((tuple(args), dict(kwargs)))
+        pairs, tree = tree_util.tree_flatten_with_path((tuple(args), dict(kwargs)))
         if tree != self.in_tree:
             if not kwargs and len(args) == expected and _all_leaves(args):
-                return list(args)            # already flat: the program's own arguments
+                return list(args), None      # already flat: the program's own arguments
             raise InputError(f"called with arguments of structure {_shown(tree)}; the "
                              f"function was lowered for {_shown(self.in_tree)}: pass the same "
                              f"pytree (or the {expected} flat arrays the program takes)")
         if self.kept is not None:
-            leaves = [leaf for index, leaf in enumerate(leaves) if index in self.kept]
-        return leaves
+            pairs = [pair for index, pair in enumerate(pairs) if index in self.kept]
+        return [leaf for _, leaf in pairs], [_path_name(path) for path, _ in pairs]
 
     def unflatten(self, outputs: list):
         from jax import tree_util
@@ -67,3 +72,10 @@ def _all_leaves(args) -> bool:
 
 def _shown(tree) -> str:
     return str(tree).removeprefix("PyTreeDef(").removesuffix(")")
+
+
+def _path_name(path) -> str:
+    """``args[0]['w']`` / ``kwargs['x']``: where a leaf sits in ``(args, kwargs)``."""
+    from jax import tree_util
+    head = "args" if getattr(path[0], "idx", 0) == 0 else "kwargs"
+    return head + tree_util.keystr(tuple(path[1:]))

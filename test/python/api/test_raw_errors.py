@@ -11,8 +11,8 @@ import sys
 import pytest
 
 import xlac
-from xlac.pipeline import stage_texts
 from xlac.errors import DiagnosticCollector, record_of
+from xlac.pipeline import stage_texts
 
 PROGRAM = ("func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
            "  return %a : tensor<4xf32>\n}\n")

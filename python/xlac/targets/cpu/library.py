@@ -84,6 +84,7 @@ def executable_from(blob: bytes, what: str, entry: str, stages, options) -> Exec
     if grid is not None:                       # its libxlac_mpi.so: this process's, by soname
         from xlac.targets.cpu.collectives import shim_for
         shim_for(options)
+    container.check_library(library_bytes, what)    # nothing of it runs before this
     library = open_library(library_bytes)
     function = LibraryFunction(library, description["symbol"], len(signature.inputs), blob, grid)
     return Executable(function, signature, stages, "cpu", entry=entry)

@@ -89,7 +89,9 @@ def link_library(objects: list[EntryObject], prefix: str, soname: str, origin: s
     lapack = sorted({n for o in objects for n in lapack_names(_undefined(o.object_path))})
     private = [_localize(o, prefix, workdir, lapack) for o in objects]
     library = workdir / soname
-    _run([c_compiler(), "-shared", "-fPIC", "-O2", "-o", str(library), str(wrapper), *private,
+    # -nostartfiles: no initializers at all, so a library that has one is not
+    # xlac's and is refused before it is opened (xlac.artifact.elf).
+    _run([c_compiler(), "-shared", "-fPIC", "-O2", "-nostartfiles", "-o", str(library), str(wrapper), *private,
           f"-Wl,--version-script={_version_script(objects, prefix, workdir)}",
           f"-Wl,-soname,{soname}", "-Wl,--no-undefined", "-Wl,-z,noexecstack",
           *link_flags(_mpi_libraries(objects)), *_lapack_flags(lapack)], "linking the library")
