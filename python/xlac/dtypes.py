@@ -36,6 +36,11 @@ _ML_DTYPES = {
 }
 
 
+def is_element_type(name: str) -> bool:
+    """Does MLIR element type ``name`` have a numpy dtype? (No numpy import.)"""
+    return name in _BASIC or name in _ML_DTYPES
+
+
 def numpy_dtype(element_type: str) -> np.dtype:
     """The numpy dtype that holds MLIR element type ``element_type``."""
     import numpy as np

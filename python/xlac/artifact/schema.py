@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from xlac.dtypes import numpy_dtype
+from xlac.dtypes import is_element_type
 
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,254}")
 _MAX_ELEMENTS = 1 << 48                 # more than any memory holds: a forged shape
@@ -62,10 +62,8 @@ def _check_spec(spec, where: str) -> None:
         elements *= dim
     if elements > _MAX_ELEMENTS or len(spec["shape"]) > 64:
         raise ValueError(f"{where} has shape {spec['shape']}: more than any memory holds")
-    try:
-        numpy_dtype(spec.get("type") if isinstance(spec.get("type"), str) else "")
-    except ValueError:
-        raise ValueError(f"{where} has element type {_shown(spec.get('type'))}") from None
+    if not is_element_type(spec.get("type") if isinstance(spec.get("type"), str) else ""):
+        raise ValueError(f"{where} has element type {_shown(spec.get('type'))}")
 
 
 def _count(value, least: int) -> bool:

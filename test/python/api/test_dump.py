@@ -218,7 +218,7 @@ def test_ops_left_as_scalar_loops_are_reported_not_silent(dump_dir):
 def test_graph_and_report_number_kernels_alike_inside_loops(tmp_path):
     program = """func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   %c0 = stablehlo.constant dense<0> : tensor<i32>
-  %c3 = stablehlo.constant dense<3> : tensor<i32>
+  %c3 = stablehlo.constant dense<30> : tensor<i32>
   %c1 = stablehlo.constant dense<1> : tensor<i32>
   %e = stablehlo.exponential %a : tensor<4xf32>
   %f = stablehlo.add %e, %a : tensor<4xf32>
