@@ -42,6 +42,7 @@ _RELAXED = {"bfloat16": (2e-2, 2e-2), "float16": (4e-3, 4e-3), "float32": (1e-5,
             "float64": (1e-12, 1e-14)}
 _RELAXED_F8 = (2.5e-1, 2.5e-1)
 SAMPLE = 24
+HEAVY_SAMPLE = 320          # of the 1,298 pairs
 SEED = 1
 
 
@@ -154,9 +155,13 @@ def test_a_sample_of_op_type_pairs(children):
 
 
 @pytest.mark.heavy
-def test_every_op_type_pair(children):
+def test_a_quarter_of_op_type_pairs(children):
+    """CI's heavy step: 320 pairs (every pair took ~25 min on 2 busy cores; the
+    whole table on demand: python test/python/cpu/test_op_type_fuzz.py)."""
     start = time.perf_counter()
-    results = run_pairs(all_pairs(), *children)
+    pairs = all_pairs()
+    results = run_pairs(random.Random(SEED + 1).sample(pairs, min(HEAVY_SAMPLE, len(pairs))),
+                        *children)
     print(f"\nop x type: {table(results)} in {time.perf_counter() - start:.0f} s")
     _assert_all_right_or_refused(results)
 
