@@ -128,6 +128,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False) 
         "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
         "xla-approximate-math",                           # f32 exp/tanh as polynomials: no libm call per lane
         "inline",                                         # ... whose helpers go back in place
+        "xla-outline-kernels",                            # a function per kernel, one per distinct kernel
         "func.func(scf-forall-to-parallel)",              # the schedules' thread chunks ...
         "convert-scf-to-openmp",                          # ... run as omp.parallel + omp.wsloop (libiomp5)
         "xla-openmp-dynamic-schedule",                    # chunks go to whichever thread is running
