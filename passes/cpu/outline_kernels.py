@@ -48,7 +48,8 @@ class OutlineKernels(ModulePass):
     LLVM (`passthrough = ["noinline"]`). Values the kernel reads are passed
     in; constants and views of buffers are copied in. An op whose results
     are used, or that reads a view with a dynamic offset or stride (it has
-    no bare-pointer form), stays in place. Example:
+    no bare-pointer form), or that frees a buffer it would be passed (the
+    pointer passed is the aligned one, not malloc's), stays in place. Example:
 
         scf.forall (%i) in (8) { ... %buf ... }
       becomes
@@ -89,7 +90,8 @@ class _Kernels:
         name = self._fresh()
         call = _call(group, name, arguments)       # in the caller, before the ops move out
         func = _new_function(self.module, group, name, copied, arguments)
-        text = func.get_asm(enable_debug_info=False).replace(f"@{name}(", "@(", 1)
+        text = func.get_asm(enable_debug_info=False, use_local_scope=True,
+                            assume_verified=True).replace(f"@{name}(", "@(", 1)
         if self.dedupe and text in self.by_text:
             func.erase()                           # the ops with it: the same kernel exists
             call.attributes["callee"] = ir.FlatSymbolRefAttr.get(self.by_text[text])
@@ -171,9 +173,16 @@ def _inputs_of(group: list[ir.Operation]) -> tuple[list[ir.Operation], list[ir.V
 
     seen.update(r for op in group for r in op.results)   # made inside the kernel
     values = [v for op in group for v in [*op.operands, *captured_values(op)]]
-    if not all(visit(v) for v in values):
+    if not all(visit(v) for v in values) or _frees(group, set(arguments)):
         return None
     return copied, arguments
+
+
+def _frees(group: list[ir.Operation], arguments: set) -> bool:
+    """Whether the group frees a buffer it is passed: a bare pointer is the
+    buffer's aligned address, which is not what malloc returned."""
+    return any(inner.name in ("memref.dealloc", "memref.realloc") and inner.operands[0] in arguments
+               for op in group for inner in [op, *nested_ops(op)])
 
 
 def _passable(t: ir.Type) -> bool:

@@ -79,14 +79,22 @@ func.func @tile(%a: memref<8x4xf32>, %out: memref<4xf32>) {
 // -----
 
 /// Results that escape to an op that is no kernel (a store into a buffer the
-/// caller reads) keep the loop in place; a view of dynamic offset has no
-/// bare-pointer form, so the kernel reading it stays too.
+/// caller reads) keep the loop in place, and so does a kernel that frees a
+/// buffer from outside (it would be passed the aligned pointer, not
+/// malloc's). A view of dynamic offset is made inside the kernel from the
+/// buffer and the offset (it has no bare-pointer form of its own).
 // CHECK-LABEL: func.func @stays
+// CHECK-SAME: (%[[A:.*]]: memref<8xf32>, %[[N:.*]]: index, %[[OUT:.*]]: memref<8xf32>, %{{.*}}: i1)
 // CHECK: scf.for
 // CHECK: memref.store
+// CHECK: call @xla_kernel_0(%[[A]], %[[N]], %[[OUT]])
+// CHECK: scf.if
+// CHECK-NEXT: memref.dealloc
+// CHECK: func.func private @xla_kernel_0(%[[KA:.*]]: memref<8xf32>, %[[KN:.*]]: index, %{{.*}}: memref<8xf32>)
+// CHECK: memref.subview %[[KA]][%[[KN]]] [2] [1]
 // CHECK: linalg.copy
 // CHECK-NOT: call @xla_kernel
-func.func @stays(%a: memref<8xf32>, %n: index, %out: memref<8xf32>) {
+func.func @stays(%a: memref<8xf32>, %n: index, %out: memref<8xf32>, %owned: i1) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c8 = arith.constant 8 : index
@@ -100,5 +108,9 @@ func.func @stays(%a: memref<8xf32>, %n: index, %out: memref<8xf32>) {
   %view = memref.subview %a[%n] [2] [1] : memref<8xf32> to memref<2xf32, strided<[1], offset: ?>>
   %dest = memref.subview %out[2] [2] [1] : memref<8xf32> to memref<2xf32, strided<[1], offset: 2>>
   linalg.copy ins(%view : memref<2xf32, strided<[1], offset: ?>>) outs(%dest : memref<2xf32, strided<[1], offset: 2>>)
+  %t = memref.alloc() {alignment = 64 : i64} : memref<4xf32>
+  scf.if %owned {
+    memref.dealloc %t : memref<4xf32>
+  }
   return
 }
