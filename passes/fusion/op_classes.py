@@ -67,6 +67,31 @@ def is_duplicable(op: ir.Operation) -> bool:
     return kind in (ELEMENTWISE, MOVEMENT) and not is_expensive(op)
 
 
+def effectively_at_most_unary(op: ir.Operation) -> bool:
+    """At most one operand as big as the result, broadcasts, iotas and small
+    constants not counted (XLA's EffectivelyAtMostUnary).
+
+    Why: a copy of such an op reads nothing more than its consumer would. A
+    binary op copied into each reader makes each also read both its inputs,
+    and a chain of them (a transformer's residual stream, x = x + f(x)) is
+    recomputed whole by every later kernel: work and kernel inputs grow with
+    the square of the depth.
+    """
+    rank = max((len(r.type.shape) for r in op.results
+                if isinstance(r.type, ir.RankedTensorType)), default=0)
+    big = 0
+    for value in op.operands:
+        owner = value.owner
+        source = None if isinstance(owner, ir.Block) else owner.operation
+        if source is not None and (source.name in ("stablehlo.broadcast_in_dim",
+                                                   "stablehlo.broadcast", "stablehlo.iota")
+                                   or (op_class(source) == CONSTANT and is_duplicable(source))):
+            continue
+        if isinstance(value.type, ir.RankedTensorType) and len(value.type.shape) >= rank:
+            big += 1
+    return big <= 1
+
+
 def numel(type_: ir.Type) -> int:
     """Elements in a ranked tensor type (1 for anything else)."""
     if not isinstance(type_, ir.RankedTensorType) or not type_.has_static_shape:

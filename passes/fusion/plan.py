@@ -27,6 +27,7 @@ from xlac.passes.fusion.op_classes import (
     OTHER,
     REDUCE,
     SMALL_CONSTANT,
+    effectively_at_most_unary,
     is_duplicable,
     is_expensive,
     iteration_size,
@@ -135,7 +136,7 @@ class _Planner:
         groups, op = self.groups, self.graph.ops[producer]
         home = groups.home[producer]
         if home != group and len(groups.members[home]) > 1:
-            if is_duplicable(op):
+            if is_duplicable(op) and effectively_at_most_unary(op):
                 groups.duplicate(producer, group)
                 return ""
             return f"it already belongs to the fusion rooted at {self._name(groups.root(home))}"
@@ -144,14 +145,19 @@ class _Planner:
             return f"expensive op would be recomputed {loop // size}x (once per broadcast element)"
         if not groups.outside_users(producer, group):
             return self._move(producer, group)
-        if is_duplicable(op):
+        unary = effectively_at_most_unary(op)
+        if is_duplicable(op) and unary:
             groups.duplicate(producer, group)
             return ""
-        if REDUCE in groups.classes(group) and self.graph.kinds[producer] != CONSTANT:
+        if self.graph.kinds[producer] != CONSTANT and (REDUCE in groups.classes(group)
+                                                        or (not unary and size == loop)):
             return self._move(producer, group)      # multi-output: the kernel also writes it
         consumers = len(self.graph.users[producer])
         if self.graph.kinds[producer] == CONSTANT:
             return f"constant of {size} elements has {consumers} consumers; it stays in memory"
+        if is_duplicable(op):
+            return (f"producer has {consumers} consumers and reads more than one input: "
+                    "a copy in each would read them all again")
         return f"producer has {consumers} consumers and is expensive"
 
     def _move(self, producer: int, group: int) -> str:

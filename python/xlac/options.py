@@ -59,6 +59,9 @@ KNOBS = (
          "a parser crash on bad input is a CompileError (docs/security.md)"),
     Knob("parse_timeout", "XLAC_PARSE_TIMEOUT", "seconds the isolated parser may take for one "
          "program (default 20, plus 1 s per 5 MB)"),
+    Knob("pieces", "XLAC_PIECES", "0: machine code for a big program in one piece (one JIT); "
+         "default: split into pieces compiled on every core and cached apart "
+         "(docs/compile-time.md)"),
     Knob("mpicc", "XLAC_MPICC", "the MPI compiler wrapper xlac's MPI shim is built with "
          "(default: the mpicc of the installed mpich wheel, else mpicc on PATH); "
          "docs/distributed.md"),
@@ -98,6 +101,7 @@ class Options:
     isolate_input: bool = True
     parse_timeout: float = 20.0
     mpicc: str = ""
+    pieces: bool = True
     local_ranks: int = 1                   # MPI ranks on this host (from the launcher)
     launched_ranks: int = 1                # ranks of the MPI job that started this process
     local_rank: int = 0                    # this rank among those on its host: its GPU
@@ -147,7 +151,7 @@ def _parse(name: str, text: str):
         return Path(text).expanduser() if text else None
     if name in ("timing", "fusion_remarks", "profile"):
         return text not in ("", "0", "false")
-    if name in ("malloc_tuning", "cuda_graphs", "isolate_input"):
+    if name in ("malloc_tuning", "cuda_graphs", "isolate_input", "pieces"):
         return text not in ("0", "false")
     if name in ("large_constant_bytes", "num_threads"):
         return int(text) if text.isdigit() else Options.__dataclass_fields__[name].default

@@ -74,6 +74,10 @@ class CompileProgress:
         with self._lock:
             self._done += self._running
             self._stage, self._step, self._running = stage, step, passes
+            if self._done + passes > self.total:      # machine code in pieces: a step more
+                self.total = self._done + passes
+                if self._bar is not None:
+                    self._bar.total = self.total
             self._show()
 
     def close(self) -> None:

@@ -27,20 +27,41 @@ func.func @loop_chain(%x: tensor<4x8xf32>, %b: tensor<8xf32>) -> tensor<4x8xf32>
 
 // -----
 
-/// A cheap producer read by two kernels is copied into both, so nothing is
-/// written to memory between them.
+/// A cheap producer of one input read by two kernels is copied into both, so
+/// nothing is written to memory between them.
 // CHECK-LABEL: func.func @cheap_producer_copied
 // CHECK: %[[E:.*]] = "xla.fusion"
-// CHECK: stablehlo.add
+// CHECK: stablehlo.negate
 // CHECK-NEXT: stablehlo.exponential
 // CHECK: {kind = "loop"}
 // CHECK: %[[M:.*]] = "xla.fusion"
-// CHECK: stablehlo.add
-// CHECK-NEXT: stablehlo.negate
+// CHECK: stablehlo.negate
+// CHECK-NEXT: stablehlo.multiply
 // CHECK-NEXT: stablehlo.multiply
 // CHECK: {kind = "loop"}
 // CHECK-NEXT: return %[[E]], %[[M]]
 func.func @cheap_producer_copied(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
+  %a = stablehlo.negate %x : tensor<4xf32>
+  %e = stablehlo.exponential %a : tensor<4xf32>
+  %n = stablehlo.multiply %a, %y : tensor<4xf32>
+  %m = stablehlo.multiply %n, %n : tensor<4xf32>
+  return %e, %m : tensor<4xf32>, tensor<4xf32>
+}
+
+// -----
+
+/// A producer of two inputs read by two kernels is computed once, by the
+/// later one, which also writes it (multi-output); the other reads it. A copy
+/// in each would read both inputs again, and a chain of them (a residual
+/// stream) would be recomputed whole by every later kernel.
+// CHECK-LABEL: func.func @binary_producer_once
+// CHECK: %[[F:.*]]:2 = "xla.fusion"
+// CHECK: %[[A:.*]] = stablehlo.add
+// CHECK-NEXT: stablehlo.negate %[[A]]
+// CHECK: {kind = "multi_output"}
+// CHECK-NEXT: %[[E:.*]] = stablehlo.exponential %[[F]]#0
+// CHECK-NEXT: return %[[E]], %[[F]]#1
+func.func @binary_producer_once(%x: tensor<4xf32>, %y: tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>) {
   %a = stablehlo.add %x, %y : tensor<4xf32>
   %e = stablehlo.exponential %a : tensor<4xf32>
   %n = stablehlo.negate %a : tensor<4xf32>

@@ -1,0 +1,93 @@
+"""The process that makes pieces' object code (``xlac.targets.cpu.pieces``).
+
+Requests come on stdin, answers go on stdout, each a frame: an 8-byte
+little-endian length, then that many bytes. A request is two frames (a JSON
+header, the piece's bytecode); an answer is one status byte (0: object
+code, 1: an error message) and one frame. A plain process of its own, not
+``multiprocessing``: that would import the user's ``__main__`` again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import struct
+import sys
+import tempfile
+from pathlib import Path
+
+_DUMMY_ADDRESS = 0x1000           # what a piece's outside symbols resolve to: never run
+
+
+def read_frame(stream) -> bytes | None:
+    """One frame, or None at the end of the stream."""
+    header = _read_exactly(stream, 8)
+    if header is None:
+        return None
+    data = _read_exactly(stream, struct.unpack("<Q", header)[0])
+    if data is None:
+        raise EOFError("the stream ended inside a frame")
+    return data
+
+
+def write_frame(stream, data: bytes) -> None:
+    stream.write(struct.pack("<Q", len(data)) + data)
+
+
+def _read_exactly(stream, size: int) -> bytes | None:
+    chunks, left = [], size
+    while left:
+        chunk = stream.read(left)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def compile_piece(bytecode: bytes, external: tuple[str, ...], opt_level: int) -> bytes:
+    """Object code of one piece, its relocations to ``external`` left open."""
+    import ctypes
+
+    from xlac.context import new_context
+    from xlac.mlir import ExecutionEngine, ir
+    from xlac.targets.cpu.libraries import openmp_library
+    openmp_library()                                  # the __kmpc_* calls omp.parallel makes
+    with new_context() as context:
+        module = ir.Module.parse(bytecode, context)
+        defined = [ir.StringAttr(op.operation.attributes["sym_name"]).value
+                   for op in module.body.operations
+                   if op.operation.name == "llvm.func" and op.operation.regions[0].blocks]
+        engine = ExecutionEngine(module, opt_level=opt_level, enable_pic=True)
+        for name in external:                         # linked later, with the other pieces
+            engine.raw_register_runtime(name, ctypes.c_void_p(_DUMMY_ADDRESS))
+        engine.raw_lookup(defined[0])                 # compiles the whole module
+        with tempfile.TemporaryDirectory(prefix="xlac-piece-") as workdir:
+            path = Path(workdir) / "piece.o"
+            engine.dump_to_object_file(str(path))     # taken before linking: relocatable
+            return path.read_bytes()
+
+
+def serve() -> None:
+    """Answer requests until stdin closes."""
+    answers = os.fdopen(os.dup(1), "wb")
+    os.dup2(2, 1)                     # whatever LLVM prints goes to stderr, not into a frame
+    requests = sys.stdin.buffer
+    while True:
+        header = read_frame(requests)
+        if header is None:
+            return
+        bytecode = read_frame(requests)
+        request = json.loads(header)
+        try:
+            status, payload = 0, compile_piece(bytecode, tuple(request["external"]),
+                                               request["opt_level"])
+        except Exception as exc:  # noqa: BLE001 - reported to the compiling process
+            status, payload = 1, f"{type(exc).__name__}: {exc}".encode()
+        answers.write(bytes([status]))
+        write_frame(answers, payload)
+        answers.flush()
+
+
+if __name__ == "__main__":
+    serve()

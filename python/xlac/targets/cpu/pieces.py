@@ -1,0 +1,307 @@
+"""Machine code for a big program in pieces, as XLA splits its LLVM module.
+
+After ``xla-outline-kernels`` every kernel is an ``llvm.func`` of its own. A
+program past ``PIECES_MIN_BYTES`` of LLVM dialect is split into a few
+modules: its kernels shared out by a hash of their text (so a kernel lands
+in the same piece whatever else changed), the entry alone. Each piece holds
+its functions, declarations of the others it calls and the globals it uses.
+Worker processes (one per core: one ExecutionEngine compiles on one thread
+and holds the GIL) make each piece's object code at -O3; each object is
+kept in the compilation cache under its piece's text, so a program that
+changed in one layer compiles only the pieces that changed. The objects are
+linked into one relocatable object (``cc -r``), which becomes the artifact
+the cache stores and the library the program runs from.
+"""
+
+from __future__ import annotations
+
+import atexit
+import hashlib
+import json
+import re
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from xlac.errors import CompileError, Diagnostic, error
+from xlac.mlir import ir
+
+PIECES_MIN_BYTES = 400_000       # LLVM-dialect text below which one JIT is quicker
+_SYMBOL = re.compile(r'@"?([A-Za-z_$.][\w$.\-]*)"?')
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One module to compile: its bytecode and the key of its object code."""
+
+    name: str
+    bytecode: bytes
+    key: str
+    external: tuple[str, ...]      # functions it calls but does not define
+
+
+def is_big(module: ir.Module, min_bytes: int | None = None) -> bool:
+    """Whether ``module`` is worth compiling in pieces (printing it is quick)."""
+    text = module.operation.get_asm(enable_debug_info=False, assume_verified=True,
+                                    large_elements_limit=16)
+    return len(text) >= (PIECES_MIN_BYTES if min_bytes is None else min_bytes)
+
+
+def likely_big(module: ir.Module) -> bool:
+    """Whether a StableHLO ``module`` will likely be big in the LLVM dialect
+    (which is 30-50x its size): then workers start while the pipeline runs."""
+    return is_big(module, PIECES_MIN_BYTES // 30)
+
+
+def split(module: ir.Module, entry: str, count: int) -> list[Piece] | None:
+    """The pieces of ``module``: the entry, then its other functions in at most
+    ``count`` pieces; None when it has what a piece cannot share (a mutable
+    global, a constructor) or only one function."""
+    top = [op.operation for op in module.body.operations]
+    if any(not _shareable(op) for op in top):
+        return None
+    functions = {_name(op): op for op in top if op.name == "llvm.func" and op.regions[0].blocks}
+    if entry not in functions or len(functions) < 2:
+        return None
+    texts = {name: op.get_asm(enable_debug_info=False, use_local_scope=True, assume_verified=True)
+             for name, op in functions.items()}
+    buckets: dict[int, list[str]] = {}
+    for name in sorted(functions):
+        if name != entry:
+            buckets.setdefault(_bucket(texts[name], count), []).append(name)
+    groups = [[entry]] + [buckets[b] for b in sorted(buckets)]
+    return [_piece(module, top, members, texts, f"piece{i}") for i, members in enumerate(groups)]
+
+
+def _shareable(op: ir.Operation) -> bool:
+    """Whether a copy of ``op`` in every piece that uses it means the same."""
+    if op.name == "llvm.mlir.global":
+        return "constant" in op.attributes
+    return op.name not in ("llvm.mlir.global_ctors", "llvm.mlir.global_dtors")
+
+
+def _name(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def _bucket(text: str, count: int) -> int:
+    body = text.split("(", 1)[1]                      # the text after the function's name
+    return int.from_bytes(hashlib.sha256(body.encode()).digest()[:4], "little") % count
+
+
+def _piece(module: ir.Module, top: list[ir.Operation], members: list[str],
+           texts: dict[str, str], name: str) -> Piece:
+    """A module with ``members``' bodies and what they refer to."""
+    used = {m for member in members for m in _SYMBOL.findall(texts[member])}
+    piece = ir.Module.create(loc=ir.Location.unknown(module.context))
+    for attr in _named(module.operation):
+        piece.operation.attributes[attr.name] = attr.attr
+    external = []
+    with ir.InsertionPoint(piece.body):
+        for op in top:
+            symbol = _name(op) if "sym_name" in op.attributes else None
+            if symbol in members:
+                op.clone()
+            elif op.name == "llvm.func" and symbol in used:
+                _declaration(op)
+                external.append(symbol)
+            elif symbol is None or symbol in used:
+                op.clone()
+    text = piece.operation.get_asm(enable_debug_info=False, assume_verified=True)
+    buffer = _Bytes()
+    piece.operation.write_bytecode(buffer)
+    key = hashlib.sha256(text.encode()).hexdigest()
+    return Piece(name, bytes(buffer.data), key, tuple(external))
+
+
+def _declaration(op: ir.Operation) -> None:
+    """A bodiless copy of function ``op``: it is defined in another piece."""
+    attributes = {a.name: a.attr for a in _named(op)
+                  if a.name not in ("linkage", "passthrough", "sym_visibility")}
+    ir.Operation.create("llvm.func", attributes=attributes, regions=1, loc=op.location)
+
+
+def _named(op: ir.Operation) -> list:
+    attributes = op.attributes
+    return [attributes[i] for i in range(len(attributes))]   # NamedAttributes, by index
+
+
+class _Bytes:
+    def __init__(self):
+        self.data = bytearray()
+
+    def write(self, chunk) -> int:
+        self.data += chunk
+        return len(chunk)
+
+
+class _Worker:
+    """One ``piece_worker`` process, kept for the next piece and the next compile."""
+
+    def __init__(self):
+        import subprocess
+        import sys
+        self.errors = tempfile.TemporaryFile()      # its last words, if it dies
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "xlac.targets.cpu.piece_worker"], stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=self.errors, start_new_session=True)
+
+    def compile(self, piece: Piece, opt_level: int) -> bytes:
+        from xlac.targets.cpu import piece_worker as protocol
+        header = json.dumps({"external": list(piece.external), "opt_level": opt_level})
+        try:
+            protocol.write_frame(self.process.stdin, header.encode())
+            protocol.write_frame(self.process.stdin, piece.bytecode)
+            self.process.stdin.flush()
+            status = self.process.stdout.read(1)
+            payload = protocol.read_frame(self.process.stdout) if status else None
+        except (OSError, EOFError):
+            status, payload = b"", None
+        if payload is None:
+            self.process.kill()
+            last_words = self._last_words()
+            self.close()
+            raise CompileError([error(f"the process compiling {piece.name} of the program "
+                                      "died (LLVM crashed, or it could not start)"),
+                                *[Diagnostic("", "note", line) for line in last_words]],
+                               "set XLAC_PIECES=0 to compile it in one piece, and please "
+                               "report it with the input program")
+        if status != b"\0":
+            raise CompileError(error(f"the LLVM JIT rejected {piece.name} of the program: "
+                                     f"{payload.decode(errors='replace')}"))
+        return payload
+
+    def _last_words(self) -> list[str]:
+        self.process.wait()
+        self.errors.seek(0)
+        lines = self.errors.read()[-4000:].decode(errors="replace").strip().splitlines()
+        return lines[-3:]
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def close(self) -> None:
+        """End the worker: it exits when its input closes."""
+        for stream in (self.process.stdin, self.process.stdout, self.errors):
+            try:
+                stream.close()
+            except OSError:                  # a dead worker's pipe: nothing to flush into
+                pass
+        try:
+            self.process.wait(timeout=2)
+        except Exception:  # noqa: BLE001 - it is going away either way
+            self.process.kill()
+
+
+_IDLE: list[_Worker] = []
+_IDLE_LOCK = threading.Lock()
+
+
+@atexit.register
+def _close_workers() -> None:
+    with _IDLE_LOCK:
+        for worker in _IDLE:
+            worker.close()
+        _IDLE.clear()
+
+
+def start_workers(count: int) -> None:
+    """Have ``count`` workers idle (starting: their imports run meanwhile)."""
+    with _IDLE_LOCK:
+        for dead in [w for w in _IDLE if not w.alive()]:
+            dead.close()
+        alive = [w for w in _IDLE if w.alive()]
+        _IDLE[:] = alive + [_Worker() for _ in range(count - len(alive))]
+
+
+def _compile_on_worker(piece: Piece, opt_level: int) -> bytes:
+    """``piece`` compiled by an idle worker (a new one if none is idle)."""
+    with _IDLE_LOCK:
+        worker = _IDLE.pop() if _IDLE else None
+    if worker is not None and not worker.alive():
+        worker.close()
+        worker = None
+    worker = worker or _Worker()
+    result = worker.compile(piece, opt_level)
+    with _IDLE_LOCK:
+        _IDLE.append(worker)
+    return result
+
+
+def compile_pieces(pieces: list[Piece], workdir: Path, workers: int, opt_level: int = 3,
+                   cache=None, salt: str = "") -> Path:
+    """One relocatable object of every piece's code; pieces in ``cache`` are not compiled."""
+    from concurrent.futures import ThreadPoolExecutor
+    objects: dict[str, bytes] = {}
+    keys = {p.name: hashlib.sha256((salt + p.key).encode()).hexdigest() for p in pieces}
+    for piece in pieces:
+        found = cache.get(keys[piece.name], f"machine code {piece.name}", quiet=True) \
+            if cache is not None else None
+        if found is not None:
+            objects[piece.name] = found
+    todo = sorted((p for p in pieces if p.name not in objects), key=lambda p: -len(p.bytecode))
+    if todo:
+        with ThreadPoolExecutor(min(workers, len(todo))) as threads:   # each waits on a process
+            compiled = list(threads.map(lambda p: _compile_on_worker(p, opt_level), todo))
+        for piece, code in zip(todo, compiled):
+            objects[piece.name] = code
+            if cache is not None:
+                cache.put([keys[piece.name]], lambda b=code: b, f"machine code {piece.name}")
+    paths = []
+    for piece in pieces:
+        path = workdir / f"{piece.name}.o"
+        path.write_bytes(objects[piece.name])
+        paths.append(str(path))
+    combined = workdir / "pieces.o"
+    _link_relocatable(paths, combined)
+    return combined
+
+
+def _link_relocatable(paths: list[str], output: Path) -> None:
+    from xlac.targets.cpu.serialize import c_compiler
+    done = subprocess.run([c_compiler(), "-r", "-nostdlib", "-o", str(output), *paths],
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        detail = (done.stderr or done.stdout).strip().splitlines()[-4:]
+        raise CompileError([error(f"linking the pieces failed: {line}") for line in detail]
+                           or [error("linking the pieces failed")])
+
+
+class PiecesFunction:
+    """A program compiled in pieces, called like ``CpuFunction``: it runs from
+    the library its linked pieces make (the artifact the cache keeps)."""
+
+    grid = None                      # SPMD programs take the JIT (their MPI shim)
+    mpi_library = None
+    clock = None
+
+    def __init__(self, pieces: list[Piece], entry: str, signature, cpu_features, workers: int,
+                 cache=None, salt: str = ""):
+        from xlac.artifact import container
+        from xlac.targets.cpu.library import LibraryFunction, open_library
+        from xlac.targets.cpu.serialize import EntryObject, link_library
+        with tempfile.TemporaryDirectory(prefix="xlac-pieces-") as workdir:
+            combined = compile_pieces(pieces, Path(workdir), workers, cache=cache, salt=salt)
+            self._object = combined.read_bytes()
+            blob, _ = link_library([EntryObject(entry, combined, signature)], "xlac",
+                                   "libxlac_module.so", "<compiled program>", Path(workdir),
+                                   cpu_features)
+        library_bytes, meta = container.unpack(blob)
+        symbol = meta["entries"][entry]["symbol"]
+        self._library = LibraryFunction(open_library(library_bytes), symbol,
+                                        len(signature.inputs), blob)
+
+    def __call__(self, pointers: list[int]) -> None:
+        self._library(pointers)
+
+    def write_object(self, path: str) -> None:
+        """The linked pieces as one relocatable object (``xla-compile`` links it)."""
+        Path(path).write_bytes(self._object)
+
+    def serializer(self, entry: str, signature):
+        return self._library.serializer(entry, signature)
+
+    def start_collectives(self) -> None:
+        pass

@@ -1,0 +1,147 @@
+"""Machine code in pieces: kernels outlined, identical ones shared, big
+programs compiled by worker processes piece by piece, each piece cached by
+its content (xla-outline-kernels, xlac.targets.cpu.pieces)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xlac
+from xlac.cache import CompilationCache
+from xlac.errors import CompileError
+from xlac.options import Options
+from xlac.targets.cpu import pieces
+
+_T = "tensor<16x32xf32>"
+
+
+def _layers(scales: list[float]) -> str:
+    """A layer per scale: x = tanh(x @ w * s); the layers differ only in s."""
+    lines = [f"func.func public @main(%x0: {_T}, %w: tensor<32x32xf32>) -> {_T} {{"]
+    for k, scale in enumerate(scales):
+        x, y = f"%x{k}", f"%x{k + 1}"
+        lines += [
+            f"  %h{k} = stablehlo.dot_general {x}, %w, contracting_dims = [1] x [0]"
+            f" : ({_T}, tensor<32x32xf32>) -> {_T}",
+            f"  %c{k} = stablehlo.constant dense<{scale:.3f}> : {_T}",
+            f"  %s{k} = stablehlo.multiply %h{k}, %c{k} : {_T}",
+            f"  {y} = stablehlo.tanh %s{k} : {_T}"]
+    lines += [f"  return %x{len(scales)} : {_T}", "}"]
+    return "\n".join(lines)
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal((16, 32)).astype(np.float32),
+            (rng.standard_normal((32, 32)) / 8).astype(np.float32)]
+
+
+def _expected(scales, x, w):
+    for scale in scales:
+        x = np.tanh((x @ w) * np.float32(scale))
+    return x
+
+
+@pytest.fixture
+def small_is_big(monkeypatch):
+    """Every program goes into pieces, however small."""
+    monkeypatch.setattr(pieces, "PIECES_MIN_BYTES", 0)
+
+
+@pytest.fixture
+def compiled_pieces(monkeypatch):
+    """The names of the pieces the workers compile (cache hits are not)."""
+    names: list[str] = []
+    real = pieces._compile_on_worker
+    monkeypatch.setattr(pieces, "_compile_on_worker",
+                        lambda piece, level: names.append(piece.name) or real(piece, level))
+    return names
+
+
+def _compile(text: str, **changes) -> xlac.Executable:
+    options = Options.from_env().replace(**{"cache_dir": None, "progress": "off", **changes})
+    return xlac.compile(text, options=options, cache=False)
+
+
+def test_identical_layers_share_one_kernel_function():
+    scales = [0.5] * 6
+    text = _compile(_layers(scales)).as_text("llvm")
+    calls = text.count("llvm.call @xla_kernel_")
+    defined = text.count("llvm.func @xla_kernel_")
+    assert calls >= 12 and defined <= 3, (calls, defined)   # six layers, one set of kernels
+
+
+def test_pieces_compute_what_one_jit_computes(small_is_big):
+    scales = [0.5, 0.25, 0.125, 0.5]
+    x, w = _inputs()
+    split = _compile(_layers(scales))
+    whole = _compile(_layers(scales), pieces=False)
+    assert type(split.function).__name__ == "PiecesFunction"
+    assert type(whole.function).__name__ == "CpuFunction"
+    np.testing.assert_array_equal(split(x, w), whole(x, w))
+    np.testing.assert_allclose(split(x, w), _expected(scales, x, w), rtol=2e-5, atol=2e-5)
+
+
+def test_a_program_in_pieces_serializes_and_loads(small_is_big, tmp_path):
+    scales = [0.5, 0.25]
+    x, w = _inputs()
+    exe = _compile(_layers(scales))
+    again = xlac.deserialize(exe.serialize())
+    np.testing.assert_array_equal(again(x, w), exe(x, w))
+    from xlac.aot import compile_library
+    library = tmp_path / "liblayers.so"
+    compile_library(_layers(scales).encode(), "layers.mlir", library,
+                    options=Options.from_env().replace(cache_dir=None, progress="off"))
+    np.testing.assert_array_equal(xlac.load(library)(x, w), exe(x, w))
+
+
+def test_a_changed_layer_recompiles_only_its_pieces(small_is_big, compiled_pieces, tmp_path):
+    cache = tmp_path / "cache"
+    cache.mkdir(mode=0o700)
+    scales = [0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625]
+    first = _compile(_layers(scales), cache_dir=cache)
+    everything = list(compiled_pieces)
+    assert len(everything) >= 3
+    from xlac import cache as cache_module
+    cache_module.flush()
+    compiled_pieces.clear()
+    changed = [*scales[:-1], 0.75]                      # the last layer's constant only
+    second = _compile(_layers(changed), cache_dir=cache)
+    assert 1 <= len(compiled_pieces) < len(everything), (compiled_pieces, everything)
+    x, w = _inputs()
+    np.testing.assert_allclose(second(x, w), _expected(changed, x, w), rtol=2e-5, atol=2e-5)
+    np.testing.assert_allclose(first(x, w), _expected(scales, x, w), rtol=2e-5, atol=2e-5)
+    assert CompilationCache.open(cache) is not None
+
+
+def test_small_programs_take_one_jit(compiled_pieces):
+    exe = _compile(_layers([0.5]))
+    assert type(exe.function).__name__ == "CpuFunction" and not compiled_pieces
+
+
+def test_a_worker_that_dies_is_a_compile_error(small_is_big):
+    exe_text = _layers([0.5, 0.25])
+    from xlac.context import new_context
+    from xlac.frontend.parse import parse_module
+    from xlac.pipeline import pipelines
+    from xlac.pipeline.pass_manager import run_passes
+    module = parse_module(new_context(), exe_text.encode(), "layers.mlir")
+    run_passes(module, pipelines.cpu())
+    piece = pieces.split(module, "main", 2)[1]
+    worker = pieces._Worker()
+    worker.process.kill()
+    worker.process.wait()
+    with pytest.raises(CompileError, match="the process compiling piece1 of the program died"):
+        worker.compile(piece, 3)
+
+
+def test_a_module_with_a_mutable_global_stays_whole():
+    from xlac.context import new_context
+    from xlac.mlir import ir
+    with new_context() as context:
+        module = ir.Module.parse("""
+          llvm.mlir.global internal @counter(0 : i64) : i64
+          llvm.func @main() { llvm.return }
+          llvm.func @other() { llvm.return }""", context)
+        assert pieces.split(module, "main", 4) is None
