@@ -56,6 +56,7 @@ _REGISTRY: dict[str, str] = {
     "xla-normalize-contractions": "lower.normalize_contractions:NormalizeContractions",
     "xla-profile-kernels": "cpu.profile_kernels:ProfileKernels",
     "xla-outline-kernels": "cpu.outline_kernels:OutlineKernels",
+    "xla-target-cpu": "cpu.target_cpu:TargetCpu",
     "xla-openmp-dynamic-schedule": "cpu.openmp_dynamic_schedule:OpenmpDynamicSchedule",
     "xla-gpu-wrap-host-code": "gpu.gpu_wrap_host_code:GpuWrapHostCode",
     "xla-gpu-matmul-kernels": "gpu.gpu_matmul_kernels:GpuMatmulKernels",

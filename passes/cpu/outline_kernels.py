@@ -45,7 +45,8 @@ class OutlineKernels(ModulePass):
     also emits one LLVM function per kernel). The layers of a ResNet or a
     transformer lower to the same kernels on other buffers: each is
     compiled once. The calls are `no_inline`, and so are the functions in
-    LLVM (`passthrough = ["noinline"]`). Values the kernel reads are passed
+    LLVM (`llvm.no_inline` becomes `llvm.func`'s `no_inline`: else LLVM copies
+    each kernel into the JIT's `_mlir_` wrapper of it). Values the kernel reads are passed
     in; constants and views of buffers are copied in. An op whose results
     are used, or that reads a view with a dynamic offset or stride (it has
     no bare-pointer form), or that frees a buffer it would be passed (the
@@ -55,7 +56,7 @@ class OutlineKernels(ModulePass):
       becomes
         call @xla_kernel_0(%buf) {no_inline} : (memref<8x64xf32>) -> ()
         func.func private @xla_kernel_0(%arg0: memref<8x64xf32>)
-            attributes {passthrough = ["noinline"]} { scf.forall ... }
+            attributes {llvm.no_inline} { scf.forall ... }
     """
 
     name = "xla-outline-kernels"
@@ -204,7 +205,7 @@ def _new_function(module: ir.Operation, group: list[ir.Operation], name: str,
             "sym_name": ir.StringAttr.get(name),
             "sym_visibility": ir.StringAttr.get("private"),
             "function_type": ir.TypeAttr.get(ir.FunctionType.get(types, [], context)),
-            "passthrough": ir.ArrayAttr.get([ir.StringAttr.get("noinline")])})
+            "llvm.no_inline": ir.UnitAttr.get()})      # convert-func-to-llvm keeps it
         ir.InsertionPoint(module.regions[0].blocks[0]).insert(func)
         entry = ir.Block.create_at_start(func.regions[0], types)
         with ir.InsertionPoint(entry):

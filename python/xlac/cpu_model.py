@@ -68,3 +68,16 @@ def host_features() -> tuple[str, ...]:
         if key.strip() in ("flags", "Features"):
             return tuple(sorted({flag for flag in value.split() if _ISA_FLAG.match(flag)}))
     return ()
+
+
+def check_runnable(features) -> None:
+    """Refuse to run code compiled for a CPU of ``features`` on a host that
+    lacks some: it would stop with SIGILL. Saving it is fine."""
+    missing = cpu_model("host").lacks(features)
+    if missing:
+        name = next((level for level, wanted in LEVELS.items()
+                     if sorted(wanted) == sorted(features)), "another CPU")
+        from xlac.errors import XlacError
+        raise XlacError(f"this code was compiled for {name}, which needs CPU features this "
+                        f"CPU lacks ({', '.join(missing)}); save it (exe.serialize(), "
+                        "xla-compile) and run it on such a CPU, or compile for cpu='host'")

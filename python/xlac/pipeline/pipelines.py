@@ -111,7 +111,8 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
     ]
 
 
-def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False) -> list[str]:
+def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
+                  cpu: str = "host") -> list[str]:
     """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI.
 
     bf16 and f16 math runs in f32 on every CPU (the same numbers everywhere);
@@ -164,6 +165,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False) 
         "convert-cf-to-llvm",
         "reconcile-unrealized-casts",
         "xla-bf16-memory-as-i16",                         # no per-lane bf16 store LLVM would truncate via __truncsfbf2
+        f"xla-target-cpu{{cpu={cpu}}}",                   # code for the chosen CPU level, not the JIT's host
     ]
 
 
@@ -198,7 +200,7 @@ def cpu_stages(entry: str = "main", options: Options | None = None) -> dict[str,
         "fused": fuse(options.fusion_remarks),
         "linalg": lower_to_linalg(),
         "bufferized": bufferize(options.threads(), model.vector_bytes),
-        "llvm": lower_to_llvm(model.native_bf16, options.profile),
+        "llvm": lower_to_llvm(model.native_bf16, options.profile, model.name),
     }
 
 

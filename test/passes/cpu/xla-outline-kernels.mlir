@@ -12,7 +12,7 @@
 // CHECK: call @xla_kernel_1(%[[T]], %[[OUT]]) {no_inline} : (memref<8xf32>, memref<8xf32>) -> ()
 // CHECK-NEXT: memref.dealloc %[[T]]
 // CHECK-NEXT: return
-// CHECK: func.func private @xla_kernel_0(%[[X:.*]]: memref<8xf32>, %[[Y:.*]]: memref<8xf32>) attributes {passthrough = ["noinline"]}
+// CHECK: func.func private @xla_kernel_0(%[[X:.*]]: memref<8xf32>, %[[Y:.*]]: memref<8xf32>) attributes {llvm.no_inline}
 // CHECK-DAG: arith.constant 0 : index
 // CHECK-DAG: arith.constant 8 : index
 // CHECK: scf.for

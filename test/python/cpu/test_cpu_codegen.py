@@ -205,3 +205,43 @@ def test_each_cpu_level_gets_its_vector_width(cpu, vector_bytes):
         return                     # AVX-512 code on an AVX2 host would die of SIGILL
     x = np.linspace(-5, 5, 1000, dtype=np.float32)
     np.testing.assert_allclose(exe(x), np.tanh(x), rtol=1e-6, atol=1e-7)
+
+
+_MATMUL_TANH = """func.func @main(%a: tensor<64x64xf32>, %b: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<64x64xf32>, tensor<64x64xf32>) -> tensor<64x64xf32>
+  %1 = stablehlo.tanh %0 : tensor<64x64xf32>
+  return %1 : tensor<64x64xf32>
+}"""
+
+
+@pytest.mark.parametrize("cpu, allowed, wanted", [("x86-64-v2", ("xmm",), "xmm"),
+                                                  ("x86-64-v3", ("xmm", "ymm"), "ymm"),
+                                                  ("x86-64-v4", ("xmm", "ymm", "zmm"), "zmm")])
+def test_machine_code_is_made_for_the_cpu_level_not_the_host(cpu, allowed, wanted, tmp_path):
+    """An artifact for x86-64-v3 made on an AVX-512 host holds no AVX-512
+    instruction (it would stop with SIGILL on the AVX2 machine it is for), and
+    one for x86-64-v4 uses AVX-512 on any host (xla-target-cpu)."""
+    import shutil
+    import subprocess
+
+    from xlac.aot import compile_library
+    objdump = shutil.which("objdump")
+    if objdump is None:
+        pytest.skip("objdump (binutils) not found")
+    library = tmp_path / "libm.so"
+    compile_library(_MATMUL_TANH.encode(), "m.mlir", library,
+                    options=xlac.Options.from_env().replace(cpu=cpu, cache_dir=None,
+                                                            progress="off"))
+    code = subprocess.run([objdump, "-d", str(library)], capture_output=True, text=True).stdout
+    registers = {name for name in ("xmm", "ymm", "zmm") if f"%{name}" in code}
+    assert wanted in registers and registers <= set(allowed), registers
+
+
+def test_code_for_a_cpu_this_host_lacks_is_refused_not_run(monkeypatch):
+    from xlac import cpu_model as model
+    monkeypatch.setattr(model, "host_features", lambda: tuple(sorted(model.LEVELS["x86-64-v3"])))
+    exe = xlac.compile(_MATMUL_TANH, cache=False, cpu="x86-64-v4")
+    a = np.ones((64, 64), np.float32)
+    with pytest.raises(xlac.XlacError, match="compiled for x86-64-v4.*lacks.*avx512f"):
+        exe(a, a)
+    assert len(exe.serialize()) > 0                  # it can still be saved for such a CPU

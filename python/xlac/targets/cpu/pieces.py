@@ -288,12 +288,15 @@ class PiecesFunction:
             blob, _ = link_library([EntryObject(entry, combined, signature)], "xlac",
                                    "libxlac_module.so", "<compiled program>", Path(workdir),
                                    cpu_features)
+        self._features = cpu_features
         library_bytes, meta = container.unpack(blob)
         symbol = meta["entries"][entry]["symbol"]
         self._library = LibraryFunction(open_library(library_bytes), symbol,
                                         len(signature.inputs), blob)
 
     def __call__(self, pointers: list[int]) -> None:
+        from xlac.cpu_model import check_runnable
+        check_runnable(self._features)
         self._library(pointers)
 
     def write_object(self, path: str) -> None:

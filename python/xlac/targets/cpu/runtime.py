@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 
+from xlac.cpu_model import check_runnable, cpu_model
 from xlac.errors import CompileError, collect_diagnostics, compile_error_from, error
 from xlac.mlir import ExecutionEngine, ir
 from xlac.targets.cpu.kernel_clock import KernelClock
@@ -31,6 +32,7 @@ class CpuFunction:
         self.mpi_library = mpi_library     # loaded already (RTLD_GLOBAL) when the code calls MPI
         keep_freed_memory(malloc_tuning)
         self._cpu_features = cpu_features
+        self._runnable = not cpu_model("host").lacks(cpu_features)   # else: refused, not SIGILL
         with ctx, collect_diagnostics(ctx) as diags:
             try:
                 # PIC: the same object code can be linked into a shared
@@ -50,6 +52,8 @@ class CpuFunction:
 
     def __call__(self, pointers: list[int]) -> None:
         """Call with the data pointers of every input, then every output."""
+        if not self._runnable:
+            check_runnable(self._cpu_features)
         slots = (ctypes.c_void_p * len(pointers))(*pointers)
         packed = (ctypes.c_void_p * len(pointers))(
             *[ctypes.addressof(slots) + i * ctypes.sizeof(ctypes.c_void_p)
