@@ -44,6 +44,7 @@ _REGISTRY: dict[str, str] = {
     "xla-collectives-to-mpi": "cpu.collectives_to_mpi:CollectivesToMpi",
     "xla-fuse": "fusion.fuse:Fuse",
     "xla-inline-fusions": "fusion.inline_fusions:InlineFusions",
+    "xla-outline-fusions": "fusion.outline_fusions:OutlineFusions",
     "xla-approximate-math": "cpu.approximate_math:ApproximateMath",
     "xla-apply-schedules": "cpu.apply_schedules:ApplySchedules",
     "xla-outline-top-k": "ingest.outline_top_k:OutlineTopK",

@@ -72,6 +72,7 @@ def lower_to_linalg() -> list[str]:
         "xla-lower-scatter",                              # scatter as scf loops of slice updates; no upstream pattern
         "xla-lower-control-flow",                         # while/if/case -> scf; after the others, which may emit them
         "inline",                                         # helpers some lowerings call
+        "xla-outline-fusions",                            # each kernel a function until elementwise fusion ...
         "func.func(stablehlo-legalize-to-linalg)",        # upstream StableHLO -> linalg/tensor/arith
         "xla-verify-lowered",                             # nothing of StableHLO may be left
         "stablehlo-convert-to-signless",                  # ui32 in the signature -> i32, no casts
@@ -81,7 +82,8 @@ def lower_to_linalg() -> list[str]:
         "xla-normalize-contractions{outline=true}",       # dot_generals in functions of their own: kept ...
         "func.func(linalg-fuse-elementwise-ops)",         # ... out of the elementwise producer->consumer fusion
         "xla-normalize-contractions",                     # then as transposes + linalg.(batch_)matmul
-        "inline",                                         # both back in place
+        "xla-outline-fusions{release=true}",              # ... has fused inside kernels only
+        "inline",                                         # kernels and contractions back in place
         "canonicalize",
         "loop-invariant-code-motion",                     # while bodies: weights concatenated once, not per step
     ]

@@ -146,3 +146,25 @@ def test_zero_size_tensors_fuse_without_error():
                        " : (tensor<0xf32>, tensor<f32>) -> tensor<f32>\n"
                        "  return %2 : tensor<f32>\n}")
     assert exe(np.float32(1.0)) == 0.0
+
+
+def test_a_long_chain_stays_in_kernels_of_at_most_max_ops():
+    """xla-fuse cuts a chain of elementwise ops into kernels of 64 ops; linalg's
+    own elementwise fusion must not weld them into one loop again (one
+    function of every op, which LLVM's -O3 handles in more than linear time).
+    The kernels of 64 ops are the same ops on other buffers: one function."""
+    ops = 400
+    lines = ["func.func @main(%x0: tensor<64x64xf32>) -> tensor<64x64xf32> {"]
+    for k in range(ops):
+        op = "stablehlo.sine" if k % 2 else "stablehlo.negate"
+        lines.append(f"  %x{k + 1} = {op} %x{k} : tensor<64x64xf32>")
+    lines += [f"  return %x{ops} : tensor<64x64xf32>", "}"]
+    exe = xlac.compile("\n".join(lines), cache=False)
+    llvm = exe.as_text("llvm")
+    calls, functions = llvm.count("llvm.call @xla_kernel_"), llvm.count("llvm.func @xla_kernel_")
+    assert calls >= ops // 64 and functions <= 3, (calls, functions)
+    x = np.random.default_rng(0).standard_normal((64, 64)).astype(np.float32)
+    want = x.astype(np.float64)
+    for k in range(ops):
+        want = np.sin(want) if k % 2 else -want
+    np.testing.assert_allclose(exe(x), want, rtol=1e-4, atol=1e-5)

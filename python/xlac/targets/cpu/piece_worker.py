@@ -68,8 +68,19 @@ def compile_piece(bytecode: bytes, external: tuple[str, ...], opt_level: int) ->
             return path.read_bytes()
 
 
+def _end_with_parent() -> None:
+    """A worker whose compile was abandoned (the parent killed) must not go on."""
+    import ctypes
+    import signal
+    try:
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL)         # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
 def serve() -> None:
     """Answer requests until stdin closes."""
+    _end_with_parent()
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)                     # whatever LLVM prints goes to stderr, not into a frame
     requests = sys.stdin.buffer
