@@ -124,6 +124,13 @@ def functions(module: ir.Operation) -> list[ir.Operation]:
             if op.operation.name == "func.func"]
 
 
+def public_definitions(module: ir.Operation) -> list[ir.Operation]:
+    """The public ``func.func`` ops of a module that have a body (the entry)."""
+    return [func for func in functions(module) if func.regions[0].blocks
+            and ("sym_visibility" not in func.attributes
+                 or ir.StringAttr(func.attributes["sym_visibility"]).value == "public")]
+
+
 def symbol_name(op: ir.Operation) -> str:
     return ir.StringAttr(op.attributes["sym_name"]).value
 

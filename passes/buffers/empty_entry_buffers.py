@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, functions
+from xlac.passes.base import ModulePass, public_definitions
 
 
 @dataclass(frozen=True)
@@ -28,15 +28,9 @@ class EmptyEntryBuffers(ModulePass):
     name = "xla-empty-entry-buffers"
 
     def run(self, module: ir.Operation) -> None:
-        for func in functions(module):
-            if _is_public(func) and func.regions[0].blocks:
-                with func.location:
-                    _rewrite_arguments(func)
-
-
-def _is_public(func: ir.Operation) -> bool:
-    visibility = func.attributes["sym_visibility"] if "sym_visibility" in func.attributes else None
-    return visibility is None or ir.StringAttr(visibility).value == "public"
+        for func in public_definitions(module):
+            with func.location:
+                _rewrite_arguments(func)
 
 
 def _needs_rewrite(t: ir.Type) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, functions, nested_ops
+from xlac.passes.base import ModulePass, nested_ops, public_definitions
 from xlac.passes.helper_calls import captured_values
 
 KERNEL_STEM = "xla_kernel"
@@ -64,10 +64,9 @@ class OutlineKernels(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         kernels = _Kernels(module, self.dedupe)
-        for func in functions(module):
-            if _is_public(func) and func.regions[0].blocks:
-                for group in _kernel_groups(func):
-                    kernels.outline(group)
+        for func in public_definitions(module):
+            for group in _kernel_groups(func):
+                kernels.outline(group)
 
 
 class _Kernels:
@@ -106,11 +105,6 @@ class _Kernels:
         name = f"{KERNEL_STEM}_{self.index}"
         self.taken.add(name)
         return name
-
-
-def _is_public(func: ir.Operation) -> bool:
-    return "sym_visibility" not in func.attributes or \
-        ir.StringAttr(func.attributes["sym_visibility"]).value == "public"
 
 
 def _kernel_groups(func: ir.Operation) -> list[list[ir.Operation]]:

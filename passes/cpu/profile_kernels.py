@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from xlac.errors import format_location
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, functions, symbol_name
+from xlac.passes.base import ModulePass, public_definitions, symbol_name
 
 ENTER, EXIT = "xlac_profile_enter", "xlac_profile_exit"
 KERNELS_ATTR = "xla.profile_kernels"          # the kernels' names, by id
@@ -36,21 +36,15 @@ class ProfileKernels(ModulePass):
     def run(self, module: ir.Operation) -> None:
         names: list[str] = []
         i64 = ir.IntegerType.get_signless(64, module.context)
-        for func in functions(module):
-            if _is_public(func) and func.regions[0].blocks:
-                for op in list(func.regions[0].blocks[0].operations):
-                    if op.operation.name not in _PASSIVE:
-                        _wrap(op.operation, len(names), i64)
-                        names.append(f"{format_location(op.location)} {op.operation.name}")
+        for func in public_definitions(module):
+            for op in list(func.regions[0].blocks[0].operations):
+                if op.operation.name not in _PASSIVE:
+                    _wrap(op.operation, len(names), i64)
+                    names.append(f"{format_location(op.location)} {op.operation.name}")
         if names:
             _declare(module, i64)
             module.attributes[KERNELS_ATTR] = ir.ArrayAttr.get(
                 [ir.StringAttr.get(name) for name in names])
-
-
-def _is_public(func: ir.Operation) -> bool:
-    return "sym_visibility" not in func.attributes or \
-        ir.StringAttr(func.attributes["sym_visibility"]).value == "public"
 
 
 def _wrap(op: ir.Operation, index: int, i64: ir.Type) -> None:

@@ -83,7 +83,7 @@ class CompilationCache:
     @classmethod
     def open(cls, directory: Path | None) -> CompilationCache | None:
         """The cache in ``directory`` (None: off); None, after a warning, if it is unsafe."""
-        if directory is None or directory == "":       # "" as XLAC_CACHE_DIR= means off
+        if directory is None:
             return None
         problem = private_directory(Path(directory))
         if problem:

@@ -106,6 +106,12 @@ class Options:
     launched_ranks: int = 1                # ranks of the MPI job that started this process
     local_rank: int = 0                    # this rank among those on its host: its GPU
 
+    def __post_init__(self):
+        # cache_dir="" means no cache, as XLAC_CACHE_DIR= does (Path("") would be ".")
+        if isinstance(self.cache_dir, str):
+            object.__setattr__(self, "cache_dir",
+                               Path(self.cache_dir).expanduser() if self.cache_dir else None)
+
     @classmethod
     def from_env(cls, environ=None) -> Options:
         """The defaults, overridden by every ``XLAC_*`` variable that is set."""

@@ -153,3 +153,13 @@ def test_a_hit_runs_no_pass_and_no_jit(cache_dir, caplog, monkeypatch, name):
     for got, want in zip(warm.run(*inputs), cold.run(*inputs)):
         np.testing.assert_array_equal(got, want)
 
+
+
+def test_an_empty_cache_dir_in_options_means_no_cache(tmp_path, monkeypatch):
+    """Options(cache_dir="") is XLAC_CACHE_DIR= : no cache (Path("") would be the cwd)."""
+    monkeypatch.chdir(tmp_path)
+    options = xlac.Options(cache_dir="", progress="off")
+    assert options.cache_dir is None and xlac.Options(cache_dir="~").cache_dir.is_absolute()
+    xlac.compile("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+                 "  return %x : tensor<4xf32>\n}", options=options)
+    assert not list(tmp_path.iterdir())

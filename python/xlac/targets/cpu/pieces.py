@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import hashlib
+import io
 import json
 import re
 import subprocess
@@ -25,6 +26,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from xlac.cpu_model import check_runnable, cpu_model
 from xlac.errors import CompileError, Diagnostic, error
 from xlac.mlir import ir
 
@@ -110,10 +112,10 @@ def _piece(module: ir.Module, top: list[ir.Operation], members: list[str],
             elif symbol is None or symbol in used:
                 op.clone()
     text = piece.operation.get_asm(enable_debug_info=False, assume_verified=True)
-    buffer = _Bytes()
+    buffer = io.BytesIO()
     piece.operation.write_bytecode(buffer)
     key = hashlib.sha256(text.encode()).hexdigest()
-    return Piece(name, bytes(buffer.data), key, tuple(external))
+    return Piece(name, buffer.getvalue(), key, tuple(external))
 
 
 def _declaration(op: ir.Operation) -> None:
@@ -126,15 +128,6 @@ def _declaration(op: ir.Operation) -> None:
 def _named(op: ir.Operation) -> list:
     attributes = op.attributes
     return [attributes[i] for i in range(len(attributes))]   # NamedAttributes, by index
-
-
-class _Bytes:
-    def __init__(self):
-        self.data = bytearray()
-
-    def write(self, chunk) -> int:
-        self.data += chunk
-        return len(chunk)
 
 
 class _Worker:
@@ -288,6 +281,7 @@ class PiecesFunction:
             blob, _ = link_library([EntryObject(entry, combined, signature)], "xlac",
                                    "libxlac_module.so", "<compiled program>", Path(workdir),
                                    cpu_features)
+        self._runnable = not cpu_model("host").lacks(cpu_features)   # else: refused, not SIGILL
         self._features = cpu_features
         library_bytes, meta = container.unpack(blob)
         symbol = meta["entries"][entry]["symbol"]
@@ -295,8 +289,8 @@ class PiecesFunction:
                                         len(signature.inputs), blob)
 
     def __call__(self, pointers: list[int]) -> None:
-        from xlac.cpu_model import check_runnable
-        check_runnable(self._features)
+        if not self._runnable:
+            check_runnable(self._features)
         self._library(pointers)
 
     def write_object(self, path: str) -> None:
