@@ -11,6 +11,7 @@ from xlac.mlir import ir, passmanager
 from xlac.passes.base import ModulePass, functions, nested_ops
 from xlac.passes.cpu.contraction_plan import contraction_plan
 from xlac.passes.cpu.fused_rows_plan import fused_rows_plan
+from xlac.passes.cpu.schedule_functions import inline_planned, outline_planned
 from xlac.passes.cpu.schedule_plan import CONTRACTIONS, MIN_WORK, POOLINGS, Machine, Plan, iterations, plan_for
 from xlac.passes.remarks import emit_remarks
 
@@ -54,6 +55,7 @@ class ApplySchedules(ModulePass):
         planned = _plans(ops, machine)
         emit_remarks(module, _unplanned(ops, planned))     # now: applying replaces the ops
         _mark(planned)
+        outline_planned(module, planned)
         if planned and not _apply(module, planned):
             kept, failed = [], []
             for item in planned:
@@ -65,6 +67,7 @@ class ApplySchedules(ModulePass):
             emit_remarks(module, failed)
             if kept and not _apply(module, kept):
                 _apply_one_by_one(module, kept)
+        inline_planned(module)
         emit_remarks(module, _left_whole(module))
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops, symbol_name
 from xlac.passes.fusion.inline_fusions import GROUP_ATTR
-from xlac.passes.helper_calls import captured_values
+from xlac.passes.outline import outline_ops
 
 CALL_ATTR = "xla.fusion_call"
 _STEM = "xla_fusion"
@@ -50,7 +50,9 @@ class OutlineFusions(ModulePass):
             for block in _blocks(func):
                 for run in _runs(block):
                     if len(run) >= self.min_ops:
-                        _outline(module, run, _fresh(taken))
+                        outline_ops(module, run, _fresh(taken), {
+                            "no_inline": ir.UnitAttr.get(module.context),
+                            CALL_ATTR: ir.UnitAttr.get(module.context)})
 
 
 def _release(module: ir.Operation) -> None:
@@ -101,66 +103,3 @@ def _fresh(taken: set[str]) -> str:
         index += 1
     taken.add(f"{_STEM}_{index}")
     return f"{_STEM}_{index}"
-
-
-def _outline(module: ir.Operation, run: list[ir.Operation], name: str) -> None:
-    inside = {r for op in run for r in op.results}
-    captured: list[ir.Value] = []
-    for op in run:
-        for value in [*op.operands, *captured_values(op)]:
-            if value not in inside and value not in captured:
-                captured.append(value)
-    copied = [v for v in captured if not isinstance(v.owner, ir.Block)
-              and v.owner.operation.name in _CONSTANTS]
-    arguments = [v for v in captured if v not in copied]
-    members = set(run)
-    results = [r for op in run for r in op.results
-               if any(_outside(use.owner, members) for use in r.uses)]
-    with run[0].location:
-        call = ir.Operation.create("func.call", results=[r.type for r in results],
-                                   operands=arguments, attributes={
-                                       "callee": ir.FlatSymbolRefAttr.get(name),
-                                       "no_inline": ir.UnitAttr.get(),
-                                       CALL_ATTR: ir.UnitAttr.get()},
-                                   ip=ir.InsertionPoint(run[0]))
-    for result, new in zip(results, call.results):
-        for use in list(result.uses):            # the readers after the run, not in it
-            if _outside(use.owner, members):
-                use.owner.operands[use.operand_number] = new
-    with run[0].location:
-        func = _function(module, name, arguments, results)
-    entry = func.regions[0].blocks[0]
-    end = list(entry.operations)[0].operation
-    mapping = dict(zip(arguments, entry.arguments))
-    for value in copied:
-        clone = value.owner.operation.clone(ir.InsertionPoint(end))
-        mapping[value] = clone.results[0]
-    for op in run:
-        op.move_before(end)
-        for inner in [op, *nested_ops(op)]:
-            for i, value in enumerate(inner.operands):
-                if value in mapping:
-                    inner.operands[i] = mapping[value]
-
-
-def _outside(owner, members: set) -> bool:
-    op = owner.operation
-    while op is not None:
-        if op in members:
-            return False
-        op = op.parent.operation if op.parent is not None else None
-    return True
-
-
-def _function(module: ir.Operation, name: str, arguments: list[ir.Value],
-              results: list[ir.Value]) -> ir.Operation:
-    types = [v.type for v in arguments]
-    func = ir.Operation.create("func.func", regions=1, attributes={
-        "sym_name": ir.StringAttr.get(name),
-        "sym_visibility": ir.StringAttr.get("private"),
-        "function_type": ir.TypeAttr.get(ir.FunctionType.get(types, [r.type for r in results]))})
-    ir.InsertionPoint(module.regions[0].blocks[0]).insert(func)
-    entry = ir.Block.create_at_start(func.regions[0], types)
-    with ir.InsertionPoint(entry):
-        ir.Operation.create("func.return", operands=results)   # the run's ops move in before it
-    return func

@@ -1,0 +1,116 @@
+"""Moving a set of ops into a private function and a call of it, and back.
+
+Passes outline ops so that later work sees them apart (linalg's elementwise
+fusion stays inside a kernel; a schedule's diagnostics print one kernel, not
+the program) and then, where the split has done its job, inline them again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from xlac.mlir import ir
+from xlac.passes.base import nested_ops, symbol_name
+from xlac.passes.helper_calls import captured_values
+
+_CONSTANTS = ("stablehlo.constant", "arith.constant")
+
+
+def is_constant(value: ir.Value) -> bool:
+    return not isinstance(value.owner, ir.Block) and value.owner.operation.name in _CONSTANTS
+
+
+def outline_ops(module: ir.Operation, ops: Sequence[ir.Operation], name: str,
+                call_attributes: dict[str, ir.Attribute],
+                copied: Callable[[ir.Value], bool] = is_constant) -> ir.Operation:
+    """Move ``ops`` (one block's, in order) into ``func.func private @name``,
+    called where the last of them was; return the call.
+
+    Values they read from outside are passed in, except those ``copied``
+    says to copy in (constants: an op each, cheaper than an argument); values
+    read after them come back as results. The caller makes sure no op
+    between the first and the last of ``ops`` reads one of their results.
+    """
+    inside = {r for op in ops for r in op.results}
+    captured: list[ir.Value] = []
+    for op in ops:
+        for value in [*op.operands, *captured_values(op)]:
+            if value not in inside and value not in captured:
+                captured.append(value)
+    copies = [v for v in captured if copied(v)]
+    arguments = [v for v in captured if v not in copies]
+    members = set(ops)
+    results = [r for op in ops for r in op.results
+               if any(outside(use.owner, members) for use in r.uses)]
+    with ops[-1].location:
+        call = ir.Operation.create("func.call", results=[r.type for r in results],
+                                   operands=arguments, attributes={
+                                       "callee": ir.FlatSymbolRefAttr.get(name),
+                                       **call_attributes},
+                                   ip=ir.InsertionPoint(ops[-1]))
+    for result, new in zip(results, call.results):
+        for use in list(result.uses):            # the readers after the ops, not among them
+            if outside(use.owner, members):
+                use.owner.operands[use.operand_number] = new
+    with ops[-1].location:
+        func = _function(module, name, arguments, results)
+    entry = func.regions[0].blocks[0]
+    end = list(entry.operations)[0].operation
+    mapping = dict(zip(arguments, entry.arguments))
+    for value in copies:
+        clone = value.owner.operation.clone(ir.InsertionPoint(end))
+        mapping[value] = clone.results[0]
+    for op in ops:
+        op.move_before(end)
+        for inner in [op, *nested_ops(op)]:
+            for i, value in enumerate(inner.operands):
+                if value in mapping:
+                    inner.operands[i] = mapping[value]
+    return call
+
+
+def inline_calls(module: ir.Operation, marker: str) -> int:
+    """Put back the body of each function called by a call carrying ``marker``
+    (called once, as outline_ops made it) in place of its call, and erase it;
+    how many."""
+    body = module.regions[0].blocks[0]
+    by_name = {symbol_name(op.operation): op.operation for op in body.operations
+               if op.operation.name == "func.func"}
+    calls = [op for op in nested_ops(module) if op.name == "func.call" and marker in op.attributes]
+    for call in calls:
+        func = by_name.pop(ir.FlatSymbolRefAttr(call.attributes["callee"]).value)
+        entry = func.regions[0].blocks[0]
+        for argument, operand in zip(entry.arguments, call.operands):
+            argument.replace_all_uses_with(operand)
+        ops = [op.operation for op in entry.operations]
+        for op in ops[:-1]:
+            op.move_before(call)
+        for result, value in zip(call.results, ops[-1].operands):
+            result.replace_all_uses_with(value)
+        call.erase()
+        func.erase()
+    return len(calls)
+
+
+def outside(owner, members: set) -> bool:
+    """Whether ``owner`` (an op) is neither one of ``members`` nor inside one."""
+    op = owner.operation
+    while op is not None:
+        if op in members:
+            return False
+        op = op.parent.operation if op.parent is not None else None
+    return True
+
+
+def _function(module: ir.Operation, name: str, arguments: list[ir.Value],
+              results: list[ir.Value]) -> ir.Operation:
+    types = [v.type for v in arguments]
+    func = ir.Operation.create("func.func", regions=1, attributes={
+        "sym_name": ir.StringAttr.get(name),
+        "sym_visibility": ir.StringAttr.get("private"),
+        "function_type": ir.TypeAttr.get(ir.FunctionType.get(types, [r.type for r in results]))})
+    ir.InsertionPoint(module.regions[0].blocks[0]).insert(func)
+    entry = ir.Block.create_at_start(func.regions[0], types)
+    with ir.InsertionPoint(entry):
+        ir.Operation.create("func.return", operands=results)   # the ops move in before it
+    return func
