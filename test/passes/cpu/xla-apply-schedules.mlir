@@ -27,6 +27,25 @@ func.func @matmul(%a: tensor<64x128xf32>, %b: tensor<128x64xf32>) -> tensor<64x6
 
 // -----
 
+/// k short and B wider than A (an LM head): each thread takes chunks of
+/// columns, and within a chunk the 32-wide column tiles are the outer loop,
+/// so each k x 32 panel of B is read once while A (in L2) goes by.
+// CHECK-LABEL: func.func @lm_head
+// CHECK: scf.forall (%{{.*}}) in (8) shared_outs(%{{.*}}) -> (tensor<64x1024xf32>)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[N:.*]] step %[[C32:.*]] iter_args({{.*}}) -> (tensor<64x128xf32>)
+// CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %[[M:.*]] step %[[C8:.*]] iter_args({{.*}}) -> (tensor<64x128xf32>)
+// CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK-NOT: linalg.matmul
+func.func @lm_head(%a: tensor<64x128xf32>, %b: tensor<128x1024xf32>) -> tensor<64x1024xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<64x1024xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<64x1024xf32>) -> tensor<64x1024xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x1024xf32>) outs(%c : tensor<64x1024xf32>) -> tensor<64x1024xf32>
+  return %r : tensor<64x1024xf32>
+}
+
+// -----
+
 /// Elementwise f32 with a transcendental: 64 lanes at a time (four AVX-512
 /// registers, for the polynomial's latency); too small to split.
 // CHECK-LABEL: func.func @tanh
