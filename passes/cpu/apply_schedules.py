@@ -68,13 +68,23 @@ class ApplySchedules(ModulePass):
             if kept and not _apply(module, kept):
                 _apply_one_by_one(module, kept)
         inline_planned(module)
+        _align_buffers(module)
         emit_remarks(module, _left_whole(module))
-
 
     def machine(self) -> Machine:
         from xlac.cpu_model import cpu_model
         threads = self.threads or len(os.sched_getaffinity(0))
         return Machine(threads, self.vector_bytes or cpu_model("host").vector_bytes)
+
+
+def _align_buffers(module: ir.Operation) -> None:
+    """Align the buffers schedules allocate (packed panels of B) to a cache
+    line: the schedule's bufferize_to_allocation sets none, malloc gives 16
+    bytes, and every 64-byte vector read of the panel would span two lines."""
+    for op in nested_ops(module):
+        if op.name == "memref.alloc" and "alignment" not in op.attributes:
+            op.attributes["alignment"] = ir.IntegerAttr.get(
+                ir.IntegerType.get_signless(64, module.context), 64)
 
 
 _PLANNED = "xla_schedule_planned"

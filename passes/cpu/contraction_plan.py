@@ -79,25 +79,38 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan:
         if columns := _column_chunks(m, n, k, tn, machine):
             return Plan("xla_matmul_short_k_columns", columns + (tm, tn))
         return Plan("xla_matmul_short_k", chunks + (tm, tn))
-    chunk_n = chunks[-1] or n
-    sequence = "xla_matmul" if m % tm == 0 and n % tn == 0 else "xla_matmul_peeled"
-    return Plan(sequence, chunks + (_block(chunk_n, tn), bk, tm, tn))
+    if n % tn:
+        return Plan("xla_matmul_peeled", chunks + (_block(chunks[-1] or n, tn), bk, tm, tn))
+    chunks = _column_chunks(m, n, min(k, BLOCK), tn, machine) or chunks
+    bn = _block(chunks[-1] or n, tn)
+    if machine.registers < 32:
+        return Plan("xla_matmul_block_packed", chunks + (bn, bk, tm, tn))
+    return Plan("xla_matmul", chunks + (_row_block(chunks[0] or m, min(k, BLOCK), tm), bn, bk, tm, tn))
 
 
-A_IN_L2 = 512 * 1024        # bytes of A a chunk of columns may re-read from L2
+A_IN_L2 = 512 * 1024        # bytes of A a chunk of columns re-reads from L2 per column tile
 
 
 def _column_chunks(m: int, n: int, k: int, tn: int, machine: Machine) -> tuple[int, int] | None:
-    """For a short k: thread chunks of whole columns (all rows each) where B
-    is the larger operand and all of A fits in L2, else None. With chunks of
-    rows the short-k schedule streams B from memory once per row tile (an LM
-    head, 256 x 256 x 8000: 95 GFLOP/s; by columns, with column tiles outside
-    row tiles, 196). The blocked schedules gained nothing from it (B's block
-    already stays in L2 while a chunk's row tiles go by)."""
+    """Thread chunks of whole columns (all rows each) where B is the larger
+    operand and all of A (a k block of it) fits in L2, else None. With chunks
+    of rows every chunk reads all of B: the short-k schedule once per row
+    tile (an LM head, 256 x 256 x 8000: 95 GFLOP/s; by columns, with column
+    tiles outside row tiles, 196), the blocked ones once per chunk, packing
+    each panel again for a chunk's few rows (64 x 1024 x 1024 in 8-row chunks:
+    93 GFLOP/s; by columns 168)."""
     if n <= m or m * k * 4 > A_IN_L2:
         return None
     columns = static_tiles((n,), machine.threads, (tn,), m * k)
     return (0, columns[0]) if n % columns[0] == 0 and columns[0] < n else None
+
+
+def _row_block(rows: int, k: int, tm: int) -> int:
+    """Rows of A per block where a chunk's ``rows`` x ``k`` of A would not stay
+    in L2 while the packed panels go by (in whole register tiles), else 0."""
+    if rows * k * 4 <= A_IN_L2:
+        return 0
+    return max(tm, A_IN_L2 // (k * 4) // tm * tm)
 
 
 def _block(extent: int, multiple: int) -> int:

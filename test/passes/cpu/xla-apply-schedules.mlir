@@ -1,5 +1,6 @@
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-apply-schedules{threads=2 vector-bytes=64})' --split-input-file | FileCheck %s
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-apply-schedules{threads=1 vector-bytes=64})' --split-input-file | FileCheck %s --check-prefix=ONE
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-apply-schedules{threads=2 vector-bytes=32})' --split-input-file | FileCheck %s --check-prefix=AVX2
 
 /// A matmul: each thread takes half of C (the zero fill fused in); 8x32 tiles
 /// of C are vector accumulators carried across k, one contraction per k step.
@@ -23,6 +24,43 @@ func.func @matmul(%a: tensor<64x128xf32>, %b: tensor<128x64xf32>) -> tensor<64x6
   %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<64x64xf32>) -> tensor<64x64xf32>
   %r = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x64xf32>) outs(%c : tensor<64x64xf32>) -> tensor<64x64xf32>
   return %r : tensor<64x64xf32>
+}
+
+// -----
+
+/// k long: blocks of 256 x 256, B packed before the register tiles read it.
+/// AVX-512: chunks of columns (B is the larger operand), each 256 x 32 panel
+/// of B copied into an aligned buffer of its own, row tiles inside the
+/// column tile reading the copy.
+// CHECK-LABEL: func.func @packed
+// CHECK: scf.forall (%{{.*}}) in (8)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C256:.*]] iter_args
+// CHECK-NEXT: scf.for %{{.*}} = %{{.*}} step %[[C32:.*]] iter_args
+// CHECK: %[[PANEL:.*]] = memref.alloc() {alignment = 64 : i64} : memref<256x32xf32>
+// CHECK: scf.for
+// CHECK: vector.transfer_read {{.*}} vector<32xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<32xf32>, memref<1x32xf32
+// CHECK: %[[PACKED:.*]] = bufferization.to_tensor %[[PANEL]]
+// CHECK: scf.for %{{.*}} step %[[C8:.*]] iter_args
+// CHECK: vector.transfer_read %[[PACKED]]{{.*}} vector<32xf32>
+// CHECK: vector.contract {{.*}} into vector<8x32xf32>
+/// AVX2 (6 x 16 tiles; 4 x 16 here, dividing 128): the whole 256 x 128
+/// block packed first, then row tiles outside column tiles.
+// AVX2-LABEL: func.func @packed
+// AVX2: scf.forall (%{{.*}}) in (8)
+// AVX2: %[[BLOCK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<256x128xf32>
+// AVX2: vector.transfer_write {{.*}} : vector<16xf32>, memref<1x16xf32
+// AVX2: %[[PACKED:.*]] = bufferization.to_tensor %[[BLOCK]]
+// AVX2: scf.for %{{.*}} step %[[C4:.*]] iter_args
+// AVX2-NEXT: scf.for %{{.*}} step %[[C16:.*]] iter_args
+// AVX2: vector.transfer_read %[[PACKED]]{{.*}} vector<16xf32>
+// AVX2: vector.contract {{.*}} into vector<4x16xf32>
+func.func @packed(%a: tensor<128x512xf32>, %b: tensor<512x1024xf32>) -> tensor<128x1024xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<128x1024xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<128x1024xf32>) -> tensor<128x1024xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<128x512xf32>, tensor<512x1024xf32>) outs(%c : tensor<128x1024xf32>) -> tensor<128x1024xf32>
+  return %r : tensor<128x1024xf32>
 }
 
 // -----

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import xlac
-from xlac.passes.cpu.contraction_plan import register_tile
+from xlac.passes.cpu.contraction_plan import _row_block, register_tile
 from xlac.passes.cpu.schedule_plan import Machine
 
 AVX2, AVX512 = Machine(2, 32), Machine(2, 64)
@@ -36,8 +36,9 @@ def _check_dot_on_both_levels(m: int, k: int, n: int, b_transposed: bool = False
     b = rng.standard_normal((n, k) if b_transposed else (k, n), dtype=np.float32)
     expected = a @ (b.T if b_transposed else b)
     for cpu in ("x86-64-v3", "host"):
-        np.testing.assert_allclose(xlac.compile(text, cpu=cpu, cache=False)(a, b), expected,
-                                   rtol=2e-5, atol=2e-4)
+        exe = xlac.compile(text, cpu=cpu, cache=False)
+        assert "scalar loops" not in exe.fusion_report()      # every schedule applied
+        np.testing.assert_allclose(exe(a, b), expected, rtol=2e-5, atol=2e-4)
 
 
 def test_tall_matmul_with_peeled_rows_is_right():
@@ -79,3 +80,27 @@ def test_short_k_wide_b_is_right():
     for machine in (AVX2, AVX512):
         assert _matmul_plan(m, k, n, machine).sequence == "xla_matmul_short_k_columns"
     _check_dot_on_both_levels(m, k, n, b_transposed=True)
+
+
+@pytest.mark.parametrize("m, k, n, avx512, avx2", [
+    (1024, 1024, 1024, "xla_matmul", "xla_matmul_block_packed"),    # AVX2: 6-row tiles peeled
+    (197, 768, 768, "xla_matmul", "xla_matmul_block_packed"),
+    (64, 1024, 1024, "xla_matmul", "xla_matmul_block_packed"),      # chunks of columns
+    (1030, 520, 96, "xla_matmul", "xla_matmul_block_packed"),
+    (96, 520, 644, "xla_matmul_peeled", "xla_matmul_peeled"),     # n no multiple of the tile
+])
+def test_packed_matmuls(m, k, n, avx512, avx2):
+    """B packed (panels, or AVX2's whole blocks) wherever n is whole tiles;
+    right on both levels, every schedule applied."""
+    assert _matmul_plan(m, k, n, AVX512).sequence == avx512
+    assert _matmul_plan(m, k, n, AVX2).sequence == avx2
+    _check_dot_on_both_levels(m, k, n)
+
+
+def test_tall_chunk_is_cut_into_row_blocks():
+    """A chunk's rows of a 256-deep block of A stay in L2 (512 KiB) or are cut
+    into blocks that do, in whole register tiles."""
+    assert _row_block(128, 256, 8) == 0
+    assert _row_block(1024, 256, 8) == 512
+    assert _row_block(1024, 256, 6) == 510
+    assert _row_block(1024, 100, 8) == 0
