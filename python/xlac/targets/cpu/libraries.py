@@ -13,18 +13,46 @@ import re
 
 from xlac.errors import CompileError, error
 
+SPIN_MS = "1"          # KMP_BLOCKTIME where this process has cores to itself
+
 
 @functools.cache
 def idle_workers_sleep() -> None:
-    """libiomp5's idle workers sleep at once instead of spinning 200 ms.
+    """How long libiomp5's idle workers spin before they sleep: 1 ms, or not
+    at all where the cores are busy with other processes' work.
 
-    Why: on a shared or oversubscribed machine a spinning worker and a
-    spinning barrier took 13x longer over an LSTM's 64 steps of small
-    parallel loops (docs/cpu-runtime.md). The user's own KMP_BLOCKTIME wins.
-    libiomp5 reads it at its first parallel region, so both the JIT and a
-    loaded library call this before running anything.
+    Why: a worker that sleeps at once costs a futex wake (tens of
+    microseconds) at every parallel region; a transformer runs 190 of them
+    per call (BERT: 41 ms sleeping at once, 21 ms spinning 1 ms; XLA's pool
+    spins too). But on a machine whose cores other processes keep busy, a
+    spinning worker and a spinning barrier hold a core the thread with the
+    work needs (an N-body `lax.scan` with two CPU-bound processes beside it:
+    34 ms sleeping, 132 ms spinning). So it is decided once, from the tasks
+    runnable right now, before libiomp5 reads it at its first parallel
+    region; both the JIT and a loaded library call this before running
+    anything. The user's own KMP_BLOCKTIME wins (docs/cpu-runtime.md).
     """
-    os.environ.setdefault("KMP_BLOCKTIME", "0")
+    if "KMP_BLOCKTIME" not in os.environ:
+        os.environ["KMP_BLOCKTIME"] = "0" if cores_busy_elsewhere() else SPIN_MS
+
+
+def cores_busy_elsewhere(samples: int = 3) -> bool:
+    """Whether other runnable tasks fill every core this process may use, in
+    each of ``samples`` looks at /proc/loadavg a millisecond apart (a moment's
+    burst is not load). False where /proc/loadavg cannot be read."""
+    import time
+    cores = len(os.sched_getaffinity(0))
+    for sample in range(samples):
+        try:
+            with open("/proc/loadavg") as handle:
+                running = int(handle.read().split()[3].split("/")[0])
+        except (OSError, ValueError, IndexError):
+            return False
+        if running - 1 < cores:                     # ourselves not counted
+            return False
+        if sample + 1 < samples:
+            time.sleep(0.001)
+    return True
 
 
 def openmp_library() -> str | None:
