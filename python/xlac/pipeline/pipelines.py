@@ -40,6 +40,7 @@ def fuse(remarks: bool | str = False) -> list[str]:
     """"stablehlo" -> "fused": ops grouped into xla.fusion kernels, as XLA does."""
     why = "{remarks=true}" if _true(remarks) else ""
     return [
+        "xla-fold-transposes",                            # transpose(dot(a, b)) -> dot(b, a): gradients' layout
         f"xla-fuse{why}",                                 # loop/input/output/multi-output kernels; why not: remarks
     ]
 

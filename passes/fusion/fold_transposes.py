@@ -1,0 +1,83 @@
+"""xla-fold-transposes: a transpose of a dot's result becomes the dot with
+its operands swapped (part of XLA's TransposeFolding)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xlac.mlir import ir, stablehlo
+from xlac.passes.base import ModulePass, nested_ops
+
+
+@dataclass(frozen=True)
+class FoldTransposes(ModulePass):
+    """Replace `transpose(dot_general(a, b))` that puts b's free dims before
+    a's (batch dims kept first) by `dot_general(b, a)`.
+
+    Why: a weight gradient comes as `transpose(dot_general(dy, x))` (JAX's
+    transpose rule for `x @ w`); computed as written, the dot's result is
+    stored, then read back across its rows by the transpose (or by the
+    elementwise update it is fused into), a stride of a whole row per
+    element: bench train_step's two SGD updates of 1024 x 1024 weights took
+    4.2-4.8 ms each, the dot in them 2 ms. The swapped dot writes the
+    transposed layout directly, in the same order of sums, so the results
+    are bit-identical. Only where the dot has no other reader (it would be
+    computed twice).
+
+    Example:
+        %d = stablehlo.dot_general %dy, %x, contracting_dims = [0] x [0]
+           : (tensor<256x1024xf32>, tensor<256x512xf32>) -> tensor<1024x512xf32>
+        %t = stablehlo.transpose %d, dims = [1, 0]
+    becomes
+        %t = stablehlo.dot_general %x, %dy, contracting_dims = [0] x [0]
+           : (tensor<256x512xf32>, tensor<256x1024xf32>) -> tensor<512x1024xf32>
+    """
+
+    name = "xla-fold-transposes"
+
+    def run(self, module: ir.Operation) -> None:
+        for op in nested_ops(module):
+            if op.name == "stablehlo.transpose":
+                dot = _foldable_dot(op)
+                if dot is not None:
+                    _swap(op, dot)
+
+
+def _foldable_dot(transpose: ir.Operation) -> ir.Operation | None:
+    """The dot_general ``transpose`` swaps the free dims of, if it is its only reader."""
+    owner = transpose.operands[0].owner
+    if isinstance(owner, ir.Block) or owner.name != "stablehlo.dot_general":
+        return None
+    dot = owner.operation
+    if len(list(dot.results[0].uses)) != 1:
+        return None
+    numbers = stablehlo.DotDimensionNumbers(dot.attributes["dot_dimension_numbers"])
+    batch = len(numbers.lhs_batching_dimensions)
+    lhs_free = dot.operands[0].type.rank - batch - len(numbers.lhs_contracting_dimensions)
+    rhs_free = dot.operands[1].type.rank - batch - len(numbers.rhs_contracting_dimensions)
+    swapped = [*range(batch), *range(batch + lhs_free, batch + lhs_free + rhs_free),
+               *range(batch, batch + lhs_free)]
+    permutation = list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"]))
+    return dot if permutation == swapped and lhs_free and rhs_free else None
+
+
+def _swap(transpose: ir.Operation, dot: ir.Operation) -> None:
+    numbers = stablehlo.DotDimensionNumbers(dot.attributes["dot_dimension_numbers"])
+    attributes = {named.name: named.attr
+                  for named in (dot.attributes[i] for i in range(len(dot.attributes)))}
+    attributes["dot_dimension_numbers"] = stablehlo.DotDimensionNumbers.get(
+        lhs_batching_dimensions=numbers.rhs_batching_dimensions,
+        rhs_batching_dimensions=numbers.lhs_batching_dimensions,
+        lhs_contracting_dimensions=numbers.rhs_contracting_dimensions,
+        rhs_contracting_dimensions=numbers.lhs_contracting_dimensions,
+        context=dot.context)
+    if "precision_config" in attributes:        # one per operand, in operand order
+        attributes["precision_config"] = ir.ArrayAttr.get(
+            list(ir.ArrayAttr(attributes["precision_config"]))[::-1], context=dot.context)
+    with ir.InsertionPoint(transpose), dot.location:
+        swapped = ir.Operation.create("stablehlo.dot_general", results=[transpose.results[0].type],
+                                      operands=[dot.operands[1], dot.operands[0]],
+                                      attributes=attributes)
+    transpose.results[0].replace_all_uses_with(swapped.results[0])
+    transpose.erase()
+    dot.erase()
