@@ -29,6 +29,7 @@ _REGISTRY: dict[str, str] = {
     "xla-lower-custom-calls": "lower.lower_custom_calls:LowerCustomCalls",
     "xla-expand-complex-ops": "lower.expand_complex_ops:ExpandComplexOps",
     "xla-integer-arithmetic": "lower.integer_arithmetic:IntegerArithmetic",
+    "xla-expand-constant-powers": "lower.expand_constant_powers:ExpandConstantPowers",
     "xla-widen-f8-predicates": "lower.widen_f8_predicates:WidenF8Predicates",
     "xla-reduce-precision-nans": "lower.reduce_precision_nans:ReducePrecisionNans",
     "xla-split-f64-truncation": "lower.split_f64_truncation:SplitF64Truncation",

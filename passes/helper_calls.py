@@ -100,6 +100,22 @@ def call_instead(op: ir.Operation, name: str, extra_operands: Sequence[ir.Value]
         old.replace_all_uses_with(new)
 
 
+def elementwise_helper_text(name: str, arguments: Sequence[str], tensor: str,
+                            lines: Sequence[str], result: str) -> str:
+    """``func.func private @name(%a: tensor, ...) -> tensor`` whose body is
+    ``lines`` (one op each) returning ``result``: the helpers of lowerings
+    that rewrite one elementwise op into several of the same type."""
+    parameters = ", ".join(f"{argument}: {tensor}" for argument in arguments)
+    body = "\n  ".join(lines)
+    return (f"func.func private @{name}({parameters}) -> {tensor} {{\n  {body}\n"
+            f"  return {result} : {tensor}\n}}\n")
+
+
+def predicate_type(tensor: str) -> str:
+    """The i1 tensor type of ``tensor``'s shape (``tensor<4x8xf32>`` -> ``tensor<4x8xi1>``)."""
+    return tensor.rsplit("x", 1)[0] + "xi1>" if "x" in tensor else "tensor<i1>"
+
+
 def fresh_symbol(module: ir.Operation, stem: str) -> str:
     """``<stem>_<n>`` with the smallest n that no symbol of ``module`` starts with.
 

@@ -6,7 +6,12 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
-from xlac.passes.helper_calls import fresh_symbol, replace_with_call
+from xlac.passes.helper_calls import (
+    elementwise_helper_text,
+    fresh_symbol,
+    predicate_type,
+    replace_with_call,
+)
 
 # StableHLO's arithmetic on booleans (the interpreter's, XLA's) -> the logical op
 _LOGICAL = {"stablehlo.add": "stablehlo.or", "stablehlo.multiply": "stablehlo.and"}
@@ -64,7 +69,7 @@ def _power_text(op: ir.Operation, name: str) -> str:
     (signed) exponent keeps upstream's lowering, which the interpreter agrees with."""
     tensor = str(op.results[0].type)
     element = _integer(op)
-    boolean = tensor.rsplit("x", 1)[0] + "xi1>" if "x" in tensor else "tensor<i1>"
+    boolean = predicate_type(tensor)
     lines = [f"%one = stablehlo.constant dense<1> : {tensor}",
              f"%zero = stablehlo.constant dense<0> : {tensor}"]
     result, base, exponent = "%one", "%b", "%e"
@@ -81,9 +86,7 @@ def _power_text(op: ir.Operation, name: str) -> str:
                   f"%upstream = stablehlo.power %b, %e : {tensor}",
                   f"%result = stablehlo.select %negative, %upstream, {result} : {boolean}, {tensor}"]
         result = "%result"
-    body = "\n  ".join(lines)
-    return (f"func.func private @{name}(%b: {tensor}, %e: {tensor}) -> {tensor} {{\n  {body}\n"
-            f"  return {result} : {tensor}\n}}\n")
+    return elementwise_helper_text(name, ["%b", "%e"], tensor, lines, result)
 
 
 def _splat(tensor: ir.Type, value: int) -> ir.Value:

@@ -59,6 +59,7 @@ def lower_to_linalg() -> list[str]:
         "xla-lower-fft",                                  # fft: one f64 DFT linalg.generic per axis
         "xla-expand-complex-ops",                         # complex max/min order, complex bitcast, cbrt
         "xla-integer-arithmetic",                         # i1 add/multiply -> or/and (upstream: xor); integer power
+        "xla-expand-constant-powers",                     # x^-1.5, x^0.5, x^2 ...: sqrt/multiply/divide, not scalar powf
         "xla-reduce-precision-nans",                      # e?m0 has no NaN: NaN -> inf, as XLA
         "xla-widen-f8-predicates",                        # is_finite of f8 in f32: FN/FNUZ formats have no inf
         "xla-split-f64-truncation",                       # f64 -> f16/bf16 via f32: the JIT lacks __truncdfhf2
