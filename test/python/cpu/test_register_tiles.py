@@ -88,6 +88,8 @@ def test_short_k_wide_b_is_right():
     (64, 1024, 1024, "xla_matmul", "xla_matmul_block_packed"),      # chunks of columns
     (1030, 520, 96, "xla_matmul", "xla_matmul_block_packed"),
     (96, 520, 644, "xla_matmul_peeled", "xla_matmul_peeled"),     # n no multiple of the tile
+    (4, 192, 1000, "xla_matmul_peeled", "xla_matmul_peeled"),     # ViT's head: chunks of 128 of 1000
+    (64, 1009, 256, "xla_matmul_peeled", "xla_matmul_peeled"),    # k blocks of 256 of 1009
 ])
 def test_packed_matmuls(m, k, n, avx512, avx2):
     """B packed (panels, or AVX2's whole blocks) wherever n is whole tiles;
