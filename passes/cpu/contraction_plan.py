@@ -75,9 +75,7 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan:
         return Plan(f"xla_batch_matmul{peel}", chunks + (bk, tm, tn))
     whole = m % tm == 0 and n % tn == 0 and all(c == 0 or e % c == 0
                                                 for e, c in zip(nest.extents, chunks))
-    if k <= SHORT_K and whole:
-        if columns := _column_chunks(m, n, k, tn, machine):
-            return Plan("xla_matmul_short_k_columns", columns + (tm, tn))
+    if k <= SHORT_K and whole and not _column_chunks(m, n, k, tn, machine):
         return Plan("xla_matmul_short_k", chunks + (tm, tn))
     if n % tn == 0:
         chunks = _column_chunks(m, n, min(k, BLOCK), tn, machine) or chunks
@@ -95,11 +93,11 @@ A_IN_L2 = 512 * 1024        # bytes of A a chunk of columns re-reads from L2 per
 def _column_chunks(m: int, n: int, k: int, tn: int, machine: Machine) -> tuple[int, int] | None:
     """Thread chunks of whole columns (all rows each) where B is the larger
     operand and all of A (a k block of it) fits in L2, else None. With chunks
-    of rows every chunk reads all of B: the short-k schedule once per row
-    tile (an LM head, 256 x 256 x 8000: 95 GFLOP/s; by columns, with column
-    tiles outside row tiles, 196), the blocked ones once per chunk, packing
-    each panel again for a chunk's few rows (64 x 1024 x 1024 in 8-row chunks:
-    93 GFLOP/s; by columns 168)."""
+    of rows every chunk reads all of B, packing each panel again for a
+    chunk's few rows (64 x 1024 x 1024 in 8-row chunks: 93 GFLOP/s; by
+    columns 168); the short-k schedule, which fuses the zero fill into each
+    register tile, read B once per row tile (an LM head, 256 x 256 x 8000:
+    95 GFLOP/s; by columns, packed: 269)."""
     if n <= m or m * k * 4 > A_IN_L2:
         return None
     columns = static_tiles((n,), machine.threads, (tn,), m * k)

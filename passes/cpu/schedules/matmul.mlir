@@ -206,38 +206,6 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // The same, column tiles outside row tiles: each tn-wide panel of B
-  // (k x tn, in L1) serves every row tile of the chunk while the chunk of A
-  // (m x k, in L2) goes by; for a B far larger than A (an LM head, 256 x 8000),
-  // which row tiles outside would stream from memory once per row tile.
-  transform.named_sequence @xla_matmul_short_k_columns(
-      %op: !transform.any_op {transform.consumed},
-      %cm: !transform.param<i64> {transform.readonly},
-      %cn: !transform.param<i64> {transform.readonly},
-      %tm: !transform.param<i64> {transform.readonly},
-      %tn: !transform.param<i64> {transform.readonly}) {
-    %fill = transform.get_producer_of_operand %op[2] : (!transform.any_op) -> !transform.any_op
-    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%cm, %cn]
-      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
-      -> (!transform.any_op, !transform.any_op)
-    %fill_chunk, %forall2 = transform.structured.fuse_into_containing_op %fill into %forall
-      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %tile, %loops:2 = transform.structured.fuse %chunk tile_sizes [%tm, %tn, 0] interchange [1, 0, 2]
-      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
-      -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %step, %kloop = transform.structured.tile_using_for %tile tile_sizes [0, 0, 1]
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.structured.vectorize %step vector_sizes [%tm, %tn, 1] {create_named_contraction}
-      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
-    %fill_tile = transform.structured.match ops{["linalg.fill"]} in %forall2
-      : (!transform.any_op) -> !transform.any_op
-    transform.structured.vectorize %fill_tile vector_sizes [%tm, %tn]
-      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
-    transform.include @xla_contract_to_fma failures(propagate) (%forall2)
-      : (!transform.any_op) -> ()
-    transform.yield
-  }
-
   // The same per batch: chunks of [batch, m, n], 1 x tm x tn register tiles.
   transform.named_sequence @xla_batch_matmul(
       %op: !transform.any_op {transform.consumed},

@@ -66,12 +66,14 @@ func.func @packed(%a: tensor<128x512xf32>, %b: tensor<512x1024xf32>) -> tensor<1
 // -----
 
 /// k short and B wider than A (an LM head): each thread takes chunks of
-/// columns, and within a chunk the 32-wide column tiles are the outer loop,
-/// so each k x 32 panel of B is read once while A (in L2) goes by.
+/// columns (all 64 rows), and each 128 x 32 panel of B is packed once and
+/// read by every row tile, as for a long k (one k block here).
 // CHECK-LABEL: func.func @lm_head
 // CHECK: scf.forall (%{{.*}}) in (8) shared_outs(%{{.*}}) -> (tensor<64x1024xf32>)
-// CHECK: scf.for %{{.*}} = %{{.*}} to %[[N:.*]] step %[[C32:.*]] iter_args({{.*}}) -> (tensor<64x128xf32>)
-// CHECK-NEXT: scf.for %{{.*}} = %{{.*}} to %[[M:.*]] step %[[C8:.*]] iter_args({{.*}}) -> (tensor<64x128xf32>)
+// CHECK: scf.for %{{.*}} = %{{.*}} step %[[C32:.*]] iter_args({{.*}}) -> (tensor<64x128xf32>)
+// CHECK: %[[PANEL:.*]] = memref.alloc() {alignment = 64 : i64} : memref<128x32xf32>
+// CHECK: %[[PACKED:.*]] = bufferization.to_tensor %[[PANEL]]
+// CHECK: scf.for %{{.*}} step %[[C8:.*]] iter_args({{.*}}) -> (tensor<64x32xf32>)
 // CHECK: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
 // CHECK-NOT: linalg.matmul
 func.func @lm_head(%a: tensor<64x128xf32>, %b: tensor<128x1024xf32>) -> tensor<64x1024xf32> {
