@@ -15,6 +15,10 @@ class _Format:
     bias: int
     nans: str       # "ieee" (all-ones exponent: inf, NaN), "fn" (S.1111.111 NaN), "fnuz" (0x80 NaN)
 
+    @property
+    def width(self) -> int:
+        return 1 + self.exponent + self.mantissa
+
 
 FORMATS = {
     "f8E5M2": _Format(5, 2, 15, "ieee"), "f8E4M3": _Format(4, 3, 7, "ieee"),
@@ -22,6 +26,7 @@ FORMATS = {
     "f8E4M3FNUZ": _Format(4, 3, 8, "fnuz"), "f8E5M2FNUZ": _Format(5, 2, 16, "fnuz"),
     "f8E4M3B11FNUZ": _Format(4, 3, 11, "fnuz"),
 }
+F16 = _Format(5, 10, 15, "ieee")    # with option f16: CPUs without F16C, where LLVM calls __truncsfhf2
 
 
 @dataclass(frozen=True)
@@ -45,19 +50,21 @@ class ExpandF8Casts(ModulePass):
     """
 
     name = "xla-expand-f8-casts"
+    f16: bool = False           # also f16, for a CPU without F16C (the JIT has no __truncsfhf2)
 
     def run(self, module: ir.Operation) -> None:
+        formats = {**FORMATS, "f16": F16} if self.f16 else FORMATS
         helpers: dict[str, str] = {}
         for op in nested_ops(module):
             if op.name not in ("arith.extf", "arith.truncf"):
                 continue
             source, result = str(op.operands[0].type), str(op.results[0].type)
             narrow = result if op.name == "arith.truncf" else source
-            if _element(narrow) not in FORMATS:
+            if _element(narrow) not in formats:
                 continue
             key = f"{op.name}:{source}:{result}"
             if key not in helpers:
-                helpers[key] = _add_helper(module, op.name, source, result)
+                helpers[key] = _add_helper(module, op.name, source, result, formats)
             _replace_with_call(op, helpers[key])
 
 
@@ -111,10 +118,11 @@ class _Body:
                         f"{self.type('i32')}")
 
 
-def _extend(body: _Body, x: str, fmt: _Format, f8: str) -> str:
-    """f32 value of f8 ``x``."""
-    bits = body.cast("extui", body.cast("bitcast", x, f8, "i8"), "i8", "i32")
-    sign = body.binary("shli", body.binary("andi", bits, 0x80), 24)
+def _extend(body: _Body, x: str, fmt: _Format, narrow: str) -> str:
+    """f32 value of ``x``, of the narrow float type ``narrow``."""
+    storage = f"i{fmt.width}"
+    bits = body.cast("extui", body.cast("bitcast", x, narrow, storage), storage, "i32")
+    sign = body.binary("shli", body.binary("andi", bits, 1 << (fmt.width - 1)), 32 - fmt.width)
     exponent = body.binary("andi", body.binary("shrui", bits, fmt.mantissa),
                            (1 << fmt.exponent) - 1)
     mantissa = body.binary("andi", bits, (1 << fmt.mantissa) - 1)
@@ -137,10 +145,10 @@ def _extend(body: _Body, x: str, fmt: _Format, f8: str) -> str:
     return body.cast("bitcast", body.binary("ori", magnitude, sign), "i32", "f32")
 
 
-def _truncate(body: _Body, x: str, fmt: _Format, f8: str) -> str:
-    """f8 value of f32 ``x``, rounded to nearest even."""
+def _truncate(body: _Body, x: str, fmt: _Format, narrow: str) -> str:
+    """``narrow`` value of f32 ``x``, rounded to nearest even."""
     bits = body.cast("bitcast", x, "f32", "i32")
-    sign = body.binary("shrui", body.binary("andi", bits, -(1 << 31)), 24)
+    sign = body.binary("shrui", body.binary("andi", bits, -(1 << 31)), 32 - fmt.width)
     magnitude = body.binary("andi", bits, 0x7FFFFFFF)
     shift = 23 - fmt.mantissa
     odd = body.binary("andi", body.binary("shrui", magnitude, shift), 1)
@@ -168,20 +176,21 @@ def _truncate(body: _Body, x: str, fmt: _Format, f8: str) -> str:
         over = body.binary("ori", body.cmp("sgt", result, 0x7F), is_nan, "i1")
         signed = body.select(body.cmp("eq", result, 0), result, body.binary("ori", result, sign))
         result = body.select(over, 0x80, signed)
-    narrow = body.cast("trunci", result, "i32", "i8")
-    return body.cast("bitcast", narrow, "i8", f8)
+    storage = f"i{fmt.width}"
+    return body.cast("bitcast", body.cast("trunci", result, "i32", storage), storage, narrow)
 
 
 def _float(value: float) -> float:
     return float(value)
 
 
-def _add_helper(module: ir.Operation, op_name: str, source: str, result: str) -> str:
+def _add_helper(module: ir.Operation, op_name: str, source: str, result: str,
+                formats: dict[str, _Format]) -> str:
     name = (f"xla_{op_name.split('.')[1]}_{source}_{result}".replace("vector<", "v")
             .replace(">", "").replace("<", ""))
     body = _Body(source)
     if op_name == "arith.extf":
-        fmt = FORMATS[_element(source)]
+        fmt = formats[_element(source)]
         value = _extend(body, "%x", fmt, _element(source))
         wide = _element(result)
         if wide == "f64":
@@ -189,7 +198,7 @@ def _add_helper(module: ir.Operation, op_name: str, source: str, result: str) ->
         elif wide != "f32":
             value = body.cast("truncf", value, "f32", wide)   # exact: f8 values fit f16/bf16
     else:
-        fmt = FORMATS[_element(result)]
+        fmt = formats[_element(result)]
         value, wide = "%x", _element(source)
         if wide == "f64":
             value = body.cast("truncf", value, "f64", "f32")

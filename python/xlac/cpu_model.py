@@ -42,6 +42,12 @@ class CpuModel:
         """f32 <-> bf16 conversion in hardware (AVX512-BF16): no software rounding needed."""
         return "avx512_bf16" in self.features
 
+    @property
+    def native_f16(self) -> bool:
+        """f32 <-> f16 conversion in hardware (F16C, every AVX2 CPU): without it
+        LLVM calls libgcc's ``__truncsfhf2``, which the JIT cannot find."""
+        return "f16c" in self.features
+
     def lacks(self, features) -> list[str]:
         """The features in ``features`` this CPU does not have."""
         return sorted(set(features) - set(self.features))

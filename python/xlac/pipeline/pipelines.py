@@ -116,15 +116,18 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
 
 
 def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
-                  cpu: str = "host") -> list[str]:
+                  cpu: str = "host", native_f16: bool | str = True) -> list[str]:
     """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI.
 
     bf16 and f16 math runs in f32 on every CPU (the same numbers everywhere);
     the f32 -> bf16 rounding is integer code unless the CPU converts natively
     (AVX512-BF16): without it LLVM would call libgcc's ``__truncsfbf2``,
-    which the JIT cannot find.
+    which the JIT cannot find. The same for f16 where the CPU lacks F16C
+    (x86-64-v2): its arithmetic in f32 too, its conversions integer code.
     """
     expand = "arith-expand" if _true(native_bf16) else "arith-expand{include-bf16=true}"
+    emulated, casts, math_types = (_EMULATED, "xla-expand-f8-casts", "extra-types=f16 ") \
+        if _true(native_f16) else (_EMULATED + ",f16", "xla-expand-f8-casts{f16=true}", "")
     clock = ["xla-profile-kernels"] if _true(profile) else []   # exe.profile(): a clock around each kernel
     return [
         "xla-check-memory",                               # buffers past this machine's memory: an error, not a NULL malloc
@@ -144,9 +147,9 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "func.func(convert-vector-to-scf{full-unroll=true target-rank=1})",  # n-D transfers -> 1-D
         "lower-affine",
         "convert-scf-to-cf",
-        "func.func(math-extend-to-supported-types{extra-types=f16 target-type=f32})",  # bf16 math in f32 ...
-        f"func.func(arith-emulate-unsupported-floats{{source-types={_EMULATED} target-type=f32}})",  # ... and bf16, f8 arithmetic
-        "xla-expand-f8-casts",                            # f8 <-> f32 as integer code: LLVM has no f8
+        f"func.func(math-extend-to-supported-types{{{math_types}target-type=f32}})",  # bf16 math in f32 ...
+        f"func.func(arith-emulate-unsupported-floats{{source-types={emulated} target-type=f32}})",  # ... and bf16, f8 arithmetic
+        casts,                                            # f8 (and f16 without F16C) <-> f32 as integer code
         "convert-complex-to-standard",
         "xla-expm1-to-libm",                              # libm's expm1: convert-math-to-llvm's exp(x)-1 loses small x
         "expand-strided-metadata",
@@ -204,7 +207,7 @@ def cpu_stages(entry: str = "main", options: Options | None = None) -> dict[str,
         "fused": fuse(options.fusion_remarks),
         "linalg": lower_to_linalg(),
         "bufferized": bufferize(options.threads(), model.vector_bytes),
-        "llvm": lower_to_llvm(model.native_bf16, options.profile, model.name),
+        "llvm": lower_to_llvm(model.native_bf16, options.profile, model.name, model.native_f16),
     }
 
 

@@ -1,4 +1,5 @@
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-expand-f8-casts)' --split-input-file | FileCheck %s
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-expand-f8-casts{f16=true})' --split-input-file | FileCheck %s --check-prefix=F16
 
 /// f32 -> f8 rounds on the bits: add half an f8 ulp (less one, plus the kept
 /// bit: ties to even), shift, rebias; values below the smallest normal are
@@ -41,4 +42,22 @@ func.func @extend(%x: vector<8xf8E5M2>) -> vector<8xf32> {
 func.func @other(%x: f32) -> bf16 {
   %y = arith.truncf %x : f32 to bf16
   return %y : bf16
+}
+
+// -----
+
+/// f16 is expanded only with f16=true (a CPU without F16C): 16-bit storage,
+/// the sign at bit 15, 0x7C00 infinity.
+// CHECK-LABEL: func.func @half
+// CHECK-NEXT: arith.truncf %arg0 : f32 to f16
+// F16-LABEL: func.func private @xla_truncf_f32_f16(
+// F16: arith.constant 16 : i32
+// F16: arith.constant 31744 : i32
+// F16: arith.trunci %{{.*}} : i32 to i16
+// F16: arith.bitcast %{{.*}} : i16 to f16
+// F16-LABEL: func.func @half
+// F16-NEXT: call @xla_truncf_f32_f16(%arg0)
+func.func @half(%x: f32) -> f16 {
+  %y = arith.truncf %x : f32 to f16
+  return %y : f16
 }
