@@ -75,10 +75,10 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan:
         return Plan(f"xla_batch_matmul{peel}", chunks + (bk, tm, tn))
     whole = m % tm == 0 and n % tn == 0 and all(c == 0 or e % c == 0
                                                 for e, c in zip(nest.extents, chunks))
-    if k <= SHORT_K and whole and not _column_chunks(m, n, k, tn, machine):
+    columns = _column_chunks(m, n, min(k, BLOCK), tn, machine) if n % tn == 0 else None
+    if k <= SHORT_K and whole and not columns:
         return Plan("xla_matmul_short_k", chunks + (tm, tn))
-    if n % tn == 0:
-        chunks = _column_chunks(m, n, min(k, BLOCK), tn, machine) or chunks
+    chunks = columns or chunks
     bn = _block(chunks[-1] or n, tn)
     if not _static_b_blocks(n, k, chunks[-1] or n, bn, bk, tn):
         return Plan("xla_matmul_peeled", chunks + (bn, bk, tm, tn))

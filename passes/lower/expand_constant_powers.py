@@ -17,16 +17,17 @@ from xlac.passes.helper_calls import (
 _FLOATS = ("f32", "f64")        # narrower types: pow rounds once from f32, these would round in f16
 
 # exponent -> the body, from %x, %s = sqrt(x) made +0 at -0 (as pow) and %one;
-# and the value at x = -inf, where sqrt is NaN but pow is not
+# and the value at x = -inf, where sqrt is NaN but pow is not ("inf": +inf)
 _BODIES = {
     1.0: ("%x", None),
     2.0: ("stablehlo.multiply %x, %x", None),
     -1.0: ("stablehlo.divide %one, %x", None),
-    0.5: ("%s", "0x7FF0000000000000"),                                # +inf
+    0.5: ("%s", "inf"),
     -0.5: ("stablehlo.divide %one, %s", "0.0"),
-    1.5: ("stablehlo.multiply %ax, %s", "0x7FF0000000000000"),
+    1.5: ("stablehlo.multiply %ax, %s", "inf"),
     -1.5: ("stablehlo.divide %one, %m", "0.0"),
 }
+_INFINITY = {"f32": "0x7F800000", "f64": "0x7FF0000000000000"}     # MLIR spells inf in hex
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,8 @@ def _power_text(op: ir.Operation, exponent: float, name: str) -> str:
     tensor = str(op.results[0].type)
     boolean = predicate_type(tensor)
     body, at_minus_inf = _BODIES[exponent]
+    if at_minus_inf == "inf":
+        at_minus_inf = _INFINITY[str(op.results[0].type.element_type)]
     lines = [f"%one = stablehlo.constant dense<1.0> : {tensor}",
              f"%zero = stablehlo.constant dense<0.0> : {tensor}",
              f"%root = stablehlo.sqrt %x : {tensor}",
@@ -89,8 +92,6 @@ def _power_text(op: ir.Operation, exponent: float, name: str) -> str:
     if not body.startswith("%"):
         lines.append(f"%power = {body} : {tensor}")
     if at_minus_inf is not None:
-        if "0x" in at_minus_inf and "f32" in tensor:
-            at_minus_inf = "0x7F800000"
         lines += [f"%finite = stablehlo.is_finite %x : ({tensor}) -> {boolean}",
                   f"%negative = stablehlo.compare LT, %x, %zero : ({tensor}, {tensor}) -> {boolean}",
                   f"%infinite = stablehlo.not %finite : {boolean}",

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import io
+import os
 import subprocess
 import sys
 
@@ -76,7 +77,7 @@ def test_set_before_the_first_parallel_region():
             "  return %0 : tensor<1048576xf32>\\n}', cache=False)\n"
             "exe(np.ones(1048576, np.float32))\n"
             "print(os.environ['KMP_BLOCKTIME'])\n")
-    env = {k: v for k, v in __import__("os").environ.items() if k != "KMP_BLOCKTIME"}
+    env = {k: v for k, v in os.environ.items() if k != "KMP_BLOCKTIME"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          env=env, timeout=120)
     assert out.returncode == 0, out.stderr
