@@ -39,7 +39,7 @@ def contraction_plan(op: ir.Operation, machine: Machine) -> Plan | None:
             or math.prod(nest.extents) < 256:
         return None
     if op.name == "linalg.conv_2d_nhwc_hwcf":
-        return _conv_plan(nest, machine)
+        return _conv_plan(op, nest, machine)
     if op.name in POOLINGS:
         return _pooling_plan(nest, machine)
     return _matmul_plan(op, nest, machine)
@@ -128,7 +128,7 @@ def _block(extent: int, multiple: int) -> int:
     return found if found and found >= BLOCK // 4 else BLOCK
 
 
-def _conv_plan(nest: LoopNest, machine: Machine) -> Plan | None:
+def _conv_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan | None:
     """Any strides and dilations (the 1-D vectorizer handles them); tiles must
     divide ow, f and c: that vectorizer has no masks."""
     n, oh, ow, f, kh, kw, c = nest.extents
@@ -141,8 +141,24 @@ def _conv_plan(nest: LoopNest, machine: Machine) -> Plan | None:
     # most FMAs per value loaded (tw broadcasts + vectors filter loads per c):
     # a 7-wide row in one 7x8 tile, not seven 1x16 tiles re-reading the filter
     tw, tf = max(tiles, key=lambda t: t[0] * t[1] / (t[0] * lanes + t[1]))
+    name = CONTRACTIONS["linalg.conv_2d_nhwc_hwcf"]
+    if _filters_outer(op):
+        cf, cn, ch, cw = static_tiles((f, n, oh, ow), machine.threads, (tf, 1, 1, tw),
+                                      kh * kw * c)
+        return Plan(name + "_filters_outer", (cn, ch, cw, cf, tw, tf, tc))
     chunks = static_tiles((n, oh, ow, f), machine.threads, (1, 1, tw, tf), kh * kw * c)
-    return Plan(CONTRACTIONS["linalg.conv_2d_nhwc_hwcf"], chunks + (tw, tf, tc))
+    return Plan(name, chunks + (tw, tf, tc))
+
+
+FILTER_IN_L2 = 512 * 1024    # a larger filter is read from memory once per row unless filters go outside
+
+
+def _filters_outer(op: ir.Operation) -> bool:
+    """Filters outside the pixels where the filter is the operand too big to
+    stay in cache and the larger one: each row then reads a slice of it from
+    L2 instead of all of it from memory (conv.mlir)."""
+    input_bytes, filter_bytes = (4 * math.prod(v.type.shape) for v in op.operands[:2])
+    return filter_bytes > FILTER_IN_L2 and filter_bytes > input_bytes
 
 
 def _conv_tile(ow: int, f: int, lanes: int, vectors: int,

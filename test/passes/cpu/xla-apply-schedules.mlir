@@ -86,6 +86,37 @@ func.func @lm_head(%a: tensor<64x128xf32>, %b: tensor<128x1024xf32>) -> tensor<6
 
 // -----
 
+/// A convolution whose filter (3x3x512x512, 9.4 MB) is larger than its input
+/// (7x7 pixels): threads take chunks of filters, the filters' loop runs
+/// outside the pixels', and each 3x3x512x32 filter slice is copied into an
+/// aligned buffer once and read by every output row (1-D tiles of 7 pixels
+/// x 32 filters, one contraction over 16 channels per tap).
+// CHECK-LABEL: func.func @conv_filters_outer
+// CHECK: scf.forall (%{{.*}}) in (8)
+// CHECK: tensor.extract_slice %{{.*}} [3, 3, 512, 64]
+// CHECK: scf.for %{{.*}} step %[[C32:.*]] iter_args
+// CHECK: %[[SLICE:.*]] = memref.alloc() {alignment = 64 : i64} : memref<3x3x512x32xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<32xf32>, memref<1x1x1x32xf32
+// CHECK: %[[PACKED:.*]] = bufferization.to_tensor %[[SLICE]]
+// CHECK: scf.for
+// CHECK: vector.transfer_read %[[PACKED]]{{.*}} vector<16x32xf32>
+// CHECK: vector.contract {{.*}} : vector<7x16xf32>, vector<16x32xf32> into vector<7x32xf32>
+// CHECK-NOT: linalg.conv_2d_nhwc_hwcf
+/// With AVX2, the same order in 7 x 8 tiles.
+// AVX2-LABEL: func.func @conv_filters_outer
+// AVX2: memref.alloc() {alignment = 64 : i64} : memref<3x3x512x8xf32>
+// AVX2: vector.contract {{.*}} into vector<7x8xf32>
+func.func @conv_filters_outer(%x: tensor<2x9x9x512xf32>, %w: tensor<3x3x512x512xf32>) -> tensor<2x7x7x512xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<2x7x7x512xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<2x7x7x512xf32>) -> tensor<2x7x7x512xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<2x9x9x512xf32>, tensor<3x3x512x512xf32>) outs(%c : tensor<2x7x7x512xf32>) -> tensor<2x7x7x512xf32>
+  return %r : tensor<2x7x7x512xf32>
+}
+
+// -----
+
 /// Elementwise f32 with a transcendental: 64 lanes at a time (four AVX-512
 /// registers, for the polynomial's latency); too small to split.
 // CHECK-LABEL: func.func @tanh

@@ -25,6 +25,8 @@ CASES = {
     "input_grad_stride2": ("b01f", "01oi", "b01f", (2, 5, 5, 16), (3, 3, 8, 16),
                            {"pad": ((1, 2), (1, 2)), "lhs_dilate": (2, 2)}),
     "input_grad_stride1": ("b01f", "01oi", "b01f", (2, 8, 8, 16), (3, 3, 8, 16), {"pad": ((1, 1), (1, 1))}),
+    # filter (590 KB) larger than the input: filters outside the pixels, slices packed
+    "filters_outer": ("b01f", "01io", "b01f", (1, 4, 4, 128), (3, 3, 128, 128), {}),
     "weight_grad": ("f01b", "i01o", "01bf", (4, 8, 8, 8), (4, 8, 8, 16), {"pad": ((1, 1), (1, 1))}),
 }
 
