@@ -162,6 +162,28 @@ func.func @row_sum(%x: tensor<256x1024xf32>) -> tensor<256xf32> {
 
 // -----
 
+/// A sum over a contiguous dim of 3 (x, y, z): 16 masked lanes would carry
+/// 3 values, so the 16 lanes run along the next dim instead (strided reads),
+/// the 3 added one after another ("cols").
+// CHECK-LABEL: func.func @xyz_sum
+// CHECK: scf.forall
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C3:.*]] step
+// CHECK: vector.transfer_read %{{.*}} : tensor<256x256x3xf32>, vector<16x1xf32>
+// CHECK: arith.addf {{.*}} : vector<16xf32>
+func.func @xyz_sum(%x: tensor<256x256x3xf32>) -> tensor<256x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<256x256xf32>
+  %init = linalg.fill ins(%zero : f32) outs(%empty : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1, d2) -> (d0, d1, d2)>, affine_map<(d0, d1, d2) -> (d0, d1)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x : tensor<256x256x3xf32>) outs(%init : tensor<256x256xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<256x256xf32>
+  return %r : tensor<256x256xf32>
+}
+
+// -----
+
 /// Complex numbers have no vector form: the op is left for scalar loops.
 // CHECK-LABEL: func.func @complex_exp
 // CHECK: linalg.generic
