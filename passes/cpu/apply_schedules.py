@@ -134,8 +134,11 @@ def _plans(ops: list[ir.Operation], machine: Machine) -> list[tuple[ir.Operation
         if op.operation not in fused and (plan := fused_rows_plan(op, machine, nests)) is not None:
             grouped[op.operation] = plan
             fused |= {member.operation for member in plan.members}
-    planned = [(op, plan) for op in ops if op.operation not in fused
-               and (plan := grouped.get(op.operation) or _plan(op, machine)) is not None]
+    plans = [(op, plan) for op in ops if op.operation not in fused
+             and (plan := grouped.get(op.operation) or _plan(op, machine)) is not None]
+    # a contraction's fused producers (a transposed B) are planned with it
+    fused |= {member.operation for _, plan in plans for member in plan.members}
+    planned = [(op, plan) for op, plan in plans if op.operation not in fused]
     for member in fused:            # after the lookups above: this edits the IR
         _own_empty_init(member)
     return planned
@@ -162,9 +165,9 @@ def _apply_one_by_one(module: ir.Operation, planned: list[tuple[ir.Operation, Pl
             del op.attributes[_PENDING]
 
 
-def _plan(op: ir.Operation, machine: Machine) -> Plan | None:
+def _plan(op: ir.Operation, machine: Machine, fuse_producers: bool = True) -> Plan | None:
     if op.name in CONTRACTIONS or op.name in POOLINGS:
-        return contraction_plan(op, machine)
+        return contraction_plan(op, machine, fuse_producers)
     return plan_for(op, machine)
 
 
@@ -179,7 +182,7 @@ def _linalg_ops(module: ir.Operation) -> list[ir.Operation]:
 def _singles(item: tuple[ir.Operation, Plan], machine: Machine) -> list[tuple[ir.Operation, Plan]]:
     root, group = item
     return [(op, plan) for op in (*reversed(group.members), root)
-            if (plan := _plan(op, machine)) is not None]
+            if (plan := _plan(op, machine, fuse_producers=False)) is not None]
 
 
 def _own_fill(op: ir.Operation) -> None:

@@ -20,6 +20,7 @@ from xlac.passes.cpu.schedule_plan import (
     LoopNest,
     Machine,
     Plan,
+    copy_permutation,
     divisor,
     loop_nest,
     static_tiles,
@@ -29,9 +30,10 @@ BLOCK = 256                  # n and k blocks at most: a 256 x 256 f32 block of 
 MIN_TILE_M = 4               # fewer rows per register tile reuse each B load too little
 
 
-def contraction_plan(op: ir.Operation, machine: Machine) -> Plan | None:
+def contraction_plan(op: ir.Operation, machine: Machine, fuse_producers: bool = True) -> Plan | None:
     """The schedule of a matmul, batch matmul, NHWC convolution or pooling whose
-    output starts from a linalg.fill (the schedule fuses it), or None."""
+    output starts from a linalg.fill (the schedule fuses it), or None. With
+    ``fuse_producers``, a transpose making B is taken into the matmul's."""
     nest = loop_nest(op)
     init = op.operands[-1].owner
     if nest is None or nest.element_bytes != 4 or op.name not in (*CONTRACTIONS, *POOLINGS) \
@@ -42,7 +44,7 @@ def contraction_plan(op: ir.Operation, machine: Machine) -> Plan | None:
         return _conv_plan(op, nest, machine)
     if op.name in POOLINGS:
         return _pooling_plan(nest, machine)
-    return _matmul_plan(op, nest, machine)
+    return _matmul_plan(op, nest, machine, fuse_producers)
 
 
 PEEL_ROWS_FROM = 32         # m >= 32 tiles: one masked tile costs less than narrower ones (128 rows: not yet)
@@ -65,7 +67,7 @@ def register_tile(m: int, n: int, machine: Machine) -> tuple[int, int]:
     return tm, tn
 
 
-def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan:
+def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_producers: bool) -> Plan:
     *batch, m, n, k = nest.extents
     tm, tn = register_tile(m, n, machine)
     chunks = static_tiles(tuple(nest.extents[:-1]), machine.threads, (1,) * len(batch) + (tm, tn), k)
@@ -82,11 +84,30 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan:
     bn = _block(chunks[-1] or n, tn)
     if not _static_b_blocks(n, k, chunks[-1] or n, bn, bk, tn):
         return Plan("xla_matmul_peeled", chunks + (bn, bk, tm, tn))
+    # AVX2 code packs whole blocks with row tiles outside (@xla_matmul_block_packed);
+    # the transposing panels keep column tiles outside, a loss there for many
+    # rows (1024^3: 100 -> 82 GFLOP/s), a gain for few (256 x 256 x 8000: 88 -> 107)
+    few_rows = machine.registers >= 32 or m <= TRANSPOSED_B_ROWS_AVX2
+    transpose = _transposed_b(op) if fuse_producers and few_rows else None
+    if transpose is not None and bk % 16 == 0 and tn % 16 == 0:
+        return Plan("xla_matmul_transposed_b", chunks + (bn, bk, tm, tn), (transpose,))
     if machine.registers < 32:
         return Plan("xla_matmul_block_packed", chunks + (bn, bk, tm, tn))
     return Plan("xla_matmul", chunks + (_row_block(chunks[0] or m, min(k, BLOCK), tm), bn, bk, tm, tn))
 
 
+def _transposed_b(op: ir.Operation) -> ir.Operation | None:
+    """The 2-D transpose (in generic form) that makes B and only B, which the
+    schedule then fuses into its packing of B's panels, else None."""
+    producer = op.operands[1].owner
+    if not hasattr(producer, "name") or producer.name != "linalg.generic" \
+            or copy_permutation(producer) != [1, 0]:
+        return None
+    uses = list(producer.results[0].uses)
+    return producer if len(uses) == 1 and uses[0].owner == op else None
+
+
+TRANSPOSED_B_ROWS_AVX2 = 512
 A_IN_L2 = 512 * 1024        # bytes of A a chunk of columns re-reads from L2 per column tile
 
 

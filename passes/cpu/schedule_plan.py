@@ -77,8 +77,8 @@ def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
         return _transpose_plan(op, nest, machine)
     if op.name not in ("linalg.generic", "linalg.fill"):
         return None
-    if op.name == "linalg.generic" and _copy_permutation(op) is not None:
-        return _swap_plan(_copy_permutation(op), nest, machine)
+    if op.name == "linalg.generic" and copy_permutation(op) is not None:
+        return _swap_plan(copy_permutation(op), nest, machine)
     if not nest.reductions and simple_body(op, gathers=True):
         return _elementwise_plan(nest, machine, has_math(op))
     if not simple_body(op):
@@ -268,7 +268,7 @@ def _transpose_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan 
     return _swap_plan(list(ir.DenseI64ArrayAttr(op.attributes["permutation"])), nest, machine)
 
 
-def _copy_permutation(op: ir.Operation) -> list[int] | None:
+def copy_permutation(op: ir.Operation) -> list[int] | None:
     """The permutation of a linalg.generic that only copies its one input through
     a permuted map into an identity-mapped output (a transpose in generic form)."""
     block = op.regions[0].blocks[0]

@@ -138,6 +138,61 @@ module attributes {transform.with_named_sequence} {
     transform.yield %padded : !transform.any_op
   }
 
+  // B made by a transpose (a weight stored [n, k], as PyTorch's Linear keeps
+  // it): the transpose is fused into the column loop, so each bk x tn panel
+  // of B is made, transposed in 16 x 16 blocks in registers, into a buffer of
+  // its own that the row tiles then read: the packing above, with the
+  // transpose in it, instead of a transposed copy of all of B written to
+  // memory and read back. Parameters as @xla_matmul's, without bm.
+  transform.named_sequence @xla_matmul_transposed_b(
+      %op: !transform.any_op {transform.consumed},
+      %transpose: !transform.any_op {transform.consumed},
+      %cm: !transform.param<i64> {transform.readonly},
+      %cn: !transform.param<i64> {transform.readonly},
+      %bn: !transform.param<i64> {transform.readonly},
+      %bk: !transform.param<i64> {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) {
+    %fill = transform.get_producer_of_operand %op[2] : (!transform.any_op) -> !transform.any_op
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%cm, %cn]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %fill_chunk, %forall2 = transform.structured.fuse_into_containing_op %fill into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @xla_fill_tiles failures(propagate) (%fill_chunk, %tm, %tn)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    %panel, %nblock = transform.structured.tile_using_for %chunk tile_sizes [0, %bn, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %block, %kblock = transform.structured.tile_using_for %panel tile_sizes [0, 0, %bk]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %column, %cloop = transform.structured.tile_using_for %block tile_sizes [0, %tn, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %t1, %forall3 = transform.structured.fuse_into_containing_op %transpose into %forall2
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t2, %nblock2 = transform.structured.fuse_into_containing_op %t1 into %nblock
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t3, %kblock2 = transform.structured.fuse_into_containing_op %t2 into %kblock
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %t4, %cloop2 = transform.structured.fuse_into_containing_op %t3 into %cloop
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %block16, %tloops:2 = transform.structured.tile_using_for %t4 tile_sizes [16, 16]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %block16 vector_sizes [16, 16] : !transform.any_op
+    transform.include @xla_transpose_in_registers failures(propagate) (%forall3)
+      : (!transform.any_op) -> ()
+    %tile, %loops:2 = transform.structured.tile_using_for %column tile_sizes [%tm, 0, 1]
+      : (!transform.any_op, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @xla_peel failures(suppress) (%loops#0) : (!transform.any_op) -> ()
+    %tiles = transform.structured.match ops{["linalg.matmul"]} in %forall3
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %tiles vector_sizes [%tm, %tn, 1] {create_named_contraction}
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.include @xla_contract_to_fma failures(propagate) (%forall3)
+      : (!transform.any_op) -> ()
+    transform.yield
+  }
+
   // For n not a multiple of the register tile (and m perhaps not either,
   // m = 197): the loops over row and column tiles run the whole tiles
   // (static, unmasked), then, once, what is left over (masked), instead of

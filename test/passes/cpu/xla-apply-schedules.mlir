@@ -86,6 +86,36 @@ func.func @lm_head(%a: tensor<64x128xf32>, %b: tensor<128x1024xf32>) -> tensor<6
 
 // -----
 
+/// B made by a transpose of an n x k weight (PyTorch's Linear): the
+/// transpose is fused into the column tiles, each 128 x 32 panel of B made
+/// from 16 x 16 blocks of W transposed in registers, and the row tiles read
+/// the panel; no transposed copy of all of B.
+// CHECK-LABEL: func.func @transposed_b
+// CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<1024x128xf32>
+// CHECK: scf.forall (%{{.*}}) in (8)
+// CHECK: scf.for %{{.*}} step %[[C32:.*]] iter_args
+// CHECK: %[[PANEL:.*]] = scf.for
+// CHECK: %[[BLOCK:.*]] = vector.transfer_read %[[W]]{{.*}} vector<16x16xf32>
+// CHECK: vector.transpose %[[BLOCK]], [1, 0]
+// CHECK: vector.transfer_read %[[PANEL]]{{.*}} vector<32xf32>
+// CHECK: vector.contract {{.*}} into vector<8x32xf32>
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: linalg.matmul
+func.func @transposed_b(%a: tensor<64x128xf32>, %w: tensor<1024x128xf32>) -> tensor<64x1024xf32> {
+  %bt = tensor.empty() : tensor<128x1024xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<1024x128xf32>) outs(%bt : tensor<128x1024xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    linalg.yield %in : f32
+  } -> tensor<128x1024xf32>
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<64x1024xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<64x1024xf32>) -> tensor<64x1024xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x1024xf32>) outs(%c : tensor<64x1024xf32>) -> tensor<64x1024xf32>
+  return %r : tensor<64x1024xf32>
+}
+
+// -----
+
 /// A convolution whose filter (3x3x512x512, 9.4 MB) is larger than its input
 /// (7x7 pixels): threads take chunks of filters, the filters' loop runs
 /// outside the pixels', and each 3x3x512x32 filter slice is copied into an
