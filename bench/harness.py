@@ -10,7 +10,7 @@ from pathlib import Path
 
 from backends import BackendError, NumpyBackend, XlaBackend, XlacBackend
 from programs import SUITE, extra_program, make_inputs, suite_programs
-from report import BACKENDS, SUSPECT_ERROR, BackendResult, ProgramResult, markdown, text_table, versions
+from report import BACKENDS, BackendResult, ProgramResult, markdown, text_table, versions
 from timing import interleave, max_rel_error, plan_reps
 
 
@@ -148,7 +148,7 @@ def _check(result: ProgramResult, outputs: dict) -> None:
         if name == reference:
             continue
         error = result.backends[name].check = max_rel_error(got, outputs[reference])
-        flag = "  <-- MISMATCH" if not error <= SUSPECT_ERROR else ""
+        flag = "  <-- MISMATCH" if not result.agrees(name) else ""
         parts.append(f"{name} vs {reference} max rel err {error:.1e}{flag}")
     if parts:
         print(f"check {result.program.name}: " + "; ".join(parts), flush=True)

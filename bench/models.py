@@ -16,7 +16,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
-from programs import REPO, Program, extra_program
+from programs import REPO, Program, extra_program, to_dtype
 
 SHARED_MODELS = REPO.parent / "shared" / "models"
 EXPORTS = REPO / "bench" / "models"
@@ -69,7 +69,9 @@ def recipe_inputs(program: Program, seed: int) -> list[np.ndarray]:
     if len(arrays) != len(program.inputs):
         raise ValueError(f"{program.name}: the recipe gives {len(arrays)} inputs, "
                          f"@main takes {len(program.inputs)}")
-    return [np.asarray(a, order="C") for a in arrays]   # ascontiguousarray makes 0-d 1-d
+    # in the program's element types (bf16 is saved as f32); ascontiguousarray makes 0-d 1-d
+    return [np.asarray(a, order="C").astype(to_dtype(spec.dtype), copy=False)
+            for a, spec in zip(arrays, program.inputs)]
 
 
 _LOADED: dict[Path, object] = {}

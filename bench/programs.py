@@ -99,8 +99,10 @@ def extra_program(path: Path, seed_index: int) -> Program:
     """A program from the command line; its signature is read with jaxlib's MLIR parser."""
     name = path.name.split(".")[0]
     inputs, outputs = _read_signature(path)
+    saved = path.with_name(name + ".inputs.npz")    # inputs the program came with (single_ops.py)
     return Program(name=name, path=path, inputs=inputs, outputs=outputs,
-                   seed_index=seed_index, flops=None, in_suite=False, group="extra")
+                   seed_index=seed_index, flops=None, in_suite=False, group="extra",
+                   recipe=("npz", str(saved)) if saved.exists() else None)
 
 
 def _read_signature(path: Path) -> tuple[tuple[TensorSpec, ...], tuple[TensorSpec, ...]]:

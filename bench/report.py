@@ -16,6 +16,14 @@ from timing import Stats, stats
 
 BACKENDS = ("xlac", "XLA", "numpy")
 SUSPECT_ERROR = 1e-3    # outputs further than this from the reference count as wrong
+# ... unless an output has fewer mantissa bits: a few of its ulps (bf16: 2^-8)
+_SUSPECT_BY_DTYPE = {"bfloat16": 2e-2, "float16": 4e-3}
+
+
+def suspect_error(program: Program) -> float:
+    """The error past which ``program``'s outputs count as wrong: its least precise output's."""
+    return max((_SUSPECT_BY_DTYPE.get(spec.dtype, SUSPECT_ERROR) for spec in program.outputs),
+               default=SUSPECT_ERROR)
 
 
 @dataclass
@@ -54,7 +62,7 @@ class ProgramResult:
     def agrees(self, name: str) -> bool:
         """False when the outputs were checked and are wrong: a fast wrong answer is no win."""
         result = self.backends.get(name)
-        return result is None or result.check is None or result.check <= SUSPECT_ERROR
+        return result is None or result.check is None or result.check <= suspect_error(self.program)
 
     def ratio(self, name: str, base: str = "XLA") -> float | None:
         top, bottom = self.median(name), self.median(base)

@@ -188,12 +188,14 @@ def _singles(item: tuple[ir.Operation, Plan], machine: Machine) -> list[tuple[ir
 def _own_fill(op: ir.Operation) -> None:
     """Give a contraction the zero fill of its C to itself. CSE merges equal
     fills, but a fill is fused into its contraction's thread chunks: shared by
-    two, it cannot be fused into both, and both schedules fail. (The original
-    stays for its other users; unused, canonicalization drops it.)"""
+    two, it cannot be fused into both, and both schedules fail. Nor can a
+    fill hoisted out of the loop (a while body) the contraction is in: the
+    contraction's kernel is outlined alone. (The original stays for its
+    other users; unused, canonicalization drops it.)"""
     init = op.operands[len(op.operands) - 1].owner
     if not isinstance(init, ir.OpView) or init.name != "linalg.fill":
         return
-    if len(list(init.results[0].uses)) < 2:
+    if len(list(init.results[0].uses)) < 2 and init.operation.block == op.operation.block:
         return
     fresh = init.operation.clone(ip=ir.InsertionPoint(op))
     _own_empty_init(fresh)

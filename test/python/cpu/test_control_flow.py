@@ -196,3 +196,50 @@ def test_short_fori_loop_is_unrolled_into_one_kernel():
         expected = np.tanh(expected * w)
     np.testing.assert_allclose(exe(w, h), expected, rtol=1e-5, atol=1e-6)
     assert exe.fusion_report().startswith("1 fusion(s)")
+
+
+RNN_TWO_DOTS = """
+func.func @main(%wx: tensor<64x256xf32>, %wh: tensor<64x256xf32>, %xs: tensor<12x32x64xf32>,
+                %h0: tensor<32x64xf32>) -> tensor<32x64xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %trips = stablehlo.constant dense<12> : tensor<i32>
+  %r:2 = stablehlo.while(%i = %zero, %h = %h0) : tensor<i32>, tensor<32x64xf32>
+    cond {
+      %lt = stablehlo.compare LT, %i, %trips, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %z = stablehlo.constant dense<0> : tensor<i32>
+      %s = stablehlo.dynamic_slice %xs, %i, %z, %z, sizes = [1, 32, 64]
+        : (tensor<12x32x64xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x32x64xf32>
+      %x = stablehlo.reshape %s : (tensor<1x32x64xf32>) -> tensor<32x64xf32>
+      %a = stablehlo.dot_general %x, %wx, contracting_dims = [1] x [0]
+        : (tensor<32x64xf32>, tensor<64x256xf32>) -> tensor<32x256xf32>
+      %b = stablehlo.dot_general %h, %wh, contracting_dims = [1] x [0]
+        : (tensor<32x64xf32>, tensor<64x256xf32>) -> tensor<32x256xf32>
+      %sum = stablehlo.add %a, %b : tensor<32x256xf32>
+      %g = stablehlo.slice %sum [0:32, 0:64] : (tensor<32x256xf32>) -> tensor<32x64xf32>
+      %t = stablehlo.tanh %g : tensor<32x64xf32>
+      %n = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %n, %t : tensor<i32>, tensor<32x64xf32>
+    }
+  return %r#1 : tensor<32x64xf32>
+}
+"""
+
+
+@pytest.mark.parametrize("cpu", ["x86-64-v3", "host"])
+def test_matmuls_in_a_while_body_are_scheduled(cpu):
+    """Two dots in a loop body (an LSTM step): their zero fill, hoisted out of
+    the loop and shared, is cloned into the body for each, so both run on the
+    matmul schedule (an LSTM scan of 100 steps ran scalar: 562 -> 12.7 ms)."""
+    exe = xlac.compile(RNN_TWO_DOTS, cache=False, cpu=cpu)
+    assert "scalar loops" not in exe.fusion_report(), exe.fusion_report()
+    rng = np.random.default_rng(2)
+    wx, wh = (rng.standard_normal((64, 256), dtype=np.float32) * 0.1 for _ in range(2))
+    xs = rng.standard_normal((12, 32, 64), dtype=np.float32)
+    h = rng.standard_normal((32, 64), dtype=np.float32)
+    expected = h
+    for step in range(12):
+        expected = np.tanh((xs[step] @ wx + expected @ wh)[:, :64])
+    np.testing.assert_allclose(exe(wx, wh, xs, h), expected, rtol=1e-4, atol=1e-5)
