@@ -22,21 +22,23 @@ Logging: one line per hit or miss on the ``xlac.cache`` logger.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sys
-import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 
+from xlac.checksum import sha256
 from xlac.files import (
     private_directory,
     read_private,
     sweep_stale_work_directories,
     write_atomically,
 )
+
+TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class _Log:
@@ -67,9 +69,10 @@ _MAGIC = b"XLACCACHE2 "
 
 def digest(*parts) -> str:
     """A key: SHA-256 over ``parts`` (bytes as they are, anything else as sorted JSON)."""
-    hasher = hashlib.sha256()
-    for part in parts:
-        data = part if isinstance(part, bytes) else json.dumps(part, sort_keys=True).encode()
+    encoded = [part if isinstance(part, bytes) else json.dumps(part, sort_keys=True).encode()
+               for part in parts]
+    hasher = sha256(sum(map(len, encoded)))
+    for data in encoded:
         hasher.update(len(data).to_bytes(8, "little") + data)
     return hasher.hexdigest()
 
@@ -139,7 +142,7 @@ class CompilationCache:
 
 
 def _pack(keys: list[str], payload: bytes) -> bytes:
-    header = json.dumps({"keys": keys, "sha256": hashlib.sha256(payload).hexdigest(),
+    header = json.dumps({"keys": keys, "sha256": _sha256_hex(payload),
                          "size": len(payload)}, sort_keys=True).encode()
     return _MAGIC + header + b"\n" + payload
 
@@ -155,9 +158,15 @@ def _unpack(entry: bytes, key: str) -> bytes:
         raise ValueError(f"malformed header ({exc!r})") from None
     if key not in keys:
         raise ValueError("the entry was made for another key")
-    if size != len(payload) or hashlib.sha256(payload).hexdigest() != checksum:
+    if size != len(payload) or _sha256_hex(payload) != checksum:
         raise ValueError("checksum mismatch: the entry is corrupted")
     return payload
+
+
+def _sha256_hex(data: bytes) -> str:
+    hasher = sha256(len(data))
+    hasher.update(data)
+    return hasher.hexdigest()
 
 
 _SWEPT: list[int] = []
@@ -174,6 +183,7 @@ def _sweep_once() -> None:
 
 def _link(source: Path, target: Path) -> None:
     """``target`` as another name of ``source``, replacing what was there."""
+    import threading  # here: a hit links nothing
     temporary = target.with_name(f".{target.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     os.link(source, temporary)
     os.replace(temporary, target)

@@ -14,15 +14,15 @@ is stored under both keys.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import os
 
 from xlac.cache import CompilationCache, digest, log
 from xlac.cpu_model import cpu_model
 from xlac.errors import CompileError, NotLoweredError, UnsupportedOpError, as_compile_errors, error
-from xlac.frontend.pytrees import pytrees_of
 from xlac.frontend.source import source_to_bytes
 from xlac.options import Options
 
+TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
 if TYPE_CHECKING:
     from xlac.executable import Executable
 
@@ -43,6 +43,9 @@ def compile(source, target: str = "cpu", entry: str = "main",  # noqa: A001 - th
     with as_compile_errors("<input>"):
         data, source_name = source_to_bytes(source)
     exe = compile_bytes(data, source_name, target, entry, options, cache)
+    if isinstance(source, (str, bytes, bytearray, memoryview, os.PathLike)):
+        return exe                                  # no pytrees: their module stays unloaded
+    from xlac.frontend.pytrees import pytrees_of
     with as_compile_errors(source_name):
         trees = pytrees_of(source)
     return exe.with_pytrees(trees) if trees is not None else exe
@@ -119,7 +122,8 @@ def _input_hit(store, key, data, source_name, target, entry, options, start) -> 
     from xlac.targets.cpu.library import executable_from
     stages = StageTexts(data, source_name, entry, options)     # parsed only if asked for
     try:
-        exe = executable_from(blob, f"cache entry {key[:16]}", entry, stages, options)
+        exe = executable_from(blob, f"cache entry {key[:16]}", entry, stages, options,
+                              verified=True)         # store.get checked its SHA-256
     except (ValueError, CompileError, OSError) as exc:
         log.warning("xlac cache miss %s (%s): ignoring an unusable entry, rebuilding: %s",
                     key[:16], what, exc)

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from pathlib import Path
+
+from xlac.record import record
 
 # /proc/cpuinfo flags that change what instructions compiled code may use.
 _ISA_FLAG = re.compile(r"^(sse|ssse3|avx|fma|f16c|bmi|adx|aes|pclmul|popcnt|abm|lzcnt|movbe"
@@ -25,7 +26,7 @@ _V4 = _V3 + ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")
 LEVELS: dict[str, tuple[str, ...]] = {"x86-64-v2": _V2, "x86-64-v3": _V3, "x86-64-v4": _V4}
 
 
-@dataclass(frozen=True)
+@record                             # a frozen dataclass, without importing dataclasses
 class CpuModel:
     """What compiled code may assume about the CPU it runs on."""
 

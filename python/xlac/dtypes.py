@@ -7,8 +7,7 @@ from ``ml_dtypes``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
+TYPE_CHECKING = False        # typing.TYPE_CHECKING, without importing typing on a hit
 if TYPE_CHECKING:            # numpy loads on first use: a cache hit returns before any
     import numpy as np
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import contextlib
 import re
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
+from xlac.record import record
+
+TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
 if TYPE_CHECKING:                 # the bindings load on first use: a cache hit needs none
     from xlac.mlir import ir
 
@@ -20,7 +21,7 @@ _FILE_LOC = re.compile(r'"([^"]*)":(\d+):(\d+)')
 UNKNOWN = "<unknown>"
 
 
-@dataclass(frozen=True)
+@record                             # a frozen dataclass, without importing dataclasses
 class Diagnostic:
     """One diagnostic: where (``file:line:col``, ``<unknown>`` or empty), how bad, what."""
 

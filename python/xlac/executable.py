@@ -7,15 +7,17 @@ behind one ``Executable`` and nothing here imports a target.
 
 from __future__ import annotations
 
-import copy
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
-
 from xlac.errors import InputError
 from xlac.signature import Signature, TensorSpec, check_inputs
 
+TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
 if TYPE_CHECKING:                 # numpy loads on the first run: a cache hit needs none
+    from collections.abc import Callable
+    from typing import Protocol
+
     import numpy as np
+else:
+    Protocol = object             # the protocols below are for type checkers and readers
 
 _SUB_BYTE = {"i2": 2, "i4": 4, "ui2": 2, "ui4": 4}
 
@@ -28,7 +30,6 @@ class CompiledFunction(Protocol):
     def serializer(self, entry: str, signature: Signature) -> Callable[[], bytes]:
         """What the bytes of this code will be: whatever must be taken now is taken
         (the JIT's object code), the slow rest (linking) runs when called."""
-        ...
 
 
 class Stages(Protocol):
@@ -42,7 +43,6 @@ class Stages(Protocol):
 
     def module(self, stage: str):
         """A fresh ``ir.Module`` at ``stage``, or None where there is no IR (loaded code)."""
-        ...
 
 
 class Executable:
@@ -99,6 +99,7 @@ class Executable:
 
     def with_pytrees(self, pytrees) -> Executable:
         """The same executable, called with (and returning) a JAX function's pytrees."""
+        import copy  # here: a hit copies nothing
         other = copy.copy(self)
         other.pytrees = pytrees
         return other
@@ -148,6 +149,7 @@ class Executable:
 
     def with_function(self, function: CompiledFunction) -> Executable:
         """The same executable (signature, stages) running ``function`` instead."""
+        import copy
         other = copy.copy(self)
         other._function = function
         return other

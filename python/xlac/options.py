@@ -11,13 +11,14 @@ pass options (``xla-apply-schedules{threads=2 vector-bytes=32}``).
 
 from __future__ import annotations
 
-import dataclasses
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 
+from xlac import record as records
+from xlac.record import factory, record
 
-@dataclass(frozen=True)
+
+@record                             # a frozen dataclass, without importing dataclasses
 class Knob:
     """One option: its field, its environment variable, and what it does."""
 
@@ -81,7 +82,7 @@ def _default_cache_dir() -> Path:
     return Path(base) / "xlac"
 
 
-@dataclass(frozen=True)
+@record
 class Options:
     """How to compile and run; every field has an ``XLAC_*`` twin (``KNOBS``)."""
 
@@ -90,7 +91,7 @@ class Options:
     trace_to: str = ""
     disable_passes: tuple[str, ...] = ()
     large_constant_bytes: int = 1 << 20
-    cache_dir: Path | None = field(default_factory=_default_cache_dir)
+    cache_dir: Path | None = factory(_default_cache_dir)
     num_threads: int = 0                   # 0: every core this process may use
     cpu: str = "host"
     malloc_tuning: bool = True
@@ -125,7 +126,7 @@ class Options:
                    local_rank=_count(env, _LOCAL_RANK_ID_VARIABLES, default=0))
 
     def replace(self, **changes) -> Options:
-        return dataclasses.replace(self, **changes)
+        return records.replace(self, **changes)
 
     @property
     def stepwise(self) -> bool:
@@ -160,10 +161,10 @@ def _parse(name: str, text: str):
     if name in ("malloc_tuning", "cuda_graphs", "isolate_input", "pieces"):
         return text not in ("0", "false")
     if name in ("large_constant_bytes", "num_threads"):
-        return int(text) if text.isdigit() else Options.__dataclass_fields__[name].default
+        return int(text) if text.isdigit() else records.defaults(Options)[name]
     if name == "parse_timeout":
-        return _seconds(text, Options.__dataclass_fields__[name].default)
-    return text or Options.__dataclass_fields__[name].default
+        return _seconds(text, records.defaults(Options)[name])
+    return text or records.defaults(Options)[name]
 
 
 def _seconds(text: str, default: float) -> float:
@@ -176,6 +177,7 @@ def _seconds(text: str, default: float) -> float:
 
 def markdown() -> str:
     """docs/options.md: every knob, generated from ``KNOBS``."""
+    import dataclasses
     lines = ["# Options", "",
              "Generated from `python/xlac/options.py` by `python -m xlac.options`; do not edit.",
              "Every knob is a field of `xlac.Options` (`xlac.compile(..., options=...)`) and an",

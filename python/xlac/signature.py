@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
 from xlac.dtypes import numpy_dtype, shape_str, tensor_type
 from xlac.errors import CompileError, InputError, error, format_location
+from xlac.record import record
 
+TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
 if TYPE_CHECKING:                 # loaded on first use: a cache hit needs neither
     import numpy as np
 
     from xlac.mlir import ir
 
 
-@dataclass(frozen=True)
+@record                             # a frozen dataclass, without importing dataclasses
 class TensorSpec:
     """Shape and element type of one argument or result.
 
@@ -46,7 +45,7 @@ class TensorSpec:
         return shape_str(self.dtype, tuple("?" if d is None else d for d in self.shape))
 
 
-@dataclass(frozen=True)
+@record
 class Signature:
     """What an executable takes and returns."""
 

@@ -13,7 +13,6 @@ the library and the JSON, so a truncated or corrupted file is refused.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import struct
 from pathlib import Path
@@ -21,6 +20,7 @@ from pathlib import Path
 from xlac.artifact.elf import NotALibrary, load_time_code
 from xlac.artifact.identity import FORMAT, build_identity, source_digest  # noqa: F401 - re-exported
 from xlac.artifact.schema import check_metadata
+from xlac.checksum import sha256
 from xlac.cpu_model import cpu_model
 from xlac.errors import XlacError
 from xlac.files import read_regular
@@ -41,12 +41,21 @@ class ArtifactError(XlacError, ValueError):
 def pack(library: bytes, metadata: dict) -> bytes:
     """The library with its metadata trailer."""
     text = json.dumps(metadata, sort_keys=True).encode()
-    digest = hashlib.sha256(library + text).digest()
-    return library + text + _TAIL.pack(len(text), digest, MAGIC)
+    return library + text + _TAIL.pack(len(text), _digest(library + text), MAGIC)
 
 
-def unpack(blob: bytes, what: str = "artifact") -> tuple[bytes, dict]:
-    """``(library, metadata)``; ArtifactError if the blob is not intact."""
+def _digest(data: bytes) -> bytes:
+    hasher = sha256(len(data))
+    hasher.update(data)
+    return hasher.digest()
+
+
+def unpack(blob: bytes, what: str = "artifact", verified: bool = False) -> tuple[bytes, dict]:
+    """``(library, metadata)``; ArtifactError if the blob is not intact.
+
+    ``verified``: the caller has already checked a checksum over every byte of
+    ``blob`` (a cache entry's), so the trailer's SHA-256 is not computed again.
+    """
     if len(blob) < _TAIL.size or blob[-len(MAGIC):] != MAGIC:
         raise ArtifactError(f"{what}: not an xlac artifact (no xlac metadata at its end; "
                             "was it truncated or stripped?)")
@@ -55,7 +64,7 @@ def unpack(blob: bytes, what: str = "artifact") -> tuple[bytes, dict]:
     if length > min(len(body), MAX_METADATA_BYTES):
         raise ArtifactError(f"{what}: truncated (metadata of {length} bytes in a "
                             f"{len(blob)}-byte file)")
-    if hashlib.sha256(body).digest() != digest:
+    if not verified and _digest(body) != digest:
         raise ArtifactError(f"{what}: checksum mismatch: the file is corrupted")
     library, text = body[:len(body) - length], body[len(body) - length:]
     try:

@@ -11,11 +11,12 @@ fingerprint, and the identity is computed again.
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
 from pathlib import Path
+
+from xlac.checksum import sha256
 
 FORMAT = 1
 _SOURCE_PACKAGES = ("xlac", "xlac.passes", "xlac.dialects")
@@ -39,6 +40,7 @@ def source_digest() -> str:
     The version number alone would keep serving code from an older compiler
     to anyone working on xlac itself.
     """
+    import hashlib  # here: every source file is read (OpenSSL's is faster); no hit does it
     digest = hashlib.sha256()
     for root, path in _source_files():
         digest.update(os.path.relpath(path, root).encode() + b"\0" + Path(path).read_bytes())
@@ -78,7 +80,8 @@ def _owned_privately(path: Path) -> bool:
 
 def _fingerprint() -> str:
     """Sizes and times of xlac's sources and of the packages whose versions count."""
-    digest = hashlib.sha256(os.uname().machine.encode())
+    digest = sha256(0)                  # a few kB: the built-in hasher (xlac.checksum)
+    digest.update(os.uname().machine.encode())
     for root, path in _source_files():
         info = os.stat(path)
         digest.update(f"{path[len(root):]}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())

@@ -7,13 +7,11 @@ someone asks for it, and remembered.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from xlac.errors import CompileError, Diagnostic, error
 from xlac.options import Options
 from xlac.pipeline import pipelines
-from xlac.pipeline.text import without_passes
 
+TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
 if TYPE_CHECKING:                 # parsing loads the bindings; a cache hit needs none
     from xlac.mlir import ir
 
@@ -59,6 +57,7 @@ class StageTexts:
         from xlac.context import new_context
         from xlac.frontend.parse import parse_module
         from xlac.pipeline.pass_manager import run_passes
+        from xlac.pipeline.text import without_passes
         module = parse_module(new_context(), self._data, self._source_name)
         steps = pipelines.steps_until(stage, self._entry, self._options)
         return module, run_passes(module, without_passes(steps, self._options.disable_passes))

@@ -8,9 +8,14 @@ bytes and back (the compilation cache and ``xlac.deserialize`` use that).
 from __future__ import annotations
 
 import importlib
-from typing import Protocol
 
 from xlac.errors import CompileError, error
+
+TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
+if TYPE_CHECKING:
+    from typing import Protocol
+else:
+    Protocol = object             # Target is for type checkers and readers
 
 _TARGETS = {"cpu": "xlac.targets.cpu.compile:CpuTarget",
             "cuda": "xlac.targets.cuda.compile:CudaTarget"}
@@ -22,17 +27,14 @@ class Target(Protocol):
 
     def pipeline(self, entry: str, options) -> list[str]:
         """Every step of this target's pipeline (to check names, and for cache keys)."""
-        ...
 
     def stage_names(self) -> list[str]: ...
 
     def compile(self, module, stages, entry: str, runner):
         """``module`` (parsed input) -> an Executable, its stages run by ``runner``."""
-        ...
 
     def deserialize(self, blob: bytes, what: str, entry: str, stages, options):
         """An Executable from this target's bytes (``Executable.serialize()``)."""
-        ...
 
 
 def get_target(name: str) -> Target:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import json
 import logging
 import subprocess
@@ -12,8 +14,10 @@ import numpy as np
 import pytest
 
 import xlac
-from xlac import cache
+from xlac import cache, checksum
 from xlac.artifact import identity
+from xlac.options import Options
+from xlac.signature import TensorSpec
 
 PROGRAM = """func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = stablehlo.exponential %a : tensor<4xf32>
@@ -21,11 +25,17 @@ PROGRAM = """func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
 }
 """
 HEAVY = ("torch_mlir", "numpy", "jax", "scipy", "ml_dtypes", "importlib.metadata", "tqdm")
+# Standard modules a hit used to import and no longer does (docs/compile-time.md):
+# dataclasses (it imports inspect), typing, hashlib (OpenSSL), platform, threading...
+STDLIB = ("dataclasses", "inspect", "typing", "hashlib", "_hashlib", "platform", "threading",
+          "copy", "concurrent.futures", "tempfile", "logging")
+# xlac modules only a miss, an SPMD program or a JAX source needs
+XLAC = ("xlac.frontend.pytrees", "xlac.collectives", "xlac.pipeline.text", "xlac.debug.dump")
 
 
-def fresh_process(code: str, cache_dir) -> list[str]:
-    """Run ``code`` in a new interpreter; the heavy modules it ended with loaded."""
-    check = f"import sys\n{code}\nprint([m for m in {HEAVY!r} if m in sys.modules])"
+def fresh_process(code: str, cache_dir, watched=HEAVY) -> list[str]:
+    """Run ``code`` in a new interpreter; the ``watched`` modules it ended with loaded."""
+    check = f"import sys\n{code}\nprint([m for m in {tuple(watched)!r} if m in sys.modules])"
     done = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True,
                           timeout=300, env={"XLAC_CACHE_DIR": str(cache_dir),
                                             "PATH": "/usr/bin:/bin", "HOME": str(cache_dir)})
@@ -46,6 +56,41 @@ def test_a_hit_in_a_fresh_process_needs_no_mlir(tmp_path):
     assert fresh_process(compile_it, cache_dir) == []                    # the hit does not
     run_it = compile_it + "\nimport numpy as np\nprint(exe(np.zeros(4, np.float32)))"
     assert "torch_mlir" not in fresh_process(run_it, cache_dir)
+
+
+def test_a_hit_imports_no_standard_module_it_can_do_without(tmp_path):
+    source = tmp_path / "p.mlir"
+    source.write_text(PROGRAM)
+    cache_dir = tmp_path / "cache"
+    compile_it = f"import xlac, xlac.cache\nexe = xlac.compile({str(source)!r})\nxlac.cache.flush()"
+    fresh_process(compile_it, cache_dir)                                 # the miss stores it
+    at_start = fresh_process("pass", cache_dir, STDLIB + XLAC)           # a site hook's own
+    loaded = fresh_process(compile_it, cache_dir, STDLIB + XLAC)
+    assert [m for m in loaded if m not in at_start] == []
+
+
+def test_records_still_work_with_dataclasses_functions():
+    options = Options(cache_dir="")
+    assert options.cache_dir is None and Options().cache_dir is not None   # __post_init__, factory
+    assert dataclasses.is_dataclass(options) and Options.cpu == "host"
+    assert [f.name for f in dataclasses.fields(Options)][:2] == ["dump_to", "timing"]
+    assert dataclasses.replace(options, cpu="x86-64-v3") == options.replace(cpu="x86-64-v3")
+    assert options.replace(num_threads=3) != options and hash(options) == hash(Options(cache_dir=""))
+    spec = TensorSpec((2, None), "f32")
+    assert repr(spec) == "TensorSpec(shape=(2, None), element_type='f32')"
+    assert dataclasses.asdict(spec) == {"shape": (2, None), "element_type": "f32"}
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        spec.shape = (1,)
+    with pytest.raises(TypeError):
+        TensorSpec((1,))
+
+
+@pytest.mark.parametrize("size", [0, 1000, checksum.SMALL + 1])
+def test_both_sha256_implementations_agree(size):
+    data = bytes(range(256)) * (size // 256 + 1)
+    hasher = checksum.sha256(len(data))
+    hasher.update(data)
+    assert hasher.hexdigest() == hashlib.sha256(data).hexdigest()
 
 
 @pytest.fixture

@@ -5,17 +5,19 @@ even if the file changes meanwhile.
 
 from __future__ import annotations
 
-import atexit
 import ctypes
 import os
 from pathlib import Path
 
 from xlac.artifact import container
-from xlac.collectives import DeviceGrid
 from xlac.errors import XlacError
 from xlac.executable import Executable
 from xlac.signature import Signature
 from xlac.targets.cpu.libraries import idle_workers_sleep, keep_freed_memory
+
+TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
+if TYPE_CHECKING:
+    from xlac.collectives import DeviceGrid
 
 
 class EntryFailed(XlacError):
@@ -73,14 +75,16 @@ class LoadedArtifact:
         return container.pack(library, metadata | self._extra)
 
 
-def executable_from(blob: bytes, what: str, entry: str, stages, options) -> Executable:
-    """An Executable for ``entry`` of a checked CPU artifact."""
-    library_bytes, meta = container.unpack(blob, what)
+def executable_from(blob: bytes, what: str, entry: str, stages, options,
+                    verified: bool = False) -> Executable:
+    """An Executable for ``entry`` of a checked CPU artifact (``verified``: the
+    caller checksummed every byte of ``blob``, as the cache does: not again)."""
+    library_bytes, meta = container.unpack(blob, what, verified)
     container.check_compatible(meta, what, "cpu")
     description = container.entry_description(meta, entry, what)
     signature = Signature.from_json(description)
     keep_freed_memory(options.malloc_tuning)  # as for JIT-compiled code: warm temporaries
-    grid = DeviceGrid(*description["spmd"]) if "spmd" in description else None
+    grid = _grid(description)
     if grid is not None:                       # its libxlac_mpi.so: this process's, by soname
         from xlac.targets.cpu.collectives import shim_for
         shim_for(options)
@@ -88,6 +92,14 @@ def executable_from(blob: bytes, what: str, entry: str, stages, options) -> Exec
     library = open_library(library_bytes)
     function = LibraryFunction(library, description["symbol"], len(signature.inputs), blob, grid)
     return Executable(function, signature, stages, "cpu", entry=entry)
+
+
+def _grid(description: dict) -> DeviceGrid | None:
+    """An SPMD entry's device grid; None (and nothing imported) for a plain one."""
+    if "spmd" not in description:
+        return None
+    from xlac.collectives import DeviceGrid
+    return DeviceGrid(*description["spmd"])
 
 
 def open_library(data: bytes) -> ctypes.CDLL:
@@ -127,6 +139,7 @@ def _private_directory() -> Path:
 
 def _open_from_kept_file(data: bytes) -> ctypes.CDLL:
     """Without memfd: a private file kept until exit, so its inode stays unique."""
+    import atexit
     import tempfile
     handle = tempfile.NamedTemporaryFile(prefix="xlac-load-", suffix=".so", delete=False)
     with handle:
