@@ -174,11 +174,39 @@ def _replace(module: ir.Operation, op: ir.Operation, shape: Contraction, name: s
 
 
 
+def _transposed_elements(s: Contraction) -> int:
+    """Elements the helper transposes: A, B and C wherever their dims are not
+    already in [batch, m, k], [batch, k, n], [batch, m, n] order."""
+    def moved(loops, order) -> int:
+        return 0 if list(loops) == list(order) else math.prod(s.extents[d] for d in loops)
+    return (moved(s.a, [*s.batch, *s.m, *s.k]) + moved(s.b, [*s.batch, *s.k, *s.n])
+            + moved(s.c, [*s.batch, *s.m, *s.n]))
+
+
+def _swapped(s: Contraction) -> Contraction:
+    """C^T = B^T A^T: B's free dims become the rows. Attention's P.V with V
+    first (a flax U-Net's [b, k, h, d] x [b, h, q, k] -> [b, h, d, q]) then
+    transposes V and C (1 MB each) instead of the 1024 x 1024 probabilities
+    of each head (32 MB)."""
+    return Contraction(s.b, s.a, s.c, s.extents, s.batch, s.n, s.m, tuple(d for d in s.b if d in s.k))
+
+
+def _oriented(s: Contraction) -> tuple[Contraction, bool]:
+    """The contraction with the fewer elements to transpose, and whether its
+    operands were swapped. Batched ones only: a 2-D matmul's transposed B is
+    free (the schedule packs B through the transpose, contraction_plan.py)."""
+    if s.batch and _transposed_elements(_swapped(s)) < _transposed_elements(s):
+        return _swapped(s), True
+    return s, False
+
+
 def _helper_text(s: Contraction, name: str, types: list[str], element: str) -> str:
+    s, swapped = _oriented(s)
     body = _Body(element)
     batch = [s.batch] if s.batch else []
-    a = body.reshape("%a", s.a, [*s.batch, *s.m, *s.k], batch + [s.m, s.k], s.extents)
-    b = body.reshape("%b", s.b, [*s.batch, *s.k, *s.n], batch + [s.k, s.n], s.extents)
+    first, second = ("%b", "%a") if swapped else ("%a", "%b")
+    a = body.reshape(first, s.a, [*s.batch, *s.m, *s.k], batch + [s.m, s.k], s.extents)
+    b = body.reshape(second, s.b, [*s.batch, *s.k, *s.n], batch + [s.k, s.n], s.extents)
     c = body.reshape("%c", s.c, [*s.batch, *s.m, *s.n], batch + [s.m, s.n], s.extents)
     named = "linalg.batch_matmul" if s.batch else "linalg.matmul"
     product = body.emit(f"{named} ins({a}, {b} : {body.types[a]}, {body.types[b]}) "

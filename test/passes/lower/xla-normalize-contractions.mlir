@@ -30,6 +30,30 @@ func.func @q_kt(%q: tensor<8x512x64xf32>, %k: tensor<8x512x64xf32>) -> tensor<8x
 
 // -----
 
+/// P.V with V first ([b, k, d] x [b, q, k] -> [b, d, q], as flax's attention
+/// in a U-Net comes): as written, the 1024 x 1024 probabilities P would be
+/// transposed; with the operands swapped (C^T = P.V), P is read as it is and
+/// only V and the 1024 x 32 result are transposed.
+// CHECK-LABEL: func.func @p_v_swapped
+// CHECK: func.func private @{{.*}}(%[[V:.*]]: tensor<8x1024x32xf32>, %[[P:.*]]: tensor<8x1024x1024xf32>, %[[INIT:.*]]: tensor<8x32x1024xf32>)
+// CHECK-NOT: linalg.transpose ins(%[[P]]
+// CHECK: %[[CT:.*]] = linalg.batch_matmul ins(%[[P]], %[[V]] : tensor<8x1024x1024xf32>, tensor<8x1024x32xf32>)
+// CHECK: linalg.transpose ins(%[[CT]] : tensor<8x1024x32xf32>) {{.*}} permutation = [0, 2, 1]
+func.func @p_v_swapped(%v: tensor<8x1024x32xf32>, %p: tensor<8x1024x1024xf32>) -> tensor<8x32x1024xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<8x32x1024xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<8x32x1024xf32>) -> tensor<8x32x1024xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(b, m, n, k) -> (b, k, m)>, affine_map<(b, m, n, k) -> (b, n, k)>, affine_map<(b, m, n, k) -> (b, m, n)>], iterator_types = ["parallel", "parallel", "parallel", "reduction"]} ins(%v, %p : tensor<8x1024x32xf32>, tensor<8x1024x1024xf32>) outs(%c : tensor<8x32x1024xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %m = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %m : f32
+    linalg.yield %s : f32
+  } -> tensor<8x32x1024xf32>
+  return %r : tensor<8x32x1024xf32>
+}
+
+// -----
+
 /// Two m dims (a [batch, seq, hidden] activation times a weight): m is
 /// collapsed to one dim around a linalg.matmul.
 // CHECK-LABEL: func.func @activation_times_weight

@@ -139,3 +139,26 @@ def test_tall_chunk_is_cut_into_row_blocks():
     assert _row_block(1024, 256, 8) == 512
     assert _row_block(1024, 256, 6) == 510
     assert _row_block(1024, 100, 8) == 0
+
+
+P_TIMES_V = """
+func.func @main(%v: tensor<2x256x4x32xf32>, %p: tensor<2x4x128x256xf32>) -> tensor<2x4x32x128xf32> {
+  %0 = stablehlo.dot_general %v, %p, batching_dims = [0, 2] x [0, 1], contracting_dims = [1] x [3]
+    : (tensor<2x256x4x32xf32>, tensor<2x4x128x256xf32>) -> tensor<2x4x32x128xf32>
+  return %0 : tensor<2x4x32x128xf32>
+}
+"""
+
+
+def test_batched_dot_swaps_its_operands_to_transpose_less():
+    """Attention's P.V written V first (flax's U-Net): the operands are swapped
+    (C^T = P.V) so that the probabilities are not transposed (a U-Net level
+    48 vs 85 ms); right on both levels."""
+    rng = np.random.default_rng(3)
+    v = rng.standard_normal((2, 256, 4, 32), dtype=np.float32)
+    p = rng.random((2, 4, 128, 256), dtype=np.float32)
+    for cpu in ("x86-64-v3", "host"):
+        exe = xlac.compile(P_TIMES_V, cpu=cpu, cache=False)
+        linalg = exe.as_text("linalg")
+        assert "tensor<8x128x256xf32>, tensor<8x256x32xf32>" in linalg      # P as the rows
+        np.testing.assert_allclose(exe(v, p), np.einsum("bkhd,bhqk->bhdq", v, p), rtol=2e-5, atol=2e-4)
