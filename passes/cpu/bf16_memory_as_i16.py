@@ -57,6 +57,9 @@ def _as_i16(type_: ir.Type) -> ir.Type | None:
     if isinstance(type_, ir.VectorType) and isinstance(ir.VectorType(type_).element_type,
                                                        ir.BF16Type):
         return ir.VectorType.get(ir.VectorType(type_).shape, i16)
+    text = str(type_)
+    if text.startswith("!llvm.array<") and "bf16" in text:   # an n-D vector: arrays of 1-D ones
+        return ir.Type.parse(text.replace("bf16", "i16"))
     return None
 
 

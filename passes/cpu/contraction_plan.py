@@ -85,29 +85,40 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     if not _static_b_blocks(n, k, chunks[-1] or n, bn, bk, tn):
         return Plan("xla_matmul_peeled", chunks + (bn, bk, tm, tn))
     # AVX2 code packs whole blocks with row tiles outside (@xla_matmul_block_packed);
-    # the transposing panels keep column tiles outside, a loss there for many
-    # rows (1024^3: 100 -> 82 GFLOP/s), a gain for few (256 x 256 x 8000: 88 -> 107)
-    few_rows = machine.registers >= 32 or m <= TRANSPOSED_B_ROWS_AVX2
-    transpose = _transposed_b(op) if fuse_producers and few_rows else None
-    if transpose is not None and bk % 16 == 0 and tn % 16 == 0:
-        return Plan("xla_matmul_transposed_b", chunks + (bn, bk, tm, tn), (transpose,))
+    # the fused panels keep column tiles outside, a loss there for many rows
+    # (B transposed, 1024^3: 100 -> 82 GFLOP/s), a gain for few (256 x 256 x 8000: 88 -> 107)
+    few_rows = machine.registers >= 32 or m <= FUSED_B_ROWS_AVX2
+    producer = _b_producer(op) if fuse_producers and few_rows else None
+    if producer is not None and bk % 16 == 0 and tn % 16 == 0:
+        return Plan("xla_matmul_fused_b", chunks + (bn, bk, tm, tn), (producer,))
     if machine.registers < 32:
         return Plan("xla_matmul_block_packed", chunks + (bn, bk, tm, tn))
     return Plan("xla_matmul", chunks + (_row_block(chunks[0] or m, min(k, BLOCK), tm), bn, bk, tm, tn))
 
 
-def _transposed_b(op: ir.Operation) -> ir.Operation | None:
-    """The 2-D transpose (in generic form) that makes B and only B, which the
-    schedule then fuses into its packing of B's panels, else None."""
+def _b_producer(op: ir.Operation) -> ir.Operation | None:
+    """The op making B, and only B, that the schedule can fuse into its
+    packing of B's panels: a 2-D transpose (a weight stored [n, k]) or a
+    widening (bf16 or f16 weights computed in f32), else None."""
     producer = op.operands[1].owner
     if not hasattr(producer, "name") or producer.name != "linalg.generic" \
-            or copy_permutation(producer) != [1, 0]:
+            or not (copy_permutation(producer) == [1, 0] or _is_widening(producer)):
         return None
     uses = list(producer.results[0].uses)
     return producer if len(uses) == 1 and uses[0].owner == op else None
 
 
-TRANSPOSED_B_ROWS_AVX2 = 512
+def _is_widening(op: ir.Operation) -> bool:
+    """A 2-D generic whose body is only ``arith.extf`` of its one input, identity maps."""
+    block = op.regions[0].blocks[0]
+    body = [inner.operation for inner in block.operations]
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    identity = str(ir.AffineMap.get_identity(2))
+    return len(op.operands) == 2 and len(body) == 2 and body[0].name == "arith.extf" \
+        and list(body[0].operands) == [block.arguments[0]] and all(str(m) == identity for m in maps)
+
+
+FUSED_B_ROWS_AVX2 = 512
 A_IN_L2 = 512 * 1024        # bytes of A a chunk of columns re-reads from L2 per column tile
 
 

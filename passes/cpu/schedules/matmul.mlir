@@ -139,14 +139,15 @@ module attributes {transform.with_named_sequence} {
   }
 
   // B made by a transpose (a weight stored [n, k], as PyTorch's Linear keeps
-  // it): the transpose is fused into the column loop, so each bk x tn panel
-  // of B is made, transposed in 16 x 16 blocks in registers, into a buffer of
-  // its own that the row tiles then read: the packing above, with the
-  // transpose in it, instead of a transposed copy of all of B written to
-  // memory and read back. Parameters as @xla_matmul's, without bm.
-  transform.named_sequence @xla_matmul_transposed_b(
+  // it) or a widening (bf16 weights computed in f32): that producer is fused
+  // into the column loop, so each bk x tn panel of B is made, in 16 x 16
+  // blocks (transposed in registers), into a buffer of its own that the row
+  // tiles then read: the packing above, with the producer in it, instead of
+  // a transposed or f32 copy of all of B written to memory and read back.
+  // Parameters as @xla_matmul's, without bm.
+  transform.named_sequence @xla_matmul_fused_b(
       %op: !transform.any_op {transform.consumed},
-      %transpose: !transform.any_op {transform.consumed},
+      %producer: !transform.any_op {transform.consumed},
       %cm: !transform.param<i64> {transform.readonly},
       %cn: !transform.param<i64> {transform.readonly},
       %bn: !transform.param<i64> {transform.readonly},
@@ -167,7 +168,7 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
     %column, %cloop = transform.structured.tile_using_for %block tile_sizes [0, %tn, 0]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    %t1, %forall3 = transform.structured.fuse_into_containing_op %transpose into %forall2
+    %t1, %forall3 = transform.structured.fuse_into_containing_op %producer into %forall2
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t2, %nblock2 = transform.structured.fuse_into_containing_op %t1 into %nblock
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)

@@ -39,3 +39,21 @@ llvm.func @native(%x: f32, %dst: !llvm.ptr) {
   llvm.store %b, %dst : bf16, !llvm.ptr
   llvm.return
 }
+
+// -----
+
+/// A 2-D bf16 vector (a 16 x 16 block of B widened in a matmul's packing)
+/// is an array of 1-D vectors in LLVM: the array's vectors become i16 too.
+// CHECK-LABEL: llvm.func @block
+// CHECK: llvm.mlir.poison : !llvm.array<2 x vector<16xi16>>
+// CHECK: %[[ROW:.*]] = llvm.load %{{.*}} : !llvm.ptr -> vector<16xi16>
+// CHECK: llvm.insertvalue %[[ROW]], %{{.*}}[0] : !llvm.array<2 x vector<16xi16>>
+// CHECK-NOT: bf16
+llvm.func @block(%src: !llvm.ptr, %dst: !llvm.ptr) {
+  %empty = llvm.mlir.poison : !llvm.array<2 x vector<16xbf16>>
+  %row = llvm.load %src : !llvm.ptr -> vector<16xbf16>
+  %block = llvm.insertvalue %row, %empty[0] : !llvm.array<2 x vector<16xbf16>>
+  %back = llvm.extractvalue %block[0] : !llvm.array<2 x vector<16xbf16>>
+  llvm.store %back, %dst : vector<16xbf16>, !llvm.ptr
+  llvm.return
+}
