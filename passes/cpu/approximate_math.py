@@ -1,4 +1,4 @@
-"""xla-approximate-math: f32 exp and tanh as polynomials, so they vectorize."""
+"""xla-approximate-math: f32 exp, tanh, log and log1p as polynomials, so they vectorize."""
 
 from __future__ import annotations
 
@@ -20,7 +20,17 @@ _TANH_Q = (-0.33333330657349786, 0.13333201332790984, -0.05394625145441634,
 _TANH_SMALL = 0.625     # below: the odd polynomial; above: 1 - 2/(exp(2|x|)+1)
 _TANH_SATURATE = 10.0   # 2/(exp(20)+1) is below half an ulp of 1.0f
 
-_SUPPORTED = ("math.exp", "math.tanh")
+# log(1 + f) = f - f^2/2 + f^3 * L(f) on [sqrt(1/2) - 1, sqrt(2) - 1] (fitted the
+# same way, weighted for log's relative error; max relative error ~9e-10)
+_LOG_P = (0.3333331089896386, -0.2500001627905807, 0.20002204183612055,
+          -0.16667643716114589, 0.14217891534633909, -0.12411268686661639,
+          0.11904712128766881, -0.11646434417162932, 0.0667527189221199)
+_SQRT_HALF_BITS = 0x3F3504F3      # the f32 bits of sqrt(1/2)
+_SMALLEST_NORMAL = 1.1754943508222875e-38
+
+_F32_SPECIAL_BITS = {"inf": "0x7F800000", "-inf": "0xFF800000", "nan": "0x7FC00000"}
+
+_SUPPORTED = ("math.exp", "math.tanh", "math.log", "math.log1p")
 
 
 @dataclass(frozen=True)
@@ -66,7 +76,7 @@ def _add_helper(module: ir.Operation, op_name: str, type_text: str) -> str:
     suffix = type_text.replace("vector<", "v").replace(">", "").replace("x", "")
     name = f"xla_{op_name.split('.')[1]}_{suffix}"
     body = _Emitter(type_text)
-    result = body.exp(body.arg) if op_name == "math.exp" else body.tanh(body.arg)
+    result = getattr(body, op_name.split(".")[1])(body.arg)
     text = (f"func.func private @{name}(%x: {type_text}) -> {type_text} {{\n"
             + "".join(body.lines) + f"  return {result} : {type_text}\n}}\n")
     with module.context, module.location:
@@ -96,7 +106,8 @@ class _Emitter:
 
     def const(self, value: float, integer: bool = False) -> str:
         type_ = self.int if integer else self.float
-        literal = str(int(value)) if integer else repr(float(value))
+        literal = str(int(value)) if integer else _F32_SPECIAL_BITS.get(repr(float(value)),
+                                                                         repr(float(value)))
         if self.vector:
             return self._emit(f"arith.constant dense<{literal}> : {type_}")
         return self._emit(f"arith.constant {literal} : {type_}")
@@ -131,6 +142,59 @@ class _Emitter:
         biased = self.op("arith.addi", k, self.const(127, True), type_=self.int)
         bits = self.op("arith.shli", biased, self.const(23, True), type_=self.int)
         return self._emit(f"arith.bitcast {bits} : {self.int} to {self.float}")
+
+    def log(self, x: str) -> str:
+        """x = 2^e * m with m in [sqrt(1/2), sqrt(2)) (subnormals scaled by
+        2^23 first), log(x) = e * ln2 + log(1 + f) with f = m - 1; ln2 in two
+        parts so that e * ln2 adds no rounding of its own."""
+        tiny = self._emit(f"arith.cmpf olt, {x}, {self.const(_SMALLEST_NORMAL)} : {self.float}")
+        scaled = self._emit(f"arith.select {tiny}, {self.op('arith.mulf', x, self.const(8388608.0))},"
+                            f" {x} : {self.bool}, {self.float}")
+        bits = self._emit(f"arith.bitcast {scaled} : {self.float} to {self.int}")
+        offset = self.op("arith.subi", bits, self.const(_SQRT_HALF_BITS, True), type_=self.int)
+        exponent = self.op("arith.shrsi", offset, self.const(23, True), type_=self.int)
+        exponent = self.op("arith.subi", exponent, self._emit(
+            f"arith.select {tiny}, {self.const(23, True)}, {self.const(0, True)} : {self.bool}, {self.int}"),
+            type_=self.int)
+        mantissa = self.op("arith.addi", self.op("arith.andi", offset, self.const(0x7FFFFF, True),
+                                                 type_=self.int),
+                           self.const(_SQRT_HALF_BITS, True), type_=self.int)
+        f = self.op("arith.subf", self._emit(f"arith.bitcast {mantissa} : {self.int} to {self.float}"),
+                    self.const(1.0))
+        f2 = self.op("arith.mulf", f, f)
+        e = self._emit(f"arith.sitofp {exponent} : {self.int} to {self.float}")
+        low = self.op("math.fma", e, self.const(1.4286068203094173e-06),
+                      self.op("arith.mulf", f2, self.const(-0.5)))
+        tail = self.op("math.fma", self.op("arith.mulf", f2, f), self.poly(f, _LOG_P), low)
+        result = self.op("math.fma", e, self.const(0.693145751953125), self.op("arith.addf", f, tail))
+        return self._log_special_values(x, result)
+
+    def _log_special_values(self, x: str, result: str) -> str:
+        """As libm: log(+-0) = -inf, log(x < 0) = NaN, log(+inf) = +inf, NaN stays."""
+        zero = self.const(0.0)
+        is_zero = self._emit(f"arith.cmpf oeq, {x}, {zero} : {self.float}")
+        negative = self._emit(f"arith.cmpf olt, {x}, {zero} : {self.float}")
+        finite = self._emit(f"arith.cmpf olt, {x}, {self.const(float('inf'))} : {self.float}")
+        result = self._emit(f"arith.select {finite}, {result}, {x} : {self.bool}, {self.float}")
+        result = self._emit(f"arith.select {negative}, {self.const(float('nan'))}, {result}"
+                            f" : {self.bool}, {self.float}")
+        return self._emit(f"arith.select {is_zero}, {self.const(float('-inf'))}, {result}"
+                          f" : {self.bool}, {self.float}")
+
+    def log1p(self, x: str) -> str:
+        """log(u) for u = 1 + x, plus the first-order correction of u's rounding,
+        (x - (u - 1)) / u; x itself where u rounds to 1 (tiny x, and -0)."""
+        u = self.op("arith.addf", x, self.const(1.0))
+        correction = self.op("arith.divf", self.op("arith.subf", x, self.op(
+            "arith.subf", u, self.const(1.0))), u)
+        positive = self._emit(f"arith.cmpf ogt, {u}, {self.const(0.0)} : {self.float}")
+        finite = self._emit(f"arith.cmpf olt, {u}, {self.const(float('inf'))} : {self.float}")
+        usable = self.op("arith.andi", positive, finite, type_=self.bool)
+        correction = self._emit(f"arith.select {usable}, {correction}, {self.const(0.0)}"
+                                f" : {self.bool}, {self.float}")
+        result = self.op("arith.addf", self.log(u), correction)
+        exact = self._emit(f"arith.cmpf oeq, {u}, {self.const(1.0)} : {self.float}")
+        return self._emit(f"arith.select {exact}, {x}, {result} : {self.bool}, {self.float}")  # -0 too
 
     def tanh(self, x: str) -> str:
         ax = self.op("math.absf", x)

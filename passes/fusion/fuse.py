@@ -44,7 +44,7 @@ class Fuse(ModulePass):
 
     name = "xla-fuse"
     remarks: bool = False
-    max_ops: int = 64            # largest kernel, in ops (copies included)
+    max_ops: int = 64            # largest kernel, in ops (copies included; integer ops count 1/4)
 
     def run(self, module: ir.Operation) -> None:
         plans, rejections = [], []

@@ -23,6 +23,7 @@ class BlockGraph:
     chain_next: list[list[int]]     # order edges: ops of class OTHER keep their order
     index: dict                     # op -> its position
     sizes: list[int]                # iteration_size of op i, asked once per merge candidate
+    weights: list[float]            # what op i counts for against max-ops (op_weight)
 
     @property
     def size(self) -> int:
@@ -50,7 +51,27 @@ def build_graph(block: ir.Block) -> BlockGraph:
     for before, after in zip(others, others[1:]):
         chain_next[before].append(after)
     sizes = [_iteration_size(op, kind) for op, kind in zip(ops, kinds)]
-    return BlockGraph(ops, kinds, producers, users, chain_next, index, sizes)
+    weights = [op_weight(op) for op in ops]
+    return BlockGraph(ops, kinds, producers, users, chain_next, index, sizes, weights)
+
+
+INTEGER_OP_WEIGHT = 0.25
+_COSTLY_INTEGER_OPS = ("stablehlo.divide", "stablehlo.remainder", "stablehlo.power")
+
+
+def op_weight(op: ir.Operation) -> float:
+    """An op's share of a kernel's max-ops. Integer and bit ops (threefry's
+    ~140 adds, xors and shifts, hashing) are one instruction each where a
+    float op may be a polynomial of dozens (sine, exp), and the limit is there
+    for LLVM's time on a kernel: they count a quarter, so jax.random's
+    threefry is one kernel (13.8 -> 0.5 ms for 1M numbers), not a pass over
+    memory per 64 ops."""
+    results = [value.type for value in op.results]
+    if results and op.name not in _COSTLY_INTEGER_OPS and all(
+            isinstance(t, ir.RankedTensorType) and isinstance(t.element_type, ir.IntegerType)
+            for t in results):
+        return INTEGER_OP_WEIGHT
+    return 1.0
 
 
 def _iteration_size(op: ir.Operation, kind: str) -> int:
@@ -105,6 +126,10 @@ class Groups:
 
     def ops_of(self, group: int) -> list[int]:
         return sorted(self.members[group] | self.dups[group])
+
+    def weight(self, group: int) -> float:
+        """The group's ops, weighed as max-ops counts them (op_weight)."""
+        return sum(self.graph.weights[op] for op in self.members[group] | self.dups[group])
 
     def holders(self, op: int) -> set[int]:
         return {self.home[op]} | self.dup_holders[op]

@@ -107,7 +107,7 @@ class _Planner:
 
     def _try_fuse(self, producer: int, group: int) -> str:
         """Fuse ``producer`` into ``group`` and return "", or say why not."""
-        if len(self.groups.ops_of(group)) >= self.max_ops:
+        if self.groups.weight(group) >= self.max_ops:
             return f"the fusion already has max-ops={self.max_ops} ops"
         kind = self.graph.kinds[producer]
         if kind == REDUCE:
@@ -212,7 +212,7 @@ class _Planner:
             return f"the siblings iterate over different shapes ({shapes[0]} vs {shapes[1]})"
         if len(self.groups.reduce_dims(first) | self.groups.reduce_dims(second)) > 1:
             return "the siblings reduce over different dimensions"
-        if len(self.groups.ops_of(first)) + len(self.groups.ops_of(second)) > self.max_ops:
+        if self.groups.weight(first) + self.groups.weight(second) > self.max_ops:
             return f"together they would exceed max-ops={self.max_ops}"
         self.groups.move(self.groups.root(second), first)
         return ""

@@ -38,3 +38,26 @@ func.func @scalars(%a: f32, %b: f64) -> (f32, f64) {
   %1 = math.exp %b : f64
   return %0, %1 : f32, f64
 }
+
+// -----
+
+/// f32 log and log1p: the exponent and mantissa split in integer code, a
+/// polynomial in the mantissa, libm's special values by selects; log1p is
+/// log(1 + x) plus the correction of 1 + x's rounding.
+// CHECK-LABEL: func.func @logs
+// CHECK: call @xla_log_v16f32
+// CHECK: call @xla_log1p_v16f32
+// CHECK-LABEL: func.func private @xla_log_v16f32
+// CHECK: arith.shrsi {{.*}} : vector<16xi32>
+// CHECK: math.fma
+// CHECK: arith.select {{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK-NOT: math.log
+// CHECK-LABEL: func.func private @xla_log1p_v16f32
+// CHECK: arith.divf
+// INLINED-LABEL: func.func @logs
+// INLINED-NOT: math.log
+func.func @logs(%x: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>) {
+  %0 = math.log %x : vector<16xf32>
+  %1 = math.log1p %x : vector<16xf32>
+  return %0, %1 : vector<16xf32>, vector<16xf32>
+}

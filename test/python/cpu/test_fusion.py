@@ -168,3 +168,25 @@ def test_a_long_chain_stays_in_kernels_of_at_most_max_ops():
     for k in range(ops):
         want = np.sin(want) if k % 2 else -want
     np.testing.assert_allclose(exe(x), want, rtol=1e-4, atol=1e-5)
+
+
+def test_integer_ops_count_a_quarter_against_max_ops():
+    """A hash of 200 integer adds, xors and shifts (threefry's shape: 140 of
+    them in jax.random) is one kernel; max-ops=64 would cut it into four
+    passes over memory. Float chains still split at 64 (test above)."""
+    ops = 200
+    lines = ["func.func @main(%x0: tensor<4096xui32>) -> tensor<4096xui32> {",
+             "  %c = stablehlo.constant dense<13> : tensor<4096xui32>"]
+    names = ("stablehlo.add", "stablehlo.xor", "stablehlo.shift_left", "stablehlo.shift_right_logical")
+    for k in range(ops):
+        lines.append(f"  %x{k + 1} = {names[k % 4]} %x{k}, %c : tensor<4096xui32>")
+    lines += [f"  return %x{ops} : tensor<4096xui32>", "}"]
+    exe = xlac.compile("\n".join(lines), cache=False)
+    assert exe.fusion_report().startswith("1 fusion(s)"), exe.fusion_report()
+    x = np.random.default_rng(0).integers(0, 2**32, 4096, dtype=np.uint64).astype(np.uint32)
+    want = x.copy()
+    with np.errstate(over="ignore"):
+        for k in range(ops):
+            step = (want + np.uint32(13), want ^ np.uint32(13), want << np.uint32(13), want >> np.uint32(13))
+            want = step[k % 4]
+    np.testing.assert_array_equal(exe(x), want)
