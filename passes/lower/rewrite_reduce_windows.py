@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
-from xlac.passes.lower.window_text import padded_text, scan_text
+from xlac.passes.lower.window_text import dot_scan_blocks, dot_scan_text, padded_text, scan_text
 
 _COMBINERS = ("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum",
               "stablehlo.and", "stablehlo.or")
@@ -20,7 +20,9 @@ class RewriteReduceWindows(ModulePass):
     - a window spanning a whole dim, padded by n-1 on one side (what
       `jnp.cumsum`, `cumprod`, `cummax` export) is a prefix scan: log2(n)
       elementwise passes of shifted combining (O(n log n), vectorized) instead
-      of n-element windows per element (O(n^2), scalar);
+      of n-element windows per element (O(n^2), scalar); an f32 sum from 0
+      along the last dim (jnp.cumsum) is O(n) instead: blocks scanned by a
+      dot with a triangle of ones, then the block totals' scan added back;
     - a padded window (a 'SAME' max pool) gets its padding as an explicit
       `stablehlo.pad` by the init value, so upstream lowers it to a named
       `linalg.pooling_*` op, which the CPU schedules vectorize.
@@ -76,7 +78,11 @@ def _rewrite(module: ir.Operation, op: ir.Operation) -> None:
     plain = all(d == 1 for d in strides + dilations)
     if plain and len(scanned) == 1 and _is_scan(shape[scanned[0]], window[scanned[0]], padding, scanned[0]):
         dim = scanned[0]
-        text = scan_text(name, shape, element, dim, combine, reverse=padding[dim][1] > 0)
+        block = dot_scan_blocks(shape[dim])
+        if _sums_along_last_dim(op, combine, element, dim) and block:
+            text = dot_scan_text(name, shape, element, block, reverse=padding[dim][1] > 0)
+        else:
+            text = scan_text(name, shape, element, dim, combine, reverse=padding[dim][1] > 0)
         replace_with_call(module, op, text, name)
     elif any(p != (0, 0) for p in padding) and all(lo >= 0 and hi >= 0 for lo, hi in padding):
         padded = [n + lo + hi for n, (lo, hi) in zip(shape, padding)]
@@ -86,6 +92,19 @@ def _rewrite(module: ir.Operation, op: ir.Operation) -> None:
         result = list(ir.RankedTensorType(op.results[0].type).shape)
         replace_with_call(module, op, padded_text(name, shape, padded, result, element, padding,
                                                   attrs, combine), name)
+
+
+def _sums_along_last_dim(op: ir.Operation, combine: str, element: str, dim: int) -> bool:
+    """An f32 sum from 0 along the last dim (jnp.cumsum's): one scan_by_dots takes."""
+    if combine != "stablehlo.add" or element != "f32" or dim != ir.RankedTensorType(op.operands[0].type).rank - 1:
+        return False
+    init = op.operands[1].owner
+    while hasattr(init, "name") and init.name in ("stablehlo.broadcast_in_dim", "stablehlo.reshape"):
+        init = init.operands[0].owner               # jax broadcasts the scalar 0 to a scalar
+    if not hasattr(init, "name") or init.name != "stablehlo.constant":
+        return False
+    value = ir.DenseElementsAttr(init.attributes["value"])
+    return value.is_splat and float(ir.FloatAttr(value.get_splat_value()).value) == 0.0
 
 
 def _is_scan(n: int, window: int, padding, dim: int) -> bool:

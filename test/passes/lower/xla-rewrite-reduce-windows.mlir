@@ -23,6 +23,30 @@ func.func @cumsum(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
 
 // -----
 
+/// A long f32 cumsum from 0 along the last dim (64 = 4 blocks of 16): each
+/// block scanned by a dot with a triangle of ones, the block totals (each
+/// block's last element) scanned exclusively by a second dot, added back.
+// CHECK-LABEL: func.func @long_cumsum
+// CHECK-DAG: %[[S:.*]] = stablehlo.constant dense<{{\[\[}}0.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00]{{.*}} : tensor<4x4xf32>
+// CHECK-DAG: %[[U:.*]] = stablehlo.constant dense<"0x{{.*}}> : tensor<16x16xf32>
+// CHECK: %[[X3:.*]] = stablehlo.reshape %{{.*}} : (tensor<2x64xf32>) -> tensor<2x4x16xf32>
+// CHECK: %[[SCAN:.*]] = stablehlo.dot_general %[[X3]], %[[U]], contracting_dims = [2] x [0]
+// CHECK: stablehlo.slice %[[SCAN]] [0:2, 0:4, 15:16]
+// CHECK: %[[OFF:.*]] = stablehlo.dot_general {{.*}}, %[[S]], contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x4xf32>)
+// CHECK: stablehlo.add %[[SCAN]]
+// CHECK-NOT: reduce_window
+func.func @long_cumsum(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %zero) <{padding = dense<[[0, 0], [63, 0]]> : tensor<2x2xi64>, window_dimensions = array<i64: 1, 64>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
+  return %0 : tensor<2x64xf32>
+}
+
+// -----
+
 /// A reversed scan (padding after) shifts the other way.
 // CHECK-LABEL: func.func @reverse_cummax
 // CHECK: stablehlo.slice %{{.*}} [1:4]
