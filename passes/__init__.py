@@ -45,6 +45,7 @@ _REGISTRY: dict[str, str] = {
     "xla-collectives-to-mpi": "cpu.collectives_to_mpi:CollectivesToMpi",
     "xla-fuse": "fusion.fuse:Fuse",
     "xla-fold-transposes": "fusion.fold_transposes:FoldTransposes",
+    "xla-fold-broadcast-operands": "fusion.fold_broadcast_operands:FoldBroadcastOperands",
     "xla-inline-fusions": "fusion.inline_fusions:InlineFusions",
     "xla-outline-fusions": "fusion.outline_fusions:OutlineFusions",
     "xla-approximate-math": "cpu.approximate_math:ApproximateMath",

@@ -41,6 +41,7 @@ def fuse(remarks: bool | str = False) -> list[str]:
     why = "{remarks=true}" if _true(remarks) else ""
     return [
         "xla-fold-transposes",                            # transpose(dot(a, b)) -> dot(b, a): gradients' layout
+        "xla-fold-broadcast-operands",                    # batched dot with a broadcast weight -> one unbatched dot
         f"xla-fuse{why}",                                 # loop/input/output/multi-output kernels; why not: remarks
     ]
 
