@@ -85,6 +85,8 @@ def helper_text(name: str, conv: Conv) -> str:
     """``func.func private @name(%x, %w) -> result`` computing ``conv`` canonically."""
     text = _Text(conv.element)
     xs, ws, os_ = conv.shapes
+    if _pointwise_channels_first(conv):
+        return _function(name, conv, text, _pointwise_as_dot(text, conv))
     x, xs = text.transpose("%x", xs, [conv.layouts[0].index(c) for c in "b01f"])
     w, ws = text.transpose("%w", ws, [conv.layouts[1].index(c) for c in "01io"])
     out = [os_[conv.layouts[2].index(c)] for c in "b01f"]
@@ -95,10 +97,37 @@ def helper_text(name: str, conv: Conv) -> str:
     else:
         y = text.conv(x, xs, w, ws, out, conv.stride, conv.padding, conv.rhs_dilation)
     y, _ = text.transpose(y, out, ["b01f".index(c) for c in conv.layouts[2]])
+    return _function(name, conv, text, y)
+
+
+def _function(name: str, conv: Conv, text: _Text, y: str) -> str:
     types = f"%x: {tensor_type(conv.shapes[0], conv.element)}, %w: {tensor_type(conv.shapes[1], conv.element)}"
     result = tensor_type(conv.shapes[2], conv.element)
     return (f"func.func private @{name}({types}) -> {result} {{\n" + "\n".join(text.lines)
             + f"\n  return {y} : {result}\n}}\n")
+
+
+def _pointwise_channels_first(conv: Conv) -> bool:
+    """A 1x1, unit-stride, unpadded convolution in PyTorch's NCHW x OIHW -> NCHW."""
+    return (conv.layouts == ("bf01", "oi01", "bf01") and conv.shapes[1][2:] == (1, 1)
+            and conv.stride == (1, 1) and conv.padding == ((0, 0), (0, 0))
+            and conv.rhs_dilation == (1, 1) and conv.lhs_dilation == (1, 1))
+
+
+def _pointwise_as_dot(text: _Text, conv: Conv) -> str:
+    """Per image, the O x C weight times the C x (H*W) pixels: a batched dot on
+    the NCHW data as it lies. Transposed to NHWC and back, MobileNetV2's 1x1
+    convolutions (with the batch norm and ReLU6 before them fused into the
+    transposing read) took 13-20 ms each; as dots, 1-3 ms."""
+    (b, c, h, w), (o, _, _, _), _ = conv.shapes
+    pixels = text.op(f"stablehlo.reshape %x : ({text.t([b, c, h, w])}) -> {text.t([b, c, h * w])}")
+    weight = text.op(f"stablehlo.reshape %w : ({text.t([o, c, 1, 1])}) -> {text.t([o, c])}")
+    weights = text.op(f"stablehlo.broadcast_in_dim {weight}, dims = [1, 2] : "
+                      f"({text.t([o, c])}) -> {text.t([b, o, c])}")
+    y = text.op(f"stablehlo.dot_general {weights}, {pixels}, batching_dims = [0] x [0], "
+                f"contracting_dims = [2] x [1] : ({text.t([b, o, c])}, {text.t([b, c, h * w])}) "
+                f"-> {text.t([b, o, h * w])}")
+    return text.op(f"stablehlo.reshape {y} : ({text.t([b, o, h * w])}) -> {text.t([b, o, h, w])}")
 
 
 def _weight_gradient(conv: Conv) -> bool:

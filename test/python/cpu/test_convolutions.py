@@ -22,6 +22,8 @@ CASES = {
     "patch_4x4": ("b01f", "01io", "b01f", (2, 16, 16, 3), (4, 4, 3, 32), {"stride": (4, 4)}),
     "dilated_kernel": ("b01f", "01io", "b01f", (1, 12, 12, 8), (3, 3, 8, 8), {"rhs_dilate": (2, 2)}),
     "nchw": ("bf01", "oi01", "bf01", (2, 8, 10, 10), (16, 8, 3, 3), {"pad": ((1, 1), (1, 1))}),
+    # PyTorch's 1x1 convolution: a batched dot on the NCHW pixels, no transposes
+    "nchw_pointwise": ("bf01", "oi01", "bf01", (2, 16, 6, 8), (24, 16, 1, 1), {}),
     "input_grad_stride2": ("b01f", "01oi", "b01f", (2, 5, 5, 16), (3, 3, 8, 16),
                            {"pad": ((1, 2), (1, 2)), "lhs_dilate": (2, 2)}),
     "input_grad_stride1": ("b01f", "01oi", "b01f", (2, 8, 8, 16), (3, 3, 8, 16), {"pad": ((1, 1), (1, 1))}),
@@ -83,3 +85,10 @@ def test_convolution_runs_on_a_schedule(name, cpu):
     unscheduled = [line for line in report.partition("not scheduled:")[2].splitlines() if line]
     assert [line for line in unscheduled if "linalg.generic" not in line
             or int(line.split("(")[1].split()[0]) > 2000] == [], report
+
+
+def test_pointwise_nchw_convolution_is_a_dot_without_transposes():
+    pytest.importorskip("jax", reason="the cases' shapes come from jax: pip install 'xlac[bench]'")
+    linalg = xlac.compile(_program(CASES["nchw_pointwise"]), cache=False).as_text("linalg")
+    assert "linalg.batch_matmul" in linalg and "linalg.transpose" not in linalg
+    assert "linalg.conv_2d" not in linalg
