@@ -142,3 +142,13 @@ def summarize(results: list[dict]) -> dict:
         "group_mean": sum(p / n for p, n in by_group.values()) / max(1, len(by_group)),
         "by_suite": {k: f"{p}/{n}" for k, (p, n) in sorted(by_suite.items())},
     }
+
+
+def runnable_levels(*levels: str) -> list[str]:
+    """The CPU levels among ``levels`` whose code this host can run ("host"
+    always): tests compile for every level but run only these, so they pass
+    on an AVX2-only machine as on one with AVX-512."""
+    from xlac.cpu_model import cpu_model
+    host = cpu_model("host")
+    return [level for level in levels
+            if level == "host" or not host.lacks(cpu_model(level).features)]

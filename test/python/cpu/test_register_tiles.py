@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import xlac
+from conftest import runnable_levels
 from xlac.passes.cpu.contraction_plan import _row_block, register_tile
 from xlac.passes.cpu.schedule_plan import Machine
 
@@ -136,6 +137,8 @@ def test_widened_b_is_packed_by_the_widening():
     for cpu in ("x86-64-v3", "x86-64-v4", "host"):
         exe = xlac.compile(text, cpu=cpu, cache=False)
         assert "scalar loops" not in exe.fusion_report()
+        if cpu not in runnable_levels(cpu):
+            continue                          # AVX-512 code on an AVX2-only host: compiled only
         got = np.asarray(exe(a, b)).astype(np.float32)
         np.testing.assert_allclose(got, expected, rtol=2e-2, atol=2e-2 * np.abs(expected).max())
 
