@@ -33,7 +33,8 @@ MIN_TILE_M = 4               # fewer rows per register tile reuse each B load to
 def contraction_plan(op: ir.Operation, machine: Machine, fuse_producers: bool = True) -> Plan | None:
     """The schedule of a matmul, batch matmul, NHWC convolution or pooling whose
     output starts from a linalg.fill (the schedule fuses it), or None. With
-    ``fuse_producers``, a transpose making B is taken into the matmul's."""
+    ``fuse_producers``, a transpose or widening making B is taken into the
+    matmul's packing of B (_b_producer)."""
     nest = loop_nest(op)
     init = op.operands[-1].owner
     if nest is None or nest.element_bytes != 4 or op.name not in (*CONTRACTIONS, *POOLINGS) \

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir, stablehlo
 from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.fusion.fold_transposes import dot_attributes
 
 
 @dataclass(frozen=True)
@@ -41,12 +42,12 @@ class FoldBroadcastOperands(ModulePass):
             if op.name == "stablehlo.dot_general":
                 weight = _repeated_weight(op)
                 if weight is not None:
-                    _unbatch(op, *weight)
+                    _unbatch(op, weight)
 
 
-def _repeated_weight(dot: ir.Operation) -> tuple[ir.Value, list[int]] | None:
-    """(w, w's dim of each rhs dim) where rhs = broadcast_in_dim(w) repeats w
-    along exactly the batch dims, in order, and the lhs's batch dims come
+def _repeated_weight(dot: ir.Operation) -> ir.Value | None:
+    """w where rhs = broadcast_in_dim(w) repeats w along exactly the batch
+    dims (rhs dim d is w's dim d - batch dims), and the lhs's batch dims come
     first; else None."""
     numbers = stablehlo.DotDimensionNumbers(dot.attributes["dot_dimension_numbers"])
     batch = list(numbers.lhs_batching_dimensions)
@@ -64,7 +65,7 @@ def _repeated_weight(dot: ir.Operation) -> tuple[ir.Value, list[int]] | None:
     wanted = ir.RankedTensorType(dot.operands[1].type).shape[len(batch):]
     if list(ir.RankedTensorType(weight.type).shape) != list(wanted):
         return None                          # w is itself broadcast along a kept dim
-    return weight, [d - len(batch) for d in range(rank)]
+    return weight
 
 
 def _through_identities(value: ir.Value):
@@ -78,15 +79,14 @@ def _through_identities(value: ir.Value):
     return owner
 
 
-def _unbatch(dot: ir.Operation, weight: ir.Value, weight_dim: list[int]) -> None:
+def _unbatch(dot: ir.Operation, weight: ir.Value) -> None:
     numbers = stablehlo.DotDimensionNumbers(dot.attributes["dot_dimension_numbers"])
-    attributes = {named.name: named.attr
-                  for named in (dot.attributes[i] for i in range(len(dot.attributes)))}
-    attributes["dot_dimension_numbers"] = stablehlo.DotDimensionNumbers.get(
+    batch = len(numbers.rhs_batching_dimensions)
+    attributes = dot_attributes(dot, stablehlo.DotDimensionNumbers.get(
         lhs_batching_dimensions=[], rhs_batching_dimensions=[],
         lhs_contracting_dimensions=list(numbers.lhs_contracting_dimensions),
-        rhs_contracting_dimensions=[weight_dim[d] for d in numbers.rhs_contracting_dimensions],
-        context=dot.context)
+        rhs_contracting_dimensions=[d - batch for d in numbers.rhs_contracting_dimensions],
+        context=dot.context))
     with ir.InsertionPoint(dot), dot.location:
         unbatched = ir.Operation.create("stablehlo.dot_general", results=[dot.results[0].type],
                                         operands=[dot.operands[0], weight], attributes=attributes)

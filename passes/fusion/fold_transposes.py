@@ -63,14 +63,12 @@ def _foldable_dot(transpose: ir.Operation) -> ir.Operation | None:
 
 def _swap(transpose: ir.Operation, dot: ir.Operation) -> None:
     numbers = stablehlo.DotDimensionNumbers(dot.attributes["dot_dimension_numbers"])
-    attributes = {named.name: named.attr
-                  for named in (dot.attributes[i] for i in range(len(dot.attributes)))}
-    attributes["dot_dimension_numbers"] = stablehlo.DotDimensionNumbers.get(
+    attributes = dot_attributes(dot, stablehlo.DotDimensionNumbers.get(
         lhs_batching_dimensions=numbers.rhs_batching_dimensions,
         rhs_batching_dimensions=numbers.lhs_batching_dimensions,
         lhs_contracting_dimensions=numbers.rhs_contracting_dimensions,
         rhs_contracting_dimensions=numbers.lhs_contracting_dimensions,
-        context=dot.context)
+        context=dot.context))
     if "precision_config" in attributes:        # one per operand, in operand order
         attributes["precision_config"] = ir.ArrayAttr.get(
             list(ir.ArrayAttr(attributes["precision_config"]))[::-1], context=dot.context)
@@ -81,3 +79,11 @@ def _swap(transpose: ir.Operation, dot: ir.Operation) -> None:
     transpose.results[0].replace_all_uses_with(swapped.results[0])
     transpose.erase()
     dot.erase()
+
+
+def dot_attributes(dot: ir.Operation, numbers) -> dict:
+    """``dot``'s attributes (precision, algorithm...) with other dimension numbers."""
+    attributes = {named.name: named.attr
+                  for named in (dot.attributes[i] for i in range(len(dot.attributes)))}
+    attributes["dot_dimension_numbers"] = numbers
+    return attributes
