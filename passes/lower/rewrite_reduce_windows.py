@@ -95,7 +95,7 @@ def _rewrite(module: ir.Operation, op: ir.Operation) -> None:
 
 
 def _sums_along_last_dim(op: ir.Operation, combine: str, element: str, dim: int) -> bool:
-    """An f32 sum from 0 along the last dim (jnp.cumsum's): one scan_by_dots takes."""
+    """An f32 sum from 0 along the last dim (jnp.cumsum's), which dot_scan_text computes."""
     if combine != "stablehlo.add" or element != "f32" or dim != ir.RankedTensorType(op.operands[0].type).rank - 1:
         return False
     init = op.operands[1].owner
