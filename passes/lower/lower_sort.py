@@ -16,8 +16,8 @@ class LowerSort(ModulePass):
 
     Why: upstream stablehlo-legalize-to-linalg has no pattern for sort. The
     helper (see sort_kernel.py) views the operands as [rows, n] with the sort
-    dimension last, merge-sorts an index permutation per row and gathers every
-    operand through it. The sort's comparator region becomes a private
+    dimension last and merge-sorts each row, moving every operand's elements
+    together. The sort's comparator region becomes a private
     function on 0-d tensors that the helper calls; the `inline` pass that
     follows puts it back in the loops. Outside values the comparator uses
     (constants CSE hoisted) travel as extra arguments. The merge is stable, so `is_stable`

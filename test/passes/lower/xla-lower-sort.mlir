@@ -1,8 +1,9 @@
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-lower-sort)' --split-input-file --verify-diagnostics | FileCheck %s
 
 /// A 1-D sort becomes a call to a helper that views the operand as one row,
-/// merge-sorts a permutation and gathers through it; the comparator region
-/// becomes a private function on 0-d tensors.
+/// copies it into a two-row scratch buffer and merge-sorts the values between
+/// the rows without a branch (both heads read, a select moves one); the
+/// comparator region becomes a private function on 0-d tensors.
 // CHECK-LABEL: func.func private @xla_sort_0(
 // CHECK-SAME: %[[IN:.*]]: tensor<5xf32>
 // CHECK: %[[ROW:.*]] = stablehlo.reshape %[[IN]] : (tensor<5xf32>) -> tensor<1x5xf32>
@@ -11,11 +12,13 @@
 // CHECK: return %[[OUT]]
 // CHECK-LABEL: func.func private @xla_sort_0_rows(
 // CHECK: %[[PASSES:.*]] = arith.constant 3 : index
-// CHECK: %[[BUF:.*]] = tensor.empty() : tensor<2x5xindex>
-// CHECK: scf.for {{.*}} to %[[PASSES]] {{.*}} -> (tensor<2x5xindex>)
-// CHECK: scf.if
+// CHECK: %[[BUF:.*]] = tensor.empty() : tensor<2x5xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %[[BUF]][0, 0] [1, 5] [1, 1]
+// CHECK: scf.for {{.*}} to %[[PASSES]] {{.*}} -> (tensor<2x5xf32>)
+// CHECK-NOT: scf.if
 // CHECK: %[[LESS:.*]] = func.call @xla_sort_0_cmp(%{{.*}}, %{{.*}}) : (tensor<f32>, tensor<f32>) -> tensor<i1>
-// CHECK: tensor.extract %[[LESS]][] : tensor<i1>
+// CHECK: %[[RIGHT_FIRST_IF:.*]] = tensor.extract %[[LESS]][] : tensor<i1>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : f32
 // CHECK-LABEL: func.func private @xla_sort_0_cmp(
 // CHECK-SAME: %[[A:.*]]: tensor<f32>, %[[B:.*]]: tensor<f32>) -> tensor<i1>
 // CHECK: %[[LT:.*]] = stablehlo.compare LT, %[[A]], %[[B]], TOTALORDER
