@@ -176,11 +176,13 @@ def _replace(module: ir.Operation, op: ir.Operation, shape: Contraction, name: s
 
 def _transposed_elements(s: Contraction) -> int:
     """Elements the helper transposes: A, B and C wherever their dims are not
-    already in [batch, m, k], [batch, k, n], [batch, m, n] order."""
+    already in [batch, m, k], [batch, k, n], [batch, m, n] order. A 2-D
+    matmul's B counts nothing: the schedule packs B through its transpose
+    (contraction_plan.py)."""
     def moved(loops, order) -> int:
         return 0 if list(loops) == list(order) else math.prod(s.extents[d] for d in loops)
-    return (moved(s.a, [*s.batch, *s.m, *s.k]) + moved(s.b, [*s.batch, *s.k, *s.n])
-            + moved(s.c, [*s.batch, *s.m, *s.n]))
+    b_moved = moved(s.b, [*s.batch, *s.k, *s.n]) if s.batch else 0
+    return moved(s.a, [*s.batch, *s.m, *s.k]) + b_moved + moved(s.c, [*s.batch, *s.m, *s.n])
 
 
 def _swapped(s: Contraction) -> Contraction:
@@ -193,9 +195,10 @@ def _swapped(s: Contraction) -> Contraction:
 
 def _oriented(s: Contraction) -> tuple[Contraction, bool]:
     """The contraction with the fewer elements to transpose, and whether its
-    operands were swapped. Batched ones only: a 2-D matmul's transposed B is
-    free (the schedule packs B through the transpose, contraction_plan.py)."""
-    if s.batch and _transposed_elements(_swapped(s)) < _transposed_elements(s):
+    operands were swapped. A weight gradient's X^T.dY per window (contracting
+    the leading dims of both) swaps: dY^T is transposed once for every window,
+    and each window becomes the B the schedule packs as it lies."""
+    if _transposed_elements(_swapped(s)) < _transposed_elements(s):
         return _swapped(s), True
     return s, False
 

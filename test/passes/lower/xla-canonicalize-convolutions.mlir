@@ -34,9 +34,18 @@ func.func @input_gradient(%g: tensor<1x4x4x4xf32>, %w: tensor<3x3x4x4xf32>) -> t
 
 // -----
 
-/// A weight gradient (3x3 output positions, a 14x14 "kernel"): one dot_general per position.
+/// A weight gradient (3x3 output positions, a 14x14 "kernel"): one dot_general per
+/// position, its window of the padded input (a strided slice, channels contiguous)
+/// as the B operand under dY transposed once to [o, n, h, w]; the [16, 4] results
+/// stack into the [3, 3, 4, 16] gradient with one transpose.
 // CHECK-LABEL: func.func @weight_gradient
-// CHECK-COUNT-9: stablehlo.dot_general {{.*}} contracting_dims = [1, 2, 3] x [0, 1, 2]
+// CHECK: %[[PAD:.*]] = stablehlo.pad %{{.*}}, low = [0, 1, 1, 0], high = [0, 1, 1, 0]
+// CHECK: %[[DYT:.*]] = stablehlo.transpose %{{.*}}, dims = [3, 0, 1, 2] : (tensor<8x14x14x16xf32>) -> tensor<16x8x14x14xf32>
+// CHECK-NOT: stablehlo.transpose
+// CHECK-COUNT-9: stablehlo.dot_general %[[DYT]], %{{.*}}, contracting_dims = [1, 2, 3] x [0, 1, 2] : {{.*}} -> tensor<16x4xf32>
+// CHECK: %[[ALL:.*]] = stablehlo.concatenate {{.*}} dim = 0 : {{.*}} -> tensor<9x16x4xf32>
+// CHECK: %[[GRID:.*]] = stablehlo.reshape %[[ALL]] : (tensor<9x16x4xf32>) -> tensor<3x3x16x4xf32>
+// CHECK: stablehlo.transpose %[[GRID]], dims = [0, 1, 3, 2] : (tensor<3x3x16x4xf32>) -> tensor<3x3x4x16xf32>
 // CHECK-NOT: stablehlo.convolution
 func.func @weight_gradient(%x: tensor<8x14x14x4xf32>, %g: tensor<8x14x14x16xf32>) -> tensor<3x3x4x16xf32> {
   %0 = stablehlo.convolution(%x, %g) dim_numbers = [f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f],
