@@ -35,23 +35,42 @@ func.func @input_gradient(%g: tensor<1x4x4x4xf32>, %w: tensor<3x3x4x4xf32>) -> t
 // -----
 
 /// A weight gradient (3x3 output positions, a 14x14 "kernel"): one dot_general per
-/// position, its window of the padded input (a strided slice, channels contiguous)
-/// as the B operand under dY transposed once to [o, n, h, w]; the [16, 4] results
-/// stack into the [3, 3, 4, 16] gradient with one transpose.
+/// position, its window of the padded input (a strided slice) contracted with dY,
+/// both as they lie. With 4 channels and 16 features the features are the matmul's
+/// columns; the [4, 16] results are written into place (dynamic_update_slice, a
+/// row copy, not a concatenate's per-element select) and are the [3, 3, 4, 16] gradient.
 // CHECK-LABEL: func.func @weight_gradient
-// CHECK: %[[PAD:.*]] = stablehlo.pad %{{.*}}, low = [0, 1, 1, 0], high = [0, 1, 1, 0]
-// CHECK: %[[DYT:.*]] = stablehlo.transpose %{{.*}}, dims = [3, 0, 1, 2] : (tensor<8x14x14x16xf32>) -> tensor<16x8x14x14xf32>
 // CHECK-NOT: stablehlo.transpose
-// CHECK-COUNT-9: stablehlo.dot_general %[[DYT]], %{{.*}}, contracting_dims = [1, 2, 3] x [0, 1, 2] : {{.*}} -> tensor<16x4xf32>
-// CHECK: %[[ALL:.*]] = stablehlo.concatenate {{.*}} dim = 0 : {{.*}} -> tensor<9x16x4xf32>
-// CHECK: %[[GRID:.*]] = stablehlo.reshape %[[ALL]] : (tensor<9x16x4xf32>) -> tensor<3x3x16x4xf32>
-// CHECK: stablehlo.transpose %[[GRID]], dims = [0, 1, 3, 2] : (tensor<3x3x16x4xf32>) -> tensor<3x3x4x16xf32>
+// CHECK: %[[PAD:.*]] = stablehlo.pad %{{.*}}, low = [0, 1, 1, 0], high = [0, 1, 1, 0]
+// CHECK-COUNT-9: stablehlo.dot_general %{{.*}}, %{{.*}}, contracting_dims = [0, 1, 2] x [0, 1, 2] : (tensor<8x14x14x4xf32>, tensor<8x14x14x16xf32>) -> tensor<4x16xf32>
+// CHECK-NOT: stablehlo.concatenate
+// CHECK-COUNT-9: stablehlo.dynamic_update_slice {{.*}} -> tensor<9x4x16xf32>
+// CHECK: stablehlo.reshape %{{.*}} : (tensor<9x4x16xf32>) -> tensor<3x3x4x16xf32>
+// CHECK-NOT: stablehlo.transpose
 // CHECK-NOT: stablehlo.convolution
 func.func @weight_gradient(%x: tensor<8x14x14x4xf32>, %g: tensor<8x14x14x16xf32>) -> tensor<3x3x4x16xf32> {
   %0 = stablehlo.convolution(%x, %g) dim_numbers = [f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f],
        window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
        : (tensor<8x14x14x4xf32>, tensor<8x14x14x16xf32>) -> tensor<3x3x4x16xf32>
   return %0 : tensor<3x3x4x16xf32>
+}
+
+// -----
+
+/// With 64 channels the window is the matmul's B (its channels contiguous) under dY
+/// transposed once to [o, n, h, w]; the [16, 64] results are transposed at the end.
+// CHECK-LABEL: func.func @weight_gradient_wide
+// CHECK: %[[DYT:.*]] = stablehlo.transpose %{{.*}}, dims = [3, 0, 1, 2] : (tensor<2x6x6x16xf32>) -> tensor<16x2x6x6xf32>
+// CHECK-NOT: stablehlo.transpose
+// CHECK-COUNT-9: stablehlo.dot_general %[[DYT]], %{{.*}}, contracting_dims = [1, 2, 3] x [0, 1, 2] : {{.*}} -> tensor<16x64xf32>
+// CHECK-COUNT-9: stablehlo.dynamic_update_slice {{.*}} -> tensor<9x16x64xf32>
+// CHECK: %[[GRID:.*]] = stablehlo.reshape %{{.*}} : (tensor<9x16x64xf32>) -> tensor<3x3x16x64xf32>
+// CHECK: stablehlo.transpose %[[GRID]], dims = [0, 1, 3, 2] : (tensor<3x3x16x64xf32>) -> tensor<3x3x64x16xf32>
+func.func @weight_gradient_wide(%x: tensor<2x6x6x64xf32>, %g: tensor<2x6x6x16xf32>) -> tensor<3x3x64x16xf32> {
+  %0 = stablehlo.convolution(%x, %g) dim_numbers = [f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f],
+       window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+       : (tensor<2x6x6x64xf32>, tensor<2x6x6x16xf32>) -> tensor<3x3x64x16xf32>
+  return %0 : tensor<3x3x64x16xf32>
 }
 
 // -----

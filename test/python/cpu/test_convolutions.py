@@ -30,6 +30,11 @@ CASES = {
     # filter (590 KB) larger than the input: filters outside the pixels, slices packed
     "filters_outer": ("b01f", "01io", "b01f", (1, 4, 4, 128), (3, 3, 128, 128), {}),
     "weight_grad": ("f01b", "i01o", "01bf", (4, 8, 8, 8), (4, 8, 8, 16), {"pad": ((1, 1), (1, 1))}),
+    # 64 channels: the window is the matmul's B, dY transposed once
+    "weight_grad_wide": ("f01b", "i01o", "01bf", (2, 6, 6, 64), (2, 6, 6, 16), {"pad": ((1, 1), (1, 1))}),
+    # a stride-2 layer's weight gradient: dY dilated by the stride over the input
+    "weight_grad_stride2": ("f01b", "i01o", "01bf", (2, 8, 8, 64), (2, 4, 4, 32),
+                            {"pad": ((0, 1), (0, 1)), "rhs_dilate": (2, 2)}),
 }
 
 
