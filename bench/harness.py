@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -206,7 +207,16 @@ def _method(args, start_errors: dict) -> list[str]:
             "roofline: max(FLOPs / 320 GFLOP/s, bytes / 45 GB/s) (shared/bench/README.md); "
             "%roof = roofline / median",
             f"inputs: manifest dist/scale, seed {args.seed} (real models: their own recipe); "
-            f"err: max |out - XLA| / max |XLA|; threads: {threads}"] + _model_lines(args)
+            f"err: max |out - XLA| / max |XLA|; threads: {threads}", _level(args)] + _model_lines(args)
+
+
+def _level(args) -> str:
+    """Which vectors each side's code uses: a --cpu run caps both, XLA's library calls aside."""
+    if not getattr(args, "cpu", None):
+        return "cpu: the host's features for both compilers"
+    return (f"cpu: xlac compiles for {args.cpu}; XLA's generated code is capped the same way "
+            f"(XLA_FLAGS={os.environ.get('XLA_FLAGS', '')}), its dot and convolution library "
+            "calls still use the host's widest vectors")
 
 
 def _model_lines(args) -> list[str]:

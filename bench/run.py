@@ -52,6 +52,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="smoke run: 1-2 calls per backend, no warm-up, no pauses")
     parser.add_argument("--threads", type=int,
                         help="pin the run to N CPUs (affinity, OMP/OPENBLAS/MKL thread counts)")
+    parser.add_argument("--cpu", choices=sorted(XLA_MAX_ISA),
+                        help="the CPU level both compilers target: xlac's XLAC_CPU and XLA's "
+                             "--xla_cpu_max_isa (XLA's dot and convolution library calls still "
+                             "pick the host's widest vectors)")
     parser.add_argument("--budget-s", type=float,
                         help="seconds of timed calls for the whole run (default 180; 480 with --models)")
     parser.add_argument("--min-reps", type=int, default=3)
@@ -76,6 +80,17 @@ def parse_args(argv=None) -> argparse.Namespace:
     return args
 
 
+# xlac's CPU levels and the --xla_cpu_max_isa that caps XLA's generated code alike
+XLA_MAX_ISA = {"x86-64-v2": "SSE4_2", "x86-64-v3": "AVX2", "x86-64-v4": "AVX512"}
+
+
+def target_level(level: str) -> None:
+    """Before jax starts and before the xlac worker is spawned (it inherits the environment)."""
+    os.environ["XLAC_CPU"] = level
+    flags = os.environ.get("XLA_FLAGS", "")
+    os.environ["XLA_FLAGS"] = f"{flags} --xla_cpu_max_isa={XLA_MAX_ISA[level]}".strip()
+
+
 def limit_threads(count: int) -> None:
     """Before numpy and XLA start their thread pools; the xlac worker inherits it all."""
     allowed = sorted(os.sched_getaffinity(0))[:max(count, 1)]
@@ -88,6 +103,8 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     if args.threads:
         limit_threads(args.threads)
+    if args.cpu:
+        target_level(args.cpu)
     import harness  # numpy, jax: only after the thread settings
     if args.suite:
         harness.SUITE = args.suite.resolve()    # _select reads it; the worker gets full paths
