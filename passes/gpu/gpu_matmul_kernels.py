@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass
 from xlac.passes.gpu.gpu_matmul_text import matmul_kernel
-from xlac.passes.gpu.launch_ops import constant_fill_of, constant_text, previous_op, top_level_ops
+from xlac.passes.gpu.launch_ops import constant_text, fill_before, top_level_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 
 _MATMULS = {"linalg.matmul": 0, "linalg.batch_matmul": 1}
@@ -30,8 +30,8 @@ class GpuMatmulKernels(ModulePass):
                 batch = types[0].shape[0] if _MATMULS[op.name] else 0
                 (m, k), n = types[0].shape[-2:], types[1].shape[-1]
                 name = fresh_symbol(module, "xla_gpu_matmul")
-                fill = previous_op(op)
-                folded = fill is not None and constant_fill_of(fill, op.operands[2])
+                fill = fill_before(op, op.operands[2])
+                folded = fill is not None
                 init = constant_text(fill.operands[0]) if folded else ""
                 text = matmul_kernel(name, [str(t) for t in types], str(types[0].element_type),
                                      batch, m, n, k, init)

@@ -29,6 +29,42 @@ def previous_op(op: ir.Operation) -> ir.Operation | None:
     return None
 
 
+# Ops that give another view of their first operand's buffer.
+_VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape",
+          "memref.reinterpret_cast", "memref.cast", "memref.view")
+# How far back a kernel looks for its output's fill: the ops launched between
+# (a transpose of another operand) are few; the walk stays linear.
+FILL_LOOKBACK = 8
+
+
+def fill_before(op: ir.Operation, output: ir.Value) -> ir.Operation | None:
+    """The constant fill of ``output`` that comes before ``op`` with nothing
+    between them touching ``output``'s buffer (a transpose of the other
+    operand may be: attention's Q.K^T fills its output, transposes K, then
+    multiplies), or None."""
+    block_ops = [o.operation for o in op.block.operations]
+    index = block_ops.index(op)
+    base = _base(output)
+    for candidate in reversed(block_ops[max(0, index - FILL_LOOKBACK):index]):
+        if candidate.name == "arith.constant":
+            continue
+        if constant_fill_of(candidate, output):
+            return candidate
+        if candidate.name in _VIEWS:
+            continue                # a view alone reads and writes nothing
+        if any(_base(v) == base for v in candidate.operands) or \
+                any(r == base for r in candidate.results):
+            return None
+    return None
+
+
+def _base(value: ir.Value) -> ir.Value:
+    """The buffer ``value`` is a view of (itself when it is no view)."""
+    while not isinstance(value.owner, ir.Block) and value.owner.name in _VIEWS:
+        value = value.owner.operands[0]
+    return value
+
+
 def constant_fill_of(op: ir.Operation, output: ir.Value) -> bool:
     """``op`` writes ``output`` whole with one arith.constant scalar: ``linalg.fill``, or
     the linalg.generic linalg-generalize-named-ops makes of it."""

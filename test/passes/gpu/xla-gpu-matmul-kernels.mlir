@@ -35,3 +35,33 @@ func.func @integer(%a: memref<8x8xi32>, %b: memref<8x8xi32>, %c: memref<8x8xi32>
   linalg.matmul ins(%a, %b : memref<8x8xi32>, memref<8x8xi32>) outs(%c : memref<8x8xi32>)
   return
 }
+
+// -----
+
+/// A transpose of B between C's fill and the matmul (attention's Q.K^T) does not
+/// keep the fill from folding in; a write to C there (through a view) does.
+// CHECK-LABEL: func.func @fill_before_transpose
+// CHECK-NOT: linalg.fill
+// CHECK: linalg.transpose
+// CHECK: gpu.launch
+// CHECK-LABEL: func.func @fill_then_write
+// CHECK: linalg.fill
+// CHECK: linalg.copy
+// CHECK: gpu.launch
+func.func @fill_before_transpose(%a: memref<64x32xf32>, %bt: memref<64x32xf32>, %b: memref<32x64xf32>,
+                                 %c: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<64x64xf32>)
+  linalg.transpose ins(%bt : memref<64x32xf32>) outs(%b : memref<32x64xf32>) permutation = [1, 0]
+  linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
+func.func @fill_then_write(%a: memref<64x32xf32>, %b: memref<32x64xf32>, %c: memref<64x64xf32>,
+                           %row: memref<1x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<64x64xf32>)
+  %first = memref.subview %c[0, 0] [1, 64] [1, 1] : memref<64x64xf32> to memref<1x64xf32, strided<[64, 1]>>
+  linalg.copy ins(%row : memref<1x64xf32>) outs(%first : memref<1x64xf32, strided<[64, 1]>>)
+  linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
