@@ -9,6 +9,7 @@ from pathlib import Path
 
 from xlac.mlir import ir, passmanager
 from xlac.passes.base import ModulePass, functions, nested_ops
+from xlac.passes.buffers.own_fills import own_fill
 from xlac.passes.cpu.contraction_plan import contraction_plan
 from xlac.passes.cpu.fused_rows_plan import fused_rows_plan
 from xlac.passes.cpu.schedule_functions import inline_planned, outline_planned
@@ -193,13 +194,10 @@ def _own_fill(op: ir.Operation) -> None:
     contraction's kernel is outlined alone. (The original stays for its
     other users; unused, canonicalization drops it.)"""
     init = op.operands[len(op.operands) - 1].owner
-    if not isinstance(init, ir.OpView) or init.name != "linalg.fill":
-        return
-    if len(list(init.results[0].uses)) < 2 and init.operation.block == op.operation.block:
-        return
-    fresh = init.operation.clone(ip=ir.InsertionPoint(op))
-    _own_empty_init(fresh)
-    op.operands[len(op.operands) - 1] = fresh.results[0]
+    hoisted = isinstance(init, ir.OpView) and init.operation.block != op.operation.block
+    fresh = own_fill(op, always=hoisted)
+    if fresh is not None:
+        _own_empty_init(fresh)
 
 
 def _own_empty_init(op: ir.Operation) -> None:

@@ -59,10 +59,17 @@ class KernelOp:
     combiner: str = ""              # reductions: the op folding into the output
     init: tuple[str, ...] = ()      # reductions: each output's start value when a fill was folded
                                     # in (an arith.constant attribute's text), else read from it
+    pointwise: tuple[int, ...] = ()  # block reductions: outputs stored at every point (a
+                                     # multi-output fusion's elementwise result, multi_output.py)
 
     @property
     def outputs(self) -> tuple[Operand, ...]:
         return self.operands[self.inputs:]
+
+    @property
+    def reduced(self) -> Operand:
+        """The output a reduction folds into (the one not stored per point)."""
+        return next(o for k, o in enumerate(self.outputs) if k not in self.pointwise)
 
     def helper_types(self) -> list[str]:
         return [o.memref for o in self.operands] + list(self.captures)
@@ -124,7 +131,7 @@ def reduction_split(op: KernelOp) -> int:
 
 def reduction_kernels(op: KernelOp) -> str:
     """Block-per-output tree reduction; with a split, partial results then a second launch."""
-    out = op.outputs[0]
+    out = op.reduced
     split = reduction_split(op)
     outputs = math.prod(op.space.parallel_sizes)
     if split == 1:
@@ -140,7 +147,7 @@ def reduction_kernels(op: KernelOp) -> str:
 
 def _fold_launch(op: KernelOp, split: int, partial: Operand | None) -> list[str]:
     """Block b folds output b // split, reduced points (b % split) * T + t, step split * T."""
-    out = op.outputs[0]
+    out = op.reduced
     threads = _block_threads(math.prod(op.space.reduction_sizes))
     outputs = math.prod(op.space.parallel_sizes)
     workgroup = _workgroup(out.element, threads)
@@ -166,7 +173,7 @@ def _fold_launch(op: KernelOp, split: int, partial: Operand | None) -> list[str]
 
 
 def _combine_partials_launch(op: KernelOp, split: int, partial: Operand) -> list[str]:
-    out = op.outputs[0]
+    out = op.reduced
     threads = _block_threads(split)
     lines = launch_header((math.prod(op.space.parallel_sizes), 1, 1), (threads, 1, 1),
                           [_workgroup(out.element, threads)], tag="combine")
@@ -192,7 +199,7 @@ def _combine_partials_launch(op: KernelOp, split: int, partial: Operand) -> list
 def _strided_fold(body: Lines, op: KernelOp, parallel_dims: list[str], start: str,
                   reduced: int, stride: int) -> str:
     """Fold points start, start + stride, ... < reduced into a register started at the identity."""
-    out = op.outputs[0]
+    out = op.reduced
     init = identity_const(body, op.combiner, out.element)
 
     bounds = (start, body.const(reduced), body.const(stride))
@@ -200,28 +207,40 @@ def _strided_fold(body: Lines, op: KernelOp, parallel_dims: list[str], start: st
 
 
 def _fold_step(op: KernelOp, parallel_dims: list[str]):
-    """A loop step folding reduced point k into the carried values through the op's region."""
+    """A loop step folding reduced point k into the carried values through the op's
+    region; the pointwise outputs' values are stored at k."""
     def step(loop: Lines, k: str, carried: list[str]) -> list[str]:
         dims = interleave(op.space, parallel_dims, delinearize(loop, k, op.space.reduction_sizes))
         values = [load(loop, operand, dims) for operand in op.operands[:op.inputs]]
-        return call_body(loop, op.name, values + carried + op.capture_names(), op.body_types(),
-                         op.result_types())
+        folded = iter(carried)
+        outs = [_placeholder(loop, o.element) if j in op.pointwise else next(folded)
+                for j, o in enumerate(op.outputs)]
+        results = call_body(loop, op.name, values + outs + op.capture_names(), op.body_types(),
+                            op.result_types())
+        for j in op.pointwise:
+            store(loop, results[j], op.outputs[j], dims)
+        return [r for j, r in enumerate(results) if j not in op.pointwise]
     return step
 
 
+def _placeholder(body: Lines, element: str) -> str:
+    """A value for a pointwise output's block argument, which the region never reads."""
+    return body.const("0.0" if element.startswith(("f", "bf")) else "0", element)
+
+
 def _combine_into_output(body: Lines, op: KernelOp, total: str, parallel_dims: list[str]) -> None:
-    out = op.outputs[0]
+    out = op.reduced
     zero = [body.const(0) for _ in op.space.reduction_sizes]
     dims = interleave(op.space, parallel_dims, zero)
-    (old,) = _starts(body, op, dims)
+    (old,) = _starts(body, op, dims, [out])
     store(body, combine(body, op.combiner, total, old, out.element), out, dims)
 
 
-def _starts(body: Lines, op: KernelOp, dims: list[str]) -> list[str]:
+def _starts(body: Lines, op: KernelOp, dims: list[str], outputs=None) -> list[str]:
     """The outputs' values before the reduction: the folded fill's constants, or loaded."""
     if op.init:
         return [body.op(f"arith.constant {value}") for value in op.init]
-    return [load(body, operand, dims) for operand in op.outputs]
+    return [load(body, operand, dims) for operand in (op.outputs if outputs is None else outputs)]
 
 
 def _block_threads(work: int) -> int:

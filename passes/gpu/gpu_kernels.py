@@ -16,14 +16,8 @@ from xlac.mlir import ir
 from xlac.passes.base import ModulePass
 from xlac.passes.gpu.gpu_kernel_emit import KernelOp, identity, loop_kernel, reduction_kernels
 from xlac.passes.gpu.gpu_kernel_text import Operand, Space
-from xlac.passes.gpu.launch_ops import (
-    constant,
-    constant_fill_of,
-    constant_text,
-    has_reduction,
-    previous_op,
-    top_level_ops,
-)
+from xlac.passes.gpu.launch_ops import constant, constant_text, fill_before, has_reduction, top_level_ops
+from xlac.passes.gpu.multi_output import FOLDED_INIT, merge_producers
 from xlac.passes.helper_calls import captured_values, fresh_symbol, region_declaration, replace_with_call
 
 _FOLDED = "xla.folded_into_reduction"
@@ -39,6 +33,7 @@ class GpuKernels(ModulePass):
     name = "xla-gpu-kernels"
 
     def run(self, module: ir.Operation) -> None:
+        merge_producers(top_level_ops(module), _block_reduced)
         # reductions first, so they find the fills of their outputs; a fill folded into
         # a reduction is marked, skipped and erased at the end (ops are re-listed after
         # each round: the Python objects of erased ops must not be touched)
@@ -79,27 +74,33 @@ def _replace_generic(module: ir.Operation, op: ir.Operation) -> list[ir.Operatio
     kernel_operands = tuple(
         Operand(i, str(v.type), _element(v),
                 tuple(str(e) for e in m.results)) for i, (v, m) in enumerate(zip(operands, maps)))
-    combiner = _combiner(op, outputs)
+    combiner, pointwise = _combiner(op, outputs)
+    block_reduction = _block_reduction(space, combiner)
+    if pointwise and not block_reduction:
+        return []        # only the block reduction stores pointwise outputs
+    folding = [v for k, v in enumerate(operands[inputs:]) if k not in pointwise]
     reads_output = any(v in operands[:inputs] for v in operands[inputs:])
-    fills = _folded_fills(op, operands[inputs:]) if any(reduction) and not reads_output else []
+    fills = _folded_fills(op, folding) if any(reduction) and not reads_output else []
+    init = tuple(constant_text(f.operands[0]) for f in fills)
+    if FOLDED_INIT in op.attributes:      # a fill multi_output.py folded already
+        init = (str(op.attributes[FOLDED_INIT]),)
     kernel = KernelOp(name, kernel_operands, inputs, space, tuple(str(c.type) for c in captures),
-                      combiner or "", tuple(constant_text(f.operands[0]) for f in fills))
-    text = reduction_kernels(kernel) if _block_reduction(space, combiner) else loop_kernel(kernel)
+                      combiner or "", init, pointwise)
+    text = reduction_kernels(kernel) if block_reduction else loop_kernel(kernel)
     text += region_declaration(op.regions[0], f"{name}_body", captures)
     replace_with_call(module, op, text, name, {f"{name}_body": op.regions[0]}, captures)
     return fills
 
 
 def _folded_fills(op: ir.Operation, outputs: list[ir.Value]) -> list[ir.Operation]:
-    """The constant fills of a reduction's outputs right before it (the init values), so
-    the reduction kernel starts from the constant: one launch and one pass over memory fewer."""
-    fills, previous = [], op
-    for output in reversed(outputs):
-        previous = previous_op(previous)
-        if previous is None or not constant_fill_of(previous, output):
-            return []
-        fills.insert(0, previous)
-    return fills
+    """The constant fills of a reduction's outputs before it (the init values; other
+    kernels may come between, fill_before), so the reduction kernel starts from the
+    constant: one launch and one pass over memory fewer."""
+    fills = [fill_before(op, output) for output in outputs]
+    if any(fill is None for fill in fills):
+        return []
+    distinct = all(a != b for i, a in enumerate(fills) for b in fills[i + 1:])
+    return fills if distinct else []
 
 
 def _static_memref(value: ir.Value) -> bool:
@@ -143,27 +144,52 @@ def _loop_sizes(maps, operands, rank: int) -> list[int] | None:
     return None if None in sizes else sizes
 
 
-def _combiner(op: ir.Operation, outputs: int) -> str | None:
-    """The op folding each element into the single output, if it is one with an identity.
+def _combiner(op: ir.Operation, outputs: int) -> tuple[str | None, tuple[int, ...]]:
+    """The op folding each element into the one reduced output, if it is one with an
+    identity; and the outputs stored at every point (a multi-output fusion's).
 
     The region must yield ``combine(x, out)`` with ``out`` used nowhere else:
-    then threads may fold disjoint parts from the identity and be combined.
+    then threads may fold disjoint parts from the identity and be combined. A
+    pointwise output is indexed by every loop and its block argument unread.
     """
-    if outputs != 1:
-        return None
     block = op.regions[0].blocks[0]
-    out = block.arguments[len(block.arguments) - 1]
-    yielded = list(block.operations)[-1].operands[0]
+    args = list(block.arguments)
+    inputs = len(args) - outputs
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    rank = maps[0].n_dims
+    identity_map = str(ir.AffineMap.get_identity(rank))
+    pointwise = tuple(k for k in range(outputs) if has_reduction(op)
+                      and str(maps[inputs + k]) == identity_map and not list(args[inputs + k].uses))
+    reduced = [k for k in range(outputs) if k not in pointwise]
+    if len(reduced) != 1:
+        return None, ()
+    out = args[inputs + reduced[0]]
+    yielded = list(block.operations)[-1].operands[reduced[0]]
     owner = yielded.owner
     if isinstance(owner, ir.Block) or len(list(owner.operands)) != 2:
-        return None
+        return None, ()
     combining = owner.operation
     uses = list(out.uses)
     if out not in list(combining.operands) or len(uses) != 1 or list(combining.operands).count(out) != 1:
-        return None
+        return None, ()
     if identity(combining.name, str(out.type)) is None:
-        return None
-    return combining.name
+        return None, ()
+    return combining.name, pointwise
+
+
+def _block_reduced(op: ir.Operation) -> bool:
+    """Whether a single-output reduction becomes a block reduction (what a
+    producer merged into it needs: that kernel stores pointwise outputs)."""
+    inputs, outputs = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    operands = list(op.operands)
+    if outputs != 1 or not all(_static_memref(v) for v in operands) or _uses_index(op):
+        return False
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    reduction = tuple("reduction" in str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"]))
+    sizes = _loop_sizes(maps, operands, len(reduction))
+    if sizes is None or 0 in sizes or not all(constant(v) for v in captured_values(op)):
+        return False
+    return _block_reduction(Space(tuple(sizes), reduction), _combiner(op, outputs)[0])
 
 
 def _block_reduction(space: Space, combiner: str | None) -> bool:

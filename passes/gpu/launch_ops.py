@@ -41,24 +41,29 @@ def fill_before(op: ir.Operation, output: ir.Value) -> ir.Operation | None:
     """The constant fill of ``output`` that comes before ``op`` with nothing
     between them touching ``output``'s buffer (a transpose of the other
     operand may be: attention's Q.K^T fills its output, transposes K, then
-    multiplies), or None."""
+    multiplies), or None. Up to FILL_LOOKBACK ops that do work are passed."""
     block_ops = [o.operation for o in op.block.operations]
-    index = block_ops.index(op)
-    base = _base(output)
-    for candidate in reversed(block_ops[max(0, index - FILL_LOOKBACK):index]):
-        if candidate.name == "arith.constant":
-            continue
+    base = buffer_base(output)
+    passed = 0
+    for candidate in reversed(block_ops[:block_ops.index(op)]):
+        if candidate.name == "arith.constant" or candidate.name in _VIEWS:
+            continue                # a view alone reads and writes nothing
         if constant_fill_of(candidate, output):
             return candidate
-        if candidate.name in _VIEWS:
-            continue                # a view alone reads and writes nothing
-        if any(_base(v) == base for v in candidate.operands) or \
+        if any(buffer_base(v) == base for v in candidate.operands) or \
                 any(r == base for r in candidate.results):
+            return None
+        passed += 1
+        if passed >= FILL_LOOKBACK:
             return None
     return None
 
 
-def _base(value: ir.Value) -> ir.Value:
+def is_view(op: ir.Operation) -> bool:
+    return op.name in _VIEWS
+
+
+def buffer_base(value: ir.Value) -> ir.Value:
     """The buffer ``value`` is a view of (itself when it is no view)."""
     while not isinstance(value.owner, ir.Block) and value.owner.name in _VIEWS:
         value = value.owner.operands[0]

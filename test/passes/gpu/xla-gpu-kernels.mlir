@@ -75,3 +75,83 @@ func.func @full_max(%a: memref<1048576xf32>, %r: memref<f32>) {
   }
   return
 }
+
+// -----
+
+/// Softmax's multi-output fusion: exp(x - max) and its row sum are one kernel
+/// that stores e at every point and folds it (a block per row). Bufferization
+/// reused the maxima's buffer for the sums: the zero fill between them becomes
+/// the kernel's start value, and each block reads the one maximum it overwrites.
+// CHECK-LABEL: func.func @exp_and_row_sum
+// CHECK-COUNT-1: gpu.launch
+// CHECK: scf.for
+// CHECK: math.exp
+// CHECK: memref.store %{{.*}}, %arg1[
+// CHECK: gpu.shuffle xor
+// CHECK: memref.store %{{.*}}, %arg2[
+// CHECK-NOT: gpu.launch
+// CHECK-NOT: linalg.generic
+#in2 = affine_map<(d0, d1) -> (d0, d1)>
+#row2 = affine_map<(d0, d1) -> (d0)>
+#fill_in = affine_map<(d0) -> ()>
+#fill_out = affine_map<(d0) -> (d0)>
+func.func @exp_and_row_sum(%x: memref<64x1024xf32>, %e: memref<64x1024xf32>, %m: memref<64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#in2, #row2, #in2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : memref<64x1024xf32>, memref<64xf32>) outs(%e : memref<64x1024xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    %ex = math.exp %d : f32
+    linalg.yield %ex : f32
+  }
+  linalg.generic {indexing_maps = [#fill_in, #fill_out], iterator_types = ["parallel"]}
+      ins(%zero : f32) outs(%m : memref<64xf32>) {
+  ^bb0(%z: f32, %o: f32):
+    linalg.yield %z : f32
+  }
+  linalg.generic {indexing_maps = [#in2, #row2], iterator_types = ["parallel", "reduction"]}
+      ins(%e : memref<64x1024xf32>) outs(%m : memref<64xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %v, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}
+
+// -----
+
+/// The producer reads another row's value of the buffer the sums go to: no merge
+/// (a block would overwrite a maximum another block still reads); the fill still
+/// folds into the reduction.
+// CHECK-LABEL: func.func @reads_other_rows
+// CHECK: gpu.launch
+// CHECK: memref.store %{{.*}}, %arg1[
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup
+// CHECK-NOT: gpu.launch
+#in2 = affine_map<(d0, d1) -> (d0, d1)>
+#row2 = affine_map<(d0, d1) -> (d0)>
+#fill_in = affine_map<(d0) -> ()>
+#fill_out = affine_map<(d0) -> (d0)>
+#flip = affine_map<(d0, d1) -> (63 - d0)>
+func.func @reads_other_rows(%x: memref<64x1024xf32>, %e: memref<64x1024xf32>, %m: memref<64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.generic {indexing_maps = [#in2, #flip, #in2], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %m : memref<64x1024xf32>, memref<64xf32>) outs(%e : memref<64x1024xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %d = arith.subf %a, %b : f32
+    linalg.yield %d : f32
+  }
+  linalg.generic {indexing_maps = [#fill_in, #fill_out], iterator_types = ["parallel"]}
+      ins(%zero : f32) outs(%m : memref<64xf32>) {
+  ^bb0(%z: f32, %o: f32):
+    linalg.yield %z : f32
+  }
+  linalg.generic {indexing_maps = [#in2, #row2], iterator_types = ["parallel", "reduction"]}
+      ins(%e : memref<64x1024xf32>) outs(%m : memref<64xf32>) {
+  ^bb0(%v: f32, %acc: f32):
+    %s = arith.addf %v, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
+}

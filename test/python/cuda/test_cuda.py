@@ -10,7 +10,7 @@ import pytest
 pytest.importorskip("llvmlite", reason="the cuda extra is not installed: pip install 'xlac[cuda]'")
 
 import xlac  # noqa: E402
-from conftest import SUITE  # noqa: E402
+from conftest import SUITE, require_shared  # noqa: E402
 from xlac.targets.cuda.ptx import ptxas, wheel_file  # noqa: E402
 from xlac.targets.cuda.runtime import CudaUnavailable  # noqa: E402
 from xlac_emulator.fake_cuda import FakeDriver  # noqa: E402
@@ -192,6 +192,24 @@ def test_full_reduction_runs_on_the_device_not_the_host():
     # from the init value (its fill kernel is folded in)
     assert [(s.grid, s.block) for s in launches] == [((1, 1, 1), (256, 1, 1))]
     assert "shfl.sync.bfly" in exe.as_text("ptx") and ".shared" in exe.as_text("ptx")
+
+
+# program -> (kernels, fusion groups of its report); what is still apart: attention's
+# transpose of K before Q.K^T, and each matmul's epilogue (mlp: bias + relu) after it
+KERNELS = {"softmax": (3, 3), "layernorm": (3, 4), "attention": (6, 5), "mlp": (4, 2)}
+
+
+@pytest.mark.parametrize("name", sorted(KERNELS))
+def test_kernels_per_fusion(name):
+    """Softmax's multi-output fusion (exp and its row sum) is one reduction kernel
+    that also stores exp, so softmax is one kernel per fusion as on the CPU; a
+    matmul's zero fill is folded into its kernel; layernorm's centred values are
+    stored by the variance's kernel (3 kernels for 4 groups)."""
+    path = require_shared("bench", "suite", f"{name}.stablehlo.mlir")
+    exe = xlac.compile(path, target="cuda")
+    head = exe.fusion_report().splitlines()[0]            # "N fusion(s), M op(s) left as ..."
+    launches = len([s for s in exe.function.steps if type(s).__name__ == "Launch"])
+    assert (launches, int(head.split()[0]) + int(head.split()[2])) == KERNELS[name], head
 
 
 def test_launch_path_against_fake_driver():

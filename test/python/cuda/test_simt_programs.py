@@ -13,6 +13,29 @@ from xlac_emulator.simt import run_emulated
 
 # ---- compiled programs: the cuda target, emulated, against the cpu target ---------------------
 
+
+def _softmax(rows: int, cols: int, scores: bool = False) -> str:
+    """Softmax over the rows of x (or of q * k: a kernel's result the exp overwrites)."""
+    t, r = f"tensor<{rows}x{cols}xf32>", f"tensor<{rows}xf32>"
+    args = f"%q: {t}, %k: {t}" if scores else f"%x: {t}"
+    make = f"  %x = stablehlo.multiply %q, %k : {t}\n" if scores else ""
+    reduce = "stablehlo.reduce({0} init: {1}) applies stablehlo.{2} across dimensions = [1] : " \
+             f"({t}, tensor<f32>) -> {r}"
+    return f"""
+func.func @main({args}) -> {t} {{
+  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+{make}  %m = {reduce.format("%x", "%ninf", "maximum")}
+  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : ({r}) -> {t}
+  %d = stablehlo.subtract %x, %mb : {t}
+  %e = stablehlo.exponential %d : {t}
+  %s = {reduce.format("%e", "%zero", "add")}
+  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : ({r}) -> {t}
+  %r = stablehlo.divide %e, %sb : {t}
+  return %r : {t}
+}}"""
+
+
 PROGRAMS = {
     "elementwise": """
 func.func @main(%a: tensor<37x29xf32>, %b: tensor<37x29xf32>) -> (tensor<37x29xf32>, tensor<37x29xi1>) {
@@ -25,19 +48,11 @@ func.func @main(%a: tensor<37x29xf32>, %b: tensor<37x29xf32>) -> (tensor<37x29xf
   %6 = stablehlo.select %5, %4, %b : tensor<37x29xi1>, tensor<37x29xf32>
   return %6, %5 : tensor<37x29xf32>, tensor<37x29xi1>
 }""",
-    "softmax": """
-func.func @main(%x: tensor<24x100xf32>) -> tensor<24x100xf32> {
-  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
-  %zero = stablehlo.constant dense<0.0> : tensor<f32>
-  %m = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [1] : (tensor<24x100xf32>, tensor<f32>) -> tensor<24xf32>
-  %mb = stablehlo.broadcast_in_dim %m, dims = [0] : (tensor<24xf32>) -> tensor<24x100xf32>
-  %d = stablehlo.subtract %x, %mb : tensor<24x100xf32>
-  %e = stablehlo.exponential %d : tensor<24x100xf32>
-  %s = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<24x100xf32>, tensor<f32>) -> tensor<24xf32>
-  %sb = stablehlo.broadcast_in_dim %s, dims = [0] : (tensor<24xf32>) -> tensor<24x100xf32>
-  %r = stablehlo.divide %e, %sb : tensor<24x100xf32>
-  return %r : tensor<24x100xf32>
-}""",
+    "softmax": _softmax(24, 100),
+    # two rows of 8192: each row's exp-and-sum kernel split over blocks, partial sums combined
+    "softmax_split": _softmax(2, 8192),
+    # attention's scores: made by one kernel, then exp'd in place and summed in one more
+    "scores_softmax": _softmax(16, 128, scores=True),
     "full_sum": """
 func.func @main(%a: tensor<3000xf32>) -> tensor<f32> {
   %zero = stablehlo.constant dense<0.0> : tensor<f32>

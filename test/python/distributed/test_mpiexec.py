@@ -174,6 +174,7 @@ def test_ranks_agree_that_one_failed_to_compile(tmp_path):
     done = run_job(job, 2, timeout=120)
     assert done.returncode != 0
     caught = {line.split(":")[0]: line for line in done.stdout.splitlines() if ": caught:" in line}
+    assert set(caught) == {"rank 0", "rank 1"}, done.stdout
     assert "another rank failed to compile" in caught["rank 0"], done.stdout
     assert "another rank" not in caught["rank 1"], done.stdout        # its own error
 

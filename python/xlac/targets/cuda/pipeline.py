@@ -16,6 +16,7 @@ def bufferize() -> list[str]:
     """"linalg" -> "gpu-loops": memrefs, every loop nest an scf.parallel on tiles."""
     return [
         "xla-readonly-inputs",                            # inputs are copied to the device once per call
+        "xla-own-fills",                                  # a fill per matmul: folded into its kernel, no copy
         "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map "
         "allow-return-allocs-from-loops}",
