@@ -65,11 +65,13 @@ def copy_outside_constants(op: ir.Operation, block: ir.Block, region_of: str) ->
 
 def replace_with_call(module: ir.Operation, op: ir.Operation, text: str, name: str,
                       bodies: dict[str, ir.Region] | None = None,
-                      captures: Sequence[ir.Value] = ()) -> None:
+                      captures: Sequence[ir.Value] = (),
+                      arguments: Sequence[ir.Value] = ()) -> None:
     """Parse helper ``@name`` from ``text`` into ``module``; call it in place of ``op``.
 
     ``text`` may declare functions named in ``bodies``; each gets its region.
-    ``captures`` are passed to ``@name`` after the op's operands and to each
+    ``captures`` are passed to ``@name`` after the op's operands (and after
+    ``arguments``, values of other ops the helper takes over) and to each
     region function as its trailing arguments (see `region_declaration`).
     An external function ``text`` declares (``func.func private @ssyevd_(...)``)
     that the module already declares is not added twice.
@@ -83,7 +85,7 @@ def replace_with_call(module: ir.Operation, op: ir.Operation, text: str, name: s
         if symbol_name(helper) in bodies:
             _move_region_into(helper, bodies[symbol_name(helper)], captures)
         helper.move_before(_module_end(module))
-    call_instead(op, name, captures)
+    call_instead(op, name, [*arguments, *captures])
     op.erase()
 
 

@@ -12,7 +12,8 @@ from xlac.mlir import ir
 from xlac.passes.base import ModulePass
 from xlac.passes.gpu.gpu_matmul_text import matmul_kernel
 from xlac.passes.gpu.launch_ops import constant_text, fill_before, top_level_ops
-from xlac.passes.helper_calls import fresh_symbol, replace_with_call
+from xlac.passes.gpu.matmul_epilogue import find_epilogue, inline_body
+from xlac.passes.helper_calls import fresh_symbol, region_declaration, replace_with_call
 
 _MATMULS = {"linalg.matmul": 0, "linalg.batch_matmul": 1}
 
@@ -33,9 +34,20 @@ class GpuMatmulKernels(ModulePass):
                 fill = fill_before(op, op.operands[2])
                 folded = fill is not None
                 init = constant_text(fill.operands[0]) if folded else ""
-                text = matmul_kernel(name, [str(t) for t in types], str(types[0].element_type),
-                                     batch, m, n, k, init)
-                replace_with_call(module, op, text, name)
+                epilogue = find_epilogue(op, 3)
+                memrefs = [str(t) for t in types] + ([str(v.type) for v in epilogue.extra]
+                                                     if epilogue else [])
+                text = matmul_kernel(name, memrefs, str(types[0].element_type),
+                                     batch, m, n, k, init, epilogue)
+                bodies = {}
+                if epilogue is not None:
+                    text += region_declaration(epilogue.op.regions[0], f"{name}_body")
+                    bodies[f"{name}_body"] = epilogue.op.regions[0]
+                replace_with_call(module, op, text, name, bodies,
+                                  arguments=epilogue.extra if epilogue else ())
+                if epilogue is not None:
+                    epilogue.op.erase()
+                    inline_body(module, f"{name}_body")
                 if folded:
                     fill.erase()
 

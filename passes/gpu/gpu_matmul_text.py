@@ -11,18 +11,20 @@ bounds-checked only when a dimension is not a multiple of the tile.
 
 from __future__ import annotations
 
-from xlac.passes.gpu.gpu_kernel_text import Lines, carried_loop, guarded, helper, launch_header
+from xlac.passes.gpu.gpu_kernel_text import Lines, carried_loop, guarded, helper, launch_header, load, store
 
 TILE, DEPTH, SIDE = 64, 16, 16          # output tile, K step, threads per side
 PER = TILE // SIDE                      # outputs per thread per side (4)
 
 
 def matmul_kernel(name: str, memrefs: list[str], element: str,
-                  batch: int, m: int, n: int, k: int, init: str = "") -> str:
-    """Helper @name(%a0: A, %a1: B, %a2: C) doing C += A . B (batched if batch > 0).
+                  batch: int, m: int, n: int, k: int, init: str = "", epilogue=None) -> str:
+    """Helper @name(%a0: A, %a1: B, %a2: C, ...) doing C += A . B (batched if batch > 0).
 
     ``init``: C's value before (an arith.constant attribute's text) when its fill was
-    folded in: C = init + A . B, and C is not read.
+    folded in: C = init + A . B, and C is not read. ``epilogue`` (matmul_epilogue.py):
+    each new C value goes through ``@name_body`` (the epilogue's region) with the
+    epilogue's other inputs (helper arguments after C), its result stored to C.
     """
     shared = f"memref<{DEPTH}x{TILE}x{element}, #gpu.address_space<workgroup>>"
     grid = (-(-n // TILE), -(-m // TILE), max(batch, 1))
@@ -53,7 +55,7 @@ def matmul_kernel(name: str, memrefs: list[str], element: str,
     for i in range(PER):
         for j in range(PER):
             _write(body, result[i * PER + j], memrefs[2], lead, row0, col0, i, j,
-                   element, sizes, ragged, init)
+                   element, sizes, ragged, init, (name, epilogue))
     return helper(name, memrefs, lines + body.lines + ["gpu.terminator", "}"])
 
 
@@ -112,13 +114,19 @@ def _accumulate(body: Lines, accs: list[str], shared: str, element: str) -> list
 
 
 def _write(body: Lines, value: str, memref: str, lead: list[str], row0: str, col0: str,
-           i: int, j: int, element: str, sizes: dict, ragged: dict, init: str) -> None:
+           i: int, j: int, element: str, sizes: dict, ragged: dict, init: str,
+           named_epilogue=("", None)) -> None:
     row = body.op(f"arith.addi {row0}, {body.op(f'arith.addi %ty, {body.const(SIDE * i)} : index')} : index")
     col = body.op(f"arith.addi {col0}, {body.op(f'arith.addi %tx, {body.const(SIDE * j)} : index')} : index")
     where = ", ".join(lead + [row, col])
     update = body.nested()
     old = update.op(f"arith.constant {init}" if init else f"memref.load %a2[{where}] : {memref}")
-    update.add(f"memref.store {update.op(f'arith.addf {old}, {value} : {element}')}, %a2[{where}] : {memref}")
+    total = update.op(f"arith.addf {old}, {value} : {element}")
+    name, epilogue = named_epilogue
+    if epilogue is None:
+        update.add(f"memref.store {total}, %a2[{where}] : {memref}")
+    else:
+        _apply_epilogue(update, name, epilogue, total, lead + [row, col])
     conditions = [body.op(f"arith.cmpi ult, {v}, {sizes[d]} : index")
                   for v, d in ((row, "m"), (col, "n")) if ragged[d]]
     if not conditions:
@@ -127,3 +135,16 @@ def _write(body: Lines, value: str, memref: str, lead: list[str], row0: str, col
     inside = conditions[0] if len(conditions) == 1 else body.op(
         f"arith.andi {conditions[0]}, {conditions[1]} : i1")
     guarded(body, inside, update)
+
+
+def _apply_epilogue(body: Lines, name: str, epilogue, total: str, dims: list[str]) -> None:
+    """Store ``@name_body(inputs at dims, C's new value among them)`` to the epilogue's output."""
+    *inputs, out = epilogue.operands
+    args = [total if k == epilogue.c_input else load(body, operand, dims)
+            for k, operand in enumerate(inputs)]
+    placeholder = body.const("0.0" if out.element.startswith(("f", "bf")) else "0", out.element)
+    types = [operand.element for operand in epilogue.operands]
+    result = body.fresh("r")
+    body.add(f"{result} = func.call @{name}_body({', '.join(args + [placeholder])}) : "
+             f"({', '.join(types)}) -> ({out.element})")
+    store(body, result, out, dims)

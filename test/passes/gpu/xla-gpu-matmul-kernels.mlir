@@ -65,3 +65,51 @@ func.func @fill_then_write(%a: memref<64x32xf32>, %b: memref<32x64xf32>, %c: mem
   linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x64xf32>) outs(%c : memref<64x64xf32>)
   return
 }
+
+// -----
+
+/// The bias + relu after the matmul, written into C (an output fusion): applied to
+/// each output in the kernel, which stores the result; no second kernel. An epilogue
+/// writing the buffer the matmul reads as A stays apart (other blocks still read it).
+// CHECK-LABEL: func.func @bias_relu
+// CHECK-COUNT-1: gpu.launch
+// CHECK: math.fma
+// CHECK: memref.load %{{.*}} : memref<64xf32>
+// CHECK: arith.maximumf
+// CHECK: memref.store
+// CHECK-NOT: linalg.generic
+#cmat = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+func.func @bias_relu(%a: memref<64x32xf32>, %b: memref<32x64xf32>, %bias: memref<64xf32>,
+                     %c: memref<64x64xf32>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.fill ins(%zero : f32) outs(%c : memref<64x64xf32>)
+  linalg.matmul ins(%a, %b : memref<64x32xf32>, memref<32x64xf32>) outs(%c : memref<64x64xf32>)
+  linalg.generic {indexing_maps = [#cmat, #bias, #cmat], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<64x64xf32>, memref<64xf32>) outs(%c : memref<64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    %r = arith.maximumf %s, %zero : f32
+    linalg.yield %r : f32
+  }
+  return
+}
+
+// -----
+
+// CHECK-LABEL: func.func @writes_a
+// CHECK: gpu.launch
+// CHECK: linalg.generic
+#cmat = affine_map<(d0, d1) -> (d0, d1)>
+#bias = affine_map<(d0, d1) -> (d1)>
+func.func @writes_a(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %bias: memref<64xf32>,
+                    %c: memref<64x64xf32>) {
+  linalg.matmul ins(%a, %b : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+  linalg.generic {indexing_maps = [#cmat, #bias, #cmat], iterator_types = ["parallel", "parallel"]}
+      ins(%c, %bias : memref<64x64xf32>, memref<64xf32>) outs(%a : memref<64x64xf32>) {
+  ^bb0(%x: f32, %y: f32, %o: f32):
+    %s = arith.addf %x, %y : f32
+    linalg.yield %s : f32
+  }
+  return
+}

@@ -1,0 +1,150 @@
+"""A matmul's elementwise epilogue (bias, activation) found for its kernel.
+
+xla-fuse makes a dot and the elementwise ops on its result one "output"
+fusion; on buffers they are the matmul and a generic reading its C. The
+matmul kernel applies the generic's region to each output in registers and
+stores its result (gpu_matmul_text.py): one kernel. Only epilogues that
+write C itself (C = f(C, bias ...)), the usual bias and activation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xlac.mlir import ir
+from xlac.passes.base import nested_ops, symbol_name
+from xlac.passes.gpu.gpu_kernel_text import Operand
+from xlac.passes.gpu.launch_ops import FILL_LOOKBACK, buffer_base, has_reduction, is_view
+
+
+@dataclass(frozen=True)
+class Epilogue:
+    """The generic, where C is among its inputs, and its operands as the kernel sees them."""
+    op: ir.Operation
+    c_input: int                      # which of its inputs is C
+    operands: tuple[Operand, ...]     # its inputs, then its output; positions in the helper
+    extra: tuple[ir.Value, ...]       # the helper's arguments after A, B, C
+
+
+def find_epilogue(matmul: ir.Operation, first_position: int) -> Epilogue | None:
+    """The elementwise generic after ``matmul`` that reads its C point for point,
+    with nothing between them touching C or the generic's operands; or None.
+    Its operands other than C become helper arguments from ``first_position``."""
+    c = matmul.operands[2]
+    block_ops = [o.operation for o in matmul.block.operations]
+    at = block_ops.index(matmul)
+    passed = []
+    for candidate in block_ops[at + 1:at + 1 + 2 * FILL_LOOKBACK]:
+        if candidate.name == "arith.constant" or is_view(candidate):
+            continue
+        if candidate.name == "linalg.generic" and c in list(candidate.operands):
+            return _epilogue(matmul, candidate, passed, first_position)
+        passed.append(candidate)
+        if len(passed) >= FILL_LOOKBACK:
+            return None
+    return None
+
+
+def _epilogue(matmul: ir.Operation, op: ir.Operation, passed: list[ir.Operation],
+              first_position: int) -> Epilogue | None:
+    c = matmul.operands[2]
+    inputs, outputs = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    operands = list(op.operands)
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    rank = len(ir.MemRefType(c.type).shape)
+    identity = str(ir.AffineMap.get_identity(rank))
+    in_place = operands[inputs] == c               # C = f(C, ...): the usual bias + activation
+    if outputs != 1 or has_reduction(op) or maps[0].n_dims != rank \
+            or operands.count(c) != 1 + in_place:
+        return None
+    c_input = operands.index(c)
+    if c_input >= inputs or str(maps[c_input]) != identity or str(maps[inputs]) != identity:
+        return None
+    if any(len(inner.regions) for inner in op.regions[0].blocks[0].operations):
+        return None
+    if not all(_static(v) for v in operands if v != c):
+        return None
+    touched = {buffer_base(v) for p in passed for v in p.operands if _memref(v)}
+    if touched & {buffer_base(v) for v in operands if _memref(v)}:
+        return None
+    # blocks store the epilogue's result while others still read A and B, and
+    # each reads only its own outputs of C
+    read_by_matmul = {buffer_base(v) for v in list(matmul.operands)[:2]}
+    if buffer_base(operands[inputs]) in read_by_matmul:
+        return None
+    if any(buffer_base(v) == buffer_base(c) for v in operands if v != c):
+        return None
+    extra = [v for v in operands if v != c]
+    if not all(_defined_before(v, matmul) for v in extra):
+        return None            # the helper replaces the matmul: its arguments must exist there
+    kernel_operands, position = [], first_position
+    for value, amap in zip(operands, maps):
+        place = 2 if value == c else position
+        position += value != c
+        kernel_operands.append(Operand(place, str(value.type), _element(value),
+                                       tuple(str(e) for e in amap.results)))
+    if not in_place:
+        # only C = f(C, ...) for now: an epilogue writing another buffer (an SGD
+        # step W - lr * dW after the gradient's matmul) would need C stored as
+        # well wherever something else reads it
+        return None
+    return Epilogue(op, c_input, tuple(kernel_operands), tuple(extra))
+
+
+def _defined_before(value: ir.Value, op: ir.Operation) -> bool:
+    owner = value.owner
+    return isinstance(owner, ir.Block) or _before(owner.operation, op) or \
+        owner.operation.block != op.block and not _inside(op, owner.operation)
+
+
+def _inside(op: ir.Operation, ancestor: ir.Operation) -> bool:
+    parent = op.parent
+    while parent is not None:
+        if parent == ancestor:
+            return True
+        parent = parent.parent
+    return False
+
+
+def _before(op: ir.Operation, other: ir.Operation) -> bool:
+    block_ops = [o.operation for o in other.block.operations]
+    return op in block_ops and block_ops.index(op) < block_ops.index(other)
+
+
+def inline_body(module: ir.Operation, name: str) -> None:
+    """Put ``@name``'s body in place of each call of it, then erase it. The
+    inliner does not inline into a gpu.launch region itself, and canonicalizing
+    the helper first folds away any scf.if the calls could have sat in."""
+    body = module.regions[0].blocks[0]
+    func = next(op.operation for op in body.operations
+                if op.operation.name == "func.func" and symbol_name(op.operation) == name)
+    entry = func.regions[0].blocks[0]
+    ops = [op.operation for op in entry.operations]
+    calls = [op for op in nested_ops(module) if op.name == "func.call"
+             and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == name]
+    for call in calls:
+        mapping = dict(zip(entry.arguments, call.operands))
+        with ir.InsertionPoint(call):
+            for op in ops[:-1]:
+                clone = op.clone()
+                for i, value in enumerate(op.operands):
+                    if value in mapping:
+                        clone.operands[i] = mapping[value]
+                mapping.update(zip(op.results, clone.results))
+        for result, value in zip(call.results, ops[-1].operands):
+            result.replace_all_uses_with(mapping.get(value, value))
+        call.erase()
+    func.erase()
+
+
+def _memref(value: ir.Value) -> bool:
+    return str(value.type).startswith("memref<")
+
+
+def _static(value: ir.Value) -> bool:
+    return _memref(value) and ir.MemRefType(value.type).has_static_shape \
+        and "strided" not in str(value.type)
+
+
+def _element(value: ir.Value) -> str:
+    return str(ir.MemRefType(value.type).element_type)
