@@ -34,7 +34,10 @@ def main(job_dir: Path) -> None:
         except xlac.CompileError as exc:
             if not breaking.get("catch"):
                 raise
-            print(f"rank {rank}: caught: {exc}", flush=True)      # no abort: each rank says why
+            # no abort: each rank says why, in one write: print() writes the text and its
+            # newline apart, and the other rank's line could land between them
+            sys.stdout.write(f"rank {rank}: caught: {exc}\n")
+            sys.stdout.flush()
             sys.exit(3)
         data = np.load(job_dir / f"{program['name']}.inputs.npz")
         inputs = [_typed(data[f"in{i}_dev{rank}"], spec.dtype)
