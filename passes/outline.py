@@ -92,6 +92,17 @@ def inline_calls(module: ir.Operation, marker: str) -> int:
     return len(calls)
 
 
+def clone_ops(ops: Sequence[ir.Operation], mapping: dict) -> None:
+    """Clone ``ops`` at the current insertion point, reading ``mapping``'s values
+    for theirs; each clone's results are added to ``mapping``."""
+    for op in ops:
+        clone = op.clone()
+        for i, value in enumerate(op.operands):
+            if value in mapping:
+                clone.operands[i] = mapping[value]
+        mapping.update(zip(op.results, clone.results))
+
+
 def outside(owner, members: set) -> bool:
     """Whether ``owner`` (an op) is neither one of ``members`` nor inside one."""
     op = owner.operation

@@ -20,6 +20,7 @@ from xlac.passes.gpu.gpu_kernel_text import (
     interleave,
     launch_header,
     load,
+    placeholder,
     store,
 )
 
@@ -213,7 +214,7 @@ def _fold_step(op: KernelOp, parallel_dims: list[str]):
         dims = interleave(op.space, parallel_dims, delinearize(loop, k, op.space.reduction_sizes))
         values = [load(loop, operand, dims) for operand in op.operands[:op.inputs]]
         folded = iter(carried)
-        outs = [_placeholder(loop, o.element) if j in op.pointwise else next(folded)
+        outs = [placeholder(loop, o.element) if j in op.pointwise else next(folded)
                 for j, o in enumerate(op.outputs)]
         results = call_body(loop, op.name, values + outs + op.capture_names(), op.body_types(),
                             op.result_types())
@@ -221,11 +222,6 @@ def _fold_step(op: KernelOp, parallel_dims: list[str]):
             store(loop, results[j], op.outputs[j], dims)
         return [r for j, r in enumerate(results) if j not in op.pointwise]
     return step
-
-
-def _placeholder(body: Lines, element: str) -> str:
-    """A value for a pointwise output's block argument, which the region never reads."""
-    return body.const("0.0" if element.startswith(("f", "bf")) else "0", element)
 
 
 def _combine_into_output(body: Lines, op: KernelOp, total: str, parallel_dims: list[str]) -> None:

@@ -154,6 +154,11 @@ def call_body(body: Lines, name: str, args: list[str], arg_types: list[str],
     return [f"{result}#{i}" for i in range(count)] if count > 1 else [result] * count
 
 
+def placeholder(body: Lines, element: str) -> str:
+    """A value for an output's block argument that the region never reads."""
+    return body.const("0.0" if element.startswith(("f", "bf")) else "0", element)
+
+
 def global_thread(body: Lines) -> str:
     """blockIdx.x * blockDim.x + threadIdx.x."""
     threads = body.const(THREADS)

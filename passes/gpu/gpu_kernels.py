@@ -16,7 +16,14 @@ from xlac.mlir import ir
 from xlac.passes.base import ModulePass
 from xlac.passes.gpu.gpu_kernel_emit import KernelOp, identity, loop_kernel, reduction_kernels
 from xlac.passes.gpu.gpu_kernel_text import Operand, Space
-from xlac.passes.gpu.launch_ops import constant, constant_text, fill_before, has_reduction, top_level_ops
+from xlac.passes.gpu.launch_ops import (
+    constant,
+    constant_text,
+    element_type,
+    fill_before,
+    has_reduction,
+    top_level_ops,
+)
 from xlac.passes.gpu.multi_output import FOLDED_INIT, merge_producers
 from xlac.passes.helper_calls import captured_values, fresh_symbol, region_declaration, replace_with_call
 
@@ -55,24 +62,17 @@ def _generics(module: ir.Operation) -> list[ir.Operation]:
 
 def _replace_generic(module: ir.Operation, op: ir.Operation) -> list[ir.Operation]:
     """Replace ``op`` by a kernel if it can; the fills folded into it (erased)."""
+    space = _kernel_space(op)
+    if space is None:
+        return []
     inputs, outputs = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
     operands = list(op.operands)
-    if not all(_static_memref(v) for v in operands[inputs:]) or _uses_index(op):
-        return []
-    if not all(_static_memref(v) or (_scalar(v) and constant(v)) for v in operands[:inputs]):
-        return []        # a scalar read on the host (a pad value): xla-gpu-wrap-host-code moves it in
     maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    reduction = tuple("reduction" in str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"]))
-    sizes = _loop_sizes(maps, operands, len(reduction))
-    if sizes is None or 0 in sizes:
-        return []
-    space = Space(tuple(sizes), reduction)
+    reduction = space.reduction
     captures = captured_values(op)
-    if not all(constant(value) for value in captures):
-        return []        # a value read on the host (a pad value): xla-gpu-wrap-host-code moves it in
     name = fresh_symbol(module, "xla_gpu_kernel")
     kernel_operands = tuple(
-        Operand(i, str(v.type), _element(v),
+        Operand(i, str(v.type), str(element_type(v)),
                 tuple(str(e) for e in m.results)) for i, (v, m) in enumerate(zip(operands, maps)))
     combiner, pointwise = _combiner(op, outputs)
     block_reduction = _block_reduction(space, combiner)
@@ -90,6 +90,24 @@ def _replace_generic(module: ir.Operation, op: ir.Operation) -> list[ir.Operatio
     text += region_declaration(op.regions[0], f"{name}_body", captures)
     replace_with_call(module, op, text, name, {f"{name}_body": op.regions[0]}, captures)
     return fills
+
+
+def _kernel_space(op: ir.Operation) -> Space | None:
+    """The iteration space of a generic these kernels take: static buffers, constant
+    scalars and captures (a value read on the host, a pad value, is moved into a
+    kernel by xla-gpu-wrap-host-code instead), no linalg.index; else None."""
+    inputs, _ = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    operands = list(op.operands)
+    if not all(_static_memref(v) for v in operands[inputs:]) or _uses_index(op):
+        return None
+    if not all(_static_memref(v) or (_scalar(v) and constant(v)) for v in operands[:inputs]):
+        return None
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    reduction = tuple("reduction" in str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"]))
+    sizes = _loop_sizes(maps, operands, len(reduction))
+    if sizes is None or 0 in sizes or not all(constant(v) for v in captured_values(op)):
+        return None
+    return Space(tuple(sizes), reduction)
 
 
 def _folded_fills(op: ir.Operation, outputs: list[ir.Value]) -> list[ir.Operation]:
@@ -112,10 +130,6 @@ def _static_memref(value: ir.Value) -> bool:
 
 def _scalar(value: ir.Value) -> bool:
     return isinstance(value.type, (ir.IntegerType, ir.FloatType, ir.IndexType))
-
-
-def _element(value: ir.Value) -> str:
-    return str(ir.MemRefType(value.type).element_type) if _static_memref(value) else str(value.type)
 
 
 def _uses_index(op: ir.Operation) -> bool:
@@ -180,16 +194,9 @@ def _combiner(op: ir.Operation, outputs: int) -> tuple[str | None, tuple[int, ..
 def _block_reduced(op: ir.Operation) -> bool:
     """Whether a single-output reduction becomes a block reduction (what a
     producer merged into it needs: that kernel stores pointwise outputs)."""
-    inputs, outputs = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
-    operands = list(op.operands)
-    if outputs != 1 or not all(_static_memref(v) for v in operands) or _uses_index(op):
-        return False
-    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    reduction = tuple("reduction" in str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"]))
-    sizes = _loop_sizes(maps, operands, len(reduction))
-    if sizes is None or 0 in sizes or not all(constant(v) for v in captured_values(op)):
-        return False
-    return _block_reduction(Space(tuple(sizes), reduction), _combiner(op, outputs)[0])
+    _, outputs = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    space = _kernel_space(op) if outputs == 1 else None
+    return space is not None and _block_reduction(space, _combiner(op, outputs)[0])
 
 
 def _block_reduction(space: Space, combiner: str | None) -> bool:

@@ -11,7 +11,17 @@ bounds-checked only when a dimension is not a multiple of the tile.
 
 from __future__ import annotations
 
-from xlac.passes.gpu.gpu_kernel_text import Lines, carried_loop, guarded, helper, launch_header, load, store
+from xlac.passes.gpu.gpu_kernel_text import (
+    Lines,
+    call_body,
+    carried_loop,
+    guarded,
+    helper,
+    launch_header,
+    load,
+    placeholder,
+    store,
+)
 
 TILE, DEPTH, SIDE = 64, 16, 16          # output tile, K step, threads per side
 PER = TILE // SIDE                      # outputs per thread per side (4)
@@ -142,9 +152,6 @@ def _apply_epilogue(body: Lines, name: str, epilogue, total: str, dims: list[str
     *inputs, out = epilogue.operands
     args = [total if k == epilogue.c_input else load(body, operand, dims)
             for k, operand in enumerate(inputs)]
-    placeholder = body.const("0.0" if out.element.startswith(("f", "bf")) else "0", out.element)
-    types = [operand.element for operand in epilogue.operands]
-    result = body.fresh("r")
-    body.add(f"{result} = func.call @{name}_body({', '.join(args + [placeholder])}) : "
-             f"({', '.join(types)}) -> ({out.element})")
+    (result,) = call_body(body, name, args + [placeholder(body, out.element)],
+                          [operand.element for operand in epilogue.operands], [out.element])
     store(body, result, out, dims)

@@ -19,14 +19,13 @@ def has_reduction(op: ir.Operation) -> bool:
     return any("reduction" in str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"]))
 
 
-def previous_op(op: ir.Operation) -> ir.Operation | None:
-    block_ops = [o.operation for o in op.block.operations]
-    index = block_ops.index(op)
-    while index > 0:
-        index -= 1
-        if block_ops[index].name != "arith.constant":
-            return block_ops[index]
-    return None
+def is_memref(value: ir.Value) -> bool:
+    return isinstance(value.type, ir.MemRefType)
+
+
+def element_type(value: ir.Value) -> ir.Type:
+    """A memref's element type, or the type of a scalar."""
+    return ir.MemRefType(value.type).element_type if is_memref(value) else value.type
 
 
 # Ops that give another view of their first operand's buffer.

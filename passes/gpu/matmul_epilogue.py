@@ -14,7 +14,15 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import nested_ops, symbol_name
 from xlac.passes.gpu.gpu_kernel_text import Operand
-from xlac.passes.gpu.launch_ops import FILL_LOOKBACK, buffer_base, has_reduction, is_view
+from xlac.passes.gpu.launch_ops import (
+    FILL_LOOKBACK,
+    buffer_base,
+    element_type,
+    has_reduction,
+    is_memref,
+    is_view,
+)
+from xlac.passes.outline import clone_ops
 
 
 @dataclass(frozen=True)
@@ -50,65 +58,43 @@ def _epilogue(matmul: ir.Operation, op: ir.Operation, passed: list[ir.Operation]
     c = matmul.operands[2]
     inputs, outputs = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
     operands = list(op.operands)
+    # only C = f(C, ...), the usual bias and activation, for now: an epilogue writing
+    # another buffer (an SGD step W - lr * dW after the gradient's matmul) would need
+    # C stored as well wherever something else reads it
+    if outputs != 1 or operands[inputs] != c or operands.count(c) != 2 or has_reduction(op):
+        return None
     maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
     rank = len(ir.MemRefType(c.type).shape)
     identity = str(ir.AffineMap.get_identity(rank))
-    in_place = operands[inputs] == c               # C = f(C, ...): the usual bias + activation
-    if outputs != 1 or has_reduction(op) or maps[0].n_dims != rank \
-            or operands.count(c) != 1 + in_place:
-        return None
     c_input = operands.index(c)
-    if c_input >= inputs or str(maps[c_input]) != identity or str(maps[inputs]) != identity:
+    if maps[0].n_dims != rank or str(maps[c_input]) != identity or str(maps[inputs]) != identity:
         return None
     if any(len(inner.regions) for inner in op.regions[0].blocks[0].operations):
         return None
-    if not all(_static(v) for v in operands if v != c):
-        return None
-    touched = {buffer_base(v) for p in passed for v in p.operands if _memref(v)}
-    if touched & {buffer_base(v) for v in operands if _memref(v)}:
-        return None
-    # blocks store the epilogue's result while others still read A and B, and
-    # each reads only its own outputs of C
-    read_by_matmul = {buffer_base(v) for v in list(matmul.operands)[:2]}
-    if buffer_base(operands[inputs]) in read_by_matmul:
-        return None
-    if any(buffer_base(v) == buffer_base(c) for v in operands if v != c):
-        return None
     extra = [v for v in operands if v != c]
-    if not all(_defined_before(v, matmul) for v in extra):
+    if not all(_static(v) for v in extra) or not all(_defined_before(v, matmul) for v in extra):
         return None            # the helper replaces the matmul: its arguments must exist there
+    touched = {buffer_base(v) for p in passed for v in p.operands if is_memref(v)}
+    if touched & {buffer_base(v) for v in operands}:
+        return None
+    if any(buffer_base(v) == buffer_base(c) for v in [*extra, *list(matmul.operands)[:2]]):
+        return None            # each block reads only its own outputs of C, and no A or B
     kernel_operands, position = [], first_position
     for value, amap in zip(operands, maps):
         place = 2 if value == c else position
         position += value != c
-        kernel_operands.append(Operand(place, str(value.type), _element(value),
+        kernel_operands.append(Operand(place, str(value.type), str(element_type(value)),
                                        tuple(str(e) for e in amap.results)))
-    if not in_place:
-        # only C = f(C, ...) for now: an epilogue writing another buffer (an SGD
-        # step W - lr * dW after the gradient's matmul) would need C stored as
-        # well wherever something else reads it
-        return None
     return Epilogue(op, c_input, tuple(kernel_operands), tuple(extra))
 
 
 def _defined_before(value: ir.Value, op: ir.Operation) -> bool:
+    """A block argument, or the result of an op before ``op`` in its block."""
     owner = value.owner
-    return isinstance(owner, ir.Block) or _before(owner.operation, op) or \
-        owner.operation.block != op.block and not _inside(op, owner.operation)
-
-
-def _inside(op: ir.Operation, ancestor: ir.Operation) -> bool:
-    parent = op.parent
-    while parent is not None:
-        if parent == ancestor:
-            return True
-        parent = parent.parent
-    return False
-
-
-def _before(op: ir.Operation, other: ir.Operation) -> bool:
-    block_ops = [o.operation for o in other.block.operations]
-    return op in block_ops and block_ops.index(op) < block_ops.index(other)
+    if isinstance(owner, ir.Block):
+        return True
+    block_ops = [o.operation for o in op.block.operations]
+    return owner.operation in block_ops and block_ops.index(owner.operation) < block_ops.index(op)
 
 
 def inline_body(module: ir.Operation, name: str) -> None:
@@ -125,26 +111,13 @@ def inline_body(module: ir.Operation, name: str) -> None:
     for call in calls:
         mapping = dict(zip(entry.arguments, call.operands))
         with ir.InsertionPoint(call):
-            for op in ops[:-1]:
-                clone = op.clone()
-                for i, value in enumerate(op.operands):
-                    if value in mapping:
-                        clone.operands[i] = mapping[value]
-                mapping.update(zip(op.results, clone.results))
+            clone_ops(ops[:-1], mapping)
         for result, value in zip(call.results, ops[-1].operands):
             result.replace_all_uses_with(mapping.get(value, value))
         call.erase()
     func.erase()
 
 
-def _memref(value: ir.Value) -> bool:
-    return str(value.type).startswith("memref<")
-
-
 def _static(value: ir.Value) -> bool:
-    return _memref(value) and ir.MemRefType(value.type).has_static_shape \
+    return is_memref(value) and ir.MemRefType(value.type).has_static_shape \
         and "strided" not in str(value.type)
-
-
-def _element(value: ir.Value) -> str:
-    return str(ir.MemRefType(value.type).element_type)

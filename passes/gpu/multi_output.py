@@ -19,7 +19,16 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from xlac.mlir import ir
-from xlac.passes.gpu.launch_ops import FILL_LOOKBACK, buffer_base, constant_fill_of, has_reduction, is_view
+from xlac.passes.gpu.launch_ops import (
+    FILL_LOOKBACK,
+    buffer_base,
+    constant_fill_of,
+    element_type,
+    has_reduction,
+    is_memref,
+    is_view,
+)
+from xlac.passes.outline import clone_ops
 
 FOLDED_INIT = "xla.folded_init"   # the merged reduction's start value: the fill it replaced
 
@@ -108,7 +117,7 @@ def _movable(producer: ir.Operation, reduction: ir.Operation, between: list[ir.O
     out_map, result_map = str(_maps(reduction)[r_inputs]), str(p_maps[p_inputs])
     read = set()
     for value, amap in zip(list(producer.operands)[:p_inputs], p_maps):
-        if not _is_memref(value):
+        if not is_memref(value):
             continue
         base = buffer_base(value)
         if base == buffer_base(output) and not (_same_view(value, output) and str(amap) == out_map):
@@ -124,7 +133,7 @@ def _movable(producer: ir.Operation, reduction: ir.Operation, between: list[ir.O
         if fill is None and constant_fill_of(op, output):
             fill = op
             continue
-        touched = {buffer_base(v) for v in op.operands if _is_memref(v)}
+        touched = {buffer_base(v) for v in op.operands if is_memref(v)}
         if written in touched or read & touched:
             return False, None
     if buffer_base(output) in read and fill is None:
@@ -145,10 +154,6 @@ def _same_view(a: ir.Value, b: ir.Value) -> bool:
     operands = list(first.operands), list(second.operands)
     return (attributes[0] == attributes[1] and len(operands[0]) == len(operands[1])
             and all(_same_view(x, y) for x, y in zip(*operands)))
-
-
-def _is_memref(value: ir.Value) -> bool:
-    return isinstance(value.type, ir.MemRefType) or str(value.type).startswith("memref<")
 
 
 def _has_nested_regions(op: ir.Operation) -> bool:
@@ -179,7 +184,7 @@ def _merge(producer: ir.Operation, index: int, fill: ir.Operation | None,
             attributes[FOLDED_INIT] = fill.operands[0].owner.attributes["value"]
         merged = ir.Operation.create("linalg.generic", operands=operands, attributes=attributes,
                                      regions=1, ip=ir.InsertionPoint(reduction))
-        types = [_element(v) for v in operands]
+        types = [element_type(v) for v in operands]
         block = merged.regions[0].blocks.append(*types)
         args = list(block.arguments)
         p_block = producer.regions[0].blocks[0]
@@ -203,15 +208,5 @@ def _clone_body(block: ir.Block, mapping: dict) -> list[ir.Value]:
     """Clone ``block``'s ops but its terminator at the insertion point, reading
     ``mapping``'s values; the values the terminator yields."""
     ops = [op.operation for op in block.operations]
-    for op in ops[:-1]:
-        clone = op.clone()
-        for i, value in enumerate(op.operands):
-            if value in mapping:
-                clone.operands[i] = mapping[value]
-        for old, new in zip(op.results, clone.results):
-            mapping[old] = new
+    clone_ops(ops[:-1], mapping)
     return [mapping.get(v, v) for v in ops[-1].operands]
-
-
-def _element(value: ir.Value) -> ir.Type:
-    return ir.ShapedType(value.type).element_type if _is_memref(value) else value.type
