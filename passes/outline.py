@@ -7,6 +7,7 @@ the program) and then, where the split has done its job, inline them again.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Sequence
 
 from xlac.mlir import ir
@@ -71,14 +72,18 @@ def outline_ops(module: ir.Operation, ops: Sequence[ir.Operation], name: str,
 
 def inline_calls(module: ir.Operation, marker: str) -> int:
     """Put back the body of each function called by a call carrying ``marker``
-    (called once, as outline_ops made it) in place of its call, and erase it;
-    how many."""
+    in place of its call, and erase it; how many calls. A function called
+    more than once is copied for each call but its last."""
     body = module.regions[0].blocks[0]
     by_name = {symbol_name(op.operation): op.operation for op in body.operations
                if op.operation.name == "func.func"}
     calls = [op for op in nested_ops(module) if op.name == "func.call" and marker in op.attributes]
+    left = Counter(ir.FlatSymbolRefAttr(call.attributes["callee"]).value for call in calls)
     for call in calls:
-        func = by_name.pop(ir.FlatSymbolRefAttr(call.attributes["callee"]).value)
+        name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
+        left[name] -= 1
+        # a whole function's clone: its values remapped inside its regions too
+        func = by_name[name].clone(ir.InsertionPoint(body)) if left[name] else by_name.pop(name)
         entry = func.regions[0].blocks[0]
         for argument, operand in zip(entry.arguments, call.operands):
             argument.replace_all_uses_with(operand)

@@ -44,11 +44,15 @@ class ApplySchedules(ModulePass):
     chunks the parallel loops get, 1 makes no scf.forall; `vector-bytes`
     (0: this host's, else 16 SSE, 32 AVX2, 64 AVX-512) the SIMD width the
     vectors are cut for. The pipelines set both from the CPU model.
+    `share-kernels` (default on) schedules each distinct kernel once and
+    copies the result to its other places; those copies keep the first
+    one's source locations, so a profiled compile turns it off.
     """
 
     name = "xla-apply-schedules"
     threads: int = 0
     vector_bytes: int = 0
+    share_kernels: bool = True
 
     def run(self, module: ir.Operation) -> None:
         machine = self.machine()
@@ -56,7 +60,7 @@ class ApplySchedules(ModulePass):
         planned = _plans(ops, machine)
         emit_remarks(module, _unplanned(ops, planned))     # now: applying replaces the ops
         _mark(planned)
-        outline_planned(module, planned)
+        planned = outline_planned(module, planned, self.share_kernels)
         if planned and not _apply(module, planned):
             kept, failed = [], []
             for item in planned:

@@ -13,6 +13,8 @@ inlined again once the schedules have applied, before bufferization.
 
 from __future__ import annotations
 
+import re
+
 from xlac.mlir import ir, passmanager
 from xlac.passes.base import functions, symbol_name
 from xlac.passes.outline import inline_calls, is_constant, outline_ops
@@ -30,9 +32,16 @@ _INITS = ("tensor.empty", "linalg.fill")    # moved in with the op that alone re
 SHARED_EMPTY_WINDOW = 32
 
 
-def outline_planned(module: ir.Operation, planned) -> None:
+def outline_planned(module: ir.Operation, planned, share: bool = True) -> list:
     """Move each planned op, with its fused members and the inits only they
-    read, into a private function, called where the op was."""
+    read, into a private function, called where the op was; return the plans
+    left to apply.
+
+    With ``share``, functions of one text and one plan are one function,
+    called from each place, and only its op is scheduled: a transformer's or
+    ResNet's repeated layers cost the interpreter one kernel each (BERT: 176
+    planned ops, 49 distinct). Inlining puts a copy back at each call.
+    """
     body = module.regions[0].blocks[0]
     taken = {symbol_name(op.operation) for op in body.operations
              if "sym_name" in op.operation.attributes}
@@ -44,9 +53,42 @@ def outline_planned(module: ir.Operation, planned) -> None:
     kernels = [_kernel_ops(root.operation, [m.operation for m in plan.members], positions, roots)
                for root, plan in planned]
     unit = ir.UnitAttr.get(module.context)
-    for index, ops in enumerate(kernels):
-        if ops is not None:
-            outline_ops(module, ops, _fresh(taken, index), {SCHEDULE_CALL: unit}, copied=_copied)
+    calls = [outline_ops(module, ops, _fresh(taken, index), {SCHEDULE_CALL: unit}, copied=_copied)
+             if ops is not None else None for index, ops in enumerate(kernels)]
+    return _share_identical(module, planned, calls) if share else planned
+
+
+_GROUP_NUMBER = re.compile(r"xla\.fusion_group = \d+ : i64(, )?")
+
+
+def _share_identical(module: ir.Operation, planned, calls) -> list:
+    """Point the calls of each function whose text and plan an earlier one
+    has at that one, erase it (and the ops it held), and drop its plan.
+
+    The text is printed whole (no elided constants: two kernels differing in
+    a constant's values are two kernels) and without locations or xla-fuse's
+    group numbers (read no more past xla-outline-fusions), so layers at other
+    lines share.
+    """
+    by_name = {symbol_name(op.operation): op.operation for op in module.regions[0].blocks[0].operations
+               if op.operation.name == "func.func"}
+    first: dict[tuple, ir.Attribute] = {}
+    kept = []
+    for (op, plan), call in zip(planned, calls):
+        if call is None:
+            kept.append((op, plan))
+            continue
+        callee = call.attributes["callee"]
+        name = ir.FlatSymbolRefAttr(callee).value
+        text = by_name[name].get_asm(use_local_scope=True, assume_verified=True)
+        key = (_GROUP_NUMBER.sub("", text.replace(f"@{name}(", "@_(", 1)), plan.sequence, plan.params)
+        if key in first:
+            call.attributes["callee"] = first[key]
+            by_name.pop(name).erase()
+        else:
+            first[key] = callee
+            kept.append((op, plan))
+    return kept
 
 
 def inline_planned(module: ir.Operation, window: int = SHARED_EMPTY_WINDOW) -> None:

@@ -51,8 +51,9 @@ def _linalg(blocks: int):
     return module
 
 
-def _schedule_counting(monkeypatch, blocks: int) -> tuple[int, str]:
-    """Row-nest look-ups planning makes, and the generated transform main."""
+def _schedule_counting(monkeypatch, blocks: int, share: bool = False) -> tuple[int, str]:
+    """Row-nest look-ups planning makes, and the generated transform main
+    (each block's kernels scheduled apart unless ``share``)."""
     module = _linalg(blocks)
     calls, texts = [0], []
     real_nest, real_append = fused_rows_plan._row_nest, apply_schedules._append_schedules
@@ -67,7 +68,7 @@ def _schedule_counting(monkeypatch, blocks: int) -> tuple[int, str]:
 
     monkeypatch.setattr(fused_rows_plan, "_row_nest", counted)
     monkeypatch.setattr(apply_schedules, "_append_schedules", kept)
-    run_passes(module, ["xla-apply-schedules{threads=2 vector-bytes=32}"])
+    run_passes(module, [f"xla-apply-schedules{{threads=2 vector-bytes=32 share-kernels={str(share).lower()}}}"])
     return calls[0], texts[0]
 
 
@@ -84,6 +85,23 @@ def test_scheduled_ops_are_matched_once(monkeypatch):
     # one match of the tag (and one of the members' tag), split per op; not one match per op
     assert many.count("structured.match") == few.count("structured.match") <= 2
     assert "transform.split_handle" in many
+
+
+def test_identical_kernels_are_scheduled_once(monkeypatch):
+    """Repeated blocks' kernels: one schedule each, however many blocks."""
+    _, few = _schedule_counting(monkeypatch, 4, share=True)
+    _, many = _schedule_counting(monkeypatch, 16, share=True)
+    assert few.count("transform.include @xla_") == many.count("transform.include @xla_") > 1
+
+
+def test_shared_schedules_give_the_same_code():
+    """Scheduled once and copied to each place: the ops each copy had alone."""
+    shared, apart = _linalg(4), _linalg(4)
+    run_passes(shared, ["xla-apply-schedules{threads=2 vector-bytes=32}"])
+    run_passes(apart, ["xla-apply-schedules{threads=2 vector-bytes=32 share-kernels=false}"])
+    assert "func.call" not in str(shared)
+    assert _op_counts(shared) == _op_counts(apart)
+    assert len(functions(shared.operation)) == 1
 
 
 def test_residual_softmaxes_still_compute_the_same():
@@ -175,7 +193,7 @@ def test_scheduling_apart_gives_the_same_code(monkeypatch):
     apart = _linalg(4)
     run_passes(apart, ["xla-apply-schedules{threads=2 vector-bytes=32}"])
     together = _linalg(4)
-    monkeypatch.setattr(apply_schedules, "outline_planned", lambda module, planned: None)
+    monkeypatch.setattr(apply_schedules, "outline_planned", lambda module, planned, share: planned)
     monkeypatch.setattr(apply_schedules, "inline_planned", lambda module: None)
     run_passes(together, ["xla-apply-schedules{threads=2 vector-bytes=32}"])
     assert "func.call" not in str(apart)
