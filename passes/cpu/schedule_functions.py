@@ -21,7 +21,7 @@ from xlac.passes.outline import inline_calls, is_constant, outline_ops
 
 SCHEDULE_CALL = "xla.schedule_call"
 _STEM = "xla_scheduled"
-_INITS = ("tensor.empty", "linalg.fill")    # moved in with the op that alone reads them
+_INITS = ("tensor.empty", "linalg.fill", "tensor.pad")   # moved in with the op that alone reads them
 
 # Why share, and why only so far: kernels writing into one tensor.empty let
 # bufferization reuse one buffer for a kernel whose input is dead (BERT,

@@ -304,3 +304,29 @@ func.func @softmax(%x: tensor<1024x256xf32>) -> tensor<1024x256xf32> {
   } -> tensor<1024x256xf32>
   return %r : tensor<1024x256xf32>
 }
+
+// -----
+
+/// A pooling whose input is padded for it alone (SAME 3x3/2 max pooling):
+/// each thread pads the input rows of its chunk, so no padded copy of the
+/// whole input is made on one thread before the pooling.
+// CHECK-LABEL: func.func @padded_max_pool
+// CHECK-NOT: tensor.pad
+// CHECK: scf.forall
+// CHECK: tensor.pad
+// CHECK: vector.transfer_read {{.*}} vector<15x64xf32>
+// CHECK: arith.maximumf {{.*}} : vector<64xf32>
+// CHECK-NOT: linalg.pooling_nhwc_max
+func.func @padded_max_pool(%x: tensor<2x112x112x64xf32>) -> tensor<2x56x56x64xf32> {
+  %ninf = arith.constant 0xFF800000 : f32
+  %padded = tensor.pad %x low[0, 0, 0, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %ninf : f32
+  } : tensor<2x112x112x64xf32> to tensor<2x113x113x64xf32>
+  %window = tensor.empty() : tensor<3x3xf32>
+  %empty = tensor.empty() : tensor<2x56x56x64xf32>
+  %init = linalg.fill ins(%ninf : f32) outs(%empty : tensor<2x56x56x64xf32>) -> tensor<2x56x56x64xf32>
+  %r = linalg.pooling_nhwc_max {dilations = dense<1> : vector<2xi64>, strides = dense<2> : vector<2xi64>}
+    ins(%padded, %window : tensor<2x113x113x64xf32>, tensor<3x3xf32>) outs(%init : tensor<2x56x56x64xf32>) -> tensor<2x56x56x64xf32>
+  return %r : tensor<2x56x56x64xf32>
+}

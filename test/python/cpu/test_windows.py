@@ -66,3 +66,20 @@ def test_long_cumsum_is_two_dots_and_sums_in_order(reverse):
     want = flip(np.cumsum(flip(x.astype(np.float64)), axis=1))
     scale = np.cumsum(np.abs(flip(x.astype(np.float64))), axis=1)    # a sum's rounding grows with it
     assert np.all(np.abs(exe(x) - want) <= 4e-7 * flip(scale) + 1e-6)
+
+
+@pytest.mark.parametrize("body,init,padding", [
+    ("maximum", "0xFF800000", [(0, 0), (0, 1), (0, 1), (0, 0)]),     # SAME on an even size
+    ("add", "0.0", [(0, 0), (1, 1), (1, 1), (0, 0)]),
+])
+def test_padded_pooling_pads_per_thread_chunk(body, init, padding):
+    """The padded input is made inside each thread's chunk, not copied whole
+    on one thread first (2x112x112x64 SAME max pool: 1.41 -> 0.56 ms)."""
+    program = _window((2, 64, 64, 64), "f32", padding, [1, 3, 3, 1], body, init, [1, 2, 2, 1])
+    exe = xlac.compile(program, cache=False, options=xlac.Options().replace(num_threads=2))
+    whole = "x".join(str(64 + lo + hi) for lo, hi in padding[1:3])
+    bufferized = exe.as_text("bufferized")
+    assert "scf.forall" in bufferized and f"memref<2x{whole}x64xf32>" not in bufferized
+    x = np.random.default_rng(2).standard_normal((2, 64, 64, 64)).astype(np.float32)
+    (want,) = shared_server().run(program.encode(), [x])
+    np.testing.assert_allclose(exe(x), want, rtol=1e-5, atol=1e-5)
