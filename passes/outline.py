@@ -73,12 +73,15 @@ def outline_ops(module: ir.Operation, ops: Sequence[ir.Operation], name: str,
 def inline_calls(module: ir.Operation, marker: str) -> int:
     """Put back the body of each function called by a call carrying ``marker``
     in place of its call, and erase it; how many calls. A function called
-    more than once is copied for each call but its last."""
+    more than once is copied for each call but its last, and each copy's ops
+    take their call's location (the call stands where its own ops were: a
+    profile names each copy by its own source line)."""
     body = module.regions[0].blocks[0]
     by_name = {symbol_name(op.operation): op.operation for op in body.operations
                if op.operation.name == "func.func"}
     calls = [op for op in nested_ops(module) if op.name == "func.call" and marker in op.attributes]
     left = Counter(ir.FlatSymbolRefAttr(call.attributes["callee"]).value for call in calls)
+    shared = {name for name, count in left.items() if count > 1}
     for call in calls:
         name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
         left[name] -= 1
@@ -90,6 +93,9 @@ def inline_calls(module: ir.Operation, marker: str) -> int:
         ops = [op.operation for op in entry.operations]
         for op in ops[:-1]:
             op.move_before(call)
+            if name in shared:
+                for inner in [op, *nested_ops(op)]:
+                    inner.location = call.location
         for result, value in zip(call.results, ops[-1].operands):
             result.replace_all_uses_with(value)
         call.erase()

@@ -45,8 +45,7 @@ class ApplySchedules(ModulePass):
     (0: this host's, else 16 SSE, 32 AVX2, 64 AVX-512) the SIMD width the
     vectors are cut for. The pipelines set both from the CPU model.
     `share-kernels` (default on) schedules each distinct kernel once and
-    copies the result to its other places; those copies keep the first
-    one's source locations, so a profiled compile turns it off.
+    copies the result to each of its places, located there.
     """
 
     name = "xla-apply-schedules"

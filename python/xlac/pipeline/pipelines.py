@@ -92,21 +92,17 @@ def lower_to_linalg() -> list[str]:
     ]
 
 
-def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
-              profile: bool | str = False) -> list[str]:
+def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
     """"linalg" -> "bufferized": memrefs; results written into caller-owned buffers.
 
-    ``threads`` and ``vector_bytes`` are the schedules' (0: this host's);
-    ``profile`` keeps each kernel's own source location (no shared schedules),
-    for the profile's kernel names.
+    ``threads`` and ``vector_bytes`` are the schedules' (0: this host's).
     """
-    share = "" if not _true(profile) else " share-kernels=false"
     return [
         "xla-splat-constants-to-fill",                    # a 10^8-element splat: a fill loop, not a 400 MB global
         # per op class: scf.forall over the threads' chunks, tiles for caches
         # and registers, vector ops (passes/cpu/schedules/); on tensors, so the
         # bufferization below sees only in-place slices and needs no copies
-        f"xla-apply-schedules{{threads={int(threads)} vector-bytes={int(vector_bytes)}{share}}}",
+        f"xla-apply-schedules{{threads={int(threads)} vector-bytes={int(vector_bytes)}}}",
         "xla-readonly-inputs",                            # never write into the caller's arrays
         "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map "
@@ -211,7 +207,7 @@ def cpu_stages(entry: str = "main", options: Options | None = None) -> dict[str,
         "stablehlo": ingest(entry, "cpu"),
         "fused": fuse(options.fusion_remarks),
         "linalg": lower_to_linalg(),
-        "bufferized": bufferize(options.threads(), model.vector_bytes, options.profile),
+        "bufferized": bufferize(options.threads(), model.vector_bytes),
         "llvm": lower_to_llvm(model.native_bf16, options.profile, model.name, model.native_f16),
     }
 

@@ -104,6 +104,15 @@ def test_shared_schedules_give_the_same_code():
     assert len(functions(shared.operation)) == 1
 
 
+def test_shared_kernels_keep_their_own_lines_in_a_profile():
+    """A profile names each block's matmul by its own line, though one
+    schedule made them all."""
+    exe = xlac.compile(_residual_softmaxes(4), cache=False)
+    x, w = np.ones((32, 64), np.float32), np.full((64, 64), 1 / 64, np.float32)
+    names = " ".join(exe.profile(x, w, runs=1).names)
+    assert all(f"<input>:{4 + 9 * k}:" in names for k in range(4)), names
+
+
 def test_residual_softmaxes_still_compute_the_same():
     rng = np.random.default_rng(0)
     x = rng.standard_normal((32, 64)).astype(np.float32)
