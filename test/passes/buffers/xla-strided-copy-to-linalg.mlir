@@ -1,12 +1,79 @@
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-strided-copy-to-linalg)' --split-input-file | FileCheck %s
+// RUN: xla-opt %s --pass-pipeline="builtin.module(xla-strided-copy-to-linalg{rows=false})" --split-input-file | FileCheck %s --check-prefix=LINALG
 
-/// A copy out of a strided view becomes linalg.copy (no memrefCopy call later).
+/// A copy out of a strided view whose rows are contiguous: loops over the
+/// outer dims around vector copies of 64 bytes along each row (no memrefCopy
+/// call later, and no scalar loop for LLVM to vectorize).
+// CHECK-LABEL: func.func private @xla_copy_rows
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[V:.*]] = vector.transfer_read %{{.*}}[%[[I]], %[[J]]], %{{.*}} {in_bounds = [true]} : memref<4x32xf32, strided<[40, 1]>>, vector<16xf32>
+// CHECK: vector.transfer_write %[[V]], %{{.*}}[%[[I]], %[[J]]] {in_bounds = [true]} : vector<16xf32>, memref<4x32xf32>
 // CHECK-LABEL: func.func @strided
-// CHECK-SAME: (%[[SRC:.*]]: memref<4x4xf32, strided<[8, 1]>>, %[[DST:.*]]: memref<4x4xf32>)
+// CHECK-SAME: (%[[SRC:.*]]: memref<4x32xf32, strided<[40, 1]>>, %[[DST:.*]]: memref<4x32xf32>)
 // CHECK-NOT: memref.copy
-// CHECK: linalg.copy {{.*}}ins(%[[SRC]] : memref<4x4xf32, strided<[8, 1]>>) outs(%[[DST]] : memref<4x4xf32>)
-func.func @strided(%src: memref<4x4xf32, strided<[8, 1]>>, %dst: memref<4x4xf32>) {
-  memref.copy %src, %dst : memref<4x4xf32, strided<[8, 1]>> to memref<4x4xf32>
+// CHECK: call @xla_copy_rows_{{[0-9]+}}(%[[SRC]], %[[DST]])
+/// For CUDA (rows=false), a linalg.copy: its kernels map linalg ops to threads.
+// LINALG-LABEL: func.func @strided
+// LINALG-NOT: memref.copy
+// LINALG: linalg.copy {{.*}}ins(%{{.*}} : memref<4x32xf32, strided<[40, 1]>>) outs(%{{.*}} : memref<4x32xf32>)
+// LINALG-NOT: xla_copy_rows
+func.func @strided(%src: memref<4x32xf32, strided<[40, 1]>>, %dst: memref<4x32xf32>) {
+  memref.copy %src, %dst : memref<4x32xf32, strided<[40, 1]>> to memref<4x32xf32>
+  return
+}
+
+// -----
+
+/// A padded input's interior, rows of 20 bf16 (a 32-lane step does not fit:
+/// one 20-lane copy per row), its middle dim dynamic.
+// CHECK-LABEL: func.func private @xla_copy_rows
+// CHECK: memref.dim %{{.*}}, %{{.*}} : memref<2x?x20xbf16
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK-NOT: scf.for
+// CHECK: vector.transfer_read {{.*}} vector<20xbf16>
+// CHECK: vector.transfer_write
+func.func @interior(%src: memref<2x?x20xbf16, strided<[?, 20, 1], offset: ?>>,
+                    %dst: memref<2x?x20xbf16, strided<[500, 22, 1], offset: 23>>) {
+  memref.copy %src, %dst : memref<2x?x20xbf16, strided<[?, 20, 1], offset: ?>> to memref<2x?x20xbf16, strided<[500, 22, 1], offset: 23>>
+  return
+}
+
+// -----
+
+/// Rows of 40 f32: two 16-lane steps, then an 8-lane tail.
+// CHECK-LABEL: func.func private @xla_copy_rows
+// CHECK: %[[FULL:.*]] = arith.constant 32 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[FULL]] step
+// CHECK: vector<16xf32>
+// CHECK: vector.transfer_read %{{.*}}[%{{.*}}, %[[FULL]]], {{.*}} vector<8xf32>
+func.func @tail(%src: memref<3x40xf32, strided<[48, 1]>>, %dst: memref<3x40xf32>) {
+  memref.copy %src, %dst : memref<3x40xf32, strided<[48, 1]>> to memref<3x40xf32>
+  return
+}
+
+// -----
+
+/// Rows of 20 f32: one 16-lane copy and a 4-lane tail, no loop along the row.
+// CHECK-LABEL: func.func private @xla_copy_rows
+// CHECK: scf.for
+// CHECK-NOT: scf.for
+// CHECK: vector.transfer_read {{.*}} vector<16xf32>
+// CHECK: vector.transfer_read {{.*}} vector<4xf32>
+func.func @one_step_and_tail(%src: memref<3x20xf32, strided<[24, 1]>>, %dst: memref<3x20xf32>) {
+  memref.copy %src, %dst : memref<3x20xf32, strided<[24, 1]>> to memref<3x20xf32>
+  return
+}
+
+// -----
+
+/// Rows not contiguous (a transposing view): linalg.copy.
+// CHECK-LABEL: func.func @transposed
+// CHECK-NOT: memref.copy
+// CHECK: linalg.copy {{.*}}ins(%{{.*}} : memref<4x4xf32, strided<[1, 4]>>) outs(%{{.*}} : memref<4x4xf32>)
+func.func @transposed(%src: memref<4x4xf32, strided<[1, 4]>>, %dst: memref<4x4xf32>) {
+  memref.copy %src, %dst : memref<4x4xf32, strided<[1, 4]>> to memref<4x4xf32>
   return
 }
 

@@ -24,7 +24,7 @@ def bufferize() -> list[str]:
         "xla-distinct-results",                           # `return %v, %v`: out-params would crash on one alloc
         "buffer-results-to-out-params{modify-public-functions=1 hoist-static-allocs=1}",
         "canonicalize",
-        "xla-strided-copy-to-linalg",                     # strided copies become kernels; plain ones stay DtoD copies
+        "xla-strided-copy-to-linalg{rows=false}",         # strided copies become kernels; plain ones stay DtoD copies
         "xla-gpu-view-copy-to-linalg",                    # so do copies of offset views (a DtoD copy starts at the base)
         "xla-gpu-matmul-kernels",                         # shared-memory tiled matmuls
         "func.func(linalg-generalize-named-ops)",
