@@ -21,12 +21,14 @@ class CanonicalizeConvolutions(ModulePass):
     canonical NHWC x HWIO -> NHWC convolution; input (lhs) dilation, the input
     gradient of a strided convolution, becomes one unit-stride convolution per
     phase of the stride; a weight gradient (more kernel taps than output
-    positions) becomes one dot_general per output position.
+    positions) becomes one dot_general per output position; PyTorch's
+    unit-stride NCHW depthwise convolution becomes the sum over the taps of
+    the input's shifted windows times the tap's per-channel weights.
 
     Why: upstream lowers only the canonical form to `linalg.conv_2d_nhwc_hwcf`,
     which xla-apply-schedules vectorizes; everything else became a generic
     window loop run as scalar code (the input gradient of a CNN ran 60-200x
-    slower than XLA). Grouped convolutions and window reversal are left alone.
+    slower than XLA). Other grouped convolutions and window reversal are left alone.
 
     Example: `dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]` (NCHW)
     becomes transposes to NHWC/HWIO, the canonical convolution, and a transpose back.
@@ -46,9 +48,9 @@ class CanonicalizeConvolutions(ModulePass):
 def _describe(op: ir.Operation) -> Conv | None:
     """The convolution as a ``Conv``, or None when it is not one this pass rewrites."""
     attrs = op.attributes
-    for group in ("feature_group_count", "batch_group_count"):
-        if group in attrs and ir.IntegerAttr(attrs[group]).value != 1:
-            return None
+    if "batch_group_count" in attrs and ir.IntegerAttr(attrs["batch_group_count"]).value != 1:
+        return None
+    groups = ir.IntegerAttr(attrs["feature_group_count"]).value if "feature_group_count" in attrs else 1
     if "window_reversal" in attrs and any(_array(attrs["window_reversal"])):
         return None
     match = _LAYOUTS.search(str(attrs["dimension_numbers"]))
@@ -64,7 +66,7 @@ def _describe(op: ir.Operation) -> Conv | None:
     padding = _array(attrs["padding"]) if "padding" in attrs else [0, 0, 0, 0]
     return Conv(layouts, tuple(tuple(t.shape) for t in types), element,
                 _pair(attrs, "window_strides"), ((padding[0], padding[1]), (padding[2], padding[3])),
-                _pair(attrs, "lhs_dilation"), _pair(attrs, "rhs_dilation"))
+                _pair(attrs, "lhs_dilation"), _pair(attrs, "rhs_dilation"), groups)
 
 
 def _pair(attrs, name: str) -> tuple[int, int]:

@@ -38,6 +38,7 @@ class Conv:
     padding: tuple[tuple[int, int], tuple[int, int]]
     lhs_dilation: tuple[int, int]
     rhs_dilation: tuple[int, int]
+    groups: int = 1                        # feature_group_count
 
 
 class _Text:
@@ -82,6 +83,8 @@ class _Text:
 
 
 def needs_rewrite(conv: Conv) -> bool:
+    if conv.groups != 1:
+        return _depthwise_channels_first(conv)
     return conv.layouts != CANONICAL or conv.lhs_dilation != (1, 1) or _weight_gradient(conv)
 
 
@@ -89,6 +92,8 @@ def helper_text(name: str, conv: Conv) -> str:
     """``func.func private @name(%x, %w) -> result`` computing ``conv`` canonically."""
     text = _Text(conv.element)
     xs, ws, os_ = conv.shapes
+    if _depthwise_channels_first(conv):
+        return _function(name, conv, text, _depthwise_as_taps(text, conv))
     if _pointwise_channels_first(conv):
         return _function(name, conv, text, _pointwise_as_dot(text, conv))
     if _weight_gradient(conv):
@@ -132,6 +137,46 @@ def _pointwise_as_dot(text: _Text, conv: Conv) -> str:
                 f"contracting_dims = [2] x [1] : ({text.t([b, o, c])}, {text.t([b, c, h * w])}) "
                 f"-> {text.t([b, o, h * w])}")
     return text.op(f"stablehlo.reshape {y} : ({text.t([b, o, h * w])}) -> {text.t([b, o, h, w])}")
+
+
+def _depthwise_channels_first(conv: Conv) -> bool:
+    """A unit-stride depthwise convolution (a group per channel, one filter
+    each) in PyTorch's NCHW x OIHW -> NCHW, without input dilation. (Strided,
+    the windows' rows are strided: read lane by lane, MobileNetV2's stride-2
+    2x96x112x112 took 7.7 ms this way, 1.3 ms as the generic loop.)"""
+    (_, c, _, _), (o, i, _, _), _ = conv.shapes
+    return (conv.layouts == ("bf01", "oi01", "bf01") and conv.groups == c == o and i == 1
+            and conv.lhs_dilation == (1, 1) and conv.stride == (1, 1)
+            and min(min(p) for p in conv.padding) >= 0)
+
+
+def _depthwise_as_taps(text: _Text, conv: Conv) -> str:
+    """The sum over the window's taps of the (padded) input's shifted, strided
+    window times that tap's per-channel weight: one elementwise kernel over
+    the NCHW data as it lies, vectorized along its rows. Upstream lowers the
+    grouped convolution to a generic window loop run as scalar code
+    (MobileNetV2's 2x32x112x112 3x3: 4.1 ms of its 40)."""
+    (b, c, h, w), (_, _, kh, kw), (_, _, oh, ow) = conv.shapes
+    (top, bottom), (left, right) = conv.padding
+    x, _ = text.pad("%x", [b, c, h, w], (0, 0, top, left), (0, 0, bottom, right), (0, 0, 0, 0)) \
+        if (top, bottom, left, right) != (0, 0, 0, 0) else ("%x", None)
+    padded = [b, c, h + top + bottom, w + left + right]
+    (sh, sw), (dh, dw) = conv.stride, conv.rhs_dilation
+    total = None
+    for i, j in itertools.product(range(kh), range(kw)):
+        rows, cols = i * dh, j * dw
+        window = text.op(f"stablehlo.slice {x} [0:{b}, 0:{c}, {rows}:{rows + (oh - 1) * sh + 1}:{sh}, "
+                         f"{cols}:{cols + (ow - 1) * sw + 1}:{sw}] : ({text.t(padded)}) -> "
+                         f"{text.t([b, c, oh, ow])}")
+        tap = text.op(f"stablehlo.slice %w [0:{c}, 0:1, {i}:{i + 1}, {j}:{j + 1}] : "
+                      f"({text.t([c, 1, kh, kw])}) -> {text.t([c, 1, 1, 1])}")
+        # no reshape to [c]: linalg's fusion would expand the kernel to 7-D for it
+        tap = text.op(f"stablehlo.broadcast_in_dim {tap}, dims = [1, 0, 2, 3] : "
+                      f"({text.t([c, 1, 1, 1])}) -> {text.t([b, c, oh, ow])}")
+        term = text.op(f"stablehlo.multiply {window}, {tap} : {text.t([b, c, oh, ow])}")
+        total = term if total is None else \
+            text.op(f"stablehlo.add {total}, {term} : {text.t([b, c, oh, ow])}")
+    return total
 
 
 def _weight_gradient(conv: Conv) -> bool:

@@ -88,3 +88,37 @@ func.func @left_alone(%x: tensor<1x8x8x4xf32>, %w: tensor<3x3x4x4xf32>, %d: tens
        : (tensor<1x8x8x4xf32>, tensor<3x3x1x4xf32>) -> tensor<1x6x6x4xf32>
   return %0, %1 : tensor<1x6x6x4xf32>, tensor<1x6x6x4xf32>
 }
+
+// -----
+
+/// PyTorch's depthwise 3x3 (a group per channel): the padded input's nine
+/// shifted windows, each times its tap's per-channel weight, summed; no
+/// transposes, no convolution left.
+// CHECK-LABEL: func.func @depthwise_nchw
+// CHECK: %[[P:.*]] = stablehlo.pad %{{.*}}, low = [0, 0, 1, 1], high = [0, 0, 1, 1]
+// CHECK: stablehlo.slice %[[P]] [0:2, 0:8, 0:6, 0:6]
+// CHECK: stablehlo.broadcast_in_dim {{.*}}, dims = [1, 0, 2, 3] : (tensor<8x1x1x1xf32>) -> tensor<2x8x6x6xf32>
+// CHECK-COUNT-8: stablehlo.add
+// CHECK-NOT: stablehlo.convolution
+// CHECK-NOT: stablehlo.transpose
+func.func @depthwise_nchw(%x: tensor<2x8x6x6xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<2x8x6x6xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1],
+       window = {pad = [[1, 1], [1, 1]]}
+       {batch_group_count = 1 : i64, feature_group_count = 8 : i64}
+       : (tensor<2x8x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<2x8x6x6xf32>
+  return %0 : tensor<2x8x6x6xf32>
+}
+
+// -----
+
+/// Strided, the windows' rows would be read lane by lane: left to upstream.
+// CHECK-LABEL: func.func @depthwise_nchw_strided
+// CHECK: stablehlo.convolution
+// CHECK-SAME: feature_group_count = 8
+func.func @depthwise_nchw_strided(%x: tensor<2x8x6x6xf32>, %w: tensor<8x1x3x3xf32>) -> tensor<2x8x3x3xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1],
+       window = {stride = [2, 2], pad = [[1, 1], [1, 1]]}
+       {batch_group_count = 1 : i64, feature_group_count = 8 : i64}
+       : (tensor<2x8x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<2x8x3x3xf32>
+  return %0 : tensor<2x8x3x3xf32>
+}

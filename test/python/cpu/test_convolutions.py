@@ -24,6 +24,11 @@ CASES = {
     "nchw": ("bf01", "oi01", "bf01", (2, 8, 10, 10), (16, 8, 3, 3), {"pad": ((1, 1), (1, 1))}),
     # PyTorch's 1x1 convolution: a batched dot on the NCHW pixels, no transposes
     "nchw_pointwise": ("bf01", "oi01", "bf01", (2, 16, 6, 8), (24, 16, 1, 1), {}),
+    # PyTorch's depthwise convolution: the taps' shifted windows times per-channel weights
+    "nchw_depthwise": ("bf01", "oi01", "bf01", (2, 16, 12, 12), (16, 1, 3, 3),
+                       {"pad": ((1, 1), (1, 1)), "groups": 16}),
+    "nchw_depthwise_dilated": ("bf01", "oi01", "bf01", (1, 8, 12, 20), (8, 1, 3, 3),
+                               {"pad": ((2, 1), (2, 0)), "rhs_dilate": (2, 2), "groups": 8}),
     "input_grad_stride2": ("b01f", "01oi", "b01f", (2, 5, 5, 16), (3, 3, 8, 16),
                            {"pad": ((1, 2), (1, 2)), "lhs_dilate": (2, 2)}),
     "input_grad_stride1": ("b01f", "01oi", "b01f", (2, 8, 8, 16), (3, 3, 8, 16), {"pad": ((1, 1), (1, 1))}),
@@ -41,11 +46,14 @@ CASES = {
 def _output_shape(case) -> tuple[int, ...]:
     import jax
     ins, ker, out, xs, ws, window = case
+    window = dict(window)
+    groups = window.pop("groups", 1)
     names = {"b": "N", "f": "C", "0": "H", "1": "W", "i": "I", "o": "O"}
     spec = tuple("".join(names[c] for c in layout) for layout in (ins, ker, out))
     shape = jax.eval_shape(lambda x, w: jax.lax.conv_general_dilated(
         x, w, window.get("stride", (1, 1)), window.get("pad", ((0, 0), (0, 0))),
-        window.get("lhs_dilate", (1, 1)), window.get("rhs_dilate", (1, 1)), dimension_numbers=spec),
+        window.get("lhs_dilate", (1, 1)), window.get("rhs_dilate", (1, 1)), dimension_numbers=spec,
+        feature_group_count=groups),
         jax.ShapeDtypeStruct(xs, np.float32), jax.ShapeDtypeStruct(ws, np.float32)).shape
     return tuple(shape)
 
@@ -59,12 +67,14 @@ def _window_text(window: dict) -> str:
 def _program(case) -> str:
     ins, ker, out, xs, ws, window = case
     os_ = _output_shape(case)
+    window = dict(window)
+    groups = window.pop("groups", 1)
     layouts = ", ".join(ins) + "]x[" + ", ".join(ker) + "]->[" + ", ".join(out)
     return (f"func.func @main(%x: {tensor_type(xs, 'f32')}, %w: {tensor_type(ws, 'f32')}) -> "
             f"{tensor_type(os_, 'f32')} {{\n"
             f"  %0 = stablehlo.convolution(%x, %w) dim_numbers = [{layouts}], "
             f"window = {{{_window_text(window)}}}"
-            " {batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+            f" {{batch_group_count = 1 : i64, feature_group_count = {groups} : i64}}"
             f" : ({tensor_type(xs, 'f32')}, {tensor_type(ws, 'f32')}) -> {tensor_type(os_, 'f32')}\n"
             f"  return %0 : {tensor_type(os_, 'f32')}\n}}\n")
 
@@ -90,6 +100,13 @@ def test_convolution_runs_on_a_schedule(name, cpu):
     unscheduled = [line for line in report.partition("not scheduled:")[2].splitlines() if line]
     assert [line for line in unscheduled if "linalg.generic" not in line
             or int(line.split("(")[1].split()[0]) > 2000] == [], report
+
+
+def test_depthwise_nchw_convolution_is_elementwise_without_transposes():
+    pytest.importorskip("jax", reason="the cases' shapes come from jax: pip install 'xlac[bench]'")
+    linalg = xlac.compile(_program(CASES["nchw_depthwise"]), cache=False).as_text("linalg")
+    assert "reduction" not in linalg and "linalg.transpose" not in linalg
+    assert "linalg.conv" not in linalg and "linalg.depthwise" not in linalg
 
 
 def test_pointwise_nchw_convolution_is_a_dot_without_transposes():
