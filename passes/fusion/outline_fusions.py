@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops, symbol_name
-from xlac.passes.fusion.inline_fusions import GROUP_ATTR
+from xlac.passes.fusion.inline_fusions import GROUP_ATTR, KIND_ATTR
+from xlac.passes.fusion.op_classes import is_expensive, iteration_size
 from xlac.passes.outline import outline_ops
 
 CALL_ATTR = "xla.fusion_call"
@@ -28,7 +29,13 @@ class OutlineFusions(ModulePass):
     over. Between this pass and its `release=true` twin each kernel of at
     least `min-ops` ops is a function, and fusion stays inside it. Smaller
     kernels still fuse with their neighbours: a layer norm's rsqrt joins the
-    normalization (1.2x faster than as two kernels). Example (min-ops=2):
+    normalization (1.2x faster than as two kernels: the row schedule computes
+    it once per vector of a row). But a kernel of any size is a function when
+    it computes an expensive op (sqrt, exp, ...) that a bigger dot or
+    convolution epilogue reads: xla-fuse kept it apart not to recompute it per
+    broadcast element, and linalg would fuse it in anyway (MobileNetV2's batch
+    norm after the stem convolution: a per-channel sqrt and divide redone at
+    each of 802,816 outputs, 3.4 ms of the kernel's 4.0). Example (min-ops=2):
 
         %a = stablehlo.exponential %x {xla.fusion_group = 3 : i64, ...}
         %b = stablehlo.add %a, %y {xla.fusion_group = 3 : i64, ...}
@@ -48,8 +55,9 @@ class OutlineFusions(ModulePass):
                  if "sym_name" in op.operation.attributes}
         for func in functions(module):
             for block in _blocks(func):
+                sizes = _group_sizes(block)
                 for run in _runs(block):
-                    if len(run) >= self.min_ops:
+                    if len(run) >= self.min_ops or _recomputed_if_fused(run, sizes):
                         outline_ops(module, run, _fresh(taken), {
                             "no_inline": ir.UnitAttr.get(module.context),
                             CALL_ATTR: ir.UnitAttr.get(module.context)})
@@ -89,6 +97,37 @@ def _runs(block: ir.Block) -> list[list[ir.Operation]]:
     if len(current) > 1:
         runs.append(current)
     return runs
+
+
+def _group_sizes(block: ir.Block) -> dict[int, int]:
+    """Each kernel's loop size: the most points any of its ops visits."""
+    sizes: dict[int, int] = {}
+    for op in block.operations:
+        tag = _group(op.operation)
+        if tag is not None:
+            sizes[tag] = max(sizes.get(tag, 0), iteration_size(op.operation))
+    return sizes
+
+
+def _recomputed_if_fused(run: list[ir.Operation], sizes: dict[int, int]) -> bool:
+    """Whether ``run`` computes an expensive op and a dot's or convolution's
+    epilogue of a bigger loop reads one of its results: fused there, it
+    would run once per output point."""
+    if not any(is_expensive(op) for op in run):
+        return False
+    members, size = set(run), sizes.get(_group(run[0]), 0)
+    for op in run:
+        for result in op.results:
+            for use in result.uses:
+                user = use.owner.operation
+                if user not in members and _kind(user) == "output" \
+                        and sizes.get(_group(user), 0) > size:
+                    return True
+    return False
+
+
+def _kind(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes[KIND_ATTR]).value if KIND_ATTR in op.attributes else ""
 
 
 def _group(op: ir.Operation) -> int | None:
