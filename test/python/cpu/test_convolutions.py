@@ -24,6 +24,8 @@ CASES = {
     "nchw": ("bf01", "oi01", "bf01", (2, 8, 10, 10), (16, 8, 3, 3), {"pad": ((1, 1), (1, 1))}),
     # PyTorch's 1x1 convolution: a batched dot on the NCHW pixels, no transposes
     "nchw_pointwise": ("bf01", "oi01", "bf01", (2, 16, 6, 8), (24, 16, 1, 1), {}),
+    # on 7x7 pixels: 49 columns, one past AVX2's 16- and 8-column tiles
+    "nchw_pointwise_7x7": ("bf01", "oi01", "bf01", (2, 64, 7, 7), (80, 64, 1, 1), {}),
     # PyTorch's depthwise convolution: the taps' shifted windows times per-channel weights
     "nchw_depthwise": ("bf01", "oi01", "bf01", (2, 16, 12, 12), (16, 1, 3, 3),
                        {"pad": ((1, 1), (1, 1)), "groups": 16}),
