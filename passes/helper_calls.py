@@ -78,7 +78,7 @@ def replace_with_call(module: ir.Operation, op: ir.Operation, text: str, name: s
     """
     bodies = bodies or {}
     parsed = _parse(module, op, text, name)  # owns the helpers until they are moved
-    declared = _symbols(module)
+    declared = symbols(module)
     for helper in [h.operation for h in parsed.body.operations]:
         if symbol_name(helper) in declared and not helper.regions[0].blocks:
             continue                         # an external function declared once already
@@ -183,9 +183,20 @@ def _defined_inside(value: ir.Value, ancestor: ir.Operation) -> bool:
     return False
 
 
-def _symbols(module: ir.Operation) -> set[str]:
+def symbols(module: ir.Operation) -> set[str]:
+    """The names of the module's top-level symbols."""
     return {symbol_name(op.operation) for op in _module_body(module).operations
             if "sym_name" in op.operation.attributes}
+
+
+def fresh_name(taken: set[str], stem: str) -> str:
+    """``<stem>_<n>`` with the smallest n not in ``taken``, which it joins:
+    for passes naming many helpers, ``taken`` made once by ``symbols``."""
+    index = 0
+    while f"{stem}_{index}" in taken:
+        index += 1
+    taken.add(f"{stem}_{index}")
+    return f"{stem}_{index}"
 
 
 def _module_body(module: ir.Operation) -> ir.Block:

@@ -6,8 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import dialect, ir
-from xlac.passes.base import ModulePass, nested_ops, symbol_name
-from xlac.passes.helper_calls import replace_with_call
+from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.helper_calls import fresh_name, replace_with_call, symbols
 
 ROW_BYTES = 64                  # one AVX-512 vector, two AVX2 ones: the copy's step along a row
 _WIDTHS = (8, 16, 32, 64)       # element widths copied by vectors (not i1, index, complex)
@@ -35,12 +35,11 @@ class StridedCopyToLinalg(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         linalg = dialect("linalg")
-        taken = {symbol_name(op.operation) for op in module.regions[0].blocks[0].operations
-                 if "sym_name" in op.operation.attributes}
+        taken = symbols(module)
         for op in nested_ops(module):
             if op.name != "memref.copy" or not _is_strided(op):
                 continue
-            text = _row_copy_text(op, name := _fresh(taken)) if self.rows else ""
+            text = _row_copy_text(op, name := fresh_name(taken, "xla_copy_rows")) if self.rows else ""
             if text:
                 replace_with_call(module, op, text, name)
                 continue
@@ -96,15 +95,6 @@ def _vector_copy(indices: list[str], lanes: int, element: ir.Type, source, targe
 
 def _vector_element(element: ir.Type) -> bool:
     return isinstance(element, ir.FloatType | ir.IntegerType) and element.width in _WIDTHS
-
-
-def _fresh(taken: set[str]) -> str:
-    index = len(taken)
-    while f"xla_copy_rows_{index}" in taken:
-        index += 1
-    name = f"xla_copy_rows_{index}"
-    taken.add(name)
-    return name
 
 
 def _is_strided(copy: ir.Operation) -> bool:

@@ -71,11 +71,11 @@ def register_tile(m: int, n: int, machine: Machine) -> tuple[int, int]:
 def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_producers: bool) -> Plan:
     *batch, m, n, k = nest.extents
     tm, tn = register_tile(m, n, machine)
+    if op.name == "linalg.batch_matmul":
+        tm, tn = _no_unit_remainder(m, tm), _no_unit_remainder(n, tn)
     chunks = static_tiles(tuple(nest.extents[:-1]), machine.threads, (1,) * len(batch) + (tm, tn), k)
     bk = _block(k, 1)
     if op.name == "linalg.batch_matmul":
-        tm, tn = _no_unit_remainder(m, tm), _no_unit_remainder(n, tn)
-        chunks = static_tiles(tuple(nest.extents[:-1]), machine.threads, (1,) * len(batch) + (tm, tn), k)
         peel = "" if m % tm == 0 and n % tn == 0 else "_peeled"
         return Plan(f"xla_batch_matmul{peel}", chunks + (bk, tm, tn))
     whole = m % tm == 0 and n % tn == 0 and all(c == 0 or e % c == 0

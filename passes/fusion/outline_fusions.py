@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, functions, nested_ops, symbol_name
+from xlac.passes.base import ModulePass, functions, nested_ops
 from xlac.passes.fusion.inline_fusions import GROUP_ATTR, KIND_ATTR
 from xlac.passes.fusion.op_classes import is_expensive, iteration_size
+from xlac.passes.helper_calls import fresh_name, symbols
 from xlac.passes.outline import outline_ops
 
 CALL_ATTR = "xla.fusion_call"
@@ -51,14 +52,13 @@ class OutlineFusions(ModulePass):
         if self.release:
             _release(module)
             return
-        taken = {symbol_name(op.operation) for op in module.regions[0].blocks[0].operations
-                 if "sym_name" in op.operation.attributes}
+        taken = symbols(module)
         for func in functions(module):
             for block in _blocks(func):
                 sizes = _group_sizes(block)
                 for run in _runs(block):
                     if len(run) >= self.min_ops or _recomputed_if_fused(run, sizes):
-                        outline_ops(module, run, _fresh(taken), {
+                        outline_ops(module, run, fresh_name(taken, _STEM), {
                             "no_inline": ir.UnitAttr.get(module.context),
                             CALL_ATTR: ir.UnitAttr.get(module.context)})
 
@@ -136,9 +136,3 @@ def _group(op: ir.Operation) -> int | None:
     return ir.IntegerAttr(op.attributes[GROUP_ATTR]).value
 
 
-def _fresh(taken: set[str]) -> str:
-    index = 0
-    while f"{_STEM}_{index}" in taken:
-        index += 1
-    taken.add(f"{_STEM}_{index}")
-    return f"{_STEM}_{index}"

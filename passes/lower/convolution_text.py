@@ -158,9 +158,9 @@ def _depthwise_as_taps(text: _Text, conv: Conv) -> str:
     (MobileNetV2's 2x32x112x112 3x3: 4.1 ms of its 40)."""
     (b, c, h, w), (_, _, kh, kw), (_, _, oh, ow) = conv.shapes
     (top, bottom), (left, right) = conv.padding
-    x, _ = text.pad("%x", [b, c, h, w], (0, 0, top, left), (0, 0, bottom, right), (0, 0, 0, 0)) \
-        if (top, bottom, left, right) != (0, 0, 0, 0) else ("%x", None)
-    padded = [b, c, h + top + bottom, w + left + right]
+    x, padded = "%x", [b, c, h, w]
+    if (top, bottom, left, right) != (0, 0, 0, 0):
+        x, padded = text.pad(x, padded, (0, 0, top, left), (0, 0, bottom, right), (0, 0, 0, 0))
     (sh, sw), (dh, dw) = conv.stride, conv.rhs_dilation
     total = None
     for i, j in itertools.product(range(kh), range(kw)):

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from xlac.dtypes import tensor_type
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops, symbol_name
-from xlac.passes.helper_calls import call_instead, parse_at
+from xlac.passes.helper_calls import call_instead, fresh_name, parse_at
 
 _DIM = re.compile(r"^d(\d+)$")
 _BODIES = (["arith.mulf", "arith.addf"], ["arith.muli", "arith.addi"])
@@ -69,12 +69,12 @@ class NormalizeContractions(ModulePass):
         for func in functions(module):
             for op in nested_ops(func):
                 if self.outline and _is_named_contraction(op):
-                    _outline(module, op, _fresh(taken, "xla_contraction"))
+                    _outline(module, op, fresh_name(taken, "xla_contraction"))
                     continue
                 shape = _contraction(op) if op.name == "linalg.generic" else None
                 if shape is None:
                     continue
-                name = _fresh(taken, "xla_contraction")
+                name = fresh_name(taken, "xla_contraction")
                 if self.outline:
                     _outline(module, op, name)
                 else:
@@ -131,14 +131,6 @@ def _is_multiply_add(op: ir.Operation) -> bool:
     return (set(multiply.operands) == inputs and len(set(multiply.operands)) == 2
             and set(add.operands) == {multiply.result, block.arguments[2]}
             and terminator.operands[0] == add.result)
-
-
-def _fresh(taken: set[str], stem: str) -> str:
-    index = 0
-    while f"{stem}_{index}" in taken:
-        index += 1
-    taken.add(f"{stem}_{index}")
-    return f"{stem}_{index}"
 
 
 def _outline(module: ir.Operation, op: ir.Operation, name: str) -> None:
