@@ -145,3 +145,11 @@ def test_a_module_with_a_mutable_global_stays_whole():
           llvm.func @main() { llvm.return }
           llvm.func @other() { llvm.return }""", context)
         assert pieces.split(module, "main", 4) is None
+
+
+def test_worker_warm_up_makes_an_object():
+    """A worker compiles a tiny module before its first request (its imports
+    and LLVM's set-up overlap the passes); the serve loop swallows a failure
+    there, so it is checked here."""
+    from xlac.targets.cpu import piece_worker
+    piece_worker._warm_up()
