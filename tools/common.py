@@ -85,6 +85,8 @@ def tool_options(args) -> Options:
         changes["trace_to"] = args.xla_trace
     if getattr(args, "cpu", ""):
         changes["cpu"] = args.cpu
+    if getattr(args, "verify_each", False):
+        changes["verify_each"] = True
     if getattr(args, "progress", ""):
         changes["progress"] = args.progress
     if getattr(args, "quiet", False):

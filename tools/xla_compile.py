@@ -54,6 +54,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="write a compile-time trace (Chrome trace JSON, for Perfetto); env XLAC_TRACE_TO")
     p.add_argument("--cpu", default="", help="CPU to compile for: host (default), x86-64-v2, "
                    "x86-64-v3 (AVX2), x86-64-v4 (AVX-512)")
+    p.add_argument("--verify-each", action="store_true",
+                   help="verify the IR after every pass, not each stage (env XLAC_VERIFY_EACH=1)")
     add_progress_flags(p)
     return p.parse_args(argv)
 

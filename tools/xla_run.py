@@ -62,6 +62,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--xla-trace", default="", metavar="FILE",
                    help="write a compile-time trace (Chrome trace JSON, for Perfetto); env XLAC_TRACE_TO")
     p.add_argument("--cpu", default="", help="CPU to compile for: host (default), x86-64-v2/v3/v4")
+    p.add_argument("--verify-each", action="store_true",
+                   help="verify the IR after every pass, not each stage (env XLAC_VERIFY_EACH=1)")
     p.add_argument("--version", action="store_true", help="print the versions and exit")
     add_progress_flags(p)
     args = p.parse_args(argv)

@@ -63,6 +63,9 @@ KNOBS = (
     Knob("pieces", "XLAC_PIECES", "0: machine code for a big program in one piece (one JIT); "
          "default: split into pieces compiled on every core and cached apart "
          "(docs/compile-time.md)"),
+    Knob("verify_each", "XLAC_VERIFY_EACH", "1: verify the IR after every pass (as mlir-opt "
+         "does); default: after each stage, as XLA verifies after each pass pipeline (verifying "
+         "after each of the ~100 passes was 25-30% of a big program's compile)", "--verify-each"),
     Knob("mpicc", "XLAC_MPICC", "the MPI compiler wrapper xlac's MPI shim is built with "
          "(default: the mpicc of the installed mpich wheel, else mpicc on PATH); "
          "docs/distributed.md"),
@@ -103,6 +106,7 @@ class Options:
     parse_timeout: float = 20.0
     mpicc: str = ""
     pieces: bool = True
+    verify_each: bool = False
     local_ranks: int = 1                   # MPI ranks on this host (from the launcher)
     launched_ranks: int = 1                # ranks of the MPI job that started this process
     local_rank: int = 0                    # this rank among those on its host: its GPU
@@ -156,7 +160,7 @@ def _parse(name: str, text: str):
         return tuple(p.strip() for p in text.split(",") if p.strip())
     if name == "cache_dir":
         return Path(text).expanduser() if text else None
-    if name in ("timing", "fusion_remarks", "profile"):
+    if name in ("timing", "fusion_remarks", "profile", "verify_each"):
         return text not in ("", "0", "false")
     if name in ("malloc_tuning", "cuda_graphs", "isolate_input", "pieces"):
         return text not in ("0", "false")

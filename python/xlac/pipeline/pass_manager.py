@@ -8,7 +8,7 @@ from __future__ import annotations
 import inspect
 
 from xlac import passes as registry
-from xlac.errors import CompileError, Diagnostic, collect_diagnostics, compile_error_from
+from xlac.errors import CompileError, Diagnostic, collect_diagnostics, compile_error_from, error
 from xlac.mlir import ir, passmanager
 from xlac.passes.base import take_failure_kind
 from xlac.pipeline.pipelines import NAMED_PIPELINES
@@ -84,18 +84,42 @@ def _add_upstream(pm, text: str) -> None:
 
 
 def run_passes(module: ir.Module, pipeline: str | list[str], hint: str = "",
-               disabled: frozenset[str] = frozenset()) -> list[Diagnostic]:
+               disabled: frozenset[str] = frozenset(), verify_each: bool = True,
+               verify_after: bool = True) -> list[Diagnostic]:
     """Run ``pipeline`` on ``module``; any failure becomes a CompileError (an
-    ``UnsupportedOpError`` where the failing pass says so). Returns the remarks."""
+    ``UnsupportedOpError`` where the failing pass says so). Returns the remarks.
+
+    ``verify_each``: the verifier after every pass (MLIR's default, mlir-opt's
+    ``--verify-each``); off, the module is verified once at the end when
+    ``verify_after`` (as XLA verifies after each pass pipeline, not each pass)."""
     ctx = module.context
     pm = build_pass_manager(ctx, pipeline, disabled)
+    pm.enable_verifier(verify_each)
     take_failure_kind()
     with ctx, collect_diagnostics(ctx) as diags:
         try:
             pm.run(module.operation)
+            if not verify_each and verify_after:
+                _verify(module, pipeline)
         except ir.MLIRError as exc:
             kind = take_failure_kind() or CompileError
             raise compile_error_from(exc, diags, hint, kind) from None
     if any(record.severity == "error" for record in diags.records):
         raise CompileError(diags.records, hint)
     return [record for record in diags.records if record.severity == "remark"]
+
+
+def _verify(module: ir.Module, pipeline: str | list[str]) -> None:
+    """The module verified after ``pipeline``; an invalid one is an xlac bug."""
+    try:
+        valid = module.operation.verify()
+    except ir.MLIRError as exc:
+        valid, detail = False, str(exc)
+    else:
+        detail = ""
+    if not valid:
+        steps = pipeline if isinstance(pipeline, str) else ",".join(pipeline)
+        raise CompileError(error(
+            f"the IR is invalid after '{steps[:200]}': an xlac bug; set XLAC_VERIFY_EACH=1 "
+            f"(or --verify-each) to find the pass, and please report it with the input"
+            + (f" ({detail.splitlines()[0]})" if detail.strip() else "")))

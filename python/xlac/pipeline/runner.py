@@ -51,13 +51,14 @@ class StageRunner:
         steps = without_passes(steps, self.options.disable_passes)
         self.pipeline += steps
         if self.options.stepwise or getattr(self.progress, "wants_steps", False):
-            for step in steps:                     # a bar counts passes: run them one by one
-                self._timed(stage, step, lambda s=step: self._one_step(module, s))
+            for k, step in enumerate(steps):       # a bar counts passes: run them one by one
+                last = k == len(steps) - 1
+                self._timed(stage, step, lambda s=step, e=last: self._one_step(module, s, e))
                 if self.observer is not None and self.options.stepwise:
                     self.observer.step_done(stage, step, module)
         else:
-            self._timed(stage, stage, lambda: self.remarks.extend(run_passes(module, steps)),
-                        len(steps))
+            self._timed(stage, stage, lambda: self.remarks.extend(
+                run_passes(module, steps, verify_each=self.options.verify_each)), len(steps))
         if self.observer is not None:
             self.observer.stage_done(stage, module)
 
@@ -71,9 +72,11 @@ class StageRunner:
         if self.observer is not None:
             self.observer.finished(self)
 
-    def _one_step(self, module: ir.Module, step: str) -> None:
+    def _one_step(self, module: ir.Module, step: str, stage_end: bool) -> None:
+        """One pass; verified after it only at the stage's end (or with verify_each)."""
         try:
-            self.remarks.extend(run_passes(module, [step]))
+            self.remarks.extend(run_passes(module, [step], verify_each=self.options.verify_each,
+                                           verify_after=stage_end))
         except CompileError:
             self.failed_step = step
             raise
