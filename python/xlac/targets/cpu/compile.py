@@ -56,7 +56,7 @@ def _in_pieces(module, entry: str, signature, features, runner, grid):
     """The program compiled in pieces on every core, or None: small, SPMD,
     profiled (its clock lives in the JIT) or ``options.pieces`` off."""
     options = runner.options
-    if not _may_split(options, grid) or not pieces.is_big(module):
+    if not _may_split(options, grid):
         return None
     workers = max(1, options.threads())
     found = runner.machine_code(lambda: pieces.split(module, entry, 4 * workers),

@@ -62,8 +62,11 @@ def likely_big(module: ir.Module) -> bool:
 
 def split(module: ir.Module, entry: str, count: int) -> list[Piece] | None:
     """The pieces of ``module``: the entry, then its other functions in at most
-    ``count`` pieces; None when it has what a piece cannot share (a mutable
-    global, a constructor) or only one function."""
+    ``count`` pieces; None when its functions' text is under ``PIECES_MIN_BYTES``
+    (one JIT is quicker), or it has what a piece cannot share (a mutable global,
+    a constructor) or only one function. Each function is printed once: its
+    text decides the size, the piece it goes to and (with the rest of its
+    piece) the piece's key."""
     top = [op.operation for op in module.body.operations]
     if any(not _shareable(op) for op in top):
         return None
@@ -72,6 +75,8 @@ def split(module: ir.Module, entry: str, count: int) -> list[Piece] | None:
         return None
     texts = {name: op.get_asm(enable_debug_info=False, use_local_scope=True, assume_verified=True)
              for name, op in functions.items()}
+    if sum(map(len, texts.values())) < PIECES_MIN_BYTES:
+        return None
     buckets: dict[int, list[str]] = {}
     for name in sorted(functions):
         if name != entry:
@@ -104,28 +109,33 @@ def _piece(module: ir.Module, top: list[ir.Operation], members: list[str],
     for attr in _named(module.operation):
         piece.operation.attributes[attr.name] = attr.attr
     external = []
+    key = hashlib.sha256(" ".join(str(a) for a in _named(piece.operation)).encode())
     with ir.InsertionPoint(piece.body):
         for op in top:
             symbol = _name(op) if "sym_name" in op.attributes else None
             if symbol in members:
                 op.clone()
-            elif op.name == "llvm.func" and symbol in used:
-                _declaration(op)
+                key.update(texts[symbol].encode())
+                continue
+            if op.name == "llvm.func" and symbol in used:
+                copy = _declaration(op)
                 external.append(symbol)
             elif symbol is None or symbol in used:
-                op.clone()
-    text = piece.operation.get_asm(enable_debug_info=False, assume_verified=True)
+                copy = op.clone()
+            else:
+                continue
+            key.update(copy.operation.get_asm(enable_debug_info=False,
+                                              assume_verified=True).encode())
     buffer = io.BytesIO()
     piece.operation.write_bytecode(buffer)
-    key = hashlib.sha256(text.encode()).hexdigest()
-    return Piece(name, buffer.getvalue(), key, tuple(external))
+    return Piece(name, buffer.getvalue(), key.hexdigest(), tuple(external))
 
 
-def _declaration(op: ir.Operation) -> None:
+def _declaration(op: ir.Operation) -> ir.Operation:
     """A bodiless copy of function ``op``: it is defined in another piece."""
     attributes = {a.name: a.attr for a in _named(op)
                   if a.name not in ("linkage", "passthrough", "sym_visibility")}
-    ir.Operation.create("llvm.func", attributes=attributes, regions=1, loc=op.location)
+    return ir.Operation.create("llvm.func", attributes=attributes, regions=1, loc=op.location)
 
 
 def _named(op: ir.Operation) -> list:
