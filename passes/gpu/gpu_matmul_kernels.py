@@ -6,10 +6,11 @@ block, K staged through shared memory, 4x4 outputs per thread).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass
+from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.gpu.gpu_matmul_text import matmul_kernel
 from xlac.passes.gpu.launch_ops import constant_text, fill_before, top_level_ops
 from xlac.passes.gpu.matmul_epilogue import find_epilogue, inline_body
@@ -27,9 +28,14 @@ class GpuMatmulKernels(ModulePass):
     def run(self, module: ir.Operation) -> None:
         for op in top_level_ops(module):
             if op.name in _MATMULS and _plain_matmul(op):
+                transposed = _transposed_b(op)
+                if transposed is not None:               # read B's transpose where it lies
+                    old_b = op.operands[1]
+                    op.operands[1] = transposed[1]
+                    _erase_transposed(transposed[0], old_b)
                 types = [ir.MemRefType(v.type) for v in op.operands]
                 batch = types[0].shape[0] if _MATMULS[op.name] else 0
-                (m, k), n = types[0].shape[-2:], types[1].shape[-1]
+                (m, k), n = types[0].shape[-2:], types[1].shape[-2 if transposed else -1]
                 name = fresh_symbol(module, "xla_gpu_matmul")
                 fill = fill_before(op, op.operands[2])
                 folded = fill is not None
@@ -38,7 +44,7 @@ class GpuMatmulKernels(ModulePass):
                 memrefs = [str(t) for t in types] + ([str(v.type) for v in epilogue.extra]
                                                      if epilogue else [])
                 text = matmul_kernel(name, memrefs, str(types[0].element_type),
-                                     batch, m, n, k, init, epilogue)
+                                     batch, m, n, k, init, epilogue, transposed is not None)
                 bodies = {}
                 if epilogue is not None:
                     text += region_declaration(epilogue.op.regions[0], f"{name}_body")
@@ -60,12 +66,119 @@ _DEFAULT_MAPS = {
 
 
 def _plain_matmul(op: ir.Operation) -> bool:
-    """No transposed operand (custom indexing_maps), no casting: C += A . B exactly."""
+    """No transposed operand (custom indexing_maps), no casting: C += A . B exactly,
+    on buffers of static shape and layout (a view of a slice of a buffer, as
+    attention's heads are, is read in place: the kernel ABI applies its offset)."""
     maps = [str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
     if maps != _DEFAULT_MAPS[op.name] or "cast" in op.attributes:
         return False
     types = [v.type for v in op.operands]
-    if not all(isinstance(t, ir.MemRefType) and ir.MemRefType(t).has_static_shape for t in types):
+    if not all(_static(t) for t in types):
         return False
     elements = {str(ir.MemRefType(t).element_type) for t in types}
-    return elements in ({"f32"}, {"f64"}) and all("strided" not in str(t) for t in types)
+    return elements in ({"f32"}, {"f64"})
+
+
+def _static(t: ir.Type) -> bool:
+    """A memref of static shape, strides and offset."""
+    if not isinstance(t, ir.MemRefType) or not ir.MemRefType(t).has_static_shape:
+        return False
+    strides, offset = ir.MemRefType(t).get_strides_and_offset()
+    return ir.ShapedType.get_dynamic_stride_or_offset() not in (*strides, offset)
+
+
+_VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast",
+          "memref.reinterpret_cast", "memref.transpose")
+
+
+def _transposed_b(op: ir.Operation) -> tuple[ir.Operation, ir.Value] | None:
+    """``(transpose, B read from its source)`` where a ``linalg.transpose``
+    (last two dims swapped) made the matmul's B, alone, in a buffer of its own
+    (maybe seen through a collapse of batch dims), or None. Attention's
+    Q . K^T: a kernel wrote K^T for the matmul alone to read. The source must
+    have a static layout and not be written between the two ops."""
+    b = op.operands[1]
+    collapse = b.owner if _named(b.owner, "memref.collapse_shape") else None
+    buffer = collapse.operands[0] if collapse is not None else b
+    if not _named(buffer.owner, "memref.alloc") or (collapse and len(list(b.uses)) != 1):
+        return None
+    users = [use.owner for use in buffer.uses]
+    transposes = [u for u in users if u.name == "linalg.transpose" and u.operands[1] == buffer]
+    if len(users) != 2 or len(transposes) != 1:    # the transpose, and the matmul or collapse
+        return None
+    (transpose,) = transposes
+    rank = ir.MemRefType(buffer.type).rank
+    source = transpose.operands[0]
+    if list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"])) != \
+            [*range(rank - 2), rank - 1, rank - 2] or transpose.parent != op.parent \
+            or not _static(source.type) or not _untouched_between(source, transpose, op):
+        return None
+    if collapse is None:
+        return transpose, source
+    collapsed = _collapsed(source, collapse)
+    return (transpose, collapsed) if collapsed is not None else None
+
+
+def _collapsed(source: ir.Value, collapse: ir.Operation) -> ir.Value | None:
+    """``source`` collapsed as ``collapse`` collapses the transposed buffer (batch
+    dims only: the last two stand alone), made before ``collapse``; None where
+    the source's layout cannot be collapsed so (its batch dims not contiguous)."""
+    groups = [list(ir.ArrayAttr(g)) for g in ir.ArrayAttr(collapse.attributes["reassociation"])]
+    groups = [[ir.IntegerAttr(d).value for d in g] for g in groups]
+    source_type = ir.MemRefType(source.type)
+    rank = source_type.rank
+    if groups[-2:] != [[rank - 2], [rank - 1]]:
+        return None
+    shape, (strides, offset) = source_type.shape, source_type.get_strides_and_offset()
+    sizes, new_strides = [], []
+    for group in groups:
+        if any(strides[d] != strides[d + 1] * shape[d + 1] for d in group[:-1]):
+            return None
+        sizes.append(math.prod(shape[d] for d in group))
+        new_strides.append(strides[group[-1]])
+    with ir.InsertionPoint(collapse), collapse.location:
+        layout = ir.StridedLayoutAttr.get(offset, new_strides)
+        result = ir.MemRefType.get(sizes, source_type.element_type, layout,
+                                   source_type.memory_space)
+        made = ir.Operation.create("memref.collapse_shape", results=[result], operands=[source],
+                                   attributes={"reassociation": collapse.attributes["reassociation"]})
+    return made.results[0]
+
+
+def _named(owner, name: str) -> bool:
+    return not isinstance(owner, ir.Block) and owner.name == name
+
+
+def _untouched_between(source: ir.Value, first: ir.Operation, last: ir.Operation) -> bool:
+    """No op between ``first`` and ``last`` names ``source``'s buffer (but for views):
+    what the matmul reads there is what the transpose read."""
+    root = _root(source)
+    block_ops = [o.operation for o in first.operation.block.operations]
+    start, end = block_ops.index(first.operation), block_ops.index(last.operation)
+    if start > end:
+        return False
+    for between in block_ops[start + 1:end]:
+        if between.name in _VIEWS:
+            continue
+        if any(_root(v) == root for inner in [between, *nested_ops(between)] for v in inner.operands
+               if isinstance(v.type, ir.MemRefType)):
+            return False
+    return True
+
+
+def _root(value: ir.Value) -> ir.Value:
+    """The buffer a view ``value`` is a view of (itself, if none)."""
+    while not isinstance(value.owner, ir.Block) and value.owner.name in _VIEWS:
+        value = value.owner.operands[0]
+    return value
+
+
+def _erase_transposed(transpose: ir.Operation, b: ir.Value) -> None:
+    """Erase ``transpose``, the collapse of its output the matmul read (``b``,
+    now unused) and the buffer it wrote."""
+    buffer = transpose.operands[1]
+    transpose.erase()
+    if b != buffer and not list(b.uses):
+        b.owner.erase()
+    if not list(buffer.uses):
+        buffer.owner.erase()

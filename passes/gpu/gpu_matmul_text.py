@@ -2,7 +2,8 @@
 
 Each 16x16-thread block computes a 64x64 tile of C (batch b = blockIdx.z).
 K advances 16 at a time: the block stages A[64x16] (transposed, so a
-thread's four rows are one broadcast read) and B[16x64] in shared memory,
+thread's four rows are one broadcast read) and B[16x64] (from B's transpose
+as A is staged, where the matmul reads a transposed copy) in shared memory,
 then each thread accumulates its 4x4 outputs (rows ty + 16i, columns
 tx + 16j: neighbouring threads touch neighbouring columns, so loads and
 stores coalesce and shared reads are conflict-free) in registers. Edges are
@@ -27,9 +28,13 @@ TILE, DEPTH, SIDE = 64, 16, 16          # output tile, K step, threads per side
 PER = TILE // SIDE                      # outputs per thread per side (4)
 
 
-def matmul_kernel(name: str, memrefs: list[str], element: str,
-                  batch: int, m: int, n: int, k: int, init: str = "", epilogue=None) -> str:
+def matmul_kernel(name: str, memrefs: list[str], element: str, batch: int, m: int, n: int,
+                  k: int, init: str = "", epilogue=None, b_transposed: bool = False) -> str:
     """Helper @name(%a0: A, %a1: B, %a2: C, ...) doing C += A . B (batched if batch > 0).
+
+    ``b_transposed``: %a1 holds B's transpose (n x k, a weight or attention's K as
+    stored): its tiles are staged as A's are, rows of k read along, and transposed
+    into shared memory, so no kernel transposes it first.
 
     ``init``: C's value before (an arith.constant attribute's text) when its fill was
     folded in: C = init + A . B, and C is not read. ``epilogue`` (matmul_epilogue.py):
@@ -53,8 +58,12 @@ def matmul_kernel(name: str, memrefs: list[str], element: str,
     def k_step(step: Lines, k0: str, accs: list[str]) -> list[str]:
         _stage(step, "%a0", memrefs[0], lead, thread, row0, k0, (TILE, DEPTH), "m", "k",
                "%as", shared, True, zero, sizes, ragged)
-        _stage(step, "%a1", memrefs[1], lead, thread, k0, col0, (DEPTH, TILE), "k", "n",
-               "%bs", shared, False, zero, sizes, ragged)
+        if b_transposed:
+            _stage(step, "%a1", memrefs[1], lead, thread, col0, k0, (TILE, DEPTH), "n", "k",
+                   "%bs", shared, True, zero, sizes, ragged)
+        else:
+            _stage(step, "%a1", memrefs[1], lead, thread, k0, col0, (DEPTH, TILE), "k", "n",
+                   "%bs", shared, False, zero, sizes, ragged)
         step.add("gpu.barrier")
         inner = _accumulate(step, accs, shared, element)
         step.add("gpu.barrier")
@@ -97,7 +106,7 @@ def _checked_load(body: Lines, load: str, checks, zero: str, sizes: dict, ragged
     inside = conditions[0]
     for other in conditions[1:]:
         inside = body.op(f"arith.andi {inside}, {other} : i1")
-    element = memref.rsplit("x", 1)[1].rstrip(">")
+    element = memref.split(",")[0].rsplit("x", 1)[1].rstrip(">")   # a layout may follow
     value = body.fresh("ld")
     body.add(f"{value} = scf.if {inside} -> ({element}) {{")
     then = body.nested()

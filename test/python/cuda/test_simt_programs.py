@@ -64,6 +64,23 @@ func.func @main(%a: tensor<33x47xf32>, %b: tensor<47x21xf32>) -> tensor<33x21xf3
   %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<33x47xf32>, tensor<47x21xf32>) -> tensor<33x21xf32>
   return %0 : tensor<33x21xf32>
 }""",
+    # Q . K^T per batch (ragged tiles): the matmul kernel stages K's rows as it
+    # stages A's, no kernel transposes K first
+    "scores_qk": """
+func.func @main(%q: tensor<2x70x24xf32>, %k: tensor<2x50x24xf32>) -> tensor<2x70x50xf32> {
+  %0 = stablehlo.dot_general %q, %k, batching_dims = [0] x [0], contracting_dims = [2] x [2] : (tensor<2x70x24xf32>, tensor<2x50x24xf32>) -> tensor<2x70x50xf32>
+  return %0 : tensor<2x70x50xf32>
+}""",
+    # heads sliced out of one projection (strided views of it), Q . K^T per head
+    "heads_qk": """
+func.func @main(%x: tensor<2x40x3x2x16xf32>) -> tensor<2x2x40x40xf32> {
+  %q = stablehlo.slice %x [0:2, 0:40, 0:1, 0:2, 0:16] : (tensor<2x40x3x2x16xf32>) -> tensor<2x40x1x2x16xf32>
+  %k = stablehlo.slice %x [0:2, 0:40, 1:2, 0:2, 0:16] : (tensor<2x40x3x2x16xf32>) -> tensor<2x40x1x2x16xf32>
+  %qr = stablehlo.reshape %q : (tensor<2x40x1x2x16xf32>) -> tensor<2x40x2x16xf32>
+  %kr = stablehlo.reshape %k : (tensor<2x40x1x2x16xf32>) -> tensor<2x40x2x16xf32>
+  %0 = stablehlo.dot_general %qr, %kr, batching_dims = [0, 2] x [0, 2], contracting_dims = [3] x [3] : (tensor<2x40x2x16xf32>, tensor<2x40x2x16xf32>) -> tensor<2x2x40x40xf32>
+  return %0 : tensor<2x2x40x40xf32>
+}""",
     "transpose": """
 func.func @main(%a: tensor<5x17x9xf32>) -> tensor<9x5x17xf32> {
   %0 = stablehlo.transpose %a, dims = [2, 0, 1] : (tensor<5x17x9xf32>) -> tensor<9x5x17xf32>
