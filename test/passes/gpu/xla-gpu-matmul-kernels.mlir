@@ -113,3 +113,44 @@ func.func @writes_a(%a: memref<64x64xf32>, %b: memref<64x64xf32>, %bias: memref<
   }
   return
 }
+
+// -----
+
+/// B made by a transpose of the last two dims for the matmul alone (attention's
+/// K^T): the kernel reads K where it lies, the transpose and its buffer are gone.
+/// Through a collapse of batch dims, the collapse is of K's (strided) view. A write
+/// to K between the two keeps the transpose.
+// CHECK-LABEL: func.func @scores
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: memref.alloc
+// CHECK: gpu.launch
+// CHECK-LABEL: func.func @heads
+// CHECK-NOT: linalg.transpose
+// CHECK: memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2], [3]] : memref<2x3x40x16xf32, strided<[3840, 1280, 32, 1], offset: 16>> into memref<6x40x16xf32, strided<[1280, 32, 1], offset: 16>>
+// CHECK: gpu.launch
+// CHECK-LABEL: func.func @written_between
+// CHECK: linalg.transpose
+// CHECK: linalg.copy
+// CHECK: gpu.launch
+func.func @scores(%q: memref<4x70x24xf32>, %k: memref<4x50x24xf32>, %c: memref<4x70x50xf32>) {
+  %kt = memref.alloc() : memref<4x24x50xf32>
+  linalg.transpose ins(%k : memref<4x50x24xf32>) outs(%kt : memref<4x24x50xf32>) permutation = [0, 2, 1]
+  linalg.batch_matmul ins(%q, %kt : memref<4x70x24xf32>, memref<4x24x50xf32>) outs(%c : memref<4x70x50xf32>)
+  return
+}
+func.func @heads(%q: memref<6x40x16xf32>, %x: memref<2x3x40x32xf32>, %c: memref<6x40x40xf32>) {
+  %view = memref.subview %x[0, 0, 0, 16] [2, 3, 40, 16] [1, 1, 1, 1] : memref<2x3x40x32xf32> to memref<2x3x40x16xf32, strided<[3840, 1280, 32, 1], offset: 16>>
+  %kt = memref.alloc() : memref<2x3x16x40xf32>
+  linalg.transpose ins(%view : memref<2x3x40x16xf32, strided<[3840, 1280, 32, 1], offset: 16>>) outs(%kt : memref<2x3x16x40xf32>) permutation = [0, 1, 3, 2]
+  %b = memref.collapse_shape %kt [[0, 1], [2], [3]] : memref<2x3x16x40xf32> into memref<6x16x40xf32>
+  linalg.batch_matmul ins(%q, %b : memref<6x40x16xf32>, memref<6x16x40xf32>) outs(%c : memref<6x40x40xf32>)
+  return
+}
+func.func @written_between(%a: memref<64x32xf32>, %k: memref<64x32xf32>, %c: memref<64x64xf32>,
+                           %other: memref<64x32xf32>) {
+  %kt = memref.alloc() : memref<32x64xf32>
+  linalg.transpose ins(%k : memref<64x32xf32>) outs(%kt : memref<32x64xf32>) permutation = [1, 0]
+  linalg.copy ins(%other : memref<64x32xf32>) outs(%k : memref<64x32xf32>)
+  linalg.matmul ins(%a, %kt : memref<64x32xf32>, memref<32x64xf32>) outs(%c : memref<64x64xf32>)
+  return
+}
