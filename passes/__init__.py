@@ -65,6 +65,7 @@ _REGISTRY: dict[str, str] = {
     "xla-openmp-dynamic-schedule": "cpu.openmp_dynamic_schedule:OpenmpDynamicSchedule",
     "xla-gpu-wrap-host-code": "gpu.gpu_wrap_host_code:GpuWrapHostCode",
     "xla-gpu-matmul-kernels": "gpu.gpu_matmul_kernels:GpuMatmulKernels",
+    "xla-gpu-epilogue-in-place": "gpu.epilogue_in_place:GpuEpilogueInPlace",
     "xla-gpu-kernels": "gpu.gpu_kernels:GpuKernels",
     "xla-gpu-view-copy-to-linalg": "gpu.gpu_view_copy_to_linalg:GpuViewCopyToLinalg",
 }

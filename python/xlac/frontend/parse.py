@@ -86,13 +86,34 @@ def _parse_text(data: bytes, source_name: str) -> ir.Module:
         if "single top-level operation" not in str(exc):
             raise
         # Several top-level functions: wrap them as mlir-opt does. The prefix
-        # is on line 1, so line numbers in diagnostics stay right.
-        op = ir.Operation.parse("module {" + text + "\n}", source_name=source_name)
+        # goes on the line of the last attribute or type alias before them
+        # (line 1 if none: aliases cannot be inside the module), so line
+        # numbers in diagnostics stay right.
+        at = _aliases_end(text)
+        op = ir.Operation.parse(text[:at] + "module {" + text[at:] + "\n}",
+                                source_name=source_name)
     if op.name != "builtin.module":   # a lone func.func gets an implicit module, as in mlir-opt
         module = ir.Module.create(op.location)
         module.body.append(op)
         return module
     return _as_module(op)
+
+
+_ALIAS = re.compile(r"[#!][\w.$-]+\s*=")
+
+
+def _aliases_end(text: str) -> int:
+    """Where the alias definitions (``#map = ...``, ``!t = ...``) at the top of
+    ``text`` end: the end of the last one's line, or 0."""
+    end, offset = 0, 0
+    for line in text.splitlines(keepends=True):
+        stripped = line.strip()
+        if _ALIAS.match(stripped):
+            end = offset + len(line.rstrip("\r\n"))
+        elif stripped and not stripped.startswith("//"):
+            break
+        offset += len(line)
+    return end
 
 
 def _check_names(module: ir.Module, source_name: str) -> None:

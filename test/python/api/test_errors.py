@@ -22,6 +22,31 @@ def test_parse_error_has_file_line_col(tmp_path):
     assert f"{path}:2:" in message and "use of undeclared SSA value name" in message
 
 
+_TWO_FUNCTIONS = """// aliases first, as mlir-opt prints them
+#scalar = affine_map<(d0) -> ()>
+!t = tensor<2xf32>
+func.func private @twice(%a: !t) -> !t {
+  %0 = stablehlo.add %a, %a : !t
+  return %0 : !t
+}
+func.func @main(%a: !t) -> !t {
+  %0 = func.call @twice(%a) : (!t) -> !t
+  %1 = stablehlo.multiply %0, %b : !t
+  return %1 : !t
+}
+"""
+
+
+def test_several_functions_after_aliases_parse_with_their_lines():
+    """Top-level functions after alias definitions are wrapped in a module (as
+    mlir-opt does) without moving a line: aliases cannot be inside it."""
+    import numpy as np
+    fixed = _TWO_FUNCTIONS.replace("%0, %b", "%0, %a")
+    x = np.array([1.0, 2.0], np.float32)
+    np.testing.assert_array_equal(xlac.compile(fixed).run(x)[0], 2 * x * x)
+    assert "<input>:10:31: error: use of undeclared SSA value name" in compile_error(_TWO_FUNCTIONS)
+
+
 def test_verifier_error_points_at_the_op():
     message = compile_error("func.func @main(%a: tensor<2xf32>) -> tensor<3xf32> {\n"
                             "  return %a : tensor<2xf32>\n}")

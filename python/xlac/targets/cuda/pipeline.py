@@ -17,6 +17,7 @@ def bufferize() -> list[str]:
     return [
         "xla-readonly-inputs",                            # inputs are copied to the device once per call
         "xla-own-fills",                                  # a fill per matmul: folded into its kernel, no copy
+        "xla-gpu-epilogue-in-place",                      # a matmul's epilogue writes C: run in its kernel
         "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map "
         "allow-return-allocs-from-loops}",

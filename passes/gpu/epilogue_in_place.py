@@ -1,0 +1,61 @@
+"""xla-gpu-epilogue-in-place: a matmul's elementwise epilogue writes the matmul's result."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xlac.mlir import ir
+from xlac.passes.base import ModulePass, nested_ops
+
+_MATMULS = ("linalg.matmul", "linalg.batch_matmul")
+
+
+@dataclass(frozen=True)
+class GpuEpilogueInPlace(ModulePass):
+    """Before bufferization, make an elementwise `linalg.generic` that reads a
+    matmul's result C (its only reader, at the output's own index) write C:
+    its init becomes C, whose old value it never reads.
+
+    Why: the epilogue's init is whatever tensor fusion left (an empty tensor
+    shared with other ops), and one-shot bufferization then puts a chain of
+    layers in one buffer: the MLP's second bias + relu wrote the buffer its
+    matmul read as A, which other blocks of the matmul kernel still read, so
+    the epilogue could not run in the matmul's kernel. Written into C, it is
+    the in-place epilogue `xla-gpu-matmul-kernels` applies to each output
+    before it is stored: one kernel per fusion.
+
+        %c = linalg.matmul ins(%a, %b) outs(%z)
+        %r = linalg.generic ins(%c, %bias) outs(%empty) {...}
+      ->
+        %r = linalg.generic ins(%c, %bias) outs(%c) {...}
+    """
+
+    name = "xla-gpu-epilogue-in-place"
+
+    def run(self, module: ir.Operation) -> None:
+        for op in nested_ops(module):
+            if op.name == "linalg.generic":
+                _write_into_matmul_result(op)
+
+
+def _write_into_matmul_result(op: ir.Operation) -> None:
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    iterators = [str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"])]
+    if len(op.results) != 1 or any("parallel" not in t for t in iterators):
+        return
+    block = op.regions[0].blocks[0]
+    if list(block.arguments[len(block.arguments) - 1].uses):
+        return                                   # the body reads the init: not elementwise
+    output_map = maps[-1]
+    if not output_map.is_permutation or str(output_map) != str(
+            ir.AffineMap.get_identity(output_map.n_dims)):
+        return
+    init = len(op.operands) - 1
+    for index in range(init):
+        value = op.operands[index]
+        owner = value.owner
+        if isinstance(owner, ir.OpView) and owner.name in _MATMULS \
+                and value.type == op.results[0].type and str(maps[index]) == str(output_map) \
+                and len(list(value.uses)) == 1:
+            op.operands[init] = value
+            return
