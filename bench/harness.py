@@ -202,7 +202,9 @@ def _method(args, start_errors: dict) -> list[str]:
     return [f"XLA: {xla}; the same text goes to xlac.compile",
             f"timing: {mode}wall time per call (XLA: inputs already on device, outputs waited for "
             f"with block_until_ready); {args.warmup} warm-up call(s) after the first; backends "
-            f"interleaved in round-robin batches with {args.pause_ms:g} ms pauses; "
+            f"interleaved in round-robin batches with {args.pause_ms:g} ms pauses "
+            f"(OPENBLAS_THREAD_TIMEOUT={os.environ.get('OPENBLAS_THREAD_TIMEOUT', 'unset')}: "
+            "numpy's BLAS threads do not spin into the next backend's batch); "
             "ms as median [p10-p90]",
             "roofline: max(FLOPs / 320 GFLOP/s, bytes / 45 GB/s) (shared/bench/README.md); "
             "%roof = roofline / median",
