@@ -119,11 +119,20 @@ def _b_producer(op: ir.Operation) -> ir.Operation | None:
     packing of B's panels: a 2-D transpose (a weight stored [n, k]) or a
     widening (bf16 or f16 weights computed in f32), else None."""
     producer = op.operands[1].owner
-    if not hasattr(producer, "name") or producer.name != "linalg.generic" \
-            or not (copy_permutation(producer) == [1, 0] or _is_widening(producer)):
+    if not hasattr(producer, "name") or not (_is_transpose_2d(producer) or (
+            producer.name == "linalg.generic" and _is_widening(producer))):
         return None
     uses = list(producer.results[0].uses)
     return producer if len(uses) == 1 and uses[0].owner == op else None
+
+
+def _is_transpose_2d(op: ir.Operation) -> bool:
+    """A 2-D transpose: a copy generic with a swapped map, or the named
+    ``linalg.transpose`` (xla-normalize-contractions' for a dot contracting
+    B's last dim: the train step's backward pass, x . W^T)."""
+    if op.name == "linalg.transpose":
+        return list(ir.DenseI64ArrayAttr(op.attributes["permutation"])) == [1, 0]
+    return op.name == "linalg.generic" and copy_permutation(op) == [1, 0]
 
 
 def _is_widening(op: ir.Operation) -> bool:
