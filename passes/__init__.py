@@ -51,6 +51,7 @@ _REGISTRY: dict[str, str] = {
     "xla-outline-fusions": "fusion.outline_fusions:OutlineFusions",
     "xla-approximate-math": "cpu.approximate_math:ApproximateMath",
     "xla-apply-schedules": "cpu.apply_schedules:ApplySchedules",
+    "xla-collapse-reduction-loops": "cpu.collapse_reduction_loops:CollapseReductionLoops",
     "xla-outline-top-k": "ingest.outline_top_k:OutlineTopK",
     "xla-unroll-short-loops": "ingest.unroll_short_loops:UnrollShortLoops",
     "xla-lower-top-k": "lower.lower_top_k:LowerTopK",
@@ -65,7 +66,7 @@ _REGISTRY: dict[str, str] = {
     "xla-openmp-dynamic-schedule": "cpu.openmp_dynamic_schedule:OpenmpDynamicSchedule",
     "xla-gpu-wrap-host-code": "gpu.gpu_wrap_host_code:GpuWrapHostCode",
     "xla-gpu-matmul-kernels": "gpu.gpu_matmul_kernels:GpuMatmulKernels",
-    "xla-gpu-epilogue-in-place": "gpu.epilogue_in_place:GpuEpilogueInPlace",
+    "xla-gpu-epilogue-in-place": "gpu.gpu_epilogue_in_place:GpuEpilogueInPlace",
     "xla-gpu-kernels": "gpu.gpu_kernels:GpuKernels",
     "xla-gpu-view-copy-to-linalg": "gpu.gpu_view_copy_to_linalg:GpuViewCopyToLinalg",
 }

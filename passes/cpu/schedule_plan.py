@@ -84,7 +84,7 @@ def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
     if not simple_body(op):
         return None
     if len(op.results) == 1:
-        return _reduction_plan(nest, machine)
+        return reduction_plan(nest, machine)
     return None
 
 
@@ -293,7 +293,7 @@ def _swap_plan(permutation: list[int], nest: LoopNest, machine: Machine) -> Plan
     return Plan(f"xla_transpose_{rank}d", thread_tiles(nest.extents, machine.threads, align))
 
 
-def _reduction_plan(nest: LoopNest, machine: Machine) -> Plan | None:
+def reduction_plan(nest: LoopNest, machine: Machine) -> Plan | None:
     """One reduction loop, innermost (stablehlo's order). Rows: it walks the
     input's contiguous dim; columns: the innermost parallel loop does.
     The schedules keep a 64-lane accumulator: 4-byte elements only."""

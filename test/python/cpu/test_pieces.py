@@ -128,7 +128,7 @@ def test_a_worker_that_dies_is_a_compile_error(small_is_big):
     from xlac.pipeline.pass_manager import run_passes
     module = parse_module(new_context(), exe_text.encode(), "layers.mlir")
     run_passes(module, pipelines.cpu())
-    piece = pieces.split(module, "main", 2)[1]
+    piece = pieces.split(module, "main", 2, pieces.function_texts(module, "main"))[1]
     worker = pieces._Worker()
     worker.process.kill()
     worker.process.wait()
@@ -144,7 +144,7 @@ def test_a_module_with_a_mutable_global_stays_whole():
           llvm.mlir.global internal @counter(0 : i64) : i64
           llvm.func @main() { llvm.return }
           llvm.func @other() { llvm.return }""", context)
-        assert pieces.split(module, "main", 4) is None
+        assert pieces.function_texts(module, "main") is None
 
 
 def test_worker_warm_up_makes_an_object():

@@ -58,11 +58,12 @@ def _in_pieces(module, entry: str, signature, features, runner, grid):
     options = runner.options
     if not _may_split(options, grid):
         return None
-    workers = max(1, options.threads())
-    found = runner.machine_code(lambda: pieces.split(module, entry, 4 * workers),
-                                "split into pieces")
-    if found is None:
+    texts = pieces.function_texts(module, entry)      # None: small, or cannot be split
+    if texts is None:
         return None
+    workers = max(1, options.threads())
+    found = runner.machine_code(lambda: pieces.split(module, entry, 4 * workers, texts),
+                                "split into pieces")
     from xlac.artifact.identity import build_identity
     from xlac.cache import CompilationCache
     keep_freed_memory(options.malloc_tuning)

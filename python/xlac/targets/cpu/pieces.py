@@ -60,13 +60,12 @@ def likely_big(module: ir.Module) -> bool:
     return is_big(module, PIECES_MIN_BYTES // 50)
 
 
-def split(module: ir.Module, entry: str, count: int) -> list[Piece] | None:
-    """The pieces of ``module``: the entry, then its other functions in at most
-    ``count`` pieces; None when its functions' text is under ``PIECES_MIN_BYTES``
-    (one JIT is quicker), or it has what a piece cannot share (a mutable global,
-    a constructor) or only one function. Each function is printed once: its
-    text decides the size, the piece it goes to and (with the rest of its
-    piece) the piece's key."""
+def function_texts(module: ir.Module, entry: str) -> dict[str, str] | None:
+    """Each function of ``module`` printed once (its text sizes the program, and
+    picks its piece and, with the rest of its piece, the piece's key), or None
+    when the program cannot be split or is too small to be worth it (under
+    ``PIECES_MIN_BYTES``: one JIT is quicker): it has what a piece cannot share
+    (a mutable global, a constructor), or only one function."""
     top = [op.operation for op in module.body.operations]
     if any(not _shareable(op) for op in top):
         return None
@@ -75,10 +74,15 @@ def split(module: ir.Module, entry: str, count: int) -> list[Piece] | None:
         return None
     texts = {name: op.get_asm(enable_debug_info=False, use_local_scope=True, assume_verified=True)
              for name, op in functions.items()}
-    if sum(map(len, texts.values())) < PIECES_MIN_BYTES:
-        return None
+    return texts if sum(map(len, texts.values())) >= PIECES_MIN_BYTES else None
+
+
+def split(module: ir.Module, entry: str, count: int, texts: dict[str, str]) -> list[Piece]:
+    """The pieces of ``module``: the entry, then its other functions (``texts``,
+    from ``function_texts``) in at most ``count`` pieces, by a hash of their text."""
+    top = [op.operation for op in module.body.operations]
     buckets: dict[int, list[str]] = {}
-    for name in sorted(functions):
+    for name in sorted(texts):
         if name != entry:
             buckets.setdefault(_bucket(texts[name], count), []).append(name)
     groups = [[entry]] + [buckets[b] for b in sorted(buckets)]

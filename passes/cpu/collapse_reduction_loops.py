@@ -1,0 +1,156 @@
+"""xla-collapse-reduction-loops: a reduction's neighbouring loops merged, so a schedule takes it."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xlac.mlir import ir
+from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.cpu.schedule_plan import Machine, loop_nest, reduction_plan
+
+
+@dataclass(frozen=True)
+class CollapseReductionLoops(ModulePass):
+    """Merge neighbouring loops of a reducing `linalg.generic` on tensors that
+    every operand walks together (consecutive dims, in loop order, or not at
+    all) and that are both parallel or both reductions: the operands are
+    collapsed (`tensor.collapse_shape`, free on row-major data) and the result
+    expanded back.
+
+    Why: the CPU schedules take a reduction with one reduced loop innermost
+    ("rows", "columns"). xla-flatten-reductions merges dims at the StableHLO
+    level, but linalg's elementwise fusion folds those reshapes back into the
+    generic: a group norm's partial sum over height and width with the group's
+    channels kept, (n, g, c | h, w) on a 2x32x32x32x4 input, ran as scalar
+    loops; merged it is (n, g*c | h*w), a column reduction of 128-wide rows.
+    Ops whose body reads `linalg.index` stay as they are. Example:
+
+        linalg.generic {maps = [(n, g, c, h, w) -> (n, h, w, g, c),
+                                (n, g, c, h, w) -> (n, g, c)]} ins(%x : 2x32x32x32x4)
+      becomes
+        %flat = tensor.collapse_shape %x [[0], [1, 2], [3, 4]] : ... into 2x1024x128
+        linalg.generic {maps = [(n, gc, hw) -> (n, hw, gc), (n, gc, hw) -> (n, gc)]}
+    """
+
+    name = "xla-collapse-reduction-loops"
+
+    def run(self, module: ir.Operation) -> None:
+        for op in [op for op in nested_ops(module) if op.name == "linalg.generic"]:
+            groups = _loop_groups(op)
+            if groups is not None:
+                _collapse(op, groups)
+
+
+def _maps(op: ir.Operation) -> list[list[int]]:
+    """Each operand's map as the loop behind each of its dims (None: not a projection)."""
+    maps = []
+    for attr in ir.ArrayAttr(op.attributes["indexing_maps"]):
+        results = [str(e) for e in ir.AffineMapAttr(attr).value.results]
+        if not all(r.startswith("d") and r[1:].isdigit() for r in results):
+            return None
+        maps.append([int(r[1:]) for r in results])
+    return maps
+
+
+def _loop_groups(op: ir.Operation) -> list[list[int]] | None:
+    """Runs of neighbouring loops to merge, or None when nothing merges (or the
+    op is not a static, index-free reduction on tensors)."""
+    iterators = [str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"])]
+    if not any("reduction" in t for t in iterators) or len(op.results) != 1:
+        return None
+    if any(not isinstance(v.type, ir.RankedTensorType) or not ir.RankedTensorType(v.type).has_static_shape
+           for v in op.operands):
+        return None
+    if any(inner.name == "linalg.index" for inner in nested_ops(op)):
+        return None
+    maps = _maps(op)
+    if maps is None or _scheduled_as_is(op):
+        return None
+    groups = [[0]]
+    for loop in range(1, len(iterators)):
+        last = groups[-1][-1]
+        if iterators[loop] == iterators[last] and all(_together(m, last, loop) for m in maps):
+            groups[-1].append(loop)
+        else:
+            groups.append([loop])
+    return groups if len(groups) < len(iterators) else None
+
+
+def _scheduled_as_is(op: ir.Operation) -> bool:
+    """Whether a reduction schedule takes ``op`` as it is (a softmax's row
+    reductions, which the fused-row schedule also takes with their consumers:
+    they keep their shape)."""
+    nest = loop_nest(op)
+    return nest is not None and reduction_plan(nest, Machine(threads=2, vector_bytes=64)) is not None
+
+
+def _together(dims: list[int], first: int, second: int) -> bool:
+    """Whether an operand walks loop ``second`` right after loop ``first`` (or neither)."""
+    if first not in dims and second not in dims:
+        return True
+    return first in dims and second in dims and dims.index(second) == dims.index(first) + 1
+
+
+def _collapse(op: ir.Operation, groups: list[list[int]]) -> None:
+    group_of = {loop: g for g, group in enumerate(groups) for loop in group}
+    maps = _maps(op)
+    iterators = list(ir.ArrayAttr(op.attributes["iterator_types"]))
+    with ir.InsertionPoint(op), op.location:
+        operands, new_maps = [], []
+        for value, dims in zip(op.operands, maps):
+            reassociation = _reassociation(dims, group_of)
+            operands.append(_collapsed(value, reassociation))
+            new_maps.append([group_of[dims[run[0]]] for run in reassociation])
+        result_type = operands[-1].type
+        generic = ir.Operation.create(
+            "linalg.generic", results=[result_type], operands=operands, regions=1,
+            attributes={
+                "indexing_maps": ir.ArrayAttr.get([ir.AffineMapAttr.get(ir.AffineMap.get(
+                    len(groups), 0, [ir.AffineDimExpr.get(d) for d in dims])) for dims in new_maps]),
+                "iterator_types": ir.ArrayAttr.get([iterators[group[0]] for group in groups]),
+                "operandSegmentSizes": op.attributes["operandSegmentSizes"],
+                **{a.name: a.attr for a in _discardable(op)}})
+        op.regions[0].blocks[0].append_to(generic.regions[0])
+        out = _reassociation(maps[-1], group_of)
+        expanded = ir.Operation.create(
+            "tensor.expand_shape", results=[op.results[0].type], operands=[generic.results[0]],
+            attributes={"reassociation": _reassociation_attr(out),
+                        "static_output_shape": ir.DenseI64ArrayAttr.get(
+                            ir.RankedTensorType(op.results[0].type).shape)})
+    op.results[0].replace_all_uses_with(expanded.results[0])
+    op.erase()
+
+
+def _reassociation(dims: list[int], group_of: dict[int, int]) -> list[list[int]]:
+    """An operand's dims grouped as its loops merge."""
+    runs: list[list[int]] = []
+    for position, loop in enumerate(dims):
+        if runs and group_of[dims[runs[-1][-1]]] == group_of[loop]:
+            runs[-1].append(position)
+        else:
+            runs.append([position])
+    return runs
+
+
+def _collapsed(value: ir.Value, reassociation: list[list[int]]) -> ir.Value:
+    shaped = ir.RankedTensorType(value.type)
+    if len(reassociation) == shaped.rank:
+        return value
+    shape = [math.prod(shaped.shape[d] for d in run) for run in reassociation]
+    return ir.Operation.create(
+        "tensor.collapse_shape", results=[ir.RankedTensorType.get(shape, shaped.element_type)],
+        operands=[value], attributes={"reassociation": _reassociation_attr(reassociation)}).result
+
+
+def _reassociation_attr(runs: list[list[int]]) -> ir.ArrayAttr:
+    i64 = ir.IntegerType.get_signless(64)
+    return ir.ArrayAttr.get([ir.ArrayAttr.get([ir.IntegerAttr.get(i64, d) for d in run])
+                             for run in runs])
+
+
+def _discardable(op: ir.Operation) -> list:
+    """The op's attributes that are not linalg.generic's own (xla-fuse's marks)."""
+    own = ("indexing_maps", "iterator_types", "operandSegmentSizes", "doc", "library_call")
+    attributes = op.attributes
+    return [attributes[i] for i in range(len(attributes)) if attributes[i].name not in own]

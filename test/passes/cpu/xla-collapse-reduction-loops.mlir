@@ -1,0 +1,59 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-collapse-reduction-loops)' --split-input-file | FileCheck %s
+
+/// A group norm's partial sum, (n, g, c | h, w) as linalg folded it back: the
+/// loops every operand walks together merge, (n, g*c | h*w), a column reduction.
+// CHECK-DAG: #[[$IN:.*]] = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+// CHECK-DAG: #[[$OUT:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// CHECK-LABEL: func.func @partial_sum
+// CHECK: %[[X:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2], [3, 4]] : tensor<2x32x32x32x4xf32> into tensor<2x1024x128xf32>
+// CHECK: %[[INIT:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : tensor<2x32x4xf32> into tensor<2x128xf32>
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[$IN]], #[[$OUT]]], iterator_types = ["parallel", "parallel", "reduction"]} ins(%[[X]] : tensor<2x1024x128xf32>) outs(%[[INIT]] : tensor<2x128xf32>)
+// CHECK: arith.addf
+// CHECK: tensor.expand_shape %[[R]] {{\[}}[0], [1, 2]] output_shape [2, 32, 4] : tensor<2x128xf32> into tensor<2x32x4xf32>
+#in = affine_map<(d0, d1, d2, d3, d4) -> (d0, d3, d4, d1, d2)>
+#out = affine_map<(d0, d1, d2, d3, d4) -> (d0, d1, d2)>
+func.func @partial_sum(%x: tensor<2x32x32x32x4xf32>, %init: tensor<2x32x4xf32>) -> tensor<2x32x4xf32> {
+  %0 = linalg.generic {indexing_maps = [#in, #out], iterator_types = ["parallel", "parallel", "parallel", "reduction", "reduction"]}
+      ins(%x : tensor<2x32x32x32x4xf32>) outs(%init : tensor<2x32x4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<2x32x4xf32>
+  return %0 : tensor<2x32x4xf32>
+}
+
+// -----
+
+/// Left as they are: loops an operand walks apart (a transposed read), a body
+/// that reads linalg.index, and an elementwise op (the schedules take any rank).
+// CHECK-LABEL: func.func @kept
+// CHECK-NOT: tensor.collapse_shape
+// CHECK-NOT: tensor.expand_shape
+#swapped = affine_map<(d0, d1, d2) -> (d1, d0, d2)>
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#first = affine_map<(d0, d1, d2) -> (d0)>
+func.func @kept(%t: tensor<8x4x16xf32>, %init: tensor<4xf32>, %y: tensor<4x8x16xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4x8x16xf32>) {
+  %0 = linalg.generic {indexing_maps = [#swapped, #first], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%t : tensor<8x4x16xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %1 = linalg.generic {indexing_maps = [#id3, #first], iterator_types = ["parallel", "reduction", "reduction"]}
+      ins(%y : tensor<4x8x16xf32>) outs(%init : tensor<4xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %i = linalg.index 2 : index
+    %c = arith.index_cast %i : index to i32
+    %f = arith.sitofp %c : i32 to f32
+    %m = arith.mulf %a, %f : f32
+    %s = arith.addf %m, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<4xf32>
+  %2 = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%y : tensor<4x8x16xf32>) outs(%y : tensor<4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    %n = arith.negf %a : f32
+    linalg.yield %n : f32
+  } -> tensor<4x8x16xf32>
+  return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4x8x16xf32>
+}
