@@ -94,13 +94,26 @@ def _warm_up() -> None:
     compile_piece(buffer.getvalue(), (), 3)
 
 
+def _warm_up_in_turn(lock_path: str | None) -> None:
+    """``_warm_up`` holding ``lock_path`` locked: the workers of one compile
+    take turns, so at most one competes with the passes for the cores (two at
+    once on 2 cores made xla-fuse take 0.17 s instead of 0.08 on BERT)."""
+    if lock_path is None:
+        _warm_up()
+        return
+    import fcntl
+    with open(lock_path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)          # released when the file closes
+        _warm_up()
+
+
 def serve() -> None:
     """Answer requests until stdin closes."""
     _end_with_parent()
     answers = os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)                     # whatever LLVM prints goes to stderr, not into a frame
     try:
-        _warm_up()
+        _warm_up_in_turn(sys.argv[1] if len(sys.argv) > 1 else None)
     except Exception:  # noqa: BLE001 - a real request reports whatever is wrong
         pass
     requests = sys.stdin.buffer

@@ -16,9 +16,11 @@ the cache stores and the library the program runs from.
 from __future__ import annotations
 
 import atexit
+import functools
 import hashlib
 import io
 import json
+import os
 import re
 import subprocess
 import tempfile
@@ -155,7 +157,8 @@ class _Worker:
         import sys
         self.errors = tempfile.TemporaryFile()      # its last words, if it dies
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "xlac.targets.cpu.piece_worker"], stdin=subprocess.PIPE,
+            [sys.executable, "-m", "xlac.targets.cpu.piece_worker", _warm_up_lock()],
+            stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=self.errors, start_new_session=True)
 
     def compile(self, piece: Piece, opt_level: int) -> bytes:
@@ -203,6 +206,15 @@ class _Worker:
             self.process.wait(timeout=2)
         except Exception:  # noqa: BLE001 - it is going away either way
             self.process.kill()
+
+
+@functools.cache
+def _warm_up_lock() -> str:
+    """The file this process's workers lock in turn while they warm up."""
+    path = Path(tempfile.gettempdir()) / f"xlac-warm-up-{os.getpid()}.lock"
+    path.touch()
+    atexit.register(path.unlink, missing_ok=True)
+    return str(path)
 
 
 _IDLE: list[_Worker] = []
