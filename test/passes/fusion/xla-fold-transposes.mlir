@@ -44,3 +44,26 @@ func.func @kept(%a: tensor<4x8x16xf32>, %b: tensor<16x5xf32>, %c: tensor<8x16xf3
   %4 = stablehlo.transpose %c, dims = [1, 0] : (tensor<8x16xf32>) -> tensor<16x8xf32>
   return %1, %2, %3, %4 : tensor<4x5x8xf32>, tensor<8x8xf32>, tensor<8x8xf32>, tensor<16x8xf32>
 }
+
+// -----
+
+/// A transpose feeding only a dot's operand is folded into the dot's dimension
+/// numbers (a PyTorch Linear's weight, stored [n, k]); one whose operand's free
+/// dims would change order, or with another reader, stays.
+// CHECK-LABEL: func.func @operand
+// CHECK-NOT: stablehlo.transpose %arg1
+// CHECK: stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [1] : (tensor<2x1280xf32>, tensor<1000x1280xf32>) -> tensor<2x1000xf32>
+// CHECK: %[[T:.*]] = stablehlo.transpose %arg2, dims = [2, 1, 0]
+// CHECK: stablehlo.dot_general %arg0, %[[T]]
+// CHECK: %[[U:.*]] = stablehlo.transpose %arg3, dims = [1, 0]
+// CHECK: stablehlo.dot_general %arg0, %[[U]]
+func.func @operand(%x: tensor<2x1280xf32>, %w: tensor<1000x1280xf32>, %v: tensor<3x4x1280xf32>, %s: tensor<1000x1280xf32>)
+    -> (tensor<2x1000xf32>, tensor<2x4x3xf32>, tensor<2x1000xf32>, tensor<1280x1000xf32>) {
+  %wt = stablehlo.transpose %w, dims = [1, 0] : (tensor<1000x1280xf32>) -> tensor<1280x1000xf32>
+  %0 = stablehlo.dot_general %x, %wt, contracting_dims = [1] x [0] : (tensor<2x1280xf32>, tensor<1280x1000xf32>) -> tensor<2x1000xf32>
+  %vt = stablehlo.transpose %v, dims = [2, 1, 0] : (tensor<3x4x1280xf32>) -> tensor<1280x4x3xf32>
+  %1 = stablehlo.dot_general %x, %vt, contracting_dims = [1] x [0] : (tensor<2x1280xf32>, tensor<1280x4x3xf32>) -> tensor<2x4x3xf32>
+  %st = stablehlo.transpose %s, dims = [1, 0] : (tensor<1000x1280xf32>) -> tensor<1280x1000xf32>
+  %2 = stablehlo.dot_general %x, %st, contracting_dims = [1] x [0] : (tensor<2x1280xf32>, tensor<1280x1000xf32>) -> tensor<2x1000xf32>
+  return %0, %1, %2, %st : tensor<2x1000xf32>, tensor<2x4x3xf32>, tensor<2x1000xf32>, tensor<1280x1000xf32>
+}

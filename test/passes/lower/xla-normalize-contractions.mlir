@@ -117,3 +117,36 @@ func.func @reshaped_matmul(%x: tensor<4x32x64xf32>, %w: tensor<64x128xf32>) -> t
   %m = linalg.matmul ins(%r, %w : tensor<128x64xf32>, tensor<64x128xf32>) outs(%c : tensor<128x128xf32>) -> tensor<128x128xf32>
   return %m : tensor<128x128xf32>
 }
+
+// -----
+
+/// A matrix-vector product with both operands along k (one or two rows of x
+/// against a [n, k] weight) stays the generic: each output is a row reduction
+/// of two contiguous rows. With outline=true it moves into its helper as any
+/// contraction does; three rows is a matmul again.
+// CHECK-LABEL: func.func @few_rows
+// CHECK: linalg.generic
+// CHECK-NOT: linalg.transpose
+// CHECK-NOT: linalg.matmul
+// CHECK-LABEL: func.func @three_rows
+// CHECK: linalg.matmul
+// OUTLINE-LABEL: func.func @few_rows
+// OUTLINE: call @
+func.func @few_rows(%x: tensor<2x64xf32>, %w: tensor<100x64xf32>, %c: tensor<2x100xf32>) -> tensor<2x100xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<2x64xf32>, tensor<100x64xf32>) outs(%c : tensor<2x100xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<2x100xf32>
+  return %r : tensor<2x100xf32>
+}
+func.func @three_rows(%x: tensor<3x64xf32>, %w: tensor<100x64xf32>, %c: tensor<3x100xf32>) -> tensor<3x100xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>], iterator_types = ["parallel", "parallel", "reduction"]} ins(%x, %w : tensor<3x64xf32>, tensor<100x64xf32>) outs(%c : tensor<3x100xf32>) {
+  ^bb0(%a: f32, %b: f32, %acc: f32):
+    %p = arith.mulf %a, %b : f32
+    %s = arith.addf %acc, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<3x100xf32>
+  return %r : tensor<3x100xf32>
+}
