@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.gpu.gpu_matmul_text import matmul_kernel
-from xlac.passes.gpu.launch_ops import constant_text, fill_before, top_level_ops
+from xlac.passes.gpu.launch_ops import buffer_base, constant_text, fill_before, is_view, top_level_ops
 from xlac.passes.gpu.matmul_epilogue import find_epilogue, inline_body
 from xlac.passes.helper_calls import fresh_symbol, region_declaration, replace_with_call
 
@@ -87,10 +87,6 @@ def _static(t: ir.Type) -> bool:
     return ir.ShapedType.get_dynamic_stride_or_offset() not in (*strides, offset)
 
 
-_VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast",
-          "memref.reinterpret_cast", "memref.transpose")
-
-
 def _transposed_b(op: ir.Operation) -> tuple[ir.Operation, ir.Value] | None:
     """``(transpose, B read from its source)`` where a ``linalg.transpose``
     (last two dims swapped) made the matmul's B, alone, in a buffer of its own
@@ -152,25 +148,15 @@ def _named(owner, name: str) -> bool:
 def _untouched_between(source: ir.Value, first: ir.Operation, last: ir.Operation) -> bool:
     """No op between ``first`` and ``last`` names ``source``'s buffer (but for views):
     what the matmul reads there is what the transpose read."""
-    root = _root(source)
+    base = buffer_base(source)
     block_ops = [o.operation for o in first.operation.block.operations]
     start, end = block_ops.index(first.operation), block_ops.index(last.operation)
     if start > end:
         return False
-    for between in block_ops[start + 1:end]:
-        if between.name in _VIEWS:
-            continue
-        if any(_root(v) == root for inner in [between, *nested_ops(between)] for v in inner.operands
-               if isinstance(v.type, ir.MemRefType)):
-            return False
-    return True
-
-
-def _root(value: ir.Value) -> ir.Value:
-    """The buffer a view ``value`` is a view of (itself, if none)."""
-    while not isinstance(value.owner, ir.Block) and value.owner.name in _VIEWS:
-        value = value.owner.operands[0]
-    return value
+    return not any(buffer_base(v) == base
+                   for between in block_ops[start + 1:end] if not is_view(between)
+                   for inner in [between, *nested_ops(between)] for v in inner.operands
+                   if isinstance(v.type, ir.MemRefType))
 
 
 def _erase_transposed(transpose: ir.Operation, b: ir.Value) -> None:

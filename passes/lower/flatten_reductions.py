@@ -84,11 +84,18 @@ def _splittable(op: ir.Operation) -> bool:
 
 
 def _is_zero(value: ir.Value) -> bool:
+    """Whether ``value`` is a constant zero (either sign: adding it twice changes
+    nothing a sum with it once would not)."""
     owner = value.owner
     if isinstance(owner, ir.Block) or owner.name != "stablehlo.constant":
         return False
     attr = ir.DenseElementsAttr(owner.attributes["value"])
-    return attr.is_splat and str(attr.get_splat_value()).split(":")[0].strip() in ("0", "0.000000e+00")
+    if not attr.is_splat:
+        return False
+    splat = attr.get_splat_value()
+    if isinstance(splat, ir.FloatAttr):
+        return splat.value == 0.0
+    return isinstance(splat, ir.IntegerAttr) and splat.value == 0
 
 
 def _reduce_like(op: ir.Operation, value: ir.Value, init: ir.Value, dims: list[int],
