@@ -52,6 +52,16 @@ def mpiexec(ranks: int, command: list[str], timeout: float = 240,
     is killed if even that hangs."""
     launcher = require_mpi()
     full = ["timeout", "--kill-after=10", str(int(timeout)), launcher, "-n", str(ranks), *command]
+    done = _launch(full, timeout, env)
+    if done.returncode != 0 and not done.stdout.strip():
+        # a failed launch that printed nothing at all, not even the ranks' own
+        # errors (seen once in some fifty runs of the wrong-rank-count test, on a
+        # clean CI clone): the launcher's, so once more
+        done = _launch(full, timeout, env)
+    return done
+
+
+def _launch(full: list[str], timeout: float, env: dict | None) -> subprocess.CompletedProcess:
     process = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                                start_new_session=True, env=env or dict(os.environ))
     try:
