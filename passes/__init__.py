@@ -64,6 +64,7 @@ _REGISTRY: dict[str, str] = {
     "xla-outline-kernels": "cpu.outline_kernels:OutlineKernels",
     "xla-target-cpu": "cpu.target_cpu:TargetCpu",
     "xla-openmp-dynamic-schedule": "cpu.openmp_dynamic_schedule:OpenmpDynamicSchedule",
+    "xla-unmask-contractions": "cpu.unmask_contractions:UnmaskContractions",
     "xla-gpu-wrap-host-code": "gpu.gpu_wrap_host_code:GpuWrapHostCode",
     "xla-gpu-matmul-kernels": "gpu.gpu_matmul_kernels:GpuMatmulKernels",
     "xla-gpu-epilogue-in-place": "gpu.gpu_epilogue_in_place:GpuEpilogueInPlace",

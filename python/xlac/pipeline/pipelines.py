@@ -104,6 +104,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
         # and registers, vector ops (passes/cpu/schedules/); on tensors, so the
         # bufferization below sees only in-place slices and needs no copies
         f"xla-apply-schedules{{threads={int(threads)} vector-bytes={int(vector_bytes)}}}",
+        "xla-unmask-contractions",                        # the rows a register tile leaves: no mask bits per lane
         "xla-readonly-inputs",                            # never write into the caller's arrays
         "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map "
