@@ -112,6 +112,10 @@ class Groups:
     order: dict[int, int] = field(default_factory=dict)
     ordered: bool = True
     reorders: int = 0                       # how often the order was rebuilt (tests count it)
+    # Each group's successors since the last change of any group: the path
+    # searches of sibling fusion ask for the same groups' again and again
+    # (ViT: 16,000 computations for 1,900 searches, 0.1 s of xla-fuse's 0.15).
+    _successors: dict[int, frozenset[int]] = field(default_factory=dict)
 
     def __post_init__(self):
         n = self.graph.size
@@ -147,9 +151,11 @@ class Groups:
         self.dups[group] -= self.members[group]
         for moved in self.members[group]:
             self.dup_holders[moved].discard(group)
+        self._successors.clear()              # _keep_order_merging asked before the move
 
     def dissolve(self, group: int) -> None:
         """Give up ``group``: its ops stand alone again, its copies are dropped."""
+        self._successors.clear()
         self.ordered = False
         for copied in self.dups[group]:
             self.dup_holders[copied].discard(group)
@@ -161,6 +167,7 @@ class Groups:
 
     def duplicate(self, op: int, group: int) -> None:
         if op not in self.members[group]:
+            self._successors.clear()
             self.dups[group].add(op)
             self.dup_holders[op].add(group)
             if self.ordered and any(self.order[self.home[p]] >= self.order[group]
@@ -228,8 +235,14 @@ class Groups:
     def root(self, group: int) -> int:
         return max(self.members[group])
 
-    def successors(self, group: int) -> set[int]:
+    def successors(self, group: int) -> frozenset[int]:
         """Groups that read a value ``group`` computes (or must run after it)."""
+        known = self._successors.get(group)
+        if known is None:
+            known = self._successors[group] = frozenset(self._find_successors(group))
+        return known
+
+    def _find_successors(self, group: int) -> set[int]:
         found = set()
         for op in self.members[group]:
             for user in self.graph.users[op]:
