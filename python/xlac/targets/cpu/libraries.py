@@ -63,6 +63,13 @@ def openmp_library() -> str | None:
     parallel loops still run.
     """
     idle_workers_sleep()
+    return _load_openmp()
+
+
+@functools.cache
+def _load_openmp() -> str | None:
+    """Found and loaded once: the package metadata look-up took 3-4 ms, paid
+    by every piece a worker compiled."""
     from importlib import metadata  # here: slow to import, and no cache hit needs it
     try:
         files = metadata.distribution("intel-openmp").files or []
