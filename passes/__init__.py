@@ -65,6 +65,8 @@ _REGISTRY: dict[str, str] = {
     "xla-target-cpu": "cpu.target_cpu:TargetCpu",
     "xla-openmp-dynamic-schedule": "cpu.openmp_dynamic_schedule:OpenmpDynamicSchedule",
     "xla-unmask-contractions": "cpu.unmask_contractions:UnmaskContractions",
+    "xla-no-unroll-fill-loops": "cpu.no_unroll_fill_loops:NoUnrollFillLoops",
+    "xla-loop-annotations-to-llvm": "cpu.loop_annotations_to_llvm:LoopAnnotationsToLlvm",
     "xla-gpu-wrap-host-code": "gpu.gpu_wrap_host_code:GpuWrapHostCode",
     "xla-gpu-matmul-kernels": "gpu.gpu_matmul_kernels:GpuMatmulKernels",
     "xla-gpu-epilogue-in-place": "gpu.gpu_epilogue_in_place:GpuEpilogueInPlace",

@@ -149,6 +149,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "func.func(lower-vector-multi-reduction)",        # reductions' vector.multi_reduction -> 1-D adds
         "func.func(convert-vector-to-scf{full-unroll=true target-rank=1})",  # n-D transfers -> 1-D
         "lower-affine",
+        "xla-no-unroll-fill-loops",                       # zeroing loops stay rolled: unrolled, 8x the code, no speed
         "convert-scf-to-cf",
         f"func.func(math-extend-to-supported-types{{{math_types}target-type=f32}})",  # bf16 math in f32 ...
         f"func.func(arith-emulate-unsupported-floats{{source-types={emulated} target-type=f32}})",  # ... and bf16, f8 arithmetic
@@ -173,6 +174,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "convert-openmp-to-llvm",                         # after func: it would convert func without bare pointers
         "convert-ub-to-llvm",                             # ub.poison padding of vector reads
         "convert-cf-to-llvm",
+        "xla-loop-annotations-to-llvm",                   # ... where the translation to LLVM IR reads it
         "reconcile-unrealized-casts",
         "xla-bf16-memory-as-i16",                         # no per-lane bf16 store LLVM would truncate via __truncsfbf2
         f"xla-target-cpu{{cpu={cpu}}}",                   # code for the chosen CPU level, not the JIT's host
