@@ -62,6 +62,7 @@ _REGISTRY: dict[str, str] = {
     "xla-normalize-contractions": "lower.normalize_contractions:NormalizeContractions",
     "xla-profile-kernels": "cpu.profile_kernels:ProfileKernels",
     "xla-outline-kernels": "cpu.outline_kernels:OutlineKernels",
+    "xla-inline-schedule-calls": "cpu.inline_schedule_calls:InlineScheduleCalls",
     "xla-target-cpu": "cpu.target_cpu:TargetCpu",
     "xla-openmp-dynamic-schedule": "cpu.openmp_dynamic_schedule:OpenmpDynamicSchedule",
     "xla-unmask-contractions": "cpu.unmask_contractions:UnmaskContractions",

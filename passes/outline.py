@@ -70,17 +70,22 @@ def outline_ops(module: ir.Operation, ops: Sequence[ir.Operation], name: str,
     return call
 
 
-def inline_calls(module: ir.Operation, marker: str) -> int:
+def inline_calls(module: ir.Operation, marker: str | Callable[[ir.Operation], bool]) -> int:
     """Put back the body of each function called by a call carrying ``marker``
-    in place of its call, and erase it; how many calls. A function called
-    more than once is copied for each call but its last, and each copy's ops
-    take their call's location (the call stands where its own ops were: a
-    profile names each copy by its own source line)."""
+    (an attribute name, or a test of the call) in place of its call, and
+    erase it; how many calls. A function called more than once is copied for
+    each call but its last, and each copy's ops take their call's location
+    (the call stands where its own ops were: a profile names each copy by its
+    own source line)."""
     body = module.regions[0].blocks[0]
     by_name = {symbol_name(op.operation): op.operation for op in body.operations
                if op.operation.name == "func.func"}
-    calls = [op for op in nested_ops(module) if op.name == "func.call" and marker in op.attributes]
-    left = Counter(ir.FlatSymbolRefAttr(call.attributes["callee"]).value for call in calls)
+    marked = marker if callable(marker) else lambda call: marker in call.attributes
+    every_call = [op for op in nested_ops(module) if op.name == "func.call"]
+    calls = [op for op in every_call if marked(op)]
+    # a function some unmarked call still calls is copied for every marked one
+    left = Counter(name for call in every_call
+                   if (name := ir.FlatSymbolRefAttr(call.attributes["callee"]).value) in by_name)
     shared = {name for name, count in left.items() if count > 1}
     for call in calls:
         name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value

@@ -12,7 +12,7 @@ from xlac.passes.base import ModulePass, functions, nested_ops
 from xlac.passes.buffers.own_fills import own_fill
 from xlac.passes.cpu.contraction_plan import contraction_plan
 from xlac.passes.cpu.fused_rows_plan import fused_rows_plan
-from xlac.passes.cpu.schedule_functions import inline_planned, outline_planned
+from xlac.passes.cpu.schedule_functions import keep_planned, outline_planned
 from xlac.passes.cpu.schedule_plan import CONTRACTIONS, MIN_WORK, POOLINGS, Machine, Plan, iterations, plan_for
 from xlac.passes.remarks import emit_remarks
 
@@ -44,8 +44,10 @@ class ApplySchedules(ModulePass):
     chunks the parallel loops get, 1 makes no scf.forall; `vector-bytes`
     (0: this host's, else 16 SSE, 32 AVX2, 64 AVX-512) the SIMD width the
     vectors are cut for. The pipelines set both from the CPU model.
-    `share-kernels` (default on) schedules each distinct kernel once and
-    copies the result to each of its places, located there.
+    `share-kernels` (default on) schedules each distinct kernel once. The
+    kernels stay functions (`@xla_scheduled_<n>`, called where they were)
+    through bufferization; xla-inline-schedule-calls puts a copy at each
+    call, located there, on the way to LLVM (schedule_functions.py).
     """
 
     name = "xla-apply-schedules"
@@ -71,7 +73,7 @@ class ApplySchedules(ModulePass):
             emit_remarks(module, failed)
             if kept and not _apply(module, kept):
                 _apply_one_by_one(module, kept)
-        inline_planned(module)
+        keep_planned(module)
         _align_buffers(module)
         emit_remarks(module, _left_whole(module))
 

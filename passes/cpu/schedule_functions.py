@@ -7,8 +7,16 @@ an op numbers and verifies the whole function around it. With every kernel
 in the entry, each fusion of a fill or a row group's producer cost time in
 proportion to the program: xla-apply-schedules grew with the square of it
 (transpose/dot chain: 125 ops 0.42 s, 250 ops 1.5 s, 500 ops 6.0 s). In a
-function of its own, an op's print is its kernel's. The functions are
-inlined again once the schedules have applied, before bufferization.
+function of its own, an op's print is its kernel's.
+
+The functions stay through bufferization, one per distinct kernel, and
+xla-inline-schedule-calls puts a copy back at each call on the way to LLVM:
+bufferization and the passes around it see each of a transformer's repeated
+kernels once (ViT: 234 calls of 43 functions; its one-shot bufferization,
+buffer deallocation and canonicalization went 0.36 -> 0.09 s). A kernel's
+destination (its `tensor.empty`) stays in the caller and is passed in, so the
+kernel's result is that argument's buffer (drop-equivalent-buffer-results
+then drops the result) and the caller's empties can share buffers as before.
 """
 
 from __future__ import annotations
@@ -16,12 +24,14 @@ from __future__ import annotations
 import re
 
 from xlac.mlir import ir, passmanager
-from xlac.passes.base import functions, symbol_name
-from xlac.passes.outline import inline_calls, is_constant, outline_ops
+from xlac.passes.base import functions, nested_ops, symbol_name
+from xlac.passes.outline import inline_calls, outline_ops
 
 SCHEDULE_CALL = "xla.schedule_call"
 _STEM = "xla_scheduled"
 _INITS = ("tensor.empty", "linalg.fill", "tensor.pad")   # moved in with the op that alone reads them
+# Ops that make a view of a tensor: two call operands viewing one tensor alias.
+_VIEWS = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.extract_slice", "tensor.cast")
 
 # Why share, and why only so far: kernels writing into one tensor.empty let
 # bufferization reuse one buffer for a kernel whose input is dead (BERT,
@@ -53,7 +63,7 @@ def outline_planned(module: ir.Operation, planned, share: bool = True) -> list:
     kernels = [_kernel_ops(root.operation, [m.operation for m in plan.members], positions, roots)
                for root, plan in planned]
     unit = ir.UnitAttr.get(module.context)
-    calls = [outline_ops(module, ops, _fresh(taken, index), {SCHEDULE_CALL: unit}, copied=_copied)
+    calls = [outline_ops(module, ops, _fresh(taken, index), {SCHEDULE_CALL: unit})
              if ops is not None else None for index, ops in enumerate(kernels)]
     return _share_identical(module, planned, calls) if share else planned
 
@@ -91,15 +101,96 @@ def _share_identical(module: ir.Operation, planned, calls) -> list:
     return kept
 
 
-def inline_planned(module: ir.Operation, window: int = SHARED_EMPTY_WINDOW) -> None:
-    """Put the functions back; canonicalize merges the constants each had a
-    copy of, and each run of ``window`` kernels shares its empty tensors."""
-    if inline_calls(module, SCHEDULE_CALL):
-        with module.context:
-            passmanager.PassManager.parse("builtin.module(canonicalize)").run(module)
-        for func in functions(module):
-            for block in func.regions[0].blocks:
-                share_empty_tensors(block, window)
+def is_schedule_call(op: ir.Operation) -> bool:
+    """Whether ``op`` calls a function ``outline_planned`` made (bufferization
+    drops the calls' marker attribute; the callee's name is kept)."""
+    return op.name == "func.call" and \
+        ir.FlatSymbolRefAttr(op.attributes["callee"]).value.startswith(_STEM + "_")
+
+
+def keep_planned(module: ir.Operation, window: int = SHARED_EMPTY_WINDOW) -> None:
+    """Leave the functions for bufferization, except the kernels
+    bufferization would copy an operand or a result of, which go back in
+    place; canonicalize merges the constants each function had a copy of;
+    each run of ``window`` kernels shares its empty tensors (those of the
+    kernels put back too: a fused row group's temporary then shares its
+    output's buffer); no call is given two views of one tensor."""
+    back = {call for call in _schedule_calls(module) if _reads_slice(call) or _returned(call)}
+    inline_calls(module, lambda call: call in back)
+    with module.context:
+        passmanager.PassManager.parse("builtin.module(canonicalize)").run(module)
+    for func in functions(module):
+        for block in func.regions[0].blocks:
+            share_empty_tensors(block, window)
+    aliased = {call for call in _schedule_calls(module) if not _operands_apart(call)}
+    inline_calls(module, lambda call: call in aliased)
+
+
+def _schedule_calls(module: ir.Operation) -> list[ir.Operation]:
+    return [op for op in nested_ops(module) if op.name == "func.call" and SCHEDULE_CALL in op.attributes]
+
+
+def _reads_slice(call: ir.Operation) -> bool:
+    """Whether an operand is a slice of a larger tensor: a function's argument
+    has the identity layout, so bufferization would copy a strided slice
+    (GPT-2's query, key and value, columns of one matmul's output) into a
+    buffer of its own before each call; in place, the kernel reads it as it lies."""
+    return any(view.name == "tensor.extract_slice"
+               for value in call.operands for view in _view_chain(value)[0])
+
+
+def _returned(call: ir.Operation) -> bool:
+    """Whether a result is returned (through views): in place, the kernel
+    writes into the caller's output buffer; through a call, bufferization
+    gives it a buffer of its own and copies that into the output."""
+    values = list(call.results)
+    while values:
+        value = values.pop()
+        for use in value.uses:
+            owner = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+            if owner.name == "func.return":
+                return True
+            if owner.name in _VIEWS:
+                values.extend(owner.results)
+    return False
+
+
+def _operands_apart(call: ir.Operation) -> bool:
+    """Give each operand of ``call`` that views the same tensor as an earlier
+    one a fresh empty tensor of its own, where it views an empty one; whether
+    no two operands alias now.
+
+    Why: one-shot bufferization checks a call's written operands against
+    later reads, not against the call's other operands. Shared empties (and
+    CSE) made a layer norm's two row temporaries one tensor passed twice; the
+    kernel wrote both into one buffer (GPT-2's logits off by 0.08).
+    """
+    seen: set = set()
+    for index, value in enumerate(list(call.operands)):
+        chain, root = _view_chain(value)
+        if root not in seen:
+            seen.add(root)
+            continue
+        owner = root.owner
+        if isinstance(owner, ir.Block) or owner.operation.name != "tensor.empty" \
+                or owner.operation.operands:
+            return False
+        fresh = owner.operation.clone(ir.InsertionPoint(call)).results[0]
+        for view in reversed(chain):
+            copy = view.clone(ir.InsertionPoint(call))
+            copy.operands[0] = fresh
+            fresh = copy.results[0]
+        call.operands[index] = fresh
+    return True
+
+
+def _view_chain(value: ir.Value) -> tuple[list[ir.Operation], ir.Value]:
+    """The view ops ``value`` comes through (outermost first) and the tensor they view."""
+    chain = []
+    while not isinstance(value.owner, ir.Block) and value.owner.operation.name in _VIEWS:
+        chain.append(value.owner.operation)
+        value = value.owner.operation.operands[0]
+    return chain, value
 
 
 def share_empty_tensors(block: ir.Block, window: int) -> None:
@@ -119,15 +210,6 @@ def share_empty_tensors(block: ir.Block, window: int) -> None:
         first[key] = (kept, count + 1)
 
 
-def _copied(value: ir.Value) -> bool:
-    """Constants and static empty tensors: copied into each function that reads them."""
-    if is_constant(value):
-        return True
-    owner = value.owner
-    return not isinstance(owner, ir.Block) and owner.operation.name == "tensor.empty" \
-        and not owner.operation.operands
-
-
 def _kernel_ops(root: ir.Operation, members: list[ir.Operation], positions: dict,
                 roots: set):
     """The ops to move, in block order; None where they cannot move as one
@@ -140,7 +222,7 @@ def _kernel_ops(root: ir.Operation, members: list[ir.Operation], positions: dict
     place = positions[block]
     chosen = {root, *members}
     for op in list(chosen):
-        _add_inits(op, chosen, block, roots)
+        _add_inits(op, chosen, block, roots | _destinations(root))
     ops = sorted(chosen, key=lambda op: place[op])
     last = place[ops[-1]]
     for op in ops:
@@ -150,6 +232,20 @@ def _kernel_ops(root: ir.Operation, members: list[ir.Operation], positions: dict
                 if user not in chosen and (user is None or place.get(user, last + 1) < last):
                     return None
     return ops
+
+
+def _destinations(root: ir.Operation) -> set[ir.Operation]:
+    """The empty tensors ``root`` writes its results into (through its fills):
+    they stay in the caller and are passed in, so each result is the buffer
+    the caller passed. A member's or a fill's own temporaries move in."""
+    found = set()
+    for value in list(root.operands)[len(root.operands) - len(root.results):]:
+        owner = value.owner
+        while not isinstance(owner, ir.Block) and owner.operation.name == "linalg.fill":
+            owner = owner.operation.operands[-1].owner
+        if not isinstance(owner, ir.Block) and owner.operation.name == "tensor.empty":
+            found.add(owner.operation)
+    return found
 
 
 def _add_inits(op: ir.Operation, chosen: set, block: ir.Block, roots: set) -> None:

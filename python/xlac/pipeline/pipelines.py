@@ -110,6 +110,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
         "function-boundary-type-conversion=identity-layout-map "
         "allow-return-allocs-from-loops}",                # scf.while from stablehlo.while yields new tensors
         "canonicalize",                                   # a tiled loop's result is its init buffer: return that, no copy
+        "drop-equivalent-buffer-results",                 # a kernel function's result is the buffer it was passed
         "xla-distinct-results",                           # `return %v, %v`: out-params would crash on one alloc
         "buffer-results-to-out-params{modify-public-functions=1 hoist-static-allocs=1}",
         "func.func(buffer-loop-hoisting)",                # a fused row's temporaries: one malloc per chunk, not per row
@@ -138,6 +139,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "xla-strided-copy-to-linalg",                     # no memrefCopy runtime call
         "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
         "xla-approximate-math",                           # f32 exp/tanh as polynomials: no libm call per lane
+        "xla-inline-schedule-calls",                      # each kernel function a copy per call, at the call's line
         "inline",                                         # ... whose helpers go back in place
         "xla-outline-kernels",                            # a function per kernel, one per distinct kernel
         "func.func(scf-forall-to-parallel)",              # the schedules' thread chunks ...

@@ -95,11 +95,17 @@ def test_identical_kernels_are_scheduled_once(monkeypatch):
 
 
 def test_shared_schedules_give_the_same_code():
-    """Scheduled once and copied to each place: the ops each copy had alone."""
+    """Scheduled once, kept as one function through bufferization, and copied
+    to each place on the way to LLVM: the ops each copy had alone."""
     shared, apart = _linalg(4), _linalg(4)
     run_passes(shared, ["xla-apply-schedules{threads=2 vector-bytes=32}"])
-    run_passes(apart, ["xla-apply-schedules{threads=2 vector-bytes=32 share-kernels=false}"])
-    assert "func.call" not in str(shared)
+    calls = [op for op in nested_ops(shared.operation) if op.name == "func.call"]
+    callees = {str(call.attributes["callee"]) for call in calls}
+    assert len(calls) >= 4 and len(callees) < len(calls)      # the 4 blocks share kernels
+    run_passes(shared, ["xla-inline-schedule-calls"])
+    run_passes(apart, ["xla-apply-schedules{threads=2 vector-bytes=32 share-kernels=false}",
+                       "xla-inline-schedule-calls"])
+    assert "call @" not in str(shared)
     assert _op_counts(shared) == _op_counts(apart)
     assert len(functions(shared.operation)) == 1
 
@@ -200,18 +206,18 @@ def test_each_scheduled_kernel_is_a_function_of_its_own(monkeypatch):
 def test_scheduling_apart_gives_the_same_code(monkeypatch):
     """Outlined while scheduled, then put back: the code is what scheduling in place made."""
     apart = _linalg(4)
-    run_passes(apart, ["xla-apply-schedules{threads=2 vector-bytes=32}"])
+    run_passes(apart, ["xla-apply-schedules{threads=2 vector-bytes=32}", "xla-inline-schedule-calls"])
     together = _linalg(4)
     monkeypatch.setattr(apply_schedules, "outline_planned", lambda module, planned, share: planned)
-    monkeypatch.setattr(apply_schedules, "inline_planned", lambda module: None)
+    monkeypatch.setattr(apply_schedules, "keep_planned", lambda module: None)
     run_passes(together, ["xla-apply-schedules{threads=2 vector-bytes=32}"])
-    assert "func.call" not in str(apart)
+    assert "call @" not in str(apart)
     assert _op_counts(apart) == _op_counts(together)
 
 
 def _op_counts(module) -> dict[str, int]:
     counts: dict[str, int] = {}
     for op in nested_ops(module.operation):
-        if op.name not in ("arith.constant", "tensor.empty"):  # merged, or copied per kernel
+        if op.name not in ("arith.constant", "ub.poison", "tensor.empty"):  # merged, or copied per kernel
             counts[op.name] = counts.get(op.name, 0) + 1
     return counts
