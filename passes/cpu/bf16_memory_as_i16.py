@@ -41,12 +41,27 @@ class Bf16MemoryAsI16(ModulePass):
     name = "xla-bf16-memory-as-i16"
 
     def run(self, module: ir.Operation) -> None:
+        holds = _memoized(_holds_bf16)      # types are uniqued: a program has a few dozen
         with ir.Location.unknown(module.context):      # type constructors want one
             for op in module.regions[0].blocks[0].operations:
                 func = op.operation
                 if func.name == "llvm.func" and len(func.regions[0].blocks) \
-                        and _bf16_only_moved(func):
+                        and _bf16_only_moved(func, holds):
                     _retype(func)
+
+
+def _memoized(test):
+    """``test`` of a type, asked once per distinct type of this run (not
+    across runs: a type is its context's). Asking each value's type anew was
+    this pass's time: 36 ms on ViT's f32 LLVM dialect, 16 ms memoized."""
+    known: dict = {}
+
+    def cached(type_: ir.Type) -> bool:
+        found = known.get(type_)
+        if found is None:
+            found = known[type_] = test(type_)
+        return found
+    return cached
 
 
 def _as_i16(type_: ir.Type) -> ir.Type | None:
@@ -74,7 +89,7 @@ def _holds_bf16(type_: ir.Type) -> bool:
     return text.startswith("!llvm.array<") and "bf16" in text
 
 
-def _bf16_only_moved(func: ir.Operation) -> bool:
+def _bf16_only_moved(func: ir.Operation, holds=_holds_bf16) -> bool:
     """Whether ``func`` has bf16 values and only moves them.
 
     Where every bf16 op is a move, every bf16 value is some move's result (or
@@ -84,9 +99,9 @@ def _bf16_only_moved(func: ir.Operation) -> bool:
     if "bf16" in str(func.attributes["function_type"]):
         return False
     ops = nested_ops(func)
-    if not any(_holds_bf16(r.type) for op in ops if op.name in _MOVES for r in op.results):
+    if not any(holds(r.type) for op in ops if op.name in _MOVES for r in op.results):
         return False
-    return all(op.name in _MOVES or not any(_holds_bf16(v.type) for v in (*op.operands, *op.results))
+    return all(op.name in _MOVES or not any(holds(v.type) for v in (*op.operands, *op.results))
                for op in ops)
 
 
