@@ -28,6 +28,7 @@ from xlac.passes.base import functions, nested_ops, symbol_name
 from xlac.passes.outline import inline_calls, outline_ops
 
 SCHEDULE_CALL = "xla.schedule_call"
+_BACK = "xla.schedule_back"     # a call whose kernel goes back in place before bufferization
 _STEM = "xla_scheduled"
 _INITS = ("tensor.empty", "linalg.fill", "tensor.pad")   # moved in with the op that alone reads them
 # Ops that make a view of a tensor: two call operands viewing one tensor alias.
@@ -115,15 +116,24 @@ def keep_planned(module: ir.Operation, window: int = SHARED_EMPTY_WINDOW) -> Non
     each run of ``window`` kernels shares its empty tensors (those of the
     kernels put back too: a fused row group's temporary then shares its
     output's buffer); no call is given two views of one tensor."""
-    back = {call for call in _schedule_calls(module) if _reads_slice(call) or _returned(call)}
-    inline_calls(module, lambda call: call in back)
+    # marked by an attribute, not kept in a set: an op's hash in the bindings
+    # covers its operands, which the rewrites below change
+    unit = ir.UnitAttr.get(module.context)
+    for call in _schedule_calls(module):
+        back = _reads_slice(call) or _returned(call)
+        if back:
+            call.attributes[_BACK] = unit
+        _fresh_empty_operands(call, as_viewed=back)   # CSE made one empty of each type
+    inline_calls(module, _BACK)
     with module.context:
         passmanager.PassManager.parse("builtin.module(canonicalize)").run(module)
     for func in functions(module):
         for block in func.regions[0].blocks:
             share_empty_tensors(block, window)
-    aliased = {call for call in _schedule_calls(module) if not _operands_apart(call)}
-    inline_calls(module, lambda call: call in aliased)
+    for call in _schedule_calls(module):
+        if not _operands_apart(call):
+            call.attributes[_BACK] = unit
+    inline_calls(module, _BACK)
 
 
 def _schedule_calls(module: ir.Operation) -> list[ir.Operation]:
@@ -155,6 +165,49 @@ def _returned(call: ir.Operation) -> bool:
     return False
 
 
+def _fresh_empty_operands(call: ir.Operation, as_viewed: bool) -> None:
+    """Give each operand of ``call`` that views an empty tensor a fresh empty
+    of its own: of the operand's type (shared below with the others of that
+    type), or ``as_viewed``, a copy of the empty and its views (a kernel going
+    back in place: a returned result stays a view of its buffer, which then
+    becomes the output; GPT-2's logits were copied into it otherwise).
+
+    Why: the linalg stage's CSE leaves one `tensor.empty` per type for the
+    whole program; passed to every kernel, one-shot bufferization checked each
+    write against every use of it (a 1,000-op transpose/dot chain: 14.8 s;
+    shared in windows below, 0.1 s)."""
+    for index, value in enumerate(list(call.operands)):
+        chain, root = _view_chain(value)
+        if not _static_empty(root):
+            continue
+        if as_viewed:
+            call.operands[index] = _clone_view(chain, root, call)
+        elif ir.RankedTensorType(value.type).has_static_shape:
+            call.operands[index] = _empty_like(value, call)
+
+
+def _empty_like(value: ir.Value, before: ir.Operation) -> ir.Value:
+    with before.location:
+        return ir.Operation.create("tensor.empty", results=[value.type],
+                                   ip=ir.InsertionPoint(before)).results[0]
+
+
+def _static_empty(value: ir.Value) -> bool:
+    owner = value.owner
+    return not isinstance(owner, ir.Block) and owner.operation.name == "tensor.empty" \
+        and not owner.operation.operands
+
+
+def _clone_view(chain: list[ir.Operation], root: ir.Value, before: ir.Operation) -> ir.Value:
+    """A copy of ``root``'s op and of the views ``chain`` makes of it, before ``before``."""
+    fresh = root.owner.operation.clone(ir.InsertionPoint(before)).results[0]
+    for view in reversed(chain):
+        copy = view.clone(ir.InsertionPoint(before))
+        copy.operands[0] = fresh
+        fresh = copy.results[0]
+    return fresh
+
+
 def _operands_apart(call: ir.Operation) -> bool:
     """Give each operand of ``call`` that views the same tensor as an earlier
     one a fresh empty tensor of its own, where it views an empty one; whether
@@ -171,16 +224,9 @@ def _operands_apart(call: ir.Operation) -> bool:
         if root not in seen:
             seen.add(root)
             continue
-        owner = root.owner
-        if isinstance(owner, ir.Block) or owner.operation.name != "tensor.empty" \
-                or owner.operation.operands:
+        if not _static_empty(root):
             return False
-        fresh = owner.operation.clone(ir.InsertionPoint(call)).results[0]
-        for view in reversed(chain):
-            copy = view.clone(ir.InsertionPoint(call))
-            copy.operands[0] = fresh
-            fresh = copy.results[0]
-        call.operands[index] = fresh
+        call.operands[index] = _clone_view(chain, root, call)
     return True
 
 

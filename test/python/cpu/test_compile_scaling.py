@@ -110,6 +110,22 @@ def test_shared_schedules_give_the_same_code():
     assert len(functions(shared.operation)) == 1
 
 
+def test_kept_kernels_share_each_destination_with_a_window_of_calls_at_most():
+    """The kernels stay functions through bufferization; one tensor.empty
+    for every kernel's result (CSE's) made one-shot bufferization check
+    each write against every other kernel (a 1,000-op transpose/dot chain:
+    14.8 s), so each empty is shared by at most SHARED_EMPTY_WINDOW calls."""
+    from xlac.passes.cpu.schedule_functions import SHARED_EMPTY_WINDOW
+    module = _linalg(40)
+    run_passes(module, ["xla-apply-schedules{threads=2 vector-bytes=32}"])
+    empties = [op for op in nested_ops(module.operation) if op.name == "tensor.empty"]
+    calls = [op for op in nested_ops(module.operation) if op.name == "func.call"]
+    assert len(calls) >= 80
+    for empty in empties:
+        readers = {use.owner for use in empty.results[0].uses}
+        assert len(readers) <= SHARED_EMPTY_WINDOW
+
+
 def test_shared_kernels_keep_their_own_lines_in_a_profile():
     """A profile names each block's matmul by its own line, though one
     schedule made them all."""
