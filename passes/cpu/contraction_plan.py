@@ -76,8 +76,10 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     chunks = static_tiles(tuple(nest.extents[:-1]), machine.threads, (1,) * len(batch) + (tm, tn), k)
     bk = _block(k, 1)
     if op.name == "linalg.batch_matmul":
-        peel = "" if m % tm == 0 and n % tn == 0 else "_peeled"
-        return Plan(f"xla_batch_matmul{peel}", chunks + (bk, tm, tn))
+        whole = m % tm == 0 and n % tn == 0
+        if whole and k <= SHORT_K and all(c == 0 or e % c == 0 for e, c in zip(nest.extents, chunks)):
+            return Plan("xla_batch_matmul_short_k", chunks + (tm, tn))
+        return Plan(f"xla_batch_matmul{'' if whole else '_peeled'}", chunks + (bk, tm, tn))
     whole = m % tm == 0 and n % tn == 0 and all(c == 0 or e % c == 0
                                                 for e, c in zip(nest.extents, chunks))
     columns = _column_chunks(m, n, min(k, BLOCK), tn, machine) if n % tn == 0 else None

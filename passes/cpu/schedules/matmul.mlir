@@ -308,6 +308,55 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // Short k (one block): as @xla_batch_matmul, but each register tile starts
+  // from its zero fill (fused into the tile, in registers) instead of a fill
+  // pass over the whole chunk first: C is written once, not zeroed, read and
+  // written again (attention's Q.K^T, k = head size, C the largest tensor).
+  transform.named_sequence @xla_batch_matmul_short_k(
+      %op: !transform.any_op {transform.consumed},
+      %cb: !transform.param<i64> {transform.readonly},
+      %cm: !transform.param<i64> {transform.readonly},
+      %cn: !transform.param<i64> {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) {
+    %fill = transform.get_producer_of_operand %op[2] : (!transform.any_op) -> !transform.any_op
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%cb, %cm, %cn]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %fill_chunk, %forall2 = transform.structured.fuse_into_containing_op %fill into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:3 = transform.structured.fuse %chunk tile_sizes [1, %tm, %tn, 0]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    // batch 1: a plain fill and matmul on rank-reduced slices, then as
+    // @xla_matmul_short_k (the tile's zeros then fold into its registers)
+    %fill_tile = transform.structured.match ops{["linalg.fill"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    %fill_generic = transform.structured.generalize %fill_tile : (!transform.any_op) -> !transform.any_op
+    %generic = transform.structured.generalize %tile : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %forall2 {
+      transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
+      transform.apply_patterns.linalg.tiling_canonicalization
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %folded = transform.structured.match ops{["linalg.generic"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    %named = transform.structured.specialize %folded : (!transform.any_op) -> !transform.any_op
+    %mm = transform.structured.match ops{["linalg.matmul"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    %zeros = transform.structured.match ops{["linalg.fill"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    %step, %kloop = transform.structured.tile_using_for %mm tile_sizes [0, 0, 1]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.structured.vectorize %step vector_sizes [%tm, %tn, 1] {create_named_contraction}
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.structured.vectorize %zeros vector_sizes [%tm, %tn]
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.include @xla_contract_to_fma failures(propagate) (%forall2)
+      : (!transform.any_op) -> ()
+    transform.yield
+  }
+
   // The same, peeling the rows and columns a register tile does not fill.
   transform.named_sequence @xla_batch_matmul_peeled(
       %op: !transform.any_op {transform.consumed},
