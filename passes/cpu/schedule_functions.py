@@ -119,21 +119,25 @@ def keep_planned(module: ir.Operation, window: int = SHARED_EMPTY_WINDOW) -> Non
     # marked by an attribute, not kept in a set: an op's hash in the bindings
     # covers its operands, which the rewrites below change
     unit = ir.UnitAttr.get(module.context)
+    backs = 0
     for call in _schedule_calls(module):
         back = _reads_slice(call) or _returned(call)
         if back:
             call.attributes[_BACK] = unit
+            backs += 1
         _fresh_empty_operands(call, as_viewed=back)   # CSE made one empty of each type
-    inline_calls(module, _BACK)
+    if backs:                       # each inline_calls walks the whole module
+        inline_calls(module, _BACK)
     with module.context:
         passmanager.PassManager.parse("builtin.module(canonicalize)").run(module)
     for func in functions(module):
         for block in func.regions[0].blocks:
             share_empty_tensors(block, window)
-    for call in _schedule_calls(module):
-        if not _operands_apart(call):
-            call.attributes[_BACK] = unit
-    inline_calls(module, _BACK)
+    aliased = [call for call in _schedule_calls(module) if not _operands_apart(call)]
+    for call in aliased:
+        call.attributes[_BACK] = unit
+    if aliased:
+        inline_calls(module, _BACK)
 
 
 def _schedule_calls(module: ir.Operation) -> list[ir.Operation]:
