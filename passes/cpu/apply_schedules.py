@@ -13,7 +13,16 @@ from xlac.passes.buffers.own_fills import own_fill
 from xlac.passes.cpu.contraction_plan import contraction_plan
 from xlac.passes.cpu.fused_rows_plan import fused_rows_plan
 from xlac.passes.cpu.schedule_functions import keep_planned, outline_planned
-from xlac.passes.cpu.schedule_plan import CONTRACTIONS, MIN_WORK, POOLINGS, Machine, Plan, iterations, plan_for
+from xlac.passes.cpu.schedule_plan import (
+    CONTRACTIONS,
+    MIN_WORK,
+    PARALLEL_LOOPS,
+    POOLINGS,
+    Machine,
+    Plan,
+    iterations,
+    plan_for,
+)
 from xlac.passes.remarks import emit_remarks
 
 SCHEDULES = Path(__file__).parent / "schedules"
@@ -117,11 +126,15 @@ def _left_whole(module: ir.Operation) -> list[tuple[ir.Operation, str]]:
 
 
 def _unplanned(ops: list[ir.Operation], planned) -> list[tuple[ir.Operation, str]]:
-    """A remark for each op of real size that no schedule takes."""
+    """A remark for each op of real size that no schedule takes, and for each
+    whose scalar loops are only split among the threads."""
     taken = {op for op, _ in planned} | {m for _, plan in planned for m in plan.members}
-    return [(op, f"xla-apply-schedules: no schedule for {op.name} ({iterations(op)} iterations): "
-                 "it runs as scalar loops on one core")
-            for op in ops if op not in taken and op.name not in _NO_WORK
+    scalar = {op for op, plan in planned if plan.sequence.startswith(PARALLEL_LOOPS)}
+    return [(op, f"xla-apply-schedules: no vector schedule for {op.name} ({iterations(op)} "
+                 "iterations): it runs as scalar loops split among the threads") if op in scalar
+            else (op, f"xla-apply-schedules: no schedule for {op.name} ({iterations(op)} "
+                      "iterations): it runs as scalar loops on one core")
+            for op in ops if (op not in taken or op in scalar) and op.name not in _NO_WORK
             and iterations(op) >= MIN_WORK]
 
 

@@ -65,7 +65,67 @@ class LoopNest:
 
 
 def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
-    """The schedule for ``op``, or None to leave it to convert-linalg-to-loops."""
+    """The schedule for ``op``, or None to leave it to convert-linalg-to-loops:
+    a vector schedule where one fits, else for a generic of real size its
+    scalar loops split among the threads (``parallel_loops_plan``)."""
+    plan = _vector_plan(op, machine)
+    if plan is None and op.name == "linalg.generic":
+        return parallel_loops_plan(op, machine)
+    return plan
+
+
+PARALLEL_LOOPS = "xla_parallel_loops"
+# A scalar iteration costs what a vector's lanes do, so chunks of scalar loops
+# pay for the threads' fork-join at a sixteenth of CHUNK_WORK's iterations.
+SCALAR_ITERATION_WORK = 16
+_MAX_PARALLEL_RANK = 8          # passes/cpu/schedules/parallel_loops.mlir's sequences
+
+
+def parallel_loops_plan(op: ir.Operation, machine: Machine) -> Plan | None:
+    """Chunks of the outer parallel loops for the threads, the loops inside
+    left scalar: for a generic no vector schedule takes (control flow in the
+    body, i1 or f64 accumulators, strided windows). None when it is too
+    small to split or its loop extents are not all static."""
+    extents = _loop_extents(op)
+    if extents is None or not 1 <= len(extents) <= _MAX_PARALLEL_RANK:
+        return None
+    kinds = _iterator_kinds(op, len(extents))
+    parallel = [i for i, kind in enumerate(kinds) if kind == "parallel"]
+    inner_work = math.prod(e for i, e in enumerate(extents) if i not in parallel)
+    if not parallel or math.prod(extents) < MIN_WORK:
+        return None
+    chunks = thread_tiles(tuple(extents[i] for i in parallel), machine.threads, 1,
+                          inner_work * SCALAR_ITERATION_WORK)
+    if chunks == tuple(extents[i] for i in parallel):
+        return None                      # one chunk: nothing to split
+    sizes = [0] * len(extents)
+    for dim, size in zip(parallel, chunks):
+        sizes[dim] = size
+    return Plan(f"{PARALLEL_LOOPS}_{len(extents)}d", tuple(sizes))
+
+
+def _loop_extents(op: ir.Operation) -> list[int] | None:
+    """Each loop's extent, from the operand dims its plain ``dN`` map results
+    walk (windows such as ``d3 * 2 + d4`` tell nothing; another operand must
+    give those loops), whatever the element types; None if one stays unknown."""
+    if "indexing_maps" not in op.attributes:
+        return None
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    extents: dict[int, int] = {}
+    for amap, value in zip(maps, op.operands):
+        if not _is_static_tensor(value.type):
+            continue
+        for expr, size in zip(amap.results, value.type.shape):
+            match = _DIM.match(str(expr))
+            if match:
+                extents[int(match.group(1))] = size
+    count = maps[0].n_dims if maps else 0
+    if sorted(extents) != list(range(count)) or any(e <= 0 for e in extents.values()):
+        return None
+    return [extents[i] for i in range(count)]
+
+
+def _vector_plan(op: ir.Operation, machine: Machine) -> Plan | None:
     nest = loop_nest(op)
     if nest is None or math.prod(nest.extents) < MIN_WORK:
         return None
@@ -93,6 +153,9 @@ def iterations(op: ir.Operation) -> int:
     nest = loop_nest(op)
     if nest is not None:
         return math.prod(nest.extents)
+    extents = _loop_extents(op)
+    if extents is not None:
+        return math.prod(extents)
     sizes = [math.prod(v.type.shape) for v in [*op.operands, *op.results]
              if _is_static_tensor(v.type)]
     return max(sizes, default=0)

@@ -81,6 +81,16 @@ def workloads():
     return load_workloads()
 
 
+# f32 rows summed in f64 (PyTorch's layer norm statistics): no vector schedule
+# takes an f64 accumulator (test_parallel_loops.py, test_dump.py)
+F64_ROW_SUMS = """func.func @main(%x: tensor<512x256xf32>) -> tensor<512xf64> {
+  %w = stablehlo.convert %x : (tensor<512x256xf32>) -> tensor<512x256xf64>
+  %zero = stablehlo.constant dense<0.0> : tensor<f64>
+  %s = stablehlo.reduce(%w init: %zero) applies stablehlo.add across dimensions = [1]
+      : (tensor<512x256xf64>, tensor<f64>) -> tensor<512xf64>
+  return %s : tensor<512xf64>
+}"""
+
 FLOOR = REPO / "test" / "conformance_floor.json"
 
 

@@ -330,3 +330,29 @@ func.func @padded_max_pool(%x: tensor<2x112x112x64xf32>) -> tensor<2x56x56x64xf3
     ins(%padded, %window : tensor<2x113x113x64xf32>, tensor<3x3xf32>) outs(%init : tensor<2x56x56x64xf32>) -> tensor<2x56x56x64xf32>
   return %r : tensor<2x56x56x64xf32>
 }
+
+// -----
+
+/// No vector schedule takes an f64 accumulator: the op's rows are still split
+/// among the threads (scalar loops inside each chunk), said in a remark.
+// CHECK-LABEL: func.func @f64_row_sums
+// CHECK: scf.forall (%{{.*}}) in (8)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<64x256xf32>) outs(%{{.*}} : tensor<64xf64>)
+// CHECK: tensor.parallel_insert_slice
+// ONE-LABEL: func.func @f64_row_sums
+// ONE-NOT: scf.forall
+// ONE: linalg.generic {{.*}} ins(%{{.*}} : tensor<512x256xf32>)
+func.func @f64_row_sums(%x: tensor<512x256xf32>) -> tensor<512xf64> {
+  %zero = arith.constant 0.0 : f64
+  %empty = tensor.empty() : tensor<512xf64>
+  %init = linalg.fill ins(%zero : f64) outs(%empty : tensor<512xf64>) -> tensor<512xf64>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<512x256xf32>) outs(%init : tensor<512xf64>) {
+  ^bb0(%in: f32, %out: f64):
+    %w = arith.extf %in : f32 to f64
+    %s = arith.addf %out, %w : f64
+    linalg.yield %s : f64
+  } -> tensor<512xf64>
+  return %r : tensor<512xf64>
+}

@@ -1,0 +1,74 @@
+"""Ops no vector schedule takes still run on every core: their scalar loops
+are split among the threads (passes/cpu/schedules/parallel_loops.mlir), never
+a reduction loop, and a remark says so."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xlac
+from conftest import F64_ROW_SUMS, runnable_levels
+from xlac.passes.cpu.schedule_plan import Machine, parallel_loops_plan
+
+# a class token put before the patches, then scaled: the concatenate becomes
+# a branch in the fused loop's body (ViT's embeddings)
+CLS_CONCAT = """func.func @main(%cls: tensor<4x1x192xf32>, %patches: tensor<4x196x192xf32>,
+                    %scale: tensor<4x197x192xf32>) -> tensor<4x197x192xf32> {
+  %c = stablehlo.concatenate %cls, %patches, dim = 1
+      : (tensor<4x1x192xf32>, tensor<4x196x192xf32>) -> tensor<4x197x192xf32>
+  %r = stablehlo.multiply %c, %scale : tensor<4x197x192xf32>
+  return %r : tensor<4x197x192xf32>
+}"""
+
+
+def _inputs(exe) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(spec.shape).astype(spec.dtype) for spec in exe.signature.inputs]
+
+
+@pytest.mark.parametrize("cpu", ["x86-64-v3", "x86-64-v4", "host"])
+def test_f64_row_sums_split_among_threads_are_right(cpu):
+    exe = xlac.compile(F64_ROW_SUMS, cpu=cpu, cache=False, options=xlac.Options().replace(num_threads=2))
+    assert "scalar loops split among the threads" in exe.fusion_report()
+    assert "omp.parallel" in exe.as_text("llvm") or "__kmpc_fork_call" in exe.as_text("llvm")
+    if cpu in runnable_levels(cpu):
+        [x] = _inputs(exe)
+        np.testing.assert_allclose(exe(x), x.astype(np.float64).sum(axis=1), rtol=1e-12)
+
+
+def test_concatenate_in_a_loop_body_is_right_split_among_threads():
+    exe = xlac.compile(CLS_CONCAT, cache=False, options=xlac.Options().replace(num_threads=2))
+    assert "scalar loops split among the threads" in exe.fusion_report()
+    cls, patches, scale = _inputs(exe)
+    expected = np.concatenate([cls, patches], axis=1) * scale
+    np.testing.assert_array_equal(exe(cls, patches, scale), expected)
+
+
+def test_reduction_loops_are_never_split():
+    from xlac.context import new_context
+    from xlac.mlir import ir
+    from xlac.passes.cpu import apply_schedules
+
+    with new_context():
+        module = ir.Module.parse(_ROW_SUMS_LINALG)
+        [op] = [op for op in apply_schedules._linalg_ops(module.operation)
+                if op.name == "linalg.generic"]
+        plan = parallel_loops_plan(op, Machine(2, 64))
+        assert plan.sequence == "xla_parallel_loops_2d"
+        rows, reduction = plan.params
+        assert reduction == 0 and 0 < rows < 512 and 512 % rows == 0
+        assert parallel_loops_plan(op, Machine(1, 64)) is None     # one thread: nothing to split
+
+
+_ROW_SUMS_LINALG = """func.func @main(%x: tensor<512x256xf32>, %init: tensor<512xf64>) -> tensor<512xf64> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<512x256xf32>) outs(%init : tensor<512xf64>) {
+  ^bb0(%in: f32, %out: f64):
+    %w = arith.extf %in : f32 to f64
+    %s = arith.addf %out, %w : f64
+    linalg.yield %s : f64
+  } -> tensor<512xf64>
+  return %r : tensor<512xf64>
+}"""
