@@ -359,9 +359,10 @@ def _swap_plan(permutation: list[int], nest: LoopNest, machine: Machine) -> Plan
 def reduction_plan(nest: LoopNest, machine: Machine) -> Plan | None:
     """One reduction loop, innermost (stablehlo's order). Rows: it walks the
     input's contiguous dim; columns: the innermost parallel loop does.
-    The schedules keep a 64-lane accumulator: 4-byte elements only."""
+    The schedules keep 16-lane accumulators: one AVX-512 register of 4-byte
+    elements, two of 8-byte ones (f64 sums, as PyTorch's layer norm takes)."""
     rank = len(nest.extents)
-    if nest.element_bytes != 4 or rank > 4:
+    if nest.element_bytes not in (4, 8) or rank > 4:
         return None
     if rank >= 2 and nest.reductions == tuple(range(1, rank)) and nest.contiguous == 0:
         return Plan(f"xla_reduce_outer_{rank}d", thread_tiles((nest.extents[0],), machine.threads, 16,
@@ -376,7 +377,10 @@ def reduction_plan(nest: LoopNest, machine: Machine) -> Plan | None:
     vector_dim = _reduction_vector_dim(nest)
     if vector_dim == rank - 1:
         return Plan(f"xla_reduce_rows_{rank}d", thread_tiles(nest.extents[:-1], machine.threads, 1, work))
-    if vector_dim == rank - 2 and rank <= 3:
+    if vector_dim == rank - 2 and (rank == 2 or nest.extents[-2] % REDUCTION_LANES == 0):
+        # a masked vector<1x16x1> read lowers to 1-lane loads given 16-lane
+        # masks, which LLVM rejects: a 3-D one goes whole-vector only
+        # (xla-collapse-reduction-loops makes 2-D ones of the rest it can)
         return Plan(f"xla_reduce_cols_{rank}d", thread_tiles(nest.extents[:-1], machine.threads, 16, work))
     return None
 

@@ -81,14 +81,15 @@ def workloads():
     return load_workloads()
 
 
-# f32 rows summed in f64 (PyTorch's layer norm statistics): no vector schedule
-# takes an f64 accumulator (test_parallel_loops.py, test_dump.py)
-F64_ROW_SUMS = """func.func @main(%x: tensor<512x256xf32>) -> tensor<512xf64> {
-  %w = stablehlo.convert %x : (tensor<512x256xf32>) -> tensor<512x256xf64>
-  %zero = stablehlo.constant dense<0.0> : tensor<f64>
-  %s = stablehlo.reduce(%w init: %zero) applies stablehlo.add across dimensions = [1]
-      : (tensor<512x256xf64>, tensor<f64>) -> tensor<512xf64>
-  return %s : tensor<512xf64>
+# a row max over the entries a mask keeps (attention with a padding mask): no
+# vector schedule reads i1 (test_parallel_loops.py, test_dump.py)
+MASKED_ROW_MAX = """func.func @main(%x: tensor<512x256xf32>, %keep: tensor<512x256xi1>) -> tensor<512xf32> {
+  %low = stablehlo.constant dense<0xFF800000> : tensor<512x256xf32>
+  %m = stablehlo.select %keep, %x, %low : tensor<512x256xi1>, tensor<512x256xf32>
+  %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
+  %r = stablehlo.reduce(%m init: %init) applies stablehlo.maximum across dimensions = [1]
+      : (tensor<512x256xf32>, tensor<f32>) -> tensor<512xf32>
+  return %r : tensor<512xf32>
 }"""
 
 FLOOR = REPO / "test" / "conformance_floor.json"

@@ -333,15 +333,40 @@ func.func @padded_max_pool(%x: tensor<2x112x112x64xf32>) -> tensor<2x56x56x64xf3
 
 // -----
 
-/// No vector schedule takes an f64 accumulator: the op's rows are still split
+/// No vector schedule reads i1 (a padding mask): the op's rows are still split
 /// among the threads (scalar loops inside each chunk), said in a remark.
-// CHECK-LABEL: func.func @f64_row_sums
+// CHECK-LABEL: func.func @masked_row_max
 // CHECK: scf.forall (%{{.*}}) in (8)
-// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<64x256xf32>) outs(%{{.*}} : tensor<64xf64>)
+// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<64x256xf32>, tensor<64x256xi1>) outs(%{{.*}} : tensor<64xf32>)
 // CHECK: tensor.parallel_insert_slice
-// ONE-LABEL: func.func @f64_row_sums
+// ONE-LABEL: func.func @masked_row_max
 // ONE-NOT: scf.forall
-// ONE: linalg.generic {{.*}} ins(%{{.*}} : tensor<512x256xf32>)
+// ONE: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<512x256xf32>, tensor<512x256xi1>)
+func.func @masked_row_max(%x: tensor<512x256xf32>, %keep: tensor<512x256xi1>) -> tensor<512xf32> {
+  %low = arith.constant 0xFF800000 : f32
+  %empty = tensor.empty() : tensor<512xf32>
+  %init = linalg.fill ins(%low : f32) outs(%empty : tensor<512xf32>) -> tensor<512xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>,
+                                        affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x, %keep : tensor<512x256xf32>, tensor<512x256xi1>) outs(%init : tensor<512xf32>) {
+  ^bb0(%in: f32, %k: i1, %out: f32):
+    %v = arith.select %k, %in, %low : f32
+    %m = arith.maximumf %out, %v : f32
+    linalg.yield %m : f32
+  } -> tensor<512xf32>
+  return %r : tensor<512xf32>
+}
+
+// -----
+
+/// f32 rows summed in f64 (PyTorch's layer norm statistics): the row
+/// schedule's 16-lane partial sums, in f64.
+// CHECK-LABEL: func.func @f64_row_sums
+// CHECK: scf.forall
+// CHECK: arith.extf {{.*}} : vector<16xf32> to vector<16xf64>
+// CHECK: arith.addf {{.*}} : vector<16xf64>
+// CHECK: vector.multi_reduction <add>, {{.*}} : vector<1x16xf64> to vector<1xf64>
 func.func @f64_row_sums(%x: tensor<512x256xf32>) -> tensor<512xf64> {
   %zero = arith.constant 0.0 : f64
   %empty = tensor.empty() : tensor<512xf64>

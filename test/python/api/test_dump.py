@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import xlac
-from conftest import F64_ROW_SUMS, REPO
+from conftest import MASKED_ROW_MAX, REPO
 from xlac.pipeline import pipelines
 from xlac.pipeline.text import pass_names, without_passes
 
@@ -197,9 +197,9 @@ def test_trace_has_a_span_per_pass_and_per_stage(tmp_path, monkeypatch):
 
 
 def test_ops_left_as_scalar_loops_are_reported_not_silent(dump_dir):
-    """No silent fallback: an op no vector schedule takes (an f64 accumulator)
-    is a remark, in the report and the dump."""
-    exe = xlac.compile(F64_ROW_SUMS)
+    """No silent fallback: an op no vector schedule takes (it reads i1) is a
+    remark, in the report and the dump."""
+    exe = xlac.compile(MASKED_ROW_MAX)
     report = exe.fusion_report()
     assert "not scheduled:" in report and "no vector schedule for linalg.generic" in report
     assert "scalar loops" in report

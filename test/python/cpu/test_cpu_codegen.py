@@ -75,7 +75,9 @@ def test_conv2d_odd_shape(rng):
 
 
 @pytest.mark.parametrize("shape,axis", [((1001,), 0), ((300000,), 0), ((33, 1000), 1),
-                                        ((257, 130), 0), ((5, 77, 129), 2)])
+                                        ((257, 130), 0), ((5, 77, 129), 2),
+                                        # columns of a partial vector (these failed in the JIT)
+                                        ((6, 40, 3), 0), ((6, 3, 40), 0), ((40, 6, 3), 1)])
 def test_sum_odd_shapes(rng, shape, axis):
     kept = [d for i, d in enumerate(shape) if i != axis]
     src = (f"func.func @main(%x: {_tensor(shape)}) -> {_tensor(kept)} {{\n"
@@ -87,6 +89,33 @@ def test_sum_odd_shapes(rng, shape, axis):
     got = xlac.compile(src, cache=False)(x)
     want = x.astype(np.float64).sum(axis=axis)
     assert np.abs(got - want).max() < 1e-5 * np.abs(x).sum(axis=axis).max()
+
+
+@pytest.mark.parametrize("shape,axis", [((300000,), 0), ((33, 1000), 1), ((257, 130), 0),
+                                        ((5, 77, 129), 2), ((6, 40, 3), 0)])
+@pytest.mark.parametrize("cpu", ["x86-64-v3", "host"])
+def test_f64_and_i64_sums_by_the_reduction_schedules(rng, shape, axis, cpu):
+    """8-byte sums take the reduction schedules (16-lane partials: two AVX-512
+    registers, four AVX2 ones), every partial tile included."""
+    from conftest import runnable_levels
+    kept = [d for i, d in enumerate(shape) if i != axis]
+    for dtype, numpy_type in (("f64", np.float64), ("i64", np.int64)):
+        zero = "0.0" if dtype == "f64" else "0"
+        src = (f"func.func @main(%x: {_tensor(shape, dtype)}) -> {_tensor(kept, dtype)} {{\n"
+               f"  %z = stablehlo.constant dense<{zero}> : tensor<{dtype}>\n"
+               f"  %0 = stablehlo.reduce(%x init: %z) applies stablehlo.add across dimensions = [{axis}]"
+               f" : ({_tensor(shape, dtype)}, tensor<{dtype}>) -> {_tensor(kept, dtype)}\n"
+               f"  return %0 : {_tensor(kept, dtype)}\n}}\n")
+        exe = xlac.compile(src, cpu=cpu, cache=False)
+        assert "scalar loops" not in exe.fusion_report()
+        if cpu not in runnable_levels(cpu):
+            continue
+        x = (rng.standard_normal(shape) * 100).astype(numpy_type)
+        got, want = exe(x), x.sum(axis=axis)
+        if dtype == "i64":
+            np.testing.assert_array_equal(got, want)
+        else:
+            assert np.abs(got - want).max() <= 1e-12 * np.abs(x).sum(axis=axis).max()
 
 
 @pytest.mark.parametrize("op,fn", [("exponential", np.exp), ("tanh", np.tanh)])

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import xlac
-from conftest import F64_ROW_SUMS, runnable_levels
+from conftest import MASKED_ROW_MAX, runnable_levels
 from xlac.passes.cpu.schedule_plan import Machine, parallel_loops_plan
 
 # a class token put before the patches, then scaled: the concatenate becomes
@@ -21,28 +21,47 @@ CLS_CONCAT = """func.func @main(%cls: tensor<4x1x192xf32>, %patches: tensor<4x19
   return %r : tensor<4x197x192xf32>
 }"""
 
+TWO_THREADS = xlac.Options().replace(num_threads=2)
+
 
 def _inputs(exe) -> list[np.ndarray]:
     rng = np.random.default_rng(0)
-    return [rng.standard_normal(spec.shape).astype(spec.dtype) for spec in exe.signature.inputs]
+    return [rng.standard_normal(spec.shape).astype(spec.dtype) if spec.dtype != np.bool_
+            else rng.random(spec.shape) < 0.7 for spec in exe.signature.inputs]
 
 
 @pytest.mark.parametrize("cpu", ["x86-64-v3", "x86-64-v4", "host"])
-def test_f64_row_sums_split_among_threads_are_right(cpu):
-    exe = xlac.compile(F64_ROW_SUMS, cpu=cpu, cache=False, options=xlac.Options().replace(num_threads=2))
+def test_masked_row_max_split_among_threads_is_right(cpu):
+    exe = xlac.compile(MASKED_ROW_MAX, cpu=cpu, cache=False, options=TWO_THREADS)
     assert "scalar loops split among the threads" in exe.fusion_report()
-    assert "omp.parallel" in exe.as_text("llvm") or "__kmpc_fork_call" in exe.as_text("llvm")
+    assert "omp.parallel" in exe.as_text("llvm")
     if cpu in runnable_levels(cpu):
-        [x] = _inputs(exe)
-        np.testing.assert_allclose(exe(x), x.astype(np.float64).sum(axis=1), rtol=1e-12)
+        x, keep = _inputs(exe)
+        np.testing.assert_array_equal(exe(x, keep), np.where(keep, x, -np.inf).max(axis=1))
 
 
 def test_concatenate_in_a_loop_body_is_right_split_among_threads():
-    exe = xlac.compile(CLS_CONCAT, cache=False, options=xlac.Options().replace(num_threads=2))
+    exe = xlac.compile(CLS_CONCAT, cache=False, options=TWO_THREADS)
     assert "scalar loops split among the threads" in exe.fusion_report()
     cls, patches, scale = _inputs(exe)
     expected = np.concatenate([cls, patches], axis=1) * scale
     np.testing.assert_array_equal(exe(cls, patches, scale), expected)
+
+
+_MASKED_MAX_LINALG = """func.func @main(%x: tensor<512x256xf32>, %keep: tensor<512x256xi1>,
+                    %init: tensor<512xf32>) -> tensor<512xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>,
+                                        affine_map<(d0, d1) -> (d0)>],
+                       iterator_types = ["parallel", "reduction"]}
+      ins(%x, %keep : tensor<512x256xf32>, tensor<512x256xi1>) outs(%init : tensor<512xf32>) {
+  ^bb0(%in: f32, %k: i1, %out: f32):
+    %low = arith.constant 0xFF800000 : f32
+    %v = arith.select %k, %in, %low : f32
+    %m = arith.maximumf %out, %v : f32
+    linalg.yield %m : f32
+  } -> tensor<512xf32>
+  return %r : tensor<512xf32>
+}"""
 
 
 def test_reduction_loops_are_never_split():
@@ -51,7 +70,7 @@ def test_reduction_loops_are_never_split():
     from xlac.passes.cpu import apply_schedules
 
     with new_context():
-        module = ir.Module.parse(_ROW_SUMS_LINALG)
+        module = ir.Module.parse(_MASKED_MAX_LINALG)
         [op] = [op for op in apply_schedules._linalg_ops(module.operation)
                 if op.name == "linalg.generic"]
         plan = parallel_loops_plan(op, Machine(2, 64))
@@ -59,16 +78,3 @@ def test_reduction_loops_are_never_split():
         rows, reduction = plan.params
         assert reduction == 0 and 0 < rows < 512 and 512 % rows == 0
         assert parallel_loops_plan(op, Machine(1, 64)) is None     # one thread: nothing to split
-
-
-_ROW_SUMS_LINALG = """func.func @main(%x: tensor<512x256xf32>, %init: tensor<512xf64>) -> tensor<512xf64> {
-  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0)>],
-                       iterator_types = ["parallel", "reduction"]}
-      ins(%x : tensor<512x256xf32>) outs(%init : tensor<512xf64>) {
-  ^bb0(%in: f32, %out: f64):
-    %w = arith.extf %in : f32 to f64
-    %s = arith.addf %out, %w : f64
-    linalg.yield %s : f64
-  } -> tensor<512xf64>
-  return %r : tensor<512xf64>
-}"""
