@@ -86,7 +86,7 @@ def parallel_loops_plan(op: ir.Operation, machine: Machine) -> Plan | None:
     left scalar: for a generic no vector schedule takes (control flow in the
     body, i1 or f64 accumulators, strided windows). None when it is too
     small to split or its loop extents are not all static."""
-    extents = _loop_extents(op)
+    extents = loop_extents(op)
     if extents is None or not 1 <= len(extents) <= _MAX_PARALLEL_RANK:
         return None
     kinds = _iterator_kinds(op, len(extents))
@@ -104,7 +104,7 @@ def parallel_loops_plan(op: ir.Operation, machine: Machine) -> Plan | None:
     return Plan(f"{PARALLEL_LOOPS}_{len(extents)}d", tuple(sizes))
 
 
-def _loop_extents(op: ir.Operation) -> list[int] | None:
+def loop_extents(op: ir.Operation) -> list[int] | None:
     """Each loop's extent, from the operand dims its plain ``dN`` map results
     walk (windows such as ``d3 * 2 + d4`` tell nothing; another operand must
     give those loops), whatever the element types; None if one stays unknown."""
@@ -153,7 +153,7 @@ def iterations(op: ir.Operation) -> int:
     nest = loop_nest(op)
     if nest is not None:
         return math.prod(nest.extents)
-    extents = _loop_extents(op)
+    extents = loop_extents(op)
     if extents is not None:
         return math.prod(extents)
     sizes = [math.prod(v.type.shape) for v in [*op.operands, *op.results]
@@ -221,14 +221,73 @@ def simple_body(op: ir.Operation, gathers: bool = False) -> bool:
     """Only arith/math scalar code (no nested regions) vectorizes safely; with
     ``gathers``, reads of other tensors at computed places too (tensor.extract:
     a contiguous vector load where the innermost loop walks the last dim,
-    else a vector gather)."""
+    else a vector gather), but no gather from a slice (``gather_safe``)."""
     block = op.regions[0].blocks[0]
     allowed = ("linalg.yield", "linalg.index") + (("tensor.extract",) if gathers else ())
+    loops = len(op.attributes["iterator_types"]) if "iterator_types" in op.attributes else 0
     for inner in block.operations:
         name = inner.operation.name
         if not (name.startswith(("arith.", "math.")) or name in allowed):
             return False
+        if name == "tensor.extract" and not gather_safe(inner.operation, loops - 1):
+            return False
     return True
+
+
+_VIEWS = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
+
+
+def gather_safe(read: ir.Operation, innermost: int) -> bool:
+    """Whether the vectorizer's form of ``read`` (a ``tensor.extract`` in a
+    loop body) is right after bufferization: a contiguous load (its last
+    index the innermost loop's own, the others not moving with it), or a
+    gather from a tensor that is no slice.
+
+    Why: the vectorizer's gathers index the tensor as if it were dense,
+    row * width + column, and a slice (a roll's shifted rows) becomes a
+    strided view of the larger buffer: the gather read the wrong elements."""
+    return contiguous(read, innermost) or not reads_a_slice(read)
+
+
+def reads_a_slice(read: ir.Operation) -> bool:
+    """Whether ``read``'s tensor is a slice (through reshapes) of another:
+    after bufferization, a strided view."""
+    source = read.operands[0]
+    while not isinstance(source.owner, ir.Block) and source.owner.operation.name in _VIEWS:
+        source = source.owner.operation.operands[0]
+    return not isinstance(source.owner, ir.Block) and \
+        source.owner.operation.name == "tensor.extract_slice"
+
+
+def contiguous(read: ir.Operation, innermost: int) -> bool:
+    """Whether the vectorizer reads ``read``'s elements as one contiguous vector."""
+    indices = list(read.operands)[1:]
+    if not indices or not _is_loop_index(indices[-1], innermost):
+        return False
+    return not any(_moves_with(index, innermost) for index in indices[:-1])
+
+
+def _is_loop_index(value: ir.Value, loop: int) -> bool:
+    owner = value.owner
+    return not isinstance(owner, ir.Block) and owner.operation.name == "linalg.index" and \
+        ir.IntegerAttr(owner.operation.attributes["dim"]).value == loop
+
+
+def _moves_with(value: ir.Value, loop: int, depth: int = 0) -> bool:
+    """Whether ``value`` may change with loop ``loop``'s index (unknowns may)."""
+    owner = value.owner
+    if isinstance(owner, ir.Block):                 # a body argument (an element) moves
+        return owner.owner.operation.name == "linalg.generic"
+    op = owner.operation
+    if op.parent.name != "linalg.generic":
+        return False                                # defined outside the loops
+    if op.name == "linalg.index":
+        return ir.IntegerAttr(op.attributes["dim"]).value == loop
+    if op.name == "arith.constant":
+        return False
+    if depth > 16 or not op.name.startswith("arith."):
+        return True
+    return any(_moves_with(operand, loop, depth + 1) for operand in op.operands)
 
 
 def lanes(nest: LoopNest, machine: Machine) -> int:

@@ -127,6 +127,22 @@ def test_linked_artifacts_call_the_same_lapack(tmp_path):
         np.testing.assert_array_equal(g, w)
 
 
+def test_a_program_in_pieces_links_lapack(monkeypatch):
+    """Compiled in pieces (made big enough here), LAPACK's calls are found in
+    the pieces' own lists of what they call (no nm) and linked to SciPy's."""
+    from xlac.targets.cpu import pieces
+    monkeypatch.setattr(pieces, "PIECES_MIN_BYTES", 0)
+    made = []
+    original = pieces.PiecesFunction.__init__
+    monkeypatch.setattr(pieces.PiecesFunction, "__init__",
+                        lambda self, *a, **k: made.append(1) or original(self, *a, **k))
+    a = spd(6)
+    exe = xlac.compile(jax.jit(lambda a: jnp.linalg.eigh(a @ a.T + a)).lower(a), cache=False)
+    assert made, "the program was not compiled in pieces"
+    for got, want in zip(exe(a), jax.jit(lambda a: jnp.linalg.eigh(a @ a.T + a))(a)):
+        np.testing.assert_allclose(np.abs(got), np.abs(want), rtol=1e-4, atol=1e-4)
+
+
 def test_a_python_callback_is_refused_by_name():
     program = """func.func @main(%a: tensor<4xf32>) -> tensor<4xf32> {
   %0 = stablehlo.custom_call @xla_ffi_python_cpu_callback(%a) {mhlo.backend_config = {index = 0 : ui64}} : (tensor<4xf32>) -> tensor<4xf32>

@@ -83,6 +83,25 @@ def test_pieces_compute_what_one_jit_computes(small_is_big):
     np.testing.assert_allclose(split(x, w), _expected(scales, x, w), rtol=2e-5, atol=2e-5)
 
 
+def test_the_c_wrapper_compiled_ahead_is_the_one_linked(small_is_big, monkeypatch):
+    """A big program's C wrapper is compiled while the passes run; the link
+    takes that object, and a wrapper of other sources is never taken."""
+    from xlac.targets.cpu import serialize
+    monkeypatch.setattr(pieces, "likely_big", lambda module: True)
+    taken = []
+    real = serialize.WrapperObject.object_for
+    monkeypatch.setattr(serialize.WrapperObject, "object_for",
+                        lambda self, sources: taken.append(real(self, sources)) or taken[-1])
+    scales = [0.5, 0.25]
+    x, w = _inputs()
+    exe = _compile(_layers(scales))
+    assert len(taken) == 1 and taken[0] is not None and taken[0].suffix == ".o"
+    np.testing.assert_allclose(exe(x, w), _expected(scales, x, w), rtol=2e-5, atol=2e-5)
+    ahead = serialize.WrapperObject("xlac", "main", exe.signature, pieces.LIBRARY_ORIGIN)
+    other = (ahead.sources[0], ahead.sources[1] + "\n")
+    assert ahead.object_for(other) is None and ahead.object_for(ahead.sources) is not None
+
+
 def test_a_program_in_pieces_serializes_and_loads(small_is_big, tmp_path):
     scales = [0.5, 0.25]
     x, w = _inputs()

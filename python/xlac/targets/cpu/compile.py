@@ -14,6 +14,7 @@ from xlac.targets.cpu.collectives import shim_for
 from xlac.targets.cpu.libraries import keep_freed_memory
 from xlac.targets.cpu.library import executable_from
 from xlac.targets.cpu.runtime import CpuFunction
+from xlac.targets.cpu.serialize import WrapperObject
 
 
 class CpuTarget:
@@ -32,12 +33,14 @@ class CpuTarget:
         steps = pipelines.cpu_stages(entry, options)
         runner.run(module, "stablehlo", steps["stablehlo"])
         signature = entry_signature(module, entry)
+        wrapper = None
         if _may_split(options, grid) and pieces.likely_big(module):
             pieces.start_workers(max(1, options.threads()))   # their imports overlap the passes
+            wrapper = WrapperObject("xlac", entry, signature, pieces.LIBRARY_ORIGIN)   # ... its C compile too
         for stage in pipelines.CPU_STAGES[2:]:          # the stages after "stablehlo"
             runner.run(module, stage, steps[stage])
         features = cpu_model(options.cpu).features
-        function = _in_pieces(module, entry, signature, features, runner, grid) or \
+        function = _in_pieces(module, entry, signature, features, runner, grid, wrapper) or \
             runner.machine_code(lambda: CpuFunction(module, entry, features,
                                                     options.malloc_tuning, grid=grid,
                                                     mpi_library=mpi))
@@ -52,7 +55,7 @@ def _may_split(options, grid) -> bool:
     return options.pieces and grid is None and not options.profile
 
 
-def _in_pieces(module, entry: str, signature, features, runner, grid):
+def _in_pieces(module, entry: str, signature, features, runner, grid, wrapper=None):
     """The program compiled in pieces on every core, or None: small, SPMD,
     profiled (its clock lives in the JIT) or ``options.pieces`` off."""
     options = runner.options
@@ -70,5 +73,6 @@ def _in_pieces(module, entry: str, signature, features, runner, grid):
     salt = json.dumps([build_identity(options.cache_dir), sorted(features)], sort_keys=True)
     cache = CompilationCache.open(options.cache_dir)
     return runner.machine_code(
-        lambda: pieces.PiecesFunction(found, entry, signature, features, workers, cache, salt),
+        lambda: pieces.PiecesFunction(found, entry, signature, features, workers, cache, salt,
+                                      wrapper),
         f"LLVM -O3, {len(found)} pieces on {min(workers, len(found))} processes")

@@ -33,6 +33,7 @@ from xlac.errors import CompileError, Diagnostic, error
 from xlac.mlir import ir
 
 PIECES_MIN_BYTES = 400_000       # LLVM-dialect text below which one JIT is quicker
+LIBRARY_NAME, LIBRARY_ORIGIN = "libxlac_module.so", "<compiled program>"   # what the pieces link into
 _SYMBOL = re.compile(r'@"?([A-Za-z_$.][\w$.\-]*)"?')
 
 
@@ -300,16 +301,18 @@ class PiecesFunction:
     clock = None
 
     def __init__(self, pieces: list[Piece], entry: str, signature, cpu_features, workers: int,
-                 cache=None, salt: str = ""):
+                 cache=None, salt: str = "", wrapper=None):
         from xlac.artifact import container
         from xlac.targets.cpu.library import LibraryFunction, open_library
         from xlac.targets.cpu.serialize import EntryObject, link_library
         with tempfile.TemporaryDirectory(prefix="xlac-pieces-") as workdir:
             combined = compile_pieces(pieces, Path(workdir), workers, cache=cache, salt=salt)
             self._object = combined.read_bytes()
-            blob, _ = link_library([EntryObject(entry, combined, signature)], "xlac",
-                                   "libxlac_module.so", "<compiled program>", Path(workdir),
-                                   cpu_features)
+            # what the pieces call and do not define: no nm run to find LAPACK's calls
+            undefined = tuple(sorted({name for piece in pieces for name in piece.external}))
+            blob, _ = link_library([EntryObject(entry, combined, signature, undefined=undefined)],
+                                   "xlac", LIBRARY_NAME, LIBRARY_ORIGIN, Path(workdir),
+                                   cpu_features, wrapper_object=wrapper)
         self._runnable = not cpu_model("host").lacks(cpu_features)   # else: refused, not SIGILL
         self._features = cpu_features
         library_bytes, meta = container.unpack(blob)

@@ -38,6 +38,7 @@ class EntryObject:
     signature: Signature
     grid: DeviceGrid | None = None        # an SPMD program: calls the MPI shim
     mpi_library: str | None = None
+    undefined: tuple[str, ...] | None = None   # the symbols it uses but lacks, when known (else nm)
 
 
 class PendingArtifact:
@@ -75,18 +76,62 @@ class PendingArtifact:
             self._cleanup()
 
 
+class WrapperObject:
+    """The C wrapper of one entry compiled ahead, on a thread of its own: a
+    big program's compile starts it when the entry's signature is known, and
+    its C compiler run (30 ms) overlaps the passes, which leave the second
+    core idle, instead of adding to the link at the end."""
+
+    def __init__(self, prefix: str, entry: str, signature: Signature, origin: str):
+        from concurrent.futures import ThreadPoolExecutor
+        self._workdir = Path(tempfile.mkdtemp(prefix="xlac-wrapper-"))
+        self._cleanup = weakref.finalize(self, shutil.rmtree, self._workdir, True)
+        self.sources = _c_sources(prefix, {entry: signature}, origin, {})
+        self._path = _write_sources(self.sources, prefix, self._workdir)
+        pool = ThreadPoolExecutor(1, thread_name_prefix="xlac-wrapper")
+        self._compiled = pool.submit(self._compile)
+        pool.shutdown(wait=False)                     # its thread ends with the compile
+
+    def _compile(self) -> Path | None:
+        output = self._path.with_suffix(".o")
+        done = subprocess.run([c_compiler(), "-c", "-fPIC", "-O2", "-o", str(output), str(self._path)],
+                              capture_output=True)
+        return output if done.returncode == 0 else None
+
+    def object_for(self, sources: tuple[str, str]) -> Path | None:
+        """The compiled wrapper if it was made from ``sources``, else None
+        (the link then compiles the wrapper itself, as without one)."""
+        return self._compiled.result() if sources == self.sources else None
+
+
+def _c_sources(prefix: str, signatures: dict, origin: str, grids: dict) -> tuple[str, str]:
+    """``(header text, wrapper text)`` of a library exporting ``prefix_<entry>``."""
+    identity = container.build_identity()
+    return (csrc.header(prefix, signatures, origin, identity["xlac"], grids),
+            csrc.wrapper(prefix, signatures, f"{prefix}.h", grids))
+
+
+def _write_sources(sources: tuple[str, str], prefix: str, workdir: Path) -> Path:
+    (workdir / f"{prefix}.h").write_text(sources[0])
+    wrapper = workdir / f"{prefix}_wrapper.c"
+    wrapper.write_text(sources[1])
+    return wrapper
+
+
 def link_library(objects: list[EntryObject], prefix: str, soname: str, origin: str,
-                 workdir: Path, cpu_features, extra: dict | None = None) -> tuple[bytes, str]:
+                 workdir: Path, cpu_features, extra: dict | None = None,
+                 wrapper_object: WrapperObject | None = None) -> tuple[bytes, str]:
     """``(artifact bytes, header text)``: a shared library exporting ``prefix_<entry>``."""
     workdir = Path(workdir)
     signatures = {o.entry: o.signature for o in objects}
     grids = {o.entry: o.grid for o in objects if o.grid is not None}
     identity = container.build_identity()
-    header_text = csrc.header(prefix, signatures, origin, identity["xlac"], grids)
-    (workdir / f"{prefix}.h").write_text(header_text)
-    wrapper = workdir / f"{prefix}_wrapper.c"
-    wrapper.write_text(csrc.wrapper(prefix, signatures, f"{prefix}.h", grids))
-    lapack = sorted({n for o in objects for n in lapack_names(_undefined(o.object_path))})
+    sources = _c_sources(prefix, signatures, origin, grids)
+    header_text = sources[0]
+    wrapper = (wrapper_object.object_for(sources) if wrapper_object is not None else None) \
+        or _write_sources(sources, prefix, workdir)
+    lapack = sorted({n for o in objects for n in lapack_names(
+        o.undefined if o.undefined is not None else _undefined(o.object_path))})
     private = [_localize(o, prefix, workdir, lapack) for o in objects]
     library = workdir / soname
     # -nostartfiles: no initializers at all, so a library that has one is not
