@@ -12,17 +12,9 @@ from xlac.passes.base import ModulePass, functions, nested_ops
 from xlac.passes.buffers.own_fills import own_fill
 from xlac.passes.cpu.contraction_plan import contraction_plan
 from xlac.passes.cpu.fused_rows_plan import fused_rows_plan
+from xlac.passes.cpu.parallel_loops_plan import PARALLEL_LOOPS, parallel_loops_plan
 from xlac.passes.cpu.schedule_functions import keep_planned, outline_planned
-from xlac.passes.cpu.schedule_plan import (
-    CONTRACTIONS,
-    MIN_WORK,
-    PARALLEL_LOOPS,
-    POOLINGS,
-    Machine,
-    Plan,
-    iterations,
-    plan_for,
-)
+from xlac.passes.cpu.schedule_plan import CONTRACTIONS, MIN_WORK, POOLINGS, Machine, Plan, iterations, plan_for
 from xlac.passes.remarks import emit_remarks
 
 SCHEDULES = Path(__file__).parent / "schedules"
@@ -187,7 +179,10 @@ def _apply_one_by_one(module: ir.Operation, planned: list[tuple[ir.Operation, Pl
 def _plan(op: ir.Operation, machine: Machine, fuse_producers: bool = True) -> Plan | None:
     if op.name in CONTRACTIONS or op.name in POOLINGS:
         return contraction_plan(op, machine, fuse_producers)
-    return plan_for(op, machine)
+    plan = plan_for(op, machine)
+    if plan is None and op.name == "linalg.generic":      # no vector schedule: threads at least
+        return parallel_loops_plan(op, machine)
+    return plan
 
 
 def _linalg_ops(module: ir.Operation) -> list[ir.Operation]:

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass, field
 
 from xlac.mlir import ir
+from xlac.passes.cpu.body_reads import gather_safe
 
 
 @dataclass(frozen=True)
@@ -64,46 +65,6 @@ class LoopNest:
     contiguous: int = -1              # the loop walking the first input's last dim
 
 
-def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
-    """The schedule for ``op``, or None to leave it to convert-linalg-to-loops:
-    a vector schedule where one fits, else for a generic of real size its
-    scalar loops split among the threads (``parallel_loops_plan``)."""
-    plan = _vector_plan(op, machine)
-    if plan is None and op.name == "linalg.generic":
-        return parallel_loops_plan(op, machine)
-    return plan
-
-
-PARALLEL_LOOPS = "xla_parallel_loops"
-# A scalar iteration costs what a vector's lanes do, so chunks of scalar loops
-# pay for the threads' fork-join at a sixteenth of CHUNK_WORK's iterations.
-SCALAR_ITERATION_WORK = 16
-_MAX_PARALLEL_RANK = 8          # passes/cpu/schedules/parallel_loops.mlir's sequences
-
-
-def parallel_loops_plan(op: ir.Operation, machine: Machine) -> Plan | None:
-    """Chunks of the outer parallel loops for the threads, the loops inside
-    left scalar: for a generic no vector schedule takes (control flow in the
-    body, i1 or f64 accumulators, strided windows). None when it is too
-    small to split or its loop extents are not all static."""
-    extents = loop_extents(op)
-    if extents is None or not 1 <= len(extents) <= _MAX_PARALLEL_RANK:
-        return None
-    kinds = _iterator_kinds(op, len(extents))
-    parallel = [i for i, kind in enumerate(kinds) if kind == "parallel"]
-    inner_work = math.prod(e for i, e in enumerate(extents) if i not in parallel)
-    if not parallel or math.prod(extents) < MIN_WORK:
-        return None
-    chunks = thread_tiles(tuple(extents[i] for i in parallel), machine.threads, 1,
-                          inner_work * SCALAR_ITERATION_WORK)
-    if chunks == tuple(extents[i] for i in parallel):
-        return None                      # one chunk: nothing to split
-    sizes = [0] * len(extents)
-    for dim, size in zip(parallel, chunks):
-        sizes[dim] = size
-    return Plan(f"{PARALLEL_LOOPS}_{len(extents)}d", tuple(sizes))
-
-
 def loop_extents(op: ir.Operation) -> list[int] | None:
     """Each loop's extent, from the operand dims its plain ``dN`` map results
     walk (windows such as ``d3 * 2 + d4`` tell nothing; another operand must
@@ -125,7 +86,9 @@ def loop_extents(op: ir.Operation) -> list[int] | None:
     return [extents[i] for i in range(count)]
 
 
-def _vector_plan(op: ir.Operation, machine: Machine) -> Plan | None:
+def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
+    """The vector schedule for ``op``, or None: then parallel_loops_plan.py's
+    for a generic, else convert-linalg-to-loops' scalar loops."""
     nest = loop_nest(op)
     if nest is None or math.prod(nest.extents) < MIN_WORK:
         return None
@@ -199,7 +162,7 @@ def _nest_from_maps(op: ir.Operation, types, widest: int) -> LoopNest | None:
     count = maps[0].n_dims
     if sorted(extents) != list(range(count)) or any(e <= 0 for e in extents.values()):
         return None
-    kinds = _iterator_kinds(op, count)
+    kinds = iterator_kinds(op, count)
     reductions = tuple(i for i, kind in enumerate(kinds) if kind == "reduction")
     last = _DIM.match(str(maps[0].results[-1])) if maps[0].results else None
     return LoopNest(tuple(extents[i] for i in range(count)), reductions, widest,
@@ -210,7 +173,7 @@ def _is_static_tensor(type_: ir.Type) -> bool:
     return isinstance(type_, ir.RankedTensorType) and type_.has_static_shape
 
 
-def _iterator_kinds(op: ir.Operation, count: int) -> list[str]:
+def iterator_kinds(op: ir.Operation, count: int) -> list[str]:
     if "iterator_types" in op.attributes:
         return ["reduction" if "reduction" in str(a) else "parallel"
                 for a in op.attributes["iterator_types"]]
@@ -232,62 +195,6 @@ def simple_body(op: ir.Operation, gathers: bool = False) -> bool:
         if name == "tensor.extract" and not gather_safe(inner.operation, loops - 1):
             return False
     return True
-
-
-_VIEWS = ("tensor.expand_shape", "tensor.collapse_shape", "tensor.cast")
-
-
-def gather_safe(read: ir.Operation, innermost: int) -> bool:
-    """Whether the vectorizer's form of ``read`` (a ``tensor.extract`` in a
-    loop body) is right after bufferization: a contiguous load (its last
-    index the innermost loop's own, the others not moving with it), or a
-    gather from a tensor that is no slice.
-
-    Why: the vectorizer's gathers index the tensor as if it were dense,
-    row * width + column, and a slice (a roll's shifted rows) becomes a
-    strided view of the larger buffer: the gather read the wrong elements."""
-    return contiguous(read, innermost) or not reads_a_slice(read)
-
-
-def reads_a_slice(read: ir.Operation) -> bool:
-    """Whether ``read``'s tensor is a slice (through reshapes) of another:
-    after bufferization, a strided view."""
-    source = read.operands[0]
-    while not isinstance(source.owner, ir.Block) and source.owner.operation.name in _VIEWS:
-        source = source.owner.operation.operands[0]
-    return not isinstance(source.owner, ir.Block) and \
-        source.owner.operation.name == "tensor.extract_slice"
-
-
-def contiguous(read: ir.Operation, innermost: int) -> bool:
-    """Whether the vectorizer reads ``read``'s elements as one contiguous vector."""
-    indices = list(read.operands)[1:]
-    if not indices or not _is_loop_index(indices[-1], innermost):
-        return False
-    return not any(_moves_with(index, innermost) for index in indices[:-1])
-
-
-def _is_loop_index(value: ir.Value, loop: int) -> bool:
-    owner = value.owner
-    return not isinstance(owner, ir.Block) and owner.operation.name == "linalg.index" and \
-        ir.IntegerAttr(owner.operation.attributes["dim"]).value == loop
-
-
-def _moves_with(value: ir.Value, loop: int, depth: int = 0) -> bool:
-    """Whether ``value`` may change with loop ``loop``'s index (unknowns may)."""
-    owner = value.owner
-    if isinstance(owner, ir.Block):                 # a body argument (an element) moves
-        return owner.owner.operation.name == "linalg.generic"
-    op = owner.operation
-    if op.parent.name != "linalg.generic":
-        return False                                # defined outside the loops
-    if op.name == "linalg.index":
-        return ir.IntegerAttr(op.attributes["dim"]).value == loop
-    if op.name == "arith.constant":
-        return False
-    if depth > 16 or not op.name.startswith("arith."):
-        return True
-    return any(_moves_with(operand, loop, depth + 1) for operand in op.operands)
 
 
 def lanes(nest: LoopNest, machine: Machine) -> int:

@@ -9,7 +9,8 @@ import pytest
 
 import xlac
 from conftest import MASKED_ROW_MAX, runnable_levels
-from xlac.passes.cpu.schedule_plan import Machine, parallel_loops_plan
+from xlac.passes.cpu.parallel_loops_plan import parallel_loops_plan
+from xlac.passes.cpu.schedule_plan import Machine
 
 TWO_THREADS = xlac.Options().replace(num_threads=2)
 
