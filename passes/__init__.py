@@ -53,6 +53,7 @@ _REGISTRY: dict[str, str] = {
     "xla-apply-schedules": "cpu.apply_schedules:ApplySchedules",
     "xla-collapse-reduction-loops": "cpu.collapse_reduction_loops:CollapseReductionLoops",
     "xla-speculate-branch-reads": "cpu.speculate_branch_reads:SpeculateBranchReads",
+    "xla-split-long-blocks": "cpu.split_long_blocks:SplitLongBlocks",
     "xla-outline-top-k": "ingest.outline_top_k:OutlineTopK",
     "xla-unroll-short-loops": "ingest.unroll_short_loops:UnrollShortLoops",
     "xla-lower-top-k": "lower.lower_top_k:LowerTopK",

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from xlac.dtypes import tensor_type
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops, symbol_name
-from xlac.passes.helper_calls import call_instead, fresh_name, parse_at
+from xlac.passes.helper_calls import SymbolNames, call_instead, fresh_name, parse_at
 
 _DIM = re.compile(r"^d(\d+)$")
 _BODIES = (["arith.mulf", "arith.addf"], ["arith.muli", "arith.addi"])
@@ -65,7 +65,7 @@ class NormalizeContractions(ModulePass):
     outline: bool = False
 
     def run(self, module: ir.Operation) -> None:
-        taken = {symbol_name(f) for f in functions(module)}
+        taken = SymbolNames(symbol_name(f) for f in functions(module))
         for func in functions(module):
             for op in nested_ops(func):
                 if self.outline and _is_named_contraction(op):

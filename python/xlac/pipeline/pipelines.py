@@ -180,6 +180,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "xla-loop-annotations-to-llvm",                   # ... where the translation to LLVM IR reads it
         "reconcile-unrealized-casts",
         "xla-bf16-memory-as-i16",                         # no per-lane bf16 store LLVM would truncate via __truncsfbf2
+        "xla-split-long-blocks",                          # an entry of thousands of calls: parts compiled in parallel
         f"xla-target-cpu{{cpu={cpu}}}",                   # code for the chosen CPU level, not the JIT's host
     ]
 

@@ -172,3 +172,29 @@ def test_worker_warm_up_makes_an_object():
     there, so it is checked here."""
     from xlac.targets.cpu import piece_worker
     piece_worker._warm_up()
+
+
+def _transpose_dot_chain(pairs: int) -> str:
+    """x = x^T @ w, ``pairs`` times: its kernels shared, its entry thousands of ops long."""
+    t = "tensor<16x16xf32>"
+    lines = [f"func.func public @main(%x0: {t}, %w: {t}) -> {t} {{"]
+    for k in range(pairs):
+        lines += [f"  %t{k} = stablehlo.transpose %x{k}, dims = [1, 0] : ({t}) -> {t}",
+                  f"  %x{k + 1} = stablehlo.dot_general %t{k}, %w, contracting_dims = [1] x [0]"
+                  f" : ({t}, {t}) -> {t}"]
+    return "\n".join(lines + [f"  return %x{pairs} : {t}", "}"])
+
+
+def test_a_long_entry_is_compiled_in_parts_and_is_right():
+    """xla-split-long-blocks cuts the entry of 600 transposes and dots into
+    functions compiled apart (in parallel, in pieces); the result is the same."""
+    pairs = 300
+    exe = _compile(_transpose_dot_chain(pairs))
+    assert exe.as_text("llvm").count("llvm.func @xla_part_") >= 2
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 16)).astype(np.float32)
+    w = (np.eye(16) + 0.01 * rng.standard_normal((16, 16))).astype(np.float32)
+    want = x.astype(np.float64)
+    for _ in range(pairs):
+        want = want.T @ w
+    np.testing.assert_allclose(exe(x, w), want, rtol=1e-3, atol=1e-3)

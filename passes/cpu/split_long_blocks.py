@@ -1,0 +1,211 @@
+"""xla-split-long-blocks: long straight runs of an LLVM function's code moved
+into functions of their own."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xlac.mlir import dialect, ir
+from xlac.passes.base import ModulePass
+
+# Cheap values copied into each part that uses them rather than passed in.
+_COPIED = ("llvm.mlir.constant", "llvm.mlir.zero", "llvm.mlir.poison", "llvm.mlir.undef",
+           "llvm.mlir.addressof")
+# Ops that stay where they are and end a run: stack memory would die with
+# the part that made it; terminators end the block anyway.
+_STAYS = ("llvm.alloca", "llvm.intr.stacksave", "llvm.intr.stackrestore")
+PART_STEM = "xla_part"
+
+
+@dataclass(frozen=True)
+class SplitLongBlocks(ModulePass):
+    """Move each run of more than `max-ops` ops of a block into
+    `llvm.func @xla_part_<n>` (`no_inline`) runs of at most `max-ops`, called
+    in its place: what the run reads from before it is passed in (constants
+    are copied), what later code reads from it comes back (several values in
+    a struct). Stack allocations, ops with regions and terminators stay.
+
+    Why: LLVM's instruction selection takes time growing faster than a basic
+    block's length, whatever the optimization level. The entry of a
+    2,000-op transpose/dot chain is one block of 47,000 instructions (its
+    kernels are shared, its buffers allocated and freed in line): 1.5 s of
+    machine code on one process even at -O0, 0.16 s cut into blocks of
+    400. Blocks are not enough (-O2 merges them back); functions are
+    compiled apart, and in parallel (they go to other pieces). Example:
+
+        llvm.func @main(%a: !llvm.ptr) { ...50,000 ops...; llvm.return }
+      becomes
+        llvm.func @main(%a: !llvm.ptr) {
+          %r = llvm.call @xla_part_0(%a) : (!llvm.ptr) -> !llvm.ptr ...
+        llvm.func @xla_part_0(%a: !llvm.ptr) -> !llvm.ptr attributes {no_inline} { ... }
+    """
+
+    name = "xla-split-long-blocks"
+    max_ops: int = 2000
+
+    def run(self, module: ir.Operation) -> None:
+        body = module.regions[0].blocks[0]
+        functions = [op.operation for op in body.operations
+                     if op.operation.name == "llvm.func" and op.operation.regions[0].blocks]
+        taken = {ir.StringAttr(op.operation.attributes["sym_name"]).value for op in body.operations
+                 if "sym_name" in op.operation.attributes}
+        names = _Names(taken)
+        for func in functions:
+            for block in func.regions[0].blocks:
+                ops = [op.operation for op in block.operations]
+                if len(ops) > self.max_ops:
+                    for run in _runs(ops, self.max_ops):
+                        _move_into_part(module, func, run, names.fresh())
+
+
+class _Names:
+    def __init__(self, taken: set[str]):
+        self.taken, self.index = taken, 0
+
+    def fresh(self) -> str:
+        while f"{PART_STEM}_{self.index}" in self.taken:
+            self.index += 1
+        self.taken.add(f"{PART_STEM}_{self.index}")
+        return f"{PART_STEM}_{self.index}"
+
+
+def _runs(ops: list[ir.Operation], max_ops: int) -> list[list[ir.Operation]]:
+    """Consecutive movable ops, cut every ``max_ops``; runs shorter than a
+    tenth of that are left in place (a call costs more than they do)."""
+    runs, current, shortest = [], [], max(2, max_ops // 10)
+    for op in ops:
+        movable = op.name not in _STAYS and not op.regions and op.name not in _COPIED \
+            and not _is_terminator(op)
+        if movable:
+            current.append(op)
+        if not movable or len(current) == max_ops:
+            if len(current) >= shortest:
+                runs.append(current)
+            current = []
+    if len(current) >= shortest:
+        runs.append(current)
+    return runs
+
+
+def _is_terminator(op: ir.Operation) -> bool:
+    return op.name in ("llvm.return", "llvm.br", "llvm.cond_br", "llvm.switch", "llvm.unreachable")
+
+
+def _move_into_part(module: ir.Operation, func: ir.Operation, run: list[ir.Operation],
+                    name: str) -> None:
+    # the run's ops, compared by what they are (the bindings make a new object
+    # per look; a set works while nothing edits them, until the outputs are found)
+    inside = set(run)
+    inputs, copied = _reads(run, inside)
+    outputs = [result for op in run for result in op.results
+               if any(not _within(use.owner, func, inside) for use in result.uses)]
+    outside_uses = [[(use.owner.operation, use.operand_number) for use in value.uses
+                     if not _within(use.owner, func, inside)] for value in outputs]
+    part = _new_function(module, name, inputs, outputs, run[0].location)
+    entry = part.regions[0].blocks[0]
+    mapping = {_value_key(v): arg for v, arg in zip(inputs, entry.arguments)}
+    with ir.InsertionPoint.at_block_terminator(entry):
+        for value in copied:
+            mapping[_value_key(value)] = value.owner.operation.clone().results[0]
+    for new, uses in zip(_call_in_place(run[0], name, inputs, outputs), outside_uses):
+        for user, index in uses:
+            user.operands[index] = new
+    end = _end(entry)
+    for op in run:
+        op.move_before(end)
+        _rewire(op, mapping)
+    _return(end, outputs, run[-1].location)
+
+
+def _reads(run: list[ir.Operation], inside: set) -> tuple[list[ir.Value], list[ir.Value]]:
+    """``(values to pass in, constants to copy in)``: what ``run`` reads from before it."""
+    inputs, copied, seen = [], [], set()
+    for op in run:
+        for value in op.operands:
+            owner = value.owner
+            if not isinstance(owner, ir.Block) and owner.operation in inside:
+                continue
+            key = _value_key(value)
+            if key in seen:
+                continue
+            seen.add(key)
+            if not isinstance(owner, ir.Block) and owner.operation.name in _COPIED:
+                copied.append(value)
+            else:
+                inputs.append(value)
+    return inputs, copied
+
+
+def _value_key(value: ir.Value) -> ir.Value:
+    """Values are their own keys (they hash and compare by what they stand
+    for; the bindings make a new object of a block at each look)."""
+    return value
+
+
+def _within(op, func: ir.Operation, inside: set) -> bool:
+    """Whether ``op`` is (or is nested in) one of the run's ops."""
+    op = op.operation
+    while op.parent is not None and op.parent.operation != func:
+        op = op.parent.operation
+    return op in inside
+
+
+def _packed(types: list[ir.Type]) -> ir.Type | None:
+    """What a part returns: nothing, the one value, or a struct of them."""
+    if not types:
+        return None
+    if len(types) == 1:
+        return types[0]
+    return ir.Type.parse("!llvm.struct<(" + ", ".join(map(str, types)) + ")>")
+
+
+def _new_function(module: ir.Operation, name: str, inputs, outputs, location) -> ir.Operation:
+    result = _packed([v.type for v in outputs])
+    signature = ir.Type.parse(f"!llvm.func<{result if result is not None else '!llvm.void'} "
+                              f"({', '.join(str(v.type) for v in inputs)})>")
+    llvm = dialect("llvm")
+    with location, ir.InsertionPoint(module.regions[0].blocks[0]):
+        part = llvm.LLVMFuncOp(name, ir.TypeAttr.get(signature), sym_visibility="private",
+                               no_inline=True)
+        block = ir.Block.create_at_start(part.regions[0], [v.type for v in inputs])
+        with ir.InsertionPoint(block):
+            llvm.UnreachableOp()                # the end marker, replaced by the return
+    return part.operation
+
+
+def _end(block: ir.Block) -> ir.Operation:
+    return list(block.operations)[-1].operation
+
+
+def _rewire(op: ir.Operation, mapping: dict) -> None:
+    for index, value in enumerate(op.operands):
+        new = mapping.get(_value_key(value))
+        if new is not None:
+            op.operands[index] = new
+
+
+def _call_in_place(first: ir.Operation, name: str, inputs, outputs) -> list[ir.Value]:
+    """The call before ``first``; the values that stand for ``outputs`` after it."""
+    llvm = dialect("llvm")
+    with ir.InsertionPoint(first), first.location:
+        call = llvm.CallOp(_packed([v.type for v in outputs]), list(inputs), [], [],
+                           callee=name, no_inline=True)
+        if len(outputs) == 1:
+            return [call.result]
+        return [llvm.ExtractValueOp(v.type, call.result, [i]).result for i, v in enumerate(outputs)]
+
+
+def _return(end: ir.Operation, outputs, location) -> None:
+    """Replace the end marker by the return of the part's ``outputs``."""
+    llvm = dialect("llvm")
+    with ir.InsertionPoint(end), location:
+        if not outputs:
+            llvm.ReturnOp()
+        elif len(outputs) == 1:
+            llvm.ReturnOp(arg=outputs[0])
+        else:
+            packed = llvm.PoisonOp(_packed([v.type for v in outputs])).result
+            for index, value in enumerate(outputs):
+                packed = llvm.InsertValueOp(packed, value, [index]).result
+            llvm.ReturnOp(arg=packed)
+    end.erase()
