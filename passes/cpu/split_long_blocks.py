@@ -19,9 +19,9 @@ PART_STEM = "xla_part"
 
 @dataclass(frozen=True)
 class SplitLongBlocks(ModulePass):
-    """Move each run of more than `max-ops` ops of a block into
-    `llvm.func @xla_part_<n>` (`no_inline`) runs of at most `max-ops`, called
-    in its place: what the run reads from before it is passed in (constants
+    """Move the straight runs of each block longer than `longer-than` ops
+    into `llvm.func @xla_part_<n>` (`no_inline`), at most `max-ops` ops each,
+    called in their place: what the run reads from before it is passed in (constants
     are copied), what later code reads from it comes back (several values in
     a struct). Stack allocations, ops with regions and terminators stay.
 
@@ -42,6 +42,7 @@ class SplitLongBlocks(ModulePass):
 
     name = "xla-split-long-blocks"
     max_ops: int = 2000
+    longer_than: int = 8000        # blocks no longer stay whole: real models' entries are shorter
 
     def run(self, module: ir.Operation) -> None:
         body = module.regions[0].blocks[0]
@@ -53,7 +54,7 @@ class SplitLongBlocks(ModulePass):
         for func in functions:
             for block in func.regions[0].blocks:
                 ops = [op.operation for op in block.operations]
-                if len(ops) > self.max_ops:
+                if len(ops) > max(self.longer_than, self.max_ops):
                     for run in _runs(ops, self.max_ops):
                         _move_into_part(module, func, run, names.fresh())
 

@@ -1,6 +1,6 @@
-// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-split-long-blocks{max-ops=4})' | FileCheck %s
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-split-long-blocks{max-ops=4 longer-than=4})' | FileCheck %s
 
-/// A block of more than 4 movable ops: runs of at most 4 go into parts,
+/// A block of more than 4 ops: runs of at most 4 go into parts,
 /// called in place. Constants stay (copied into the parts that read them);
 /// the alloca stays and ends a run; what later code reads comes back, two
 /// values in a struct.
