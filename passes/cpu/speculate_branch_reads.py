@@ -119,6 +119,8 @@ def _stays_right(read: ir.Operation, extents: list[int] | None) -> bool:
     or a gather from a tensor that is no slice (``gather_safe``)."""
     if extents is None:
         return False
+    if not read.operands[0].type.shape:
+        return True                      # a 0-d tensor's one element: the same in every lane
     innermost = len(extents) - 1
     last = read.operands[len(read.operands) - 1]
     in_bounds = _within(last, read.operands[0].type.shape[-1], extents)

@@ -69,3 +69,31 @@ func.func @division(%a: tensor<8xi32>, %d: tensor<8xi32>) -> tensor<8xi32> {
   } -> tensor<8xi32>
   return %r : tensor<8xi32>
 }
+
+// -----
+
+/// A 0-d tensor's element in one branch (a padding value): nothing to clamp.
+// CHECK-LABEL: func.func @scalar_fill
+// CHECK-NOT: scf.if
+// CHECK: %[[V:.*]] = tensor.extract %{{.*}}[] : tensor<f32>
+// CHECK: arith.select %{{.*}}, %[[V]], %{{.*}} : f32
+func.func @scalar_fill(%x: tensor<8x64xf32>, %fill: tensor<f32>) -> tensor<9x64xf32> {
+  %c8 = arith.constant 8 : index
+  %e = tensor.empty() : tensor<9x64xf32>
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]} outs(%e : tensor<9x64xf32>) {
+  ^bb0(%o: f32):
+    %i = linalg.index 0 : index
+    %j = linalg.index 1 : index
+    %last = arith.cmpi uge, %i, %c8 : index
+    %v = scf.if %last -> (f32) {
+      %f = tensor.extract %fill[] : tensor<f32>
+      scf.yield %f : f32
+    } else {
+      %a = tensor.extract %x[%i, %j] : tensor<8x64xf32>
+      scf.yield %a : f32
+    }
+    linalg.yield %v : f32
+  } -> tensor<9x64xf32>
+  return %r : tensor<9x64xf32>
+}
