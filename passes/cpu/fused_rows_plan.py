@@ -67,13 +67,14 @@ class _Nests:
 
 
 def _row_nest(op: ir.Operation) -> LoopNest | None:
-    """The loops of a generic in a row group: 2-3 of them, 4-byte elements,
+    """The loops of a generic in a row group: 2-4 of them (attention's scores
+    are [batch, heads, queries, keys]), 4-byte elements,
     every loop parallel, or only the innermost a reduction; result map the
     identity (elementwise) or the outer dims (reduction)."""
     if op.name != "linalg.generic" or len(op.results) != 1 or not simple_body(op):
         return None
     nest = loop_nest(op)
-    if nest is None or len(nest.extents) not in (2, 3) or nest.element_bytes != 4:
+    if nest is None or len(nest.extents) not in (2, 3, 4) or nest.element_bytes != 4:
         return None
     rank = len(nest.extents)
     kept = rank - len(nest.reductions)

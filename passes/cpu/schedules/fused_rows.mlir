@@ -94,6 +94,54 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  transform.named_sequence @xla_fused_rows_4d(
+      %op: !transform.any_op {transform.consumed},
+      %members: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %c2: !transform.param<i64> {transform.readonly},
+      %rows: !transform.param<i64> {transform.readonly},
+      %v: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, %c1, %c2, 0]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %in_chunk, %forall2 = transform.structured.fuse_into_containing_op %members into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %block, %loops:3 = transform.structured.tile_using_for %chunk tile_sizes [1, 1, %rows, 0]
+      : (!transform.any_op, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    %in_block, %loop2 = transform.structured.fuse_into_containing_op %in_chunk into %loops#2
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %reductions = transform.structured.match ops{["linalg.generic"]}
+      attributes{iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>,
+                                   #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>]}
+      in %loop2 : (!transform.any_op) -> !transform.any_op
+    transform.foreach %reductions : !transform.any_op {
+    ^bb0(%r: !transform.any_op):
+      %row, %rloops:3 = transform.structured.tile_using_for %r tile_sizes [1, 1, 1, 0]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      %fill, %partial, %combine, %kloop = transform.structured.tile_reduction_using_for %row
+        by tile_sizes = [0, 0, 0, 16]
+        : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %fill : !transform.any_op
+      transform.structured.vectorize %partial vector_sizes [1, 1, 1, 16] : !transform.any_op
+      transform.structured.vectorize %combine : !transform.any_op
+    }
+    %maps = transform.structured.match ops{["linalg.generic"]}
+      attributes{iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>,
+                                   #linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>]}
+      in %loop2 : (!transform.any_op) -> !transform.any_op
+    transform.foreach %maps : !transform.any_op {
+    ^bb0(%m: !transform.any_op):
+      %tile, %tloops:4 = transform.structured.tile_using_for %m tile_sizes [1, 1, 1, %v]
+        : (!transform.any_op, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %tile vector_sizes [1, 1, 1, %v] : !transform.any_op, !transform.param<i64>
+    }
+    transform.include @xla_vectorize_fills failures(propagate) (%loop2) : (!transform.any_op) -> ()
+    transform.yield
+  }
+
   // The reductions' init fills, now per block of rows.
   transform.named_sequence @xla_vectorize_fills(%loop: !transform.any_op {transform.readonly}) {
     %fills = transform.structured.match ops{["linalg.fill"]} in %loop
