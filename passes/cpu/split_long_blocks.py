@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass
+from xlac.passes.helper_calls import fresh_name, symbols
 
 # Cheap values copied into each part that uses them rather than passed in.
 _COPIED = ("llvm.mlir.constant", "llvm.mlir.zero", "llvm.mlir.poison", "llvm.mlir.undef",
@@ -48,26 +49,13 @@ class SplitLongBlocks(ModulePass):
         body = module.regions[0].blocks[0]
         functions = [op.operation for op in body.operations
                      if op.operation.name == "llvm.func" and op.operation.regions[0].blocks]
-        taken = {ir.StringAttr(op.operation.attributes["sym_name"]).value for op in body.operations
-                 if "sym_name" in op.operation.attributes}
-        names = _Names(taken)
+        taken = symbols(module)
         for func in functions:
             for block in func.regions[0].blocks:
-                ops = [op.operation for op in block.operations]
-                if len(ops) > max(self.longer_than, self.max_ops):
+                if len(block.operations) > max(self.longer_than, self.max_ops):   # no op objects made
+                    ops = [op.operation for op in block.operations]
                     for run in _runs(ops, self.max_ops):
-                        _move_into_part(module, func, run, names.fresh())
-
-
-class _Names:
-    def __init__(self, taken: set[str]):
-        self.taken, self.index = taken, 0
-
-    def fresh(self) -> str:
-        while f"{PART_STEM}_{self.index}" in self.taken:
-            self.index += 1
-        self.taken.add(f"{PART_STEM}_{self.index}")
-        return f"{PART_STEM}_{self.index}"
+                        _move_into_part(module, func, run, fresh_name(taken, PART_STEM))
 
 
 def _runs(ops: list[ir.Operation], max_ops: int) -> list[list[ir.Operation]]:
@@ -98,16 +86,20 @@ def _move_into_part(module: ir.Operation, func: ir.Operation, run: list[ir.Opera
     # per look; a set works while nothing edits them, until the outputs are found)
     inside = set(run)
     inputs, copied = _reads(run, inside)
-    outputs = [result for op in run for result in op.results
-               if any(not _within(use.owner, func, inside) for use in result.uses)]
-    outside_uses = [[(use.owner.operation, use.operand_number) for use in value.uses
-                     if not _within(use.owner, func, inside)] for value in outputs]
+    outputs, outside_uses = [], []     # what later code reads, and where
+    for op in run:
+        for result in op.results:
+            uses = [(use.owner.operation, use.operand_number) for use in result.uses
+                    if not _within(use.owner, func, inside)]
+            if uses:
+                outputs.append(result)
+                outside_uses.append(uses)
     part = _new_function(module, name, inputs, outputs, run[0].location)
     entry = part.regions[0].blocks[0]
-    mapping = {_value_key(v): arg for v, arg in zip(inputs, entry.arguments)}
+    mapping = dict(zip(inputs, entry.arguments))   # values hash by what they stand for
     with ir.InsertionPoint.at_block_terminator(entry):
         for value in copied:
-            mapping[_value_key(value)] = value.owner.operation.clone().results[0]
+            mapping[value] = value.owner.operation.clone().results[0]
     for new, uses in zip(_call_in_place(run[0], name, inputs, outputs), outside_uses):
         for user, index in uses:
             user.operands[index] = new
@@ -126,21 +118,14 @@ def _reads(run: list[ir.Operation], inside: set) -> tuple[list[ir.Value], list[i
             owner = value.owner
             if not isinstance(owner, ir.Block) and owner.operation in inside:
                 continue
-            key = _value_key(value)
-            if key in seen:
+            if value in seen:
                 continue
-            seen.add(key)
+            seen.add(value)
             if not isinstance(owner, ir.Block) and owner.operation.name in _COPIED:
                 copied.append(value)
             else:
                 inputs.append(value)
     return inputs, copied
-
-
-def _value_key(value: ir.Value) -> ir.Value:
-    """Values are their own keys (they hash and compare by what they stand
-    for; the bindings make a new object of a block at each look)."""
-    return value
 
 
 def _within(op, func: ir.Operation, inside: set) -> bool:
@@ -180,7 +165,7 @@ def _end(block: ir.Block) -> ir.Operation:
 
 def _rewire(op: ir.Operation, mapping: dict) -> None:
     for index, value in enumerate(op.operands):
-        new = mapping.get(_value_key(value))
+        new = mapping.get(value)
         if new is not None:
             op.operands[index] = new
 
