@@ -19,6 +19,7 @@ from xlac.passes.cpu.schedule_plan import (
     lanes,
     loop_nest,
     simple_body,
+    static_tiles,
     thread_tiles,
     vector_size,
 )
@@ -45,12 +46,22 @@ def fused_rows_plan(root: ir.Operation, machine: Machine, nests: dict | None = N
     if members is None or not any(row_nest(op) and row_nest(op).reductions for op in members):
         return None
     rank = len(nest.extents)
-    chunks = thread_tiles(nest.extents[:-1], machine.threads, 1, nest.extents[-1])
+    chunks = _chunks(nest.extents, machine.threads)
     chunk_rows = chunks[-1] or nest.extents[-2]
     rows = ROW_BLOCK if chunk_rows % ROW_BLOCK == 0 else 1
     math_heavy = any(has_math(op) for op in (root, *members) if op.name == "linalg.generic")
     vector = vector_size(nest.extents[-1], lanes(nest, machine), 4 if math_heavy else 1)
     return Plan(f"xla_fused_rows_{rank}d", chunks + (rows, vector), tuple(members))
+
+
+def _chunks(extents: tuple[int, ...], threads: int) -> tuple[int, ...]:
+    """The forall tiles of the rows. Over [batch, heads, queries] a chunk
+    that leaves part of a dim before the queries (ViT's 3 heads split 2 + 1)
+    does not vectorize (its tiles keep a dynamic size): those dims are split
+    into divisors only."""
+    if len(extents) == 4:
+        return static_tiles(extents[:-1], threads, (1, 1, 1), extents[-1])
+    return thread_tiles(extents[:-1], threads, 1, extents[-1])
 
 
 class _Nests:

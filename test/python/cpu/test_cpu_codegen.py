@@ -175,7 +175,7 @@ def _softmax(shape) -> str:
             f"  return %r : {t}\n}}\n")
 
 
-@pytest.mark.parametrize("shape", [(300, 77), (4096, 1024), (3, 130, 50), (2, 3, 50, 77)])
+@pytest.mark.parametrize("shape", [(300, 77), (4096, 1024), (3, 130, 50), (2, 3, 50, 77), (4, 3, 197, 197)])
 def test_fused_softmax(rng, shape):
     """Softmax's reductions and elementwise ops run fused per row (one
     parallel loop, no temporaries of the full size), same numbers as numpy."""
