@@ -371,7 +371,10 @@ def _interpret(module: ir.Operation) -> str:
             pm.run(module)
         return ""
     except ir.MLIRError as error:
-        return held[0] if held else _first_line(error)
+        if held:
+            return held[0]
+        said = [d.message for d in getattr(error, "error_diagnostics", [])]
+        return said[0] if said else _first_line(error)
     finally:
         handler.detach()
 
