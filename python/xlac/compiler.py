@@ -37,7 +37,9 @@ def compile(source, target: str = "cpu", entry: str = "main",  # noqa: A001 - th
     executable is then called with ``f``'s pytree of arguments).
     ``options``: an ``xlac.Options`` (default: from the ``XLAC_*`` variables);
     ``disable_passes`` and ``cpu`` override its fields. ``cache=False`` skips
-    the persistent compilation cache (``xlac.cache``).
+    the persistent compilation cache (``xlac.cache``) for the whole program;
+    a big program's machine code pieces are still looked up there by their
+    own content (``options.cache_dir=None`` turns that off too).
     """
     options = resolve_options(options, disable_passes, cpu)
     with as_compile_errors("<input>"):
