@@ -62,9 +62,9 @@ def _schedule_counting(monkeypatch, blocks: int, share: bool = False) -> tuple[i
         calls[0] += 1
         return real_nest(op)
 
-    def kept(module, plans, order):
-        texts.append(apply_schedules._main_text(plans, *order))
-        return real_append(module, plans, order)
+    def kept(module, plans, order, cleanup=True):
+        texts.append(apply_schedules._main_text(plans, *order, cleanup))
+        return real_append(module, plans, order, cleanup)
 
     monkeypatch.setattr(fused_rows_plan, "_row_nest", counted)
     monkeypatch.setattr(apply_schedules, "_append_schedules", kept)
