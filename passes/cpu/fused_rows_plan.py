@@ -24,6 +24,11 @@ from xlac.passes.cpu.schedule_plan import (
     vector_size,
 )
 
+# Most producers one row group takes (softmax and layernorm have 3-5; the
+# shared models at most 5). Without a bound, each elementwise root of a chain
+# of kernels walked back through all the earlier ones before finding no
+# reduction among them: quadratic (17,501 chained ops: 0.7 s of planning).
+ROW_GROUP_MAX = 32
 ROW_BLOCK = 1                # rows per step: one row of exponentials (4 KiB per 1024 f32) stays in L1
 
 
@@ -99,7 +104,7 @@ def _row_nest(op: ir.Operation) -> LoopNest | None:
 
 def _row_group(root: ir.Operation, extents: tuple[int, ...], row_nest: _Nests) -> list[ir.Operation] | None:
     """The producers fusable into ``root``'s rows, consumers first; None if
-    one of them is also used outside the group.
+    one of them is also used outside the group, or past ``ROW_GROUP_MAX``.
 
     A use by an op that could never join (not a generic over the same rows)
     ends the search at once: otherwise a residual chain of row ops led it
@@ -122,6 +127,8 @@ def _row_group(root: ir.Operation, extents: tuple[int, ...], row_nest: _Nests) -
                 work.append(owner)
             else:
                 continue
+            if len(found) > ROW_GROUP_MAX:
+                return None
             seen.add(_key(owner))
             if not all(_may_join(use.owner, root, extents, row_nest) for use in owner.results[0].uses):
                 return None

@@ -27,12 +27,11 @@ def materialize(plan: BlockPlan) -> None:
     for group, fusion in built:
         for k, (op, result) in enumerate(group.outputs):
             graph.ops[op].results[result].replace_all_uses_with(fusion.results[k])
-    doomed = sorted({i for group in plan.groups for i in group.home} | set(plan.erase),
-                    reverse=True)
-    for i in doomed:
+    doomed = {i for group in plan.groups for i in group.home} | set(plan.erase)
+    for i in sorted(doomed, reverse=True):
         _erase_unused(graph.ops[i])
     priority = {fusion: max(group.home) for group, fusion in built}
-    priority.update({op: i for i, op in enumerate(graph.ops) if i not in set(doomed)})
+    priority.update({op: i for i, op in enumerate(graph.ops) if i not in doomed})
     ordered = {op for i, op in enumerate(graph.ops) if graph.kinds[i] == OTHER}
     sort_block(terminator.block, priority, ordered)
 

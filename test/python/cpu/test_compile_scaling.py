@@ -185,6 +185,43 @@ def _fusion_searches(monkeypatch, ops: int) -> int:
     return calls[0]
 
 
+def _row_group_steps(monkeypatch, steps: int) -> int:
+    """Producers fused-rows planning looks at on a chain of ``steps`` x (sine,
+    + c, * c) as JAX exports it (xla-fuse cuts it into kernels of 64 ops), no
+    reduction anywhere."""
+    t = "tensor<64x64xf32>"
+    lines = [f"func.func @main(%x0: {t}) -> {t} {{"]
+    for k in range(steps):
+        x = f"%x{k}"
+        lines += [f"  %s{k} = stablehlo.sine {x} : {t}",
+                  f"  %c{k} = stablehlo.constant dense<{k}.0e-06> : tensor<f32>",
+                  f"  %b{k} = stablehlo.broadcast_in_dim %c{k}, dims = [] : (tensor<f32>) -> {t}",
+                  f"  %a{k} = stablehlo.add %s{k}, %b{k} : {t}",
+                  f"  %d{k} = stablehlo.constant dense<1.{k:06d}> : tensor<f32>",
+                  f"  %e{k} = stablehlo.broadcast_in_dim %d{k}, dims = [] : (tensor<f32>) -> {t}",
+                  f"  %x{k + 1} = stablehlo.multiply %a{k}, %e{k} : {t}"]
+    lines += [f"  return %x{steps} : {t}", "}"]
+    module = parse_module(new_context(), "\n".join(lines).encode(), "chain.mlir")
+    run_passes(module, pipelines.ingest() + pipelines.fuse() + pipelines.lower_to_linalg())
+    assert str(module).count("linalg.generic") >= steps // 40      # kernels, not one
+    calls = [0]
+    real = fused_rows_plan._may_join
+    monkeypatch.setattr(fused_rows_plan, "_may_join",
+                        lambda *args: calls.__setitem__(0, calls[0] + 1) or real(*args))
+    run_passes(module, ["xla-apply-schedules{threads=2 vector-bytes=32}"])
+    return calls[0]
+
+
+def test_row_groups_of_a_chain_without_reductions_grow_linearly(monkeypatch):
+    """Each elementwise kernel's search for a row group stops after
+    ROW_GROUP_MAX producers (it walked back through every earlier kernel:
+    17,501 chained ops, 0.7 s of planning); the bound made small here, to
+    reach it with few kernels."""
+    monkeypatch.setattr(fused_rows_plan, "ROW_GROUP_MAX", 4)
+    few, many = _row_group_steps(monkeypatch, 200), _row_group_steps(monkeypatch, 800)
+    assert 0 < many <= 6 * few, (few, many)
+
+
 def test_fusion_cycle_checks_grow_linearly(monkeypatch):
     """Each check prunes the groups past its goal in a kept topological order
     (a chain of 17,501 ops: 90 s of searches, then 5 s), and decides as before."""
