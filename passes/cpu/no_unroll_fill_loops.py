@@ -38,11 +38,15 @@ class NoUnrollFillLoops(ModulePass):
     name = "xla-no-unroll-fill-loops"
 
     def run(self, module: ir.Operation) -> None:
-        rolled = ir.Attribute.parse(
-            "#llvm.loop_annotation<unroll = <disable = true>>", module.context)
         for op in nested_ops(module):
             if op.name == "scf.for" and _fills(op):
-                op.attributes["llvm.loop_annotation"] = rolled
+                keep_rolled(op)
+
+
+def keep_rolled(loop: ir.Operation) -> None:
+    """Mark ``loop`` for LLVM not to unroll (xla-loop-annotations-to-llvm passes it on)."""
+    loop.attributes["llvm.loop_annotation"] = ir.Attribute.parse(
+        "#llvm.loop_annotation<unroll = <disable = true>>", loop.context)
 
 
 def _fills(loop: ir.Operation) -> bool:
