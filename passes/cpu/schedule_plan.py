@@ -294,7 +294,10 @@ def _elementwise_plan(nest: LoopNest, machine: Machine, math_heavy: bool = False
 
 
 def _transpose_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan | None:
-    return _swap_plan(list(ir.DenseI64ArrayAttr(op.attributes["permutation"])), nest, machine)
+    # linalg.transpose's permutation says which input dim each output dim is;
+    # the plans take the input map's view: which loop (output dim) each input dim is
+    permutation = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+    return _swap_plan([permutation.index(k) for k in range(len(permutation))], nest, machine)
 
 
 def copy_permutation(op: ir.Operation) -> list[int] | None:
@@ -317,9 +320,24 @@ def _swap_plan(permutation: list[int], nest: LoopNest, machine: Machine) -> Plan
     rank = len(permutation)
     swapped = permutation[:-2] == list(range(rank - 2)) and permutation[-2:] == [rank - 1, rank - 2]
     if not swapped or rank not in (2, 3) or nest.element_bytes != 4:
-        return _elementwise_plan(nest, machine)
+        return _blocked_transpose_plan(permutation, nest, machine) or _elementwise_plan(nest, machine)
     align = (1,) * (rank - 2) + (16, 16)
     return Plan(f"xla_transpose_{rank}d", thread_tiles(nest.extents, machine.threads, align))
+
+
+def _blocked_transpose_plan(permutation: list[int], nest: LoopNest, machine: Machine) -> Plan | None:
+    """16x16 blocks of the loop that walks the input's contiguous dim and the
+    innermost loop (the output's), when they differ and both are whole blocks,
+    4-byte elements: otherwise each output vector gathers 16 elements one by one."""
+    rank, walked = len(permutation), permutation[-1]
+    if rank not in (3, 4) or walked == rank - 1 or nest.element_bytes != 4:
+        return None
+    if nest.extents[walked] % 16 or nest.extents[-1] % 16:
+        return None
+    block = [1] * rank
+    block[walked] = block[-1] = 16
+    return Plan(f"xla_transpose_blocks_{rank}d",
+                thread_tiles(nest.extents, machine.threads, tuple(block)) + tuple(block))
 
 
 def reduction_plan(nest: LoopNest, machine: Machine) -> Plan | None:

@@ -34,6 +34,56 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // Any other permutation whose input and output walk different dims
+  // contiguously (attention's K made [b, h, d, s] from [b, s, h, d]): 16x16
+  // blocks of those two dims, every other dim one at a time. Parameters: the
+  // forall tile sizes, then the block (16 or 1 per dim).
+  transform.named_sequence @xla_transpose_blocks_3d(
+      %op: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %c2: !transform.param<i64> {transform.readonly},
+      %t0: !transform.param<i64> {transform.readonly},
+      %t1: !transform.param<i64> {transform.readonly},
+      %t2: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, %c1, %c2]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:3 = transform.structured.tile_using_for %chunk tile_sizes [%t0, %t1, %t2]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %tile vector_sizes [%t0, %t1, %t2]
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>
+    transform.include @xla_transpose_in_registers failures(propagate) (%forall)
+      : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  transform.named_sequence @xla_transpose_blocks_4d(
+      %op: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %c2: !transform.param<i64> {transform.readonly},
+      %c3: !transform.param<i64> {transform.readonly},
+      %t0: !transform.param<i64> {transform.readonly},
+      %t1: !transform.param<i64> {transform.readonly},
+      %t2: !transform.param<i64> {transform.readonly},
+      %t3: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, %c1, %c2, %c3]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+         !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:4 = transform.structured.tile_using_for %chunk tile_sizes [%t0, %t1, %t2, %t3]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+         !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %tile vector_sizes [%t0, %t1, %t2, %t3]
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+        !transform.param<i64>
+    transform.include @xla_transpose_in_registers failures(propagate) (%forall)
+      : (!transform.any_op) -> ()
+    transform.yield
+  }
+
   // A transposing read -> 16 row reads + vector.transpose (shuffles in LLVM).
   transform.named_sequence @xla_transpose_in_registers(%scope: !transform.any_op {transform.readonly}) {
     transform.apply_patterns to %scope {
