@@ -153,7 +153,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "func.func(convert-vector-to-scf{full-unroll=true target-rank=1})",  # n-D transfers -> 1-D
         "lower-affine",
         "xla-no-unroll-fill-loops",                       # zeroing loops stay rolled: unrolled, 8x the code, no speed
-        "xla-no-unroll-elementwise-loops",                # so do elementwise kernels' vector loops: half their LLVM time
+        "xla-no-unroll-elementwise-loops",                # so do elementwise kernels' vector loops: a fifth of their LLVM time
         "convert-scf-to-cf",
         f"func.func(math-extend-to-supported-types{{{math_types}target-type=f32}})",  # bf16 math in f32 ...
         f"func.func(arith-emulate-unsupported-floats{{source-types={emulated} target-type=f32}})",  # ... and bf16, f8 arithmetic
