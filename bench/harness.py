@@ -213,12 +213,16 @@ def _method(args, start_errors: dict) -> list[str]:
 
 
 def _level(args) -> str:
-    """Which vectors each side's code uses: a --cpu run caps both, XLA's library calls aside."""
+    """Which vectors each side's code uses: a --cpu run caps both, and with CPUID
+    masked (cpu_mask.py) XLA's library calls and numpy's BLAS too."""
     if not getattr(args, "cpu", None):
         return "cpu: the host's features for both compilers"
-    return (f"cpu: xlac compiles for {args.cpu}; XLA's generated code is capped the same way "
-            f"(XLA_FLAGS={os.environ.get('XLA_FLAGS', '')}), its dot and convolution library "
-            "calls still use the host's widest vectors")
+    capped = (f"cpu: xlac compiles for {args.cpu}; XLA's generated code is capped the same way "
+              f"(XLA_FLAGS={os.environ.get('XLA_FLAGS', '')})")
+    if os.environ.get("XLAC_CPUID_MASK") == args.cpu:
+        return (capped + f", and CPUID is masked to {args.cpu} for the whole run (bench/cpuid_mask.c), "
+                "so XLA's dot and convolution libraries and numpy's BLAS pick that level's code too")
+    return capped + ", its dot and convolution library calls still use the host's widest vectors"
 
 
 def _model_lines(args) -> list[str]:

@@ -225,8 +225,10 @@ def machine() -> str:
                 avx512 |= line.startswith("flags") and " avx512f" in line
     except OSError:
         pass
-    return (f"{model}, nproc {cpus} (of {os.cpu_count()}), AVX-512 {'yes' if avx512 else 'no'}, "
-            f"{platform.system()} {platform.machine()}")
+    masked = os.environ.get("XLAC_CPUID_MASK")     # set by cpu_mask.reexec_masked
+    seen = f", CPUID masked to {masked} for every library" if masked else ""
+    return (f"{model}, nproc {cpus} (of {os.cpu_count()}), AVX-512 {'yes' if avx512 else 'no'}"
+            f"{seen}, {platform.system()} {platform.machine()}")
 
 
 def versions() -> dict[str, str]:

@@ -54,8 +54,12 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="pin the run to N CPUs (affinity, OMP/OPENBLAS/MKL thread counts)")
     parser.add_argument("--cpu", choices=sorted(XLA_MAX_ISA),
                         help="the CPU level both compilers target: xlac's XLAC_CPU and XLA's "
-                             "--xla_cpu_max_isa (XLA's dot and convolution library calls still "
-                             "pick the host's widest vectors)")
+                             "--xla_cpu_max_isa; below the host's level the whole run also sees "
+                             "a CPUID masked to it (see --mask-cpuid)")
+    parser.add_argument("--mask-cpuid", action=argparse.BooleanOptionalAction, default=True,
+                        help="with --cpu below the host's level, hide the features above it from "
+                             "CPUID (bench/cpuid_mask.c) so that XLA's dot and convolution "
+                             "libraries and numpy's BLAS run that level's code too (default on)")
     parser.add_argument("--budget-s", type=float,
                         help="seconds of timed calls for the whole run (default 180; 480 with --models)")
     parser.add_argument("--min-reps", type=int, default=3)
@@ -110,6 +114,9 @@ def quiet_blas_threads() -> None:
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    if args.cpu and args.mask_cpuid:
+        from cpu_mask import reexec_masked
+        reexec_masked(args.cpu)          # returns only where it cannot mask
     quiet_blas_threads()
     if args.threads:
         limit_threads(args.threads)

@@ -13,6 +13,9 @@ import pytest
 
 from conftest import REPO
 
+sys.path.insert(0, str(REPO / "bench"))
+import cpu_mask  # noqa: E402
+
 SUITE = REPO.parent / "shared" / "bench" / "suite"
 
 needs_jax = pytest.mark.skipif(importlib.util.find_spec("jax") is None,
@@ -47,6 +50,18 @@ def test_quick_gelu_writes_the_table(tmp_path):
     assert "geometric mean xlac/XLA" in proc.stdout
     text = out.read_text()
     assert "| program | xlac ms | XLA ms |" in text and "| gelu |" in text
+
+
+@needs_jax
+@needs_suite
+def test_a_lower_cpu_level_masks_cpuid_for_the_whole_run_or_says_why_not():
+    proc = _bench("--only", "gelu", "--cpu", "x86-64-v3")
+    row = next(line for line in proc.stdout.splitlines() if line.startswith("gelu "))
+    assert "FAIL" not in row, proc.stdout
+    if cpu_mask.why_not("x86-64-v3") is None:
+        assert "CPUID is masked to x86-64-v3 for the whole run" in proc.stdout
+    else:
+        assert "CPUID is not masked to x86-64-v3" in proc.stderr
 
 
 @needs_jax

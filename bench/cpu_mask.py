@@ -1,0 +1,75 @@
+"""Run the benchmark as on a smaller CPU: CPUID hides the features above a level.
+
+`--xla_cpu_max_isa=AVX2` caps only the code XLA generates; its dot and
+convolution libraries still ask CPUID and run AVX-512 (XLA's 1024 matmul: 327
+GFLOP/s capped, 149 GFLOP/s with CPUID masked, on a 2-core AVX-512 Xeon). So
+"xlac at AVX2 against XLA at AVX2" on an AVX-512 host compared xlac's AVX2 code
+with XLA's AVX-512 libraries. cpuid_mask.c, preloaded into the whole benchmark
+(XLA, numpy's BLAS and xlac's workers alike), makes every library see the
+smaller CPU. It needs gcc and Linux's CPUID faulting (`cpuid_fault` in
+/proc/cpuinfo); without them the run says so and goes on unmasked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+SOURCE = HERE / "cpuid_mask.c"
+MASKABLE = ("x86-64-v2", "x86-64-v3")
+MARK = "XLAC_CPUID_MASK"            # set in the masked process: the level hidden to
+
+
+def why_not(level: str) -> str | None:
+    """None when `level` can be masked here, else the reason it cannot."""
+    if level not in MASKABLE:
+        return f"{level} is the host's level or above"
+    if shutil.which("gcc") is None:
+        return "no gcc to build bench/cpuid_mask.c"
+    try:
+        flags = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        return "no /proc/cpuinfo"
+    if " cpuid_fault" not in flags:
+        return "this CPU or hypervisor has no CPUID faulting (cpuid_fault)"
+    return None
+
+
+def _library() -> Path:
+    """bench/cpuid_mask.c built once per content, in the temp folder."""
+    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
+    built = Path(tempfile.gettempdir()) / f"xlac-cpuid-mask-{digest}.so"
+    if not built.exists():
+        partial = built.with_suffix(f".{os.getpid()}.tmp")
+        subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(partial), str(SOURCE)], check=True)
+        partial.replace(built)
+    return built
+
+
+def reexec_masked(level: str) -> None:
+    """Start this command again with CPUID masked to `level` (no return), or
+    print why not and return. A no-op inside the masked process."""
+    if os.environ.get(MARK):
+        return
+    reason = why_not(level)
+    if reason:
+        print(f"note: CPUID is not masked to {level} ({reason}): libraries that ask "
+              f"CPUID (XLA's dots, numpy's BLAS) use the host's widest vectors", file=sys.stderr)
+        return
+    env = dict(os.environ, **{MARK: level})
+    env["LD_PRELOAD"] = " ".join(filter(None, [str(_library()), env.get("LD_PRELOAD")]))
+    print(f"note: CPUID masked to {level} for the whole run (bench/cpuid_mask.c)", file=sys.stderr)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os.execve(sys.executable, [sys.executable, *sys.argv], env)
+
+
+def masked_level() -> str | None:
+    """The level CPUID is masked to in this process, for the report."""
+    return os.environ.get(MARK)
