@@ -29,7 +29,7 @@ MARK = "XLAC_CPUID_MASK"            # set in the masked process: the level hidde
 def why_not(level: str) -> str | None:
     """None when `level` can be masked here, else the reason it cannot."""
     if level not in MASKABLE:
-        return f"{level} is the host's level or above"
+        return f"{level} has no wider level above it to hide"
     if shutil.which("gcc") is None:
         return "no gcc to build bench/cpuid_mask.c"
     try:
