@@ -24,6 +24,7 @@ PROBE = r"""
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 static void theirs(int sig) { printf("their handler: %d\n", sig); fflush(stdout); _exit(3); }
 int main(int argc, char **argv) {
   __builtin_cpu_init();
