@@ -117,7 +117,7 @@ def _input_key(data: bytes, target: str, entry: str, options: Options) -> str | 
 def _input_hit(store, key, data, source_name, target, entry, options, start) -> Executable | None:
     """The entry stored under the input's key, loaded without MLIR; None on a miss."""
     what = f"{source_name} @{entry}"
-    blob = store.get(key, what, quiet=True)      # the parsed key's look-up logs a miss
+    blob = store.get_view(key, what, quiet=True)   # the parsed key's look-up logs a miss
     if blob is None:
         return None
     from xlac.pipeline.stage_texts import StageTexts

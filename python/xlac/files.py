@@ -39,7 +39,9 @@ def read_private(path: Path, limit: int) -> bytes:
         _check_readable(info, limit)
         if info.st_uid != os.getuid() or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
             raise ValueError("owned or writable by another user")
-        return handle.read(limit + 1)
+        # the size it has, plus one to see it grow: a read of `limit` bytes makes a
+        # buffer that big and shrinks it (a 5.6 MB cache entry: 1.6-4.5 ms against 0.6-3)
+        return handle.read(min(info.st_size, limit) + 1)
 
 
 def private_directory(directory: Path) -> str:

@@ -38,10 +38,11 @@ class ArtifactError(XlacError, ValueError):
     """A compiled artifact is unreadable, corrupted, or made for another xlac or CPU."""
 
 
-def pack(library: bytes, metadata: dict) -> bytes:
+def pack(library: bytes | memoryview, metadata: dict) -> bytes:
     """The library with its metadata trailer."""
     text = json.dumps(metadata, sort_keys=True).encode()
-    return library + text + _TAIL.pack(len(text), _digest(library + text), MAGIC)
+    body = b"".join([library, text])          # the library may be a view (unpack's)
+    return body + _TAIL.pack(len(text), _digest(body), MAGIC)
 
 
 def _digest(data: bytes) -> bytes:
@@ -50,8 +51,17 @@ def _digest(data: bytes) -> bytes:
     return hasher.digest()
 
 
-def unpack(blob: bytes, what: str = "artifact", verified: bool = False) -> tuple[bytes, dict]:
-    """``(library, metadata)``; ArtifactError if the blob is not intact.
+def unpack(blob: bytes | memoryview, what: str = "artifact",
+           verified: bool = False) -> tuple[bytes, dict]:
+    """``(library, metadata)``; ArtifactError if the blob is not intact."""
+    library, metadata = unpack_view(blob, what, verified)
+    return bytes(library), metadata
+
+
+def unpack_view(blob: bytes | memoryview, what: str = "artifact",
+                verified: bool = False) -> tuple[memoryview, dict]:
+    """``unpack`` with the library a view into ``blob``: a cache hit's megabytes
+    are not copied before the loader's own write (a 5.6 MB hit: 25 -> 17 ms).
 
     ``verified``: the caller has already checked a checksum over every byte of
     ``blob`` (a cache entry's), so the trailer's SHA-256 is not computed again.
@@ -60,13 +70,13 @@ def unpack(blob: bytes, what: str = "artifact", verified: bool = False) -> tuple
         raise ArtifactError(f"{what}: not an xlac artifact (no xlac metadata at its end; "
                             "was it truncated or stripped?)")
     length, digest, _ = _TAIL.unpack(blob[-_TAIL.size:])
-    body = blob[:-_TAIL.size]
+    body = memoryview(blob)[:-_TAIL.size]
     if length > min(len(body), MAX_METADATA_BYTES):
         raise ArtifactError(f"{what}: truncated (metadata of {length} bytes in a "
                             f"{len(blob)}-byte file)")
     if not verified and _digest(body) != digest:
         raise ArtifactError(f"{what}: checksum mismatch: the file is corrupted")
-    library, text = body[:len(body) - length], body[len(body) - length:]
+    library, text = body[:len(body) - length], bytes(body[len(body) - length:])
     try:
         metadata = json.loads(text)
     except (ValueError, RecursionError):

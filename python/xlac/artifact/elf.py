@@ -37,7 +37,7 @@ class NotALibrary(ValueError):
     """The bytes are not a well-formed ELF shared library for this machine."""
 
 
-def load_time_code(library: bytes) -> list[str]:
+def load_time_code(library: bytes | memoryview) -> list[str]:
     """What opening ``library`` would run of its own, or load from where it
     says (empty: nothing); NotALibrary if it is no library for this machine."""
     machine = _check_header(library)
@@ -120,11 +120,18 @@ def _address(segments, vaddr: int) -> int:
     raise NotALibrary(f"address {vaddr:#x} is in no loadable segment")
 
 
-def _string(library: bytes, table: int, index: int) -> str:
-    end = library.find(b"\0", table + index)
-    if end < 0:
-        raise NotALibrary("an unterminated string")
-    return library[table + index:end].decode(errors="replace")
+def _string(library: bytes | memoryview, table: int, index: int) -> str:
+    """The NUL-terminated string at ``table + index``, read in growing windows
+    (``library`` may be a view of a cache entry, which has no ``find``)."""
+    start, window = table + index, 256
+    while True:
+        chunk = bytes(library[start:start + window])
+        end = chunk.find(b"\0")
+        if end >= 0:
+            return chunk[:end].decode(errors="replace")
+        if start + window >= len(library):
+            raise NotALibrary("an unterminated string")
+        window *= 4
 
 
 def _trusted_directory(path: str) -> bool:

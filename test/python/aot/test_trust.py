@@ -212,3 +212,17 @@ def _open(blob: bytes, tmp_path, how: str):
     path = tmp_path / "artifact.so"
     path.write_bytes(blob)
     return xlac.load(path)
+
+
+def test_the_check_reads_a_view_as_it_reads_bytes(blob, tmp_path):
+    """A cache hit checks its library as a view into the entry read (no copy):
+    the same findings, strings longer than one read window included."""
+    from xlac.artifact.elf import load_time_code
+    long_dir = tmp_path / ("d" * 200) / ("e" * 200) / "open"
+    long_dir.mkdir(parents=True)
+    long_dir.chmod(0o777)                   # others can write it: the check names it
+    library = build(tmp_path, PLAIN, tmp_path / "marker", symbol(blob), "-nostartfiles",
+                    f"-Wl,-rpath,{long_dir}")
+    found = load_time_code(library)
+    assert load_time_code(memoryview(library)) == found
+    assert any(str(long_dir) in line for line in found), found

@@ -163,3 +163,18 @@ def test_an_empty_cache_dir_in_options_means_no_cache(tmp_path, monkeypatch):
     xlac.compile("func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
                  "  return %x : tensor<4xf32>\n}", options=options)
     assert not list(tmp_path.iterdir())
+
+
+def test_a_hit_loads_from_a_view_and_serializes_to_bytes(cache_dir, caplog):
+    """The input-key hit reads the entry once and loads the library from a view
+    of it; what the executable serializes is still bytes, the stored payload."""
+    compile_logged(caplog)
+    exe, log = compile_logged(caplog)
+    assert any("hit" in line for line in log), log
+    blob = exe.serialize()
+    assert isinstance(blob, bytes)
+    [entry] = entries(cache_dir)
+    store = cache.CompilationCache.open(cache_dir)
+    view = store.get_view(entry.stem, "test")
+    assert isinstance(view, memoryview) and bytes(view) == store.get(entry.stem, "test")
+    np.testing.assert_allclose(exe(A, B), np.exp(A + B), rtol=1e-6)

@@ -70,7 +70,7 @@ class LoadedArtifact:
 
     def __call__(self) -> bytes:
         if not self._extra:
-            return self._blob
+            return bytes(self._blob)        # a cache hit's is a view of the entry read
         library, metadata = container.unpack(self._blob)
         return container.pack(library, metadata | self._extra)
 
@@ -79,7 +79,7 @@ def executable_from(blob: bytes, what: str, entry: str, stages, options,
                     verified: bool = False) -> Executable:
     """An Executable for ``entry`` of a checked CPU artifact (``verified``: the
     caller checksummed every byte of ``blob``, as the cache does: not again)."""
-    library_bytes, meta = container.unpack(blob, what, verified)
+    library_bytes, meta = container.unpack_view(blob, what, verified)
     container.check_compatible(meta, what, "cpu")
     description = container.entry_description(meta, entry, what)
     signature = Signature.from_json(description)

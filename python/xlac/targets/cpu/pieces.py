@@ -315,7 +315,7 @@ class PiecesFunction:
                                    cpu_features, wrapper_object=wrapper)
         self._runnable = not cpu_model("host").lacks(cpu_features)   # else: refused, not SIGILL
         self._features = cpu_features
-        library_bytes, meta = container.unpack(blob)
+        library_bytes, meta = container.unpack_view(blob)
         symbol = meta["entries"][entry]["symbol"]
         self._library = LibraryFunction(open_library(library_bytes), symbol,
                                         len(signature.inputs), blob)
