@@ -72,7 +72,7 @@ def read_regular(path: Path, limit: int) -> bytes:
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         _check_readable(info, limit)
-        return handle.read(limit + 1)
+        return handle.read(min(info.st_size, limit) + 1)    # as read_private: no shrinking copy
 
 
 def _check_readable(info: os.stat_result, limit: int) -> None:
