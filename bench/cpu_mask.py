@@ -6,50 +6,57 @@ GFLOP/s capped, 149 GFLOP/s with CPUID masked, on a 2-core AVX-512 Xeon). So
 "xlac at AVX2 against XLA at AVX2" on an AVX-512 host compared xlac's AVX2 code
 with XLA's AVX-512 libraries. cpuid_mask.c, preloaded into the whole benchmark
 (XLA, numpy's BLAS and xlac's workers alike), makes every library see the
-smaller CPU. It needs gcc and Linux's CPUID faulting (`cpuid_fault` in
-/proc/cpuinfo); without them the run says so and goes on unmasked.
+smaller CPU. It needs a C compiler and Linux's CPUID faulting (`cpuid_fault` in
+/proc/cpuinfo, and arch_prctl allowed); without them the run says so and goes on unmasked.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
+
+from xlac.files import built_library, find_c_compiler
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "cpuid_mask.c"
 MASKABLE = ("x86-64-v2", "x86-64-v3")
 MARK = "XLAC_CPUID_MASK"            # set in the masked process: the level hidden to
+_SYS_ARCH_PRCTL, _ARCH_SET_CPUID = 158, 0x1012      # x86-64
 
 
 def why_not(level: str) -> str | None:
     """None when `level` can be masked here, else the reason it cannot."""
     if level not in MASKABLE:
         return f"{level} has no wider level above it to hide"
-    if shutil.which("gcc") is None:
-        return "no gcc to build bench/cpuid_mask.c"
+    if find_c_compiler() is None:
+        return "no C compiler (cc, gcc or clang) to build bench/cpuid_mask.c"
     try:
         flags = Path("/proc/cpuinfo").read_text()
     except OSError:
         return "no /proc/cpuinfo"
     if " cpuid_fault" not in flags:
         return "this CPU or hypervisor has no CPUID faulting (cpuid_fault)"
+    if not _faulting_allowed():
+        return "this process may not turn CPUID faulting on (arch_prctl refused: a sandbox?)"
     return None
 
 
+def _faulting_allowed() -> bool:
+    """Whether arch_prctl(ARCH_SET_CPUID) works here (a seccomp filter may refuse
+    it), tried in a child so that this process never runs with faulting on."""
+    probe = ("import ctypes, sys\n"
+             "syscall = ctypes.CDLL(None, use_errno=True).syscall\n"
+             f"refused = syscall({_SYS_ARCH_PRCTL}, {_ARCH_SET_CPUID}, 0)\n"
+             f"syscall({_SYS_ARCH_PRCTL}, {_ARCH_SET_CPUID}, 1)\n"
+             "sys.exit(1 if refused else 0)\n")
+    return subprocess.run([sys.executable, "-c", probe], capture_output=True).returncode == 0
+
+
 def _library() -> Path:
-    """bench/cpuid_mask.c built once per content, in the temp folder."""
-    digest = hashlib.sha256(SOURCE.read_bytes()).hexdigest()[:16]
-    built = Path(tempfile.gettempdir()) / f"xlac-cpuid-mask-{digest}.so"
-    if not built.exists():
-        partial = built.with_suffix(f".{os.getpid()}.tmp")
-        subprocess.run(["gcc", "-O2", "-shared", "-fPIC", "-o", str(partial), str(SOURCE)], check=True)
-        partial.replace(built)
-    return built
+    """bench/cpuid_mask.c built once per content (xlac.files.built_library)."""
+    return built_library(SOURCE)
 
 
 def reexec_masked(level: str) -> None:

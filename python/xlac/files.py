@@ -134,3 +134,37 @@ def keep_newest(directory: Path, count: int) -> None:
             shutil.rmtree(item.path, ignore_errors=True)
         else:
             Path(item.path).unlink(missing_ok=True)
+
+
+def find_c_compiler() -> str | None:
+    """The system C compiler: ``$CC``, else cc, gcc or clang (None: none found)."""
+    import shutil  # here: a cache hit compiles nothing
+    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
+        if name and shutil.which(name):
+            return shutil.which(name)
+    return None
+
+
+def built_library(source: Path) -> Path:
+    """The C file ``source`` built once per content into a shared library, kept
+    in a directory of this user's alone under the temp folder (a library that
+    another user could put there would be loaded, some of them preloaded);
+    OSError, ValueError or subprocess.CalledProcessError saying why it cannot be."""
+    import hashlib
+    import subprocess
+    import tempfile
+    compiler = find_c_compiler()
+    if compiler is None:
+        raise FileNotFoundError("no C compiler (cc, gcc or clang; or set $CC)")
+    code = Path(source).read_bytes()
+    directory = Path(tempfile.gettempdir()) / f"xlac-built-{os.getuid()}"
+    problem = private_directory(directory)
+    if problem:
+        raise ValueError(problem)
+    library = directory / f"{Path(source).stem}-{hashlib.sha256(code).hexdigest()[:16]}.so"
+    if not library.exists():
+        partial = directory / f".{library.name}.{os.getpid()}"
+        subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(partial), str(source)],
+                       check=True, capture_output=True)
+        os.replace(partial, library)
+    return library

@@ -17,18 +17,16 @@ the system C compiler) that reports enough CPUs to ``sched_getaffinity``.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
-import shutil
 import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from xlac.errors import CompileError
+from xlac.files import built_library
 
 _PRELOAD_SOURCE = Path(__file__).with_name("cpu_count.c")
 
@@ -59,21 +57,11 @@ def run_reference_parallel(data: bytes, inputs: list[list[np.ndarray]], entry: s
 
 def _cpu_count_library() -> str:
     """The LD_PRELOAD library, built once per source (CompileError without a C compiler)."""
-    source = _PRELOAD_SOURCE.read_bytes()
-    directory = Path(tempfile.gettempdir()) / f"xlac-reference-{os.getuid()}"
-    library = directory / f"cpu_count-{hashlib.sha256(source).hexdigest()[:12]}.so"
-    if library.exists():
-        return str(library)
-    compiler = os.environ.get("CC") or shutil.which("cc") or shutil.which("gcc")
-    if not compiler:
-        raise CompileError("<reference>: error: the parallel interpreter needs a C compiler "
-                           "(cc) for its CPU-count shim")
-    directory.mkdir(parents=True, exist_ok=True)
-    partial = directory / f".{library.name}.{os.getpid()}"
-    subprocess.run([compiler, "-O2", "-shared", "-fPIC", "-o", str(partial), str(_PRELOAD_SOURCE)],
-                   check=True, capture_output=True)
-    os.replace(partial, library)
-    return str(library)
+    try:
+        return str(built_library(_PRELOAD_SOURCE))
+    except (OSError, ValueError, subprocess.CalledProcessError) as exc:
+        raise CompileError(f"<reference>: error: the parallel interpreter cannot build its "
+                           f"CPU-count shim: {exc}") from None
 
 
 def _serve() -> None:

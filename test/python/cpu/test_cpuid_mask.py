@@ -1,6 +1,6 @@
 """bench/cpuid_mask.c: a process sees a smaller CPU, and its own crashes stay crashes.
 
-These run on any host that has CPUID faulting and gcc (the check says why not
+These run on any host that has CPUID faulting and a C compiler (the check says why not
 elsewhere); what they assert holds whichever CPU that is: the masked answer has
 no feature above the level, and every feature at or below it the host has.
 """
@@ -18,6 +18,8 @@ from conftest import REPO
 
 sys.path.insert(0, str(REPO / "bench"))
 import cpu_mask  # noqa: E402
+
+from xlac.files import find_c_compiler  # noqa: E402
 
 PROBE = r"""
 #include <signal.h>
@@ -51,7 +53,7 @@ def probe(tmp_path_factory):
         pytest.skip(f"CPUID cannot be masked here: {reason}")
     folder = tmp_path_factory.mktemp("cpuid")
     (folder / "probe.c").write_text(PROBE)
-    subprocess.run(["gcc", "-O1", "-o", str(folder / "probe"), str(folder / "probe.c")], check=True)
+    subprocess.run([find_c_compiler(), "-O1", "-o", str(folder / "probe"), str(folder / "probe.c")], check=True)
     return folder / "probe"
 
 

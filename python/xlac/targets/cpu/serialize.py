@@ -19,6 +19,7 @@ from pathlib import Path
 from xlac.artifact import container, csrc
 from xlac.collectives import DeviceGrid
 from xlac.errors import CompileError, error
+from xlac.files import find_c_compiler
 from xlac.signature import Signature
 from xlac.targets.cpu.libraries import (
     LAPACK_HINT,
@@ -170,9 +171,9 @@ def link_flags(extra_libraries: list[str] = ()) -> list[str]:
 
 def c_compiler() -> str:
     """The C compiler that links artifacts: ``$CC``, else cc, gcc or clang."""
-    for name in (os.environ.get("CC"), "cc", "gcc", "clang"):
-        if name and shutil.which(name):
-            return shutil.which(name)
+    compiler = find_c_compiler()
+    if compiler is not None:
+        return compiler
     raise CompileError(error("no C compiler found to link the library"),
                        "install cc/gcc/clang or point $CC at one")
 
