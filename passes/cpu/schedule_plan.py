@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 
 from xlac.mlir import ir
 from xlac.passes.cpu.body_reads import gather_safe
+from xlac.passes.cpu.loop_trips import enclosing_trips
 
 
 @dataclass(frozen=True)
@@ -91,7 +92,7 @@ def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
     """The vector schedule for ``op``, or None: then parallel_loops_plan.py's
     for a generic, else convert-linalg-to-loops' scalar loops."""
     nest = loop_nest(op)
-    if nest is None or math.prod(nest.extents) < MIN_WORK:
+    if nest is None or math.prod(nest.extents) * enclosing_trips(op) < MIN_WORK:
         return None
     if op.name in CONTRACTIONS or op.name in POOLINGS:
         return None                    # contraction_plan.py's

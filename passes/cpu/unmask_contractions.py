@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.cpu.loop_trips import constant_index
 
 
 @dataclass(frozen=True)
@@ -68,14 +69,7 @@ def _mask_bounds(mask: ir.Value) -> list[int | None] | None:
     if owner.name == "vector.constant_mask":
         return list(ir.DenseI64ArrayAttr(owner.attributes["mask_dim_sizes"]))
     if owner.name == "vector.create_mask":
-        return [_constant_index(value) for value in owner.operands]
-    return None
-
-
-def _constant_index(value: ir.Value) -> int | None:
-    owner = value.owner
-    if isinstance(owner, ir.OpView) and owner.name == "arith.constant":
-        return ir.IntegerAttr(owner.attributes["value"]).value
+        return [constant_index(value) for value in owner.operands]
     return None
 
 

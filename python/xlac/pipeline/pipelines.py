@@ -99,6 +99,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
     """
     return [
         "xla-splat-constants-to-fill",                    # a 10^8-element splat: a fill loop, not a 400 MB global
+        "xla-update-windows-in-place",                    # a scatter's window combined into itself: no copy per index
         "xla-collapse-reduction-loops",                   # (n, g, c | h, w) -> (n, g*c | h*w): a column reduction
         "xla-speculate-branch-reads",                     # a concatenate's branch per element: a select of clamped reads
         # per op class: scf.forall over the threads' chunks, tiles for caches

@@ -381,3 +381,34 @@ func.func @f64_row_sums(%x: tensor<512x256xf32>) -> tensor<512xf64> {
   } -> tensor<512xf64>
   return %r : tensor<512xf64>
 }
+
+// -----
+
+/// A 64-element row added in place once per index of a 4,096-trip loop (a
+/// segment sum's scatter): small alone, 262,144 iterations in all, so it is
+/// vectorized (16 lanes, no thread split inside the loop).
+// CHECK-LABEL: func.func @row_in_a_loop
+// CHECK: scf.for
+// CHECK-NOT: scf.forall
+// CHECK: arith.addf {{.*}} : vector<16xf32>
+// CHECK-NOT: linalg.generic
+func.func @row_in_a_loop(%acc: tensor<512x64xf32>, %upd: tensor<4096x64xf32>, %idx: tensor<4096xindex>) -> tensor<512x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %n = arith.constant 4096 : index
+  %r = scf.for %s = %c0 to %n step %c1 iter_args(%a = %acc) -> (tensor<512x64xf32>) {
+    %i = tensor.extract %idx[%s] : tensor<4096xindex>
+    %old = tensor.extract_slice %a[%i, 0] [1, 64] [1, 1] : tensor<512x64xf32> to tensor<64xf32>
+    %u = tensor.extract_slice %upd[%s, 0] [1, 64] [1, 1] : tensor<4096x64xf32> to tensor<64xf32>
+    %new = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                           iterator_types = ["parallel"]}
+        ins(%u : tensor<64xf32>) outs(%old : tensor<64xf32>) {
+    ^bb0(%in: f32, %out: f32):
+      %sum = arith.addf %out, %in : f32
+      linalg.yield %sum : f32
+    } -> tensor<64xf32>
+    %put = tensor.insert_slice %new into %a[%i, 0] [1, 64] [1, 1] : tensor<64xf32> into tensor<512x64xf32>
+    scf.yield %put : tensor<512x64xf32>
+  }
+  return %r : tensor<512x64xf32>
+}
