@@ -10,7 +10,7 @@ from pathlib import Path
 from xlac.mlir import ir, passmanager
 from xlac.passes.base import ModulePass, functions, nested_ops
 from xlac.passes.buffers.own_fills import own_fill
-from xlac.passes.cpu.contraction_plan import PANEL_ATTR, contraction_plan, panel_plan
+from xlac.passes.cpu.contraction_plan import contraction_plan
 from xlac.passes.cpu.fused_rows_plan import fused_rows_plan
 from xlac.passes.cpu.parallel_loops_plan import PARALLEL_LOOPS, parallel_loops_plan
 from xlac.passes.cpu.schedule_functions import keep_planned, outline_planned
@@ -136,7 +136,7 @@ _NO_WORK = ("linalg.fill", "linalg.yield", "linalg.index")
 def _plans(ops: list[ir.Operation], machine: Machine) -> list[tuple[ir.Operation, Plan]]:
     """A plan per op; a row group's last consumer first takes its producers."""
     for op in ops:
-        if op.name in CONTRACTIONS or op.name in POOLINGS or PANEL_ATTR in op.attributes:
+        if op.name in CONTRACTIONS or op.name in POOLINGS:
             _own_fill(op)
     fused: set[ir.Operation] = set()
     grouped = {}
@@ -179,8 +179,6 @@ def _apply_one_by_one(module: ir.Operation, planned: list[tuple[ir.Operation, Pl
 def _plan(op: ir.Operation, machine: Machine, fuse_producers: bool = True) -> Plan | None:
     if op.name in CONTRACTIONS or op.name in POOLINGS:
         return contraction_plan(op, machine, fuse_producers)
-    if (panels := panel_plan(op)) is not None:
-        return panels
     plan = plan_for(op, machine)
     if plan is None and op.name == "linalg.generic":      # no vector schedule: threads at least
         return parallel_loops_plan(op, machine)

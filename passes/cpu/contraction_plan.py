@@ -101,42 +101,6 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     return Plan("xla_matmul", chunks + (_row_block(chunks[0] or m, min(k, BLOCK), tm), bn, bk, tm, tn))
 
 
-PANEL_ATTR = "xla_panel_matmul"  # on xla-pack-matmul-panels' generic: its plan's parameters
-PANEL_ROWS = 32                 # rows of a block: 32 x 256 f32 of A (32 KiB) stays in L1
-PANEL_MIN_ROWS = 64             # fewer rows per chunk: packing B apart gains too little
-_MATMUL_MAPS = ("(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)")
-
-
-def panel_params(op: ir.Operation, machine: Machine) -> tuple[int, ...] | None:
-    """(cm, bm, bk, tm, tn) of @xla_matmul_panels where ``op`` (a linalg.matmul)
-    would get @xla_matmul with whole tiles in chunks of rows, f32, else None
-    (xla-pack-matmul-panels)."""
-    maps = [str(ir.AffineMapAttr(a).value) for a in op.attributes["indexing_maps"]]
-    if maps != list(_MATMUL_MAPS) or any(
-            ir.RankedTensorType(v.type).element_type != ir.F32Type.get(op.context) for v in op.operands):
-        return None
-    plan = contraction_plan(op, machine)
-    if plan is None or plan.sequence != "xla_matmul":
-        return None
-    cm, cn, _, _, bk, tm, tn = plan.params
-    m, n = ir.RankedTensorType(op.operands[2].type).shape
-    bm = PANEL_ROWS // tm * tm
-    # one chunk of rows per thread where they divide: each chunk reads all of
-    # the packed B, from L3 once it is past L2 (1024^3 on 2 threads, best of
-    # 200 runs: 8 chunks 6.15 ms, 2 chunks 5.81)
-    rows = m // machine.threads if bm and m % (machine.threads * bm) == 0 else cm or m
-    if cn not in (0, n) or not bm or rows % bm or rows < PANEL_MIN_ROWS or m % rows or n % tn:
-        return None
-    return (rows, bm, bk, tm, tn)
-
-
-def panel_plan(op: ir.Operation) -> Plan | None:
-    """The plan xla-pack-matmul-panels gave its generic, if ``op`` is one."""
-    if PANEL_ATTR not in op.attributes:
-        return None
-    return Plan("xla_matmul_panels", tuple(ir.DenseI64ArrayAttr(op.attributes[PANEL_ATTR])))
-
-
 def _no_unit_remainder(size: int, tile: int) -> int:
     """``tile``, or the next smaller one whose last, peeled tile of ``size``
     is not one row or column: the batch schedules fold unit dims away, the

@@ -46,7 +46,6 @@ CONTRACTIONS = {"linalg.matmul": "xla_matmul", "linalg.batch_matmul": "xla_batch
 POOLINGS = ("linalg.pooling_nhwc_sum", "linalg.pooling_nhwc_max", "linalg.pooling_nhwc_min",
             "linalg.depthwise_conv_2d_nhwc_hwc")
 _DIM = re.compile(r"^d(\d+)$")
-_PANEL_ATTR = "xla_panel_matmul"     # contraction_plan.PANEL_ATTR (which imports this module)
 
 
 @dataclass(frozen=True)
@@ -391,5 +390,4 @@ def _reduction_vector_dim(nest: LoopNest) -> int:
 
 def _only_feeds_contractions(fill: ir.Operation) -> bool:
     users = [use.owner for use in fill.results[0].uses]
-    return bool(users) and all(user.name in CONTRACTIONS or user.name in POOLINGS
-                               or _PANEL_ATTR in user.attributes for user in users)
+    return bool(users) and all(user.name in CONTRACTIONS or user.name in POOLINGS for user in users)

@@ -105,7 +105,6 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
         # per op class: scf.forall over the threads' chunks, tiles for caches
         # and registers, vector ops (passes/cpu/schedules/); on tensors, so the
         # bufferization below sees only in-place slices and needs no copies
-        f"xla-pack-matmul-panels{{threads={int(threads)} vector-bytes={int(vector_bytes)}}}",
         f"xla-apply-schedules{{threads={int(threads)} vector-bytes={int(vector_bytes)}}}",
         "xla-unmask-contractions",                        # the rows a register tile leaves: no mask bits per lane
         "xla-readonly-inputs",                            # never write into the caller's arrays

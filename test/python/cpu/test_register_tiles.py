@@ -52,21 +52,6 @@ def test_tall_matmul_with_peeled_rows_is_right():
     _check_dot_on_both_levels(200, 64, 48)     # 200 = 33 x 6 + 2 on AVX2
 
 
-def test_large_matmul_reads_b_packed_once_in_panels():
-    """AVX-512: B packed once into k-block-major panels (xla-pack-matmul-panels),
-    two k blocks of 256; AVX2 keeps its own packing. Both right."""
-    _check_dot_on_both_levels(256, 512, 256)
-    text = ("func.func @main(%a: tensor<256x512xf32>, %b: tensor<512x256xf32>) -> tensor<256x256xf32> {\n"
-            "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
-            "(tensor<256x512xf32>, tensor<512x256xf32>) -> tensor<256x256xf32>\n"
-            "  return %0 : tensor<256x256xf32>\n}")
-    two_threads = xlac.Options.from_env().replace(num_threads=2)   # the plan is made for them
-    panels = "memref<2x8x256x32xf32>"
-    for cpu, packed in (("x86-64-v4", True), ("x86-64-v3", False)):
-        exe = xlac.compile(text, cpu=cpu, cache=False, options=two_threads)
-        assert (panels in exe.as_text("bufferized")) == packed
-
-
 _TRANSPOSE = ("  %bt = tensor.empty() : tensor<{k}x{n}xf32>\n"
               "  %b = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, "
               "affine_map<(d0, d1) -> (d0, d1)>], iterator_types = [\"parallel\", \"parallel\"]}} "
