@@ -72,15 +72,14 @@ def _make_init(op: ir.Operation, window: int) -> None:
     maps = list(ir.ArrayAttr(op.attributes["indexing_maps"]))
     kept = [value for index, value in enumerate(ins) if index != window]
     old_block = op.regions[0].blocks[0]
+    attributes = {name: op.attributes[name] for name in op.attributes}   # fusion tags too
+    attributes["indexing_maps"] = ir.ArrayAttr.get(
+        [m for i, m in enumerate(maps[:-1]) if i != window] + [maps[-1]])
+    attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(kept), 1])
     with op.location, ir.InsertionPoint(op):
-        generic = ir.Operation.create(
-            "linalg.generic", results=[op.results[0].type], operands=[*kept, ins[window]],
-            attributes={
-                "indexing_maps": ir.ArrayAttr.get([m for i, m in enumerate(maps[:-1]) if i != window]
-                                                  + [maps[-1]]),
-                "iterator_types": op.attributes["iterator_types"],
-                "operandSegmentSizes": ir.DenseI32ArrayAttr.get([len(kept), 1])},
-            regions=1)
+        generic = ir.Operation.create("linalg.generic", results=[op.results[0].type],
+                                      operands=[*kept, ins[window]], attributes=attributes,
+                                      regions=1)
     arguments = list(old_block.arguments)
     with op.location:
         block = ir.Block.create_at_start(generic.regions[0],

@@ -9,6 +9,7 @@
 // CHECK: %[[OLD:.*]] = tensor.extract_slice %arg0[%arg2, 0] [1, 64] [1, 1]
 // CHECK: %[[UPD:.*]] = tensor.extract_slice %arg1
 // CHECK: %[[NEW:.*]] = linalg.generic {{.*}} ins(%[[UPD]] : tensor<64xf32>) outs(%[[OLD]] : tensor<64xf32>)
+// CHECK-SAME: xla.fusion_group = 3
 // CHECK-NEXT: ^bb0(%[[IN:.*]]: f32, %[[OUT:.*]]: f32):
 // CHECK-NEXT: arith.addf %[[OUT]], %[[IN]] : f32
 // CHECK: tensor.insert_slice %[[NEW]] into %arg0[%arg2, 0] [1, 64] [1, 1]
@@ -17,7 +18,7 @@ func.func @segment_row(%acc: tensor<512x64xf32>, %upd: tensor<16x64xf32>, %i: in
   %u = tensor.extract_slice %upd[%j, 0] [1, 64] [1, 1] : tensor<16x64xf32> to tensor<64xf32>
   %e = tensor.empty() : tensor<64xf32>
   %new = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = ["parallel"]}
-      ins(%old, %u : tensor<64xf32>, tensor<64xf32>) outs(%e : tensor<64xf32>) {
+      ins(%old, %u : tensor<64xf32>, tensor<64xf32>) outs(%e : tensor<64xf32>) attrs = {xla.fusion_group = 3 : i64} {
   ^bb0(%a: f32, %b: f32, %c: f32):
     %s = arith.addf %a, %b : f32
     linalg.yield %s : f32
