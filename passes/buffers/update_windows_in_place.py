@@ -80,17 +80,10 @@ def _make_init(op: ir.Operation, window: int) -> None:
         generic = ir.Operation.create("linalg.generic", results=[op.results[0].type],
                                       operands=[*kept, ins[window]], attributes=attributes,
                                       regions=1)
+    old_block.append_to(generic.regions[0])       # the body moves whole
     arguments = list(old_block.arguments)
-    with op.location:
-        block = ir.Block.create_at_start(generic.regions[0],
-                                         [a.type for i, a in enumerate(arguments) if i != window])
-    new_arguments = list(block.arguments)
-    for old, new in zip([a for i, a in enumerate(arguments[:-1]) if i != window], new_arguments[:-1]):
-        old.replace_all_uses_with(new)
-    arguments[window].replace_all_uses_with(new_arguments[-1])
-    arguments[-1].replace_all_uses_with(new_arguments[-1])      # the empty's elements: unread
-    for inner in list(old_block.operations):
-        block.append(inner.operation)
+    arguments[window].replace_all_uses_with(arguments[-1])   # the empty's elements were unread
+    old_block.erase_argument(window)
     op.results[0].replace_all_uses_with(generic.results[0])
     op.erase()
 
