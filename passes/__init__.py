@@ -16,6 +16,8 @@ _REGISTRY: dict[str, str] = {
     "xla-check-ranked": "ingest.check_ranked:CheckRanked",
     "xla-verify-lowered": "lower.verify_lowered:VerifyLowered",
     "xla-readonly-inputs": "buffers.readonly_inputs:ReadonlyInputs",
+    "xla-spread-readonly-reads": "buffers.spread_readonly_reads:SpreadReadonlyReads",
+    "xla-split-alloc-deallocs": "buffers.split_alloc_deallocs:SplitAllocDeallocs",
     "xla-saturate-float-to-int": "lower.saturate_float_to_int:SaturateFloatToInt",
     "xla-strided-copy-to-linalg": "buffers.strided_copy_to_linalg:StridedCopyToLinalg",
     "xla-lower-sort": "lower.lower_sort:LowerSort",

@@ -108,6 +108,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
         f"xla-apply-schedules{{threads={int(threads)} vector-bytes={int(vector_bytes)}}}",
         "xla-unmask-contractions",                        # the rows a register tile leaves: no mask bits per lane
         "xla-readonly-inputs",                            # never write into the caller's arrays
+        "xla-spread-readonly-reads",                      # a weight read 1,000 times: no quadratic analysis
         "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map "
         "allow-return-allocs-from-loops}",                # scf.while from stablehlo.while yields new tensors
@@ -116,7 +117,17 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
         "xla-distinct-results",                           # `return %v, %v`: out-params would crash on one alloc
         "buffer-results-to-out-params{modify-public-functions=1 hoist-static-allocs=1}",
         "func.func(buffer-loop-hoisting)",                # a fused row's temporaries: one malloc per chunk, not per row
-        "buffer-deallocation-pipeline",                   # temporaries are freed each call
+        # buffer-deallocation-pipeline (temporaries are freed each call), in its
+        # parts: its simplification is quadratic in one dealloc's buffers
+        "expand-realloc{emit-deallocs=false}",
+        "canonicalize",
+        "ownership-based-buffer-deallocation",
+        "canonicalize",
+        "xla-split-alloc-deallocs",                       # a dealloc per fresh buffer: they never alias
+        "buffer-deallocation-simplification",
+        "bufferization-lower-deallocations",
+        "cse",
+        "canonicalize",
         "canonicalize",
     ]
 
