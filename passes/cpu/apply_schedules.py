@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xlac.mlir import ir, passmanager
-from xlac.passes.base import ModulePass, functions, nested_ops
+from xlac.passes.base import ModulePass, functions, nested_ops, post_order_positions
 from xlac.passes.buffers.own_fills import own_fill
 from xlac.passes.cpu.contraction_plan import contraction_plan
 from xlac.passes.cpu.fused_rows_plan import fused_rows_plan
@@ -262,15 +262,7 @@ def _match_order(module: ir.Operation, ops: list[ir.Operation]) -> list[int]:
     Why one match split into handles: a match per op walks the whole module
     each time, quadratic in the program's size (241 s of a 3,300-op compile).
     """
-    wanted = {op.operation: index for index, op in enumerate(ops)}
-    walked: list[int] = []
-    if wanted:
-        module.walk(lambda op: (walked.append(wanted[op]) if op in wanted else None)
-                    or ir.WalkResult.ADVANCE, ir.WalkOrder.POST_ORDER)
-    position = [0] * len(ops)
-    for place, index in enumerate(walked):
-        position[index] = place
-    return position
+    return post_order_positions(module, {op.operation: index for index, op in enumerate(ops)})
 
 
 def _append_schedules(module: ir.Operation, plans: list[Plan], order, cleanup: bool = True) -> str:

@@ -19,6 +19,7 @@ import re
 from xlac.debug.kernels import WHY, Kernel, kernels, scaled, short_name
 from xlac.errors import collect_diagnostics
 from xlac.mlir import ir
+from xlac.passes.remarks import collected_remarks
 from xlac.pipeline.pass_manager import build_pass_manager
 
 __all__ = ["fusion_report", "render", "scaled", "short_name"]
@@ -32,9 +33,9 @@ def fusion_report(stages) -> str | None:
         saved = getattr(stages, "saved_report", None)
         return saved() if saved is not None else None
     ctx = module.context
-    with ctx, collect_diagnostics(ctx) as diagnostics:
+    with ctx, collect_diagnostics(ctx) as diagnostics, collected_remarks() as remarks:
         build_pass_manager(ctx, ["xla-fuse{remarks=true}"]).run(module.operation)
-    remarks = [d for d in diagnostics.records if d.severity == "remark"]
+    remarks += [d for d in diagnostics.records if d.severity == "remark"]
     return render(module.operation, remarks) + _unscheduled(stages.remarks)
 
 

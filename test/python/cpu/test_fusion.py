@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from contextlib import nullcontext
 
 import numpy as np
 import pytest
@@ -14,7 +15,9 @@ from conftest import SUITE, require_shared
 from xlac.context import new_context
 from xlac.errors import collect_diagnostics
 from xlac.mlir import ir
+from xlac.passes.remarks import collected_remarks
 from xlac.pipeline.pass_manager import build_pass_manager
+from xlac.pipeline.pipelines import steps_until
 
 # The kernels per program: a reduction reads its producers in one pass, a
 # dot takes its bias/activation epilogue, expensive ops are not copied, and
@@ -56,6 +59,29 @@ def test_report_lists_kernels_and_rejections():
     assert re.search(r"fusion 0 +multi_output .*exponential.*reduce", report)
     assert re.search(r"4096xf32, 4096x1024xf32 -> 4096x1024xf32, 4096xf32 +33\.6 MB", report)
     assert "producer has 2 consumers and is expensive" in report
+
+
+def test_report_takes_the_same_remarks_as_diagnostics_say():
+    """The report collects xla-fuse's remarks as records (``collected_remarks``),
+    not as MLIR diagnostics, whose note prints the op: quadratic in a long
+    function. Both channels must say the same, and the collected ones must
+    not reach the diagnostics."""
+    require_shared("bench", "suite", "softmax.stablehlo.mlir")
+    text = (SUITE / "softmax.stablehlo.mlir").read_text()
+    said = {}
+    for channel in ("diagnostics", "collected"):
+        with new_context() as ctx:
+            module = ir.Module.parse(text)
+            build_pass_manager(ctx, steps_until("stablehlo")).run(module.operation)
+            sink = collected_remarks() if channel == "collected" else nullcontext([])
+            with collect_diagnostics(ctx) as diagnostics, sink as collected:
+                build_pass_manager(ctx, ["xla-fuse{remarks=true}"]).run(module.operation)
+        records = diagnostics.records if channel == "diagnostics" else collected
+        if channel == "collected":
+            assert not diagnostics.records
+        said[channel] = [(r.location, r.message) for r in records if r.severity == "remark"]
+    assert said["diagnostics"], "softmax has a rejected candidate"
+    assert said["collected"] == said["diagnostics"]
 
 
 SMALL = {
