@@ -40,14 +40,16 @@ class SpreadReadonlyReads(ModulePass):
             if not func.regions[0].blocks:
                 continue
             block = func.regions[0].blocks[0]
-            for number, argument in enumerate(block.arguments):
-                if _readonly(func, number) and isinstance(argument.type, ir.RankedTensorType) \
-                        and _more_uses_than(argument, self.group):
-                    self._spread(func, block, argument)
+            spread = [argument for number, argument in enumerate(block.arguments)
+                      if _readonly(func, number) and isinstance(argument.type, ir.RankedTensorType)
+                      and _more_uses_than(argument, self.group)]
+            if spread:
+                start = ir.InsertionPoint.at_block_begin(block)
+                for argument, readers in _readers_in_order(func, spread).items():
+                    self._spread(argument, readers, start)
 
-    def _spread(self, func: ir.Operation, block: ir.Block, argument: ir.Value) -> None:
-        readers = _readers_in_order(func, argument)
-        start = ir.InsertionPoint.at_block_begin(block)
+    def _spread(self, argument: ir.Value, readers: list[tuple[ir.Operation, int]],
+                start: ir.InsertionPoint) -> None:
         alias = argument
         for count, (op, index) in enumerate(readers):
             if count and count % self.group == 0:
@@ -68,14 +70,16 @@ def _more_uses_than(value: ir.Value, count: int) -> bool:
     return any(seen >= count for seen, _ in enumerate(value.uses))
 
 
-def _readers_in_order(func: ir.Operation, value: ir.Value) -> list[tuple[ir.Operation, int]]:
-    """(op, operand number) of every use of ``value``, in program order."""
-    found = []
+def _readers_in_order(func: ir.Operation, values: list[ir.Value]) -> dict:
+    """Each of ``values`` -> (op, operand number) of its every use, in program
+    order; one walk of ``func`` for all of them."""
+    found: dict[ir.Value, list[tuple[ir.Operation, int]]] = {value: [] for value in values}
 
     def visit(op: ir.Operation):
         for index, operand in enumerate(op.operands):
-            if operand == value:
-                found.append((op, index))
+            uses = found.get(operand)
+            if uses is not None:
+                uses.append((op, index))
         return ir.WalkResult.ADVANCE
 
     func.walk(visit, ir.WalkOrder.PRE_ORDER)
