@@ -149,12 +149,13 @@ def nested_ops(op: ir.Operation) -> list[ir.Operation]:
 
 def post_order_positions(module: ir.Operation, index_of: dict[ir.Operation, int]) -> list[int]:
     """Where each op of ``index_of`` (op -> its index) comes in a post-order
-    walk of ``module``: the order ``transform.structured.match`` returns them."""
+    walk of ``module``: the order ``transform.structured.match`` returns them
+    (-1: not in ``module``)."""
     walked: list[int] = []
     if index_of:
         module.walk(lambda op: (walked.append(index_of[op]) if op in index_of else None)
                     or ir.WalkResult.ADVANCE, ir.WalkOrder.POST_ORDER)
-    position = [0] * len(index_of)
+    position = [-1] * len(index_of)
     for place, index in enumerate(walked):
         position[index] = place
     return position

@@ -67,11 +67,15 @@ def emit_remarks(module: ir.Operation, remarks: list[tuple[ir.Operation, str]]) 
     for op, _ in remarks:                       # changes with its attributes
         distinct.setdefault(op.operation, len(distinct))
     position = post_order_positions(module, distinct)   # the match's order
-    handles = [position[distinct[op.operation]] for op, _ in remarks]
-    tagged = list(distinct)
+    # an op outside ``module`` gets no remark (a match would not find it either)
+    said = [(position[distinct[op.operation]], message) for op, message in remarks
+            if position[distinct[op.operation]] >= 0]
+    tagged = [op for op, index in distinct.items() if position[index] >= 0]
+    if not tagged:
+        return
     for op in tagged:
         op.attributes[_TAG] = ir.UnitAttr.get()
-    script = ir.Operation.parse(_script(len(tagged), handles, [m for _, m in remarks]))
+    script = ir.Operation.parse(_script(len(tagged), said))
     ir.InsertionPoint(module.regions[0].blocks[0]).insert(script)
     try:
         passmanager.PassManager.parse(_INTERPRETER).run(module)
@@ -81,7 +85,8 @@ def emit_remarks(module: ir.Operation, remarks: list[tuple[ir.Operation, str]]) 
             del op.attributes[_TAG]
 
 
-def _script(count: int, handles: list[int], messages: list[str]) -> str:
+def _script(count: int, said: list[tuple[int, str]]) -> str:
+    """Match the ``count`` tagged ops once; emit each (handle, message) of ``said``."""
     any_op = "!transform.any_op"
     lines = ["module attributes {transform.with_named_sequence} {",
              "  transform.named_sequence @__transform_main("
@@ -90,7 +95,7 @@ def _script(count: int, handles: list[int], messages: list[str]) -> str:
              f" : ({any_op}) -> {any_op}",
              f"    %op:{count} = transform.split_handle %all : ({any_op})"
              f" -> ({', '.join([any_op] * count)})"]
-    for handle, message in zip(handles, messages):
+    for handle, message in said:
         lines.append(f"    transform.debug.emit_remark_at %op#{handle}, {json.dumps(message)} "
                      f": {any_op}")
     lines += ["    transform.yield", "  }", "}"]

@@ -15,7 +15,7 @@ from conftest import SUITE, require_shared
 from xlac.context import new_context
 from xlac.errors import collect_diagnostics
 from xlac.mlir import ir
-from xlac.passes.remarks import collected_remarks
+from xlac.passes.remarks import collected_remarks, emit_remarks
 from xlac.pipeline.pass_manager import build_pass_manager
 from xlac.pipeline.pipelines import steps_until
 
@@ -82,6 +82,18 @@ def test_report_takes_the_same_remarks_as_diagnostics_say():
         said[channel] = [(r.location, r.message) for r in records if r.severity == "remark"]
     assert said["diagnostics"], "softmax has a rejected candidate"
     assert said["collected"] == said["diagnostics"]
+
+
+def test_remarks_on_ops_outside_the_module_are_dropped_not_fatal():
+    """One match serves every remark; an op it cannot find (another module's)
+    gets none, as a match of its own found nothing, and the rest still come."""
+    with new_context() as ctx:
+        here = ir.Module.parse("func.func @f() { return }")
+        elsewhere = ir.Module.parse("func.func @g() { return }")
+        with collect_diagnostics(ctx) as diagnostics:
+            emit_remarks(here.operation, [(elsewhere.body.operations[0].operation, "gone"),
+                                          (here.body.operations[0].operation, "here")])
+    assert [(r.severity, r.message) for r in diagnostics.records] == [("remark", "here")]
 
 
 SMALL = {
