@@ -9,6 +9,7 @@ from xlac.context import new_context
 from xlac.errors import CompileError, Diagnostic, as_compile_errors, collect_diagnostics, record_of
 from xlac.frontend.isolation import parse_untrusted
 from xlac.mlir import ir
+from xlac.passes.remarks import collected_remarks
 from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import build_pass_manager
 from xlac.tools.split_input import OUTPUT_SEPARATOR, split_chunks
@@ -54,7 +55,10 @@ class OptDriver:
             try:
                 with as_compile_errors(name):
                     module = parse_untrusted(ctx, chunk, name, self.options)
-                    self._run_pipeline(module)
+                    # the Python passes' remarks as records, in the handler's
+                    # order, without MLIR's op dump (quadratic, and dropped)
+                    with collected_remarks(diags.records):
+                        self._run_pipeline(module)
                     result = self._render(module)
             except (ir.MLIRError, CompileError) as exc:
                 produced = _diagnostics_of_failure(exc, diags)

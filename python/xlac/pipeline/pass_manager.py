@@ -11,6 +11,7 @@ from xlac import passes as registry
 from xlac.errors import CompileError, Diagnostic, collect_diagnostics, compile_error_from, error
 from xlac.mlir import ir, passmanager
 from xlac.passes.base import take_failure_kind
+from xlac.passes.remarks import collected_remarks
 from xlac.pipeline.pipelines import NAMED_PIPELINES
 from xlac.pipeline.text import Element, PipelineSyntaxError, parse_options, parse_pipeline
 
@@ -96,7 +97,9 @@ def run_passes(module: ir.Module, pipeline: str | list[str], hint: str = "",
     pm = build_pass_manager(ctx, pipeline, disabled)
     pm.enable_verifier(verify_each)
     take_failure_kind()
-    with ctx, collect_diagnostics(ctx) as diags:
+    # the Python passes' remarks as records: MLIR's note on each prints its op,
+    # quadratic in thousands of remarks, and nothing shows it
+    with ctx, collect_diagnostics(ctx) as diags, collected_remarks(diags.records):
         try:
             pm.run(module.operation)
             if not verify_each and verify_after:
