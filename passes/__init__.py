@@ -37,6 +37,7 @@ _REGISTRY: dict[str, str] = {
     "xla-split-f64-truncation": "lower.split_f64_truncation:SplitF64Truncation",
     "xla-distinct-results": "buffers.distinct_results:DistinctResults",
     "xla-own-fills": "buffers.own_fills:OwnFills",
+    "xla-own-empties": "buffers.own_empties:OwnEmpties",
     "xla-update-windows-in-place": "buffers.update_windows_in_place:UpdateWindowsInPlace",
     "xla-bf16-memory-as-i16": "cpu.bf16_memory_as_i16:Bf16MemoryAsI16",
     "xla-check-memory": "buffers.check_memory:CheckMemory",

@@ -32,6 +32,14 @@ class PassFailure(Exception):
 
 
 _last_failure = threading.local()
+_run = threading.local()              # what one run of a pass remembers (run_memo)
+
+
+def run_memo() -> dict | None:
+    """A dict that lives for the current Python pass run on this thread (None
+    outside one): helpers keep there what they would otherwise recompute per
+    op from the whole module, knowing no other pass changes it meanwhile."""
+    return getattr(_run, "memo", None)
 
 
 def take_failure_kind():
@@ -78,6 +86,7 @@ class ModulePass:
                description=self.summary())
 
     def _callback(self, op: ir.Operation, pass_) -> None:
+        outer, _run.memo = run_memo(), {}
         try:
             self.run(op)
         except PassFailure as failure:
@@ -90,6 +99,8 @@ class ModulePass:
                                    f"{type(exc).__name__}: {exc}; please report it "
                                    "with the input program")
             pass_.signal_pass_failure()
+        finally:
+            _run.memo = outer
 
 
 def _convert(text: str, annotation, where: str):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.gpu.gpu_matmul_text import matmul_kernel
-from xlac.passes.gpu.launch_ops import buffer_base, constant_text, fill_before, is_view, top_level_ops
+from xlac.passes.gpu.launch_ops import block_position, buffer_base, constant_text, fill_before, is_view, top_level_ops
 from xlac.passes.gpu.matmul_epilogue import find_epilogue, inline_body
 from xlac.passes.helper_calls import fresh_symbol, region_declaration, replace_with_call
 
@@ -149,12 +149,13 @@ def _untouched_between(source: ir.Value, first: ir.Operation, last: ir.Operation
     """No op between ``first`` and ``last`` names ``source``'s buffer (but for views):
     what the matmul reads there is what the transpose read."""
     base = buffer_base(source)
-    block_ops = [o.operation for o in first.operation.block.operations]
-    start, end = block_ops.index(first.operation), block_ops.index(last.operation)
-    if start > end:
+    if not first.operation.is_before_in_block(last.operation):
         return False
+    ops = first.operation.block.operations
+    start, end = block_position(first.operation), block_position(last.operation)
     return not any(buffer_base(v) == base
-                   for between in block_ops[start + 1:end] if not is_view(between)
+                   for between in (ops[i].operation for i in range(start + 1, end))
+                   if not is_view(between)
                    for inner in [between, *nested_ops(between)] for v in inner.operands
                    if isinstance(v.type, ir.MemRefType))
 

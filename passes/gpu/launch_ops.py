@@ -15,6 +15,39 @@ def top_level_ops(module: ir.Operation) -> list[ir.Operation]:
     return ops
 
 
+def block_position(op: ir.Operation) -> int:
+    """Where ``op`` is in its block. A binary search on ``is_before_in_block``
+    whose probes index the block's list, a walk in C++: a Python list of the
+    whole block for every matmul made these passes quadratic (1,000 matmuls
+    in one host function: 2 s)."""
+    ops = op.block.operations
+    low, high = 0, len(ops) - 1
+    while low <= high:
+        middle = (low + high) // 2
+        probe = ops[middle].operation
+        if probe == op:
+            return middle
+        if probe.is_before_in_block(op):
+            low = middle + 1
+        else:
+            high = middle - 1
+    raise ValueError(f"'{op.name}' is not in its own block")
+
+
+def ops_before(op: ir.Operation):
+    """The ops before ``op`` in its block, nearest first, made one at a time."""
+    ops = op.block.operations
+    for index in range(block_position(op) - 1, -1, -1):
+        yield ops[index].operation
+
+
+def ops_after(op: ir.Operation, count: int) -> list[ir.Operation]:
+    """Up to ``count`` ops after ``op`` in its block, nearest first."""
+    ops = op.block.operations
+    start = block_position(op) + 1
+    return [ops[index].operation for index in range(start, min(start + count, len(ops)))]
+
+
 def has_reduction(op: ir.Operation) -> bool:
     return any("reduction" in str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"]))
 
@@ -41,10 +74,9 @@ def fill_before(op: ir.Operation, output: ir.Value) -> ir.Operation | None:
     between them touching ``output``'s buffer (a transpose of the other
     operand may be: attention's Q.K^T fills its output, transposes K, then
     multiplies), or None. Up to FILL_LOOKBACK ops that do work are passed."""
-    block_ops = [o.operation for o in op.block.operations]
     base = buffer_base(output)
     passed = 0
-    for candidate in reversed(block_ops[:block_ops.index(op)]):
+    for candidate in ops_before(op):
         if candidate.name == "arith.constant" or candidate.name in _VIEWS:
             continue                # a view alone reads and writes nothing
         if constant_fill_of(candidate, output):

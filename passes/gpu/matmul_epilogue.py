@@ -21,6 +21,7 @@ from xlac.passes.gpu.launch_ops import (
     has_reduction,
     is_memref,
     is_view,
+    ops_after,
 )
 from xlac.passes.outline import clone_ops
 
@@ -39,10 +40,8 @@ def find_epilogue(matmul: ir.Operation, first_position: int) -> Epilogue | None:
     with nothing between them touching C or the generic's operands; or None.
     Its operands other than C become helper arguments from ``first_position``."""
     c = matmul.operands[2]
-    block_ops = [o.operation for o in matmul.block.operations]
-    at = block_ops.index(matmul)
     passed = []
-    for candidate in block_ops[at + 1:at + 1 + 2 * FILL_LOOKBACK]:
+    for candidate in ops_after(matmul, 2 * FILL_LOOKBACK):
         if candidate.name == "arith.constant" or is_view(candidate):
             continue
         if candidate.name == "linalg.generic" and c in list(candidate.operands):

@@ -7,6 +7,7 @@ a machine without one ``run`` raises CudaUnavailable saying so.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -17,9 +18,9 @@ from xlac.pipeline import pipelines
 from xlac.signature import entry_signature
 from xlac.targets.cuda import pipeline as cuda_pipeline
 from xlac.targets.cuda import serialize
-from xlac.targets.cuda.ptx import kernel_modules, to_ptx
+from xlac.targets.cuda.ptx import kernel_modules, shared_kernels, to_ptx
 from xlac.targets.cuda.runtime import CudaFunction
-from xlac.targets.cuda.schedule import read_schedule
+from xlac.targets.cuda.schedule import Launch, read_schedule
 
 STAGES = ["input", "stablehlo", "fused", "linalg", "kernels", "gpu", "ptx"]
 
@@ -68,9 +69,10 @@ class CudaTarget:
             runner.run(module, stage, steps())
             if stage == "kernels":
                 kernels = str(module)          # what the emulator runs (test/support)
-        schedule = read_schedule(module, entry)
-        ptx = runner.machine_code(lambda: to_ptx(kernel_modules(module)),
-                                  "ptx (llvmlite NVPTX -O3)")
+        steps = read_schedule(module, entry)
+        ptx, canonical = runner.machine_code(lambda: _ptx(module), "ptx (llvmlite NVPTX -O3)")
+        schedule = [replace(step, kernel=canonical[step.kernel]) if isinstance(step, Launch)
+                    else step for step in steps]       # identical kernels: one PTX entry
         function = function_for(ptx, schedule, signature, kernels, str(module), options, grid)
         return Executable(function, signature, CudaStages(stages, function, runner.remarks),
                           "cuda", entry=entry)
@@ -81,6 +83,12 @@ class CudaTarget:
                                 entry_data.kernels, entry_data.gpu, options, entry_data.grid)
         return Executable(function, entry_data.signature, CudaStages(stages, function),
                           "cuda", entry=entry)
+
+
+def _ptx(module) -> tuple[str, dict[str, str]]:
+    """PTX of the distinct kernels of ``module``, and each kernel's name -> its entry's."""
+    distinct, canonical = shared_kernels(kernel_modules(module))
+    return to_ptx(distinct), canonical
 
 
 def function_for(ptx: str, steps: list, signature, kernels: str, gpu: str,

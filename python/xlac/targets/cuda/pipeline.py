@@ -18,6 +18,8 @@ def bufferize() -> list[str]:
         "xla-readonly-inputs",                            # inputs are copied to the device once per call
         "xla-own-fills",                                  # a fill per matmul: folded into its kernel, no copy
         "xla-gpu-epilogue-in-place",                      # a matmul's epilogue writes C: run in its kernel
+        "xla-spread-readonly-reads",                      # a weight read 1,000 times: no quadratic analysis
+        "xla-own-empties",                                # 1,000 fills into CSE's one empty: no quadratic analysis
         "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map "
         "allow-return-allocs-from-loops}",
