@@ -46,7 +46,7 @@ def shared_kernels(kernels: dict[str, str]) -> tuple[dict[str, str], dict[str, s
     """The distinct kernels of ``kernels`` (gpu.module name -> LLVM IR text),
     each under the first name it has, and every name -> that name: a layer
     repeated N times makes N identical gpu.modules, compiled once (a 500-op
-    transpose/dot chain: 736 kernels, 4 distinct)."""
+    transpose/dot chain: 741 kernels, 5 distinct; BERT 152, 43)."""
     first: dict[str, str] = {}
     canonical = {name: first.setdefault(text, name) for name, text in kernels.items()}
     return {name: kernels[name] for name in first.values()}, canonical
