@@ -38,7 +38,7 @@ _REGISTRY: dict[str, str] = {
     "xla-distinct-results": "buffers.distinct_results:DistinctResults",
     "xla-own-fills": "buffers.own_fills:OwnFills",
     "xla-own-empties": "buffers.own_empties:OwnEmpties",
-    "xla-gpu-own-launch-constants": "gpu.own_launch_constants:GpuOwnLaunchConstants",
+    "xla-gpu-own-launch-constants": "gpu.gpu_own_launch_constants:GpuOwnLaunchConstants",
     "xla-update-windows-in-place": "buffers.update_windows_in_place:UpdateWindowsInPlace",
     "xla-bf16-memory-as-i16": "cpu.bf16_memory_as_i16:Bf16MemoryAsI16",
     "xla-check-memory": "buffers.check_memory:CheckMemory",
