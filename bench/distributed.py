@@ -128,7 +128,7 @@ sys.stdout.write(export.export(jax.jit(step))(*args).mlir_module())
 
 def scaling_worker(ranks: int, iterations: int, program: str) -> dict:
     import xlac
-    from xlac.targets.cpu.collectives import active_world
+    from xlac.spmd.mpi import active_world
     exe = xlac.compile(Path(program))
     rank = active_world().rank if ranks > 1 else 0
     rng = np.random.default_rng(0)

@@ -40,7 +40,7 @@ def _stop_the_job(message: str) -> None:
     waiting for it in a collective (docs/distributed.md)."""
     options = Options.from_env()
     if options.launched_ranks > 1:
-        from xlac.targets.cpu.collectives import mpi_world
+        from xlac.spmd.mpi import mpi_world
         try:
             world = mpi_world(options.mpicc, options.cache_dir)
         except XlacError:

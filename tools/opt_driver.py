@@ -10,8 +10,8 @@ from xlac.errors import CompileError, Diagnostic, as_compile_errors, collect_dia
 from xlac.frontend.isolation import parse_untrusted
 from xlac.mlir import ir
 from xlac.passes.remarks import collected_remarks
-from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import build_pass_manager
+from xlac.targets import get_target
 from xlac.tools.split_input import OUTPUT_SEPARATOR, split_chunks
 from xlac.tools.verify_diagnostics import verify
 
@@ -21,6 +21,8 @@ class OptDriver:
         self.args = args
         self.options = options
         self.disabled = frozenset(options.disable_passes)
+        self.target = get_target(args.target)
+        self.code_stage = bool(args.xla_stage) and bool(self.target.stage(args.xla_stage).code)
 
     def run(self, data: bytes, name: str) -> int:
         chunks = self._chunks(data)
@@ -40,12 +42,7 @@ class OptDriver:
 
     def _pipeline(self) -> list[str] | str:
         if self.args.xla_stage:
-            try:
-                return pipelines.steps_until(self.args.xla_stage, self.args.entry, self.options)
-            except KeyError:
-                stages = ", ".join(pipelines.CPU_STAGES)
-                raise CompileError(f"xla-opt: error: no stage '{self.args.xla_stage}'",
-                                   f"stages: {stages}") from None
+            return self.target.steps_until(self.args.xla_stage, self.args.entry, self.options)
         return self.args.pass_pipeline
 
     def _one_chunk(self, chunk: bytes, name: str) -> tuple[object, int]:
@@ -108,6 +105,8 @@ class OptDriver:
                 tree_printing_dir_path=a.mlir_print_ir_tree_dir)
 
     def _render(self, module):
+        if self.code_stage:                    # PTX, not IR: the target's code for the module
+            return self.target.code_text(self.args.xla_stage, module)
         if self.args.emit_bytecode:
             import io
             buffer = io.BytesIO()

@@ -33,7 +33,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("input", nargs="?", default="-", help="input file, or - for stdin (default)")
     p.add_argument("-o", dest="output", default="-", help="output file (default stdout)")
     p.add_argument("--pass-pipeline", default="", help="pipeline in MLIR syntax")
-    p.add_argument("--xla-stage", default="", help="run the CPU pipeline up to this stage")
+    p.add_argument("--xla-stage", default="",
+                   help="run the target's pipeline up to this stage (a code stage, such as "
+                        "cuda's ptx, prints its code)")
+    p.add_argument("--target", default="cpu", help="target of --xla-stage: cpu (default), cuda, "
+                                                   "reference")
     p.add_argument("--entry", default="main", help="entry function for --xla-stage")
     p.add_argument("--cpu", default="", help="CPU for --xla-stage: host (default), x86-64-v2/v3/v4")
     p.add_argument("--disable-passes", default="", help="comma-separated passes to skip")
@@ -88,7 +92,8 @@ def _pipeline_from_pass_flags(args) -> None:
 
 def _list_passes() -> int:
     from xlac import passes
-    from xlac.pipeline.pipelines import CPU_STAGES, NAMED_PIPELINES
+    from xlac.pipeline.pipelines import NAMED_PIPELINES
+    from xlac.targets import TARGETS, get_target
 
     print("xlac passes:")
     for name in passes.pass_names():
@@ -96,7 +101,9 @@ def _list_passes() -> int:
     print("xlac pipelines:")
     for name, (_, summary) in NAMED_PIPELINES.items():
         print(f"  {name:32} {summary}")
-    print(f"stages (--xla-stage, Executable.as_text): {', '.join(CPU_STAGES)}")
+    print("stages (--target, --xla-stage, Executable.as_text):")
+    for name in TARGETS:
+        print(f"  {name:32} {', '.join(get_target(name).stage_names())}")
     print("plus every upstream MLIR and StableHLO pass (see torch-mlir-opt --help)")
     return 0
 

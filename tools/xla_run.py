@@ -43,7 +43,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="SHAPExTYPE=VALUES or @file.npy ({rank} in the name: this MPI rank)")
     p.add_argument("--function", "--entry_function", dest="function", default="main",
                    help="entry function (default main)")
-    p.add_argument("--target", default=None, help="cpu (default) or cuda (NVIDIA GPU, sm_90)")
+    p.add_argument("--target", default=None,
+                   help="cpu (default), cuda (NVIDIA GPU, sm_90) or reference (the StableHLO "
+                        "interpreter: slow, exact)")
     p.add_argument("--device", default=None,
                    help="as iree-run-module: local-task (CPU), local-sync (CPU, one thread), cuda")
     p.add_argument("--benchmark", type=int, default=0, metavar="N", help="time N more runs")
@@ -81,7 +83,7 @@ def _resolve_device(args) -> None:
     target, threads = DEVICES.get(args.device or "local-task", (None, 0))
     if target is None:
         raise ToolError(f"xla-run: error: unknown --device '{args.device}': xlac runs on "
-                        + ", ".join(DEVICES) + " (or give --target=cpu|cuda)")
+                        + ", ".join(DEVICES) + " (or give --target=cpu|cuda|reference)")
     if args.target and args.device and args.target != target:
         raise ToolError(f"xla-run: error: --target={args.target} and --device={args.device} "
                         "disagree: give one of them")
@@ -143,7 +145,7 @@ def _profile(exe, inputs, runs: int, trace: str) -> None:
 
 def _rank() -> tuple[int, str]:
     """This process's MPI rank and the prefix of its output lines ("" alone)."""
-    from xlac.targets.cpu.collectives import active_world
+    from xlac.spmd.mpi import active_world
     world = active_world()
     if world is None or world.size == 1:
         return 0, ""

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xlac.collectives import declared_grid
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, functions, symbol_name
 from xlac.passes.cpu.mpi_text import SHIM_DECLARATIONS, MpiModule
+from xlac.spmd.grid import declared_grid
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class CollectivesToMpi(ModulePass):
 
     Why: compiled code calls MPI directly, with no Python per collective, so
     it runs the same in the JIT and in xla-compile libraries. It calls the
-    small C shim (python/xlac/targets/cpu/xlac_mpi.c) rather than MPI itself
+    small C shim (python/xlac/spmd/xlac_mpi.c) rather than MPI itself
     because MPI handles differ between implementations (MPICH: ints, Open
     MPI: pointers); the shim is built against the MPI at hand and the code
     stays the same. Communicators are made once, when the runtime calls

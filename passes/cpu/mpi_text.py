@@ -1,7 +1,7 @@
 """The text of xla-collectives-to-mpi: the shim's C ABI as MLIR declarations,
 a body per collective, the communicator globals and ``@__xlac_init``.
 
-The codes below are the shim's (``enum`` in python/xlac/targets/cpu/xlac_mpi.c);
+The codes below are the shim's (``enum`` in python/xlac/spmd/xlac_mpi.c);
 a test checks that the two agree.
 """
 

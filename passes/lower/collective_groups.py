@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from xlac.collectives import DeviceGrid
 from xlac.mlir import ir, stablehlo
+from xlac.spmd.grid import DeviceGrid
 
 # op -> how it reads replica_groups when it has a channel (without one: cross_replica)
 _WITH_CHANNEL = {"all_reduce": "global_ids", "all_gather": "global_ids",

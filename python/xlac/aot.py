@@ -17,6 +17,7 @@ from xlac.cpu_model import cpu_model
 from xlac.errors import CompileError, error
 from xlac.files import write_atomically
 from xlac.options import Options
+from xlac.targets import get_target
 from xlac.targets.cpu.serialize import EntryObject, link_library
 
 
@@ -24,14 +25,15 @@ def compile_library(data: bytes, source_name: str, output: Path, header: Path | 
                     entries: tuple[str, ...] = ("main",), prefix: str = "",
                     target: str = "cpu", options: Options | None = None) -> str:
     """Write the library (and header); returns the symbol prefix."""
-    if target != "cpu":
-        raise CompileError(error(f"xla-compile makes CPU libraries; target '{target}' has none"),
-                           "use target cpu, or xlac.compile(..., target='cuda') at run time")
+    if not get_target(target).aot:
+        raise CompileError(error(f"xla-compile makes C libraries; target '{target}' has no "
+                                 "ahead-of-time form"),
+                           f"use target cpu, or xlac.compile(..., target='{target}') at run time")
     options = options or Options.from_env()
     output = Path(output)
     prefix = csrc.c_identifier(prefix or _default_prefix(output))
     with tempfile.TemporaryDirectory(prefix="xlac-aot-") as workdir:
-        compiled = [_entry_object(data, source_name, entry, options, Path(workdir))
+        compiled = [_entry_object(data, source_name, target, entry, options, Path(workdir))
                     for entry in entries]
         objects = [obj for obj, _ in compiled]
         reports = {obj.entry: report for obj, report in compiled if report is not None}
@@ -44,10 +46,10 @@ def compile_library(data: bytes, source_name: str, output: Path, header: Path | 
     return prefix
 
 
-def _entry_object(data: bytes, source_name: str, entry: str, options: Options,
+def _entry_object(data: bytes, source_name: str, target: str, entry: str, options: Options,
                   workdir: Path) -> tuple[EntryObject, str | None]:
     """The entry's object code, and its fusion report (kept in the artifact)."""
-    exe = compile_bytes(data, source_name, "cpu", entry, options, cache=False, start=False)
+    exe = compile_bytes(data, source_name, target, entry, options, cache=False, start=False)
     if not hasattr(exe.function, "write_object"):
         raise CompileError(error(f"@{entry} has no object code to link (dynamic shapes?)"),
                            "export the program with static shapes")

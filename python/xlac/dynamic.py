@@ -29,7 +29,6 @@ from xlac.errors import CompileError, error
 from xlac.executable import Executable
 from xlac.frontend.parse import parse_module
 from xlac.mlir import ir
-from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import run_passes
 from xlac.pipeline.stage_texts import StageTexts
 from xlac.pipeline.text import without_passes
@@ -55,12 +54,14 @@ def has_dynamic_arguments(module: ir.Module, entry: str) -> bool:
     return False
 
 
-def compile_dynamic(module: ir.Module, stages: StageTexts, source_name: str, target: str,
-                    entry: str, disabled: tuple[str, ...],
-                    compile_static: Callable[[bytes], Executable]) -> DynamicExecutable:
-    """Ingest a program with dynamic arguments; its code is made per call shape
-    by ``compile_static`` (program bytes with static shapes -> Executable)."""
-    run_passes(module, without_passes(pipelines.ingest(entry, target), disabled))
+def compile_dynamic(module: ir.Module, stages: StageTexts, source_name: str, target,
+                    entry: str, options, compile_static: Callable[[bytes], Executable]
+                    ) -> DynamicExecutable:
+    """Ingest a program with dynamic arguments for ``target`` (an
+    ``xlac.targets.target.Target``); its code is made per call shape by
+    ``compile_static`` (program bytes with static shapes -> Executable)."""
+    ingest = target.stage("stablehlo").steps(entry, options)
+    run_passes(module, without_passes(ingest, options.disable_passes))
     signature = entry_signature(module, entry, allow_dynamic=True)
     return DynamicExecutable(module, signature, stages, source_name, target, entry, compile_static)
 
@@ -107,7 +108,8 @@ class DynamicExecutable(Executable):
         with self._lock:                 # another thread may be adding one
             return list(self._specializations)
 
-    def as_text(self, stage: str = "llvm") -> str:
+    def as_text(self, stage: str | None = None) -> str:
+        stage = stage or self._target.stages[-1].name
         if stage in _SHAPE_FREE_STAGES or stage not in self.stages:
             return self._stages.text(stage)
         if self._latest is None:

@@ -25,6 +25,8 @@ _SUB_BYTE = {"i2": 2, "i4": 4, "ui2": 2, "ui4": 4}
 class CompiledFunction(Protocol):
     """Compiled code: called with the data pointers of every input, then every output."""
 
+    stage_texts: dict[str, str]       # the stage texts that travel with the code (Stage.kept)
+
     def __call__(self, pointers: list[int]) -> None: ...
 
     def serializer(self, entry: str, signature: Signature) -> Callable[[], bytes]:
@@ -38,6 +40,9 @@ class Stages(Protocol):
     remarks: list
 
     def names(self) -> list[str]: ...
+
+    def keep(self, texts: dict[str, str]) -> None:
+        """Stage texts that came with the code."""
 
     def text(self, stage: str) -> str: ...
 
@@ -55,12 +60,17 @@ class Executable:
     """
 
     def __init__(self, function: CompiledFunction, signature: Signature, stages: Stages,
-                 target: str, entry: str = "main"):
+                 target, entry: str = "main"):
         self._function = function
         self.signature = signature
         self._stages = stages
-        self.target = target
+        self._target = target             # its xlac.targets.target.Target: what it can do
         self.entry = entry
+
+    @property
+    def target(self) -> str:
+        """The name of the target the program was compiled for ("cpu", "cuda", ...)."""
+        return self._target.name
 
     pytrees = None            # frontend.pytrees.PyTrees of a program lowered by JAX
 
@@ -104,9 +114,11 @@ class Executable:
         other.pytrees = pytrees
         return other
 
-    def as_text(self, stage: str = "llvm") -> str:
-        """The IR at a named stage: input, stablehlo, fused, linalg, bufferized, llvm."""
-        return self._stages.text(stage)
+    def as_text(self, stage: str | None = None) -> str:
+        """The IR at a named stage of the target (``exe.stages``; default: the last):
+        on the CPU input, stablehlo, fused, linalg, bufferized, llvm; on CUDA ...,
+        kernels, gpu, ptx."""
+        return self._stages.text(stage or self._target.stages[-1].name)
 
     def fusion_report(self) -> str | None:
         """Which ops run fused in which kernel, their cost, what was not fused and why,
@@ -123,10 +135,11 @@ class Executable:
         from xlac.debug.profile import profile_calls
         from xlac.errors import CompileError, error
         recompile = getattr(self, "recompile", None)
-        if recompile is None or self.target != "cpu":
+        if recompile is None or not self._target.recompiles:
             raise CompileError(error(f"cannot profile this {self.target} executable: it was not "
                                      "compiled here from its program"),
-                               "profile the result of xlac.compile (target cpu)")
+                               "profile the result of xlac.compile on a target that "
+                               "profiles (cpu)")
         return profile_calls(recompile(profile=True), arrays, runs)
 
     def fusion_graph(self, path) -> list | None:

@@ -16,20 +16,22 @@ from xlac.artifact.container import ArtifactError, read_blob, unpack
 from xlac.errors import CompileError, error
 from xlac.executable import Executable
 from xlac.options import Options
+from xlac.spmd.mpi import abort_job_on_uncaught_errors
+from xlac.spmd.start import start_on_every_rank
 from xlac.targets import get_target
-from xlac.targets.cpu.collectives import abort_job_on_uncaught_errors
-from xlac.targets.spmd import start_on_every_rank
 
 
-class NoStages:
-    """The stages of an executable that was loaded, not compiled here: none,
-    but the fusion report its artifact keeps (``xla-compile`` and
-    ``Executable.serialize`` write it into the metadata)."""
+class LoadedStages:
+    """The stages of an executable that was loaded, not compiled here: only
+    those whose text its code keeps (CUDA's kernels and PTX), and the fusion
+    report its artifact keeps (``xla-compile`` and ``Executable.serialize``
+    write it into the metadata)."""
 
     def __init__(self, origin: str, blob: bytes = b"", entry: str = "main"):
         self._origin = origin
         self._blob = blob
         self._entry = entry
+        self._texts: dict[str, str] = {}
         self.remarks: list = []
 
     def saved_report(self) -> str | None:
@@ -37,13 +39,18 @@ class NoStages:
         try:
             _, metadata = unpack(self._blob, self._origin)
         except ArtifactError:
-            return None                   # not a CPU artifact (cuda keeps JSON)
+            return None
         return (metadata.get("fusion_reports") or {}).get(self._entry)
 
+    def keep(self, texts: dict[str, str]) -> None:
+        self._texts.update(texts)
+
     def names(self) -> list[str]:
-        return []
+        return list(self._texts)
 
     def text(self, stage: str) -> str:
+        if stage in self._texts:
+            return self._texts[stage]
         raise CompileError(error(f"no IR for stage '{stage}': this executable was loaded "
                                  f"from {self._origin}"),
                            "compile the source with xlac.compile to see its stages")
@@ -67,11 +74,12 @@ def deserialize(blob: bytes, entry: str = "main", target: str = "cpu",
 def _from_bytes(blob: bytes, what: str, entry: str, target: str, options) -> Executable:
     options = options or Options.from_env()
     abort_job_on_uncaught_errors(options)
-    backend = get_target(target)
     try:
-        exe = backend.deserialize(blob, what, entry, NoStages(what, blob, entry), options)
-    except ValueError as exc:
-        raise ArtifactError(str(exc)) from None
+        exe = get_target(target).load(blob, what, entry, LoadedStages(what, blob, entry), options)
+    except ArtifactError:
+        raise
+    except ValueError as exc:                    # what the checks above let through
+        raise ArtifactError(f"{what}: {exc}") from None
     grid = getattr(exe.function, "grid", None)
     if grid is not None:                         # SPMD: every rank loaded it; make its communicators
         return start_on_every_rank(grid, lambda: exe, what, options)

@@ -32,6 +32,14 @@ class TensorSpec:
     def is_dynamic(self) -> bool:
         return None in self.shape
 
+    @property
+    def nbytes(self) -> int:
+        """The bytes an array of this (static) spec holds in memory."""
+        count = 1
+        for dim in self.shape:
+            count *= dim
+        return count * self.dtype.itemsize
+
     def accepts(self, shape: tuple[int, ...]) -> bool:
         """Does an array of ``shape`` fit (same rank, equal static dims)?"""
         return len(shape) == len(self.shape) and \

@@ -3,7 +3,7 @@
 
 /// Runs on the GPU: same numbers as the CPU target.
 // CHECK: EXEC @main
-// CHECK: result[0]: 4xf32=11 22 33 44
+// CHECK: result[0]: 4xf32=[11 22 33 44]
 func.func @main(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> {
   %0 = stablehlo.add %a, %b : tensor<4xf32>
   return %0 : tensor<4xf32>

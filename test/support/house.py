@@ -21,25 +21,30 @@ ROOTS = {"xlac": REPO / "python" / "xlac", "xlac.passes": REPO / "passes",
 
 # The parts, bottom layer first, and what each part may import (itself included).
 CORE = ("xlac.version", "xlac.context", "xlac.errors", "xlac.dtypes", "xlac.signature", "xlac.options",
-        "xlac.cpu_model", "xlac.files", "xlac.cache", "xlac.collectives")
+        "xlac.cpu_model", "xlac.files", "xlac.cache", "xlac.spmd.grid")
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("mlir", ()),
     ("dialects", ("mlir",)),
     ("core", ("mlir", "dialects")),
     ("frontend", ("mlir", "core")),
-    ("artifact", ("core",)),
-    ("passes", ("mlir", "core", "dialects")),
+    ("cache", ("mlir", "core")),
+    ("spmd", ("core",)),
+    ("artifact", ("core", "cache", "spmd")),
+    ("passes", ("mlir", "core", "dialects", "spmd")),
     ("pipeline", ("mlir", "core", "frontend", "passes")),
-    ("debug", ("mlir", "core", "pipeline", "passes", "dialects")),
+    ("reference", ("mlir", "core", "frontend", "pipeline", "spmd")),
+    ("debug", ("mlir", "core", "frontend", "pipeline", "passes", "dialects")),
     ("executable", ("mlir", "core", "frontend", "pipeline", "debug")),
-    ("targets", ("mlir", "core", "pipeline", "artifact", "executable")),
-    ("api", ("mlir", "core", "frontend", "pipeline", "debug", "executable", "targets", "artifact")),
-    ("reference", ("mlir", "core", "frontend", "pipeline", "api")),
-    ("tools", ("mlir", "core", "frontend", "pipeline", "debug", "executable", "targets", "artifact",
-               "api", "reference", "passes")),
+    ("targets", ("mlir", "core", "cache", "spmd", "pipeline", "artifact", "executable",
+                 "reference")),
+    ("api", ("mlir", "core", "cache", "spmd", "frontend", "pipeline", "debug", "executable",
+             "targets", "artifact")),
+    ("tools", ("mlir", "core", "cache", "spmd", "frontend", "pipeline", "debug", "executable",
+               "targets", "artifact", "api", "reference", "passes")),
 ]
 ALLOWED = {part: set(below) | {part} for part, below in LAYERS}
 _PART_OF_PACKAGE = {"xlac.frontend": "frontend", "xlac.pipeline": "pipeline",
+                    "xlac.cache": "cache", "xlac.spmd": "spmd",
                     "xlac.targets": "targets", "xlac.artifact": "artifact",
                     "xlac.reference": "reference", "xlac.debug": "debug",
                     "xlac.passes": "passes", "xlac.dialects": "dialects", "xlac.tools": "tools"}
@@ -213,7 +218,9 @@ def environment_reads(known: dict[str, Path]) -> dict[str, list[str]]:
 
 _LABELS = {
     "mlir": "mlir: the one import of the MLIR bindings",
-    "core": "core: context, errors, options, cpu_model, signature, dtypes, files, cache",
+    "core": "core: context, errors, options, cpu_model, signature, dtypes, files, record",
+    "cache": "cache/: the compilation cache, its keys, the build identity",
+    "spmd": "spmd/: device grid, MPI world and shim, starting on every rank",
     "dialects": "dialects/: xla.fusion",
     "frontend": "frontend/: bytes, text, VHLO -> module",
     "artifact": "artifact/: on-disk container, C ABI",
@@ -222,7 +229,7 @@ _LABELS = {
     "reference": "reference/: the interpreter, out of process",
     "debug": "debug/: dumps, timing, fusion picture and report",
     "executable": "executable, dynamic",
-    "targets": "targets/: cpu, cuda (compile, runtime, serialize)",
+    "targets": "targets/: a table of stages each: cpu, cuda, reference",
     "api": "compiler, loader, aot, jax_jit",
     "tools": "tools/: xla-opt, xla-run, xla-compile",
 }

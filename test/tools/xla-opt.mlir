@@ -21,7 +21,10 @@
 // TIMING: xla-check-support
 // LIST: xla-select-entry
 // LIST: xla-cpu-pipeline
-// LIST: stages (--xla-stage, Executable.as_text): input, stablehlo, fused, linalg, bufferized, llvm
+// LIST: stages (--target, --xla-stage, Executable.as_text):
+// LIST-NEXT: cpu input, stablehlo, fused, linalg, bufferized, llvm
+// LIST-NEXT: cuda input, stablehlo, fused, linalg, gpu-loops, kernels, gpu, ptx
+// LIST-NEXT: reference input, stablehlo
 func.func @first(%a: tensor<2xf32>) -> tensor<2xf32> {
   return %a : tensor<2xf32>
 }

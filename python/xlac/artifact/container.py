@@ -1,14 +1,17 @@
-"""The on-disk form of compiled code: a shared library with metadata after it.
+"""The on-disk form of compiled code, for every target: the code with
+metadata after it, and the one reader that checks it all before use.
 
 Layout (what ``xla-compile`` writes, ``Executable.serialize`` returns and
 the compilation cache stores)::
 
-    <ELF shared library>  <metadata JSON>  <u64 JSON length>  <SHA-256>  b"XLACART1"
+    <code>  <metadata JSON>  <u64 JSON length>  <SHA-256>  b"XLACART1"
 
-Why a trailer: the dynamic loader ignores bytes after the ELF image, so the
-file is an ordinary ``.so`` for C programs, while xlac can read, checksum
+The code is the target's: an ELF shared library for the CPU, the PTX and host
+schedule for CUDA, the program's text for the reference interpreter. Why a
+trailer: the dynamic loader ignores bytes after the ELF image, so a CPU
+artifact is an ordinary ``.so`` for C programs, while xlac can read, checksum
 and check the metadata *before* mapping any of the code. The SHA-256 covers
-the library and the JSON, so a truncated or corrupted file is refused.
+the code and the JSON, so a truncated or corrupted file is refused.
 """
 
 from __future__ import annotations
@@ -18,19 +21,22 @@ import struct
 from pathlib import Path
 
 from xlac.artifact.elf import NotALibrary, load_time_code
-from xlac.artifact.identity import FORMAT, build_identity, source_digest  # noqa: F401 - re-exported
 from xlac.artifact.schema import check_metadata
+from xlac.cache.identity import FORMAT, build_identity, source_digest  # noqa: F401 - re-exported
 from xlac.checksum import sha256
 from xlac.cpu_model import cpu_model
 from xlac.errors import XlacError
 from xlac.files import read_regular
+from xlac.record import record
+from xlac.signature import Signature
+
+TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
+if TYPE_CHECKING:
+    from xlac.spmd.grid import DeviceGrid
 
 MAGIC = b"XLACART1"
 _TAIL = struct.Struct("<Q32s8s")          # JSON length, SHA-256, magic
 MAX_ARTIFACT_BYTES = 16 << 30            # a sparse or endless file is refused, not read
-
-
-
 MAX_METADATA_BYTES = 64 << 20           # signatures and fusion reports: far below this
 
 
@@ -148,3 +154,49 @@ def check_compatible(metadata: dict, what: str, target: str = "cpu") -> None:
 _FIELD_NAMES = {"format": "artifact format", "xlac": "built by xlac version",
                 "xlac_build": "built by xlac sources with digest",
                 "torch-mlir": "built against torch-mlir", "machine": "built for machine"}
+
+
+@record
+class Artifact:
+    """An artifact read and checked for one entry: what a target's loader takes."""
+
+    code: memoryview                     # the target's code (a view into the bytes read)
+    metadata: dict
+    blob: bytes | memoryview             # every byte, as read (``Executable.serialize``)
+    what: str                            # where it came from, for messages
+    entry: str
+    symbol: str                          # the entry's symbol in the code
+    signature: Signature
+    grid: DeviceGrid | None              # an SPMD entry's device grid (None: one device)
+
+
+def read_artifact(blob: bytes | memoryview, what: str, target: str, entry: str,
+                  verified: bool = False) -> Artifact:
+    """The artifact in ``blob`` for ``entry`` of ``target``, once its trailer,
+    checksum (unless ``verified``: the caller checked every byte), metadata,
+    build, target, CPU features and entry are known good; ArtifactError otherwise."""
+    code, metadata = unpack_view(blob, what, verified)
+    check_compatible(metadata, what, target)
+    description = entry_description(metadata, entry, what)
+    return Artifact(code, metadata, blob, what, entry, description["symbol"],
+                    Signature.from_json(description), _grid(description))
+
+
+def _grid(description: dict) -> DeviceGrid | None:
+    """An SPMD entry's device grid; None (and nothing imported) for a plain one."""
+    if "spmd" not in description:
+        return None
+    from xlac.spmd.grid import DeviceGrid
+    return DeviceGrid(*description["spmd"])
+
+
+def metadata_for(target: str, entries: dict, cpu_features=(), extra: dict | None = None) -> dict:
+    """An artifact's metadata: this build's identity, the target, and for each
+    entry name its ``(symbol, signature, grid)``."""
+    return build_identity() | {
+        "target": target, "cpu_features": sorted(cpu_features),
+        "entries": {entry: {"symbol": symbol, **signature.to_json(),
+                            **({} if grid is None else {"spmd": [grid.replicas, grid.partitions]})}
+                    for entry, (symbol, signature, grid) in entries.items()},
+    } | (extra or {})
+

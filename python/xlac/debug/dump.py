@@ -25,17 +25,14 @@ from xlac.debug.timing import timing_report, write_trace
 from xlac.dtypes import numpy_dtype, shape_str
 from xlac.errors import (
     CompileError,
-    DisabledPassError,
     ResourceLimitError,
     UnsupportedOpError,
-    error,
     format_location,
 )
 from xlac.files import keep_newest
 from xlac.mlir import ir
 from xlac.options import Options
-from xlac.pipeline import pipelines
-from xlac.pipeline.text import innermost_name, pass_names, pipeline_text
+from xlac.pipeline.text import innermost_name, pipeline_text
 
 # The fusion picture is drawn from the kernels xla-fuse made.
 _GRAPH_STAGE = "fused"
@@ -44,21 +41,6 @@ MAX_REPRODUCERS = 16              # kept in the temp directory's shared folder, 
 
 class LargeConstantWarning(UserWarning):
     """The program embeds big constants: slow compiles and big artifacts."""
-
-
-def check_disabled(disabled, pipeline: list[str]) -> None:
-    """A misspelt name would silently disable nothing: refuse it."""
-    present = set(pass_names(pipeline))
-    unknown = [name for name in disabled if name not in present]
-    if unknown:
-        raise CompileError(error(f"cannot disable {', '.join(unknown)}: not in the pipeline"),
-                           "passes: " + ", ".join(sorted(present)))
-    for name in disabled:
-        other, why = pipelines.NEEDED_WITH.get(name, ("", ""))
-        if other and other in present and other not in disabled:
-            raise DisabledPassError(error(f"cannot disable {name} while {other} runs: {why}"),
-                                    f"disable both: --disable-passes={other},{name} "
-                                    f"(or XLAC_DISABLE_PASSES={other},{name})")
 
 
 class CompileReporter:

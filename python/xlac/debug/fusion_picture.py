@@ -91,8 +91,9 @@ def main(argv: list[str] | None = None) -> int:
     """``python -m xlac.debug.fusion_picture model.mlir -o graph.json [--open]``."""
     import argparse
 
-    from xlac.options import Options
-    from xlac.pipeline.stage_texts import StageTexts
+    from xlac.context import new_context
+    from xlac.frontend.parse import parse_module
+    from xlac.pipeline.pass_manager import run_passes
     parser = argparse.ArgumentParser(prog="python -m xlac.debug.fusion_picture",
                                      description=__doc__.splitlines()[0])
     parser.add_argument("module")
@@ -101,9 +102,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--entry", default="main")
     parser.add_argument("--open", action="store_true", help="open the graph in Model Explorer")
     args = parser.parse_args(argv)
-    stage = "fused" if "fused" in pipelines.CPU_STAGES else "linalg"
-    module = StageTexts(Path(args.module).read_bytes(), args.module, args.entry,
-                        Options()).module(stage)
+    module = parse_module(new_context(), Path(args.module).read_bytes(), args.module)
+    run_passes(module, pipelines.ingest(args.entry) + pipelines.fuse())   # the "fused" stage
     written = write_fusion_graph(module, Path(args.output), Path(args.module).name)
     print("wrote " + ", ".join(str(p) for p in written))
     return open_in_model_explorer(written[0], written[1:3]) if args.open else 0

@@ -22,9 +22,9 @@ from __future__ import annotations
 
 import re
 
-from xlac.collectives import declared_grid, spmd_ops
 from xlac.errors import CompileError, error, format_location
 from xlac.mlir import ir
+from xlac.spmd.grid import declared_grid, spmd_ops
 
 _GSPMD_CALLS = ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape")
 _ANNOTATION_ATTRS = ("mhlo.sharding",)

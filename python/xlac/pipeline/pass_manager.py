@@ -12,7 +12,7 @@ from xlac.errors import CompileError, Diagnostic, collect_diagnostics, compile_e
 from xlac.mlir import ir, passmanager
 from xlac.passes.base import take_failure_kind
 from xlac.passes.remarks import collected_remarks
-from xlac.pipeline.pipelines import NAMED_PIPELINES
+from xlac.pipeline.pipelines import NAMED_PIPELINES, named_pipeline
 from xlac.pipeline.text import Element, PipelineSyntaxError, parse_options, parse_pipeline
 
 
@@ -40,7 +40,7 @@ def _add_elements(pm, elements, disabled: frozenset[str], overrides: dict) -> No
             _check_no_python_pass(element)
             _add_upstream(pm, element.text())
         elif element.name in NAMED_PIPELINES:
-            builder, _ = NAMED_PIPELINES[element.name]
+            builder = named_pipeline(element.name)
             steps = builder(**_builder_options(builder, element))
             _add_elements(pm, parse_pipeline(",".join(steps)), disabled, overrides)
         elif element.name in registry.pass_names():

@@ -1,16 +1,18 @@
-"""The compilation pipelines, top to bottom, one named step a line.
+"""The stages every target shares, top to bottom, one named step a line:
+input -> "stablehlo" -> "fused" -> "linalg". Each target's table
+(``xlac.targets.<name>.target``) puts them first and adds its own.
 
-Each stage is a named pipeline (usable in ``--pass-pipeline`` like a pass)
-whose output is addressable by name: ``exe.as_text("linalg")``,
-``xla-opt --xla-stage=linalg``. ``cpu_stages(entry, options)`` fills in
-what the options decide (threads, the CPU's vector width, remarks); the
-passes themselves never read the options.
+Each is also a named pipeline (usable in ``--pass-pipeline`` like a pass).
+A stage's steps come from ``(entry, options)``: what the options decide
+(remarks, threads, the CPU's vector width) is filled in there; the passes
+themselves never read the options.
 """
 
 from __future__ import annotations
 
-from xlac.cpu_model import cpu_model
-from xlac.options import Options
+TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
+if TYPE_CHECKING:
+    from xlac.options import Options
 
 
 def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
@@ -38,7 +40,7 @@ def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
 
 def fuse(remarks: bool | str = False) -> list[str]:
     """"stablehlo" -> "fused": ops grouped into xla.fusion kernels, as XLA does."""
-    why = "{remarks=true}" if _true(remarks) else ""
+    why = "{remarks=true}" if true_flag(remarks) else ""
     return [
         "xla-fold-transposes",                            # transpose(dot(a, b)) -> dot(b, a): gradients' layout
         "xla-fold-broadcast-operands",                    # batched dot with a broadcast weight -> one unbatched dot
@@ -92,156 +94,49 @@ def lower_to_linalg() -> list[str]:
     ]
 
 
-def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
-    """"linalg" -> "bufferized": memrefs; results written into caller-owned buffers.
-
-    ``threads`` and ``vector_bytes`` are the schedules' (0: this host's).
-    """
-    return [
-        "xla-splat-constants-to-fill",                    # a 10^8-element splat: a fill loop, not a 400 MB global
-        "xla-update-windows-in-place",                    # a scatter's window combined into itself: no copy per index
-        "xla-collapse-reduction-loops",                   # (n, g, c | h, w) -> (n, g*c | h*w): a column reduction
-        "xla-speculate-branch-reads",                     # a concatenate's branch per element: a select of clamped reads
-        # per op class: scf.forall over the threads' chunks, tiles for caches
-        # and registers, vector ops (passes/cpu/schedules/); on tensors, so the
-        # bufferization below sees only in-place slices and needs no copies
-        f"xla-apply-schedules{{threads={int(threads)} vector-bytes={int(vector_bytes)}}}",
-        "xla-unmask-contractions",                        # the rows a register tile leaves: no mask bits per lane
-        "xla-readonly-inputs",                            # never write into the caller's arrays
-        "xla-spread-readonly-reads",                      # a weight read 1,000 times: no quadratic analysis
-        "one-shot-bufferize{bufferize-function-boundaries "
-        "function-boundary-type-conversion=identity-layout-map "
-        "allow-return-allocs-from-loops}",                # scf.while from stablehlo.while yields new tensors
-        "canonicalize",                                   # a tiled loop's result is its init buffer: return that, no copy
-        "drop-equivalent-buffer-results",                 # a kernel function's result is the buffer it was passed
-        "xla-distinct-results",                           # `return %v, %v`: out-params would crash on one alloc
-        "buffer-results-to-out-params{modify-public-functions=1 hoist-static-allocs=1}",
-        "func.func(buffer-loop-hoisting)",                # a fused row's temporaries: one malloc per chunk, not per row
-        # buffer-deallocation-pipeline (temporaries are freed each call), in its
-        # parts: its simplification is quadratic in one dealloc's buffers
-        "expand-realloc{emit-deallocs=false}",
-        "canonicalize",
-        "ownership-based-buffer-deallocation",
-        "canonicalize",
-        "xla-split-alloc-deallocs",                       # a dealloc per fresh buffer: they never alias
-        "buffer-deallocation-simplification",
-        "bufferization-lower-deallocations",
-        "cse",
-        "canonicalize",
-        "canonicalize",
-    ]
-
-
-def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
-                  cpu: str = "host", native_f16: bool | str = True) -> list[str]:
-    """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI.
-
-    bf16 and f16 math runs in f32 on every CPU (the same numbers everywhere);
-    the f32 -> bf16 rounding is integer code unless the CPU converts natively
-    (AVX512-BF16): without it LLVM would call libgcc's ``__truncsfbf2``,
-    which the JIT cannot find. The same for f16 where the CPU lacks F16C
-    (x86-64-v2): its arithmetic in f32 too, its conversions integer code.
-    """
-    expand = "arith-expand" if _true(native_bf16) else "arith-expand{include-bf16=true}"
-    emulated, casts, math_types = (_EMULATED, "xla-expand-f8-casts", "extra-types=f16 ") \
-        if _true(native_f16) else (_EMULATED + ",f16", "xla-expand-f8-casts{f16=true}", "")
-    clock = ["xla-profile-kernels"] if _true(profile) else []   # exe.profile(): a clock around each kernel
-    return [
-        "xla-check-memory",                               # buffers past this machine's memory: an error, not a NULL malloc
-        "xla-collectives-to-mpi",                         # collective buffer calls -> the MPI shim (inlined below)
-        "xla-strided-copy-to-linalg",                     # no memrefCopy runtime call
-        "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
-        "xla-approximate-math",                           # f32 exp/tanh as polynomials: no libm call per lane
-        "xla-inline-schedule-calls",                      # each kernel function a copy per call, at the call's line
-        "inline",                                         # ... whose helpers go back in place
-        "xla-outline-kernels",                            # a function per kernel, one per distinct kernel
-        "func.func(scf-forall-to-parallel)",              # the schedules' thread chunks ...
-        "convert-scf-to-openmp",                          # ... run as omp.parallel + omp.wsloop (libiomp5)
-        "xla-openmp-dynamic-schedule",                    # chunks go to whichever thread is running
-        "canonicalize",                                   # drop the memref.alloca_scope it adds: nothing to free
-        *clock,
-        "func.func(convert-linalg-to-loops)",             # ops no schedule took: scalar loops
-        "func.func(lower-vector-multi-reduction)",        # reductions' vector.multi_reduction -> 1-D adds
-        "func.func(convert-vector-to-scf{full-unroll=true target-rank=1})",  # n-D transfers -> 1-D
-        "lower-affine",
-        "xla-no-unroll-fill-loops",                       # zeroing loops stay rolled: unrolled, 8x the code, no speed
-        "xla-no-unroll-elementwise-loops",                # so do elementwise kernels' vector loops: a fifth of their LLVM time
-        "convert-scf-to-cf",
-        f"func.func(math-extend-to-supported-types{{{math_types}target-type=f32}})",  # bf16 math in f32 ...
-        f"func.func(arith-emulate-unsupported-floats{{source-types={emulated} target-type=f32}})",  # ... and bf16, f8 arithmetic
-        casts,                                            # f8 (and f16 without F16C) <-> f32 as integer code
-        "convert-complex-to-standard",
-        "xla-expm1-to-libm",                              # libm's expm1: convert-math-to-llvm's exp(x)-1 loses small x
-        "expand-strided-metadata",
-        "lower-affine",                                   # dynamic subview offsets -> affine.apply
-        "finalize-memref-to-llvm",
-        # exp, log, sqrt ... as LLVM intrinsics; not log1p: its log(1+x) loses
-        # all digits for small x, so libm's log1p takes it below
-        "convert-math-to-llvm{approximate-log1p=false}",
-        "convert-math-to-libm",                           # tanh, erf, atan2 ... from libm
-        expand,                                           # after libm, whose f32 calls add truncations to bf16
-        # 1-D vectors -> LLVM (after libm, which splits vectors into scalar calls);
-        # a matmul tile's vector.contract -> one FMA per row
-        "convert-vector-to-llvm{vector-contract-lowering=outerproduct vector-transpose-lowering=shuffle1d}",
-        "convert-complex-to-llvm",
-        "convert-arith-to-llvm",
-        "convert-index-to-llvm",
-        "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}",  # entry(ptr in..., ptr out...)
-        "convert-openmp-to-llvm",                         # after func: it would convert func without bare pointers
-        "convert-ub-to-llvm",                             # ub.poison padding of vector reads
-        "convert-cf-to-llvm",
-        "xla-loop-annotations-to-llvm",                   # ... where the translation to LLVM IR reads it
-        "reconcile-unrealized-casts",
-        "xla-bf16-memory-as-i16",                         # no per-lane bf16 store LLVM would truncate via __truncsfbf2
-        "xla-split-long-blocks",                          # an entry of thousands of calls: parts compiled in parallel
-        f"xla-target-cpu{{cpu={cpu}}}",                   # code for the chosen CPU level, not the JIT's host
-    ]
-
-
-# Element types whose arithmetic runs in f32 (LLVM has bf16 but no CPU arithmetic on it, and no f8).
-_EMULATED = ",".join(("bf16", "f8E5M2", "f8E4M3", "f8E3M4", "f8E4M3FN", "f8E4M3FNUZ", "f8E5M2FNUZ",
-                      "f8E4M3B11FNUZ"))
-
-
-def _true(flag: bool | str) -> bool:
+def true_flag(flag: bool | str) -> bool:
     """A pipeline option: a bool, or its text in --pass-pipeline."""
     return str(flag).lower() in ("1", "true")
 
 
-def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
-        remarks: bool | str = False, native_bf16: bool | str = False) -> list[str]:
-    """The whole CPU pipeline: input -> LLVM dialect ready for the JIT."""
-    return (ingest(entry, "cpu") + fuse(remarks) + lower_to_linalg()
-            + bufferize(threads, vector_bytes) + lower_to_llvm(native_bf16))
+# Each stage's steps as the targets' tables name them: (entry, options) -> steps.
+def ingest_stage(target: str):
+    """The "stablehlo" stage of ``target``: its support check is the target's."""
+    def stablehlo(entry: str, options: Options) -> list[str]:
+        return ingest(entry, target)
+    return stablehlo
 
 
-# The stages of the CPU pipeline, in order; each stage's steps: cpu_stages().
-CPU_STAGES = ("input", "stablehlo", "fused", "linalg", "bufferized", "llvm")
+def fused_stage(entry: str, options: Options) -> list[str]:
+    return fuse(options.fusion_remarks)
 
 
-def cpu_stages(entry: str = "main", options: Options | None = None) -> dict[str, list[str]]:
-    """Each CPU stage's steps, with what ``options`` decides filled in."""
-    options = options or Options()
-    model = cpu_model(options.cpu)
-    return {
-        "input": [],
-        "stablehlo": ingest(entry, "cpu"),
-        "fused": fuse(options.fusion_remarks),
-        "linalg": lower_to_linalg(),
-        "bufferized": bufferize(options.threads(), model.vector_bytes),
-        "llvm": lower_to_llvm(model.native_bf16, options.profile, model.name, model.native_f16),
-    }
+def linalg_stage(entry: str, options: Options) -> list[str]:
+    return lower_to_linalg()
 
 
 # Named pipelines usable inside --pass-pipeline: name -> (builder, summary).
-NAMED_PIPELINES: dict[str, tuple[callable, str]] = {
+# Named pipelines usable inside --pass-pipeline: name -> (its builder, summary).
+# A target's own are named "module:function", imported when expanded.
+NAMED_PIPELINES: dict[str, tuple[object, str]] = {
     "xla-ingest": (ingest, "input -> one StableHLO function, checked for support"),
     "xla-fuse-stage": (fuse, "StableHLO -> StableHLO grouped into xla.fusion kernels"),
     "xla-lower-to-linalg": (lower_to_linalg, "StableHLO -> linalg on tensors"),
-    "xla-bufferize": (bufferize, "tensors -> memrefs with out-params"),
-    "xla-lower-to-llvm": (lower_to_llvm, "memrefs/loops -> LLVM dialect"),
-    "xla-cpu-pipeline": (cpu, "the whole CPU pipeline"),
+    "xla-bufferize": ("xlac.targets.cpu.pipeline:bufferize", "tensors -> memrefs with out-params (cpu)"),
+    "xla-lower-to-llvm": ("xlac.targets.cpu.pipeline:lower_to_llvm", "memrefs/loops -> LLVM dialect (cpu)"),
+    "xla-cpu-pipeline": ("xlac.targets.cpu.pipeline:cpu", "the whole CPU pipeline"),
+    "xla-cuda-pipeline": ("xlac.targets.cuda.pipeline:cuda", "the whole CUDA pipeline, up to the gpu.modules"),
 }
+
+
+def named_pipeline(name: str):
+    """The builder of named pipeline ``name`` (steps from keyword options)."""
+    builder = NAMED_PIPELINES[name][0]
+    if isinstance(builder, str):
+        import importlib
+        module_name, function = builder.split(":")
+        builder = getattr(importlib.import_module(module_name), function)
+    return builder
 
 
 # A pass that must run whenever another does: disabling it alone breaks the program.
@@ -251,13 +146,19 @@ NEEDED_WITH = {
 }
 
 
-def steps_until(stage: str, entry: str = "main", options: Options | None = None) -> list[str]:
-    """Every step from the input up to and including ``stage``."""
-    if stage not in CPU_STAGES:
-        raise KeyError(stage)
-    steps: list[str] = []
-    for name, stage_steps in cpu_stages(entry, options).items():
-        steps += stage_steps
-        if name == stage:
-            return steps
-    return steps
+def check_disabled(disabled, pipeline: list[str]) -> None:
+    """A misspelt name would silently disable nothing: refuse it; and refuse to
+    disable a pass another pass that still runs needs (``NEEDED_WITH``)."""
+    from xlac.errors import CompileError, DisabledPassError, error
+    from xlac.pipeline.text import pass_names
+    present = set(pass_names(pipeline))
+    unknown = [name for name in disabled if name not in present]
+    if unknown:
+        raise CompileError(error(f"cannot disable {', '.join(unknown)}: not in the pipeline"),
+                           "passes: " + ", ".join(sorted(present)))
+    for name in disabled:
+        other, why = NEEDED_WITH.get(name, ("", ""))
+        if other and other in present and other not in disabled:
+            raise DisabledPassError(error(f"cannot disable {name} while {other} runs: {why}"),
+                                    f"disable both: --disable-passes={other},{name} "
+                                    f"(or XLAC_DISABLE_PASSES={other},{name})")

@@ -32,9 +32,10 @@ class StageRunner:
     """Runs one compile's stages on a module, stage by stage."""
 
     def __init__(self, options: Options, observer: Observer | None = None,
-                 progress=None):
+                 progress=None, piece_cache=None):
         self.options = options
         self.observer = observer
+        self.piece_cache = piece_cache     # where machine-code pieces are kept (xlac.cache.keys)
         self.progress = progress           # called with (stage, step, passes) as work starts;
         #                                    its close() when the compile ends or fails
         self.pipeline: list[str] = []      # every step run, in order

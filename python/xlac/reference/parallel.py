@@ -76,13 +76,13 @@ def _serve() -> None:
 
 
 def _evaluate(data: bytes, inputs: list[list[np.ndarray]], entry: str) -> list[list[np.ndarray]]:
-    from xlac.collectives import declared_grid
     from xlac.context import new_context
     from xlac.frontend.parse import parse_module
     from xlac.mlir import ir, stablehlo
     from xlac.pipeline.pass_manager import run_passes
     from xlac.reference.interpreter import literal
     from xlac.reference.wrap import wrap_parallel_for_interpreter
+    from xlac.spmd.grid import declared_grid
 
     ctx = new_context()
     module = parse_module(ctx, data, "<reference>")

@@ -25,9 +25,10 @@ import numpy as np
 import pytest
 
 import xlac
-from xlac import cache, compiler
+from xlac import cache, compiler, record
 from xlac.artifact import container
 from xlac.files import STALE_SECONDS, keep_newest, sweep_stale_work_directories
+from xlac.targets import get_target
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "aot"))
 from forgery import CONSTRUCTOR, build, raw_metadata, repack, with_entry  # noqa: E402
@@ -47,7 +48,8 @@ def cache_dir(tmp_path, monkeypatch):
     # one name per entry: the first-level key of the input's bytes (a hard
     # link to the same file, read by the same CompilationCache.get) is off,
     # so each attack below reaches the one name it plants
-    monkeypatch.setattr(compiler, "_input_key", lambda *args: None)
+    monkeypatch.setattr(compiler, "get_target",
+                        lambda name: record.replace(get_target(name), input_keyed=False))
     return directory
 
 

@@ -14,8 +14,8 @@ import pytest
 
 import xlac
 from conftest import MASKED_ROW_MAX, REPO
-from xlac.pipeline import pipelines
 from xlac.pipeline.text import pass_names, without_passes
+from xlac.targets import get_target
 
 BIN = Path(sys.executable).parent
 SOFTMAX = """module @softmax {
@@ -49,7 +49,7 @@ def test_dump_has_input_pipeline_and_ir_after_every_pass(dump_dir):
     assert module_dir.name == "0000_softmax"
     assert (module_dir / "input.mlir").read_text() == SOFTMAX
     pipeline = (module_dir / "pipeline.txt").read_text().strip()
-    steps = [s for v in pipelines.cpu_stages("main", xlac.Options.from_env()).values() for s in v]
+    steps = get_target("cpu").pipeline("main", xlac.Options.from_env())
     assert pipeline == "builtin.module(" + ",".join(steps) + ")"
     numbered = sorted(p.name for p in module_dir.glob("[0-9][0-9][0-9]_*.mlir"))
     assert len(numbered) == len(steps)

@@ -15,7 +15,7 @@ import pytest
 
 import xlac
 from xlac import cache, checksum
-from xlac.artifact import identity
+from xlac.cache import identity
 from xlac.options import Options
 from xlac.signature import TensorSpec
 
@@ -30,7 +30,7 @@ HEAVY = ("torch_mlir", "numpy", "jax", "scipy", "ml_dtypes", "importlib.metadata
 STDLIB = ("dataclasses", "inspect", "typing", "hashlib", "_hashlib", "platform", "threading",
           "copy", "concurrent.futures", "tempfile", "logging")
 # xlac modules only a miss, an SPMD program or a JAX source needs
-XLAC = ("xlac.frontend.pytrees", "xlac.collectives", "xlac.pipeline.text", "xlac.debug.dump")
+XLAC = ("xlac.frontend.pytrees", "xlac.spmd.grid", "xlac.pipeline.text", "xlac.debug.dump")
 
 
 def fresh_process(code: str, cache_dir, watched=HEAVY) -> list[str]:

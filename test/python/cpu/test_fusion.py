@@ -161,11 +161,13 @@ def test_max_ops_limits_a_kernel():
 
 def test_remarks_follow_the_environment(monkeypatch):
     """The pass reads no environment: the pipeline turns the option into its option."""
-    from xlac.pipeline.pipelines import cpu_stages
-    monkeypatch.setenv("XLAC_FUSION_REMARKS", "1")
-    assert cpu_stages("main", xlac.Options.from_env())["fused"][-1] == "xla-fuse{remarks=true}"
-    monkeypatch.delenv("XLAC_FUSION_REMARKS")
-    assert cpu_stages("main", xlac.Options.from_env())["fused"][-1] == "xla-fuse"
+    from xlac.targets import get_target
+    for name in ("cpu", "cuda"):
+        monkeypatch.setenv("XLAC_FUSION_REMARKS", "1")
+        steps = get_target(name).stage_steps("main", xlac.Options.from_env())
+        assert steps["fused"][-1] == "xla-fuse{remarks=true}"
+        monkeypatch.delenv("XLAC_FUSION_REMARKS")
+        assert get_target(name).stage_steps("main", xlac.Options.from_env())["fused"][-1] == "xla-fuse"
 
 
 def test_inline_restores_plain_ops_with_their_kernel():

@@ -143,10 +143,10 @@ def test_a_worker_that_dies_is_a_compile_error(small_is_big):
     exe_text = _layers([0.5, 0.25])
     from xlac.context import new_context
     from xlac.frontend.parse import parse_module
-    from xlac.pipeline import pipelines
     from xlac.pipeline.pass_manager import run_passes
+    from xlac.targets.cpu.pipeline import cpu
     module = parse_module(new_context(), exe_text.encode(), "layers.mlir")
-    run_passes(module, pipelines.cpu())
+    run_passes(module, cpu())
     piece = pieces.split(module, "main", 2, pieces.function_texts(module, "main"))[1]
     worker = pieces._Worker()
     worker.process.kill()

@@ -68,7 +68,7 @@ def _on_fake_gpus(text: str, options):
     """target="cuda" with the fake driver (kernels on the SIMT emulator) and fake NCCL."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "support"))
     from xlac.compiler import compile_bytes
-    from xlac.targets.spmd import start_on_every_rank
+    from xlac.spmd.start import start_on_every_rank
     from xlac_emulator.fake_cuda import FakeDriver
     from xlac_emulator.fake_nccl import FakeNccl
     exe = compile_bytes(text.encode(), "<program>", target="cuda", options=options, start=False)

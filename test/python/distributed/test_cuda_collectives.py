@@ -10,11 +10,13 @@ import pytest
 import spmd_programs
 from mpi_jobs import rank_results, require_mpi, run_job, same, write_job
 
+from xlac.artifact.container import read_artifact
 from xlac.compiler import compile_bytes
 from xlac.errors import CompileError
+from xlac.options import Options
 from xlac.reference.parallel import run_reference_parallel
+from xlac.targets.cuda.runtime import load_function
 from xlac.targets.cuda.schedule import Collective
-from xlac.targets.cuda.serialize import entry_bytes, read_entry
 
 
 def _compile(program: spmd_programs.Program):
@@ -29,7 +31,8 @@ def test_collectives_are_nccl_steps_between_the_kernels():
                                        "collective_permute", "collective_broadcast",
                                        "partition_id", "replica_id"}
     assert exe.function.grid.size == 4
-    again = read_entry(entry_bytes(exe.function, "main", exe.signature), "main", "<test>")
+    blob = exe.function.serializer("main", exe.signature)()
+    again = load_function(read_artifact(blob, "<test>", "cuda", "main"), Options())
     assert again.steps == exe.function.steps and again.grid == exe.function.grid
 
 

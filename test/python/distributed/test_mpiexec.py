@@ -134,7 +134,7 @@ def test_an_xla_compile_library_runs_from_c_on_4_ranks(tmp_path):
 
 def _shim_link_flags() -> list[str]:
     from xlac.options import Options
-    from xlac.targets.cpu.collectives import shim_for
+    from xlac.spmd.mpi import shim_for
     library = shim_for(Options.from_env())
     return [library, f"-Wl,-rpath,{library.rsplit('/', 1)[0]}"]
 

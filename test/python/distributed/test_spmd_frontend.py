@@ -14,12 +14,12 @@ import pytest
 
 import xlac
 from conftest import require_shared
-from xlac.collectives import declared_grid
 from xlac.context import new_context
 from xlac.errors import CompileError
 from xlac.frontend.parse import parse_module
 from xlac.options import Options
 from xlac.reference.parallel import run_reference_parallel
+from xlac.spmd.grid import declared_grid
 
 EXPORTS = ["shard_map_psum", "shard_map_all_gather", "shard_map_psum_scatter",
            "shard_map_all_to_all", "shard_map_ppermute", "shard_map_axis_index"]
@@ -134,7 +134,7 @@ def test_threads_are_shared_among_the_ranks_of_a_host():
 
 def test_the_shim_and_the_pass_agree_on_codes():
     from xlac.passes.cpu import mpi_text
-    source = (Path(xlac.__file__).parent / "targets" / "cpu" / "xlac_mpi.c").read_text()
+    source = (Path(xlac.__file__).parent / "spmd" / "xlac_mpi.c").read_text()
     dtypes = re.search(r"enum \{ (DT_F32.*?) \};", source, re.S).group(1).replace("\n", " ")
     names = [n.strip() for n in dtypes.split(",")]
     assert names.index("DT_BYTES") == mpi_text.BYTES_CODE

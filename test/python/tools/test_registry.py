@@ -9,9 +9,12 @@ import pytest
 from conftest import REPO
 from xlac import passes
 from xlac.cpu_model import cpu_model
+from xlac.options import Options
 from xlac.passes.base import ModulePass
 from xlac.pipeline import pipelines
 from xlac.pipeline.text import PipelineSyntaxError, parse_options, parse_pipeline
+from xlac.targets import get_target
+from xlac.targets.cpu import pipeline as cpu_pipeline
 
 TESTS = REPO / "test"
 
@@ -69,12 +72,15 @@ def test_options_are_typed():
 
 
 def test_stages_run_in_order():
-    assert list(pipelines.CPU_STAGES) == ["input", "stablehlo", "fused", "linalg", "bufferized", "llvm"]
+    cpu = get_target("cpu")
+    assert cpu.stage_names() == ["input", "stablehlo", "fused", "linalg", "bufferized", "llvm"]
     model = cpu_model()
-    assert pipelines.steps_until("llvm") == pipelines.cpu(threads=len(os.sched_getaffinity(0)),
-                                                           vector_bytes=model.vector_bytes,
-                                                           native_bf16=model.native_bf16)
-    assert pipelines.steps_until("input") == []
+    options = Options()
+    assert cpu.steps_until("llvm", "main", options) == cpu_pipeline.cpu(
+        threads=len(os.sched_getaffinity(0)), vector_bytes=model.vector_bytes,
+        native_bf16=model.native_bf16)
+    assert cpu.steps_until("input", "main", options) == []
+    assert cpu.pipeline("main", options) == cpu.steps_until("llvm", "main", options)
 
 
 # torch-mlir's FX importer is PyTorch's frontend for the benchmark's exports, not xlac's bindings

@@ -11,13 +11,12 @@ from pathlib import Path
 
 from xlac.artifact import container
 from xlac.errors import XlacError
-from xlac.executable import Executable
 from xlac.signature import Signature
 from xlac.targets.cpu.libraries import idle_workers_sleep, keep_freed_memory
 
 TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
 if TYPE_CHECKING:
-    from xlac.collectives import DeviceGrid
+    from xlac.spmd.grid import DeviceGrid
 
 
 class EntryFailed(XlacError):
@@ -31,10 +30,17 @@ class LibraryFunction:
     """One entry of a loaded library, called like ``CpuFunction``: with the
     data pointers of every input, then every output."""
 
+    stage_texts: dict = {}           # nothing but the code travels with it
+
     def __init__(self, library: ctypes.CDLL, symbol: str, num_inputs: int, blob: bytes,
-                 grid: DeviceGrid | None = None):
+                 grid: DeviceGrid | None = None, what: str = "the library"):
         self._library = library          # keeps the code mapped
-        self._entry = _ENTRY_TYPE((symbol, library))
+        try:
+            self._entry = _ENTRY_TYPE((symbol, library))
+        except AttributeError:
+            raise container.ArtifactError(f"{what}: its metadata names entry symbol '{symbol}', "
+                                          "which its library lacks: recompile it with "
+                                          "xla-compile") from None
         self._symbol = symbol
         self._num_inputs = num_inputs
         self._blob = blob                # what Executable.serialize returns
@@ -52,7 +58,7 @@ class LibraryFunction:
         return LoadedArtifact(self._blob)
 
     def start_collectives(self) -> None:
-        """Make the entry's communicators: collective, once per rank (``xlac.targets.spmd``)."""
+        """Make the entry's communicators: collective, once per rank (``xlac.spmd.start``)."""
         if self.grid is not None:
             ctypes.CFUNCTYPE(ctypes.c_int)((f"{self._symbol}_init", self._library))()
 
@@ -75,31 +81,17 @@ class LoadedArtifact:
         return container.pack(library, metadata | self._extra)
 
 
-def executable_from(blob: bytes, what: str, entry: str, stages, options,
-                    verified: bool = False) -> Executable:
-    """An Executable for ``entry`` of a checked CPU artifact (``verified``: the
-    caller checksummed every byte of ``blob``, as the cache does: not again)."""
-    library_bytes, meta = container.unpack_view(blob, what, verified)
-    container.check_compatible(meta, what, "cpu")
-    description = container.entry_description(meta, entry, what)
-    signature = Signature.from_json(description)
+def load_function(artifact, options) -> LibraryFunction:
+    """The entry of a checked CPU artifact (``xlac.artifact.container.read_artifact``),
+    its library opened from memory once nothing of it would run on opening."""
     keep_freed_memory(options.malloc_tuning)  # as for JIT-compiled code: warm temporaries
-    grid = _grid(description)
-    if grid is not None:                       # its libxlac_mpi.so: this process's, by soname
-        from xlac.targets.cpu.collectives import shim_for
+    if artifact.grid is not None:              # its libxlac_mpi.so: this process's, by soname
+        from xlac.spmd.mpi import shim_for
         shim_for(options)
-    container.check_library(library_bytes, what)    # nothing of it runs before this
-    library = open_library(library_bytes)
-    function = LibraryFunction(library, description["symbol"], len(signature.inputs), blob, grid)
-    return Executable(function, signature, stages, "cpu", entry=entry)
-
-
-def _grid(description: dict) -> DeviceGrid | None:
-    """An SPMD entry's device grid; None (and nothing imported) for a plain one."""
-    if "spmd" not in description:
-        return None
-    from xlac.collectives import DeviceGrid
-    return DeviceGrid(*description["spmd"])
+    container.check_library(artifact.code, artifact.what)    # nothing of it runs before this
+    library = open_library(artifact.code)
+    return LibraryFunction(library, artifact.symbol, len(artifact.signature.inputs),
+                           artifact.blob, artifact.grid, artifact.what)
 
 
 def open_library(data: bytes) -> ctypes.CDLL:

@@ -254,14 +254,13 @@ def _compile_on_worker(piece: Piece, opt_level: int) -> bytes:
 
 
 def compile_pieces(pieces: list[Piece], workdir: Path, workers: int, opt_level: int = 3,
-                   cache=None, salt: str = "") -> Path:
-    """One relocatable object of every piece's code; pieces in ``cache`` are not compiled."""
+                   cache=None) -> Path:
+    """One relocatable object of every piece's code; pieces in ``cache`` (an
+    ``xlac.cache.keys.ContentCache``, keyed by each piece's text) are not compiled."""
     from concurrent.futures import ThreadPoolExecutor
     objects: dict[str, bytes] = {}
-    keys = {p.name: hashlib.sha256((salt + p.key).encode()).hexdigest() for p in pieces}
     for piece in pieces:
-        found = cache.get(keys[piece.name], f"machine code {piece.name}", quiet=True) \
-            if cache is not None else None
+        found = cache.get(piece.key, f"machine code {piece.name}") if cache is not None else None
         if found is not None:
             objects[piece.name] = found
     todo = sorted((p for p in pieces if p.name not in objects), key=lambda p: -len(p.bytecode))
@@ -271,7 +270,7 @@ def compile_pieces(pieces: list[Piece], workdir: Path, workers: int, opt_level: 
         for piece, code in zip(todo, compiled):
             objects[piece.name] = code
             if cache is not None:
-                cache.put([keys[piece.name]], lambda b=code: b, f"machine code {piece.name}")
+                cache.put(piece.key, lambda b=code: b, f"machine code {piece.name}")
     paths = []
     for piece in pieces:
         path = workdir / f"{piece.name}.o"
@@ -297,16 +296,17 @@ class PiecesFunction:
     the library its linked pieces make (the artifact the cache keeps)."""
 
     grid = None                      # SPMD programs take the JIT (their MPI shim)
+    stage_texts: dict = {}
     mpi_library = None
     clock = None
 
     def __init__(self, pieces: list[Piece], entry: str, signature, cpu_features, workers: int,
-                 cache=None, salt: str = "", wrapper=None):
+                 cache=None, wrapper=None):
         from xlac.artifact import container
         from xlac.targets.cpu.library import LibraryFunction, open_library
         from xlac.targets.cpu.serialize import EntryObject, link_library
         with tempfile.TemporaryDirectory(prefix="xlac-pieces-") as workdir:
-            combined = compile_pieces(pieces, Path(workdir), workers, cache=cache, salt=salt)
+            combined = compile_pieces(pieces, Path(workdir), workers, cache=cache)
             self._object = combined.read_bytes()
             # what the pieces call and do not define: no nm run to find LAPACK's calls
             undefined = tuple(sorted({name for piece in pieces for name in piece.external}))

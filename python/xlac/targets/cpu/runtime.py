@@ -23,6 +23,8 @@ _PACKED = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 class CpuFunction:
     """One JIT-compiled entry point; call it with raw data pointers."""
 
+    stage_texts: dict = {}             # no stage text travels with the code
+
     def __init__(self, module: ir.Module, entry: str, cpu_features: tuple[str, ...],
                  malloc_tuning: bool = True, opt_level: int = 3, grid=None,
                  mpi_library: str | None = None):
@@ -62,7 +64,7 @@ class CpuFunction:
 
     def start_collectives(self) -> None:
         """Make the program's communicators (``@__xlac_init``): collective, once,
-        on every rank after all of them compiled (``xlac.targets.spmd``)."""
+        on every rank after all of them compiled (``xlac.spmd.start``)."""
         address = self._engine.raw_lookup("__xlac_init")
         if address:
             _PACKED(address)((ctypes.c_void_p * 1)())

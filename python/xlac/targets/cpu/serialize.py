@@ -17,10 +17,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from xlac.artifact import container, csrc
-from xlac.collectives import DeviceGrid
 from xlac.errors import CompileError, error
 from xlac.files import find_c_compiler
 from xlac.signature import Signature
+from xlac.spmd.grid import DeviceGrid
 from xlac.targets.cpu.libraries import (
     LAPACK_HINT,
     LAPACK_PREFIX,
@@ -126,7 +126,6 @@ def link_library(objects: list[EntryObject], prefix: str, soname: str, origin: s
     workdir = Path(workdir)
     signatures = {o.entry: o.signature for o in objects}
     grids = {o.entry: o.grid for o in objects if o.grid is not None}
-    identity = container.build_identity()
     sources = _c_sources(prefix, signatures, origin, grids)
     header_text = sources[0]
     wrapper = (wrapper_object.object_for(sources) if wrapper_object is not None else None) \
@@ -141,17 +140,10 @@ def link_library(objects: list[EntryObject], prefix: str, soname: str, origin: s
           f"-Wl,--version-script={_version_script(objects, prefix, workdir)}",
           f"-Wl,-soname,{soname}", "-Wl,--no-undefined", "-Wl,-z,noexecstack",
           *link_flags(_mpi_libraries(objects)), *_lapack_flags(lapack)], "linking the library")
-    metadata = identity | {
-        "cpu_features": sorted(cpu_features), "target": "cpu", "prefix": prefix,
-        "source": origin,
-        "entries": {o.entry: {"symbol": csrc.api_symbol(prefix, o.entry),
-                              **o.signature.to_json(), **_grid_json(o.grid)}
-                    for o in objects}} | (extra or {})
+    metadata = container.metadata_for(
+        "cpu", {o.entry: (csrc.api_symbol(prefix, o.entry), o.signature, o.grid) for o in objects},
+        cpu_features, {"prefix": prefix, "source": origin} | (extra or {}))
     return container.pack(library.read_bytes(), metadata), header_text
-
-
-def _grid_json(grid: DeviceGrid | None) -> dict:
-    return {} if grid is None else {"spmd": [grid.replicas, grid.partitions]}
 
 
 def _mpi_libraries(objects: list[EntryObject]) -> list[str]:

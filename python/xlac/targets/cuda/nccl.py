@@ -1,7 +1,7 @@
 """Collectives on NVIDIA GPUs: NCCL through ctypes, bootstrapped through MPI.
 
 One process per GPU, as on CPUs. When a program is started on every rank
-(``xlac.targets.spmd``) its communicators are made: for each set of
+(``xlac.spmd.start``) its communicators are made: for each set of
 replica groups in its schedule, the first member of each group asks NCCL
 for a unique id, sends it to the other members over MPI (the CPU shim's
 communicator for the same groups), and every member joins with

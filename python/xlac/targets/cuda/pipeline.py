@@ -1,7 +1,9 @@
-"""The CUDA target's lowering: StableHLO -> host schedule + gpu.modules in NVVM.
+"""The CUDA target's own passes, one named step a line: "linalg" ->
+"gpu-loops" -> "kernels" -> "gpu" (host schedule + gpu.modules in NVVM).
 
-The StableHLO stages ("stablehlo", "fused", "linalg") are the CPU target's;
-only the tail differs. Shapes are static, so the host function that comes
+The stages before them are every target's (``xlac.pipeline.pipelines``); the
+order of them all, and the PTX step after, is the table in
+``xlac.targets.cuda.target``. Shapes are static, so the host function that comes
 out is a straight line of allocations, view ops, copies and gpu.launch_func
 with constant sizes: ``xlac.targets.cuda.schedule`` reads it, no host code is
 compiled. the route and its pitfalls: research/gpu.md in the shared notes.
@@ -73,15 +75,21 @@ def to_gpu() -> list[str]:
     return outline() + to_nvvm()
 
 
-# The CUDA target's stages after "linalg", in order: name -> steps.
-CUDA_STAGES: dict[str, callable] = {
-    "gpu-loops": bufferize,
-    "kernels": outline,
-    "gpu": to_nvvm,
-}
+# The stages' steps as the table names them: (entry, options) -> steps.
+def gpu_loops_stage(entry: str, options) -> list[str]:
+    return bufferize()
 
 
-def cuda(entry: str = "main", remarks: bool = False) -> list[str]:
-    """The whole CUDA pipeline up to the gpu.modules (PTX is made from them in Python)."""
+def kernels_stage(entry: str, options) -> list[str]:
+    return outline()
+
+
+def gpu_stage(entry: str, options) -> list[str]:
+    return to_nvvm()
+
+
+def cuda(entry: str = "main", remarks: bool | str = False) -> list[str]:
+    """The whole CUDA pipeline (``xla-cuda-pipeline``) up to the gpu.modules
+    (PTX is made from them in Python)."""
     return (pipelines.ingest(entry, "cuda") + pipelines.fuse(remarks) + pipelines.lower_to_linalg()
             + bufferize() + to_gpu())

@@ -42,6 +42,11 @@ def kernel_modules(module: ir.Module) -> dict[str, str]:
     return kernels
 
 
+def module_ptx(module: ir.Module) -> str:
+    """The PTX of ``module`` at the "gpu" stage (its "ptx" stage's text)."""
+    return to_ptx(shared_kernels(kernel_modules(module))[0])
+
+
 def shared_kernels(kernels: dict[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     """The distinct kernels of ``kernels`` (gpu.module name -> LLVM IR text),
     each under the first name it has, and every name -> that name: a layer

@@ -17,6 +17,7 @@ import threading
 
 from xlac.targets.cuda.errors import CudaError, CudaUnavailable
 from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Launch, View
+from xlac.targets.cuda.serialize import artifact_bytes, read_code
 
 _JIT_ERROR_LOG_BUFFER, _JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 5, 6
 _STREAM_NON_BLOCKING = 1                 # no implicit synchronization with the legacy stream
@@ -166,6 +167,7 @@ class CudaFunction:
         self.ptx = ptx
         self.kernels = kernels            # the kernels as gpu.func (MLIR text), for the emulator
         self.gpu = gpu                    # the "gpu" stage's text (kept with the program)
+        self.stage_texts = {"kernels": kernels, "gpu": gpu, "ptx": ptx}
         self.steps = steps
         self._sizes = input_bytes + output_bytes
         self._inputs = len(input_bytes)
@@ -208,10 +210,10 @@ class CudaFunction:
 
     def start_collectives(self) -> None:
         """Make the program's NCCL communicators: collective, once, on every rank
-        after all of them compiled (``xlac.targets.spmd``)."""
+        after all of them compiled (``xlac.spmd.start``)."""
         if self.grid is None or not any(isinstance(s, Collective) for s in self.steps):
             return
-        from xlac.targets.cpu.collectives import active_world
+        from xlac.spmd.mpi import active_world
         from xlac.targets.cuda.nccl import NcclCollectives, NcclLibrary
         self._driver = self._driver or open_driver(self._device)     # NCCL needs the context
         self._nccl = self._nccl or NcclLibrary()
@@ -220,8 +222,7 @@ class CudaFunction:
         self._collectives.start()
 
     def serializer(self, entry: str, signature):
-        from xlac.targets.cuda.serialize import entry_bytes
-        return lambda: entry_bytes(self, entry, signature)
+        return lambda: artifact_bytes(self, entry, signature)
 
     def _enqueue(self, driver, functions, buffers) -> None:
         """The device-side work of one call: kernels and device-to-device copies."""
@@ -319,3 +320,18 @@ def _launch(driver, function: int, step: Launch, buffers: dict[str, int], stream
     params = (ctypes.c_void_p * max(1, len(values)))(
         *[ctypes.cast(ctypes.pointer(v), ctypes.c_void_p) for v in values])
     driver.launch(function, step.grid, step.block, step.smem, params, stream)
+
+
+def function_for(ptx: str, steps: list, signature, kernels: str, gpu: str, options,
+                 grid=None) -> CudaFunction:
+    """The runtime function of a compiled (or cached) program."""
+    return CudaFunction(ptx, steps, [s.nbytes for s in signature.inputs],
+                        [s.nbytes for s in signature.outputs], kernels=kernels, gpu=gpu,
+                        use_graphs=options.cuda_graphs, grid=grid, device=options.local_rank)
+
+
+def load_function(artifact, options) -> CudaFunction:
+    """The CudaFunction of a checked cuda artifact (``container.read_artifact``)."""
+    code = read_code(artifact)
+    return function_for(code.ptx, code.steps, artifact.signature, code.kernels, code.gpu, options,
+                        artifact.grid)

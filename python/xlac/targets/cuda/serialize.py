@@ -1,66 +1,58 @@
 """A cuda program as bytes (``Executable.serialize()``, the compilation cache):
-its PTX, host schedule and signature as JSON.
+an artifact (``xlac.artifact.container``) whose code is its PTX, host schedule
+and stage texts as JSON; the metadata and checks are every target's.
 
 No machine code is stored (the driver JIT-compiles the PTX when the program is
-first run), so the bytes are data, checked by a SHA-256 of the payload.
+first run), so the bytes are data.
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
 import json
-from dataclasses import dataclass
 
-from xlac.collectives import DeviceGrid
+from xlac.artifact.container import ArtifactError, metadata_for, pack
+from xlac.artifact.csrc import c_identifier
+from xlac.record import record
 from xlac.signature import Signature
 from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Launch, View
 
-FORMAT = "xlac-cuda-2"            # 2: steps name their class under "step" (Collective has a "kind")
-_STEPS = {cls.__name__: cls for cls in (Alloc, Collective, Const, Copy, Launch, View)}
 
+@record
+class CudaCode:
+    """What a cuda artifact's code holds."""
 
-@dataclass(frozen=True)
-class CudaEntry:
-    """What a cuda program's bytes hold."""
-
-    signature: Signature
     ptx: str
     steps: list
     kernels: str                # the kernels as gpu.func (MLIR), for the emulator
     gpu: str                    # the "gpu" stage's text
-    grid: DeviceGrid | None = None   # an SPMD program's device grid
 
 
-def entry_bytes(function, entry: str, signature: Signature) -> bytes:
+FORMAT = "xlac-cuda-3"            # 3: in an artifact container; 2: steps name their class
+_STEPS = {cls.__name__: cls for cls in (Alloc, Collective, Const, Copy, Launch, View)}
+
+
+def artifact_bytes(function, entry: str, signature: Signature) -> bytes:
     """The bytes of a cuda program (``CudaFunction``) for ``entry``."""
-    payload = {
-        "format": FORMAT, "entry": entry, "signature": signature.to_json(),
-        "ptx": function.ptx, "kernels": function.kernels, "gpu": function.gpu,
-        "steps": [_step_json(step) for step in function.steps],
-    }
-    if function.grid is not None:
-        payload["spmd"] = [function.grid.replicas, function.grid.partitions]
-    text = json.dumps(payload, sort_keys=True)
-    return json.dumps({"sha256": hashlib.sha256(text.encode()).hexdigest(), "payload": text}).encode()
+    code = {"format": FORMAT, "ptx": function.ptx, "kernels": function.kernels,
+            "gpu": function.gpu, "steps": [_step_json(step) for step in function.steps]}
+    metadata = metadata_for("cuda", {entry: (c_identifier(entry), signature, function.grid)})
+    return pack(json.dumps(code, sort_keys=True).encode(), metadata)
 
 
-def read_entry(blob: bytes, entry: str, what: str) -> CudaEntry:
-    """The program in ``blob``; ValueError if it is corrupted or not ``entry``'s."""
+def read_code(artifact) -> CudaCode:
+    """The code of a checked cuda artifact (``container.read_artifact``)."""
     try:
-        outer = json.loads(blob)
-        text = outer["payload"]
-        if hashlib.sha256(text.encode()).hexdigest() != outer["sha256"]:
-            raise ValueError(f"{what}: checksum mismatch: the data is corrupted")
-        payload = json.loads(text)
-        if payload["format"] != FORMAT or payload["entry"] != entry:
-            raise ValueError(f"{what}: made for another entry or xlac version")
-        steps = [_step_from(item) for item in payload["steps"]]
-        grid = DeviceGrid(*payload["spmd"]) if "spmd" in payload else None
-        return CudaEntry(Signature.from_json(payload["signature"]), str(payload["ptx"]), steps,
-                         str(payload["kernels"]), str(payload["gpu"]), grid)
-    except (KeyError, TypeError, AttributeError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{what}: not a cuda program ({exc!r})") from None
+        code = json.loads(bytes(artifact.code))
+        if code["format"] != FORMAT:
+            raise ArtifactError(f"{artifact.what}: a cuda program of format {code['format']!r}, "
+                                f"not {FORMAT!r}: compile it again with this xlac")
+        return CudaCode(str(code["ptx"]), [_step_from(item) for item in code["steps"]],
+                        str(code["kernels"]), str(code["gpu"]))
+    except ArtifactError:
+        raise
+    except (KeyError, TypeError, AttributeError, ValueError) as exc:
+        raise ArtifactError(f"{artifact.what}: not a cuda program ({exc!r})") from None
 
 
 def _step_json(step) -> dict:

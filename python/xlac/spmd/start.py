@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from xlac.collectives import DeviceGrid
 from xlac.errors import CompileError, error
-from xlac.targets.cpu.collectives import mpi_world
+from xlac.spmd.grid import DeviceGrid
+from xlac.spmd.mpi import mpi_world
 
 
 def start_on_every_rank(grid: DeviceGrid, build: Callable, source_name: str, options):

@@ -1,0 +1,143 @@
+"""The CPU target's own passes, one named step a line: "linalg" -> "bufferized"
+-> "llvm". The stages before them are every target's
+(``xlac.pipeline.pipelines``); the order of them all is the table in
+``xlac.targets.cpu.target``.
+"""
+
+from __future__ import annotations
+
+from xlac.cpu_model import cpu_model
+from xlac.pipeline.pipelines import fuse, ingest, lower_to_linalg, true_flag
+
+TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
+if TYPE_CHECKING:
+    from xlac.options import Options
+
+
+def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
+    """"linalg" -> "bufferized": memrefs; results written into caller-owned buffers.
+
+    ``threads`` and ``vector_bytes`` are the schedules' (0: this host's).
+    """
+    return [
+        "xla-splat-constants-to-fill",                    # a 10^8-element splat: a fill loop, not a 400 MB global
+        "xla-update-windows-in-place",                    # a scatter's window combined into itself: no copy per index
+        "xla-collapse-reduction-loops",                   # (n, g, c | h, w) -> (n, g*c | h*w): a column reduction
+        "xla-speculate-branch-reads",                     # a concatenate's branch per element: a select of clamped reads
+        # per op class: scf.forall over the threads' chunks, tiles for caches
+        # and registers, vector ops (passes/cpu/schedules/); on tensors, so the
+        # bufferization below sees only in-place slices and needs no copies
+        f"xla-apply-schedules{{threads={int(threads)} vector-bytes={int(vector_bytes)}}}",
+        "xla-unmask-contractions",                        # the rows a register tile leaves: no mask bits per lane
+        "xla-readonly-inputs",                            # never write into the caller's arrays
+        "xla-spread-readonly-reads",                      # a weight read 1,000 times: no quadratic analysis
+        "one-shot-bufferize{bufferize-function-boundaries "
+        "function-boundary-type-conversion=identity-layout-map "
+        "allow-return-allocs-from-loops}",                # scf.while from stablehlo.while yields new tensors
+        "canonicalize",                                   # a tiled loop's result is its init buffer: return that, no copy
+        "drop-equivalent-buffer-results",                 # a kernel function's result is the buffer it was passed
+        "xla-distinct-results",                           # `return %v, %v`: out-params would crash on one alloc
+        "buffer-results-to-out-params{modify-public-functions=1 hoist-static-allocs=1}",
+        "func.func(buffer-loop-hoisting)",                # a fused row's temporaries: one malloc per chunk, not per row
+        # buffer-deallocation-pipeline (temporaries are freed each call), in its
+        # parts: its simplification is quadratic in one dealloc's buffers
+        "expand-realloc{emit-deallocs=false}",
+        "canonicalize",
+        "ownership-based-buffer-deallocation",
+        "canonicalize",
+        "xla-split-alloc-deallocs",                       # a dealloc per fresh buffer: they never alias
+        "buffer-deallocation-simplification",
+        "bufferization-lower-deallocations",
+        "cse",
+        "canonicalize",
+        "canonicalize",
+    ]
+
+
+def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
+                  cpu: str = "host", native_f16: bool | str = True) -> list[str]:
+    """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI.
+
+    bf16 and f16 math runs in f32 on every CPU (the same numbers everywhere);
+    the f32 -> bf16 rounding is integer code unless the CPU converts natively
+    (AVX512-BF16): without it LLVM would call libgcc's ``__truncsfbf2``,
+    which the JIT cannot find. The same for f16 where the CPU lacks F16C
+    (x86-64-v2): its arithmetic in f32 too, its conversions integer code.
+    """
+    expand = "arith-expand" if true_flag(native_bf16) else "arith-expand{include-bf16=true}"
+    emulated, casts, math_types = (_EMULATED, "xla-expand-f8-casts", "extra-types=f16 ") \
+        if true_flag(native_f16) else (_EMULATED + ",f16", "xla-expand-f8-casts{f16=true}", "")
+    clock = ["xla-profile-kernels"] if true_flag(profile) else []   # exe.profile(): a clock around each kernel
+    return [
+        "xla-check-memory",                               # buffers past this machine's memory: an error, not a NULL malloc
+        "xla-collectives-to-mpi",                         # collective buffer calls -> the MPI shim (inlined below)
+        "xla-strided-copy-to-linalg",                     # no memrefCopy runtime call
+        "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
+        "xla-approximate-math",                           # f32 exp/tanh as polynomials: no libm call per lane
+        "xla-inline-schedule-calls",                      # each kernel function a copy per call, at the call's line
+        "inline",                                         # ... whose helpers go back in place
+        "xla-outline-kernels",                            # a function per kernel, one per distinct kernel
+        "func.func(scf-forall-to-parallel)",              # the schedules' thread chunks ...
+        "convert-scf-to-openmp",                          # ... run as omp.parallel + omp.wsloop (libiomp5)
+        "xla-openmp-dynamic-schedule",                    # chunks go to whichever thread is running
+        "canonicalize",                                   # drop the memref.alloca_scope it adds: nothing to free
+        *clock,
+        "func.func(convert-linalg-to-loops)",             # ops no schedule took: scalar loops
+        "func.func(lower-vector-multi-reduction)",        # reductions' vector.multi_reduction -> 1-D adds
+        "func.func(convert-vector-to-scf{full-unroll=true target-rank=1})",  # n-D transfers -> 1-D
+        "lower-affine",
+        "xla-no-unroll-fill-loops",                       # zeroing loops stay rolled: unrolled, 8x the code, no speed
+        "xla-no-unroll-elementwise-loops",                # so do elementwise kernels' vector loops: a fifth of their LLVM time
+        "convert-scf-to-cf",
+        f"func.func(math-extend-to-supported-types{{{math_types}target-type=f32}})",  # bf16 math in f32 ...
+        f"func.func(arith-emulate-unsupported-floats{{source-types={emulated} target-type=f32}})",  # ... and bf16, f8 arithmetic
+        casts,                                            # f8 (and f16 without F16C) <-> f32 as integer code
+        "convert-complex-to-standard",
+        "xla-expm1-to-libm",                              # libm's expm1: convert-math-to-llvm's exp(x)-1 loses small x
+        "expand-strided-metadata",
+        "lower-affine",                                   # dynamic subview offsets -> affine.apply
+        "finalize-memref-to-llvm",
+        # exp, log, sqrt ... as LLVM intrinsics; not log1p: its log(1+x) loses
+        # all digits for small x, so libm's log1p takes it below
+        "convert-math-to-llvm{approximate-log1p=false}",
+        "convert-math-to-libm",                           # tanh, erf, atan2 ... from libm
+        expand,                                           # after libm, whose f32 calls add truncations to bf16
+        # 1-D vectors -> LLVM (after libm, which splits vectors into scalar calls);
+        # a matmul tile's vector.contract -> one FMA per row
+        "convert-vector-to-llvm{vector-contract-lowering=outerproduct vector-transpose-lowering=shuffle1d}",
+        "convert-complex-to-llvm",
+        "convert-arith-to-llvm",
+        "convert-index-to-llvm",
+        "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}",  # entry(ptr in..., ptr out...)
+        "convert-openmp-to-llvm",                         # after func: it would convert func without bare pointers
+        "convert-ub-to-llvm",                             # ub.poison padding of vector reads
+        "convert-cf-to-llvm",
+        "xla-loop-annotations-to-llvm",                   # ... where the translation to LLVM IR reads it
+        "reconcile-unrealized-casts",
+        "xla-bf16-memory-as-i16",                         # no per-lane bf16 store LLVM would truncate via __truncsfbf2
+        "xla-split-long-blocks",                          # an entry of thousands of calls: parts compiled in parallel
+        f"xla-target-cpu{{cpu={cpu}}}",                   # code for the chosen CPU level, not the JIT's host
+    ]
+
+
+# Element types whose arithmetic runs in f32 (LLVM has bf16 but no CPU arithmetic on it, and no f8).
+_EMULATED = ",".join(("bf16", "f8E5M2", "f8E4M3", "f8E3M4", "f8E4M3FN", "f8E4M3FNUZ", "f8E5M2FNUZ",
+                      "f8E4M3B11FNUZ"))
+
+
+def bufferized_stage(entry: str, options: Options) -> list[str]:
+    """The "bufferized" stage's steps: threads and vector width of the chosen CPU."""
+    return bufferize(options.threads(), cpu_model(options.cpu).vector_bytes)
+
+
+def llvm_stage(entry: str, options: Options) -> list[str]:
+    """The "llvm" stage's steps: code for the chosen CPU level."""
+    model = cpu_model(options.cpu)
+    return lower_to_llvm(model.native_bf16, options.profile, model.name, model.native_f16)
+
+
+def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
+        remarks: bool | str = False, native_bf16: bool | str = False) -> list[str]:
+    """The whole CPU pipeline (``xla-cpu-pipeline``): input -> LLVM dialect ready for the JIT."""
+    return (ingest(entry, "cpu") + fuse(remarks) + lower_to_linalg()
+            + bufferize(threads, vector_bytes) + lower_to_llvm(native_bf16))

@@ -1,0 +1,37 @@
+"""The CUDA target, as a newcomer reads it: its stages in order, then its
+capabilities. The stages up to "linalg" are every target's; the CUDA passes
+after them are listed in ``xlac.targets.cuda.pipeline`` and written in
+``passes/gpu``. Machine code: ``xlac.targets.cuda.compile`` (the host schedule
+read from the "gpu" stage, PTX by ``xlac.targets.cuda.ptx``); running it, and
+reading it back from bytes: ``xlac.targets.cuda.runtime``. Compiling needs no GPU, running does.
+"""
+
+from __future__ import annotations
+
+from xlac.pipeline.pipelines import fused_stage, ingest_stage, linalg_stage
+from xlac.targets.cuda.pipeline import gpu_loops_stage, gpu_stage, kernels_stage
+from xlac.targets.target import Stage, Target
+
+CUDA = Target(
+    name="cuda",
+    summary="NVIDIA GPUs (sm_90): PTX through llvmlite's NVPTX, a host schedule run by the driver",
+    stages=(
+        Stage("input", "the program as given, parsed and verified"),
+        Stage("stablehlo", "one StableHLO function with static shapes, every op supported",
+              ingest_stage("cuda")),
+        Stage("fused", "StableHLO with its ops grouped into xla.fusion kernels, as XLA does",
+              fused_stage),
+        Stage("linalg", "linalg on tensors: each kernel a loop nest, contractions as matmuls",
+              linalg_stage),
+        Stage("gpu-loops", "memrefs; every loop nest an scf.parallel on tiles, matmuls as "
+              "shared-memory kernels", gpu_loops_stage),
+        Stage("kernels", "each kernel a gpu.func in a gpu.module; the host function a straight "
+              "line of allocations, copies and launches", kernels_stage, kept=True),
+        Stage("gpu", "the gpu.modules in the LLVM and NVVM dialects", gpu_stage, kept=True),
+        Stage("ptx", "PTX for sm_90: one entry per distinct kernel, libdevice linked",
+              code="xlac.targets.cuda.ptx:module_ptx", kept=True),
+    ),
+    compiler="xlac.targets.cuda.compile:CudaCompiler",
+    loader="xlac.targets.cuda.runtime:load_function",
+    device_kind="gpu",
+)
