@@ -22,10 +22,14 @@ _LAPACK_REST = {
 }
 
 
+# The targets whose code can call LAPACK (the host's: SciPy's OpenBLAS).
+LAPACK_PLATFORMS = ("cpu",)
+
+
 def custom_call_reason(target: str, platform: str) -> str | None:
     """Why a custom call to ``target`` cannot be compiled for ``platform``, or None."""
     if target in lowered_targets():
-        if platform == "cpu":
+        if platform in LAPACK_PLATFORMS:
             return None
         routine = ROUTINES[target[len("lapack_") + 1:-len("_ffi")]]
         return (f"@{target} ({routine}) calls LAPACK, which xlac runs on the CPU only: "

@@ -205,6 +205,25 @@ def private_imports(known: dict[str, Path]) -> list[str]:
     return found
 
 
+# A target named in a comparison: ``target == "cpu"``, ``"cuda" != name``, ``in ("cpu", ...)``.
+_TARGET_COMPARISON = re.compile(r"""[!=]=\s*["'](?:cpu|cuda|reference)["']"""
+                                r"""|["'](?:cpu|cuda|reference)["']\s*[!=]="""
+                                r"""|\bin\s*[(\[{]\s*["'](?:cpu|cuda|reference)["']""")
+
+
+def target_name_comparisons(known: dict[str, Path]) -> list[str]:
+    """Lines outside ``xlac.targets`` that decide by a target's name: what a target
+    can do is an attribute of its table (``Target.aot``, ``.recompiles``, ...)."""
+    found = []
+    for module, path in known.items():
+        if module.startswith("xlac.targets."):
+            continue
+        for number, line in enumerate(path.read_text().splitlines(), 1):
+            if _TARGET_COMPARISON.search(line):
+                found.append(f"{path.relative_to(REPO)}:{number}: {line.strip()}")
+    return found
+
+
 def environment_reads(known: dict[str, Path]) -> dict[str, list[str]]:
     """module -> the ``XLAC_*`` names and ``os.environ``/``getenv`` uses in its code."""
     found = {}

@@ -40,6 +40,10 @@ def test_no_pass_reads_the_environment():
     assert [m for m in house.environment_reads(KNOWN) if m.startswith("xlac.passes")] == []
 
 
+def test_no_target_is_told_apart_by_its_name_outside_the_targets():
+    assert house.target_name_comparisons(KNOWN) == []
+
+
 def test_no_private_name_is_imported_across_modules():
     assert house.private_imports(KNOWN) == []
 
