@@ -9,7 +9,7 @@ import numpy as np
 from xlac.collectives import declared_grid
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, functions, symbol_name
-from xlac.passes.cpu.mpi_text import SHIM_DECLARATIONS, MpiModule
+from xlac.passes.cpu.builders.mpi_text import SHIM_DECLARATIONS, MpiModule
 
 
 @dataclass(frozen=True)
