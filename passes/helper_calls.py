@@ -89,7 +89,12 @@ def replace_with_call(module: ir.Operation, op: ir.Operation, text: str, name: s
         if symbol_name(helper) in bodies:
             _move_region_into(helper, bodies[symbol_name(helper)], captures)
         helper.move_before(_module_end(module))
-    call_instead(op, name, [*arguments, *captures])
+    call_and_erase(op, name, [*arguments, *captures])
+
+
+def call_and_erase(op: ir.Operation, name: str, extra_operands: Sequence[ir.Value] = ()) -> None:
+    """Call the existing ``@name`` in place of ``op`` (see `call_instead`), and erase ``op``."""
+    call_instead(op, name, extra_operands)
     op.erase()
 
 

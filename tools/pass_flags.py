@@ -32,9 +32,9 @@ def _element(flag: str, tool: str) -> str:
 
 def _anchored(element: str, name: str, flag: str, tool: str) -> str:
     """``element``, nested under the op its pass is restricted to, if any."""
-    from xlac import passes
+    from xlac.passes.registry import pass_names
     from xlac.pipeline.pipelines import NAMED_PIPELINES
-    if name in passes.pass_names() or name in NAMED_PIPELINES:
+    if name in pass_names() or name in NAMED_PIPELINES:
         return element
     problem = _upstream_problem(element)
     if problem is None:

@@ -91,13 +91,13 @@ def _pipeline_from_pass_flags(args) -> None:
 
 
 def _list_passes() -> int:
-    from xlac import passes
+    from xlac.passes.registry import get_pass_class, pass_names
     from xlac.pipeline.pipelines import NAMED_PIPELINES
     from xlac.targets import TARGETS, get_target
 
     print("xlac passes:")
-    for name in passes.pass_names():
-        print(f"  {name:32} {passes.get_pass_class(name).summary()}")
+    for name in pass_names():
+        print(f"  {name:32} {get_pass_class(name).summary()}")
     print("xlac pipelines:")
     for name, (_, summary) in NAMED_PIPELINES.items():
         print(f"  {name:32} {summary}")

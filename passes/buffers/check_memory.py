@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
+from xlac.dtypes import element_bytes
 from xlac.errors import ResourceLimitError
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, functions, nested_ops
@@ -67,16 +68,7 @@ def _bytes(type_: ir.Type) -> int:
     count = 1
     for dim in type_.shape:
         count *= dim
-    return count * _element_bytes(type_.element_type)
-
-
-def _element_bytes(element: ir.Type) -> int:
-    if isinstance(element, ir.ComplexType):
-        return 2 * _element_bytes(ir.ComplexType(element).element_type)
-    if isinstance(element, ir.IndexType):
-        return 8
-    width = getattr(element, "width", 8)
-    return max(1, (width + 7) // 8)
+    return count * (element_bytes(type_.element_type) or 1)   # no width (a vector): a byte, a lower bound
 
 
 def _size(count: int) -> str:

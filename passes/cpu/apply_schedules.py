@@ -10,11 +10,11 @@ from pathlib import Path
 from xlac.mlir import ir, passmanager
 from xlac.passes.base import ModulePass, functions, nested_ops, post_order_positions
 from xlac.passes.buffers.own_fills import own_fill
-from xlac.passes.cpu.contraction_plan import contraction_plan
-from xlac.passes.cpu.fused_rows_plan import fused_rows_plan
-from xlac.passes.cpu.parallel_loops_plan import PARALLEL_LOOPS, parallel_loops_plan
-from xlac.passes.cpu.schedule_functions import keep_planned, outline_planned
-from xlac.passes.cpu.schedule_plan import CONTRACTIONS, MIN_WORK, POOLINGS, Machine, Plan, iterations, plan_for
+from xlac.passes.cpu.plans.contraction_plan import contraction_plan
+from xlac.passes.cpu.plans.fused_rows_plan import fused_rows_plan
+from xlac.passes.cpu.plans.parallel_loops_plan import PARALLEL_LOOPS, parallel_loops_plan
+from xlac.passes.cpu.plans.schedule_functions import keep_planned, outline_planned
+from xlac.passes.cpu.plans.schedule_plan import CONTRACTIONS, MIN_WORK, POOLINGS, Machine, Plan, iterations, plan_for
 from xlac.passes.remarks import emit_remarks
 
 SCHEDULES = Path(__file__).parent / "schedules"

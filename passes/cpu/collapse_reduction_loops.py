@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
-from xlac.passes.cpu.schedule_plan import Machine, loop_nest, reduction_plan
+from xlac.passes.cpu.plans.schedule_plan import Machine, loop_nest, reduction_plan
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ import numpy as np
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, functions, symbol_name
-from xlac.passes.cpu.mpi_text import SHIM_DECLARATIONS, MpiModule
+from xlac.passes.cpu.builders.mpi_text import SHIM_DECLARATIONS, MpiModule
 from xlac.spmd.grid import declared_grid
 
 

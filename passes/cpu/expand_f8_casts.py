@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops, symbol_name
+from xlac.passes.helper_calls import call_and_erase
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class ExpandF8Casts(ModulePass):
             key = f"{op.name}:{source}:{result}"
             if key not in helpers:
                 helpers[key] = _add_helper(module, op.name, source, result, formats)
-            _replace_with_call(op, helpers[key])
+            call_and_erase(op, helpers[key])
 
 
 def _element(type_: str) -> str:
@@ -215,12 +216,3 @@ def _add_helper(module: ir.Operation, op_name: str, source: str, result: str,
         list(helper.body.operations)[0].operation.move_before(
             list(target.operations)[0].operation)
     return name
-
-
-def _replace_with_call(op: ir.Operation, callee: str) -> None:
-    with ir.InsertionPoint(op), op.location:
-        call = ir.Operation.create(
-            "func.call", results=[op.results[0].type], operands=list(op.operands),
-            attributes={"callee": ir.FlatSymbolRefAttr.get(callee)})
-    op.results[0].replace_all_uses_with(call.results[0])
-    op.erase()

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir, passmanager
 from xlac.passes.base import ModulePass, nested_ops, symbol_name
+from xlac.passes.helper_calls import call_and_erase
 
 # bf16 <-> f32 as integer ops: the JIT has no __truncsfbf2
 _HELPER_PIPELINE = "builtin.module(convert-math-to-libm, arith-expand{include-bf16=true})"
@@ -42,7 +43,7 @@ class Expm1ToLibm(ModulePass):
                 type_ = str(op.results[0].type)
                 if type_ not in helpers:
                     helpers[type_] = _add_helper(module, type_)
-                _replace_with_call(op, helpers[type_])
+                call_and_erase(op, helpers[type_])
 
 
 def _add_helper(module: ir.Operation, type_: str) -> str:
@@ -60,12 +61,3 @@ def _add_helper(module: ir.Operation, type_: str) -> str:
         if symbol_name(func.operation) not in taken:   # expm1f is declared once
             func.operation.move_before(list(body.operations)[0].operation)
     return name
-
-
-def _replace_with_call(op: ir.Operation, callee: str) -> None:
-    with ir.InsertionPoint(op), op.location:
-        call = ir.Operation.create(
-            "func.call", results=[op.results[0].type], operands=list(op.operands),
-            attributes={"callee": ir.FlatSymbolRefAttr.get(callee)})
-    op.results[0].replace_all_uses_with(call.results[0])
-    op.erase()

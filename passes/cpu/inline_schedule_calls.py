@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass
-from xlac.passes.cpu.schedule_functions import is_schedule_call
+from xlac.passes.cpu.plans.schedule_functions import is_schedule_call
 from xlac.passes.outline import inline_calls
 
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 
 from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, nested_ops
-from xlac.passes.cpu.body_reads import contiguous, reads_a_slice
-from xlac.passes.cpu.schedule_plan import loop_extents
+from xlac.passes.cpu.plans.body_reads import contiguous, reads_a_slice
+from xlac.passes.cpu.plans.schedule_plan import loop_extents
 
 # What a branch may hold to be run unconditionally: no op whose result, or
 # whose fault, depends on the branch being taken (no division: a zero divisor

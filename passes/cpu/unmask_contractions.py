@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
-from xlac.passes.cpu.loop_trips import constant_index
+from xlac.passes.cpu.plans.loop_trips import constant_index
 
 
 @dataclass(frozen=True)

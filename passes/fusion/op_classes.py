@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 
 from xlac.dialects.xla import reads_from_above
+from xlac.dtypes import element_bytes
 from xlac.mlir import ir
 
 ELEMENTWISE = "elementwise"
@@ -102,7 +103,7 @@ def numel(type_: ir.Type) -> int:
 def bytes_of(type_: ir.Type) -> int:
     if not isinstance(type_, ir.RankedTensorType):
         return 0
-    return numel(type_) * max(1, _bit_width(type_.element_type) // 8)
+    return numel(type_) * (element_bytes(type_.element_type) or 1)   # no width: a byte
 
 
 def type_text(type_: ir.Type) -> str:
@@ -173,9 +174,3 @@ def _is_splat(op: ir.Operation) -> bool:
 def _is_integer(type_: ir.Type) -> bool:
     element = type_.element_type if isinstance(type_, ir.ShapedType) else type_
     return isinstance(element, ir.IntegerType)
-
-
-def _bit_width(element: ir.Type) -> int:
-    if isinstance(element, ir.ComplexType):
-        return 2 * _bit_width(element.element_type)
-    return getattr(element, "width", 8)

@@ -7,7 +7,7 @@ refusal names it and says what the user can do instead.
 
 from __future__ import annotations
 
-from xlac.passes.lower.lapack_calls import ROUTINES, lowered_targets
+from xlac.passes.lower.builders.lapack_calls import ROUTINES, lowered_targets
 
 _CALLBACKS = ("xla_python_cpu_callback", "xla_ffi_python_cpu_callback",
               "xla_ffi_partial_python_cpu_callback", "xla_python_gpu_callback",

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.helper_calls import call_instead, fresh_symbol
-from xlac.passes.lower.top_k_kernel import supported
+from xlac.passes.lower.builders.top_k_kernel import supported
 
 TOP_K_ATTR = "xla.top_k"
 MAX_K = 64                  # beyond this a full sort is no worse

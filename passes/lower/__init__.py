@@ -1,1 +1,3 @@
-"""Lowerings of StableHLO to linalg/scf/tensor that upstream lacks, and their helpers."""
+"""Lowerings of StableHLO ops to linalg/scf/tensor that upstream lacks (sort,
+scatter, fft, collectives, control flow, ...); the helper functions they build
+are made in ``builders/``."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
-from xlac.passes.lower.convolution_text import Conv, helper_text, needs_rewrite
+from xlac.passes.lower.builders.convolution_text import Conv, helper_text, needs_rewrite
 
 _LAYOUTS = re.compile(r"\[([^\]]*)\]x\[([^\]]*)\]->\[([^\]]*)\]")
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
-from xlac.passes.lower import collective_groups as groups_of
-from xlac.passes.lower.collective_text import Transfer, helper_text
+from xlac.passes.lower.builders import collective_groups as groups_of
+from xlac.passes.lower.builders.collective_text import Transfer, helper_text
 from xlac.spmd.grid import SPMD_OPS, DeviceGrid, declared_grid
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
-from xlac.passes.lower.lapack_calls import Call, lapack_call, lowered_targets
+from xlac.passes.lower.builders.lapack_calls import Call, lapack_call, lowered_targets
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from xlac.mlir import ir, stablehlo
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
-from xlac.passes.lower.scatter_region import region_of
-from xlac.passes.lower.scatter_text import ScatterDims, helper_function
+from xlac.passes.lower.builders.scatter_region import region_of
+from xlac.passes.lower.builders.scatter_text import ScatterDims, helper_function
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
 from xlac.passes.helper_calls import captured_values, fresh_symbol, region_declaration, replace_with_call
-from xlac.passes.lower.sort_kernel import SortSignature, helper_text
+from xlac.passes.lower.builders.sort_kernel import SortSignature, helper_text
 
 
 @dataclass(frozen=True)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, symbol_name
 from xlac.passes.helper_calls import parse_at
-from xlac.passes.lower.top_k_kernel import helper_text
+from xlac.passes.lower.builders.top_k_kernel import helper_text
 
 TOP_K_ATTR = "xla.top_k"
 

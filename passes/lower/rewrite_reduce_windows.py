@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
-from xlac.passes.lower.window_text import dot_scan_blocks, dot_scan_text, padded_text, scan_text
+from xlac.passes.lower.builders.window_text import dot_scan_blocks, dot_scan_text, padded_text, scan_text
 
 _COMBINERS = ("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum",
               "stablehlo.and", "stablehlo.or")

@@ -1,4 +1,4 @@
-"""Element types: MLIR spelling <-> numpy dtype.
+"""Element types: MLIR spelling <-> numpy dtype, and their size in memory.
 
 The convention is the conformance runner's and JAX's: sub-byte integers are
 stored one per byte, ``i1`` is numpy ``bool``, bf16 and the fp8 types come
@@ -10,6 +10,8 @@ from __future__ import annotations
 TYPE_CHECKING = False        # typing.TYPE_CHECKING, without importing typing on a hit
 if TYPE_CHECKING:            # numpy loads on first use: a cache hit returns before any
     import numpy as np
+
+    from xlac.mlir import ir
 
 # numpy's names (np.dtype takes them), so that importing this costs nothing
 _BASIC = {
@@ -85,3 +87,18 @@ def tensor_type(shape, element_type: str) -> str:
     """``tensor<4x?xf32>``: the one place xlac spells a tensor type (None dims are ``?``)."""
     dims = "".join(f"{'?' if d is None else d}x" for d in shape)
     return f"tensor<{dims}{element_type}>"
+
+
+def element_bytes(element: ir.Type) -> int | None:
+    """Bytes one element of MLIR type ``element`` takes in memory: a byte at
+    least (i1, i4, f4E2M1FN are stored a byte each, as above), ``index`` 8
+    (xlac's code is 64-bit), a complex twice its part; None for a type with
+    no bit width (a vector, a tuple)."""
+    from xlac.mlir import ir  # here, so that importing this module loads no MLIR
+    if isinstance(element, ir.ComplexType):
+        part = element_bytes(ir.ComplexType(element).element_type)
+        return None if part is None else 2 * part
+    if isinstance(element, ir.IndexType):
+        return 8
+    width = getattr(element, "width", None)       # integer and float types
+    return None if width is None else max(1, (width + 7) // 8)

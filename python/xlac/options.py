@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from xlac import record as records
+import xlac.record as records
 from xlac.record import factory, record
 
 

@@ -243,7 +243,7 @@ _LABELS = {
     "dialects": "dialects/: xla.fusion",
     "frontend": "frontend/: bytes, text, VHLO -> module",
     "artifact": "artifact/: on-disk container, C ABI",
-    "passes": "passes/: ingest, lower, fusion, buffers, cpu, gpu",
+    "passes": "passes/: ingest, lower, numerics, fusion, buffers, cpu, gpu",
     "pipeline": "pipeline/: pipelines, parser, pass manager, stage runner",
     "reference": "reference/: the interpreter, out of process",
     "debug": "debug/: dumps, timing, fusion picture and report",

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from xlac import errors
-from xlac.errors import CompileError, Diagnostic
+from xlac.errors import CompileError, Diagnostic, UnsupportedOpError
 
-_KINDS = {kind.__name__: kind for kind in (errors.CompileError, errors.UnsupportedOpError)}
+_KINDS = {kind.__name__: kind for kind in (CompileError, UnsupportedOpError)}
 
 
 def error_header(failure: CompileError) -> dict:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import inspect
 
-from xlac import passes as registry
+import xlac.passes.registry as registry
 from xlac.errors import CompileError, Diagnostic, collect_diagnostics, compile_error_from, error
 from xlac.mlir import ir, passmanager
 from xlac.passes.base import take_failure_kind

@@ -149,11 +149,12 @@ def _read_exact(fd: int, count: int, deadline: float) -> bytes:
 
 
 def _run_xlac(request: bytes) -> bytes:
-    import xlac
+    import xlac.compiler as compiler
+    from xlac.errors import XlacError
     data, inputs, entry = pickle.loads(request)
     try:
-        result = ("ok", xlac.compile(data, entry=entry, cache=False).run(*inputs))
-    except xlac.XlacError as exc:
+        result = ("ok", compiler.compile(data, entry=entry, cache=False).run(*inputs))
+    except XlacError as exc:
         result = ("error", [str(exc)])
     except Exception as exc:  # noqa: BLE001 - an xlac bug, reported rather than fatal
         result = ("error", [f"<xlac>: error: {type(exc).__name__}: {exc} (an xlac bug)"])

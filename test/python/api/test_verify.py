@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 import xlac
-from xlac import passes as registry
+import xlac.passes.registry as registry
 from xlac.errors import CompileError
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass

@@ -14,7 +14,8 @@ import xlac
 from xlac.context import new_context
 from xlac.frontend.parse import parse_module
 from xlac.passes.base import functions, nested_ops, symbol_name
-from xlac.passes.cpu import apply_schedules, fused_rows_plan
+from xlac.passes.cpu import apply_schedules
+from xlac.passes.cpu.plans import fused_rows_plan
 from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import run_passes
 
@@ -115,7 +116,7 @@ def test_kept_kernels_share_each_destination_with_a_window_of_calls_at_most():
     for every kernel's result (CSE's) made one-shot bufferization check
     each write against every other kernel (a 1,000-op transpose/dot chain:
     14.8 s), so each empty is shared by at most SHARED_EMPTY_WINDOW calls."""
-    from xlac.passes.cpu.schedule_functions import SHARED_EMPTY_WINDOW
+    from xlac.passes.cpu.plans.schedule_functions import SHARED_EMPTY_WINDOW
     module = _linalg(40)
     run_passes(module, ["xla-apply-schedules{threads=2 vector-bytes=32}"])
     empties = [op for op in nested_ops(module.operation) if op.name == "tensor.empty"]

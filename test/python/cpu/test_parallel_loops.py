@@ -9,8 +9,8 @@ import pytest
 
 import xlac
 from conftest import MASKED_ROW_MAX, runnable_levels
-from xlac.passes.cpu.parallel_loops_plan import parallel_loops_plan
-from xlac.passes.cpu.schedule_plan import Machine
+from xlac.passes.cpu.plans.parallel_loops_plan import parallel_loops_plan
+from xlac.passes.cpu.plans.schedule_plan import Machine
 
 TWO_THREADS = xlac.Options().replace(num_threads=2)
 
@@ -83,7 +83,7 @@ def test_no_vector_gather_from_a_slice():
     schedule (its loops are split among the threads instead)."""
     from xlac.context import new_context
     from xlac.mlir import ir
-    from xlac.passes.cpu.schedule_plan import plan_for
+    from xlac.passes.cpu.plans.schedule_plan import plan_for
 
     with new_context():
         module = ir.Module.parse(_TRANSPOSED_READ_OF_A_SLICE)

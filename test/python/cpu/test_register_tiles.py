@@ -9,8 +9,8 @@ import pytest
 
 import xlac
 from conftest import runnable_levels
-from xlac.passes.cpu.contraction_plan import _row_block, register_tile
-from xlac.passes.cpu.schedule_plan import Machine
+from xlac.passes.cpu.plans.contraction_plan import _row_block, register_tile
+from xlac.passes.cpu.plans.schedule_plan import Machine
 
 AVX2, AVX512 = Machine(2, 32), Machine(2, 64)
 

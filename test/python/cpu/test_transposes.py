@@ -12,7 +12,7 @@ from conftest import runnable_levels
 from xlac.context import new_context
 from xlac.mlir import ir
 from xlac.passes.cpu import apply_schedules
-from xlac.passes.cpu.schedule_plan import Machine, plan_for
+from xlac.passes.cpu.plans.schedule_plan import Machine, plan_for
 from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import run_passes
 

@@ -133,7 +133,7 @@ def test_threads_are_shared_among_the_ranks_of_a_host():
 
 
 def test_the_shim_and_the_pass_agree_on_codes():
-    from xlac.passes.cpu import mpi_text
+    from xlac.passes.cpu.builders import mpi_text
     source = (Path(xlac.__file__).parent / "spmd" / "xlac_mpi.c").read_text()
     dtypes = re.search(r"enum \{ (DT_F32.*?) \};", source, re.S).group(1).replace("\n", " ")
     names = [n.strip() for n in dtypes.split(",")]

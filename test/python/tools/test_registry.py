@@ -7,10 +7,10 @@ import os
 import pytest
 
 from conftest import REPO
-from xlac import passes
 from xlac.cpu_model import cpu_model
 from xlac.options import Options
 from xlac.passes.base import ModulePass
+from xlac.passes.registry import get_pass_class, pass_module, pass_names
 from xlac.pipeline import pipelines
 from xlac.pipeline.text import PipelineSyntaxError, parse_options, parse_pipeline
 from xlac.targets import get_target
@@ -19,24 +19,24 @@ from xlac.targets.cpu import pipeline as cpu_pipeline
 TESTS = REPO / "test"
 
 
-@pytest.mark.parametrize("name", passes.pass_names())
+@pytest.mark.parametrize("name", pass_names())
 def test_registry_key_is_the_pass_name(name):
-    pass_class = passes.get_pass_class(name)
+    pass_class = get_pass_class(name)
     assert issubclass(pass_class, ModulePass)
     assert pass_class.name == name and name.startswith("xla-")
     assert pass_class.summary(), f"{name} needs a docstring"
 
 
-@pytest.mark.parametrize("name", passes.pass_names())
+@pytest.mark.parametrize("name", pass_names())
 def test_every_pass_has_a_lit_test_named_after_it(name):
     """Lit tests mirror the passes' folders: passes/<phase>/x.py -> test/passes/<phase>/xla-x.mlir."""
-    phase = passes.pass_module(name).split(".")[0]
+    phase = pass_module(name).split(".")[0]
     assert (TESTS / "passes" / phase / f"{name}.mlir").exists()
 
 
-@pytest.mark.parametrize("name", passes.pass_names())
+@pytest.mark.parametrize("name", pass_names())
 def test_every_pass_lives_in_a_file_named_after_it(name):
-    module = passes.pass_module(name).split(".")[-1]
+    module = pass_module(name).split(".")[-1]
     assert module == name.removeprefix("xla-").replace("-", "_")
 
 

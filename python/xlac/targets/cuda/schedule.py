@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from xlac.dtypes import numpy_dtype
+from xlac.dtypes import element_bytes, numpy_dtype
 from xlac.errors import CompileError, error
 from xlac.mlir import ir
 from xlac.targets.cuda.nccl_types import reduction_for
@@ -218,17 +218,10 @@ def _nbytes(memref_type) -> int:
     count = 1
     for dim in memref.shape:
         count *= dim
-    return count * max(1, (_element_bits(memref.element_type) + 7) // 8)
-
-
-def _element_bits(element) -> int:
-    if isinstance(element, (ir.IntegerType, ir.FloatType)):
-        return element.width
-    if isinstance(element, ir.IndexType):             # index-bitwidth=64 in the kernels
-        return 64
-    if isinstance(element, ir.ComplexType):
-        return 2 * _element_bits(element.element_type)
-    raise CompileError(error(f"element type {element} is not supported on cuda"))
+    size = element_bytes(memref.element_type)         # index: 8, as index-bitwidth=64 in the kernels
+    if size is None:
+        raise CompileError(error(f"element type {memref.element_type} is not supported on cuda"))
+    return count * size
 
 
 def _contiguous(memref_type) -> bool:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 
 from xlac.mlir import ir
-from xlac.passes.cpu.schedule_plan import (
+from xlac.passes.cpu.plans.schedule_plan import (
     LoopNest,
     Machine,
     Plan,

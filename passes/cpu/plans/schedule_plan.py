@@ -13,8 +13,8 @@ import re
 from dataclasses import dataclass, field
 
 from xlac.mlir import ir
-from xlac.passes.cpu.body_reads import gather_safe
-from xlac.passes.cpu.loop_trips import enclosing_trips
+from xlac.passes.cpu.plans.body_reads import gather_safe
+from xlac.passes.cpu.plans.loop_trips import enclosing_trips
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 
 from xlac.mlir import ir
-from xlac.passes.cpu.schedule_plan import (
+from xlac.passes.cpu.plans.schedule_plan import (
     CONTRACTIONS,
     POOLINGS,
     SHORT_K,

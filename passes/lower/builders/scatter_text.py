@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.passes.helper_calls import tensor_type
-from xlac.passes.lower.scatter_region import Region, paste_region
+from xlac.passes.lower.builders.scatter_region import Region, paste_region
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,100 @@
+"""The registry of xlac's Python passes: pass name -> the module and class.
+
+It imports a pass only when it is asked for, so ``xla-opt --help``
+does not import the world. Every key equals its pass's ``name`` (a test
+checks it) and starts with ``xla-``.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+# pass name -> "phase.module:Class" inside xlac.passes
+_REGISTRY: dict[str, str] = {
+    "xla-select-entry": "ingest.select_entry:SelectEntry",
+    "xla-check-support": "ingest.check_support:CheckSupport",
+    "xla-check-ranked": "ingest.check_ranked:CheckRanked",
+    "xla-verify-lowered": "lower.verify_lowered:VerifyLowered",
+    "xla-readonly-inputs": "buffers.readonly_inputs:ReadonlyInputs",
+    "xla-spread-readonly-reads": "buffers.spread_readonly_reads:SpreadReadonlyReads",
+    "xla-split-alloc-deallocs": "buffers.split_alloc_deallocs:SplitAllocDeallocs",
+    "xla-saturate-float-to-int": "numerics.saturate_float_to_int:SaturateFloatToInt",
+    "xla-strided-copy-to-linalg": "buffers.strided_copy_to_linalg:StridedCopyToLinalg",
+    "xla-lower-sort": "lower.lower_sort:LowerSort",
+    "xla-decompose-batch-norm": "lower.decompose_batch_norm:DecomposeBatchNorm",
+    "xla-lower-control-flow": "lower.lower_control_flow:LowerControlFlow",
+    "xla-lower-structural": "lower.lower_structural:LowerStructural",
+    "xla-empty-entry-buffers": "buffers.empty_entry_buffers:EmptyEntryBuffers",
+    "xla-lower-select-and-scatter": "lower.lower_select_and_scatter:LowerSelectAndScatter",
+    "xla-lower-linalg-ops": "lower.lower_linalg_ops:LowerLinalgOps",
+    "xla-lower-fft": "lower.lower_fft:LowerFft",
+    "xla-lower-custom-calls": "lower.lower_custom_calls:LowerCustomCalls",
+    "xla-expand-complex-ops": "numerics.expand_complex_ops:ExpandComplexOps",
+    "xla-integer-arithmetic": "numerics.integer_arithmetic:IntegerArithmetic",
+    "xla-expand-constant-powers": "numerics.expand_constant_powers:ExpandConstantPowers",
+    "xla-widen-f8-predicates": "numerics.widen_f8_predicates:WidenF8Predicates",
+    "xla-reduce-precision-nans": "numerics.reduce_precision_nans:ReducePrecisionNans",
+    "xla-split-f64-truncation": "numerics.split_f64_truncation:SplitF64Truncation",
+    "xla-distinct-results": "buffers.distinct_results:DistinctResults",
+    "xla-own-fills": "buffers.own_fills:OwnFills",
+    "xla-own-empties": "buffers.own_empties:OwnEmpties",
+    "xla-gpu-own-launch-constants": "gpu.gpu_own_launch_constants:GpuOwnLaunchConstants",
+    "xla-update-windows-in-place": "buffers.update_windows_in_place:UpdateWindowsInPlace",
+    "xla-bf16-memory-as-i16": "cpu.bf16_memory_as_i16:Bf16MemoryAsI16",
+    "xla-check-memory": "buffers.check_memory:CheckMemory",
+    "xla-splat-constants-to-fill": "buffers.splat_constants_to_fill:SplatConstantsToFill",
+    "xla-expm1-to-libm": "cpu.expm1_to_libm:Expm1ToLibm",
+    "xla-expand-f8-casts": "cpu.expand_f8_casts:ExpandF8Casts",
+    "xla-fold-empty-reductions": "lower.fold_empty_reductions:FoldEmptyReductions",
+    "xla-lower-scatter": "lower.lower_scatter:LowerScatter",
+    "xla-lower-collectives": "lower.lower_collectives:LowerCollectives",
+    "xla-collectives-to-mpi": "cpu.collectives_to_mpi:CollectivesToMpi",
+    "xla-fuse": "fusion.fuse:Fuse",
+    "xla-fold-transposes": "fusion.fold_transposes:FoldTransposes",
+    "xla-fold-broadcast-operands": "fusion.fold_broadcast_operands:FoldBroadcastOperands",
+    "xla-inline-fusions": "fusion.inline_fusions:InlineFusions",
+    "xla-outline-fusions": "fusion.outline_fusions:OutlineFusions",
+    "xla-approximate-math": "cpu.approximate_math:ApproximateMath",
+    "xla-apply-schedules": "cpu.apply_schedules:ApplySchedules",
+    "xla-collapse-reduction-loops": "cpu.collapse_reduction_loops:CollapseReductionLoops",
+    "xla-speculate-branch-reads": "cpu.speculate_branch_reads:SpeculateBranchReads",
+    "xla-split-long-blocks": "cpu.split_long_blocks:SplitLongBlocks",
+    "xla-outline-top-k": "ingest.outline_top_k:OutlineTopK",
+    "xla-unroll-short-loops": "ingest.unroll_short_loops:UnrollShortLoops",
+    "xla-lower-top-k": "lower.lower_top_k:LowerTopK",
+    "xla-rewrite-reduce-windows": "lower.rewrite_reduce_windows:RewriteReduceWindows",
+    "xla-flatten-reductions": "lower.flatten_reductions:FlattenReductions",
+    "xla-canonicalize-convolutions": "lower.canonicalize_convolutions:CanonicalizeConvolutions",
+    "xla-widen-contractions": "numerics.widen_contractions:WidenContractions",
+    "xla-normalize-contractions": "lower.normalize_contractions:NormalizeContractions",
+    "xla-profile-kernels": "cpu.profile_kernels:ProfileKernels",
+    "xla-outline-kernels": "cpu.outline_kernels:OutlineKernels",
+    "xla-inline-schedule-calls": "cpu.inline_schedule_calls:InlineScheduleCalls",
+    "xla-target-cpu": "cpu.target_cpu:TargetCpu",
+    "xla-openmp-dynamic-schedule": "cpu.openmp_dynamic_schedule:OpenmpDynamicSchedule",
+    "xla-unmask-contractions": "cpu.unmask_contractions:UnmaskContractions",
+    "xla-no-unroll-fill-loops": "cpu.no_unroll_fill_loops:NoUnrollFillLoops",
+    "xla-no-unroll-elementwise-loops": "cpu.no_unroll_elementwise_loops:NoUnrollElementwiseLoops",
+    "xla-loop-annotations-to-llvm": "cpu.loop_annotations_to_llvm:LoopAnnotationsToLlvm",
+    "xla-gpu-wrap-host-code": "gpu.gpu_wrap_host_code:GpuWrapHostCode",
+    "xla-gpu-matmul-kernels": "gpu.gpu_matmul_kernels:GpuMatmulKernels",
+    "xla-gpu-epilogue-in-place": "gpu.gpu_epilogue_in_place:GpuEpilogueInPlace",
+    "xla-gpu-kernels": "gpu.gpu_kernels:GpuKernels",
+    "xla-gpu-view-copy-to-linalg": "gpu.gpu_view_copy_to_linalg:GpuViewCopyToLinalg",
+}
+
+
+def pass_names() -> list[str]:
+    return sorted(_REGISTRY)
+
+
+def pass_module(name: str) -> str:
+    """``phase.module`` of the pass registered as ``name`` (KeyError if none)."""
+    return _REGISTRY[name].split(":")[0]
+
+
+def get_pass_class(name: str):
+    """The ModulePass subclass registered as ``name`` (KeyError if none)."""
+    module_name, class_name = _REGISTRY[name].split(":")
+    module = importlib.import_module(f"xlac.passes.{module_name}")
+    return getattr(module, class_name)
