@@ -31,6 +31,8 @@ _REGISTRY: dict[str, str] = {
     "xla-lower-custom-calls": "lower.lower_custom_calls:LowerCustomCalls",
     "xla-expand-complex-ops": "numerics.expand_complex_ops:ExpandComplexOps",
     "xla-integer-arithmetic": "numerics.integer_arithmetic:IntegerArithmetic",
+    "xla-keep-roundings": "numerics.keep_roundings:KeepRoundings",
+    "xla-logical-booleans": "numerics.logical_booleans:LogicalBooleans",
     "xla-expand-constant-powers": "numerics.expand_constant_powers:ExpandConstantPowers",
     "xla-widen-f8-predicates": "numerics.widen_f8_predicates:WidenF8Predicates",
     "xla-reduce-precision-nans": "numerics.reduce_precision_nans:ReducePrecisionNans",

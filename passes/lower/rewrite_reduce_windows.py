@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
-from xlac.passes.lower.builders.window_text import dot_scan_blocks, dot_scan_text, padded_text, scan_text
+from xlac.passes.lower.builders.window_text import blocked_scan_text, padded_text
 
 _COMBINERS = ("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum",
               "stablehlo.and", "stablehlo.or")
@@ -17,19 +17,19 @@ _COMBINERS = ("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stabl
 class RewriteReduceWindows(ModulePass):
     """Rewrite two kinds of single-input `stablehlo.reduce_window`:
 
-    - a window spanning a whole dim, padded by n-1 on one side (what
-      `jnp.cumsum`, `cumprod`, `cummax` export) is a prefix scan: log2(n)
-      elementwise passes of shifted combining (O(n log n), vectorized) instead
-      of n-element windows per element (O(n^2), scalar); an f32 sum from 0
-      along the last dim (jnp.cumsum) is O(n) instead: blocks scanned by a
-      dot with a triangle of ones, then the block totals' scan added back;
+    - a window spanning a whole dim, padded by n-1 on one side, from the
+      combiner's identity (what `jnp.cumsum`, `cumprod`, `cummax` export), is
+      a prefix (or suffix) scan: O(n) elementwise steps instead of n-element
+      windows per element (O(n^2), scalar), in blocks of 16 combined in the
+      order XLA's CPU backend combines them, so the results round as XLA's;
     - a padded window (a 'SAME' max pool) gets its padding as an explicit
       `stablehlo.pad` by the init value, so upstream lowers it to a named
       `linalg.pooling_*` op, which the CPU schedules vectorize.
 
     The body must be one associative op (add, multiply, max, min, and, or).
     Example: reduce_window(x: 256x1024, window [1, 1024], padding [[0, 0],
-    [1023, 0]], add) becomes ten steps of `add(v, pad(slice(v)))`.
+    [1023, 0]], add) scans 64 blocks of 16, then the 64 block totals (4
+    blocks of 16, then 4 totals), and adds each block's preceding total.
     """
 
     name = "xla-rewrite-reduce-windows"
@@ -76,13 +76,10 @@ def _rewrite(module: ir.Operation, op: ir.Operation) -> None:
     name = fresh_symbol(module, "xla_window")
     scanned = [d for d in range(rank) if window[d] != 1]
     plain = all(d == 1 for d in strides + dilations)
-    if plain and len(scanned) == 1 and _is_scan(shape[scanned[0]], window[scanned[0]], padding, scanned[0]):
+    if plain and len(scanned) == 1 and _init_is_identity(op, combine) and \
+            _is_scan(shape[scanned[0]], window[scanned[0]], padding, scanned[0]):
         dim = scanned[0]
-        block = dot_scan_blocks(shape[dim])
-        if _sums_along_last_dim(op, combine, element, dim) and block:
-            text = dot_scan_text(name, shape, element, block, reverse=padding[dim][1] > 0)
-        else:
-            text = scan_text(name, shape, element, dim, combine, reverse=padding[dim][1] > 0)
+        text = blocked_scan_text(name, shape, element, dim, combine, reverse=padding[dim][1] > 0)
         replace_with_call(module, op, text, name)
     elif any(p != (0, 0) for p in padding) and all(lo >= 0 and hi >= 0 for lo, hi in padding):
         padded = [n + lo + hi for n, (lo, hi) in zip(shape, padding)]
@@ -94,17 +91,40 @@ def _rewrite(module: ir.Operation, op: ir.Operation) -> None:
                                                   attrs, combine), name)
 
 
-def _sums_along_last_dim(op: ir.Operation, combine: str, element: str, dim: int) -> bool:
-    """An f32 sum from 0 along the last dim (jnp.cumsum's), which dot_scan_text computes."""
-    if combine != "stablehlo.add" or element != "f32" or dim != ir.RankedTensorType(op.operands[0].type).rank - 1:
-        return False
+def _init_is_identity(op: ir.Operation, combine: str) -> bool:
+    """Whether ``op``'s init is the combiner's identity: then the padding it
+    means can be anywhere in a scan, and the scan needs no init of its own."""
     init = op.operands[1].owner
     while hasattr(init, "name") and init.name in ("stablehlo.broadcast_in_dim", "stablehlo.reshape"):
-        init = init.operands[0].owner               # jax broadcasts the scalar 0 to a scalar
+        init = init.operands[0].owner               # jax broadcasts the scalar to a scalar
     if not hasattr(init, "name") or init.name != "stablehlo.constant":
         return False
     value = ir.DenseElementsAttr(init.attributes["value"])
-    return value.is_splat and float(ir.FloatAttr(value.get_splat_value()).value) == 0.0
+    wanted = identity_of(combine, ir.RankedTensorType(init.results[0].type).element_type)
+    return wanted is not None and value.is_splat and _scalar(value.get_splat_value()) == wanted
+
+
+def identity_of(combine: str, element: ir.Type) -> float | int | bool | None:
+    """The value ``x combine identity == x`` holds for, in ``element``."""
+    if isinstance(element, ir.IntegerType):
+        width, unsigned = element.width, element.is_unsigned or element.width == 1
+        low, high = (0, (1 << width) - 1) if unsigned else (-(1 << (width - 1)), (1 << (width - 1)) - 1)
+        table = {"stablehlo.add": 0, "stablehlo.multiply": 1, "stablehlo.maximum": low,
+                 "stablehlo.minimum": high, "stablehlo.or": 0, "stablehlo.and": -1 if not unsigned
+                 else high}
+        value = table.get(combine)
+        return bool(value) if width == 1 and value is not None else value
+    if isinstance(element, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type)):
+        return {"stablehlo.add": 0.0, "stablehlo.multiply": 1.0, "stablehlo.maximum": float("-inf"),
+                "stablehlo.minimum": float("inf")}.get(combine)
+    return None
+
+
+def _scalar(attribute: ir.Attribute) -> float | int | bool:
+    if isinstance(attribute, ir.FloatAttr):
+        return ir.FloatAttr(attribute).value
+    value = ir.IntegerAttr(attribute).value
+    return bool(value) if ir.IntegerType(attribute.type).width == 1 else value
 
 
 def _is_scan(n: int, window: int, padding, dim: int) -> bool:

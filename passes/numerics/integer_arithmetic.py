@@ -1,4 +1,4 @@
-"""xla-integer-arithmetic: i1 add/multiply as or/and, unsigned power's exponent."""
+"""xla-integer-arithmetic: integer power by square-and-multiply over every bit."""
 
 from __future__ import annotations
 
@@ -13,25 +13,12 @@ from xlac.passes.helper_calls import (
     replace_with_call,
 )
 
-# StableHLO's arithmetic on booleans (the interpreter's, XLA's) -> the logical op
-_LOGICAL = {"stablehlo.add": "stablehlo.or", "stablehlo.multiply": "stablehlo.and"}
-
-
 @dataclass(frozen=True)
 class IntegerArithmetic(ModulePass):
-    """Rewrite `add` on i1 into `or` and `multiply` into `and`, in reduction
-    bodies too; lower integer `power` by square-and-multiply over every bit.
+    """Lower integer `power` by square-and-multiply over every bit of the
+    exponent, all elementwise.
 
-    Why: for StableHLO (and XLA) a PRED sum is a logical or: true + true is
-    true. stablehlo-legalize-to-linalg lowers `add` to `arith.addi`, which
-    on i1 is an xor (true + true = false), so `reduce` of booleans with
-    `add` (jnp.any as a sum) came out wrong.
-
-        %s = stablehlo.add %a, %b : tensor<4xi1>
-      ->
-        %s = stablehlo.or %a, %b : tensor<4xi1>
-
-    Upstream lowers integer `power` with six squarings (exponents below
+    Why: upstream lowers integer `power` with six squarings (exponents below
     64), but modulo 2^w an odd base has a period up to 2^(w-2): 5^65535 is
     52429 as ui16 (the interpreter's, XLA's), not 40909; an unsigned
     exponent past 2^(w-1) was also taken as negative (5^255 : ui8 gave 0).
@@ -42,9 +29,7 @@ class IntegerArithmetic(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
-            if op.name in _LOGICAL and _boolean(op):
-                _replace(op, _LOGICAL[op.name])
-            elif op.name == "stablehlo.power" and _wide_integer(op):
+            if op.name == "stablehlo.power" and _wide_integer(op):
                 name = fresh_symbol(module, "xla_integer_power")
                 replace_with_call(module, op, _power_text(op, name), name)
 
@@ -52,11 +37,6 @@ class IntegerArithmetic(ModulePass):
 def _integer(op: ir.Operation) -> ir.IntegerType | None:
     element = getattr(op.results[0].type, "element_type", op.results[0].type)
     return ir.IntegerType(element) if isinstance(element, ir.IntegerType) else None
-
-
-def _boolean(op: ir.Operation) -> bool:
-    element = _integer(op)
-    return element is not None and element.width == 1
 
 
 def _wide_integer(op: ir.Operation) -> bool:
@@ -87,22 +67,3 @@ def _power_text(op: ir.Operation, name: str) -> str:
                   f"%result = stablehlo.select %negative, %upstream, {result} : {boolean}, {tensor}"]
         result = "%result"
     return elementwise_helper_text(name, ["%b", "%e"], tensor, lines, result)
-
-
-def _splat(tensor: ir.Type, value: int) -> ir.Value:
-    element = ir.RankedTensorType(tensor).element_type
-    attr = ir.DenseElementsAttr.get_splat(tensor, ir.IntegerAttr.get(element, value))
-    return ir.Operation.create("stablehlo.constant", results=[tensor],
-                               attributes={"value": attr}).result
-
-
-def _create(name: str, result: ir.Type, *operands: ir.Value) -> ir.Value:
-    return ir.Operation.create(name, results=[result], operands=list(operands)).result
-
-
-def _replace(op: ir.Operation, name: str) -> None:
-    with ir.InsertionPoint(op), op.location:
-        logical = ir.Operation.create(name, results=[op.results[0].type],
-                                      operands=list(op.operands))
-    op.results[0].replace_all_uses_with(logical.results[0])
-    op.erase()

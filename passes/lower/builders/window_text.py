@@ -2,111 +2,124 @@
 
 from __future__ import annotations
 
-import math
-
 from xlac.dtypes import tensor_type
 
 
-def scan_text(name: str, shape: list[int], element: str, dim: int, combine: str,
-              reverse: bool) -> str:
+# XLA's CPU scan (its ReduceWindowRewriter, base length 16): up to 16
+# elements combined in order; longer scans in blocks of 16, recursively.
+BLOCK = 16
+
+
+class _Text:
+    """SSA lines with fresh names."""
+
+    def __init__(self):
+        self.lines: list[str] = []
+        self.count = 0
+
+    def add(self, text: str) -> str:
+        self.count += 1
+        name = f"%v{self.count}"
+        self.lines.append(f"  {name} = {text}")
+        return name
+
+
+def blocked_scan_text(name: str, shape: list[int], element: str, dim: int, combine: str,
+                      reverse: bool) -> str:
     """``@name(%x, %init)``: the inclusive prefix (``reverse``: suffix) scan of
-    ``%x`` along ``dim`` with ``combine``, by doubling steps (Hillis-Steele):
-    after step s each element has combined the 2^s elements before it. Each
-    step is one elementwise pass (a shifted copy combined in), log2(n) steps."""
-    wide = "f32" if element in ("f16", "bf16") else element   # sums of halves rounded once
-    t = tensor_type(shape, wide)
-    scalar = f"tensor<{wide}>"
-    n = shape[dim]
-    lines, value, step, count = [], "%x", 1, 0
-    pad_value = "%iw" if wide != element else "%init"
-    if wide != element:
-        lines = [f"  %xw = stablehlo.convert %x : ({tensor_type(shape, element)}) -> {t}",
-                 f"  %iw = stablehlo.convert %init0 : (tensor<{element}>) -> {scalar}"]
-        value = "%xw"
-    while step < n:
-        kept = list(shape)
-        kept[dim] = n - step
-        start = [0] * len(shape)
-        limit = list(shape)
-        if reverse:
-            start[dim] = step
-        else:
-            limit[dim] = n - step
-        low = [0] * len(shape)
-        high = [0] * len(shape)
-        (high if reverse else low)[dim] = step
-        count += 1
-        lines += [
-            f"  %s{count} = stablehlo.slice {value} [{', '.join(f'{a}:{b}' for a, b in zip(start, limit))}] "
-            f": ({t}) -> {tensor_type(kept, wide)}",
-            f"  %p{count} = stablehlo.pad %s{count}, {pad_value}, low = {low}, high = {high}, "
-            f"interior = {[0] * len(shape)} : ({tensor_type(kept, wide)}, {scalar}) -> {t}",
-            f"  %v{count} = {combine} {value}, %p{count} : {t}",
-        ]
-        value = f"%v{count}"
-        step *= 2
-    narrow_t, narrow_s = tensor_type(shape, element), f"tensor<{element}>"
-    if wide != element:
-        lines.append(f"  %out = stablehlo.convert {value} : ({t}) -> {narrow_t}")
-        value = "%out"
-    init = "%init0" if wide != element else "%init"
-    return (f"func.func private @{name}(%x: {narrow_t}, {init}: {narrow_s}) -> {narrow_t} {{\n"
-            + "\n".join(lines) + f"\n  return {value} : {narrow_t}\n}}\n")
-
-
-SCAN_BLOCK = 16              # the in-block scan is a dot with a 16 x 16 triangle of ones
-MAX_SCAN_BLOCKS = 256        # the scan of block totals: a dot with a blocks x blocks triangle
-
-
-def dot_scan_blocks(n: int) -> int | None:
-    """The block length of a scan of ``n`` by dots (``dot_scan_text``), or None
-    where n does not split into at most MAX_SCAN_BLOCKS blocks of 16 or more."""
-    for block in (SCAN_BLOCK, 32, 64, 128, 256):
-        if n % block == 0 and n // block <= MAX_SCAN_BLOCKS and n // block >= 2:
-            return block
-    return None
-
-
-def dot_scan_text(name: str, shape: list[int], element: str, block: int, reverse: bool) -> str:
-    """``@name(%x, %init)``: the inclusive prefix (``reverse``: suffix) sum of
-    ``%x`` along its last dim, ``%init`` zero, in O(n): the last dim cut into
-    blocks, each block's scan one dot with a triangle of ones (its products
-    exact, its sums in order, as a sequential scan's), then the block totals'
-    exclusive scan (a second, small dot) added to every block. XLA rewrites
-    long scans into such blocks too; the log-step scan read and wrote the whole
-    array 10 times for n = 1024 in 30 kernels."""
-    rows, n = math.prod(shape[:-1]), shape[-1]
-    blocks = n // block
+    ``%x`` along ``dim``, combined in XLA's CPU order, so the rounding is
+    XLA's: up to 16 elements one after the other (a suffix window from its
+    first element on); longer, in blocks of 16 scanned so, the blocks' totals
+    scanned the same way (recursively), and each block combined with the
+    totals before (after) it. ``identity``: the combiner's, as a constant."""
+    text = _Text()
     t = tensor_type(shape, element)
-    t3, t2 = tensor_type([rows, blocks, block], element), tensor_type([rows, blocks], element)
-    within = _triangle(block, element, strict=False, reverse=reverse)
-    before = _triangle(blocks, element, strict=True, reverse=reverse)
-    edge = "0:1" if reverse else f"{block - 1}:{block}"    # a block's total: its scan's last (first) element
+    out = _scan(text, "%x", shape, element, dim, combine, reverse)
     return (f"func.func private @{name}(%x: {t}, %init: tensor<{element}>) -> {t} {{\n"
-            f"  %x3 = stablehlo.reshape %x : ({t}) -> {t3}\n"
-            f"  %u = stablehlo.constant {within} : {tensor_type([block, block], element)}\n"
-            f"  %scan = stablehlo.dot_general %x3, %u, contracting_dims = [2] x [0] : "
-            f"({t3}, {tensor_type([block, block], element)}) -> {t3}\n"
-            f"  %last = stablehlo.slice %scan [0:{rows}, 0:{blocks}, {edge}] : "
-            f"({t3}) -> {tensor_type([rows, blocks, 1], element)}\n"
-            f"  %totals = stablehlo.reshape %last : ({tensor_type([rows, blocks, 1], element)}) -> {t2}\n"
-            f"  %s = stablehlo.constant {before} : {tensor_type([blocks, blocks], element)}\n"
-            f"  %offsets = stablehlo.dot_general %totals, %s, contracting_dims = [1] x [0] : "
-            f"({t2}, {tensor_type([blocks, blocks], element)}) -> {t2}\n"
-            f"  %wide = stablehlo.broadcast_in_dim %offsets, dims = [0, 1] : ({t2}) -> {t3}\n"
-            f"  %sum = stablehlo.add %scan, %wide : {t3}\n"
-            f"  %out = stablehlo.reshape %sum : ({t3}) -> {t}\n"
-            f"  return %out : {t}\n}}\n")
+            + "\n".join(text.lines) + f"\n  return {out} : {t}\n}}\n")
 
 
-def _triangle(n: int, element: str, strict: bool, reverse: bool) -> str:
-    """dense<...> of M[i][j] = 1 where row i adds into column j: i <= j (i < j
-    when ``strict``) for a prefix scan, i >= j (i > j) for a suffix scan."""
-    def one(i: int, j: int) -> bool:
-        low, high = (j, i) if reverse else (i, j)
-        return low < high or (low == high and not strict)
-    rows = ("[" + ", ".join("1.0" if one(i, j) else "0.0" for j in range(n)) + "]" for i in range(n))
-    return "dense<[" + ", ".join(rows) + "]>"
+def _scan(text: _Text, value: str, shape, element, dim, combine, reverse) -> str:
+    n = shape[dim]
+    if n <= BLOCK:
+        return _in_order(text, value, shape, element, dim, combine, reverse)
+    blocks = -(-n // BLOCK)
+    wide = list(shape)
+    wide[dim] = blocks * BLOCK
+    if wide != shape:                     # the last block padded with the identity
+        high = [0] * len(shape)
+        high[dim] = wide[dim] - n
+        value = text.add(f"stablehlo.pad {value}, %init, low = {[0] * len(shape)}, high = {high}, "
+                         f"interior = {[0] * len(shape)} : ({tensor_type(shape, element)}, "
+                         f"tensor<{element}>) -> {tensor_type(wide, element)}")
+    split = wide[:dim] + [blocks, BLOCK] + wide[dim + 1:]
+    value = text.add(f"stablehlo.reshape {value} : ({tensor_type(wide, element)}) -> "
+                     f"{tensor_type(split, element)}")
+    within = _in_order(text, value, split, element, dim + 1, combine, reverse)
+    edge = 0 if reverse else BLOCK - 1
+    totals_shape = split[:dim + 1] + split[dim + 2:]
+    totals = text.add(_slice(within, split, dim + 1, edge, edge + 1, element))
+    totals = text.add(f"stablehlo.reshape {totals} : ({tensor_type(_with(split, dim + 1, 1), element)})"
+                      f" -> {tensor_type(totals_shape, element)}")
+    scanned = _scan(text, totals, totals_shape, element, dim, combine, reverse)
+    before = _shifted(text, scanned, totals_shape, element, dim, reverse)
+    spread = text.add(f"stablehlo.broadcast_in_dim {before}, dims = "
+                      f"{[d for d in range(len(split)) if d != dim + 1]} : "
+                      f"({tensor_type(totals_shape, element)}) -> {tensor_type(split, element)}")
+    pair = (within, spread) if reverse else (spread, within)
+    value = text.add(f"{combine} {pair[0]}, {pair[1]} : {tensor_type(split, element)}")
+    value = text.add(f"stablehlo.reshape {value} : ({tensor_type(split, element)}) -> "
+                     f"{tensor_type(wide, element)}")
+    if wide != shape:
+        value = text.add(_slice(value, wide, dim, 0, n, element))
+    return value
+
+
+def _in_order(text: _Text, value: str, shape, element, dim, combine, reverse) -> str:
+    """The scan of at most 16 elements along ``dim``, each window combined from
+    its first element to its last, as XLA's reduce_window loop does."""
+    n = shape[dim]
+    parts = [text.add(_slice(value, shape, dim, k, k + 1, element)) for k in range(n)]
+    part_t = tensor_type(_with(shape, dim, 1), element)
+    outs = []
+    if reverse:
+        for i in range(n):
+            acc = parts[i]
+            for k in range(i + 1, n):
+                acc = text.add(f"{combine} {acc}, {parts[k]} : {part_t}")
+            outs.append(acc)
+    else:
+        acc = parts[0]
+        outs.append(acc)
+        for k in range(1, n):
+            acc = text.add(f"{combine} {acc}, {parts[k]} : {part_t}")
+            outs.append(acc)
+    return text.add(f"stablehlo.concatenate {', '.join(outs)}, dim = {dim} : "
+                    f"({', '.join([part_t] * n)}) -> {tensor_type(shape, element)}")
+
+
+def _shifted(text: _Text, value: str, shape, element, dim, reverse) -> str:
+    """``value`` moved one place along ``dim`` (an exclusive scan from an
+    inclusive one), the identity coming in."""
+    n = shape[dim]
+    kept = text.add(_slice(value, shape, dim, 1 if reverse else 0, n if reverse else n - 1, element))
+    low, high = [0] * len(shape), [0] * len(shape)
+    (high if reverse else low)[dim] = 1
+    return text.add(f"stablehlo.pad {kept}, %init, low = {low}, high = {high}, "
+                    f"interior = {[0] * len(shape)} : ({tensor_type(_with(shape, dim, n - 1), element)}, "
+                    f"tensor<{element}>) -> {tensor_type(shape, element)}")
+
+
+def _slice(value: str, shape, dim: int, start: int, limit: int, element: str) -> str:
+    ranges = ", ".join(f"{start}:{limit}" if d == dim else f"0:{size}" for d, size in enumerate(shape))
+    return (f"stablehlo.slice {value} [{ranges}] : ({tensor_type(shape, element)}) -> "
+            f"{tensor_type(_with(shape, dim, limit - start), element)}")
+
+
+def _with(shape, dim: int, size: int) -> list[int]:
+    changed = list(shape)
+    changed[dim] = size
+    return changed
 
 
 def padded_text(name: str, shape: list[int], padded: list[int], result: list[int], element: str,

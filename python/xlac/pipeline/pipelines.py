@@ -20,6 +20,7 @@ def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
     return [
         f"xla-select-entry{{entry={entry}}}",            # one public entry; the rest can inline
         "xla-check-ranked",                               # chlo's legalization aborts on tensor<*x..>
+        "xla-logical-booleans",                           # true + true is true: before any folding takes it for xor
         # !quant.uniform -> integer math, before refine-shapes (which crashes on
         # per-axis types) and before chlo legalization (the math uses chlo.broadcast_*)
         "func.func(stablehlo-legalize-quantized-op-to-qdq)",  # e.g. quantized sin: dequantize, sin, quantize
@@ -61,7 +62,7 @@ def lower_to_linalg() -> list[str]:
         "xla-lower-linalg-ops",                           # triangular_solve, cholesky: substitution loops
         "xla-lower-fft",                                  # fft: one f64 DFT linalg.generic per axis
         "xla-expand-complex-ops",                         # complex max/min order, complex bitcast, cbrt
-        "xla-integer-arithmetic",                         # i1 add/multiply -> or/and (upstream: xor); integer power
+        "xla-integer-arithmetic",                         # integer power by square-and-multiply, as the interpreter
         "xla-expand-constant-powers",                     # x^-1.5, x^0.5, x^2 ...: sqrt/multiply/divide, not scalar powf
         "xla-reduce-precision-nans",                      # e?m0 has no NaN: NaN -> inf, as XLA
         "xla-widen-f8-predicates",                        # is_finite of f8 in f32: FN/FNUZ formats have no inf

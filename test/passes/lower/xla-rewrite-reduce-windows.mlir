@@ -1,62 +1,89 @@
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-rewrite-reduce-windows,inline)' --split-input-file | FileCheck %s
 
-/// jnp.cumsum's reduce_window (a whole-dim window padded by n-1) is a scan of
-/// log2(n) doubling steps: combine with a copy shifted by 1, 2, 4.
+/// jnp.cumsum's reduce_window (a whole-dim window padded by n-1, from 0) of
+/// up to 16 elements: each sum made from the one before, in order, as XLA's
+/// CPU backend adds them (so it rounds as XLA does).
 // CHECK-LABEL: func.func @cumsum
-// CHECK-SAME: (%[[X:.*]]: tensor<2x8xf32>)
-// CHECK: %[[S1:.*]] = stablehlo.slice %[[X]] [0:2, 0:7]
-// CHECK: %[[P1:.*]] = stablehlo.pad %[[S1]], %{{.*}}, low = [0, 1], high = [0, 0]
-// CHECK: %[[V1:.*]] = stablehlo.add %[[X]], %[[P1]]
-// CHECK: stablehlo.slice %[[V1]] [0:2, 0:6]
-// CHECK: low = [0, 2]
-// CHECK: low = [0, 4]
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4xf32>)
+// CHECK: %[[X0:.*]] = stablehlo.slice %[[X]] [0:2, 0:1]
+// CHECK: %[[X1:.*]] = stablehlo.slice %[[X]] [0:2, 1:2]
+// CHECK: %[[X2:.*]] = stablehlo.slice %[[X]] [0:2, 2:3]
+// CHECK: %[[X3:.*]] = stablehlo.slice %[[X]] [0:2, 3:4]
+// CHECK: %[[S1:.*]] = stablehlo.add %[[X0]], %[[X1]]
+// CHECK: %[[S2:.*]] = stablehlo.add %[[S1]], %[[X2]]
+// CHECK: %[[S3:.*]] = stablehlo.add %[[S2]], %[[X3]]
+// CHECK: stablehlo.concatenate %[[X0]], %[[S1]], %[[S2]], %[[S3]], dim = 1
 // CHECK-NOT: reduce_window
-func.func @cumsum(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
+func.func @cumsum(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
   %zero = stablehlo.constant dense<0.0> : tensor<f32>
-  %0 = "stablehlo.reduce_window"(%x, %zero) <{padding = dense<[[0, 0], [7, 0]]> : tensor<2x2xi64>, window_dimensions = array<i64: 1, 8>}> ({
+  %0 = "stablehlo.reduce_window"(%x, %zero) <{padding = dense<[[0, 0], [3, 0]]> : tensor<2x2xi64>, window_dimensions = array<i64: 1, 4>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %s = stablehlo.add %a, %b : tensor<f32>
     stablehlo.return %s : tensor<f32>
-  }) : (tensor<2x8xf32>, tensor<f32>) -> tensor<2x8xf32>
-  return %0 : tensor<2x8xf32>
+  }) : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  return %0 : tensor<2x4xf32>
 }
 
 // -----
 
-/// A long f32 cumsum from 0 along the last dim (64 = 4 blocks of 16): each
-/// block scanned by a dot with a triangle of ones, the block totals (each
-/// block's last element) scanned exclusively by a second dot, added back.
+/// A longer scan (40 = 3 blocks of 16, the last padded with 0): each block
+/// scanned in order, the blocks' totals (their last elements) scanned, and
+/// each block offset by the total of the blocks before it.
 // CHECK-LABEL: func.func @long_cumsum
-// CHECK-DAG: %[[S:.*]] = stablehlo.constant dense<{{\[\[}}0.000000e+00, 1.000000e+00, 1.000000e+00, 1.000000e+00]{{.*}} : tensor<4x4xf32>
-// CHECK-DAG: %[[U:.*]] = stablehlo.constant dense<"0x{{.*}}> : tensor<16x16xf32>
-// CHECK: %[[X3:.*]] = stablehlo.reshape %{{.*}} : (tensor<2x64xf32>) -> tensor<2x4x16xf32>
-// CHECK: %[[SCAN:.*]] = stablehlo.dot_general %[[X3]], %[[U]], contracting_dims = [2] x [0]
-// CHECK: stablehlo.slice %[[SCAN]] [0:2, 0:4, 15:16]
-// CHECK: %[[OFF:.*]] = stablehlo.dot_general {{.*}}, %[[S]], contracting_dims = [1] x [0] : (tensor<2x4xf32>, tensor<4x4xf32>)
-// CHECK: stablehlo.add %[[SCAN]]
+// CHECK: %[[PADDED:.*]] = stablehlo.pad %{{.*}}, %{{.*}}, low = [0, 0], high = [0, 8]{{.*}} -> tensor<2x48xf32>
+// CHECK: stablehlo.reshape %[[PADDED]] : (tensor<2x48xf32>) -> tensor<2x3x16xf32>
+// CHECK-COUNT-15: stablehlo.add %{{.*}} : tensor<2x3x1xf32>
+// CHECK: %[[WITHIN:.*]] = stablehlo.concatenate {{.*}} dim = 2
+// CHECK: stablehlo.slice %[[WITHIN]] [0:2, 0:3, 15:16]
+// CHECK-COUNT-2: stablehlo.add %{{.*}} : tensor<2x1xf32>
+// CHECK: %[[BEFORE:.*]] = stablehlo.pad %{{.*}}, low = [0, 1], high = [0, 0]{{.*}} -> tensor<2x3xf32>
+// CHECK: %[[SPREAD:.*]] = stablehlo.broadcast_in_dim %[[BEFORE]], dims = [0, 1]
+// CHECK: stablehlo.add %[[SPREAD]], %[[WITHIN]] : tensor<2x3x16xf32>
+// CHECK: stablehlo.slice %{{.*}} [0:2, 0:40] : (tensor<2x48xf32>) -> tensor<2x40xf32>
 // CHECK-NOT: reduce_window
-func.func @long_cumsum(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
+func.func @long_cumsum(%x: tensor<2x40xf32>) -> tensor<2x40xf32> {
   %zero = stablehlo.constant dense<0.0> : tensor<f32>
-  %0 = "stablehlo.reduce_window"(%x, %zero) <{padding = dense<[[0, 0], [63, 0]]> : tensor<2x2xi64>, window_dimensions = array<i64: 1, 64>}> ({
+  %0 = "stablehlo.reduce_window"(%x, %zero) <{padding = dense<[[0, 0], [39, 0]]> : tensor<2x2xi64>, window_dimensions = array<i64: 1, 40>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %s = stablehlo.add %a, %b : tensor<f32>
     stablehlo.return %s : tensor<f32>
-  }) : (tensor<2x64xf32>, tensor<f32>) -> tensor<2x64xf32>
-  return %0 : tensor<2x64xf32>
+  }) : (tensor<2x40xf32>, tensor<f32>) -> tensor<2x40xf32>
+  return %0 : tensor<2x40xf32>
 }
 
 // -----
 
-/// A reversed scan (padding after) shifts the other way.
+/// A reversed scan (padding after): each window combined from its first
+/// element to its last, as XLA does.
 // CHECK-LABEL: func.func @reverse_cummax
-// CHECK: stablehlo.slice %{{.*}} [1:4]
-// CHECK: low = [0], high = [1]
-// CHECK: stablehlo.maximum
-func.func @reverse_cummax(%x: tensor<4xf32>) -> tensor<4xf32> {
+// CHECK: %[[X0:.*]] = stablehlo.slice %{{.*}} [0:1]
+// CHECK: %[[X1:.*]] = stablehlo.slice %{{.*}} [1:2]
+// CHECK: %[[X2:.*]] = stablehlo.slice %{{.*}} [2:3]
+// CHECK: %[[A:.*]] = stablehlo.maximum %[[X0]], %[[X1]]
+// CHECK: stablehlo.maximum %[[A]], %[[X2]]
+// CHECK: %[[B:.*]] = stablehlo.maximum %[[X1]], %[[X2]]
+// CHECK: stablehlo.concatenate
+func.func @reverse_cummax(%x: tensor<3xf32>) -> tensor<3xf32> {
   %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
-  %0 = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[0, 3]]> : tensor<1x2xi64>, window_dimensions = array<i64: 4>}> ({
+  %0 = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[0, 2]]> : tensor<1x2xi64>, window_dimensions = array<i64: 3>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %s = stablehlo.maximum %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<3xf32>, tensor<f32>) -> tensor<3xf32>
+  return %0 : tensor<3xf32>
+}
+
+// -----
+
+/// A scan whose init is not its combiner's identity (a sum from 1) is no
+/// prefix scan: left to the general lowering.
+// CHECK-LABEL: func.func @sum_from_one
+// CHECK: "stablehlo.reduce_window"
+func.func @sum_from_one(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %one = stablehlo.constant dense<1.0> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %one) <{padding = dense<[[3, 0]]> : tensor<1x2xi64>, window_dimensions = array<i64: 4>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
     stablehlo.return %s : tensor<f32>
   }) : (tensor<4xf32>, tensor<f32>) -> tensor<4xf32>
   return %0 : tensor<4xf32>

@@ -62,6 +62,41 @@ def test_boolean_arithmetic_and_sums(children):
     assert got[0].tolist() == [False, True, True, True] and got[4].tolist() == [True, False]
 
 
+def test_boolean_constants_fold_as_booleans(children):
+    """The same arithmetic with the values as constants: folded before it is
+    compiled (true + true folded as an xor gave false)."""
+    t = "tensor<4xi1>"
+    lines = ["%a = stablehlo.constant dense<[false, false, true, true]> : tensor<4xi1>",
+             "%b = stablehlo.constant dense<[false, true, false, true]> : tensor<4xi1>",
+             f"%add = stablehlo.add %a, %b : {t}", f"%multiply = stablehlo.multiply %a, %b : {t}"]
+    got, want = both(children, program([], lines, [("%add", t), ("%multiply", t)]))
+    assert [g.tolist() for g in got] == [w.tolist() for w in want] == \
+        [[False, True, True, True], [False, False, False, True]]
+
+
+@pytest.mark.parametrize("cpu", ["host", "x86-64-v2"])      # v2: f16 too without F16C, in f32
+@pytest.mark.parametrize("element", ["bf16", "f16"])
+def test_narrow_float_chains_round_after_every_op(children, element, cpu):
+    """(1 + u) + u, u half an ULP of 1: each sum rounds back to 1 in the
+    element type, as StableHLO and XLA round every op's result; done in f32
+    and rounded once at the end it came out 1 + 2u."""
+    import xlac
+    t = f"tensor<3x{element}>"
+    lines = [f"%s = stablehlo.add %a, %b : {t}", f"%r = stablehlo.add %s, %b : {t}",
+             f"%m = stablehlo.multiply %a, %c : {t}", f"%q = stablehlo.multiply %m, %c : {t}"]
+    text = program([("a", t), ("b", t), ("c", t)], lines, [("%r", t), ("%q", t)])
+    dtype = numpy_dtype(element)
+    half_ulp = {"bf16": 2.0 ** -8, "f16": 2.0 ** -11}[element]
+    a = np.array([1, 2, -1], dtype)
+    b = np.full(3, half_ulp, dtype) * np.array([1, 2, -1]).astype(dtype)
+    c = np.full(3, 1 + 2 * half_ulp - half_ulp / 2, np.float32).astype(dtype)
+    got = xlac.compile(text, cache=False, cpu=cpu)(a, b, c)
+    want = children[0].run(text.encode(), [a, b, c])
+    for g, w in zip(got, want):
+        np.testing.assert_array_equal(g, w)
+    assert got[0].tolist() == a.tolist()
+
+
 def test_complex_cbrt_is_the_principal_root(children):
     results = []
     for part in ("f32", "f64"):

@@ -91,6 +91,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "convert-scf-to-cf",
         f"func.func(math-extend-to-supported-types{{{math_types}target-type=f32}})",  # bf16 math in f32 ...
         f"func.func(arith-emulate-unsupported-floats{{source-types={emulated} target-type=f32}})",  # ... and bf16, f8 arithmetic
+        "xla-keep-roundings",                             # ... each op's result rounded to its type, as StableHLO says
         casts,                                            # f8 (and f16 without F16C) <-> f32 as integer code
         "convert-complex-to-standard",
         "xla-expm1-to-libm",                              # libm's expm1: convert-math-to-llvm's exp(x)-1 loses small x
