@@ -13,6 +13,7 @@ from xlac.passes.helper_calls import (
     replace_with_call,
 )
 
+
 @dataclass(frozen=True)
 class IntegerArithmetic(ModulePass):
     """Lower integer `power` by square-and-multiply over every bit of the

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from xlac.dtypes import tensor_type
 
-
 # XLA's CPU scan (its ReduceWindowRewriter, base length 16): up to 16
 # elements combined in order; longer scans in blocks of 16, recursively.
 BLOCK = 16
