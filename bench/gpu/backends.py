@@ -1,6 +1,6 @@
 """The backends of ``run.py --target cuda``: xlac on the GPU and XLA on jax's GPU client.
 
-Same interface as backends.py (load / outputs / time / unload / close, BackendError on any
+Same interface as bench/backends.py (load / outputs / time / unload / close, BackendError on any
 failure). "XLA host" reuses the "XLA" executable and only changes what one call includes.
 """
 
@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import time
 
-import cuda_worker
 import numpy as np
-import xlac_worker
 from backends import BackendError, XlaBackend, XlacBackend, _cost_flops, _timed, device_put, reported
+from workers import xlac_worker
+
+from gpu import worker as gpu_worker
 
 
 class XlaGpuBackend(XlaBackend):
@@ -106,6 +107,6 @@ class XlaHostBackend:
 
 
 class XlacCudaBackend(XlacBackend):
-    """xlac with target="cuda" in a worker process (cuda_worker.py)."""
+    """xlac with target="cuda" in a worker process (gpu/worker.py)."""
 
-    worker = staticmethod(cuda_worker.serve)
+    worker = staticmethod(gpu_worker.serve)
