@@ -21,7 +21,7 @@ ROOTS = {"xlac": REPO / "python" / "xlac", "xlac.passes": REPO / "passes",
 
 # The parts, bottom layer first, and what each part may import (itself included).
 CORE = ("xlac.version", "xlac.context", "xlac.errors", "xlac.dtypes", "xlac.signature", "xlac.options",
-        "xlac.cpu_model", "xlac.files", "xlac.cache", "xlac.collectives")
+        "xlac.cpu_model", "xlac.files", "xlac.cache", "xlac.collectives", "xlac.pipes")
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("mlir", ()),
     ("dialects", ("mlir",)),
