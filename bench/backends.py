@@ -12,8 +12,8 @@ import time
 from contextlib import contextmanager
 
 import numpy as np
-import xlac_worker
 from numpy_impls import IMPLS
+from workers import xlac_worker
 
 
 class BackendError(Exception):
@@ -151,7 +151,7 @@ class NumpyBackend:
 
 
 class XlacBackend:
-    """xlac in a worker process (see xlac_worker.py); it makes its own copy of the inputs."""
+    """xlac in a worker process (see workers/xlac_worker.py); it makes its own copy of the inputs."""
 
     name = "xlac"
     worker = staticmethod(xlac_worker.serve)

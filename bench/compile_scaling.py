@@ -11,7 +11,7 @@ elementwise ops; ``transpose_dot`` alternating transposes and dots; ``models`` t
 models of ../shared/models. XLA is ``jax.jit(f).lower(x).compile()`` for the generated
 programs and jaxlib's client on the text for the models (as bench/run.py does).
 
-Each xlac compile runs in a fresh process (``compile_scaling_worker.py``) of each
+Each xlac compile runs in a fresh process (``workers/compile_scaling_worker.py``) of each
 ``--xlac`` interpreter in turn, so two checkouts are measured interleaved on one noisy
 machine; the persistent compile cache is off, and the compile runs pass by pass with a
 trace (``Options.trace_to``) so each pass's seconds come back: the phases columns.
@@ -30,7 +30,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 SHARED_MODELS = HERE.parent.parent / "shared" / "models"
-WORKER = HERE / "compile_scaling_worker.py"
+WORKER = HERE / "workers" / "compile_scaling_worker.py"
 
 # family -> the sizes run by default, and every size it has
 SIZES = {"mlp": ("1,4,16", "1,4,16,64"), "chain": ("1000,2000", "1000,2000,10000"),

@@ -16,6 +16,7 @@ jaxlib each bring their MLIR). ``run.py --models`` picks them up.
 from __future__ import annotations
 
 import argparse
+import importlib
 import importlib.metadata
 import json
 import platform
@@ -27,14 +28,14 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 DEFAULT_OUT = HERE / "models"
 
-# name -> (zoo module, frontend)
+# name -> (its module in zoo/, frontend)
 MODELS = {
-    "torch_mobilenet_v2": ("zoo_torch", "torch-mlir fx (torch.export -> StableHLO)"),
-    "torch_lstm": ("zoo_torch", "torch-mlir fx (torch.export -> StableHLO)"),
-    "torch_transformer": ("zoo_torch", "torch-mlir fx (torch.export -> StableHLO)"),
-    "flax_unet_block": ("zoo_jax", "flax.linen (jax.jit(...).lower().as_text())"),
-    "flax_lstm_scan": ("zoo_jax", "flax.linen (jax.jit(...).lower().as_text())"),
-    "jax_shallow_water": ("zoo_jax", "jax.numpy (jax.jit(...).lower().as_text())"),
+    "torch_mobilenet_v2": ("torch_models", "torch-mlir fx (torch.export -> StableHLO)"),
+    "torch_lstm": ("torch_models", "torch-mlir fx (torch.export -> StableHLO)"),
+    "torch_transformer": ("torch_models", "torch-mlir fx (torch.export -> StableHLO)"),
+    "flax_unet_block": ("jax_models", "flax.linen (jax.jit(...).lower().as_text())"),
+    "flax_lstm_scan": ("jax_models", "flax.linen (jax.jit(...).lower().as_text())"),
+    "jax_shallow_water": ("jax_models", "jax.numpy (jax.jit(...).lower().as_text())"),
 }
 PACKAGES = ("numpy", "jax", "jaxlib", "flax", "torch", "torch-mlir")
 
@@ -83,12 +84,12 @@ def export_one(name: str, out: Path) -> int:
     import warnings
 
     import numpy as np
-    sys.path.insert(0, str(HERE))
+    sys.path.insert(0, str(HERE))             # zoo/ as a package
     warnings.simplefilter("ignore")          # torch.export's and flax's deprecation chatter
     module, frontend = MODELS[name]
     start = time.perf_counter()
     try:
-        zoo = __import__(module)
+        zoo = importlib.import_module(f"zoo.{module}")
         text, arrays, description, parameters = zoo.export(name)
     except ImportError as exc:
         print(f"{name}: cannot export: {exc} (pip install -e '.[bench,models]')", file=sys.stderr)

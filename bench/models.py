@@ -2,21 +2,18 @@
 ``export_models.py`` wrote (default ``bench/models/``, gitignored).
 
 A model is a ``Program`` of group "model" whose ``recipe`` says where its inputs come from:
-("shared", NAME) calls ../shared/models/make_inputs.py's ``inputs(NAME, seed)``;
-("npz", PATH) loads the exported inputs (keys sorted = argument order). Imported by the
-xlac worker too (``make_inputs``), so it needs numpy only; jaxlib's parser reads the
-signatures in the main process.
+("shared", NAME) for ../shared/models/make_inputs.py, ("npz", PATH) for the exported inputs;
+``programs.make_inputs`` follows it (the xlac worker imports programs, not this module).
+jaxlib's parser reads the signatures in the main process.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
-from programs import REPO, Program, extra_program, to_dtype
+from programs import REPO, Program, extra_program
 
 SHARED_MODELS = REPO.parent / "shared" / "models"
 EXPORTS = REPO / "bench" / "models"
@@ -54,34 +51,3 @@ def _description(path: Path) -> str:
         return json.loads(meta.read_text()).get("description", "")
     except (OSError, ValueError):
         return ""
-
-
-def recipe_inputs(program: Program, seed: int) -> list[np.ndarray]:
-    """The model's arguments, in order, as contiguous numpy arrays."""
-    kind, where = program.recipe
-    if kind == "shared":
-        arrays = _shared_make_inputs(Path(program.path).parent).inputs(where, seed)
-    elif kind == "npz":
-        with np.load(where) as saved:
-            arrays = [saved[key] for key in sorted(saved.files)]
-    else:
-        raise ValueError(f"{program.name}: unknown input recipe {kind!r}")
-    if len(arrays) != len(program.inputs):
-        raise ValueError(f"{program.name}: the recipe gives {len(arrays)} inputs, "
-                         f"@main takes {len(program.inputs)}")
-    # in the program's element types (bf16 is saved as f32); ascontiguousarray makes 0-d 1-d
-    return [np.asarray(a, order="C").astype(to_dtype(spec.dtype), copy=False)
-            for a, spec in zip(arrays, program.inputs)]
-
-
-_LOADED: dict[Path, object] = {}
-
-
-def _shared_make_inputs(folder: Path):
-    """../shared/models/make_inputs.py as a module (it is not a package)."""
-    if folder not in _LOADED:
-        spec = importlib.util.spec_from_file_location("shared_make_inputs", folder / "make_inputs.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        _LOADED[folder] = module
-    return _LOADED[folder]

@@ -1,4 +1,5 @@
-"""The programs to benchmark: the shared suite plus any .mlir file named on the command line.
+"""The programs to benchmark: the shared suite plus any .mlir file named on the command line,
+and the inputs each is called with (made from a seed, or its recipe's own: models.py).
 
 Imported by the xlac worker process too, so it needs numpy only (jax is imported lazily,
 just to read the signature of an extra file).
@@ -6,6 +7,7 @@ just to read the signature of an extra file).
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,8 +139,7 @@ def _mlir_spec(mlir_type, path: Path) -> TensorSpec:
 
 def make_inputs(program: Program, seed: int = 0) -> list[np.ndarray]:
     """The same arrays in every process; the suite's match shared/bench/workloads.py."""
-    if program.recipe is not None:
-        from models import recipe_inputs  # a real model: its own inputs
+    if program.recipe is not None:               # a real model or a saved case: its own inputs
         return recipe_inputs(program, seed)
     rng = np.random.default_rng(1000 * seed + program.seed_index)
     return [np.ascontiguousarray(_fill(rng, spec)) for spec in program.inputs]
@@ -156,3 +157,36 @@ def _fill(rng: np.random.Generator, spec: TensorSpec) -> np.ndarray:
     if spec.scale != 1.0:
         values *= np.float32(spec.scale)
     return values.astype(dtype, copy=False)
+
+
+def recipe_inputs(program: Program, seed: int) -> list[np.ndarray]:
+    """The arguments ``program.recipe`` gives, in order, as contiguous numpy arrays:
+    ("shared", NAME) calls ../shared/models/make_inputs.py's ``inputs(NAME, seed)``;
+    ("npz", PATH) loads saved inputs (keys sorted = argument order)."""
+    kind, where = program.recipe
+    if kind == "shared":
+        arrays = _shared_make_inputs(Path(program.path).parent).inputs(where, seed)
+    elif kind == "npz":
+        with np.load(where) as saved:
+            arrays = [saved[key] for key in sorted(saved.files)]
+    else:
+        raise ValueError(f"{program.name}: unknown input recipe {kind!r}")
+    if len(arrays) != len(program.inputs):
+        raise ValueError(f"{program.name}: the recipe gives {len(arrays)} inputs, "
+                         f"@main takes {len(program.inputs)}")
+    # in the program's element types (bf16 is saved as f32); ascontiguousarray makes 0-d 1-d
+    return [np.asarray(a, order="C").astype(to_dtype(spec.dtype), copy=False)
+            for a, spec in zip(arrays, program.inputs)]
+
+
+_LOADED: dict[Path, object] = {}
+
+
+def _shared_make_inputs(folder: Path):
+    """../shared/models/make_inputs.py as a module (it is not a package)."""
+    if folder not in _LOADED:
+        spec = importlib.util.spec_from_file_location("shared_make_inputs", folder / "make_inputs.py")
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        _LOADED[folder] = module
+    return _LOADED[folder]

@@ -126,7 +126,7 @@ def main(argv=None) -> int:
     if args.suite:
         harness.SUITE = args.suite.resolve()    # _select reads it; the worker gets full paths
     if args.target == "cuda":
-        from cuda_harness import run
+        from gpu.harness import run
         return run(args)
     return harness.run(args)
 

@@ -21,7 +21,7 @@ ROOTS = {"xlac": REPO / "python" / "xlac", "xlac.passes": REPO / "passes",
 
 # The parts, bottom layer first, and what each part may import (itself included).
 CORE = ("xlac.version", "xlac.context", "xlac.errors", "xlac.dtypes", "xlac.signature", "xlac.options",
-        "xlac.cpu_model", "xlac.files", "xlac.cache", "xlac.spmd.grid")
+        "xlac.cpu_model", "xlac.files", "xlac.record", "xlac.checksum", "xlac.pipes")
 LAYERS: list[tuple[str, tuple[str, ...]]] = [
     ("mlir", ()),
     ("dialects", ("mlir",)),

@@ -1,10 +1,10 @@
 """The isolated parser's side (``xlac.frontend.isolation``): read a request
 from stdin, parse and verify it under limits, answer on stdout; until EOF.
 
-A request is two little-endian u64 sizes, a JSON header (``name``) and the
-program's bytes; an answer is the same framing with ``ok`` in the header and
-the module as bytecode (or nothing) as payload. A crash here ends only this
-process, which the caller reports.
+A request is two frames (``xlac.pipes``): a JSON header (``name``) and the
+program's bytes; an answer is two frames too: a JSON header with ``ok``, and
+the module as bytecode (or nothing). A crash here ends only this process,
+which the caller reports.
 """
 
 from __future__ import annotations
@@ -12,8 +12,9 @@ from __future__ import annotations
 import io
 import json
 import resource
-import struct
 import sys
+
+from xlac import pipes
 
 # Address space for one parse: the interpreter and MLIR as loaded, plus this
 # much (or 32x the input, if more): enough for any real program, while an
@@ -35,16 +36,12 @@ def serve(stdin=None, stdout=None) -> None:
         # while the caller is busy, not while it waits. One per program, so
         # nothing one input leaves in a context meets the next.
         ctx = new_context()
-        sizes = stdin.read(16)
-        if len(sizes) < 16:
-            return
-        header_size, data_size = struct.unpack("<QQ", sizes)
-        request = json.loads(stdin.read(header_size))
-        data = stdin.read(data_size)
+        frames = pipes.read_frames(stdin, 2)
+        if frames is None:
+            return                                    # the caller is done with this worker
+        request, data = json.loads(frames[0]), frames[1]
         header, payload = _answer(ctx, data, request["name"])
-        encoded = json.dumps(header).encode()
-        stdout.write(struct.pack("<QQ", len(encoded), len(payload)) + encoded + payload)
-        stdout.flush()
+        pipes.write_frames(stdout, json.dumps(header).encode(), payload)
         del ctx
 
 

@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import signal
-import struct
 import subprocess
 import tempfile
 import threading
 import time
 from dataclasses import dataclass
 
+from xlac import pipes
 from xlac.errors import CompileError, Diagnostic, error
 from xlac.frontend import isolated_worker, worker_process
 from xlac.frontend import worker_protocol as protocol
@@ -87,33 +86,19 @@ class ParseWorker:
     def _send(self, data: bytes, source_name: str) -> None:
         request = json.dumps({"name": source_name}).encode()
         try:
-            self._process.stdin.write(struct.pack("<QQ", len(request), len(data)))
-            self._process.stdin.write(request)
-            self._process.stdin.write(data)
-            self._process.stdin.flush()
+            pipes.write_frames(self._process.stdin, request, data)
         except (BrokenPipeError, OSError):
             raise _WorkerDied(self._reap()) from None
 
     def _receive(self, timeout: float) -> tuple[dict, bytes]:
+        """The answer's two frames: its JSON header and its payload, both within ``timeout``."""
         deadline = time.monotonic() + timeout
-        sizes = self._read(16, deadline)
-        header_size, payload_size = struct.unpack("<QQ", sizes)
-        header = json.loads(self._read(header_size, deadline))
-        return header, self._read(payload_size, deadline)
-
-    def _read(self, size: int, deadline: float) -> bytes:
-        stream = self._process.stdout
-        chunks, left = [], size
-        while left:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0 or not select.select([stream], [], [], remaining)[0]:
-                raise TimeoutError
-            chunk = os.read(stream.fileno(), min(left, 1 << 22))
-            if not chunk:
-                raise _WorkerDied(self._reap())
-            chunks.append(chunk)
-            left -= len(chunk)
-        return b"".join(chunks)
+        answers = self._process.stdout.fileno()
+        try:
+            header = json.loads(pipes.read_frame_by(answers, deadline))
+            return header, pipes.read_frame_by(answers, deadline)
+        except EOFError:
+            raise _WorkerDied(self._reap()) from None
 
     def _reap(self) -> int:
         try:

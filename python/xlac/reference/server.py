@@ -3,10 +3,10 @@
 ``run_reference`` starts a Python per call (a quarter second before any
 work); a fuzzer asking for hundreds of results wants one child that answers
 them all. ``ReferenceServer`` keeps one ``python -m xlac.reference.server``
-child and exchanges length-prefixed pickles with it. The interpreter can
-abort the whole process on some inputs, which is why it is a child at all:
-a request whose child dies (or runs past its timeout) raises CompileError,
-and the next request starts a fresh child.
+child and exchanges pickles with it, a frame each (``xlac.pipes``). The
+interpreter can abort the whole process on some inputs, which is why it is a
+child at all: a request whose child dies (or runs past its timeout) raises
+CompileError, and the next request starts a fresh child.
 
     with ReferenceServer() as server:
         outputs = server.run(program_text.encode(), [x, y])
@@ -21,17 +21,14 @@ from __future__ import annotations
 import atexit
 import os
 import pickle
-import select
-import struct
 import subprocess
 import sys
 import time
 
 import numpy as np
 
+from xlac import pipes
 from xlac.errors import CompileError
-
-_LENGTH = struct.Struct("<Q")
 
 
 class ReferenceServer:
@@ -57,8 +54,8 @@ class ReferenceServer:
         self.requests += 1
         limit = timeout or self.timeout
         try:
-            _write_message(child.stdin, request)
-            reply = _read_message(child.stdout.fileno(), time.monotonic() + limit)
+            pipes.write_frames(child.stdin, request)
+            reply = pipes.read_frame_by(child.stdout.fileno(), time.monotonic() + limit)
         except (OSError, EOFError, TimeoutError) as exc:
             raise CompileError(self._lost_child(exc, limit)) from None
         status, payload = pickle.loads(reply)
@@ -124,30 +121,6 @@ def shared_server() -> ReferenceServer:
     return _SHARED
 
 
-def _write_message(stream, payload: bytes) -> None:
-    stream.write(_LENGTH.pack(len(payload)) + payload)
-    stream.flush()
-
-
-def _read_message(fd: int, deadline: float) -> bytes:
-    (length,) = _LENGTH.unpack(_read_exact(fd, _LENGTH.size, deadline))
-    return _read_exact(fd, length, deadline)
-
-
-def _read_exact(fd: int, count: int, deadline: float) -> bytes:
-    chunks, missing = [], count
-    while missing:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0 or not select.select([fd], [], [], remaining)[0]:
-            raise TimeoutError
-        chunk = os.read(fd, min(missing, 1 << 20))
-        if not chunk:
-            raise EOFError
-        chunks.append(chunk)
-        missing -= len(chunk)
-    return b"".join(chunks)
-
-
 def _run_xlac(request: bytes) -> bytes:
     import xlac.compiler as compiler
     from xlac.errors import XlacError
@@ -176,12 +149,10 @@ def _serve(backend: str) -> None:
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())   # stray prints must not corrupt replies
     requests = sys.stdin.buffer
     while True:
-        header = requests.read(_LENGTH.size)
-        if len(header) < _LENGTH.size:
+        request = pipes.read_frame(requests)
+        if request is None:
             return
-        (length,) = _LENGTH.unpack(header)
-        reply = answer(requests.read(length))
-        _write_message(replies, reply)
+        pipes.write_frames(replies, answer(request))
 
 
 if __name__ == "__main__":

@@ -102,9 +102,9 @@ def test_cuda_target_runs_or_says_why_on_any_machine(tmp_path):
 def _cuda_report():
     sys.path.insert(0, str(REPO / "bench"))
     try:
-        import cuda_report
         import programs
         import report
+        from gpu import report as cuda_report
     finally:
         sys.path.remove(str(REPO / "bench"))
     return cuda_report, programs, report

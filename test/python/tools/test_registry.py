@@ -84,7 +84,7 @@ def test_stages_run_in_order():
 
 
 # torch-mlir's FX importer is PyTorch's frontend for the benchmark's exports, not xlac's bindings
-FRONTEND_USES = {"bench/zoo_torch.py"}
+FRONTEND_USES = {"bench/zoo/torch_models.py"}
 
 
 def test_mlir_is_imported_in_one_module_only():

@@ -1,10 +1,10 @@
 """The process that makes pieces' object code (``xlac.targets.cpu.pieces``).
 
-Requests come on stdin, answers go on stdout, each a frame: an 8-byte
-little-endian length, then that many bytes. A request is two frames (a JSON
-header, the piece's bytecode); an answer is one status byte (0: object
-code, 1: an error message) and one frame. A plain process of its own, not
-``multiprocessing``: that would import the user's ``__main__`` again.
+Requests come on stdin, answers go on stdout, in frames (``xlac.pipes``). A
+request is two frames (a JSON header, the piece's bytecode); an answer is one
+status byte (0: object code, 1: an error message) and one frame. A plain
+process of its own, not ``multiprocessing``: that would import the user's
+``__main__`` again.
 """
 
 from __future__ import annotations
@@ -13,38 +13,13 @@ import functools
 import io
 import json
 import os
-import struct
 import sys
 import tempfile
 from pathlib import Path
 
+from xlac import pipes
+
 _DUMMY_ADDRESS = 0x1000           # what a piece's outside symbols resolve to: never run
-
-
-def read_frame(stream) -> bytes | None:
-    """One frame, or None at the end of the stream."""
-    header = _read_exactly(stream, 8)
-    if header is None:
-        return None
-    data = _read_exactly(stream, struct.unpack("<Q", header)[0])
-    if data is None:
-        raise EOFError("the stream ended inside a frame")
-    return data
-
-
-def write_frame(stream, data: bytes) -> None:
-    stream.write(struct.pack("<Q", len(data)) + data)
-
-
-def _read_exactly(stream, size: int) -> bytes | None:
-    chunks, left = [], size
-    while left:
-        chunk = stream.read(left)
-        if not chunk:
-            return None
-        chunks.append(chunk)
-        left -= len(chunk)
-    return b"".join(chunks)
 
 
 def compile_piece(bytecode: bytes, external: tuple[str, ...], opt_level: int) -> bytes:
@@ -125,19 +100,17 @@ def serve() -> None:
         pass
     requests = sys.stdin.buffer
     while True:
-        header = read_frame(requests)
-        if header is None:
+        frames = pipes.read_frames(requests, 2)
+        if frames is None:
             return
-        bytecode = read_frame(requests)
-        request = json.loads(header)
+        request, bytecode = json.loads(frames[0]), frames[1]
         try:
             status, payload = 0, compile_piece(bytecode, tuple(request["external"]),
                                                request["opt_level"])
         except Exception as exc:  # noqa: BLE001 - reported to the compiling process
             status, payload = 1, f"{type(exc).__name__}: {exc}".encode()
         answers.write(bytes([status]))
-        write_frame(answers, payload)
-        answers.flush()
+        pipes.write_frames(answers, payload)
 
 
 if __name__ == "__main__":

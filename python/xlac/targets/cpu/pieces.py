@@ -28,6 +28,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
+from xlac import pipes
 from xlac.cpu_model import check_runnable, cpu_model
 from xlac.errors import CompileError, Diagnostic, error
 from xlac.mlir import ir
@@ -163,14 +164,11 @@ class _Worker:
             stdout=subprocess.PIPE, stderr=self.errors, start_new_session=True)
 
     def compile(self, piece: Piece, opt_level: int) -> bytes:
-        from xlac.targets.cpu import piece_worker as protocol
         header = json.dumps({"external": list(piece.external), "opt_level": opt_level})
         try:
-            protocol.write_frame(self.process.stdin, header.encode())
-            protocol.write_frame(self.process.stdin, piece.bytecode)
-            self.process.stdin.flush()
+            pipes.write_frames(self.process.stdin, header.encode(), piece.bytecode)
             status = self.process.stdout.read(1)
-            payload = protocol.read_frame(self.process.stdout) if status else None
+            payload = pipes.read_frame(self.process.stdout) if status else None
         except (OSError, EOFError):
             status, payload = b"", None
         if payload is None:

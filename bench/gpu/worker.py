@@ -5,7 +5,7 @@ A call is then a user's call: host numpy in, numpy out (copies to and from the G
 
 from __future__ import annotations
 
-import xlac_worker
+from workers import xlac_worker
 
 
 def serve(conn) -> None:

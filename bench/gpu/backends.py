@@ -1,6 +1,6 @@
 """The backends of ``run.py --target cuda``: xlac on the GPU and XLA on jax's GPU client.
 
-Same interface as backends.py (load / outputs / time / unload / close, BackendError on any
+Same interface as bench/backends.py (load / outputs / time / unload / close, BackendError on any
 failure). "XLA host" reuses the "XLA" executable and only changes what one call includes.
 """
 
@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import time
 
-import cuda_worker
 import numpy as np
-import xlac_worker
-from backends import BackendError, XlaBackend, XlacBackend, _cost_flops, _timed, device_put, reported
+from backends import BackendError, XlaBackend, XlacBackend, _timed, device_put, reported
+from workers import xlac_worker
+
+from gpu import worker as gpu_worker
 
 
 class XlaGpuBackend(XlaBackend):
@@ -38,16 +39,8 @@ class XlaGpuBackend(XlaBackend):
         self.unload()
 
     def load(self, program, inputs) -> float:
-        import jax
-        with reported("XLA compile"):
-            start = time.perf_counter()
-            self._exe = self._compile(program.source())
-            seconds = time.perf_counter() - start
-            self.flops = _cost_flops(self._exe)
-            self._host_inputs = inputs
-            self._args = device_put(inputs, self._device)
-            jax.block_until_ready(self._args)
-        return seconds
+        self._host_inputs = inputs                 # "XLA host" puts them on the device per call
+        return super().load(program, inputs)
 
     def execute(self, args) -> list:
         """One run of the loaded executable on device arrays; its device outputs."""
@@ -106,6 +99,6 @@ class XlaHostBackend:
 
 
 class XlacCudaBackend(XlacBackend):
-    """xlac with target="cuda" in a worker process (cuda_worker.py)."""
+    """xlac with target="cuda" in a worker process (gpu/worker.py)."""
 
-    worker = staticmethod(cuda_worker.serve)
+    worker = staticmethod(gpu_worker.serve)

@@ -10,11 +10,12 @@ import os
 import subprocess
 import sys
 
-import cuda_report
 from backends import BackendError
-from cuda_backends import XlacCudaBackend, XlaGpuBackend, XlaHostBackend
 from harness import _select, measure_all
 from report import versions
+
+from gpu import report as cuda_report
+from gpu.backends import XlacCudaBackend, XlaGpuBackend, XlaHostBackend
 
 
 def run(args) -> int:
