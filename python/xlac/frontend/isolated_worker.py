@@ -14,7 +14,7 @@ import json
 import resource
 import sys
 
-from xlac import pipes
+import xlac.pipes as pipes
 
 # Address space for one parse: the interpreter and MLIR as loaded, plus this
 # much (or 32x the input, if more): enough for any real program, while an

@@ -22,7 +22,7 @@ import threading
 import time
 from dataclasses import dataclass
 
-from xlac import pipes
+import xlac.pipes as pipes
 from xlac.errors import CompileError, Diagnostic, error
 from xlac.frontend import isolated_worker, worker_process
 from xlac.frontend import worker_protocol as protocol

@@ -27,7 +27,7 @@ import time
 
 import numpy as np
 
-from xlac import pipes
+import xlac.pipes as pipes
 from xlac.errors import CompileError
 
 
@@ -121,30 +121,18 @@ def shared_server() -> ReferenceServer:
     return _SHARED
 
 
-def _run_xlac(request: bytes) -> bytes:
-    import xlac.compiler as compiler
-    from xlac.errors import XlacError
-    data, inputs, entry = pickle.loads(request)
-    try:
-        result = ("ok", compiler.compile(data, entry=entry, cache=False).run(*inputs))
-    except XlacError as exc:
-        result = ("error", [str(exc)])
-    except Exception as exc:  # noqa: BLE001 - an xlac bug, reported rather than fatal
-        result = ("error", [f"<xlac>: error: {type(exc).__name__}: {exc} (an xlac bug)"])
-    return pickle.dumps(result)
-
-
-def _evaluate(request: bytes) -> bytes:
-    from xlac.reference.interpreter import evaluate_request
-    return evaluate_request(request)
-
-
-_BACKENDS = {"interpreter": _evaluate, "xlac": _run_xlac}
+# backend -> "module:function" answering one pickled request in the child. By
+# name: the child imports only its own backend, and xlac itself (the
+# compiler, above this layer) is one of them.
+_BACKENDS = {"interpreter": "xlac.reference.interpreter:evaluate_request",
+             "xlac": "xlac.tools.compile_requests:answer"}
 
 
 def _serve(backend: str) -> None:
     """The child: answer requests until stdin closes."""
-    answer = _BACKENDS[backend]
+    import importlib
+    module_name, function = _BACKENDS[backend].split(":")
+    answer = getattr(importlib.import_module(module_name), function)
     replies = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())   # stray prints must not corrupt replies
     requests = sys.stdin.buffer

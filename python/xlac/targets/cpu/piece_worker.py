@@ -17,7 +17,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from xlac import pipes
+import xlac.pipes as pipes
 
 _DUMMY_ADDRESS = 0x1000           # what a piece's outside symbols resolve to: never run
 

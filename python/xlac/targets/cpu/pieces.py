@@ -28,7 +28,7 @@ import threading
 from dataclasses import dataclass
 from pathlib import Path
 
-from xlac import pipes
+import xlac.pipes as pipes
 from xlac.cpu_model import check_runnable, cpu_model
 from xlac.errors import CompileError, Diagnostic, error
 from xlac.mlir import ir
