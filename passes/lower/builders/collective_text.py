@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from xlac.dtypes import tensor_type
 from xlac.mlir import ir
+from xlac.passes.lower.builders.ssa_text import SsaText
 
 
 @dataclass
@@ -56,7 +57,7 @@ class Transfer:
 
 def helper_text(name: str, op: ir.Operation, transfers: list[Transfer]) -> str:
     """``@name``: the op's operands in, its results out, one call per transfer."""
-    lines = _Lines()
+    lines = SsaText()
     results = []
     for index, transfer in enumerate(transfers):
         results.append(_transfer_lines(lines, f"%a{index}", transfer, op.results[index].type))
@@ -66,24 +67,7 @@ def helper_text(name: str, op: ir.Operation, transfers: list[Transfer]) -> str:
             f"  return {', '.join(results)} : {types}\n}}\n")
 
 
-class _Lines:
-    def __init__(self):
-        self.lines: list[str] = []
-        self.count = 0
-
-    def add(self, rhs: str) -> str:
-        self.count += 1
-        self.lines.append(f"  %v{self.count} = {rhs}")
-        return f"%v{self.count}"
-
-    def plain(self, text: str) -> None:
-        self.lines.append(f"  {text}")
-
-    def text(self) -> str:
-        return "".join(line + "\n" for line in self.lines)
-
-
-def _transfer_lines(lines: _Lines, value: str, transfer: Transfer, result_type) -> str:
+def _transfer_lines(lines: SsaText, value: str, transfer: Transfer, result_type) -> str:
     element, memory = transfer.element, transfer.buffer_element
     send = None
     if transfer.send_shape is not None:
@@ -115,7 +99,7 @@ def _transfer_lines(lines: _Lines, value: str, transfer: Transfer, result_type) 
     return value
 
 
-def _convert(lines: _Lines, value: str, shape, source: str, target: str) -> str:
+def _convert(lines: SsaText, value: str, shape, source: str, target: str) -> str:
     return lines.add(f"stablehlo.bitcast_convert {value} : ({tensor_type(shape, source)}) -> "
                      f"{tensor_type(shape, target)}")
 

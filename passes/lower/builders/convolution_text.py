@@ -20,6 +20,7 @@ import itertools
 from dataclasses import dataclass
 
 from xlac.dtypes import tensor_type
+from xlac.passes.lower.builders.ssa_text import SsaText
 
 CANONICAL = ("b01f", "01io", "b01f")
 # Fewer matmul columns than this fill too few vector registers per row of the
@@ -41,17 +42,15 @@ class Conv:
     groups: int = 1                        # feature_group_count
 
 
-class _Text:
+class _Text(SsaText):
+    """The convolution helper's lines, with its element type's shorthands."""
+
     def __init__(self, element: str):
-        self.lines: list[str] = []
+        super().__init__()
         self.element = element
-        self.count = 0
 
     def op(self, text: str) -> str:
-        self.count += 1
-        name = f"%v{self.count}"
-        self.lines.append(f"  {name} = {text}")
-        return name
+        return self.add(text)
 
     def t(self, shape) -> str:
         return tensor_type(shape, self.element)

@@ -3,24 +3,11 @@
 from __future__ import annotations
 
 from xlac.dtypes import tensor_type
+from xlac.passes.lower.builders.ssa_text import SsaText
 
 # XLA's CPU scan (its ReduceWindowRewriter, base length 16): up to 16
 # elements combined in order; longer scans in blocks of 16, recursively.
 BLOCK = 16
-
-
-class _Text:
-    """SSA lines with fresh names."""
-
-    def __init__(self):
-        self.lines: list[str] = []
-        self.count = 0
-
-    def add(self, text: str) -> str:
-        self.count += 1
-        name = f"%v{self.count}"
-        self.lines.append(f"  {name} = {text}")
-        return name
 
 
 def blocked_scan_text(name: str, shape: list[int], element: str, dim: int, combine: str,
@@ -31,14 +18,14 @@ def blocked_scan_text(name: str, shape: list[int], element: str, dim: int, combi
     first element on); longer, in blocks of 16 scanned so, the blocks' totals
     scanned the same way (recursively), and each block combined with the
     totals before (after) it. ``identity``: the combiner's, as a constant."""
-    text = _Text()
+    text = SsaText()
     t = tensor_type(shape, element)
     out = _scan(text, "%x", shape, element, dim, combine, reverse)
     return (f"func.func private @{name}(%x: {t}, %init: tensor<{element}>) -> {t} {{\n"
             + "\n".join(text.lines) + f"\n  return {out} : {t}\n}}\n")
 
 
-def _scan(text: _Text, value: str, shape, element, dim, combine, reverse) -> str:
+def _scan(text: SsaText, value: str, shape, element, dim, combine, reverse) -> str:
     n = shape[dim]
     if n <= BLOCK:
         return _in_order(text, value, shape, element, dim, combine, reverse)
@@ -74,7 +61,7 @@ def _scan(text: _Text, value: str, shape, element, dim, combine, reverse) -> str
     return value
 
 
-def _in_order(text: _Text, value: str, shape, element, dim, combine, reverse) -> str:
+def _in_order(text: SsaText, value: str, shape, element, dim, combine, reverse) -> str:
     """The scan of at most 16 elements along ``dim``, each window combined from
     its first element to its last, as XLA's reduce_window loop does."""
     n = shape[dim]
@@ -97,7 +84,7 @@ def _in_order(text: _Text, value: str, shape, element, dim, combine, reverse) ->
                     f"({', '.join([part_t] * n)}) -> {tensor_type(shape, element)}")
 
 
-def _shifted(text: _Text, value: str, shape, element, dim, reverse) -> str:
+def _shifted(text: SsaText, value: str, shape, element, dim, reverse) -> str:
     """``value`` moved one place along ``dim`` (an exclusive scan from an
     inclusive one), the identity coming in."""
     n = shape[dim]

@@ -146,6 +146,21 @@ class Target:
         return resolve(self.stage(name).code)(module)
 
 
+def front_stages(target: str) -> tuple[Stage, ...]:
+    """The stages every compiling target starts with (``xlac.pipeline.pipelines``):
+    input -> stablehlo (checked for ``target``'s support) -> fused -> linalg."""
+    from xlac.pipeline.pipelines import fused_stage, ingest_stage, linalg_stage
+    return (
+        Stage("input", "the program as given, parsed and verified"),
+        Stage("stablehlo", "one StableHLO function with static shapes, every op supported",
+              ingest_stage(target)),
+        Stage("fused", "StableHLO with its ops grouped into xla.fusion kernels, as XLA does",
+              fused_stage),
+        Stage("linalg", "linalg on tensors: each kernel a loop nest, contractions as matmuls",
+              linalg_stage),
+    )
+
+
 def resolve(reference: str):
     """The object ``"package.module:name"`` names, its module imported now."""
     module_name, name = reference.split(":")

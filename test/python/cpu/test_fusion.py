@@ -17,7 +17,7 @@ from xlac.errors import collect_diagnostics
 from xlac.mlir import ir
 from xlac.passes.remarks import collected_remarks, emit_remarks
 from xlac.pipeline.pass_manager import build_pass_manager
-from xlac.pipeline.pipelines import steps_until
+from xlac.pipeline.pipelines import ingest
 
 # The kernels per program: a reduction reads its producers in one pass, a
 # dot takes its bias/activation epilogue, expensive ops are not copied, and
@@ -72,7 +72,7 @@ def test_report_takes_the_same_remarks_as_diagnostics_say():
     for channel in ("diagnostics", "collected"):
         with new_context() as ctx:
             module = ir.Module.parse(text)
-            build_pass_manager(ctx, steps_until("stablehlo")).run(module.operation)
+            build_pass_manager(ctx, ingest()).run(module.operation)
             sink = collected_remarks() if channel == "collected" else nullcontext([])
             with collect_diagnostics(ctx) as diagnostics, sink as collected:
                 build_pass_manager(ctx, ["xla-fuse{remarks=true}"]).run(module.operation)

@@ -6,21 +6,14 @@ pieces compiled in worker processes and linked); code read back from bytes:
 
 from __future__ import annotations
 
-from xlac.pipeline.pipelines import fused_stage, ingest_stage, linalg_stage
 from xlac.targets.cpu.pipeline import bufferized_stage, llvm_stage
-from xlac.targets.target import Stage, Target
+from xlac.targets.target import Stage, Target, front_stages
 
 CPU = Target(
     name="cpu",
     summary="x86-64 machine code through LLVM: JIT-compiled here, or a C library (xla-compile)",
     stages=(
-        Stage("input", "the program as given, parsed and verified"),
-        Stage("stablehlo", "one StableHLO function with static shapes, every op supported",
-              ingest_stage("cpu")),
-        Stage("fused", "StableHLO with its ops grouped into xla.fusion kernels, as XLA does",
-              fused_stage),
-        Stage("linalg", "linalg on tensors: each kernel a loop nest, contractions as matmuls",
-              linalg_stage),
+        *front_stages("cpu"),                 # input, stablehlo, fused, linalg: every target's
         Stage("bufferized", "memrefs, each kernel scheduled for this CPU: threads, tiles, vectors",
               bufferized_stage),
         Stage("llvm", "the LLVM dialect: a function per kernel, the entry with bare pointers",

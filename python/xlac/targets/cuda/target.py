@@ -8,21 +8,14 @@ reading it back from bytes: ``xlac.targets.cuda.runtime``. Compiling needs no GP
 
 from __future__ import annotations
 
-from xlac.pipeline.pipelines import fused_stage, ingest_stage, linalg_stage
 from xlac.targets.cuda.pipeline import gpu_loops_stage, gpu_stage, kernels_stage
-from xlac.targets.target import Stage, Target
+from xlac.targets.target import Stage, Target, front_stages
 
 CUDA = Target(
     name="cuda",
     summary="NVIDIA GPUs (sm_90): PTX through llvmlite's NVPTX, a host schedule run by the driver",
     stages=(
-        Stage("input", "the program as given, parsed and verified"),
-        Stage("stablehlo", "one StableHLO function with static shapes, every op supported",
-              ingest_stage("cuda")),
-        Stage("fused", "StableHLO with its ops grouped into xla.fusion kernels, as XLA does",
-              fused_stage),
-        Stage("linalg", "linalg on tensors: each kernel a loop nest, contractions as matmuls",
-              linalg_stage),
+        *front_stages("cuda"),                # input, stablehlo, fused, linalg: every target's
         Stage("gpu-loops", "memrefs; every loop nest an scf.parallel on tiles, matmuls as "
               "shared-memory kernels", gpu_loops_stage),
         Stage("kernels", "each kernel a gpu.func in a gpu.module; the host function a straight "
