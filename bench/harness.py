@@ -24,11 +24,24 @@ def run(args) -> int:
     print("\n".join(method), flush=True)
     results = measure_all(programs, backends, start_errors, args, BACKENDS)
     print("\n" + text_table(results, args.kernels if args.profile else 0), flush=True)
+    overhead = _call_overhead(args)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(markdown(results, method, versions(), args.kernels if args.profile else 0))
+        table = markdown(results, method, versions(), args.kernels if args.profile else 0)
+        args.out.write_text("\n".join([table.rstrip("\n"), *overhead, ""]))
         print(f"\nwrote {args.out}")
     return 0
+
+
+def _call_overhead(args) -> list[str]:
+    """The call-overhead section (bench/call_overhead.py), printed; its Markdown lines."""
+    if not args.call_overhead:
+        return []
+    import call_overhead
+    _progress("call overhead: xlac vs jax.jit on one-op programs")
+    rows = call_overhead.measure(rounds=2 if args.quick else 40, batch=10 if args.quick else 200)
+    print("\n".join(call_overhead.text_lines(rows)), flush=True)
+    return call_overhead.markdown_lines(rows)
 
 
 def measure_all(programs, backends: dict, start_errors: dict, args, names) -> list[ProgramResult]:

@@ -71,6 +71,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--kill-after-s", type=float, default=300.0,
                         help="an xlac compile or call still running after this is killed")
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--call-overhead", action=argparse.BooleanOptionalAction, default=True,
+                        help="after the table, time a one-op program's call: xlac vs jax.jit "
+                             "(bench/call_overhead.py; default on)")
     args = parser.parse_args(argv)
     if args.budget_s is None:
         args.budget_s = 480.0 if args.models else 180.0

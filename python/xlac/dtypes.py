@@ -37,6 +37,12 @@ _ML_DTYPES = {
 }
 
 
+# Integers narrower than a byte, stored one per byte: their bits
+SUB_BYTE_BITS = {"i2": 2, "i4": 4, "ui2": 2, "ui4": 4}
+
+_DTYPES: dict = {}           # element type -> numpy dtype: np.dtype("float32") parses its name
+
+
 def is_element_type(name: str) -> bool:
     """Does MLIR element type ``name`` have a numpy dtype? (No numpy import.)"""
     return name in _BASIC or name in _ML_DTYPES
@@ -44,6 +50,13 @@ def is_element_type(name: str) -> bool:
 
 def numpy_dtype(element_type: str) -> np.dtype:
     """The numpy dtype that holds MLIR element type ``element_type``."""
+    dtype = _DTYPES.get(element_type)
+    if dtype is None:
+        dtype = _DTYPES[element_type] = _find_dtype(element_type)
+    return dtype
+
+
+def _find_dtype(element_type: str) -> np.dtype:
     import numpy as np
     if element_type in _BASIC:
         return np.dtype(_BASIC[element_type])

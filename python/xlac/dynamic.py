@@ -92,8 +92,27 @@ class DynamicExecutable(Executable):
 
     def run(self, *arrays, **kwargs) -> list[np.ndarray]:
         """Run once; always returns a list with one array per result."""
-        inputs = check_inputs(self.signature, *self.named_arguments(arrays, kwargs))
-        return self._specialization(inputs).run(*inputs)
+        plain = self._plain_arguments(arrays, kwargs)
+        outputs = self._run_compiled_shapes(plain) if plain is not None else None
+        if outputs is None:      # new shapes, or arguments to convert or refuse
+            inputs = check_inputs(self.signature, *self.named_arguments(arrays, kwargs))
+            outputs = self._specialization(inputs).run(*inputs)
+        return outputs
+
+    def _run_compiled_shapes(self, arrays) -> list[np.ndarray] | None:
+        """The outputs when ``arrays`` are plain ndarrays of shapes compiled before
+        and need no conversion, else None: no check against the dynamic
+        signature, whose checks those shapes passed when they were compiled."""
+        ndarray = np.ndarray
+        key = tuple([a.shape if type(a) is ndarray else None for a in arrays])
+        found = self._specializations.get(key)      # a dict read: safe beside a locked write
+        if found is None:
+            return None
+        if key != self._latest:
+            with self._lock:
+                if key in self._specializations:
+                    self._latest = key
+        return found._run_ready(arrays)
 
     def specialize(self, *arrays) -> Executable:
         """The static ``Executable`` for these inputs' shapes (compiled if new).

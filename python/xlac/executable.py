@@ -8,7 +8,7 @@ behind one ``Executable`` and nothing here imports a target.
 from __future__ import annotations
 
 from xlac.errors import InputError
-from xlac.signature import Signature, TensorSpec, check_inputs
+from xlac.signature import Signature, check_inputs
 
 TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
 if TYPE_CHECKING:                 # numpy loads on the first run: a cache hit needs none
@@ -19,8 +19,6 @@ if TYPE_CHECKING:                 # numpy loads on the first run: a cache hit ne
 else:
     Protocol = object             # the protocols below are for type checkers and readers
 
-_SUB_BYTE = {"i2": 2, "i4": 4, "ui2": 2, "ui4": 4}
-
 
 class CompiledFunction(Protocol):
     """Compiled code: called with the data pointers of every input, then every output."""
@@ -28,6 +26,10 @@ class CompiledFunction(Protocol):
     stage_texts: dict[str, str]       # the stage texts that travel with the code (Stage.kept)
 
     def __call__(self, pointers: list[int]) -> None: ...
+
+    # Optional, the quicker way in (``xlac.calls``): ``array_caller(count)`` returns
+    # ``call(inputs, outputs)`` taking the ``count`` arrays themselves (plain
+    # ndarrays, C-contiguous), or None where this function takes only pointers.
 
     def serializer(self, entry: str, signature: Signature) -> Callable[[], bytes]:
         """What the bytes of this code will be: whatever must be taken now is taken
@@ -73,6 +75,7 @@ class Executable:
         return self._target.name
 
     pytrees = None            # frontend.pytrees.PyTrees of a program lowered by JAX
+    _prepared = None          # xlac.calls.PreparedCall: made on the first call
 
     def run(self, *arrays, **kwargs) -> list[np.ndarray]:
         """Run once; always returns a list with one array per result.
@@ -80,11 +83,23 @@ class Executable:
         A program compiled from ``jax.jit(f).lower(...)`` also takes ``f``'s
         arguments as they were lowered (lists, dicts: the same pytree).
         """
-        import numpy as np
-        inputs = check_inputs(self.signature, *self.named_arguments(arrays, kwargs))
-        outputs = [np.empty(spec.shape, spec.dtype) for spec in self.signature.outputs]
-        self._function([_address(a) for a in inputs] + [_address(o) for o in outputs])
-        return [_fix_sub_byte(o, spec) for o, spec in zip(outputs, self.signature.outputs)]
+        prepared = self._prepared or self._prepare()
+        plain = self._plain_arguments(arrays, kwargs)
+        outputs = prepared(plain) if plain is not None else None
+        if outputs is None:         # arguments to convert, or to refuse with every mismatch named
+            outputs = prepared.run(check_inputs(self.signature,
+                                                *self.named_arguments(arrays, kwargs)))
+        return outputs
+
+    def _run_ready(self, arrays) -> list[np.ndarray] | None:
+        """``run`` for the program's own arguments when none needs a conversion
+        (plain ndarrays of the compiled dtypes and shapes, C-contiguous), else None."""
+        return (self._prepared or self._prepare())(arrays)
+
+    def _prepare(self):
+        from xlac.calls import PreparedCall  # here: numpy, which it imports, loads on a first run
+        self._prepared = PreparedCall(self.signature, self._function)
+        return self._prepared
 
     def __call__(self, *arrays, **kwargs):
         """One result -> the array; several -> a tuple of arrays. Compiled from
@@ -97,6 +112,14 @@ class Executable:
     def flat_arguments(self, arrays: tuple, kwargs: dict) -> list:
         """The program's arguments: ``arrays``, or the leaves of a JAX function's pytree."""
         return self.named_arguments(arrays, kwargs)[0]
+
+    def _plain_arguments(self, arrays: tuple, kwargs: dict) -> tuple | list | None:
+        """``flat_arguments`` where they are found quickly: ``arrays``, or the
+        leaves of ``f``'s pytree when the call has it; None otherwise (then
+        ``named_arguments`` takes them or says what is wrong)."""
+        if self.pytrees is not None:
+            return self.pytrees.leaves(arrays, kwargs)
+        return None if kwargs else arrays
 
     def named_arguments(self, arrays: tuple, kwargs: dict) -> tuple[list, list[str] | None]:
         """``flat_arguments`` and, for a JAX function, each one's pytree path."""
@@ -165,6 +188,7 @@ class Executable:
         import copy
         other = copy.copy(self)
         other._function = function
+        other._prepared = None                # it called the other function
         return other
 
     @property
@@ -186,19 +210,3 @@ class Executable:
 
     def __repr__(self) -> str:
         return f"<xlac.Executable target={self.target} {self.signature}>"
-
-
-def _address(array: np.ndarray) -> int:
-    return array.ctypes.data
-
-
-def _fix_sub_byte(array: np.ndarray, spec: TensorSpec) -> np.ndarray:
-    """Sub-byte integers come back in the low bits of each byte; widen them."""
-    bits = _SUB_BYTE.get(spec.element_type)
-    if bits is None:
-        return array
-    import numpy as np
-    if spec.element_type.startswith("ui"):
-        return array & np.uint8((1 << bits) - 1)
-    shift = np.int8(8 - bits)
-    return (array << shift) >> shift

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xlac.dtypes import numpy_dtype, shape_str, tensor_type
+from xlac.dtypes import SUB_BYTE_BITS, numpy_dtype, shape_str, tensor_type
 from xlac.errors import CompileError, InputError, error, format_location
 from xlac.record import record
 
@@ -240,7 +240,7 @@ def _integer_range(spec: TensorSpec) -> tuple[int, int] | None:
     dtype = spec.dtype
     if dtype.kind not in "iu":
         return None
-    bits = {"i2": 2, "i4": 4, "ui2": 2, "ui4": 4}.get(spec.element_type, dtype.itemsize * 8)
+    bits = SUB_BYTE_BITS.get(spec.element_type, dtype.itemsize * 8)
     if dtype.kind == "u":
         return 0, (1 << bits) - 1
     return -(1 << (bits - 1)), (1 << (bits - 1)) - 1

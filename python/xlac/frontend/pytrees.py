@@ -29,6 +29,17 @@ class PyTrees:
         """The program's arguments from ``f``'s; flat arrays are accepted as they are."""
         return self.flatten_named(args, kwargs, expected)[0]
 
+    def leaves(self, args: tuple, kwargs: dict) -> list | None:
+        """The program's arguments when ``f``'s are the lowered pytree, else None
+        (``flatten_named`` then takes flat arrays or says what is wrong)."""
+        from jax import tree_util
+        leaves, tree = tree_util.tree_flatten((args, kwargs))
+        if tree != self.in_tree:
+            return None
+        if self.kept is not None:
+            return [leaves[index] for index in self.kept]
+        return leaves
+
     def flatten_named(self, args: tuple, kwargs: dict,
                       expected: int) -> tuple[list, list[str] | None]:
         """``flatten``, and each argument's path in ``f``'s pytree (``args[0]['w']``)."""

@@ -54,6 +54,25 @@ class LibraryFunction:
         if status != 0:
             raise EntryFailed(f"the compiled entry returned status {status}")
 
+    def array_caller(self, count: int):
+        """``call(inputs, outputs)`` with the ``count`` arrays themselves (plain
+        ndarrays, contiguous): the two pointer arrays kept from call to call."""
+        from xlac.calls import SparePointerArrays, data_pointers
+        entry, inputs_count = self._entry, self._num_inputs
+        input_type = ctypes.c_void_p * max(inputs_count, 1)
+        output_type = ctypes.c_void_p * max(count - inputs_count, 1)
+        spare = SparePointerArrays(lambda: (input_type(), output_type()))
+
+        def call(inputs, outputs) -> None:
+            pointers = spare.take()
+            pointers[0][:inputs_count] = data_pointers(inputs)
+            pointers[1][:len(outputs)] = data_pointers(outputs)
+            status = entry(*pointers)
+            spare.give_back(pointers)
+            if status != 0:
+                raise EntryFailed(f"the compiled entry returned status {status}")
+        return call
+
     def serializer(self, entry: str, signature: Signature):
         return LoadedArtifact(self._blob)
 

@@ -323,6 +323,10 @@ class PiecesFunction:
             check_runnable(self._features)
         self._library(pointers)
 
+    def array_caller(self, count: int):
+        """The library's ``array_caller``; None where the code must not run here."""
+        return self._library.array_caller(count) if self._runnable else None
+
     def write_object(self, path: str) -> None:
         """The linked pieces as one relocatable object (``xla-compile`` links it)."""
         Path(path).write_bytes(self._object)

@@ -62,6 +62,23 @@ class CpuFunction:
               for i in range(len(pointers))])
         self._function(packed)
 
+    def array_caller(self, count: int):
+        """``call(inputs, outputs)`` with the ``count`` arrays themselves (plain
+        ndarrays, contiguous), or None where the code must not run here."""
+        from xlac.calls import DATA_FIELD, SparePointerArrays
+        if DATA_FIELD is None or not self._runnable:
+            return None
+        function, spare = self._function, SparePointerArrays(ctypes.c_void_p * count)
+
+        def call(inputs, outputs) -> None:
+            # the packed ABI reads argument i from *packed[i]: the field of the
+            # array object that holds its data pointer will do, no copy of it
+            packed = spare.take()
+            packed[:] = [id(a) + DATA_FIELD for a in (*inputs, *outputs)]
+            function(packed)
+            spare.give_back(packed)
+        return call
+
     def start_collectives(self) -> None:
         """Make the program's communicators (``@__xlac_init``): collective, once,
         on every rank after all of them compiled (``xlac.spmd.start``)."""
