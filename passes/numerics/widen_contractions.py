@@ -1,5 +1,5 @@
 """xla-widen-contractions: narrow and mixed-type dots and convolutions
-computed in f32/f64 or i32/i64, the result rounded once."""
+computed in f32/f64 or i32/i64, the result rounded (or truncated) once."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.fusion.op_classes import contracted_size
 
 _CONTRACTIONS = ("stablehlo.dot_general", "stablehlo.convolution")
 
@@ -17,20 +18,23 @@ class WidenContractions(ModulePass):
     all its accumulator's (narrow floats: bf16, f16, f8, f6, f4; integers
     narrower than 32 bits, unsigned ones included; mixed operand types)
     operands of the accumulator type, and convert the result back once.
-    The accumulator is f32 (f64 if any type is f64) for floats, i32 (i64 if
-    any type is 64 bits) for integers.
+    The accumulator is f32 (f64 if any type is f64) for floats; for
+    integers f32 where every sum is an integer f32 holds exactly (i8 x i8
+    up to k = 1024), else i32 (i64 if any type is 64 bits).
 
     Why: XLA's CPU backend computes narrow floats in f32, so its results,
     which users compare with, are sums rounded once (a bf16 accumulator
     loses about three digits on a 1024-long dot); integer sums wrap the same
-    in i32 as in i8 (truncation is a ring homomorphism). The wide
-    contraction also takes the f32/f64/i32/i64 matmul and convolution
-    schedules, and the converts are elementwise ops that the matmul
-    schedules fuse into their packing of B (contraction_plan._b_producer):
-    converting in registers at every read of a bf16 or i8 panel instead
-    measured 1.6x (bf16) and 2x (i8) slower at 1024^3 (docs/pipeline.md).
-    Upstream's lowering also sign-extends unsigned operands (its matmul has
-    one cast for both); converted first, ui8 is zero-extended.
+    in i32 as in i8 (truncation is a ring homomorphism), and exact f32 sums
+    are the true ones (under 2^24, nothing wrapped): f32 FMAs run a quarter
+    faster than AVX2's i32 multiplies (i8 1024^3). The wide contraction
+    takes the f32/f64/i32/i64 matmul and convolution schedules, and the
+    converts are elementwise ops that the matmul schedules fuse into their
+    packing of B (contraction_plan._b_producer): converting in registers at
+    every read of a bf16 or i8 panel measured 1.6x (bf16) and 2x (i8)
+    slower at 1024^3 (docs/pipeline.md). Upstream's lowering also
+    sign-extends unsigned operands (its matmul has one cast for both);
+    converted first, ui8 is zero-extended.
     Example: `dot_general(bf16, bf16) -> bf16` becomes `convert` to f32 of
     both operands, the f32 `dot_general`, and one `convert` back to bf16.
     """
@@ -63,12 +67,33 @@ def accumulator(op: ir.Operation) -> ir.Type | None:
     if all(isinstance(t, ir.IntegerType) for t in types):
         # same-width signedness does not matter: ui32 x ui32 -> ui32 wraps as i32 does
         width = 64 if 64 in _widths(types) else 32
-        return ir.IntegerType.get_signless(width) if min(_widths(types)) < width else None
+        if min(_widths(types)) >= width:
+            return None
+        return ir.F32Type.get() if _exact_in_f32(op) else ir.IntegerType.get_signless(width)
     return None
 
 
 def _widths(types: list[ir.Type]) -> list[int]:
     return [t.width for t in types]
+
+
+F32_INTEGERS = 1 << 24       # every integer up to 2^24 is an f32
+
+
+def _exact_in_f32(op: ir.Operation) -> bool:
+    """Whether every product of ``op``'s integer operands and every partial
+    sum of them is an integer an f32 holds exactly (|sum| <= 2^24: an i8 x i8
+    dot up to k = 1024, ui8 x i8 up to 512), so that f32 FMAs give the exact
+    sum, which no wrapping can have touched (it is under 2^31)."""
+    largest = [_largest(_element(v)) for v in op.operands]
+    return contracted_size(op) * largest[0] * largest[1] <= F32_INTEGERS
+
+
+def _largest(element: ir.Type) -> int:
+    """The largest magnitude an integer of ``element``'s type takes."""
+    integer = ir.IntegerType(element)
+    return (1 << integer.width) - 1 if integer.is_unsigned or integer.width == 1 \
+        else 1 << (integer.width - 1)
 
 
 def _retyped(value_type: ir.Type, element: ir.Type) -> ir.Type:
@@ -97,6 +122,9 @@ def _widen(op: ir.Operation, element: ir.Type) -> None:
     with ir.InsertionPoint(op), op.location:
         operands = [_convert(v, _retyped(v.type, element)) for v in op.operands]
         wide = contraction_like(op, operands, _retyped(op.result.type, element))
+        if isinstance(element, ir.FloatType) and isinstance(_element(op.result), ir.IntegerType):
+            # exact integers: to i32 first, so that an i8 result wraps (f32 -> i8 saturates)
+            wide = _convert(wide, _retyped(op.result.type, ir.IntegerType.get_signless(32)))
         narrow = _convert(wide, op.result.type)
     op.result.replace_all_uses_with(narrow)
     op.erase()

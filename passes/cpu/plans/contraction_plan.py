@@ -144,7 +144,7 @@ def _is_transpose_2d(op: ir.Operation) -> bool:
     return op.name == "linalg.generic" and copy_permutation(op) == [1, 0]
 
 
-_WIDENINGS = ("arith.extf", "arith.extsi", "arith.extui")
+_WIDENINGS = ("arith.extf", "arith.extsi", "arith.extui", "arith.sitofp", "arith.uitofp")
 
 
 def _is_widening(op: ir.Operation) -> bool:

@@ -67,13 +67,16 @@ func.func @f8(%a: tensor<4x8xf8E5M2>, %b: tensor<8x2xf8E5M2>) -> tensor<4x2xbf16
 
 // -----
 
-/// Unsigned and signed i8 to i32 (quantized inference): each operand is
-/// converted by its own signedness (ui8 zero-extended), summed in i32.
+/// Unsigned and signed i8 to i32 (quantized inference) with a short k: every
+/// product and partial sum is an integer of at most 24 bits (8 x 255 x 128),
+/// which f32 holds exactly, so the sums are f32 FMAs (a quarter faster than
+/// i32 multiplies on AVX2); the exact sum converted to i32.
 // CHECK-LABEL: func.func @u8_s8
-// CHECK: stablehlo.convert %{{.*}} : (tensor<4x8xui8>) -> tensor<4x8xi32>
-// CHECK: stablehlo.convert %{{.*}} : (tensor<8x2xi8>) -> tensor<8x2xi32>
-// CHECK: %[[D:.*]] = stablehlo.dot_general {{.*}} -> tensor<4x2xi32>
-// CHECK-NEXT: return %[[D]]
+// CHECK: stablehlo.convert %{{.*}} : (tensor<4x8xui8>) -> tensor<4x8xf32>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<8x2xi8>) -> tensor<8x2xf32>
+// CHECK: stablehlo.dot_general {{.*}} -> tensor<4x2xf32>
+// CHECK: %[[R:.*]] = stablehlo.convert %{{.*}} : (tensor<4x2xf32>) -> tensor<4x2xi32>
+// CHECK-NEXT: return %[[R]]
 func.func @u8_s8(%a: tensor<4x8xui8>, %b: tensor<8x2xi8>) -> tensor<4x2xi32> {
   %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xui8>, tensor<8x2xi8>) -> tensor<4x2xi32>
   return %0 : tensor<4x2xi32>
@@ -81,9 +84,24 @@ func.func @u8_s8(%a: tensor<4x8xui8>, %b: tensor<8x2xi8>) -> tensor<4x2xi32> {
 
 // -----
 
-/// i8 to i8 wraps: summed in i32 and truncated once, the same bits.
+/// A k too long for exact f32 sums (512 x 255 x 255 > 2^24): each operand
+/// converted to i32 by its own signedness (ui8 zero-extended), summed in i32.
+// CHECK-LABEL: func.func @u8_long
+// CHECK: stablehlo.convert %{{.*}} : (tensor<4x512xui8>) -> tensor<4x512xi32>
+// CHECK: %[[D:.*]] = stablehlo.dot_general {{.*}} -> tensor<4x2xi32>
+// CHECK-NEXT: return %[[D]]
+func.func @u8_long(%a: tensor<4x512xui8>, %b: tensor<512x2xui8>) -> tensor<4x2xi32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x512xui8>, tensor<512x2xui8>) -> tensor<4x2xi32>
+  return %0 : tensor<4x2xi32>
+}
+
+// -----
+
+/// i8 to i8 wraps: the exact sum goes to i32 and is truncated from there
+/// (f32 -> i8 would saturate), the same bits as an i8 accumulator's.
 // CHECK-LABEL: func.func @i8_wraps
-// CHECK: stablehlo.convolution({{.*}}) {{.*}} -> tensor<1x6x6x4xi32>
+// CHECK: stablehlo.convolution({{.*}}) {{.*}} -> tensor<1x6x6x4xf32>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<1x6x6x4xf32>) -> tensor<1x6x6x4xi32>
 // CHECK: stablehlo.convert %{{.*}} : (tensor<1x6x6x4xi32>) -> tensor<1x6x6x4xi8>
 func.func @i8_wraps(%x: tensor<1x8x8x4xi8>, %w: tensor<3x3x4x4xi8>) -> tensor<1x6x6x4xi8> {
   %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
