@@ -61,6 +61,10 @@ def _cases():
     def mlp(x, w1, w2):
         return jnp.maximum(x @ w1, 0) @ w2
 
+    def mlp_f32_sums(x, w1, w2):
+        h = jnp.maximum(jnp.dot(x, w1, preferred_element_type=jnp.float32), 0)
+        return jnp.dot(h.astype(x.dtype), w2, preferred_element_type=jnp.float32)
+
     bf16 = jnp.bfloat16
     return {
         "conv3x3_s1": (lambda x, w: conv(x, w), [r(2, 28, 28, 128), r(3, 3, 128, 128)]),
@@ -93,6 +97,15 @@ def _cases():
         "mlp_f32": (mlp, [r(256, 1024), r(1024, 1024) * .03, r(1024, 1024) * .03]),
         "mlp_bf16": (mlp, [r(256, 1024).astype(bf16), (r(1024, 1024) * .03).astype(bf16),
                            (r(1024, 1024) * .03).astype(bf16)]),
+        # mixed-precision training's layers: bf16 operands, f32 sums (issue 39)
+        "mlp_bf16_f32acc": (mlp_f32_sums, [r(256, 1024).astype(bf16), (r(1024, 1024) * .03).astype(bf16),
+                                           (r(1024, 1024) * .03).astype(bf16)]),
+        "matmul_bf16_1024": (lambda a, b: a @ b, [r(1024, 1024).astype(bf16), r(1024, 1024).astype(bf16)]),
+        "matmul_i8_i32_1024": (lambda a, b: jnp.matmul(a, b, preferred_element_type=jnp.int32),
+                               [rng.integers(-128, 128, (1024, 1024)).astype(np.int8),
+                                rng.integers(-128, 128, (1024, 1024)).astype(np.int8)]),
+        "matmul_f64_1024": (lambda a, b: a @ b, [r(1024, 1024, dtype=np.float64),
+                                                  r(1024, 1024, dtype=np.float64)]),
     }
 
 
@@ -104,7 +117,8 @@ def export(folder: Path, only: list[str]) -> list[Path]:
         if only and not any(word in name for word in only):
             continue
         path = folder / f"{name}.mlir"
-        path.write_text(jax.jit(fn).lower(*args).as_text())
+        with jax.enable_x64(any(np.asarray(a).dtype == np.float64 for a in args)):   # f64 stays f64
+            path.write_text(jax.jit(fn).lower(*args).as_text())
         _save_inputs(folder / f"{name}.inputs.npz", args)
         written.append(path)
     return written

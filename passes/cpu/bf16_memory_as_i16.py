@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+import numpy as np
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
@@ -131,11 +134,38 @@ def _retype_values(values) -> None:
 
 
 def _constant_as_bits(op: ir.Operation) -> None:
-    """A bf16 constant's users read it through a bitcast to i16, which LLVM
-    folds into an i16 constant: no conversion is left to run."""
-    bf16 = op.results[0].type
-    cast = ir.Operation.create("llvm.bitcast", results=[_as_i16(bf16)], operands=[op.results[0]],
-                               loc=op.location, ip=ir.InsertionPoint.after(op))
-    for use in list(op.results[0].uses):
-        if use.owner != cast:
-            use.owner.operands[use.operand_number] = cast.results[0]
+    """A bf16 constant becomes an i16 constant of the same bits. A scalar's or
+    a vector's users could read it through a bitcast, but an array of vectors
+    (a 2-D vector's initial value, as a bf16 convolution's register tiles
+    start from) cannot be bitcast in LLVM: the module was invalid."""
+    bits = ir.Operation.create(
+        "llvm.mlir.constant", results=[_as_i16(op.results[0].type)], loc=op.location,
+        attributes={"value": _bits_attribute(op.attributes["value"])},
+        ip=ir.InsertionPoint.after(op))
+    op.results[0].replace_all_uses_with(bits.results[0])
+    op.erase()
+
+
+_FLOAT_TOKEN = re.compile(r"0x[0-9A-Fa-f]+|[-+]?(?:inf|nan|[0-9][0-9.]*(?:[eE][-+]?[0-9]+)?)")
+
+
+def _bits_attribute(value: ir.Attribute) -> ir.Attribute:
+    """``value`` (bf16, or a dense bf16 vector) as i16 with the same bits.
+    The printed form is parsed: the bindings read no bf16 elements."""
+    text = str(value)
+    if "dense<" not in text:
+        return ir.IntegerAttr.get(ir.IntegerType.get_signless(16), _bf16_bits(text.split(":")[0]))
+    body, kind = text[len("dense<"):].rsplit("> :", 1)
+    if not body.startswith('"0x'):           # hex is the raw little-endian data already
+        words = np.array([_bf16_bits(t) for t in _FLOAT_TOKEN.findall(body)], dtype="<u2")
+        body = '"0x' + words.tobytes().hex().upper() + '"'
+    return ir.Attribute.parse(f"dense<{body}> :{kind.replace('bf16', 'i16')}")
+
+
+def _bf16_bits(token: str) -> int:
+    """The 16 bits of one printed bf16: hex is its bits already; a decimal is
+    exact in f32, whose upper half it is."""
+    token = token.strip()
+    if token.startswith("0x"):
+        return int(token, 16)
+    return int(np.array(float(token), dtype=np.float32).view(np.uint32)) >> 16

@@ -128,11 +128,11 @@ def flops(op: ir.Operation) -> int:
         inputs = list(op.operands)[:len(op.operands) // 2]      # the rest are init values
         return sum(numel(value.type) for value in inputs)
     if kind == DOT:
-        return 2 * numel(op.results[0].type) * _contracted_size(op)
+        return 2 * numel(op.results[0].type) * contracted_size(op)
     return 0
 
 
-def _contracted_size(op: ir.Operation) -> int:
+def contracted_size(op: ir.Operation) -> int:
     """Products summed per result element of a dot or convolution."""
     lhs, rhs = op.operands[0].type.shape, op.operands[1].type.shape
     if op.name == "stablehlo.dot":

@@ -1,4 +1,5 @@
-"""xla-widen-contractions: bf16/f16 dots and convolutions computed in f32."""
+"""xla-widen-contractions: narrow and mixed-type dots and convolutions
+computed in f32/f64 or i32/i64, the result rounded (or truncated) once."""
 
 from __future__ import annotations
 
@@ -6,21 +7,34 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.fusion.op_classes import contracted_size
 
 _CONTRACTIONS = ("stablehlo.dot_general", "stablehlo.convolution")
-_NARROW = ("bf16", "f16")
 
 
 @dataclass(frozen=True)
 class WidenContractions(ModulePass):
-    """Give each bf16/f16 `dot_general` and `convolution` f32 operands and an f32
-    accumulator, and round the result back once.
+    """Give each `dot_general` and `convolution` whose element types are not
+    all its accumulator's (narrow floats: bf16, f16, f8, f6, f4; integers
+    narrower than 32 bits, unsigned ones included; mixed operand types)
+    operands of the accumulator type, and convert the result back once.
+    The accumulator is f32 (f64 if any type is f64) for floats; for
+    integers f32 where every sum is an integer f32 holds exactly (i8 x i8
+    up to k = 1024), else i32 (i64 if any type is 64 bits).
 
-    Why: XLA's CPU backend computes these in f32 (no CPU has a bf16 dot for
-    general shapes), so its results, which users compare with, are sums
-    rounded once; accumulating in bf16 loses about three digits on a
-    1024-long dot. The f32 contraction also takes the f32 matmul and
-    convolution schedules, where a bf16 one would run as scalar loops.
+    Why: XLA's CPU backend computes narrow floats in f32, so its results,
+    which users compare with, are sums rounded once (a bf16 accumulator
+    loses about three digits on a 1024-long dot); integer sums wrap the same
+    in i32 as in i8 (truncation is a ring homomorphism), and exact f32 sums
+    are the true ones (under 2^24, nothing wrapped): f32 FMAs run a quarter
+    faster than AVX2's i32 multiplies (i8 1024^3). The wide contraction
+    takes the f32/f64/i32/i64 matmul and convolution schedules, and the
+    converts are elementwise ops that the matmul schedules fuse into their
+    packing of B (contraction_plan._b_producer): converting in registers at
+    every read of a bf16 or i8 panel measured 1.6x (bf16) and 2x (i8)
+    slower at 1024^3 (docs/pipeline.md). Upstream's lowering also
+    sign-extends unsigned operands (its matmul has one cast for both);
+    converted first, ui8 is zero-extended.
     Example: `dot_general(bf16, bf16) -> bf16` becomes `convert` to f32 of
     both operands, the f32 `dot_general`, and one `convert` back to bf16.
     """
@@ -29,26 +43,66 @@ class WidenContractions(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
-            if op.name in _CONTRACTIONS and _narrow(op):
-                _widen(op)
+            if op.name in _CONTRACTIONS:
+                wide = accumulator(op)
+                if wide is not None:
+                    _widen(op, wide)
 
 
-def _element(value_type: ir.Type) -> str:
-    return str(ir.RankedTensorType(value_type).element_type)
+def _element(value: ir.Value) -> ir.Type | None:
+    if not isinstance(value.type, ir.RankedTensorType):
+        return None
+    return ir.RankedTensorType(value.type).element_type
 
 
-def _narrow(op: ir.Operation) -> bool:
-    types = [v.type for v in (*op.operands, *op.results)]
-    return (all(isinstance(t, ir.RankedTensorType) for t in types)
-            and {_element(t) for t in types} <= set(_NARROW))
+def accumulator(op: ir.Operation) -> ir.Type | None:
+    """The type ``op`` should compute in, when its own element types are not
+    all that type; else None (f32, f64, i32, i64 alike, complex, quantized)."""
+    types = [_element(v) for v in (*op.operands, *op.results)]
+    if any(t is None for t in types):
+        return None
+    if all(isinstance(t, ir.FloatType) for t in types):
+        wide = ir.F64Type.get() if 64 in _widths(types) else ir.F32Type.get()
+        return wide if any(t != wide for t in types) else None
+    if all(isinstance(t, ir.IntegerType) for t in types):
+        # same-width signedness does not matter: ui32 x ui32 -> ui32 wraps as i32 does
+        width = 64 if 64 in _widths(types) else 32
+        if min(_widths(types)) >= width:
+            return None
+        return ir.F32Type.get() if _exact_in_f32(op) else ir.IntegerType.get_signless(width)
+    return None
 
 
-def _f32(value_type: ir.Type) -> ir.Type:
-    tensor = ir.RankedTensorType(value_type)
-    return ir.RankedTensorType.get(tensor.shape, ir.F32Type.get())
+def _widths(types: list[ir.Type]) -> list[int]:
+    return [t.width for t in types]
+
+
+F32_INTEGERS = 1 << 24       # every integer up to 2^24 is an f32
+
+
+def _exact_in_f32(op: ir.Operation) -> bool:
+    """Whether every product of ``op``'s integer operands and every partial
+    sum of them is an integer an f32 holds exactly (|sum| <= 2^24: an i8 x i8
+    dot up to k = 1024, ui8 x i8 up to 512), so that f32 FMAs give the exact
+    sum, which no wrapping can have touched (it is under 2^31)."""
+    largest = [_largest(_element(v)) for v in op.operands]
+    return contracted_size(op) * largest[0] * largest[1] <= F32_INTEGERS
+
+
+def _largest(element: ir.Type) -> int:
+    """The largest magnitude an integer of ``element``'s type takes."""
+    integer = ir.IntegerType(element)
+    return (1 << integer.width) - 1 if integer.is_unsigned or integer.width == 1 \
+        else 1 << (integer.width - 1)
+
+
+def _retyped(value_type: ir.Type, element: ir.Type) -> ir.Type:
+    return ir.RankedTensorType.get(ir.RankedTensorType(value_type).shape, element)
 
 
 def _convert(value: ir.Value, to: ir.Type) -> ir.Value:
+    if value.type == to:
+        return value
     return ir.Operation.create("stablehlo.convert", results=[to], operands=[value]).result
 
 
@@ -56,12 +110,21 @@ def _attribute_name(named) -> str:
     return named if isinstance(named, str) else named.name
 
 
-def _widen(op: ir.Operation) -> None:
+def contraction_like(op: ir.Operation, operands: list[ir.Value], result: ir.Type) -> ir.Value:
+    """A copy of contraction ``op`` (its dimension numbers, window, precision)
+    on ``operands`` with ``result`` type, built at the insertion point."""
+    attributes = {name: op.attributes[name] for name in map(_attribute_name, op.attributes)}
+    return ir.Operation.create(op.name, results=[result], operands=operands,
+                               attributes=attributes).result
+
+
+def _widen(op: ir.Operation, element: ir.Type) -> None:
     with ir.InsertionPoint(op), op.location:
-        operands = [_convert(v, _f32(v.type)) for v in op.operands]
-        attributes = {name: op.attributes[name] for name in map(_attribute_name, op.attributes)}
-        wide = ir.Operation.create(op.name, results=[_f32(op.result.type)], operands=operands,
-                                   attributes=attributes)
-        narrow = _convert(wide.result, op.result.type)
+        operands = [_convert(v, _retyped(v.type, element)) for v in op.operands]
+        wide = contraction_like(op, operands, _retyped(op.result.type, element))
+        if isinstance(element, ir.FloatType) and isinstance(_element(op.result), ir.IntegerType):
+            # exact integers: to i32 first, so that an i8 result wraps (f32 -> i8 saturates)
+            wide = _convert(wide, _retyped(op.result.type, ir.IntegerType.get_signless(32)))
+        narrow = _convert(wide, op.result.type)
     op.result.replace_all_uses_with(narrow)
     op.erase()

@@ -2,7 +2,8 @@
 
 Read by xla-apply-schedules. The register tile of C is cut for the CPU: as
 many accumulators as leave room for the operands (8 x 32 f32 with AVX-512's
-32 registers, 6 x 16 with AVX2's 16), and, where the extents allow it,
+32 registers, 6 x 16 with AVX2's 16; f64 and i64 tiles half as wide: as many
+registers, half the lanes), and, where the extents allow it,
 tiles, blocks and thread chunks that divide them: a static tile needs no
 masks, and a masked tile is several times slower (every load and FMA under a
 mask). Only when nothing divides does an edge tile stay masked.
@@ -37,9 +38,11 @@ def contraction_plan(op: ir.Operation, machine: Machine, fuse_producers: bool = 
     matmul's packing of B (_b_producer)."""
     nest = loop_nest(op)
     init = op.operands[-1].owner
-    if nest is None or nest.element_bytes != 4 or op.name not in (*CONTRACTIONS, *POOLINGS) \
+    if nest is None or nest.element_bytes not in (4, 8) or op.name not in (*CONTRACTIONS, *POOLINGS) \
             or not hasattr(init, "name") or init.name != "linalg.fill" \
             or math.prod(nest.extents) < 256:
+        return None
+    if op.name in POOLINGS and nest.element_bytes != 4:
         return None
     if op.name == "linalg.conv_2d_nhwc_hwcf":
         return _conv_plan(op, nest, machine)
@@ -51,11 +54,11 @@ def contraction_plan(op: ir.Operation, machine: Machine, fuse_producers: bool = 
 PEEL_ROWS_FROM = 32         # m >= 32 tiles: one masked tile costs less than narrower ones (128 rows: not yet)
 
 
-def register_tile(m: int, n: int, machine: Machine) -> tuple[int, int]:
+def register_tile(m: int, n: int, machine: Machine, element_bytes: int = 4) -> tuple[int, int]:
     """(rows, columns) of C held in registers: columns two vectors wide, rows as
     many as fit beside the two B vectors and the broadcast A, dividing m and n
     where possible."""
-    lanes = machine.vector_bytes // 4
+    lanes = machine.vector_bytes // element_bytes
     rows = (machine.registers - 3) // 2 if machine.registers < 32 else 8
     tn = 2 * lanes if n % (2 * lanes) == 0 else lanes if n % lanes == 0 else 2 * lanes
     tm = divisor(m, rows) if m % rows else rows
@@ -70,7 +73,8 @@ def register_tile(m: int, n: int, machine: Machine) -> tuple[int, int]:
 
 def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_producers: bool) -> Plan:
     *batch, m, n, k = nest.extents
-    tm, tn = register_tile(m, n, machine)
+    size = nest.element_bytes
+    tm, tn = register_tile(m, n, machine, size)
     if op.name == "linalg.batch_matmul":
         tm, tn = _no_unit_remainder(m, tm), _no_unit_remainder(n, tn)
     chunks = static_tiles(tuple(nest.extents[:-1]), machine.threads, (1,) * len(batch) + (tm, tn), k)
@@ -82,7 +86,7 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
         return Plan(f"xla_batch_matmul{'' if whole else '_peeled'}", chunks + (bk, tm, tn))
     whole = m % tm == 0 and n % tn == 0 and all(c == 0 or e % c == 0
                                                 for e, c in zip(nest.extents, chunks))
-    columns = _column_chunks(m, n, min(k, BLOCK), tn, machine) if n % tn == 0 else None
+    columns = _column_chunks(m, n, min(k, BLOCK), tn, machine, size) if n % tn == 0 else None
     if k <= SHORT_K and whole and not columns:
         return Plan("xla_matmul_short_k", chunks + (tm, tn))
     chunks = columns or chunks
@@ -93,12 +97,16 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     # the fused panels keep column tiles outside, a loss there for many rows
     # (B transposed, 1024^3: 100 -> 82 GFLOP/s), a gain for few (256 x 256 x 8000: 88 -> 107)
     few_rows = machine.registers >= 32 or m <= FUSED_B_ROWS_AVX2
-    producer = _b_producer(op) if fuse_producers and few_rows else None
-    if producer is not None and bk % 16 == 0 and tn % 16 == 0:
+    # the fused panels are made in 16 x 16 blocks of 4-byte elements
+    producer = _b_producer(op) if fuse_producers and size == 4 else None
+    if producer is not None and few_rows and bk % 16 == 0 and tn % 16 == 0:
         return Plan("xla_matmul_fused_b", chunks + (bn, bk, tm, tn), (producer,))
     if machine.registers < 32:
+        if producer is not None and _is_widening(producer):     # rows of a block: no transposes
+            return Plan("xla_matmul_block_packed_fused_b", chunks + (bn, bk, tm, tn), (producer,))
         return Plan("xla_matmul_block_packed", chunks + (bn, bk, tm, tn))
-    return Plan("xla_matmul", chunks + (_row_block(chunks[0] or m, min(k, BLOCK), tm), bn, bk, tm, tn))
+    return Plan("xla_matmul", chunks + (_row_block(chunks[0] or m, min(k, BLOCK), tm, size),
+                                        bn, bk, tm, tn))
 
 
 def _no_unit_remainder(size: int, tile: int) -> int:
@@ -119,10 +127,9 @@ def _no_unit_remainder(size: int, tile: int) -> int:
 def _b_producer(op: ir.Operation) -> ir.Operation | None:
     """The op making B, and only B, that the schedule can fuse into its
     packing of B's panels: a 2-D transpose (a weight stored [n, k]) or a
-    widening (bf16 or f16 weights computed in f32), else None."""
+    widening (bf16, f16, f8 weights computed in f32; i8 ones in i32), else None."""
     producer = op.operands[1].owner
-    if not hasattr(producer, "name") or not (_is_transpose_2d(producer) or (
-            producer.name == "linalg.generic" and _is_widening(producer))):
+    if not hasattr(producer, "name") or not (_is_transpose_2d(producer) or _is_widening(producer)):
         return None
     uses = list(producer.results[0].uses)
     return producer if len(uses) == 1 and uses[0].owner == op else None
@@ -137,13 +144,19 @@ def _is_transpose_2d(op: ir.Operation) -> bool:
     return op.name == "linalg.generic" and copy_permutation(op) == [1, 0]
 
 
+_WIDENINGS = ("arith.extf", "arith.extsi", "arith.extui", "arith.sitofp", "arith.uitofp")
+
+
 def _is_widening(op: ir.Operation) -> bool:
-    """A 2-D generic whose body is only ``arith.extf`` of its one input, identity maps."""
+    """A 2-D generic whose body only widens its one input (a float, or a
+    signed or unsigned integer), identity maps."""
+    if op.name != "linalg.generic":
+        return False
     block = op.regions[0].blocks[0]
     body = [inner.operation for inner in block.operations]
     maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
     identity = str(ir.AffineMap.get_identity(2))
-    return len(op.operands) == 2 and len(body) == 2 and body[0].name == "arith.extf" \
+    return len(op.operands) == 2 and len(body) == 2 and body[0].name in _WIDENINGS \
         and list(body[0].operands) == [block.arguments[0]] and all(str(m) == identity for m in maps)
 
 
@@ -151,7 +164,8 @@ FUSED_B_ROWS_AVX2 = 512
 A_IN_L2 = 512 * 1024        # bytes of A a chunk of columns re-reads from L2 per column tile
 
 
-def _column_chunks(m: int, n: int, k: int, tn: int, machine: Machine) -> tuple[int, int] | None:
+def _column_chunks(m: int, n: int, k: int, tn: int, machine: Machine,
+                   element_bytes: int) -> tuple[int, int] | None:
     """Thread chunks of whole columns (all rows each) where B is the larger
     operand and all of A (a k block of it) fits in L2, else None. With chunks
     of rows every chunk reads all of B, packing each panel again for a
@@ -159,7 +173,7 @@ def _column_chunks(m: int, n: int, k: int, tn: int, machine: Machine) -> tuple[i
     columns 168); the short-k schedule, which fuses the zero fill into each
     register tile, read B once per row tile (an LM head, 256 x 256 x 8000:
     95 GFLOP/s; by columns, packed: 269)."""
-    if n <= m or m * k * 4 > A_IN_L2:
+    if n <= m or m * k * element_bytes > A_IN_L2:
         return None
     columns = static_tiles((n,), machine.threads, (tn,), m * k)
     return (0, columns[0]) if n % columns[0] == 0 and columns[0] < n else None
@@ -173,12 +187,12 @@ def _static_b_blocks(n: int, k: int, chunk_n: int, bn: int, bk: int, tn: int) ->
     return n % tn == 0 and n % chunk_n == 0 and chunk_n % bn == 0 and bn % tn == 0 and k % bk == 0
 
 
-def _row_block(rows: int, k: int, tm: int) -> int:
+def _row_block(rows: int, k: int, tm: int, element_bytes: int = 4) -> int:
     """Rows of A per block where a chunk's ``rows`` x ``k`` of A would not stay
     in L2 while the packed panels go by (in whole register tiles), else 0."""
-    if rows * k * 4 <= A_IN_L2:
+    if rows * k * element_bytes <= A_IN_L2:
         return 0
-    return max(tm, A_IN_L2 // (k * 4) // tm * tm)
+    return max(tm, A_IN_L2 // (k * element_bytes) // tm * tm)
 
 
 def _block(extent: int, multiple: int) -> int:
@@ -193,7 +207,7 @@ def _conv_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan | Non
     """Any strides and dilations (the 1-D vectorizer handles them); tiles must
     divide ow, f and c: that vectorizer has no masks."""
     n, oh, ow, f, kh, kw, c = nest.extents
-    lanes = machine.vector_bytes // 4
+    lanes = machine.vector_bytes // nest.element_bytes
     accumulators = 16 if machine.registers >= 32 else 12
     tiles = [t for t in (_conv_tile(ow, f, lanes, v, accumulators) for v in (2, 1)) if t]
     tc = divisor(c, lanes)
@@ -203,7 +217,7 @@ def _conv_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan | Non
     # a 7-wide row in one 7x8 tile, not seven 1x16 tiles re-reading the filter
     tw, tf = max(tiles, key=lambda t: t[0] * t[1] / (t[0] * lanes + t[1]))
     name = CONTRACTIONS["linalg.conv_2d_nhwc_hwcf"]
-    if _filters_outer(op):
+    if _filters_outer(op, nest.element_bytes):
         cf, cn, ch, cw = static_tiles((f, n, oh, ow), machine.threads, (tf, 1, 1, tw),
                                       kh * kw * c)
         return Plan(name + "_filters_outer", (cn, ch, cw, cf, tw, tf, tc))
@@ -214,11 +228,11 @@ def _conv_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan | Non
 FILTER_IN_L2 = 512 * 1024    # a larger filter is read from memory once per row unless filters go outside
 
 
-def _filters_outer(op: ir.Operation) -> bool:
+def _filters_outer(op: ir.Operation, element_bytes: int) -> bool:
     """Filters outside the pixels where the filter is the operand too big to
     stay in cache and the larger one: each row then reads a slice of it from
     L2 instead of all of it from memory (conv.mlir)."""
-    input_bytes, filter_bytes = (4 * math.prod(v.type.shape) for v in op.operands[:2])
+    input_bytes, filter_bytes = (element_bytes * math.prod(v.type.shape) for v in op.operands[:2])
     return filter_bytes > FILTER_IN_L2 and filter_bytes > input_bytes
 
 

@@ -112,7 +112,7 @@ module attributes {transform.with_named_sequence} {
       %conv: !transform.any_op {transform.consumed},
       %scope: !transform.any_op {transform.readonly}) -> !transform.any_op {
     %padded, %pad, %copy_back = transform.structured.pad %conv {
-        padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32], padding_dimensions = [3],
+        padding_values = ["0x0", "0x0", "0x0"], padding_dimensions = [3],
         nofold_flags = [0, 1, 0], copy_back_op = "none"}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %buffer, %new = transform.structured.bufferize_to_allocation %pad

@@ -89,7 +89,7 @@ module attributes {transform.with_named_sequence} {
     %block, %kblock = transform.structured.tile_using_for %panel tile_sizes [0, 0, %bk]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
     %padded, %pad, %copy_back = transform.structured.pad %block {
-        padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32], padding_dimensions = [1],
+        padding_values = ["0x0", "0x0", "0x0"], padding_dimensions = [1],
         nofold_flags = [0, 1, 0], copy_back_op = "none"}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %buffer, %new = transform.structured.bufferize_to_allocation %pad
@@ -125,7 +125,7 @@ module attributes {transform.with_named_sequence} {
     %column, %cloop = transform.structured.tile_using_for %block tile_sizes [0, %tn, 0]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
     %padded, %pad, %copy_back = transform.structured.pad %column {
-        padding_values = [0.0 : f32, 0.0 : f32, 0.0 : f32], padding_dimensions = [1],
+        padding_values = ["0x0", "0x0", "0x0"], padding_dimensions = [1],
         nofold_flags = [0, 1, 0], copy_back_op = "none"}
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %buffer, %new = transform.structured.bufferize_to_allocation %pad
@@ -136,62 +136,6 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.structured.vectorize %row : !transform.any_op
     transform.yield %padded : !transform.any_op
-  }
-
-  // B made by a transpose (a weight stored [n, k], as PyTorch's Linear keeps
-  // it) or a widening (bf16 weights computed in f32): that producer is fused
-  // into the column loop, so each bk x tn panel of B is made, in 16 x 16
-  // blocks (transposed in registers), into a buffer of its own that the row
-  // tiles then read: the packing above, with the producer in it, instead of
-  // a transposed or f32 copy of all of B written to memory and read back.
-  // Parameters as @xla_matmul's, without bm.
-  transform.named_sequence @xla_matmul_fused_b(
-      %op: !transform.any_op {transform.consumed},
-      %producer: !transform.any_op {transform.consumed},
-      %cm: !transform.param<i64> {transform.readonly},
-      %cn: !transform.param<i64> {transform.readonly},
-      %bn: !transform.param<i64> {transform.readonly},
-      %bk: !transform.param<i64> {transform.readonly},
-      %tm: !transform.param<i64> {transform.readonly},
-      %tn: !transform.param<i64> {transform.readonly}) {
-    %fill = transform.get_producer_of_operand %op[2] : (!transform.any_op) -> !transform.any_op
-    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%cm, %cn]
-      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
-      -> (!transform.any_op, !transform.any_op)
-    %fill_chunk, %forall2 = transform.structured.fuse_into_containing_op %fill into %forall
-      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    transform.include @xla_fill_tiles failures(propagate) (%fill_chunk, %tm, %tn)
-      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
-    %panel, %nblock = transform.structured.tile_using_for %chunk tile_sizes [0, %bn, 0]
-      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    %block, %kblock = transform.structured.tile_using_for %panel tile_sizes [0, 0, %bk]
-      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    %column, %cloop = transform.structured.tile_using_for %block tile_sizes [0, %tn, 0]
-      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    %t1, %forall3 = transform.structured.fuse_into_containing_op %producer into %forall2
-      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t2, %nblock2 = transform.structured.fuse_into_containing_op %t1 into %nblock
-      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t3, %kblock2 = transform.structured.fuse_into_containing_op %t2 into %kblock
-      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %t4, %cloop2 = transform.structured.fuse_into_containing_op %t3 into %cloop
-      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %block16, %tloops:2 = transform.structured.tile_using_for %t4 tile_sizes [16, 16]
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %block16 vector_sizes [16, 16] : !transform.any_op
-    transform.include @xla_transpose_in_registers failures(propagate) (%forall3)
-      : (!transform.any_op) -> ()
-    %tile, %loops:2 = transform.structured.tile_using_for %column tile_sizes [%tm, 0, 1]
-      : (!transform.any_op, !transform.param<i64>)
-      -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.include @xla_peel failures(suppress) (%loops#0) : (!transform.any_op) -> ()
-    %tiles = transform.structured.match ops{["linalg.matmul"]} in %forall3
-      : (!transform.any_op) -> !transform.any_op
-    transform.structured.vectorize %tiles vector_sizes [%tm, %tn, 1] {create_named_contraction}
-      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
-    transform.include @xla_contract_to_fma failures(propagate) (%forall3)
-      : (!transform.any_op) -> ()
-    transform.yield
   }
 
   // For n not a multiple of the register tile (and m perhaps not either,

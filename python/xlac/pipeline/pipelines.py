@@ -70,7 +70,8 @@ def lower_to_linalg() -> list[str]:
         "xla-fold-empty-reductions",                      # reduce of a zero-size tensor = init; upstream leaves it
         "xla-lower-sort",                                 # merge sort in scf loops; no upstream pattern
         "xla-lower-top-k",                                # top_k: one pass per row against a k-buffer
-        "xla-widen-contractions",                         # bf16/f16 dot/conv in f32, as XLA: one rounding, f32 schedules
+        "xla-split-complex-contractions",                 # complex dot/conv as four real ones: the real schedules
+        "xla-widen-contractions",                         # narrow/mixed dot/conv in f32 or i32, as XLA: one rounding, wide schedules
         "xla-canonicalize-convolutions",                  # any layout, dilated input, weight gradients -> NHWC x HWIO
         "xla-flatten-reductions",                         # reduce over neighbouring dims: one dim, rows or columns
         "xla-rewrite-reduce-windows",                     # cumsum & co as log-step scans; padded windows -> pad + pooling

@@ -116,6 +116,61 @@ func.func @transposed_b(%a: tensor<64x128xf32>, %w: tensor<1024x128xf32>) -> ten
 
 // -----
 
+/// B widened from bf16 (xla-widen-contractions' convert): the widening is
+/// the packing. AVX-512 makes each 256 x 32 panel in 16 x 16 blocks; AVX2
+/// (many rows: whole blocks) writes each 256 x 128 block of B in f32, a
+/// vector row of bf16 widened at a time, and the row tiles read that block:
+/// no f32 copy of all of B, no copy of the block.
+// CHECK-LABEL: func.func @widened_b
+// CHECK: vector.transfer_read {{.*}} vector<16x16xbf16>
+// CHECK: arith.extf {{.*}} : vector<16x16xbf16> to vector<16x16xf32>
+// CHECK: vector.contract {{.*}} into vector<8x32xf32>
+// CHECK-NOT: linalg.generic
+// AVX2-LABEL: func.func @widened_b
+// AVX2-SAME: %[[W:[a-z0-9]+]]: tensor<512x128xbf16>
+// AVX2: scf.forall (%{{.*}}) in (8)
+// AVX2: scf.for %{{.*}} step %[[C256:.*]] iter_args
+// AVX2: %[[BLOCK:.*]] = scf.for {{.*}} -> (tensor<256x128xf32>)
+// AVX2: %[[ROW:.*]] = vector.transfer_read %[[W]]{{.*}} vector<16xbf16>
+// AVX2: arith.extf %[[ROW]] : vector<16xbf16> to vector<16xf32>
+// AVX2: vector.transfer_read %[[BLOCK]]{{.*}} vector<16xf32>
+// AVX2: vector.contract {{.*}} into vector<6x16xf32>
+// AVX2-NOT: linalg.generic
+// AVX2-NOT: memref.alloc
+func.func @widened_b(%a: tensor<576x512xf32>, %w: tensor<512x128xbf16>) -> tensor<576x128xf32> {
+  %bt = tensor.empty() : tensor<512x128xf32>
+  %b = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, affine_map<(d0, d1) -> (d0, d1)>], iterator_types = ["parallel", "parallel"]} ins(%w : tensor<512x128xbf16>) outs(%bt : tensor<512x128xf32>) {
+  ^bb0(%in: bf16, %out: f32):
+    %x = arith.extf %in : bf16 to f32
+    linalg.yield %x : f32
+  } -> tensor<512x128xf32>
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<576x128xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<576x128xf32>) -> tensor<576x128xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<576x512xf32>, tensor<512x128xf32>) outs(%c : tensor<576x128xf32>) -> tensor<576x128xf32>
+  return %r : tensor<576x128xf32>
+}
+
+// -----
+
+/// f64: as many registers as f32, half the lanes: 8 x 16 tiles with AVX-512,
+/// 4 x 8 (6 rows at most, 4 dividing 64) with AVX2; B packed as f32's is.
+// CHECK-LABEL: func.func @f64_matmul
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<256x16xf64>
+// CHECK: vector.contract {{.*}} : vector<8x1xf64>, vector<1x16xf64> into vector<8x16xf64>
+// AVX2-LABEL: func.func @f64_matmul
+// AVX2: memref.alloc() {alignment = 64 : i64} : memref<256x64xf64>
+// AVX2: vector.contract {{.*}} : vector<4x1xf64>, vector<1x8xf64> into vector<4x8xf64>
+func.func @f64_matmul(%a: tensor<64x512xf64>, %b: tensor<512x64xf64>) -> tensor<64x64xf64> {
+  %zero = arith.constant 0.0 : f64
+  %empty = tensor.empty() : tensor<64x64xf64>
+  %c = linalg.fill ins(%zero : f64) outs(%empty : tensor<64x64xf64>) -> tensor<64x64xf64>
+  %r = linalg.matmul ins(%a, %b : tensor<64x512xf64>, tensor<512x64xf64>) outs(%c : tensor<64x64xf64>) -> tensor<64x64xf64>
+  return %r : tensor<64x64xf64>
+}
+
+// -----
+
 /// A convolution whose filter (3x3x512x512, 9.4 MB) is larger than its input
 /// (7x7 pixels): threads take chunks of filters, the filters' loop runs
 /// outside the pixels', and each 3x3x512x32 filter slice is copied into an

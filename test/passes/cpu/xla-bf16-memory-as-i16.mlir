@@ -1,11 +1,10 @@
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-bf16-memory-as-i16)' --split-input-file | FileCheck %s
 
 /// bf16 values that are only loaded, selected, stored and moved by masked
-/// vector loads/stores become i16, constants are read through a bitcast (LLVM
-/// folds it), and bitcasts to i16 fold away.
+/// vector loads/stores become i16, constants are i16 constants of the same
+/// bits, and bitcasts to i16 fold away.
 // CHECK-LABEL: llvm.func @moves
-// CHECK: %[[INFB:.*]] = llvm.mlir.constant(0x7F80 : bf16) : bf16
-// CHECK: %[[INF:.*]] = llvm.bitcast %[[INFB]] : bf16 to i16
+// CHECK: %[[INF:.*]] = llvm.mlir.constant(32640 : i16) : i16
 // CHECK: %[[A:.*]] = llvm.load %{{.*}} : !llvm.ptr -> i16
 // CHECK: llvm.zext %[[A]] : i16 to i32
 // CHECK: %[[S:.*]] = llvm.select %{{.*}}, %[[A]], %[[INF]] : i1, i16
@@ -55,5 +54,28 @@ llvm.func @block(%src: !llvm.ptr, %dst: !llvm.ptr) {
   %block = llvm.insertvalue %row, %empty[0] : !llvm.array<2 x vector<16xbf16>>
   %back = llvm.extractvalue %block[0] : !llvm.array<2 x vector<16xbf16>>
   llvm.store %back, %dst : vector<16xbf16>, !llvm.ptr
+  llvm.return
+}
+
+// -----
+
+/// A constant array of bf16 vectors (a 2-D register tile's initial value, as
+/// a bf16 convolution's) is an i16 constant of the same bits: an array cannot
+/// be bitcast in LLVM.
+// CHECK-LABEL: llvm.func @constant_array
+// CHECK: %[[ZERO:.*]] = llvm.mlir.constant(dense<0> : vector<2x8xi16>) : !llvm.array<2 x vector<8xi16>>
+// CHECK: %[[ROWS:.*]] = llvm.mlir.constant(dense<{{\[}}[16256, -16384], [32704, 0]]> : vector<2x2xi16>) : !llvm.array<2 x vector<2xi16>>
+// CHECK: llvm.insertvalue %{{.*}}, %[[ZERO]][0] : !llvm.array<2 x vector<8xi16>>
+// CHECK: llvm.extractvalue %[[ROWS]][1] : !llvm.array<2 x vector<2xi16>>
+// CHECK-NOT: bf16
+llvm.func @constant_array(%src: !llvm.ptr, %dst: !llvm.ptr) {
+  %zero = llvm.mlir.constant(dense<0.0> : vector<2x8xbf16>) : !llvm.array<2 x vector<8xbf16>>
+  %rows = llvm.mlir.constant(dense<[[1.0, -2.0], [0x7FC0, 0.0]]> : vector<2x2xbf16>) : !llvm.array<2 x vector<2xbf16>>
+  %row = llvm.load %src : !llvm.ptr -> vector<8xbf16>
+  %block = llvm.insertvalue %row, %zero[0] : !llvm.array<2 x vector<8xbf16>>
+  %back = llvm.extractvalue %block[0] : !llvm.array<2 x vector<8xbf16>>
+  llvm.store %back, %dst : vector<8xbf16>, !llvm.ptr
+  %second = llvm.extractvalue %rows[1] : !llvm.array<2 x vector<2xbf16>>
+  llvm.store %second, %dst : vector<2xbf16>, !llvm.ptr
   llvm.return
 }
