@@ -25,7 +25,8 @@ def bufferize() -> list[str]:
         "xla-own-empties",                                # 1,000 fills into CSE's one empty: no quadratic analysis
         "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map "
-        "allow-return-allocs-from-loops}",
+        "allow-return-allocs-from-loops "
+        "unknown-type-conversion=identity-layout-map}",   # a branch's results: whole buffers, not views
         "canonicalize",
         "xla-distinct-results",                           # `return %v, %v`: out-params would crash on one alloc
         "buffer-results-to-out-params{modify-public-functions=1 hoist-static-allocs=1}",
