@@ -53,6 +53,50 @@ func.func @main(%a: tensor<8xf32>, %b: tensor<8xf32>, %c: tensor<3xi32>, %d: ten
   return %r#0, %r#1, %r#2, %r#3 : tensor<8xf32>, tensor<8xf32>, tensor<3xi32>, tensor<3xi32>
 }"""
 
+# a matmul in the body (the shared-memory matmul kernel), an unsigned counter
+MATMUL_LOOP = """
+func.func @main(%h: tensor<16x32xf32>, %w: tensor<32x32xf32>, %n: tensor<ui32>) -> tensor<16x32xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<ui32>
+  %c1 = stablehlo.constant dense<1> : tensor<ui32>
+  %r:2 = stablehlo.while(%i = %c0, %x = %h) : tensor<ui32>, tensor<16x32xf32>
+    cond {
+      %p = stablehlo.compare LT, %i, %n, UNSIGNED : (tensor<ui32>, tensor<ui32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %d = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0]
+          : (tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<16x32xf32>
+      %t = stablehlo.tanh %d : tensor<16x32xf32>
+      %i1 = stablehlo.add %i, %c1 : tensor<ui32>
+      stablehlo.return %i1, %t : tensor<ui32>, tensor<16x32xf32>
+    }
+  return %r#1 : tensor<16x32xf32>
+}"""
+
+# a loop started from a slice of a kernel's result (a random key split off a pair
+# of keys, the other used too): carried as a copy of its own, not a view
+SLICED_CARRY = """
+func.func @main(%keys: tensor<2x2xui32>, %n: tensor<i32>) -> (tensor<2xui32>, tensor<1x2xui32>) {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %c1 = stablehlo.constant dense<1> : tensor<i32>
+  %three = stablehlo.constant dense<3> : tensor<2xui32>
+  %five = stablehlo.constant dense<5> : tensor<2x2xui32>
+  %all = stablehlo.multiply %keys, %five : tensor<2x2xui32>
+  %s = stablehlo.slice %all [1:2, 0:2] : (tensor<2x2xui32>) -> tensor<1x2xui32>
+  %t = stablehlo.slice %all [0:1, 0:2] : (tensor<2x2xui32>) -> tensor<1x2xui32>
+  %k = stablehlo.reshape %s : (tensor<1x2xui32>) -> tensor<2xui32>
+  %r:2 = stablehlo.while(%i = %c0, %key = %k) : tensor<i32>, tensor<2xui32>
+    cond {
+      %p = stablehlo.compare LT, %i, %n : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %m = stablehlo.multiply %key, %three : tensor<2xui32>
+      %x = stablehlo.xor %m, %key : tensor<2xui32>
+      %i1 = stablehlo.add %i, %c1 : tensor<i32>
+      stablehlo.return %i1, %x : tensor<i32>, tensor<2xui32>
+    }
+  return %r#1, %t : tensor<2xui32>, tensor<1x2xui32>
+}"""
+
 # an inner while in the outer one's body: %m inner steps of x <- 2x + 1 per outer step
 NESTED = """
 func.func @main(%x: tensor<5xf32>, %n: tensor<i32>, %m: tensor<i32>) -> tensor<5xf32> {
@@ -196,6 +240,10 @@ CASES = {
     "swapped carries, no trip": (SWAP, [np.ones(8, np.float32), np.ones(8, np.float32),
                                         np.array([1, 2, 3], np.int32), np.array([7, 8, 9], np.int32),
                                         np.float32(1.0)]),
+    "matmul in the body": (MATMUL_LOOP, [_RNG.standard_normal((16, 32)).astype(np.float32),
+                                         (_RNG.standard_normal((32, 32)) / 4).astype(np.float32),
+                                         np.uint32(3)]),
+    "sliced carry": (SLICED_CARRY, [np.array([[1, 2], [3, 4]], np.uint32), np.int32(5)]),
     "nested whiles": (NESTED, [np.linspace(-1, 1, 5, dtype=np.float32), np.int32(3), np.int32(2)]),
     "nested, inner no trip": (NESTED, [np.linspace(-1, 1, 5, dtype=np.float32), np.int32(2), np.int32(0)]),
     "loop in taken branch": (LOOP_IN_BRANCH, [np.linspace(0, 2, 6, dtype=np.float32), np.int32(4)]),

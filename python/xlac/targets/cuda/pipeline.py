@@ -18,6 +18,7 @@ def bufferize() -> list[str]:
     """"linalg" -> "gpu-loops": memrefs, every loop nest an scf.parallel on tiles."""
     return [
         "xla-gpu-counted-loops",                          # a known trip count: the host reads nothing back
+        "xla-gpu-whole-carries",                          # loops carry whole buffers (not views) from the start
         "xla-readonly-inputs",                            # inputs are copied to the device once per call
         "xla-own-fills",                                  # a fill per matmul: folded into its kernel, no copy
         "xla-gpu-epilogue-in-place",                      # a matmul's epilogue writes C: run in its kernel
