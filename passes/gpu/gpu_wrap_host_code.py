@@ -32,7 +32,10 @@ class GpuWrapHostCode(ModulePass):
     loop uses (a dynamic_slice's loaded and clamped index, the view it
     offsets) are first recomputed inside that loop: the host cannot read
     device memory, and a view with a computed offset cannot be a bare-pointer
-    kernel argument. Example:
+    kernel argument. Host control flow (a while, if, index_switch: launch_ops.
+    host_blocks) stays on the host and its regions are treated as the entry
+    is; the one-element loads it branches on are read back (host_reads.py).
+    Example:
 
         scf.for ... { memref.load %arg0 ... }   ->   scf.parallel (%i) = (%c0) to (%c1) step (%c1) {
                                                         scf.for ... { memref.load %arg0 ... } }
@@ -43,8 +46,10 @@ class GpuWrapHostCode(ModulePass):
     def run(self, module: ir.Operation) -> None:
         # collective calls (xla-lower-collectives) stay on the host: the runtime calls NCCL
         collectives = {symbol_name(f) for f in functions(module) if "xla.collective" in f.attributes}
-        for block in host_blocks(module):             # function bodies, then host control flow's blocks
+        blocks = host_blocks(module)                   # function bodies, then host control flow's blocks
+        for block in blocks:                           # may store in a block around: before any wrapping
             materialize_control_values(block)
+        for block in blocks:
             for run in _sequential_runs(block, collectives):
                 kept = _hoist_shared_scalars(run)
                 if kept:

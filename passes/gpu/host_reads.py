@@ -40,20 +40,16 @@ def read_back_ops(block: ir.Block) -> set[ir.Operation]:
 def _chain_to_control(op: ir.Operation, block: ir.Block) -> list[ir.Operation] | None:
     chain, steers = [op], False
     for use in op.result.uses:
-        user = use.owner.operation if hasattr(use.owner, "operation") else use.owner
-        if user.block != block:
-            if _inside_kernel(user, block):
-                continue
-            return None
-        if user.name in READ_BACK_CASTS:
+        user = use.owner.operation
+        if use.operand_number == 0 and control_operand(user) is not None:
+            steers = True                              # here or in a region nested here
+        elif user.block == block and user.name in READ_BACK_CASTS:
             rest = _chain_to_control(user, block)
             if rest is None:
                 return None
             chain += rest
             steers = True
-        elif use.operand_number == 0 and control_operand(user) is not None:
-            steers = True
-        else:
+        elif not _inside_kernel(user, block):
             return None
     return chain if steers else None
 
@@ -87,10 +83,9 @@ def materialize_control_values(block: ir.Block) -> None:
     """Make each scalar that host control flow in ``block`` branches on and device
     code computes (not a load the host can read back) a read-back: the device
     stores it into a buffer of its own where it is made, the host loads it there."""
-    reads = read_back_ops(block)
     for op in [op.operation for op in block.operations]:
         value = control_operand(op)
-        if value is None or isinstance(value.owner, ir.Block) or _host_value(value, reads):
+        if value is None or isinstance(value.owner, ir.Block) or _host_value(value):
             continue
         with op.context, op.location:
             buffer = ir.Operation.create("memref.alloc", results=[ir.MemRefType.get([], value.type)],
@@ -103,6 +98,7 @@ def materialize_control_values(block: ir.Block) -> None:
         op.operands[0] = loaded
 
 
-def _host_value(value: ir.Value, reads: set[ir.Operation]) -> bool:
+def _host_value(value: ir.Value) -> bool:
+    """A constant, or a value the host reads back (in this block or one around it)."""
     owner = value.owner.operation
-    return owner.name == "arith.constant" or owner in reads
+    return owner.name == "arith.constant" or owner in read_back_ops(owner.block)

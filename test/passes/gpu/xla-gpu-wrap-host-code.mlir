@@ -197,3 +197,28 @@ func.func @view_of_offset_view(%in: memref<5xi32>, %at: memref<i64>, %out: memre
   }
   return
 }
+
+// -----
+
+/// A predicate loaded in the block around the branch that uses it (CSE shared one
+/// load) is read back there.
+// CHECK-LABEL: func.func @predicate_from_around
+// CHECK: %[[P:.*]] = memref.load %{{.*}}[] : memref<i1>
+// CHECK-NEXT: scf.while
+// CHECK: scf.if %[[P]]
+// CHECK-NOT: memref.store
+func.func @predicate_from_around(%flag: memref<i1>, %a: memref<2xf32>, %b: memref<2xf32>) -> memref<2xf32> {
+  %p = memref.load %flag[] : memref<i1>
+  %r = scf.while (%x = %a) : (memref<2xf32>) -> memref<2xf32> {
+    %y = scf.if %p -> memref<2xf32> {
+      scf.yield %b : memref<2xf32>
+    } else {
+      scf.yield %x : memref<2xf32>
+    }
+    scf.condition(%p) %y : memref<2xf32>
+  } do {
+  ^bb0(%x: memref<2xf32>):
+    scf.yield %x : memref<2xf32>
+  }
+  return %r : memref<2xf32>
+}
