@@ -41,9 +41,9 @@ def identity(combiner: str, element: str) -> str | None:
     if not element.startswith("i"):
         return None
     bits = int(element[1:])
-    if bits == 1:
-        return {"arith.andi": "true", "arith.ori": "false", "arith.xori": "false",
-                "arith.addi": "false"}.get(combiner)
+    if bits == 1:                   # as integers: `arith.constant false : i1` does not parse
+        return {"arith.andi": "1", "arith.ori": "0", "arith.xori": "0",
+                "arith.addi": "0"}.get(combiner)
     return {"arith.addi": "0", "arith.ori": "0", "arith.xori": "0", "arith.maxui": "0",
             "arith.muli": "1", "arith.andi": "-1", "arith.minui": "-1",
             "arith.maxsi": str(-2 ** (bits - 1)), "arith.minsi": str(2 ** (bits - 1) - 1)}.get(combiner)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, functions, symbol_name
+from xlac.passes.gpu.host_reads import control_operand, materialize_control_values, read_back_ops
+from xlac.passes.gpu.launch_ops import host_blocks, host_control_flow
 
 # Ops the GPU host schedule executes itself (xlac.targets.cuda.schedule): everything
 # else touches buffer contents and must run on the device.
@@ -13,7 +15,7 @@ HOST_OPS = frozenset({
     "arith.constant", "memref.alloc", "memref.dealloc", "memref.copy", "memref.subview",
     "memref.get_global",                              # a constant buffer the runtime uploads
     "memref.expand_shape", "memref.collapse_shape", "memref.cast", "memref.reinterpret_cast",
-    "scf.parallel", "func.return",
+    "scf.parallel", "func.return", "scf.yield",     # scf.yield: host control flow's (the rest: below)
     "gpu.launch",                                     # a kernel xla-gpu-kernels wrote
 })
 
@@ -30,7 +32,10 @@ class GpuWrapHostCode(ModulePass):
     loop uses (a dynamic_slice's loaded and clamped index, the view it
     offsets) are first recomputed inside that loop: the host cannot read
     device memory, and a view with a computed offset cannot be a bare-pointer
-    kernel argument. Example:
+    kernel argument. Host control flow (a while, if, index_switch: launch_ops.
+    host_blocks) stays on the host and its regions are treated as the entry
+    is; the one-element loads it branches on are read back (host_reads.py).
+    Example:
 
         scf.for ... { memref.load %arg0 ... }   ->   scf.parallel (%i) = (%c0) to (%c1) step (%c1) {
                                                         scf.for ... { memref.load %arg0 ... } }
@@ -41,34 +46,53 @@ class GpuWrapHostCode(ModulePass):
     def run(self, module: ir.Operation) -> None:
         # collective calls (xla-lower-collectives) stay on the host: the runtime calls NCCL
         collectives = {symbol_name(f) for f in functions(module) if "xla.collective" in f.attributes}
-        for func in functions(module):
-            if func.regions[0].blocks:
-                block = func.regions[0].blocks[0]
-                for run in _sequential_runs(block, collectives):
-                    kept = _hoist_shared_scalars(run)
-                    if kept:
-                        _wrap(kept)
-                _sink_into_loops(block)
+        blocks = host_blocks(module)                   # function bodies, then host control flow's blocks
+        for block in blocks:                           # may store in a block around: before any wrapping
+            materialize_control_values(block)
+        for block in blocks:
+            for run in _sequential_runs(block, collectives):
+                kept = _hoist_shared_scalars(run)
+                if kept:
+                    _wrap(kept)
+            _sink_into_loops(block)
 
 
 def _sequential_runs(block, collectives=frozenset()) -> list[list[ir.Operation]]:
-    runs, current, folded = [], [], set()
+    runs, current, folded, between = [], [], set(), []
+    reads = read_back_ops(block)                      # predicates the host reads back
     for op in block.operations:
         op = op.operation
         if _folds_to_constant(op, folded):            # tile sizes: c1 * c16; canonicalize folds them later
             folded.update(op.results)
             continue
-        host = op.name in HOST_OPS or (op.name == "func.call" and
-                                       ir.FlatSymbolRefAttr(op.attributes["callee"]).value in collectives)
+        host = op.name in HOST_OPS or op in reads or host_control_flow(op) or control_operand(op) \
+            or (op.name == "func.call" and ir.FlatSymbolRefAttr(op.attributes["callee"]).value in collectives)
         if host and not (op.name in _VIEWS and _sinkable(op, folded)):
             if current:
                 runs.append(current)
-                current = []
+                current, between = [], []
+            between.append(op)
             continue
+        if not current and runs and _needs_merge(runs[-1], op, between, folded):
+            for moved in between:                     # buffers made between: before the run
+                moved.move_before(runs[-1][0])
+            current = runs.pop()
         current.append(op)
     if current:
         runs.append(current)
     return runs
+
+
+def _needs_merge(run: list[ir.Operation], op: ir.Operation, between: list[ir.Operation], folded) -> bool:
+    """Whether ``op`` reads what ``run`` computes and the host could not recompute
+    (a scalar loop's buffer: top_k's), with only new buffers made between them:
+    then both are one kernel, the buffers made before it."""
+    if not all(b.name == "memref.alloc" and not list(b.operands) for b in between):
+        return False
+    members = set(run)
+    return any(_top_level(use.owner.operation, op.block) == op and not _sinkable(source, folded)
+               for source in run for result in source.results for use in result.uses
+               if _top_level(use.owner.operation, op.block) not in members)
 
 
 def _folds_to_constant(op: ir.Operation, folded: set) -> bool:
@@ -94,7 +118,7 @@ def _hoist_shared_scalars(run: list[ir.Operation]) -> list[ir.Operation]:
                     _refuse(source)
                 shared.append(source)
     kept = [op for op in run if op not in shared]
-    feeds_kept = any(_top_level(use.owner.operation) in kept
+    feeds_kept = any(_top_level(use.owner.operation, op.block) in kept
                      for op in shared for result in op.results for use in result.uses)
     for op in run:
         if op not in shared and _used_outside(op, members):
@@ -110,13 +134,14 @@ def _hoist_shared_scalars(run: list[ir.Operation]) -> list[ir.Operation]:
 
 
 def _used_outside(op, members) -> bool:
-    return any(_top_level(use.owner.operation) not in members
+    return any(_top_level(use.owner.operation, op.block) not in members
                for result in op.results for use in result.uses)
 
 
-def _top_level(op):
-    while op.parent is not None and op.parent.name != "func.func":
-        op = op.parent
+def _top_level(op, block):
+    """The op of ``block`` that holds ``op`` (``op`` itself if it is in ``block``)."""
+    while op is not None and op.block != block:
+        op = op.parent if op.parent is not None and op.parent.name != "builtin.module" else None
     return op
 
 
@@ -200,7 +225,9 @@ def _sinkable(op, folded) -> bool:
     if op.name == "arith.constant" or any(r in folded for r in op.results):
         return False                                   # tile sizes must stay launch bounds
     if op.name in _VIEWS:                              # static views stay (View steps)
-        return any(v not in folded for v in list(op.operands)[1:])
+        source = op.operands[0].owner                  # a view of a moved view moves too
+        return any(v not in folded for v in list(op.operands)[1:]) or (
+            not isinstance(source, ir.Block) and source.name in _VIEWS and _sinkable(source.operation, folded))
     return op.name.startswith(_SCALAR_PREFIXES) or op.name == "memref.load"
 
 

@@ -8,11 +8,56 @@ from xlac.passes.base import functions
 
 
 def top_level_ops(module: ir.Operation) -> list[ir.Operation]:
-    ops = []
+    """The ops of every host block (``host_blocks``), block by block, in order."""
+    return [op.operation for block in host_blocks(module) for op in block.operations]
+
+
+HOST_LOOP = "xla.host_loop"      # an scf.for xla-gpu-counted-loops made of a while: the host runs it
+_CONTROL_FLOW = ("scf.while", "scf.if", "scf.index_switch")
+_DEVICE_WORK = ("linalg.", "gpu.launch", "scf.parallel", "memref.copy", "memref.alloc", "func.call")
+
+
+def host_blocks(module: ir.Operation) -> list[ir.Block]:
+    """The blocks whose ops the host schedule runs: each function's body, then
+    (depth first) the blocks of the host control flow in it."""
+    blocks = []
     for func in functions(module):
         if func.regions[0].blocks:
-            ops += [op.operation for op in func.regions[0].blocks[0].operations]
-    return ops
+            blocks += _with_nested_host_blocks(func.regions[0].blocks[0])
+    return blocks
+
+
+def _with_nested_host_blocks(block: ir.Block) -> list[ir.Block]:
+    blocks = [block]
+    for op in block.operations:
+        if host_control_flow(op.operation):
+            for region in op.regions:
+                for inner in region.blocks:
+                    blocks += _with_nested_host_blocks(inner)
+    return blocks
+
+
+def host_control_flow(op: ir.Operation) -> bool:
+    """Whether ``op``, in a host block, is control flow the host runs: a while, if
+    or index_switch that carries buffers (or tensors) or holds device work (kernels,
+    copies, buffers), or a counted scf.for xla-gpu-counted-loops marked. A scalar
+    loop of a lowering (top_k's, scatter's) is device work: one thread runs it."""
+    if op.name == "scf.for":
+        return HOST_LOOP in op.attributes
+    if op.name not in _CONTROL_FLOW:
+        return False
+    if any(isinstance(v.type, (ir.MemRefType, ir.RankedTensorType)) for v in op.results):
+        return True
+    found = []
+
+    def visit(inner):
+        if inner.name.startswith(_DEVICE_WORK):
+            found.append(inner)
+            return ir.WalkResult.INTERRUPT
+        return ir.WalkResult.ADVANCE
+
+    op.walk(visit)
+    return bool(found)
 
 
 def block_position(op: ir.Operation) -> int:

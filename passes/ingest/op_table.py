@@ -56,8 +56,10 @@ def markdown() -> str:
               "the StableHLO they become.", "",
              "`cuda` (sm_90, `pip install 'xlac[cuda]'`) compiles an op where `cpu` does, with",
              "static shapes only; its PTX is checked by ptxas here, but it has not yet run on a",
-             "GPU. Ops lowered to sequential loops (sort, scatter, while, ...) run as a",
-             "one-thread kernel: correct in principle, slow.", "",
+             "GPU. Ops lowered to sequential loops (sort, scatter, top_k, ...) run as a",
+             "one-thread kernel: correct in principle, slow. `while`, `if` and `case` run on",
+             "the host, the work in their regions as kernels, the predicate or index read",
+             "back from the device (none with a known trip count): docs/cuda.md.", "",
               "Whatever the op, the support check also rejects:", ""]
     lines += [f"- {rule}" for rule in TYPE_RULES]
     return "\n".join(lines) + "\n"

@@ -155,3 +155,44 @@ func.func @reads_other_rows(%x: memref<64x1024xf32>, %e: memref<64x1024xf32>, %m
   }
   return
 }
+
+// -----
+
+/// In host control flow's regions (a while's condition and body) ops become
+/// kernels as at the top: the "any" reduction of the condition a block reduction
+/// (its i1 identity, false, written so that it parses), the body's elementwise op
+/// a loop kernel.
+// CHECK-LABEL: func.func @while_regions
+// CHECK: scf.while
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup(%{{.*}} : memref<256xi1, #gpu.address_space<workgroup>>)
+// CHECK: arith.ori
+// CHECK: scf.condition
+// CHECK: do
+// CHECK: gpu.launch
+// CHECK: arith.mulf
+// CHECK-NOT: linalg.generic
+#id = affine_map<(d0) -> (d0)>
+#all = affine_map<(d0) -> ()>
+func.func @while_regions(%x: memref<1000xf32>, %flags: memref<1000xi1>, %any: memref<i1>) -> memref<1000xf32> {
+  %r = scf.while (%v = %x) : (memref<1000xf32>) -> memref<1000xf32> {
+    linalg.generic {indexing_maps = [#id, #all], iterator_types = ["reduction"]}
+        ins(%flags : memref<1000xi1>) outs(%any : memref<i1>) {
+    ^bb0(%f: i1, %o: i1):
+      %e = arith.ori %f, %o : i1
+      linalg.yield %e : i1
+    }
+    %p = memref.load %any[] : memref<i1>
+    scf.condition(%p) %v : memref<1000xf32>
+  } do {
+  ^bb0(%v: memref<1000xf32>):
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%v : memref<1000xf32>) outs(%v : memref<1000xf32>) {
+    ^bb0(%a: f32, %o: f32):
+      %m = arith.mulf %a, %a : f32
+      linalg.yield %m : f32
+    }
+    scf.yield %v : memref<1000xf32>
+  }
+  return %r : memref<1000xf32>
+}

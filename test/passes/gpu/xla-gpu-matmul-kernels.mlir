@@ -154,3 +154,29 @@ func.func @written_between(%a: memref<64x32xf32>, %k: memref<64x32xf32>, %c: mem
   linalg.matmul ins(%a, %kt : memref<64x32xf32>, memref<32x64xf32>) outs(%c : memref<64x64xf32>)
   return
 }
+
+// -----
+
+/// A matmul in a while's body (host control flow) is the same tiled kernel, its
+/// fill folded in.
+// CHECK-LABEL: func.func @in_a_loop
+// CHECK: scf.while
+// CHECK: do
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup(%{{.*}} : memref<16x64xf32, #gpu.address_space<workgroup>>, %{{.*}} : memref<16x64xf32, #gpu.address_space<workgroup>>)
+// CHECK: math.fma
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: linalg.matmul
+func.func @in_a_loop(%a: memref<64x64xf32>, %c: memref<64x64xf32>, %go: memref<i1>) -> memref<64x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %r = scf.while (%x = %a) : (memref<64x64xf32>) -> memref<64x64xf32> {
+    %p = memref.load %go[] : memref<i1>
+    scf.condition(%p) %x : memref<64x64xf32>
+  } do {
+  ^bb0(%x: memref<64x64xf32>):
+    linalg.fill ins(%zero : f32) outs(%c : memref<64x64xf32>)
+    linalg.matmul ins(%x, %x : memref<64x64xf32>, memref<64x64xf32>) outs(%c : memref<64x64xf32>)
+    scf.yield %c : memref<64x64xf32>
+  }
+  return %r : memref<64x64xf32>
+}

@@ -253,19 +253,12 @@ def test_unknown_stage_lists_cuda_stages():
 
 
 def test_unsupported_program_is_a_compile_error_not_a_crash():
-    # a data-dependent while loop needs host control flow, which the schedule has not
+    # LAPACK calls run on the CPU only (data-dependent loops run: test_cuda_control_flow.py)
     text = """
-func.func @main(%n: tensor<i64>) -> tensor<i64> {
-  %one = stablehlo.constant dense<1> : tensor<i64>
-  %0 = stablehlo.while(%i = %one) : tensor<i64>
-  cond {
-    %c = stablehlo.compare LT, %i, %n : (tensor<i64>, tensor<i64>) -> tensor<i1>
-    stablehlo.return %c : tensor<i1>
-  } do {
-    %d = stablehlo.add %i, %i : tensor<i64>
-    stablehlo.return %d : tensor<i64>
-  }
-  return %0 : tensor<i64>
+func.func @main(%a: tensor<3x3xf32>) -> tensor<3x3xf32> {
+  %0 = stablehlo.custom_call @lapack_spotrf_ffi(%a) {mhlo.backend_config = {uplo = 76 : ui8}}
+      : (tensor<3x3xf32>) -> tensor<3x3xf32>
+  return %0 : tensor<3x3xf32>
 }"""
     with pytest.raises(xlac.CompileError, match="not supported on cuda"):
         xlac.compile(text, target="cuda")

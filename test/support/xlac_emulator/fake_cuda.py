@@ -4,7 +4,9 @@ Device memory is host memory (numpy buffers). Launches are recorded; with
 ``execute=True`` they also run, through the SIMT emulator
 (``xlac_emulator.simt``), on the kernels' MLIR text given as ``kernels=`` or
 ``attach_kernels``. Every pointer argument must be a live device allocation,
-as on a GPU, where a host pointer would fault.
+as on a GPU, where a host pointer would fault. Pinned host memory
+(``alloc_host``) is host memory too; each copy into it is a read-back,
+counted in ``read_backs`` (host control flow reading a predicate).
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ class FakeDriver:
         self.launches: list[tuple[str, tuple, tuple, list[int]]] = []
         self.modules: list[str] = []
         self.freed = 0
+        self.pinned: dict[int, np.ndarray] = {}
+        self.read_backs = 0
         self.execute = execute
         self.emulator = None
         if kernels:
@@ -51,6 +55,14 @@ class FakeDriver:
     def free(self, pointer: int) -> None:
         del self.memory[pointer]
         self.freed += 1
+
+    def alloc_host(self, nbytes: int) -> int:
+        buffer = np.zeros(max(nbytes, 1), np.uint8)
+        self.pinned[buffer.ctypes.data] = buffer
+        return buffer.ctypes.data
+
+    def free_host(self, pointer: int) -> None:
+        del self.pinned[pointer]
 
     def to_device(self, pointer: int, host: int, nbytes: int) -> None:
         ctypes.memmove(self._check(pointer, nbytes), host, nbytes)
@@ -93,6 +105,13 @@ class FakeDriver:
         self._enqueue(lambda: self.to_device(pointer, host, nbytes))
 
     def to_host_async(self, host: int, pointer: int, nbytes: int, stream: int) -> None:
+        if host in self.pinned:                        # a read-back: one element, maybe inside a buffer
+            if getattr(self, "_captured", None) is not None:
+                raise CudaError("CUDA driver: a read-back while a graph is captured")
+            self._inside(pointer, nbytes)
+            self.read_backs += 1
+            self._enqueue(lambda: ctypes.memmove(host, pointer, nbytes))
+            return
         self._check(pointer, nbytes)
         self._enqueue(lambda: self.to_host(host, pointer, nbytes))
 
@@ -135,3 +154,8 @@ class FakeDriver:
         if pointer not in self.memory or self.memory[pointer].size < nbytes:
             raise CudaError(f"CUDA driver: {pointer:#x} is not a device allocation of {nbytes} bytes")
         return pointer
+
+    def _inside(self, pointer: int, nbytes: int) -> None:
+        if not any(start <= pointer and pointer + nbytes <= start + buffer.size
+                   for start, buffer in self.memory.items()):
+            raise CudaError(f"CUDA driver: {pointer:#x} is not {nbytes} bytes of a device allocation")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from xlac.targets.cuda.control_flow import map_steps
 from xlac.targets.cuda.ptx import kernel_modules, shared_kernels, to_ptx
 from xlac.targets.cuda.runtime import function_for
 from xlac.targets.cuda.schedule import Launch, read_schedule
@@ -29,8 +30,8 @@ class CudaCompiler:
         the stages that go with it ("kernels" is what the emulator runs)."""
         steps = read_schedule(module, entry)
         ptx, canonical = runner.machine_code(lambda: _ptx(module), "ptx (llvmlite NVPTX -O3)")
-        schedule = [replace(step, kernel=canonical[step.kernel]) if isinstance(step, Launch)
-                    else step for step in steps]       # identical kernels: one PTX entry
+        schedule = map_steps(steps, lambda step: replace(step, kernel=canonical[step.kernel])
+                             if isinstance(step, Launch) else step)   # identical kernels: one PTX entry
         return function_for(ptx, schedule, signature, kept["kernels"], kept["gpu"], self.options,
                             self.grid)
 

@@ -21,6 +21,7 @@ import ctypes.util
 from importlib import metadata
 
 from xlac.dtypes import numpy_dtype
+from xlac.targets.cuda.control_flow import walk_steps
 from xlac.targets.cuda.errors import CudaError, CudaUnavailable
 from xlac.targets.cuda.nccl_types import BYTES, reduction_for
 from xlac.targets.cuda.schedule import Collective
@@ -113,7 +114,7 @@ class NcclCollectives:
     collective steps run on a stream."""
 
     def __init__(self, steps: list, nccl, world, partitions: int):
-        self._steps = [s for s in steps if isinstance(s, Collective)]
+        self._steps = [s for s in walk_steps(steps) if isinstance(s, Collective)]
         self._nccl, self._world = nccl, world
         self._comms: dict[tuple, tuple[int, tuple[int, ...]] | None] = {}
         rank = world.rank                              # host values the device copies in

@@ -17,6 +17,8 @@ from xlac.pipeline import pipelines
 def bufferize() -> list[str]:
     """"linalg" -> "gpu-loops": memrefs, every loop nest an scf.parallel on tiles."""
     return [
+        "xla-gpu-counted-loops",                          # a known trip count: the host reads nothing back
+        "xla-gpu-whole-carries",                          # loops carry whole buffers (not views) from the start
         "xla-readonly-inputs",                            # inputs are copied to the device once per call
         "xla-own-fills",                                  # a fill per matmul: folded into its kernel, no copy
         "xla-gpu-epilogue-in-place",                      # a matmul's epilogue writes C: run in its kernel
@@ -24,7 +26,8 @@ def bufferize() -> list[str]:
         "xla-own-empties",                                # 1,000 fills into CSE's one empty: no quadratic analysis
         "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map "
-        "allow-return-allocs-from-loops}",
+        "allow-return-allocs-from-loops "
+        "unknown-type-conversion=identity-layout-map}",   # a branch's results: whole buffers, not views
         "canonicalize",
         "xla-distinct-results",                           # `return %v, %v`: out-params would crash on one alloc
         "buffer-results-to-out-params{modify-public-functions=1 hoist-static-allocs=1}",

@@ -15,6 +15,8 @@ import ctypes
 import sys
 import threading
 
+from xlac.targets.cuda.control_flow import has_control_flow, walk_steps
+from xlac.targets.cuda.control_runtime import HostControl
 from xlac.targets.cuda.errors import CudaError, CudaUnavailable
 from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Launch, View
 from xlac.targets.cuda.serialize import artifact_bytes, read_code
@@ -81,6 +83,15 @@ class CtypesDriver:
 
     def free(self, pointer: int) -> None:
         self.check("cuMemFree_v2", ctypes.c_uint64(pointer))
+
+    def alloc_host(self, nbytes: int) -> int:
+        """Pinned (page-locked) host memory: what a read-back is copied into."""
+        pointer = ctypes.c_void_p()
+        self.check("cuMemAllocHost_v2", ctypes.byref(pointer), ctypes.c_size_t(nbytes))
+        return pointer.value
+
+    def free_host(self, pointer: int) -> None:
+        self.check("cuMemFreeHost", ctypes.c_void_p(pointer))
 
     def to_device(self, pointer: int, host: int, nbytes: int) -> None:
         self.check("cuMemcpyHtoD_v2", ctypes.c_uint64(pointer), ctypes.c_void_p(host), ctypes.c_size_t(nbytes))
@@ -177,8 +188,11 @@ class CudaFunction:
         self._owned: list[int] = []
         self._stream = None
         self._graph = None
-        # NCCL calls run between the kernels, launched one by one (not captured)
-        self._use_graph = use_graphs and not any(isinstance(s, Collective) for s in steps)
+        # NCCL calls run between the kernels, launched one by one (not captured); so do
+        # loops and branches, whose host reads the device between kernels
+        self._use_graph = use_graphs and not any(isinstance(s, Collective) for s in walk_steps(steps)) \
+            and not has_control_flow(steps)
+        self._control: HostControl | None = None
         self._lock = threading.Lock()     # the buffers are the function's: one call at a time
         self.grid = grid                  # an SPMD program's device grid (None: one device)
         self._device, self._nccl, self._collectives = device, nccl, None
@@ -211,7 +225,7 @@ class CudaFunction:
     def start_collectives(self) -> None:
         """Make the program's NCCL communicators: collective, once, on every rank
         after all of them compiled (``xlac.spmd.start``)."""
-        if self.grid is None or not any(isinstance(s, Collective) for s in self.steps):
+        if self.grid is None or not any(isinstance(s, Collective) for s in walk_steps(self.steps)):
             return
         from xlac.spmd.mpi import active_world
         from xlac.targets.cuda.nccl import NcclCollectives, NcclLibrary
@@ -225,17 +239,27 @@ class CudaFunction:
         return lambda: artifact_bytes(self, entry, signature)
 
     def _enqueue(self, driver, functions, buffers) -> None:
-        """The device-side work of one call: kernels and device-to-device copies."""
-        for step in self.steps:
+        """The device-side work of one call: kernels and device-to-device copies (and
+        the host's loops and branches around them)."""
+        self._run(self.steps, dict(buffers), driver, functions)
+
+    def _run(self, steps, env: dict[str, int], driver, functions) -> None:
+        """``steps`` with the names in ``env`` (a region's arguments bound at run time)."""
+        for step in steps:
             if isinstance(step, Copy):
-                driver.copy_async(buffers[step.target], buffers[step.source], step.nbytes, self._stream)
+                driver.copy_async(env[step.target], env[step.source], step.nbytes, self._stream)
             elif isinstance(step, Launch):
-                _launch(driver, functions[step.kernel], step, buffers, self._stream)
+                _launch(driver, functions[step.kernel], step, env, self._stream)
+            elif isinstance(step, View):
+                env[step.value] = env[step.source]      # the kernel applies the view's offset
             elif isinstance(step, Collective):
                 if self._collectives is None:
                     raise CudaError("a collective ran before the communicators were made: "
                                     "start the program on every rank (xlac.compile does)")
-                self._collectives.run(step, buffers, driver, self._stream)
+                self._collectives.run(step, env, driver, self._stream)
+            elif not isinstance(step, (Alloc, Const)):   # made once, in _device_memory
+                self._control.run(step, env, lambda region: self._run(region, env, driver, functions),
+                                  self._stream)
 
     def _capture(self, driver, functions, buffers) -> None:
         """Record the device work once as a CUDA graph: then a call is one graph launch,
@@ -267,13 +291,15 @@ class CudaFunction:
             self._collectives.close()
             self._collectives = None
         if driver is not None:
+            if self._control is not None:
+                self._control.close()
             if self._graph is not None:
                 driver.destroy_graph(self._graph)
             for pointer in owned:
                 driver.free(pointer)
             if self._stream is not None:
                 driver.destroy_stream(self._stream)
-        self._stream = self._graph = None
+        self._stream = self._graph = self._control = None
 
     def __del__(self):
         try:
@@ -284,27 +310,28 @@ class CudaFunction:
     def _load(self, driver) -> dict[str, int]:
         if self._functions is None:
             module = driver.load_module(self.ptx)
-            kernels = {s.kernel for s in self.steps if isinstance(s, Launch)}
+            kernels = {s.kernel for s in walk_steps(self.steps) if isinstance(s, Launch)}
             self._functions = {name: driver.function(module, name) for name in sorted(kernels)}
         return self._functions
 
     def _device_memory(self, driver) -> dict[str, int]:
-        """Every buffer the schedule names, allocated (and constants uploaded) once."""
+        """Every buffer the schedule makes, allocated (and constants uploaded) once; views
+        are bound as the steps run."""
         if self._buffers is not None:
             return self._buffers
         self._stream = driver.create_stream()
         buffers = {}
         for index, nbytes in enumerate(self._sizes):
             buffers[f"arg{index}"] = self._allocate(driver, nbytes)
-        for step in self.steps:
+        for step in walk_steps(self.steps):               # in loops and branches: fixed slots
             if isinstance(step, Alloc):
                 buffers[step.value] = self._allocate(driver, step.nbytes)
             elif isinstance(step, Const):
                 buffers[step.value] = self._allocate(driver, len(step.data))
                 host = ctypes.create_string_buffer(step.data, len(step.data))
                 driver.to_device(buffers[step.value], ctypes.addressof(host), len(step.data))
-            elif isinstance(step, View):
-                buffers[step.value] = buffers[step.source]     # the kernel applies the view's offset
+        if has_control_flow(self.steps):
+            self._control = HostControl(self.steps, buffers, lambda n: self._allocate(driver, n), driver)
         self._buffers = buffers
         return buffers
 

@@ -13,7 +13,9 @@ calls, so no host code is compiled:
 * ``Launch(kernel, grid, block, smem, args)``: args are ``("buf", value)`` or
   ``("i64"|"i32"|"f32"|..., number)`` for scalars;
 * ``Collective(kind, ...)``: a call of xla-lower-collectives' buffer calls,
-  run with NCCL (``xlac.targets.cuda.nccl``).
+  run with NCCL (``xlac.targets.cuda.nccl``);
+* ``Loop``, ``Branch``, ``ReadBack``: host control flow, its regions step
+  lists of their own (``xlac.targets.cuda.control_flow``).
 
 Values are named ``argN`` (the entry's arguments: inputs, then outputs) or ``tN``.
 """
@@ -28,6 +30,7 @@ import numpy as np
 from xlac.dtypes import element_bytes, numpy_dtype
 from xlac.errors import CompileError, error
 from xlac.mlir import ir
+from xlac.targets.cuda.control_flow import FLOW_OPS, TERMINATORS, read_flow
 from xlac.targets.cuda.nccl_types import reduction_for
 
 _VIEWS = {"memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast",
@@ -85,22 +88,58 @@ class Collective:
 def read_schedule(module: ir.Module, entry: str) -> list:
     """The steps of ``entry``; CompileError if it does anything the runtime cannot."""
     func = _entry(module, entry)
-    collectives = collective_declarations(module)
-    names = {arg: f"arg{i}" for i, arg in enumerate(func.regions[0].blocks[0].arguments)}
-    constants, steps = {}, []
-    globals_ = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
-                for op in module.body.operations if op.operation.name == "memref.global"}
-    for op in func.regions[0].blocks[0].operations:
-        op = op.operation
-        if op.name == "memref.get_global":
-            step = _const(op, names, globals_)
-        elif op.name == "func.call":
-            step = collective_step(op, names, collectives)
-        else:
-            step = _step(op, names, constants)
-        if step is not None:
-            steps.append(step)
-    return steps
+    return _Reader(module, func).steps(func.regions[0].blocks[0])
+
+
+class _Reader:
+    """Reads a block's ops as steps; host control flow's regions as step lists of
+    their own (``xlac.targets.cuda.control_flow``)."""
+
+    def __init__(self, module: ir.Module, func: ir.Operation):
+        self.collectives = collective_declarations(module)
+        self.names = {arg: f"arg{i}" for i, arg in enumerate(func.regions[0].blocks[0].arguments)}
+        self.constants = {}
+        self.globals = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
+                        for op in module.body.operations if op.operation.name == "memref.global"}
+
+    def steps(self, block) -> list:
+        steps = []
+        for op in block.operations:
+            op = op.operation
+            if op.name == "memref.get_global":
+                step = _const(op, self.names, self.globals)
+            elif op.name == "func.call":
+                step = collective_step(op, self.names, self.collectives)
+            elif op.name in FLOW_OPS:
+                step = read_flow(op, self)
+            elif op.name in TERMINATORS:
+                step = None                            # what a region yields: its parent reads it
+            else:
+                step = _step(op, self.names, self.constants)
+            if step is not None:
+                steps.append(step)
+        return steps
+
+    def bind(self, value) -> str:
+        return _name(value, self.names)
+
+    def ref(self, value) -> str:
+        if value not in self.names:
+            message = "a value the GPU host code needs is computed on the host (not supported on cuda)"
+            owner = value.owner
+            raise CompileError(error(message) if isinstance(owner, ir.Block) else error(message, owner.location))
+        return self.names[value]
+
+    def alias(self, value, source) -> None:
+        self.names[value] = self.ref(source)
+
+    def constant(self, value):
+        found = self.constants.get(value)
+        return found[1] if found else None
+
+    @staticmethod
+    def nbytes(memref_type) -> int:
+        return _nbytes(memref_type)
 
 
 def _entry(module: ir.Module, entry: str) -> ir.Operation:
@@ -115,7 +154,7 @@ def _step(op, names, constants):
     if kind == "arith.constant":
         constants[op.result] = _scalar(op)
         return None
-    if kind in ("func.return", "memref.dealloc"):    # temporaries live until the call ends
+    if kind == "memref.dealloc":                     # temporaries live until the call ends
         return None
     if kind == "memref.alloc":
         return Alloc(_name(op.result, names), _nbytes(op.result.type))
@@ -225,7 +264,18 @@ def _nbytes(memref_type) -> int:
 
 
 def _contiguous(memref_type) -> bool:
-    return "strided" not in str(memref_type)        # identity layouts print no layout
+    """Row-major from the buffer's start (identity layouts print no layout; a view at
+    offset 0 with the row-major strides, such as ``strided<[1]>``, is one too)."""
+    if "strided" not in str(memref_type):
+        return True
+    memref = ir.MemRefType(memref_type)
+    strides, offset = memref.get_strides_and_offset()
+    expected, row_major = 1, []
+    for dim in reversed(memref.shape):
+        row_major.insert(0, expected)
+        expected *= dim
+    return memref.has_static_shape and offset == 0 and all(
+        s == r or d == 1 for s, r, d in zip(strides, row_major, memref.shape))
 
 
 def collective_declarations(module: ir.Module) -> dict[str, ir.Operation]:

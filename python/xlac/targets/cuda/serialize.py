@@ -15,6 +15,7 @@ from xlac.artifact.container import ArtifactError, metadata_for, pack
 from xlac.artifact.csrc import c_identifier
 from xlac.record import record
 from xlac.signature import Signature
+from xlac.targets.cuda.control_flow import Branch, Loop, ReadBack, step_fields
 from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Launch, View
 
 
@@ -28,8 +29,8 @@ class CudaCode:
     gpu: str                    # the "gpu" stage's text
 
 
-FORMAT = "xlac-cuda-3"            # 3: in an artifact container; 2: steps name their class
-_STEPS = {cls.__name__: cls for cls in (Alloc, Collective, Const, Copy, Launch, View)}
+FORMAT = "xlac-cuda-4"            # 4: loops and branches (nested steps); 3: in an artifact container
+_STEPS = {cls.__name__: cls for cls in (Alloc, Branch, Collective, Const, Copy, Launch, Loop, ReadBack, View)}
 
 
 def artifact_bytes(function, entry: str, signature: Signature) -> bytes:
@@ -56,21 +57,30 @@ def read_code(artifact) -> CudaCode:
 
 
 def _step_json(step) -> dict:
-    fields = dict(vars(step))
+    fields = {name: _json_value(value) for name, value in step_fields(step).items()}
     if isinstance(step, Const):
         fields["data"] = base64.b64encode(step.data).decode()
     return {"step": type(step).__name__, **fields}
 
 
+def _json_value(value):
+    """Tuples as lists; the steps of a loop's or branch's regions as step objects."""
+    if isinstance(value, tuple):
+        return [_json_value(item) for item in value]
+    return value if isinstance(value, (str, int, float, bool, bytes)) else _step_json(value)
+
+
 def _step_from(item: dict):
     kind = _STEPS[item.pop("step")]
     if kind is Const:
-        item["data"] = base64.b64decode(item["data"])
-    if kind is Launch:
-        item["grid"], item["block"] = tuple(item["grid"]), tuple(item["block"])
-        item["args"] = tuple(tuple(arg) for arg in item["args"])
-    if kind is Collective:
-        item["buffers"] = tuple(item["buffers"])
-        item["groups"] = tuple(tuple(g) for g in item["groups"])
-        item["pairs"] = tuple(tuple(p) for p in item["pairs"])
-    return kind(**item)
+        return Const(item["value"], base64.b64decode(item["data"]))
+    return kind(**{name: _from_json(value) for name, value in item.items()})
+
+
+def _from_json(value):
+    """Lists as tuples (at any depth); a nested step object as its step."""
+    if isinstance(value, list):
+        return tuple(_from_json(item) for item in value)
+    if isinstance(value, dict):
+        return _step_from(dict(value))
+    return value
