@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from xlac.mlir import ir, stablehlo
@@ -53,13 +54,28 @@ def _flag(op: ir.Operation, name: str) -> bool:
 def _lower_sorted_rows(module: ir.Operation, op: ir.Operation, name: str, dims: ScatterDims,
                        region: Region) -> None:
     """The row scatter's helper takes its update rows' leaves, not the updates;
-    the ops that computed them are left without readers, and go."""
-    updates = op.operands[2]
+    the ops that computed them are left without readers, and go. Ids that are
+    a 1-d tensor broadcast to [n, 1] (jax's way) are read from that tensor:
+    no kernel copies them."""
+    updates, ids = op.operands[2], _one_dimensional(op.operands[1])
+    dims = dataclasses.replace(dims, indices_shape=tuple(ir.RankedTensorType(ids.type).shape))
     rows = update_rows(op, updates)
     text = sorted_rows_helper(name, dims, region, updates, rows)
-    replace_with_call(module, op, text, name, operands=[*op.operands[:2], *rows.leaves])
+    replace_with_call(module, op, text, name, operands=[op.operands[0], ids, *rows.leaves])
     for fused in reversed(rows.ops):
         fused.erase()
+
+
+def _one_dimensional(ids: ir.Value) -> ir.Value:
+    """The [n] tensor that [n, 1] ``ids`` is a broadcast or reshape of, else ``ids``."""
+    owner = ids.owner
+    if isinstance(owner, ir.Block) or owner.name not in ("stablehlo.broadcast_in_dim",
+                                                         "stablehlo.reshape"):
+        return ids
+    source = owner.operands[0]
+    dims = (list(ir.DenseI64ArrayAttr(owner.attributes["broadcast_dimensions"]))
+            if owner.name == "stablehlo.broadcast_in_dim" else [0])
+    return source if len(ir.RankedTensorType(source.type).shape) == 1 and dims == [0] else ids
 
 
 def _dims(op: ir.Operation) -> ScatterDims:

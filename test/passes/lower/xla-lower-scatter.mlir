@@ -153,9 +153,10 @@ func.func @batched(%operand: tensor<2x6x3xi64>, %indices: tensor<2x4x1xi8>,
 /// gather of table rows times a per-row weight. Chunks of the ids run in
 /// parallel, each from the start of a run of equal ids; each update row is
 /// computed where it is added (the table row sliced at its clamped id, the
-/// ids read from their own kernel), so the gather and multiply go.
+/// ids read from their own kernel), so the gather and multiply go. The
+/// segment ids are read from the 1-d tensor broadcast to [32, 1].
 // CHECK-LABEL: func.func private @xla_scatter_0(
-// CHECK-SAME: %[[OPERAND:.*]]: tensor<10x8xf32>, %[[SEGMENTS:.*]]: tensor<32x1xi32>, %[[TABLE:.*]]: tensor<100x8xf32>, %[[IDS:.*]]: tensor<32x1xi32>, %[[W:.*]]: tensor<32xf32>)
+// CHECK-SAME: %[[OPERAND:.*]]: tensor<10x8xf32>, %[[SEGMENTS:.*]]: tensor<32xi32>, %[[TABLE:.*]]: tensor<100x8xf32>, %[[IDS:.*]]: tensor<32x1xi32>, %[[W:.*]]: tensor<32xf32>)
 // CHECK: scf.forall (%[[TASK:.*]]) in (1) shared_outs(%[[OUT:.*]] = %[[OPERAND]])
 // CHECK: %[[LO:.*]] = func.call @xla_scatter_0_run_start(%[[SEGMENTS]]
 // CHECK: %[[HI:.*]] = func.call @xla_scatter_0_run_start(%[[SEGMENTS]]
@@ -174,7 +175,7 @@ func.func @batched(%operand: tensor<2x6x3xi64>, %indices: tensor<2x4x1xi8>,
 // CHECK-LABEL: func.func @embedding_bag
 // CHECK-NOT: stablehlo.gather
 // CHECK-NOT: stablehlo.multiply
-// CHECK: call @xla_scatter_0(%{{.*}}, %{{.*}}, %arg0, %{{.*}}, %arg2)
+// CHECK: call @xla_scatter_0(%{{.*}}, %arg3, %arg0, %{{.*}}, %arg2)
 func.func @embedding_bag(%table: tensor<100x8xf32>, %ids: tensor<32xi32>, %w: tensor<32xf32>,
                          %segments: tensor<32xi32>) -> tensor<10x8xf32> {
   %zero = stablehlo.constant dense<0.000000e+00> : tensor<10x8xf32>
