@@ -52,7 +52,7 @@ class OutlineTopK(ModulePass):
             if fits(op.operands[0].type, op.results, k, self.max_k):
                 results = call_top_k(module, op, op.operands[0], [r.type for r in op.results],
                                      k, order)
-            elif op.name == "stablehlo.custom_call" and not order.smallest:
+            elif op.name == "stablehlo.custom_call" and _chlo_can_say(op, order):
                 results = _as_chlo_top_k(op, k)
             else:
                 continue
@@ -123,6 +123,12 @@ def call_top_k(module: ir.Operation, anchor: ir.Operation, source: ir.Value,
                                    attributes={"callee": ir.FlatSymbolRefAttr.get(name)},
                                    ip=ir.InsertionPoint(anchor))
     return list(call.results)
+
+
+def _chlo_can_say(op: ir.Operation, order: TopKOrder) -> bool:
+    """chlo.top_k has no `largest` and i32 indices only."""
+    indices = ir.RankedTensorType(op.results[1].type) if len(op.results) == 2 else None
+    return not order.smallest and indices is not None and str(indices.element_type) == "i32"
 
 
 def _as_chlo_top_k(op: ir.Operation, k: int) -> list[ir.Value]:
