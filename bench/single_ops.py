@@ -6,8 +6,10 @@
     python bench/single_ops.py --export-only DIR   # just write the programs (StableHLO from jax)
 
 Each case is a jax function lowered with ``jax.jit(f).lower(*args).as_text()``
-into a folder (default: <tmp>/xlac-single-ops), then handed to bench/run.py
-as extra programs, so xlac and XLA compile the same text and take turns.
+(the ``*_export`` cases with ``jax.export``, whose text differs: top_k there is a
+``stablehlo.composite "chlo.top_k"`` around a full sort) into a folder
+(default: <tmp>/xlac-single-ops), then handed to bench/run.py as extra
+programs, so xlac and XLA compile the same text and take turns.
 """
 
 from __future__ import annotations
@@ -65,6 +67,10 @@ def _cases():
         h = jnp.maximum(jnp.dot(x, w1, preferred_element_type=jnp.float32), 0)
         return jnp.dot(h.astype(x.dtype), w2, preferred_element_type=jnp.float32)
 
+    def embedding_bag(table, ids, weights, segments):
+        return jax.ops.segment_sum(table[ids] * weights[:, None], segments, 1000,
+                                   indices_are_sorted=True)
+
     bf16 = jnp.bfloat16
     return {
         "conv3x3_s1": (lambda x, w: conv(x, w), [r(2, 28, 28, 128), r(3, 3, 128, 128)]),
@@ -87,9 +93,16 @@ def _cases():
         "cumsum_256x1024": (lambda x: jnp.cumsum(x, axis=1), [r(256, 1024)]),
         "sort_1M": (lambda x: jnp.sort(x), [r(1 << 20)]),
         "top_k8_512x4096": (lambda x: lax.top_k(x, 8), [r(512, 4096)]),
+        "top_k8_128x4096_export": (lambda x: lax.top_k(x, 8), [r(128, 4096)]),
+        "top_k64_128x4096_export": (lambda x: lax.top_k(x, 64), [r(128, 4096)]),
+        "top_k8_128x4096_bf16_export": (lambda x: lax.top_k(x, 8), [r(128, 4096).astype(bf16)]),
+        "top_k64_128x4096_bf16_export": (lambda x: lax.top_k(x, 64), [r(128, 4096).astype(bf16)]),
         "gather_embedding": (lambda t, i: t[i], [r(8000, 256), rng.integers(0, 8000, 256).astype(np.int32)]),
         "scatter_segment_sum": (lambda d, s: jax.ops.segment_sum(d, s, 512),
                                 [r(16384, 64), rng.integers(0, 512, 16384).astype(np.int32)]),
+        "embedding_bag_100kx64": (embedding_bag, [
+            r(100_000, 64), rng.integers(0, 100_000, 16384).astype(np.int32), r(16384),
+            np.sort(rng.integers(0, 1000, 16384)).astype(np.int32)]),
         "lstm_scan_100": (lstm, [r(128, 1024) * .05, r(256, 1024) * .05, r(1024), r(100, 32, 128),
                                  r(32, 256), r(32, 256)]),
         "threefry_normal_1M": (lambda k: jax.random.normal(jax.random.wrap_key_data(k), (1 << 20,)),
@@ -118,10 +131,18 @@ def export(folder: Path, only: list[str]) -> list[Path]:
             continue
         path = folder / f"{name}.mlir"
         with jax.enable_x64(any(np.asarray(a).dtype == np.float64 for a in args)):   # f64 stays f64
-            path.write_text(jax.jit(fn).lower(*args).as_text())
+            path.write_text(_lowered_text(jax, fn, args, exported=name.endswith("_export")))
         _save_inputs(folder / f"{name}.inputs.npz", args)
         written.append(path)
     return written
+
+
+def _lowered_text(jax, fn, args, exported: bool) -> str:
+    """The program as ``jax.jit(...).lower`` writes it, or as ``jax.export`` does."""
+    if exported:
+        from jax import export as jax_export
+        return jax_export.export(jax.jit(fn))(*args).mlir_module()
+    return jax.jit(fn).lower(*args).as_text()
 
 
 def _save_inputs(path: Path, args) -> None:

@@ -67,13 +67,15 @@ def copy_outside_constants(op: ir.Operation, block: ir.Block, region_of: str) ->
 def replace_with_call(module: ir.Operation, op: ir.Operation, text: str, name: str,
                       bodies: dict[str, ir.Region] | None = None,
                       captures: Sequence[ir.Value] = (),
-                      arguments: Sequence[ir.Value] = ()) -> None:
+                      arguments: Sequence[ir.Value] = (),
+                      operands: Sequence[ir.Value] | None = None) -> None:
     """Parse helper ``@name`` from ``text`` into ``module``; call it in place of ``op``.
 
     ``text`` may declare functions named in ``bodies``; each gets its region.
     ``captures`` are passed to ``@name`` after the op's operands (and after
     ``arguments``, values of other ops the helper takes over) and to each
     region function as its trailing arguments (see `region_declaration`).
+    ``operands``, if given, are passed instead of the op's own.
     An external function ``text`` declares (``func.func private @ssyevd_(...)``)
     that the module already declares is not added twice.
     """
@@ -89,23 +91,25 @@ def replace_with_call(module: ir.Operation, op: ir.Operation, text: str, name: s
         if symbol_name(helper) in bodies:
             _move_region_into(helper, bodies[symbol_name(helper)], captures)
         helper.move_before(_module_end(module))
-    call_and_erase(op, name, [*arguments, *captures])
+    call_and_erase(op, name, [*arguments, *captures], operands)
 
 
-def call_and_erase(op: ir.Operation, name: str, extra_operands: Sequence[ir.Value] = ()) -> None:
+def call_and_erase(op: ir.Operation, name: str, extra_operands: Sequence[ir.Value] = (),
+                   operands: Sequence[ir.Value] | None = None) -> None:
     """Call the existing ``@name`` in place of ``op`` (see `call_instead`), and erase ``op``."""
-    call_instead(op, name, extra_operands)
+    call_instead(op, name, extra_operands, operands)
     op.erase()
 
 
-def call_instead(op: ir.Operation, name: str, extra_operands: Sequence[ir.Value] = ()) -> None:
-    """Call the existing ``@name`` on ``op``'s operands (then ``extra_operands``)
-    right before ``op``, and make every user of ``op`` read the call's results.
-    ``op`` itself stays: the caller erases or moves it."""
+def call_instead(op: ir.Operation, name: str, extra_operands: Sequence[ir.Value] = (),
+                 operands: Sequence[ir.Value] | None = None) -> None:
+    """Call the existing ``@name`` on ``op``'s operands (or ``operands``; then
+    ``extra_operands``) right before ``op``, and make every user of ``op``
+    read the call's results. ``op`` itself stays: the caller erases or moves it."""
     with ir.InsertionPoint(op), op.location:
         call = ir.Operation.create(
             "func.call", results=[r.type for r in op.results],
-            operands=[*op.operands, *extra_operands],
+            operands=[*(op.operands if operands is None else operands), *extra_operands],
             attributes={"callee": ir.FlatSymbolRefAttr.get(name)})
     for old, new in zip(op.results, call.results):
         old.replace_all_uses_with(new)

@@ -10,11 +10,11 @@ from xlac.passes.base import ModulePass, nested_ops
 
 @dataclass(frozen=True)
 class UpdateWindowsInPlace(ModulePass):
-    """Where an elementwise linalg.generic reads a `tensor.extract_slice` of
-    a tensor into a `tensor.empty` and its result is `tensor.insert_slice`d
-    back into that tensor at the same place, make the slice the generic's
-    init (its element read through the output block argument) instead of an
-    input.
+    """Where a parallel linalg.generic reads a `tensor.extract_slice` of a
+    tensor (element for element: other inputs may be broadcast) into a
+    `tensor.empty` and its result is `tensor.insert_slice`d back into that
+    tensor at the same place, make the slice the generic's init (its
+    element read through the output block argument) instead of an input.
 
     Why: xla-lower-scatter combines each update window with the operand's
     window this way (a segment sum: one row added per index). Written into
@@ -43,16 +43,18 @@ def _window_input(op: ir.Operation) -> int | None:
     """The input that is the window ``op``'s result is written back over, if any."""
     ins, outs = _split_operands(op)
     if len(outs) != 1 or len(op.results) != 1 or not _owned_by(outs[0], "tensor.empty") \
-            or not _elementwise(op):
+            or not _parallel(op):
         return None
     out = outs[0]
     uses = list(op.results[0].uses)
     if len(uses) != 1 or uses[0].owner.name != "tensor.insert_slice":
         return None
     insert = uses[0].owner
+    maps = _maps(op)
     for index, value in enumerate(ins):
         if _owned_by(value, "tensor.extract_slice") and len(list(value.uses)) == 1 \
-                and value.type == out.type and _same_place(value.owner, insert):
+                and value.type == out.type and _identity(maps[index], op) \
+                and _same_place(value.owner, insert):
             return index
     return None
 
@@ -98,10 +100,17 @@ def _owned_by(value: ir.Value, name: str) -> bool:
     return isinstance(value.owner, ir.OpView) and value.owner.name == name
 
 
-def _elementwise(op: ir.Operation) -> bool:
-    """Parallel loops only and identity maps only."""
+def _parallel(op: ir.Operation) -> bool:
+    """Parallel loops only, the output read and written where the loops are.
+    (Other inputs may be read elsewhere: a per-row weight broadcast along
+    the window, as an embedding bag's is.)"""
     kinds = [str(kind) for kind in ir.ArrayAttr(op.attributes["iterator_types"])]
-    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
-    return all("parallel" in kind for kind in kinds) and all(
-        m.is_permutation and str(m) == str(ir.AffineMap.get_identity(m.n_dims, op.context))
-        for m in maps)
+    return all("parallel" in kind for kind in kinds) and _identity(_maps(op)[-1], op)
+
+
+def _maps(op: ir.Operation) -> list[ir.AffineMap]:
+    return [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+
+
+def _identity(affine_map: ir.AffineMap, op: ir.Operation) -> bool:
+    return str(affine_map) == str(ir.AffineMap.get_identity(affine_map.n_dims, op.context))

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from xlac.mlir import ir, stablehlo
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
-from xlac.passes.lower.builders.scatter_region import region_of
+from xlac.passes.lower.builders.scatter_region import Region, region_of
+from xlac.passes.lower.builders.scatter_rows import is_row_scatter, sorted_rows_helper
 from xlac.passes.lower.builders.scatter_text import ScatterDims, helper_function
+from xlac.passes.lower.builders.scatter_updates import update_rows
 
 
 @dataclass(frozen=True)
@@ -25,6 +28,11 @@ class LowerScatter(ModulePass):
         %r = "stablehlo.scatter"(%in, %idx, %upd) ({add}) {...}
       ->
         %r = call @xla_scatter_0(%in, %idx, %upd)   // scf.for + extract/insert_slice
+
+    A scatter of whole rows with `indices_are_sorted` (segment sums, embedding
+    bags) runs in parallel chunks that own disjoint rows instead, and computes
+    its update rows where it reads them (a gather times a weight needs no
+    materialized updates): see scatter_rows.py and scatter_updates.py.
     """
 
     name = "xla-lower-scatter"
@@ -32,7 +40,42 @@ class LowerScatter(ModulePass):
     def run(self, module: ir.Operation) -> None:
         for op in [o for o in nested_ops(module) if o.name == "stablehlo.scatter"]:
             name = fresh_symbol(module, "xla_scatter")
-            replace_with_call(module, op, helper_function(name, _dims(op), region_of(op)), name)
+            dims, region = _dims(op), region_of(op)
+            if _flag(op, "indices_are_sorted") and is_row_scatter(dims, region):
+                _lower_sorted_rows(module, op, name, dims, region)
+            else:
+                replace_with_call(module, op, helper_function(name, dims, region), name)
+
+
+def _flag(op: ir.Operation, name: str) -> bool:
+    return name in op.attributes and ir.BoolAttr(op.attributes[name]).value
+
+
+def _lower_sorted_rows(module: ir.Operation, op: ir.Operation, name: str, dims: ScatterDims,
+                       region: Region) -> None:
+    """The row scatter's helper takes its update rows' leaves, not the updates;
+    the ops that computed them are left without readers, and go. Ids that are
+    a 1-d tensor broadcast to [n, 1] (jax's way) are read from that tensor:
+    no kernel copies them."""
+    updates, ids = op.operands[2], _one_dimensional(op.operands[1])
+    dims = dataclasses.replace(dims, indices_shape=tuple(ir.RankedTensorType(ids.type).shape))
+    rows = update_rows(op, updates)
+    text = sorted_rows_helper(name, dims, region, updates, rows)
+    replace_with_call(module, op, text, name, operands=[op.operands[0], ids, *rows.leaves])
+    for fused in reversed(rows.ops):
+        fused.erase()
+
+
+def _one_dimensional(ids: ir.Value) -> ir.Value:
+    """The [n] tensor that [n, 1] ``ids`` is a broadcast or reshape of, else ``ids``."""
+    owner = ids.owner
+    if isinstance(owner, ir.Block) or owner.name not in ("stablehlo.broadcast_in_dim",
+                                                         "stablehlo.reshape"):
+        return ids
+    source = owner.operands[0]
+    dims = (list(ir.DenseI64ArrayAttr(owner.attributes["broadcast_dimensions"]))
+            if owner.name == "stablehlo.broadcast_in_dim" else [0])
+    return source if len(ir.RankedTensorType(source.type).shape) == 1 and dims == [0] else ids
 
 
 def _dims(op: ir.Operation) -> ScatterDims:

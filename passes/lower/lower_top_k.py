@@ -7,18 +7,18 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, symbol_name
 from xlac.passes.helper_calls import parse_at
-from xlac.passes.lower.builders.top_k_kernel import helper_text
-
-TOP_K_ATTR = "xla.top_k"
+from xlac.passes.lower.builders.top_k_kernel import TOP_K_ATTR, helper_text, order_of
 
 
 @dataclass(frozen=True)
 class LowerTopK(ModulePass):
     """Give each private declaration marked `xla.top_k = k` its body: every row
-    (in parallel) read once against a sorted buffer of the k largest so far
-    (see top_k_kernel.py), in scf loops on tensors; `inline` then puts it in
-    place. Ties keep the earlier element first and floats compare in total
-    order, as the sort chlo.top_k legalizes to.
+    (in parallel) read once against a sorted buffer of the k best so far,
+    blocks of 16 skimmed as one vector compare (see top_k_kernel.py), in scf
+    loops on tensors; `inline` then puts it in place. Ties keep the earlier
+    element first and floats compare in total order, as the sort chlo.top_k
+    legalizes to; `xla.top_k_smallest` and `xla.top_k_canonical` ask for the
+    k smallest and for jnp.sort's order (see top_k_keys.py).
     """
 
     name = "xla-lower-top-k"
@@ -33,7 +33,7 @@ class LowerTopK(ModulePass):
             index = str(ir.RankedTensorType(ftype.results[1]).element_type)
             k = ir.IntegerAttr(func.attributes[TOP_K_ATTR]).value
             text = helper_text(symbol_name(func), list(source.shape), str(source.element_type), k,
-                               index)
+                               index, order_of(func.attributes))
             parsed = parse_at(text, func)
             for helper in list(parsed.body.operations):
                 ir.InsertionPoint(body).insert(helper.operation.detach_from_parent())

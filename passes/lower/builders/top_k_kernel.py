@@ -1,13 +1,13 @@
 """MLIR text of the top-k helper that xla-lower-top-k defines.
 
 Each row (the last dim; rows in parallel) is read once, in order, against a
-buffer of the k largest seen so far, sorted: an element smaller than the
-buffer's last (almost every element of a long row) costs one compare; a
-larger one is inserted in its place, the rest shifting down. Elements are
-compared by a 64-bit key with the order of ``compare GT, TOTALORDER`` (what
-chlo.top_k's legalization sorts by): a float's bits, its magnitude bits
-flipped when negative, so -NaN < -inf < -0 < +0 < inf < NaN. Equal keys keep
-the earlier element first, as the stable sort does.
+buffer of the keys of the k best elements so far, best first (keys: see
+top_k_keys.py). The first k elements fill it; after that the row goes by in
+blocks of 16: their keys, as one vector, are compared with the buffer's last
+(the k-th best), and only a block with a better element is looked at one
+element at a time. A better element walks up from the last slot past the
+worse keys it shifts down (on random data, one or two), so the buffer stays
+sorted. Equal keys keep the earlier element first, as the stable sort does.
 """
 
 from __future__ import annotations
@@ -15,15 +15,31 @@ from __future__ import annotations
 import math
 
 from xlac.dtypes import tensor_type
+from xlac.passes.lower.builders.top_k_keys import BITS, TopKOrder, key_lines, key_type, supported
 
-_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
+__all__ = ["TopKOrder", "declaration_attributes", "helper_text", "order_of", "supported"]
+
+# What marks a private declaration as a top-k for xla-lower-top-k to define.
+TOP_K_ATTR = "xla.top_k"                  # k : i64
+_SMALLEST_ATTR = "xla.top_k_smallest"     # unit: TopKOrder.smallest
+_CANONICAL_ATTR = "xla.top_k_canonical"   # unit: TopKOrder.canonical
 
 
-def supported(element: str) -> bool:
-    return element in _BITS
+def declaration_attributes(k: int, order: TopKOrder) -> str:
+    """The attribute dictionary's text for a top-k declaration."""
+    marks = [f"{TOP_K_ATTR} = {k} : i64"]
+    marks += [_SMALLEST_ATTR] if order.smallest else []
+    marks += [_CANONICAL_ATTR] if order.canonical else []
+    return "{" + ", ".join(marks) + "}"
 
 
-def helper_text(name: str, shape: list[int], element: str, k: int, index: str) -> str:
+def order_of(attributes) -> TopKOrder:
+    """The order a top-k declaration's attributes ask for."""
+    return TopKOrder(smallest=_SMALLEST_ATTR in attributes, canonical=_CANONICAL_ATTR in attributes)
+
+
+def helper_text(name: str, shape: list[int], element: str, k: int, index: str,
+                order: TopKOrder | None = None) -> str:
     """``@name(%x) -> (values, indices)`` over the last dim of ``shape``."""
     rows, n = math.prod(shape[:-1]), shape[-1]
     full, flat = tensor_type(shape, element), tensor_type([rows, n], element)
@@ -41,6 +57,7 @@ def helper_text(name: str, shape: list[int], element: str, k: int, index: str) -
         dims = ", ".join(map(str, out_shape))
         expand = [f"  %v = tensor.expand_shape %r#0 {reassoc} output_shape [{dims}] : {flat_v} into {out_v}",
                   f"  %i = tensor.expand_shape %r#1 {reassoc} output_shape [{dims}] : {flat_i} into {out_i}"]
+    kernel = _Kernel(name, rows, n, k, element, index, order or TopKOrder())
     return "\n".join([
         f"func.func private @{name}(%x: {full}) -> ({out_v}, {out_i}) {{",
         collapse,
@@ -48,101 +65,110 @@ def helper_text(name: str, shape: list[int], element: str, k: int, index: str) -
         *expand,
         f"  return %v, %i : {out_v}, {out_i}",
         "}",
-        _rows_text(name, rows, n, k, element, index),
+        kernel.rows(), kernel.consider(), kernel.insert(),
     ]) + "\n"
 
 
-def _key_lines(element: str, value: str) -> list[str]:
-    """SSA lines computing ``%key`` (i64) of ``value``."""
-    bits = _BITS[element]
-    if element.startswith("i"):
-        return [f"%key = arith.extsi {value} : {element} to i64" if bits < 64
-                else f"%key = arith.addi {value}, %zero64 : i64"]
-    ity = f"i{bits}"
-    return [f"%b = arith.bitcast {value} : {element} to {ity}",
-            f"%sh = arith.constant {bits - 1} : {ity}",
-            f"%mag = arith.constant {(1 << (bits - 1)) - 1} : {ity}",
-            f"%sign = arith.shrsi %b, %sh : {ity}",
-            f"%flip = arith.andi %sign, %mag : {ity}",
-            f"%ord = arith.xori %b, %flip : {ity}",
-            f"%key = arith.extsi %ord : {ity} to i64" if bits < 64 else "%key = arith.addi %ord, %zero64 : i64"]
+class _Kernel:
+    """The row kernel and the two functions it calls, for one shape and order."""
 
+    def __init__(self, name: str, rows: int, n: int, k: int, element: str, index: str,
+                 order: TopKOrder):
+        self.name, self.rows_count, self.n, self.k = name, rows, n, k
+        self.element, self.index, self.order = element, index, order
+        self.key = key_type(element)
+        self.lanes = 8 if BITS[element] == 64 else 16
+        self.flat = tensor_type([rows, n], element)
+        self.keys, self.slots = f"tensor<{k}x{self.key}>", f"tensor<{k}xindex>"
+        self.buffers = f"{self.keys}, {self.slots}"
+        self.block_end = k + (n - k) // self.lanes * self.lanes
 
-def _rows_text(name: str, rows: int, n: int, k: int, element: str, index: str) -> str:
-    flat = tensor_type([rows, n], element)
-    flat_v, flat_i = tensor_type([rows, k], element), tensor_type([rows, k], index)
-    row_v, row_i = tensor_type([1, k], element), tensor_type([1, k], index)
-    keys, idx = f"tensor<{k}xi64>", f"tensor<{k}xindex>"
-    key = "\n".join("          " + line for line in _key_lines(element, "%e"))
-    return f"""func.func private @{name}_rows(%x: {flat}) -> ({flat_v}, {flat_i}) {{
+    def _scalar_key(self, value: str, indent: str) -> tuple[str, str]:
+        """The lines computing ``value``'s key (none for a plain integer), its name."""
+        lines, key = key_lines(self.element, value, self.order)
+        return "".join(f"{indent}{line}\n" for line in lines), key
+
+    def _insert_call(self, keys: str, slots: str, key: str, j: str, free: str) -> str:
+        return (f"func.call @{self.name}_insert({keys}, {slots}, {key}, {j}, {free}) : "
+                f"({self.buffers}, {self.key}, index, index) -> ({self.buffers})")
+
+    def _consider_call(self, j: str, keys: str, slots: str) -> str:
+        return (f"func.call @{self.name}_consider(%x, %row, {j}, {keys}, {slots}) : "
+                f"({self.flat}, index, index, {self.buffers}) -> ({self.buffers})")
+
+    def rows(self) -> str:
+        """Each row: fill the buffer, skim the blocks, finish the tail, write out."""
+        k = self.k
+        flat_v = tensor_type([self.rows_count, k], self.element)
+        flat_i = tensor_type([self.rows_count, k], self.index)
+        fill_key_lines, fill_key = self._scalar_key("%e", "      ")
+        outs = f"shared_outs(%ov = %ov0, %oi = %oi0) -> ({flat_v}, {flat_i})"
+        return f"""func.func private @{self.name}_rows(%x: {self.flat}) -> ({flat_v}, {flat_i}) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
-  %n = arith.constant {n} : index
+  %n = arith.constant {self.n} : index
   %kk = arith.constant {k} : index
   %last = arith.constant {k - 1} : index
-  %zero64 = arith.constant 0 : i64
+  %lanes = arith.constant {self.lanes} : index
+  %block_end = arith.constant {self.block_end} : index
+  %pad = {_zero(self.element)}
   %ov0 = tensor.empty() : {flat_v}
   %oi0 = tensor.empty() : {flat_i}
-  %kb0 = tensor.empty() : {keys}
-  %ib0 = tensor.empty() : {idx}
-  %res:2 = scf.forall (%row) in ({rows}) shared_outs(%ov = %ov0, %oi = %oi0) -> ({flat_v}, {flat_i}) {{
-    %buf:3 = scf.for %j = %c0 to %n step %c1 iter_args(%kb = %kb0, %ib = %ib0, %cnt = %c0)
-        -> ({keys}, {idx}, index) {{
-      %e = tensor.extract %x[%row, %j] : {flat}
-{key}
-      %lastkey = tensor.extract %kb[%last] : {keys}
-      %notfull = arith.cmpi ult, %cnt, %kk : index
-      %bigger = arith.cmpi sgt, %key, %lastkey : i64
-      %take = arith.ori %notfull, %bigger : i1
-      %next:3 = scf.if %take -> ({keys}, {idx}, index) {{
-        %pos = scf.for %q = %c0 to %kk step %c1 iter_args(%p = %c0) -> (index) {{
-          %filled = arith.cmpi ult, %q, %cnt : index
-          %qk = tensor.extract %kb[%q] : {keys}
-          %ge = arith.cmpi sge, %qk, %key : i64
-          %before = arith.andi %filled, %ge : i1
-          %p1 = arith.addi %p, %c1 : index
-          %p2 = arith.select %before, %p1, %p : index
-          scf.yield %p2 : index
-        }}
-        %shifted:2 = scf.for %t = %c0 to %kk step %c1 iter_args(%nk = %kb, %ni = %ib) -> ({keys}, {idx}) {{
-          %q = arith.subi %last, %t : index
-          %below = arith.cmpi ugt, %q, %pos : index
-          %here = arith.cmpi eq, %q, %pos : index
-          %qm = arith.subi %q, %c1 : index
-          %src = arith.select %below, %qm, %q : index
-          %sk = tensor.extract %kb[%src] : {keys}
-          %si = tensor.extract %ib[%src] : {idx}
-          %vk = arith.select %here, %key, %sk : i64
-          %vi = arith.select %here, %j, %si : index
-          %write = arith.cmpi uge, %q, %pos : index
-          %nk1 = scf.if %write -> ({keys}) {{
-            %w = tensor.insert %vk into %nk[%q] : {keys}
-            scf.yield %w : {keys}
-          }} else {{
-            scf.yield %nk : {keys}
-          }}
-          %ni1 = scf.if %write -> ({idx}) {{
-            %w = tensor.insert %vi into %ni[%q] : {idx}
-            scf.yield %w : {idx}
-          }} else {{
-            scf.yield %ni : {idx}
-          }}
-          scf.yield %nk1, %ni1 : {keys}, {idx}
-        }}
-        %c2 = arith.addi %cnt, %c1 : index
-        %cnt1 = arith.minui %c2, %kk : index
-        scf.yield %shifted#0, %shifted#1, %cnt1 : {keys}, {idx}, index
-      }} else {{
-        scf.yield %kb, %ib, %cnt : {keys}, {idx}, index
-      }}
-      scf.yield %next#0, %next#1, %next#2 : {keys}, {idx}, index
+  %res:2 = scf.forall (%row) in ({self.rows_count}) {outs} {{
+    %kb0 = tensor.empty() : {self.keys}
+    %ib0 = tensor.empty() : {self.slots}
+    %filled:2 = scf.for %j = %c0 to %kk step %c1 iter_args(%kb = %kb0, %ib = %ib0) -> ({self.buffers}) {{
+      %e = tensor.extract %x[%row, %j] : {self.flat}
+{fill_key_lines}      %put:2 = {self._insert_call("%kb", "%ib", fill_key, "%j", "%j")}
+      scf.yield %put#0, %put#1 : {self.buffers}
     }}
-    %rv0 = tensor.empty() : {row_v}
+{self._skim()}
+    %buf:2 = scf.for %j = %block_end to %n step %c1 iter_args(%kb = %skimmed#0, %ib = %skimmed#1) -> ({self.buffers}) {{
+      %r:2 = {self._consider_call("%j", "%kb", "%ib")}
+      scf.yield %r#0, %r#1 : {self.buffers}
+    }}
+{self._write_out(flat_v, flat_i)}
+  }}
+  return %res#0, %res#1 : {flat_v}, {flat_i}
+}}"""
+
+    def _skim(self) -> str:
+        """The blocks after the first k: only one with a better key is read element by element."""
+        lanes, buffers = self.lanes, self.buffers
+        keys = f"vector<{lanes}x{self.key}>"
+        lines, block_key = key_lines(self.element, "%block", self.order, lanes, "b")
+        block_key_lines = "".join(f"      {line}\n" for line in lines)
+        carried = f"iter_args(%kb = %filled#0, %ib = %filled#1) -> ({buffers})"
+        read = f"{{in_bounds = [true]}} : {self.flat}, vector<{lanes}x{self.element}>"
+        return f"""    %skimmed:2 = scf.for %j = %kk to %block_end step %lanes {carried} {{
+      %block = vector.transfer_read %x[%row, %j], %pad {read}
+{block_key_lines}      %worst = tensor.extract %kb[%last] : {self.keys}
+      %bar = vector.broadcast %worst : {self.key} to {keys}
+      %better = arith.cmpi sgt, {block_key}, %bar : {keys}
+      %any = vector.reduction <or>, %better : vector<{lanes}xi1> into i1
+      %next:2 = scf.if %any -> ({buffers}) {{
+        %each:2 = scf.for %q = %c0 to %lanes step %c1 iter_args(%kq = %kb, %iq = %ib) -> ({buffers}) {{
+          %jq = arith.addi %j, %q : index
+          %r:2 = {self._consider_call("%jq", "%kq", "%iq")}
+          scf.yield %r#0, %r#1 : {buffers}
+        }}
+        scf.yield %each#0, %each#1 : {buffers}
+      }} else {{
+        scf.yield %kb, %ib : {buffers}
+      }}
+      scf.yield %next#0, %next#1 : {buffers}
+    }}"""
+
+    def _write_out(self, flat_v: str, flat_i: str) -> str:
+        """The buffer's elements, best first, into the row's slice of the results."""
+        k = self.k
+        row_v, row_i = tensor_type([1, k], self.element), tensor_type([1, k], self.index)
+        return f"""    %rv0 = tensor.empty() : {row_v}
     %ri0 = tensor.empty() : {row_i}
     %out:2 = scf.for %q = %c0 to %kk step %c1 iter_args(%rv = %rv0, %ri = %ri0) -> ({row_v}, {row_i}) {{
-      %src = tensor.extract %buf#1[%q] : {idx}
-      %value = tensor.extract %x[%row, %src] : {flat}
-      %pos = arith.index_cast %src : index to {index}
+      %src = tensor.extract %buf#1[%q] : {self.slots}
+      %value = tensor.extract %x[%row, %src] : {self.flat}
+      %pos = arith.index_cast %src : index to {self.index}
       %rv1 = tensor.insert %value into %rv[%c0, %q] : {row_v}
       %ri1 = tensor.insert %pos into %ri[%c0, %q] : {row_i}
       scf.yield %rv1, %ri1 : {row_v}, {row_i}
@@ -150,7 +176,63 @@ def _rows_text(name: str, rows: int, n: int, k: int, element: str, index: str) -
     scf.forall.in_parallel {{
       tensor.parallel_insert_slice %out#0 into %ov[%row, 0] [1, {k}] [1, 1] : {row_v} into {flat_v}
       tensor.parallel_insert_slice %out#1 into %oi[%row, 0] [1, {k}] [1, 1] : {row_i} into {flat_i}
-    }}
+    }}"""
+
+    def consider(self) -> str:
+        """Element j of the row, into a full buffer if it beats the k-th best."""
+        key_text, key = self._scalar_key("%e", "  ")
+        buffers = self.buffers
+        params = f"%x: {self.flat}, %row: index, %j: index, %kb: {self.keys}, %ib: {self.slots}"
+        return f"""func.func private @{self.name}_consider({params}) -> ({buffers}) {{
+  %last = arith.constant {self.k - 1} : index
+  %e = tensor.extract %x[%row, %j] : {self.flat}
+{key_text}  %worst = tensor.extract %kb[%last] : {self.keys}
+  %better = arith.cmpi sgt, {key}, %worst : {self.key}
+  %r:2 = scf.if %better -> ({buffers}) {{
+    %put:2 = {self._insert_call("%kb", "%ib", key, "%j", "%last")}
+    scf.yield %put#0, %put#1 : {buffers}
+  }} else {{
+    scf.yield %kb, %ib : {buffers}
   }}
-  return %res#0, %res#1 : {flat_v}, {flat_i}
+  return %r#0, %r#1 : {buffers}
 }}"""
+
+    def insert(self) -> str:
+        """Key ``%key`` of element ``%j`` into slot ``%free`` (the count while
+        filling, else the last, whose element drops out), then up past every
+        smaller key; an equal key stays above it (it came first)."""
+        keys, slots, buffers = self.keys, self.slots, self.buffers
+        params = f"%kb: {keys}, %ib: {slots}, %key: {self.key}, %j: index, %free: index"
+        return f"""func.func private @{self.name}_insert({params}) -> ({buffers}) {{
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %w:3 = scf.while (%q = %free, %kw = %kb, %iw = %ib) : (index, {buffers}) -> (index, {buffers}) {{
+    %more = arith.cmpi ugt, %q, %c0 : index
+    %go = scf.if %more -> (i1) {{
+      %above = arith.subi %q, %c1 : index
+      %other = tensor.extract %kw[%above] : {keys}
+      %worse = arith.cmpi slt, %other, %key : {self.key}
+      scf.yield %worse : i1
+    }} else {{
+      %stop = arith.constant false
+      scf.yield %stop : i1
+    }}
+    scf.condition(%go) %q, %kw, %iw : index, {buffers}
+  }} do {{
+  ^bb0(%q: index, %kw: {keys}, %iw: {slots}):
+    %above = arith.subi %q, %c1 : index
+    %moved_key = tensor.extract %kw[%above] : {keys}
+    %moved_slot = tensor.extract %iw[%above] : {slots}
+    %kw1 = tensor.insert %moved_key into %kw[%q] : {keys}
+    %iw1 = tensor.insert %moved_slot into %iw[%q] : {slots}
+    scf.yield %above, %kw1, %iw1 : index, {buffers}
+  }}
+  %kb1 = tensor.insert %key into %w#1[%w#0] : {keys}
+  %ib1 = tensor.insert %j into %w#2[%w#0] : {slots}
+  return %kb1, %ib1 : {buffers}
+}}"""
+
+
+def _zero(element: str) -> str:
+    literal = "0.0" if element.startswith(("f", "bf")) else "0"
+    return f"arith.constant {literal} : {element}"

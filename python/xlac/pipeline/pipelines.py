@@ -25,7 +25,7 @@ def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
         # per-axis types) and before chlo legalization (the math uses chlo.broadcast_*)
         "func.func(stablehlo-legalize-quantized-op-to-qdq)",  # e.g. quantized sin: dequantize, sin, quantize
         "func.func(stablehlo-legalize-quant-to-math)",    # uniform_(de)quantize, int dot/conv/add
-        "xla-outline-top-k",                              # top_k kept from the full sort chlo's legalization makes
+        "xla-outline-top-k",                              # top_k (chlo, jax.export's composite) kept from the full sort
         "func.func(chlo-legalize-to-stablehlo)",          # JAX emits chlo.erf, chlo.top_k, ...
         "func.func(stablehlo-legalize-composite-to-call)",  # composites run their decomposition
         "inline",                                         # one function body to lower
@@ -33,6 +33,7 @@ def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
         "stablehlo-refine-shapes",                        # `?` dims from the entry's arguments
         "func.func(stablehlo-canonicalize-dynamism)",     # dynamic_pad/reshape... with constant shapes -> static ops
         "xla-unroll-short-loops",                         # fori_loops of <= 8 trips (threefry): one fusion, not 5 kernels
+        "xla-sort-slice-to-top-k",                        # sort + slice of its head (torch, jnp.argsort): a top-k
         "canonicalize",
         "cse",
         f"xla-check-support{{target={target}}}",         # every unsupported op, before lowering

@@ -70,3 +70,30 @@ func.func @window_read_again(%acc: tensor<512x64xf32>, %upd: tensor<16x64xf32>, 
   %r = tensor.insert_slice %new into %acc[%i, 0] [1, 64] [1, 1] : tensor<64xf32> into tensor<512x64xf32>
   return %r, %old : tensor<512x64xf32>, tensor<64xf32>
 }
+
+// -----
+
+#id = affine_map<(d0) -> (d0)>
+#scalar = affine_map<(d0) -> ()>
+
+/// An embedding bag's row: the window plus a table row times a weight read
+/// once for the whole row. Only the window and the output need to be read
+/// and written element for element: the window becomes the init.
+// CHECK-LABEL: func.func @weighted_row
+// CHECK: %[[OLD:.*]] = tensor.extract_slice %arg0[%arg3, 0] [1, 64] [1, 1]
+// CHECK: %[[NEW:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %arg2 : tensor<64xf32>, tensor<f32>) outs(%[[OLD]] : tensor<64xf32>)
+// CHECK: tensor.insert_slice %[[NEW]] into %arg0[%arg3, 0] [1, 64] [1, 1]
+func.func @weighted_row(%acc: tensor<512x64xf32>, %table: tensor<100x64xf32>, %w: tensor<f32>, %i: index, %j: index) -> tensor<512x64xf32> {
+  %old = tensor.extract_slice %acc[%i, 0] [1, 64] [1, 1] : tensor<512x64xf32> to tensor<64xf32>
+  %row = tensor.extract_slice %table[%j, 0] [1, 64] [1, 1] : tensor<100x64xf32> to tensor<64xf32>
+  %e = tensor.empty() : tensor<64xf32>
+  %new = linalg.generic {indexing_maps = [#id, #id, #scalar, #id], iterator_types = ["parallel"]}
+      ins(%old, %row, %w : tensor<64xf32>, tensor<64xf32>, tensor<f32>) outs(%e : tensor<64xf32>) {
+  ^bb0(%a: f32, %b: f32, %c: f32, %d: f32):
+    %p = arith.mulf %b, %c : f32
+    %s = arith.addf %a, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<64xf32>
+  %r = tensor.insert_slice %new into %acc[%i, 0] [1, 64] [1, 1] : tensor<64xf32> into tensor<512x64xf32>
+  return %r : tensor<512x64xf32>
+}

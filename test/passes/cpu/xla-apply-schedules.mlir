@@ -467,3 +467,36 @@ func.func @row_in_a_loop(%acc: tensor<512x64xf32>, %upd: tensor<4096x64xf32>, %i
   }
   return %r : tensor<512x64xf32>
 }
+
+// -----
+
+/// The same row in a sorted segment sum's chunks: an scf.forall of 16
+/// chunks around a loop of unknown length. The chunks count (16 x 64
+/// iterations at least), so the row is vectorized.
+// CHECK-LABEL: func.func @row_in_parallel_chunks
+// CHECK: scf.forall (%{{.*}}) in (16)
+// CHECK: scf.for
+// CHECK: arith.addf {{.*}} : vector<16xf32>
+// CHECK-NOT: linalg.generic
+func.func @row_in_parallel_chunks(%acc: tensor<16x64xf32>, %upd: tensor<4096x64xf32>, %idx: tensor<4096xindex>, %n: index) -> tensor<16x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %r = scf.forall (%t) in (16) shared_outs(%o = %acc) -> (tensor<16x64xf32>) {
+    %mine = tensor.extract_slice %o[%t, 0] [1, 64] [1, 1] : tensor<16x64xf32> to tensor<64xf32>
+    %done = scf.for %s = %c0 to %n step %c1 iter_args(%a = %mine) -> (tensor<64xf32>) {
+      %u = tensor.extract_slice %upd[%s, 0] [1, 64] [1, 1] : tensor<4096x64xf32> to tensor<64xf32>
+      %new = linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>],
+                             iterator_types = ["parallel"]}
+          ins(%u : tensor<64xf32>) outs(%a : tensor<64xf32>) {
+      ^bb0(%in: f32, %out: f32):
+        %sum = arith.addf %out, %in : f32
+        linalg.yield %sum : f32
+      } -> tensor<64xf32>
+      scf.yield %new : tensor<64xf32>
+    }
+    scf.forall.in_parallel {
+      tensor.parallel_insert_slice %done into %o[%t, 0] [1, 64] [1, 1] : tensor<64xf32> into tensor<16x64xf32>
+    }
+  }
+  return %r : tensor<16x64xf32>
+}

@@ -69,3 +69,39 @@ func.func @carried_and_scalar(%a: memref<16x16xf32>, %b: memref<16xf32>) {
   }
   return
 }
+
+/// A walk whose bounds are data (a sorted scatter's chunk) and the row of 4
+/// vectors inside it: left to LLVM, so more rows' loads are in flight; the
+/// same row in a loop of static bounds stays rolled.
+// CHECK-LABEL: func.func @row_in_a_data_walk
+// CHECK: scf.for %{{.*}} = %arg2 to %arg3
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: vector.transfer_read
+// CHECK-NEXT: vector.transfer_write
+// CHECK-NEXT: }{{$}}
+// CHECK-NEXT: }{{$}}
+// CHECK: scf.for %{{.*}} = %c0 to %c16
+// CHECK-NEXT: scf.for
+// CHECK-NEXT: vector.transfer_read
+// CHECK-NEXT: vector.transfer_write
+// CHECK-NEXT: } {llvm.loop_annotation
+func.func @row_in_a_data_walk(%rows: memref<16x64xf32>, %acc: memref<64xf32>, %lo: index, %hi: index) {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %c1 = arith.constant 1 : index
+  %pad = arith.constant 0.0 : f32
+  scf.for %i = %lo to %hi step %c1 {
+    scf.for %j = %c0 to %c64 step %c16 {
+      %v = vector.transfer_read %rows[%i, %j], %pad {in_bounds = [true]} : memref<16x64xf32>, vector<16xf32>
+      vector.transfer_write %v, %acc[%j] {in_bounds = [true]} : vector<16xf32>, memref<64xf32>
+    }
+  }
+  scf.for %i = %c0 to %c16 step %c1 {
+    scf.for %j = %c0 to %c64 step %c16 {
+      %v = vector.transfer_read %rows[%i, %j], %pad {in_bounds = [true]} : memref<16x64xf32>, vector<16xf32>
+      vector.transfer_write %v, %acc[%j] {in_bounds = [true]} : vector<16xf32>, memref<64xf32>
+    }
+  }
+  return
+}

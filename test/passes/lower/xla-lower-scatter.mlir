@@ -149,6 +149,55 @@ func.func @batched(%operand: tensor<2x6x3xi64>, %indices: tensor<2x4x1xi8>,
 
 // -----
 
+/// An embedding bag: sorted segment ids (indices_are_sorted), the updates a
+/// gather of table rows times a per-row weight. Chunks of the ids run in
+/// parallel, each from the start of a run of equal ids; each update row is
+/// computed where it is added (the table row sliced at its clamped id, the
+/// ids read from their own kernel), so the gather and multiply go. The
+/// segment ids are read from the 1-d tensor broadcast to [32, 1].
+// CHECK-LABEL: func.func private @xla_scatter_0(
+// CHECK-SAME: %[[OPERAND:.*]]: tensor<10x8xf32>, %[[SEGMENTS:.*]]: tensor<32xi32>, %[[TABLE:.*]]: tensor<100x8xf32>, %[[IDS:.*]]: tensor<32x1xi32>, %[[W:.*]]: tensor<32xf32>)
+// CHECK: scf.forall (%[[TASK:.*]]) in (1) shared_outs(%[[OUT:.*]] = %[[OPERAND]])
+// CHECK: %[[LO:.*]] = func.call @xla_scatter_0_run_start(%[[SEGMENTS]]
+// CHECK: %[[HI:.*]] = func.call @xla_scatter_0_run_start(%[[SEGMENTS]]
+// CHECK: %[[MINE:.*]] = tensor.extract_slice %[[OUT]]
+// CHECK: scf.for %[[I:.*]] = %[[LO]] to %[[HI]] {{.*}} iter_args(%[[ACC:.*]] = %[[MINE]]) -> (tensor<?x8xf32>)
+// CHECK: %[[OLD:.*]] = tensor.extract_slice %[[ACC]][%[[AT:.*]], 0] [1, 8] [1, 1] : tensor<?x8xf32> to tensor<8xf32>
+// CHECK-DAG: tensor.extract_slice %[[W]][%[[I]]] [1] [1] : tensor<32xf32> to tensor<f32>
+// CHECK-DAG: tensor.extract_slice %[[IDS]][%[[I]], 0] [1, 1] [1, 1] : tensor<32x1xi32> to tensor<1xi32>
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %[[TABLE]][%{{.*}}, 0] [1, 8] [1, 1] : tensor<100x8xf32> to tensor<8xf32>
+// CHECK: %[[PRODUCT:.*]] = stablehlo.multiply %[[ROW]], %{{.*}} : tensor<8xf32>
+// CHECK: %[[SUM:.*]] = stablehlo.add %[[OLD]], %[[PRODUCT]] : tensor<8xf32>
+// CHECK: tensor.insert_slice %[[SUM]] into %[[ACC]][%[[AT]], 0] [1, 8] [1, 1]
+// CHECK: tensor.parallel_insert_slice
+// CHECK-LABEL: func.func private @xla_scatter_0_run_start
+// CHECK: scf.while
+// CHECK-LABEL: func.func @embedding_bag
+// CHECK-NOT: stablehlo.gather
+// CHECK-NOT: stablehlo.multiply
+// CHECK: call @xla_scatter_0(%{{.*}}, %arg3, %arg0, %{{.*}}, %arg2)
+func.func @embedding_bag(%table: tensor<100x8xf32>, %ids: tensor<32xi32>, %w: tensor<32xf32>,
+                         %segments: tensor<32xi32>) -> tensor<10x8xf32> {
+  %zero = stablehlo.constant dense<0.000000e+00> : tensor<10x8xf32>
+  %0 = stablehlo.broadcast_in_dim %ids, dims = [0] : (tensor<32xi32>) -> tensor<32x1xi32>
+  %1 = "stablehlo.gather"(%table, %0) <{dimension_numbers = #stablehlo.gather<offset_dims = [1],
+      collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>,
+      slice_sizes = array<i64: 1, 8>}> : (tensor<100x8xf32>, tensor<32x1xi32>) -> tensor<32x8xf32>
+  %2 = stablehlo.broadcast_in_dim %w, dims = [0] : (tensor<32xf32>) -> tensor<32x8xf32>
+  %3 = stablehlo.multiply %1, %2 : tensor<32x8xf32>
+  %4 = stablehlo.broadcast_in_dim %segments, dims = [0] : (tensor<32xi32>) -> tensor<32x1xi32>
+  %r = "stablehlo.scatter"(%zero, %4, %3) <{indices_are_sorted = true,
+      scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [1],
+      inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 1>}> ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %s = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<10x8xf32>, tensor<32x1xi32>, tensor<32x8xf32>) -> tensor<10x8xf32>
+  return %r : tensor<10x8xf32>
+}
+
+// -----
+
 /// A region that reads a non-constant value from outside is reported.
 func.func @captured_argument(%operand: tensor<4xf32>, %indices: tensor<2xi32>,
                              %updates: tensor<2xf32>, %scale: tensor<f32>) -> tensor<4xf32> {
