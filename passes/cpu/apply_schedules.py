@@ -15,6 +15,7 @@ from xlac.passes.cpu.plans.fused_rows_plan import fused_rows_plan
 from xlac.passes.cpu.plans.parallel_loops_plan import PARALLEL_LOOPS, parallel_loops_plan
 from xlac.passes.cpu.plans.schedule_functions import keep_planned, outline_planned
 from xlac.passes.cpu.plans.schedule_plan import CONTRACTIONS, MIN_WORK, POOLINGS, Machine, Plan, iterations, plan_for
+from xlac.passes.cpu.plans.unscheduled import lowered_loops, tensors, why
 from xlac.passes.remarks import emit_remarks
 
 SCHEDULES = Path(__file__).parent / "schedules"
@@ -60,7 +61,8 @@ class ApplySchedules(ModulePass):
         machine = self.machine()
         ops = _linalg_ops(module)
         planned = _plans(ops, machine)
-        emit_remarks(module, _unplanned(ops, planned))     # now: applying replaces the ops
+        emit_remarks(module, _unplanned(ops, planned)      # now: applying replaces the ops
+                     + lowered_loops(module, MIN_WORK))
         _mark(planned)
         planned = outline_planned(module, planned, self.share_kernels)
         if planned and not _apply(module, planned):
@@ -112,20 +114,21 @@ def _left_whole(module: ir.Operation) -> list[tuple[ir.Operation, str]]:
         if _PLANNED in op.attributes:
             del op.attributes[_PLANNED]
             if op.parent.name == "func.func":
-                found.append((op, f"xla-apply-schedules: the schedule of {op.name} left it whole: "
-                                  "it runs as scalar loops on one core"))
+                found.append((op, f"xla-apply-schedules: the schedule of {op.name} on {tensors(op)} "
+                                  "left it whole: it runs as scalar loops on one core"))
     return found
 
 
 def _unplanned(ops: list[ir.Operation], planned) -> list[tuple[ir.Operation, str]]:
     """A remark for each op of real size that no schedule takes, and for each
-    whose scalar loops are only split among the threads."""
+    whose scalar loops are only split among the threads: the op, its tensors
+    and why (plans/unscheduled.py)."""
     taken = {op for op, _ in planned} | {m for _, plan in planned for m in plan.members}
     scalar = {op for op, plan in planned if plan.sequence.startswith(PARALLEL_LOOPS)}
     return [(op, f"xla-apply-schedules: no vector schedule for {op.name} ({iterations(op)} "
-                 "iterations): it runs as scalar loops split among the threads") if op in scalar
-            else (op, f"xla-apply-schedules: no schedule for {op.name} ({iterations(op)} "
-                      "iterations): it runs as scalar loops on one core")
+                 f"iterations) on {tensors(op)}: {why(op)}: "
+                 + ("it runs as scalar loops split among the threads" if op in scalar
+                    else "it runs as scalar loops on one core"))
             for op in ops if (op not in taken or op in scalar) and op.name not in _NO_WORK
             and iterations(op) >= MIN_WORK]
 
@@ -247,8 +250,8 @@ def _apply(module: ir.Operation, planned: list[tuple[ir.Operation, Plan]],
            or _interpret(copy))
     if why:
         if remarks is not None:
-            remarks += [(op, f"xla-apply-schedules: schedule {plan.sequence} did not apply, the op "
-                             f"runs as scalar loops: {why}") for op, plan in planned]
+            remarks += [(op, f"xla-apply-schedules: schedule {plan.sequence} did not apply to {op.name} "
+                             f"on {tensors(op)}, the op runs as scalar loops: {why}") for op, plan in planned]
         return False
     if commit:
         _replace_body(module, copy)
