@@ -5,12 +5,16 @@
     python bench/sweep.py --quick                # f32, bf16, i8, i1; a few calls each
     python bench/sweep.py --classes reduce,sort --types f32,i8 --json sweep.json
     python bench/sweep.py --cpu x86-64-v2        # both compilers at that level (run.py's --cpu)
+    python bench/sweep.py --before XLAC_DISABLE_PASSES=xla-i1-memory-as-i8   # a fix, before/after
 
 Not a test: it finds slow paths. Each case (bench/sweep_cases.py) is one op on
 operands of about 1-4 MB; both compilers get the text ``jax.jit(f).lower``
 writes, and the backends take turns (bench/timing.py: round-robin batches,
 medians). Every case slower than FLAG times XLA is flagged below the table,
-with any that disagrees with XLA's result. The structural guard is
+with any that disagrees with XLA's result. ``--before VAR=VALUE`` adds a
+second xlac worker with those variables set (a fix switched off: a disabled
+pass), timed in the same rounds, so a fix's before and after share the
+machine's noise. The structural guard is
 test/python/cpu/test_vector_schedules.py; this says what a slow path costs.
 """
 
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -39,6 +44,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--cpu", choices=sorted(XLA_MAX_ISA), help="the CPU level both compile for")
     parser.add_argument("--threads", type=int, help="pin the run to N CPUs")
     parser.add_argument("--budget-s", type=float, default=1.5, help="timed seconds per case")
+    parser.add_argument("--before", action="append", default=[], metavar="VAR=VALUE",
+                        help="also time xlac with this environment (repeatable): the 'before' column")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     parser.add_argument("--out", type=Path, help="also write the table as Markdown here")
     parser.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()) / "xlac-sweep")
@@ -88,10 +95,34 @@ def measure(pairs, args) -> list[dict]:
         def load(self, program, inputs) -> None:
             self._fn, self._args = numpy_fns[program.name], inputs
 
+    class XlacWith(XlacBackend):
+        """xlac whose worker starts with ``env`` set (it inherits the environment)."""
+
+        name = "xlac-before"
+
+        def __init__(self, env: dict[str, str], *rest):
+            super().__init__(*rest)
+            self._env = env
+
+        def _start(self):
+            saved = {k: os.environ.get(k) for k in self._env}
+            os.environ.update(self._env)
+            try:
+                super()._start()
+            finally:
+                for key, value in saved.items():
+                    if value is None:
+                        os.environ.pop(key, None)
+                    else:
+                        os.environ[key] = value
+
     numpy_fns = {program.name: case.numpy_fn for case, program in pairs}
     backends, errors = {}, {}
-    for name, make in (("xlac", lambda: XlacBackend(args.seed, args.kill_after_s)),
-                       ("XLA", XlaBackend), ("numpy", CaseNumpy)):
+    makers = [("xlac", lambda: XlacBackend(args.seed, args.kill_after_s))]
+    if args.before:
+        env = dict(item.split("=", 1) for item in args.before)
+        makers.append(("xlac-before", lambda: XlacWith(env, args.seed, args.kill_after_s)))
+    for name, make in (*makers, ("XLA", XlaBackend), ("numpy", CaseNumpy)):
         try:
             backends[name] = make()
         except BackendError as exc:
@@ -100,7 +131,8 @@ def measure(pairs, args) -> list[dict]:
     try:
         for index, (case, program) in enumerate(pairs):
             print(f"[{index + 1}/{len(pairs)}] {case.name}", file=sys.stderr, flush=True)
-            result = bench_program(program, backends, errors, args, args.budget_s)
+            result = bench_program(program, backends, errors, args, args.budget_s,
+                                   names=tuple(backends) + tuple(errors))
             rows.append(_row(case, result))
     finally:
         for backend in backends.values():
@@ -114,24 +146,41 @@ def _row(case, result) -> dict:
     ratio = xlac / xla if xlac and xla else None
     wrong = entry is not None and entry.check is not None and not result.agrees("xlac")
     errors = {name: b.error[:160] for name, b in result.backends.items() if b.error}
+    if entry is None or (entry.error and not entry.times):
+        errors.setdefault("xlac", "no times")
+    before = result.median("xlac-before")
     return {"class": case.op_class, "type": case.element, "layout": case.layout,
             "xlac_ms": xlac, "xla_ms": xla, "numpy_ms": result.median("numpy"), "ratio": ratio,
+            "before_ms": before, "before_ratio": before / xla if before and xla else None,
             "flagged": bool(ratio and ratio > FLAG) or wrong or "xlac" in errors,
             "mismatch": wrong, "errors": errors}
 
 
 HEADER = ("class", "type", "layout", "xlac ms", "XLA ms", "numpy ms", "xlac/XLA", "")
+BEFORE = ("before ms", "before/XLA")
+
+
+def header(rows: list[dict]) -> tuple[str, ...]:
+    return HEADER[:-1] + (BEFORE if _has_before(rows) else ()) + HEADER[-1:]
+
+
+def _has_before(rows: list[dict]) -> bool:
+    return any(r["before_ms"] is not None for r in rows)
 
 
 def table(rows: list[dict]) -> list[tuple[str, ...]]:
     def ms(value):
         return "-" if value is None else f"{value:.3f}"
+
+    def ratio(value):
+        return "-" if value is None else f"{value:.2f}"
     body = []
     for r in rows:
         note = ("MISMATCH" if r["mismatch"] else "error" if "xlac" in r["errors"]
                 else f">{FLAG:g}x" if r["flagged"] else "")
+        before = (ms(r["before_ms"]), ratio(r["before_ratio"])) if _has_before(rows) else ()
         body.append((r["class"], r["type"], r["layout"], ms(r["xlac_ms"]), ms(r["xla_ms"]),
-                     ms(r["numpy_ms"]), "-" if r["ratio"] is None else f"{r['ratio']:.2f}", note))
+                     ms(r["numpy_ms"]), ratio(r["ratio"]), *before, note))
     return body
 
 
@@ -170,11 +219,11 @@ def main(argv=None) -> int:
     body = table(rows)
     level = args.cpu or "host"
     print(f"\nmachine: {machine()}; cpu level: {level}; {args.budget_s:g} s timed per case\n")
-    print(aligned(HEADER, body, summary(rows)))
+    print(aligned(header(rows), body, summary(rows)))
     if args.json:
         args.json.write_text(json.dumps({"cpu": level, "machine": machine(), "rows": rows}, indent=1))
     if args.out:
-        lines = ["| " + " | ".join(HEADER) + " |", "|" + "---|" * len(HEADER)]
+        lines = ["| " + " | ".join(header(rows)) + " |", "|" + "---|" * len(header(rows))]
         lines += ["| " + " | ".join(row) + " |" for row in body]
         args.out.write_text("\n".join(lines + [""] + summary(rows)) + "\n")
     return 0

@@ -46,6 +46,9 @@ class ApplySchedules(ModulePass):
     chunks the parallel loops get, 1 makes no scf.forall; `vector-bytes`
     (0: this host's, else 16 SSE, 32 AVX2, 64 AVX-512) the SIMD width the
     vectors are cut for. The pipelines set both from the CPU model.
+    `i1-vectors` (default on) lets the schedules take ops on i1 tensors, whose
+    vector moves xla-i1-memory-as-i8 makes byte moves: the pipelines turn it
+    off where that pass is disabled (then those ops run as scalar loops).
     `share-kernels` (default on) schedules each distinct kernel once. The
     kernels stay functions (`@xla_scheduled_<n>`, called where they were)
     through bufferization; xla-inline-schedule-calls puts a copy at each
@@ -56,11 +59,14 @@ class ApplySchedules(ModulePass):
     threads: int = 0
     vector_bytes: int = 0
     share_kernels: bool = True
+    i1_vectors: bool = True
 
     def run(self, module: ir.Operation) -> None:
         machine = self.machine()
         ops = _linalg_ops(module)
         planned = _plans(ops, machine)
+        if not self.i1_vectors:
+            planned = _without_i1(planned, machine)
         emit_remarks(module, _unplanned(ops, planned)      # now: applying replaces the ops
                      + lowered_loops(module, MIN_WORK))
         _mark(planned)
@@ -84,6 +90,31 @@ class ApplySchedules(ModulePass):
         from xlac.cpu_model import cpu_model
         threads = self.threads or len(os.sched_getaffinity(0))
         return Machine(threads, self.vector_bytes or cpu_model("host").vector_bytes)
+
+
+def _without_i1(planned, machine: Machine) -> list[tuple[ir.Operation, Plan]]:
+    """``planned`` with no vector schedule for an op on i1 tensors: those get
+    the threads' scalar loops (a generic) or nothing; the other ops of a
+    fused group they were in are planned one by one."""
+    kept = []
+    for op, plan in planned:
+        group = [*reversed(plan.members), op]
+        if not any(_touches_i1(member) for member in group):
+            kept.append((op, plan))
+            continue
+        for single in group:
+            if not _touches_i1(single):
+                found = _plan(single, machine, fuse_producers=False)
+            else:
+                found = parallel_loops_plan(single, machine) if single.name == "linalg.generic" else None
+            if found is not None:
+                kept.append((single, found))
+    return kept
+
+
+def _touches_i1(op: ir.Operation) -> bool:
+    return any(isinstance(v.type, ir.ShapedType) and str(ir.ShapedType(v.type).element_type) == "i1"
+               for v in [*op.operands, *op.results])
 
 
 def _align_buffers(module: ir.Operation) -> None:

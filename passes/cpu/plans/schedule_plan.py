@@ -36,8 +36,9 @@ MIN_WORK = 256               # smaller ops stay scalar loops: no gain, only comp
 CHUNK_WORK = 1 << 16         # iterations per thread at least, or fork-join costs more (docs/cpu-runtime.md)
 CHUNKS_PER_THREAD = 4
 SHORT_K = 256                # the matmul schedules' k block: shorter k needs none
-# f8 in vectors: xla-expand-f8-casts converts vectors of them too
-_ELEMENT_BYTES = {"f32": 4, "f64": 8, "bf16": 2, "f16": 2, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
+# f8 in vectors: xla-expand-f8-casts converts vectors of them too; i1 is a
+# byte in memory, and xla-i1-memory-as-i8 moves its vectors as bytes
+_ELEMENT_BYTES = {"i1": 1, "f32": 4, "f64": 8, "bf16": 2, "f16": 2, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
                   **dict.fromkeys(F8_FORMATS, 1)}
 _COMBINERS = {"arith.addf", "arith.mulf", "arith.addi", "arith.muli", "arith.andi",
               "arith.ori", "arith.xori", "arith.maximumf", "arith.minimumf",

@@ -21,8 +21,6 @@ from xlac.compiler import resolve_options
 from xlac.pipeline.stage_texts import StageTexts
 from xlac.targets import get_target
 
-_I1 = ("i1 is a byte in memory but a bit in a vector register: a vector load of i1 "
-       "reads packed bits, so no schedule takes i1 tensors (a select's predicate too)")
 _COMPLEX = "complex numbers are {re, im} structs in memory: no schedule takes them"
 _SCALAR_LOWERING = "the lowering writes scalar scf loops (element reads and writes), not linalg"
 _WINDOW = "reduce_window's windowed maps (d0 + d2) fit no plan; pooling needs NHWC 4-D"
@@ -32,18 +30,15 @@ _NARROW_REDUCE = "the reduction schedules keep 16 lanes of 4- or 8-byte accumula
 # (class, element type): why it still runs as scalar loops. Each entry is
 # checked: when the pair gets a vector schedule, the test says to strike it.
 ALLOWED = {
-    **{(c, "i1"): _I1 for c in ("elementwise", "broadcast", "reduce", "transpose", "dot_general",
-                                "convolution", "gather", "concatenate", "convert")},
     **{(c, "complex<f32>"): _COMPLEX for c in (
         "elementwise", "broadcast", "reduce", "reduce_window", "transpose", "dot_general",
         "convolution", "gather", "concatenate", "convert", "iota", "cumsum", "select")},
-    **{("select", t): _I1 for t in TYPES if t != "complex<f32>"},
     **{("scatter", t): _SCALAR_LOWERING for t in TYPES},
     **{("sort", t): _SCALAR_LOWERING + " (a merge sort; no sorting network yet)"
        for t in TYPES if t != "complex<f32>"},
     **{("reduce_window", t): _WINDOW for t in TYPES if t != "complex<f32>"},
     **{("cumsum", t): _SCAN for t in TYPES if t != "complex<f32>"},
-    **{("reduce", t): _NARROW_REDUCE for t in ("f16", "bf16", "i8", "ui8")},
+    **{("reduce", t): _NARROW_REDUCE for t in ("f16", "bf16", "i8", "ui8", "i1")},
 }
 
 # what every remark must say: the op, its tensors, one of the three reasons
