@@ -46,6 +46,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--budget-s", type=float, default=1.5, help="timed seconds per case")
     parser.add_argument("--before", action="append", default=[], metavar="VAR=VALUE",
                         help="also time xlac with this environment (repeatable): the 'before' column")
+    parser.add_argument("--before-tree", type=Path, metavar="DIR",
+                        help="also time the xlac of another source tree (git archive of a commit, "
+                             "its python/xlac/passes and dialects linked to its passes/ and "
+                             "dialects/): the 'before' column")
     parser.add_argument("--json", type=Path, help="also write the rows as JSON here")
     parser.add_argument("--out", type=Path, help="also write the table as Markdown here")
     parser.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()) / "xlac-sweep")
@@ -96,20 +100,25 @@ def measure(pairs, args) -> list[dict]:
             self._fn, self._args = numpy_fns[program.name], inputs
 
     class XlacWith(XlacBackend):
-        """xlac whose worker starts with ``env`` set (it inherits the environment)."""
+        """xlac whose worker starts with ``env`` set (it inherits the environment)
+        and, with a ``tree``, imports xlac from there: a spawned worker takes this
+        process's sys.path, and the path comes before the editable install's finder."""
 
         name = "xlac-before"
 
-        def __init__(self, env: dict[str, str], *rest):
+        def __init__(self, env: dict[str, str], tree: Path | None, *rest):
             super().__init__(*rest)
-            self._env = env
+            self._env, self._tree = env, tree
 
         def _start(self):
-            saved = {k: os.environ.get(k) for k in self._env}
+            saved, path = {k: os.environ.get(k) for k in self._env}, list(sys.path)
             os.environ.update(self._env)
+            if self._tree is not None:
+                sys.path.insert(0, str(self._tree / "python"))
             try:
                 super()._start()
             finally:
+                sys.path[:] = path
                 for key, value in saved.items():
                     if value is None:
                         os.environ.pop(key, None)
@@ -119,9 +128,10 @@ def measure(pairs, args) -> list[dict]:
     numpy_fns = {program.name: case.numpy_fn for case, program in pairs}
     backends, errors = {}, {}
     makers = [("xlac", lambda: XlacBackend(args.seed, args.kill_after_s))]
-    if args.before:
+    if args.before or args.before_tree:
         env = dict(item.split("=", 1) for item in args.before)
-        makers.append(("xlac-before", lambda: XlacWith(env, args.seed, args.kill_after_s)))
+        tree = args.before_tree.resolve() if args.before_tree else None
+        makers.append(("xlac-before", lambda: XlacWith(env, tree, args.seed, args.kill_after_s)))
     for name, make in (*makers, ("XLA", XlaBackend), ("numpy", CaseNumpy)):
         try:
             backends[name] = make()

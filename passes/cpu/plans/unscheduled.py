@@ -22,7 +22,7 @@ from __future__ import annotations
 import math
 
 from xlac.mlir import ir
-from xlac.passes.cpu.plans.schedule_plan import _ELEMENT_BYTES, iterator_kinds, loop_nest, simple_body
+from xlac.passes.cpu.plans.schedule_plan import _ELEMENT_BYTES, iterator_kinds, loop_nest, narrow_float_sum, simple_body
 from xlac.passes.helper_calls import LOWERED_FROM  # on a lowering's outermost loops: the op it replaces
 
 _LOOPS = ("scf.for", "scf.forall", "scf.while")
@@ -57,10 +57,13 @@ def _class_detail(op: ir.Operation) -> str:
                  if not o.operation.name.startswith(("arith.", "math.", "linalg."))]
         return f"its body has {inner[0]}" if inner else "its body reads a slice"
     kinds = iterator_kinds(op, len(nest.extents))
+    if "reduction" in kinds and narrow_float_sum(op, nest):
+        return ("a sum of 2-byte floats: in 16 lanes it would round differently from the "
+                "one-by-one sum StableHLO's order gives")
     if "reduction" in kinds:
         return (f"a reduction over loops {list(nest.reductions)} of {len(kinds)}, "
-                f"{nest.element_bytes}-byte elements: the reduction schedules take 4 or 8 bytes, "
-                "one innermost or all outer reduced loops")
+                f"{nest.element_bytes}-byte elements: the reduction schedules take one innermost "
+                "or all outer reduced loops")
     return "no plan for this loop nest"
 
 
