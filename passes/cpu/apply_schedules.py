@@ -67,7 +67,7 @@ class ApplySchedules(ModulePass):
         planned = _plans(ops, machine)
         if not self.i1_vectors:
             planned = _without_i1(planned, machine)
-        emit_remarks(module, _unplanned(ops, planned)      # now: applying replaces the ops
+        emit_remarks(module, _unplanned(ops, planned, self.i1_vectors)   # now: applying replaces the ops
                      + lowered_loops(module, MIN_WORK))
         _mark(planned)
         planned = outline_planned(module, planned, self.share_kernels)
@@ -150,14 +150,14 @@ def _left_whole(module: ir.Operation) -> list[tuple[ir.Operation, str]]:
     return found
 
 
-def _unplanned(ops: list[ir.Operation], planned) -> list[tuple[ir.Operation, str]]:
+def _unplanned(ops: list[ir.Operation], planned, i1_vectors: bool = True) -> list[tuple[ir.Operation, str]]:
     """A remark for each op of real size that no schedule takes, and for each
     whose scalar loops are only split among the threads: the op, its tensors
     and why (plans/unscheduled.py)."""
     taken = {op for op, _ in planned} | {m for _, plan in planned for m in plan.members}
     scalar = {op for op, plan in planned if plan.sequence.startswith(PARALLEL_LOOPS)}
     return [(op, f"xla-apply-schedules: no vector schedule for {op.name} ({iterations(op)} "
-                 f"iterations) on {tensors(op)}: {why(op)}: "
+                 f"iterations) on {tensors(op)}: {why(op, i1_vectors)}: "
                  + ("it runs as scalar loops split among the threads" if op in scalar
                     else "it runs as scalar loops on one core"))
             for op in ops if (op not in taken or op in scalar) and op.name not in _NO_WORK

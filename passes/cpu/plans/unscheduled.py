@@ -35,12 +35,14 @@ def tensors(op: ir.Operation) -> str:
     return f"{', '.join(dict.fromkeys(ins)) or 'nothing'} -> {', '.join(outs) or 'nothing'}"
 
 
-def why(op: ir.Operation) -> str:
-    """The reason no vector schedule took the linalg op ``op``."""
+def why(op: ir.Operation, i1_vectors: bool = True) -> str:
+    """The reason no vector schedule took the linalg op ``op`` (``i1_vectors``:
+    xla-apply-schedules' option, off where xla-i1-memory-as-i8 is disabled)."""
     types = [v.type for v in [*op.operands, *op.results] if isinstance(v.type, ir.ShapedType)]
     if any(not t.has_static_shape for t in types):
         return "dynamic shape: the schedules need static extents"
-    odd = sorted({str(t.element_type) for t in types} - set(_ELEMENT_BYTES))
+    supported = set(_ELEMENT_BYTES) - (set() if i1_vectors else {"i1"})
+    odd = sorted({str(t.element_type) for t in types} - supported)
     if odd:
         return f"element type {', '.join(odd)} not supported by the vector schedules"
     return f"no schedule for the op class ({_class_detail(op)})"

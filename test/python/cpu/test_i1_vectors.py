@@ -44,3 +44,15 @@ def test_bool_vectors_match_the_interpreter(op_class, element, cpu):
     (want,) = shared_server().run(text.encode(), inputs)
     np.testing.assert_array_equal(np.asarray(got), want)
     assert "not scheduled:" not in exe.fusion_report()
+
+
+@pytest.mark.parametrize("cpu", ["x86-64-v2", "x86-64-v3"])
+def test_masked_row_max_reads_its_mask_as_vectors(cpu):
+    """A row reduction under an i1 mask: the row schedule reads the mask 16 lanes at a time."""
+    from conftest import MASKED_ROW_MAX
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal((512, 256)).astype(np.float32), rng.random((512, 256)) < 0.7]
+    exe = xlac.compile(MASKED_ROW_MAX, cache=False, cpu=cpu)
+    (want,) = shared_server().run(MASKED_ROW_MAX.encode(), inputs)
+    np.testing.assert_array_equal(exe(*inputs), want)
+    assert "not scheduled:" not in exe.fusion_report()
