@@ -84,7 +84,7 @@ def _builders():
             op, np_op = _combine(e)
             if transposed:
                 return (lambda x, y: op(x.T, y), lambda x, y: np_op(x.T, y),
-                        (a(rng, e, (COLS, ROWS)), a(rng, e, (COLS, ROWS))))
+                        (a(rng, e, (COLS, ROWS)), a(rng, e)))
             return lambda x, y: op(x, y), np_op, (a(rng, e), a(rng, e))
         return build
 
