@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import sys
 import threading
+from collections import OrderedDict
 
 from xlac.targets.cuda.control_flow import has_control_flow, walk_steps
 from xlac.targets.cuda.control_runtime import HostControl
@@ -24,6 +25,12 @@ from xlac.targets.cuda.serialize import artifact_bytes, read_code
 _JIT_ERROR_LOG_BUFFER, _JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 5, 6
 _STREAM_NON_BLOCKING = 1                 # no implicit synchronization with the legacy stream
 _CAPTURE_THREAD_LOCAL = 1
+_MEMPOOL_RELEASE_THRESHOLD = 4            # CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+_EVENT_DISABLE_TIMING = 2                 # an event for ordering only: cheaper to record
+_NOT_READY = 600                          # CUDA_ERROR_NOT_READY (cuEventQuery)
+_POINTER_DEVICE_ORDINAL = 9               # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
+_POINTER_MEMORY_TYPE, _MEMORY_TYPE_DEVICE = 2, 2      # CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_MEMORYTYPE_DEVICE
+_GRAPHS_KEPT = 8
 _SCALARS = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
             "i64": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double}
 
@@ -43,6 +50,7 @@ class CtypesDriver:
         self.check("cuDeviceGetCount", ctypes.byref(count))
         # one GPU per process: the MPI ranks of a host take one each (device = local rank)
         self.check("cuDeviceGet", ctypes.byref(handle), ctypes.c_int(device % max(count.value, 1)))
+        self.ordinal, self._device = device % max(count.value, 1), handle
         device = handle
         self.check("cuDevicePrimaryCtxRetain", ctypes.byref(self._context), device)
         self.check("cuCtxSetCurrent", self._context)
@@ -150,6 +158,57 @@ class CtypesDriver:
     def destroy_graph(self, graph: int) -> None:
         self.check("cuGraphExecDestroy", ctypes.c_void_p(graph))
 
+    # stream-ordered memory, events and pointer queries: xlac.targets.cuda.memory
+    def use_default_pool(self, release_threshold: int) -> None:
+        """Allocations (``alloc_async``) from the device's default pool, which keeps up to
+        ``release_threshold`` freed bytes instead of returning them at each synchronization."""
+        pool, value = ctypes.c_void_p(), ctypes.c_uint64(release_threshold)
+        self.check("cuDeviceGetDefaultMemPool", ctypes.byref(pool), self._device)
+        self.check("cuMemPoolSetAttribute", pool, ctypes.c_int(_MEMPOOL_RELEASE_THRESHOLD),
+                   ctypes.byref(value))
+
+    def alloc_async(self, nbytes: int, stream: int) -> int:
+        pointer = ctypes.c_uint64()
+        self.check("cuMemAllocAsync", ctypes.byref(pointer), ctypes.c_size_t(max(nbytes, 1)),
+                   ctypes.c_void_p(stream))
+        return pointer.value
+
+    def free_async(self, pointer: int, stream: int) -> None:
+        self.check("cuMemFreeAsync", ctypes.c_uint64(pointer), ctypes.c_void_p(stream))
+
+    def create_event(self) -> int:
+        event = ctypes.c_void_p()
+        self.check("cuEventCreate", ctypes.byref(event), ctypes.c_uint(_EVENT_DISABLE_TIMING))
+        return event.value
+
+    def record_event(self, event: int, stream: int) -> None:
+        self.check("cuEventRecord", ctypes.c_void_p(event), ctypes.c_void_p(stream))
+
+    def wait_event(self, stream: int, event: int) -> None:
+        self.check("cuStreamWaitEvent", ctypes.c_void_p(stream), ctypes.c_void_p(event), ctypes.c_uint(0))
+
+    def event_synchronize(self, event: int) -> None:
+        self.check("cuEventSynchronize", ctypes.c_void_p(event))
+
+    def event_done(self, event: int) -> bool:
+        status = self._lib.cuEventQuery(ctypes.c_void_p(event))
+        if status not in (0, _NOT_READY):
+            raise CudaError(f"CUDA driver: cuEventQuery failed: {self._error_text(status)}")
+        return status == 0
+
+    def destroy_event(self, event: int) -> None:
+        self.check("cuEventDestroy_v2", ctypes.c_void_p(event))
+
+    def pointer_device(self, pointer: int) -> int | None:
+        """The ordinal of the GPU whose memory ``pointer`` is in; None for host memory
+        (pageable, or pinned: a kernel could read it, at PCIe speed)."""
+        kind, ordinal = ctypes.c_uint(), ctypes.c_int()
+        for attribute, value in ((_POINTER_MEMORY_TYPE, kind), (_POINTER_DEVICE_ORDINAL, ordinal)):
+            if self._lib.cuPointerGetAttribute(ctypes.byref(value), ctypes.c_int(attribute),
+                                               ctypes.c_uint64(pointer)) != 0:
+                return None
+        return ordinal.value if kind.value == _MEMORY_TYPE_DEVICE else None
+
 
 _DRIVER = None
 
@@ -174,7 +233,7 @@ class CudaFunction:
 
     def __init__(self, ptx: str, steps: list, input_bytes: list[int], output_bytes: list[int],
                  driver=None, kernels: str = "", gpu: str = "", use_graphs: bool = True,
-                 grid=None, device: int = 0, nccl=None):
+                 grid=None, device: int = 0, nccl=None, donations: dict[int, int] | None = None):
         self.ptx = ptx
         self.kernels = kernels            # the kernels as gpu.func (MLIR text), for the emulator
         self.gpu = gpu                    # the "gpu" stage's text (kept with the program)
@@ -187,7 +246,9 @@ class CudaFunction:
         self._buffers: dict[str, int] | None = None
         self._owned: list[int] = []
         self._stream = None
-        self._graph = None
+        self._graphs: OrderedDict = OrderedDict()   # the buffers' pointers -> their graph
+        self._staging = None              # pinned host memory run()'s transfers go through
+        self.donations = dict(donations or {})    # donated input -> the output it may become
         # NCCL calls run between the kernels, launched one by one (not captured); so do
         # loops and branches, whose host reads the device between kernels
         self._use_graph = use_graphs and not any(isinstance(s, Collective) for s in walk_steps(steps)) \
@@ -198,29 +259,73 @@ class CudaFunction:
         self._device, self._nccl, self._collectives = device, nccl, None
 
     def __call__(self, pointers: list[int]) -> None:
+        """Host arrays in and out (``Executable.run``): through the function's own
+        buffers, the transfers staged in pinned memory (asynchronous DMA)."""
+        with self._lock:
+            driver = self._driver = self._driver or open_driver(self._device)
+            functions = self._load(driver)
+            buffers = self._argument_slots(driver, self._device_memory(driver))
+            stream, offsets = self._stream, self._staging_offsets()
+            if self._staging is None:
+                self._staging = driver.alloc_host(max(offsets[-1], 1))
+            for index in range(self._inputs):
+                ctypes.memmove(self._staging + offsets[index], pointers[index], self._sizes[index])
+                driver.to_device_async(buffers[f"arg{index}"], self._staging + offsets[index],
+                                       self._sizes[index], stream)
+            self._launch_work(driver, functions, buffers)
+            for index in range(self._inputs, len(pointers)):
+                driver.to_host_async(self._staging + offsets[index], buffers[f"arg{index}"],
+                                     self._sizes[index], stream)
+            driver.stream_synchronize(stream)
+            for index in range(self._inputs, len(pointers)):
+                ctypes.memmove(pointers[index], self._staging + offsets[index], self._sizes[index])
+
+    def device_call(self, values, signature) -> list:
+        """Arrays on the device in and out (``Executable.__call__``): DeviceArrays,
+        jax/torch/CuPy CUDA arrays (read in place) or host values (put on the device
+        first); the results are DeviceArrays that the enqueued work is still
+        writing. Donated inputs (``donations``) are deleted."""
+        from xlac.targets.cuda.device_calls import DeviceCall
         with self._lock:
             driver = self._driver = self._driver or open_driver(self._device)
             functions = self._load(driver)
             buffers = self._device_memory(driver)
-            stream = self._stream
-            for index in range(self._inputs):
-                driver.to_device_async(buffers[f"arg{index}"], pointers[index], self._sizes[index], stream)
-            if self._graph is None and self._use_graph:
-                self._capture(driver, functions, buffers)
-            if self._graph is not None:
-                driver.launch_graph(self._graph, stream)
-            else:
-                self._enqueue(driver, functions, buffers)
-            for index in range(self._inputs, len(pointers)):
-                driver.to_host_async(pointers[index], buffers[f"arg{index}"], self._sizes[index], stream)
-            driver.stream_synchronize(stream)
+            call = DeviceCall(driver, self._stream, signature, self.donations, self.steps)
+            call.take_inputs(values)
+            self._launch_work(driver, functions, {**buffers, **call.bindings()})
+            return call.finish()
+
+    @staticmethod
+    def takes_on_device(values) -> bool:
+        """Is one of ``values`` on a GPU (then ``run`` reads them in place, no round trip)?"""
+        from xlac.targets.cuda.device_array import is_device_value
+        return any(is_device_value(value) for value in values)
+
+    def _launch_work(self, driver, functions, env: dict[str, int]) -> None:
+        """The device work with its buffers at ``env``'s pointers: one CUDA graph launch
+        (captured the first time these pointers are seen) or kernel by kernel."""
+        key = tuple(env[f"arg{index}"] for index in range(len(self._sizes)))
+        graph = self._graphs.get(key)
+        if graph is None and self._use_graph:
+            graph = self._capture(driver, functions, env, key)
+        if graph is not None:
+            self._graphs.move_to_end(key)
+            driver.launch_graph(graph, self._stream)
+        else:
+            self._run(self.steps, dict(env), driver, functions)
+
+    def _staging_offsets(self) -> list[int]:
+        offsets = [0]
+        for nbytes in self._sizes:
+            offsets.append(offsets[-1] + (nbytes + 255) // 256 * 256)   # DMA-friendly alignment
+        return offsets
 
     def with_driver(self, driver, nccl=None) -> CudaFunction:
         """The same program on another driver (and NCCL: fakes in tests), set up afresh."""
         inputs = self._sizes[:self._inputs]
         return CudaFunction(self.ptx, self.steps, inputs, self._sizes[self._inputs:], driver,
                             self.kernels, self.gpu, self._use_graph, self.grid, self._device,
-                            nccl or self._nccl)
+                            nccl or self._nccl, self.donations)
 
     def start_collectives(self) -> None:
         """Make the program's NCCL communicators: collective, once, on every rank
@@ -238,13 +343,10 @@ class CudaFunction:
     def serializer(self, entry: str, signature):
         return lambda: artifact_bytes(self, entry, signature)
 
-    def _enqueue(self, driver, functions, buffers) -> None:
-        """The device-side work of one call: kernels and device-to-device copies (and
-        the host's loops and branches around them)."""
-        self._run(self.steps, dict(buffers), driver, functions)
-
     def _run(self, steps, env: dict[str, int], driver, functions) -> None:
-        """``steps`` with the names in ``env`` (a region's arguments bound at run time)."""
+        """The device-side work of one call, kernels and device-to-device copies (and the
+        host's loops and branches around them): ``steps`` with the names in ``env``
+        (a call's arguments, a region's, bound at run time)."""
         for step in steps:
             if isinstance(step, Copy):
                 driver.copy_async(env[step.target], env[step.source], step.nbytes, self._stream)
@@ -261,22 +363,28 @@ class CudaFunction:
                 self._control.run(step, env, lambda region: self._run(region, env, driver, functions),
                                   self._stream)
 
-    def _capture(self, driver, functions, buffers) -> None:
+    def _capture(self, driver, functions, env, key) -> int | None:
         """Record the device work once as a CUDA graph: then a call is one graph launch,
-        not one Python driver call per kernel. If the driver refuses, launch one by one."""
+        not one Python driver call per kernel. If the driver refuses, launch one by one.
+        A graph has its buffers' pointers built in: one graph per set of pointers, the
+        least recently used dropped beyond _GRAPHS_KEPT (results taken from the pool
+        come back at the same few addresses in a steady loop)."""
         try:
             driver.begin_capture(self._stream)
         except CudaError as error:
             return self._no_graph(error)
         try:
-            self._enqueue(driver, functions, buffers)
+            self._run(self.steps, dict(env), driver, functions)
         except CudaError:
             driver.end_capture(self._stream)
             raise
         try:
-            self._graph = driver.end_capture(self._stream)
+            graph = self._graphs[key] = driver.end_capture(self._stream)
         except CudaError as error:
-            self._no_graph(error)
+            return self._no_graph(error)
+        if len(self._graphs) > _GRAPHS_KEPT:
+            driver.destroy_graph(self._graphs.popitem(last=False)[1])
+        return graph
 
     def _no_graph(self, error: CudaError) -> None:
         self._use_graph = False
@@ -293,13 +401,16 @@ class CudaFunction:
         if driver is not None:
             if self._control is not None:
                 self._control.close()
-            if self._graph is not None:
-                driver.destroy_graph(self._graph)
+            for graph in self._graphs.values():
+                driver.destroy_graph(graph)
+            if self._staging is not None:
+                driver.free_host(self._staging)
             for pointer in owned:
                 driver.free(pointer)
             if self._stream is not None:
                 driver.destroy_stream(self._stream)
-        self._stream = self._graph = self._control = None
+        self._stream = self._control = self._staging = None
+        self._graphs = OrderedDict()
 
     def __del__(self):
         try:
@@ -314,6 +425,15 @@ class CudaFunction:
             self._functions = {name: driver.function(module, name) for name in sorted(kernels)}
         return self._functions
 
+    def _argument_slots(self, driver, buffers: dict[str, int]) -> dict[str, int]:
+        """``buffers`` and the arguments' own buffers, which host arrays are copied
+        through (``__call__``), allocated on its first call; a call on device arrays
+        binds the arrays themselves."""
+        if "arg0" not in buffers and self._sizes:
+            for index, nbytes in enumerate(self._sizes):
+                buffers[f"arg{index}"] = self._allocate(driver, nbytes)
+        return buffers
+
     def _device_memory(self, driver) -> dict[str, int]:
         """Every buffer the schedule makes, allocated (and constants uploaded) once; views
         are bound as the steps run."""
@@ -321,8 +441,6 @@ class CudaFunction:
             return self._buffers
         self._stream = driver.create_stream()
         buffers = {}
-        for index, nbytes in enumerate(self._sizes):
-            buffers[f"arg{index}"] = self._allocate(driver, nbytes)
         for step in walk_steps(self.steps):               # in loops and branches: fixed slots
             if isinstance(step, Alloc):
                 buffers[step.value] = self._allocate(driver, step.nbytes)
@@ -350,15 +468,16 @@ def _launch(driver, function: int, step: Launch, buffers: dict[str, int], stream
 
 
 def function_for(ptx: str, steps: list, signature, kernels: str, gpu: str, options,
-                 grid=None) -> CudaFunction:
+                 grid=None, donations: dict[int, int] | None = None) -> CudaFunction:
     """The runtime function of a compiled (or cached) program."""
     return CudaFunction(ptx, steps, [s.nbytes for s in signature.inputs],
                         [s.nbytes for s in signature.outputs], kernels=kernels, gpu=gpu,
-                        use_graphs=options.cuda_graphs, grid=grid, device=options.local_rank)
+                        use_graphs=options.cuda_graphs, grid=grid, device=options.local_rank,
+                        donations=donations)
 
 
 def load_function(artifact, options) -> CudaFunction:
     """The CudaFunction of a checked cuda artifact (``container.read_artifact``)."""
     code = read_code(artifact)
     return function_for(code.ptx, code.steps, artifact.signature, code.kernels, code.gpu, options,
-                        artifact.grid)
+                        artifact.grid, code.donations)
