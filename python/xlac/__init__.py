@@ -28,7 +28,7 @@ _WHERE = {"compile": "xlac.compiler", "CompileError": "xlac.errors",
           "ArtifactError": "xlac.artifact.container",
           "LargeConstantWarning": "xlac.debug.dump",
           "DeviceArray": "xlac.targets.cuda.device_array",
-          "device_put": "xlac.targets.cuda.device_array"}
+          "device_put": "xlac.targets.cuda.placement"}
 
 __all__ = ["compile", "CompileError", "UnsupportedOpError", "InputError", "XlacError",
            "ResourceLimitError",
@@ -59,4 +59,5 @@ if TYPE_CHECKING:
     from xlac.loader import deserialize, load
     from xlac.options import Options
     from xlac.signature import Signature, TensorSpec
-    from xlac.targets.cuda.device_array import DeviceArray, device_put
+    from xlac.targets.cuda.device_array import DeviceArray
+    from xlac.targets.cuda.placement import device_put

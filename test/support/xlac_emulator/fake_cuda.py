@@ -31,7 +31,6 @@ import numpy as np
 
 from xlac.targets.cuda.runtime import CudaError
 
-
 _READ_BACK_SLOT = 8                 # HostControl's pinned scalar
 _FIRST_STREAM = 0x1000              # above CU_STREAM_LEGACY (1) and CU_STREAM_PER_THREAD (2)
 

@@ -265,9 +265,12 @@ def _check_foreign(pointer: int, ordinal: int, contiguous: bool, context, value)
         raise InputError(f"a strided (not C-contiguous) {what} cannot be read in place: make it "
                          "contiguous first")
     located = context.driver.pointer_device(pointer) if pointer else context.ordinal
+    if located is None:
+        raise InputError(f"a {what} says it is on a GPU, but its memory at {pointer:#x} is not "
+                         "device memory (the driver says so)")
     if located != context.ordinal or ordinal != context.ordinal:
-        raise InputError(f"a {what} on cuda:{ordinal if located is None else located} was given "
-                         f"to a program on cuda:{context.ordinal}")
+        raise InputError(f"a {what} on cuda:{located} was given to a program on "
+                         f"cuda:{context.ordinal}")
 
 
 def put(value, context, spec=None) -> DeviceArray:
@@ -277,33 +280,3 @@ def put(value, context, spec=None) -> DeviceArray:
         raise InputError(f"an array of {host.dtype} cannot be put on a GPU")
     (buffer,), event = context.upload([host])
     return DeviceArray(buffer, host.shape, host.dtype, context, event)
-
-
-def device_put(value, device=None) -> DeviceArray:
-    """``value`` on a GPU (``device``: an ordinal, ``"cuda:N"`` or a Device; default 0)."""
-    from xlac.targets.cuda.runtime import open_driver
-    ordinal = _ordinal(device)
-    driver = open_driver(ordinal)
-    if getattr(driver, "ordinal", 0) != ordinal:
-        raise InputError(f"device {device!r}: this process uses cuda:{getattr(driver, 'ordinal', 0)}"
-                         " (one GPU per process)")
-    context = device_context(driver)
-    if isinstance(value, DeviceArray) or is_device_value(value):
-        return as_device_array(value, driver, context.transfer_stream)
-    return put(value, context)
-
-
-def _ordinal(device) -> int:
-    if device is None:
-        return 0
-    if isinstance(device, Device):
-        return device.id
-    if isinstance(device, int):
-        return device
-    text = str(device)
-    if text.startswith("cuda:") and text[5:].isdigit():
-        return int(text[5:])
-    if text in ("cuda", "gpu"):
-        return 0
-    raise InputError(f"device {device!r}: xlac puts arrays on 'cuda:N' (or N, or a DeviceArray's "
-                     ".device)")

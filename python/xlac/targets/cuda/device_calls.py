@@ -26,18 +26,54 @@ from xlac.targets.cuda.memory import Event, PoolBuffer, device_context
 from xlac.targets.cuda.schedule import Collective, Copy, Launch, View
 
 
-class DeviceCall:
+class DeviceCaller:
+    """How one program takes and returns device arrays, worked out once: the
+    specs, which donated input may become which result; ``call`` does one call."""
+
     def __init__(self, driver, stream: int, signature, donations: dict[int, int], steps: list):
         self._driver, self._stream, self._signature = driver, stream, signature
         self._context = device_context(driver)
-        self._donations, self._steps = donations, steps
-        self._inputs: list[DeviceArray] = []
-        self._outputs: list = []
-        self._reused: dict[int, int] = {}          # output index -> the donated input it takes
+        self._inputs = tuple((spec.shape, spec.dtype) for spec in signature.inputs)
+        self._outputs = tuple((spec.shape, spec.dtype, max(spec.nbytes, 1))
+                              for spec in signature.outputs)
+        count = len(self._inputs)
+        self._donated = tuple(sorted(donations))
+        self._in_place = {output: donor for donor, output in donations.items()
+                          if signature.inputs[donor].nbytes == signature.outputs[output].nbytes
+                          and writes_after_last_read(steps, f"arg{donor}", f"arg{count + output}")}
+        self._names = tuple(f"arg{index}" for index in range(count + len(self._outputs)))
 
-    def take_inputs(self, values) -> None:
-        """Each value as a DeviceArray of its compiled spec (InputError naming every
-        mismatch); host values are put on the device in one staged upload."""
+    def call(self, values, launch) -> list[DeviceArray]:
+        """Take ``values``, call ``launch(bindings)`` to enqueue the work with the
+        schedule's argument names bound to this call's pointers, return the results."""
+        arrays = self._take_inputs(values)
+        stream = self._stream
+        for array in arrays:
+            if array._ready is not None:
+                array._ready.wait_on(stream)
+            array._buffer.used_on(stream)
+        pointers = [array._buffer.pointer for array in arrays]       # before a result takes one
+        buffers = [self._output_buffer(index, arrays) for index in range(len(self._outputs))]
+        launch(dict(zip(self._names, pointers + [buffer.pointer for buffer in buffers])))
+        ready, context = Event(self._driver, stream), self._context
+        for index in self._donated:
+            if isinstance(arrays[index]._buffer, PoolBuffer):
+                arrays[index].delete()             # unless a result took it: then already gone
+        return [DeviceArray(buffer, shape, dtype, context, ready)
+                for buffer, (shape, dtype, _) in zip(buffers, self._outputs)]
+
+    def _take_inputs(self, values) -> list[DeviceArray]:
+        """Each value as a DeviceArray of its compiled spec: ours as they are (the
+        quick path), others read in place or put on the device (``_convert``)."""
+        context = self._context
+        if len(values) == len(self._inputs) and all(
+                type(value) is DeviceArray and value._context is context and value._buffer is not None
+                and value.shape == shape and value.dtype == dtype
+                for value, (shape, dtype) in zip(values, self._inputs)):
+            return list(values)
+        return self._convert(values)
+
+    def _convert(self, values) -> list[DeviceArray]:
         specs = self._signature.inputs
         if len(values) != len(specs):
             raise InputError(f"expected {len(specs)} argument(s), got {len(values)}")
@@ -58,49 +94,19 @@ class DeviceCall:
             buffers, event = self._context.upload(list(host.values()), self._stream)
             for (index, array), buffer in zip(host.items(), buffers):
                 arrays[index] = DeviceArray(buffer, array.shape, array.dtype, self._context, event)
-        for array in arrays:
-            if array._ready is not None:
-                array._ready.wait_on(self._stream)
-            array._buffer.used_on(self._stream)
-        self._inputs = arrays
-        self._outputs = [self._output_buffer(index, spec)
-                         for index, spec in enumerate(self._signature.outputs)]
+        return arrays
 
-    def bindings(self) -> dict[str, int]:
-        """The schedule's argument names -> this call's device pointers."""
-        count = len(self._inputs)
-        names = {f"arg{index}": array.pointer for index, array in enumerate(self._inputs)}
-        names.update({f"arg{count + index}": buffer.pointer
-                      for index, buffer in enumerate(self._outputs)})
-        return names
-
-    def finish(self) -> list[DeviceArray]:
-        """After the work is enqueued: the results (ready at one event), the donated
-        inputs deleted."""
-        ready = Event(self._driver, self._stream)
-        for output, index in self._reused.items():
-            self._inputs[index]._buffer = None      # its memory is the result's now
-        for index in self._donations:
-            if index < len(self._inputs) and isinstance(self._inputs[index]._buffer, PoolBuffer):
-                self._inputs[index].delete()
-        return [DeviceArray(buffer, spec.shape, spec.dtype, self._context, ready)
-                for buffer, spec in zip(self._outputs, self._signature.outputs)]
-
-    def _output_buffer(self, index: int, spec):
-        donor = next((i for i, o in self._donations.items() if o == index), None)
-        if donor is not None and self._can_take(donor, index, spec):
-            self._reused[index] = donor
-            return self._inputs[donor]._buffer
-        return self._context.allocate(max(spec.nbytes, 1), self._stream)
-
-    def _can_take(self, donor: int, output: int, spec) -> bool:
-        array = self._inputs[donor]
-        buffer = array._buffer
-        return isinstance(buffer, PoolBuffer) and buffer.stream == self._stream and \
-            array.nbytes == spec.nbytes and donor not in self._reused.values() and \
-            sum(a._buffer is buffer for a in self._inputs) == 1 and \
-            writes_after_last_read(self._steps, f"arg{donor}",
-                                   f"arg{len(self._inputs) + output}")
+    def _output_buffer(self, index: int, arrays: list[DeviceArray]):
+        """The donated input's memory where the schedule allows it (module docstring),
+        else fresh memory from the pool."""
+        donor = self._in_place.get(index)
+        if donor is not None:
+            array = arrays[donor]
+            buffer = array._buffer
+            if isinstance(buffer, PoolBuffer) and sum(a._buffer is buffer for a in arrays) == 1:
+                array._buffer = None                # deleted: its memory is the result's now
+                return buffer
+        return self._context.allocate(self._outputs[index][2], self._stream)
 
 
 def writes_after_last_read(steps: list, source: str, target: str) -> bool:

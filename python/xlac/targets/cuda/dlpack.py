@@ -54,21 +54,23 @@ DLManagedTensorVersioned._fields_ = [("version", DLPackVersion), ("manager_ctx",
                                      ("deleter", _Deleter), ("flags", ctypes.c_uint64),
                                      ("dl_tensor", DLTensor)]
 
-_api = ctypes.pythonapi
+# private prototypes of the capsule API: ctypes.pythonapi's function objects are shared,
+# and another module setting their restype must not change what these return
 _CapsuleDestructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-_api.PyCapsule_New.restype = ctypes.py_object
-_api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, _CapsuleDestructor]
-_api.PyCapsule_GetPointer.restype = ctypes.c_void_p
-_api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_api.PyCapsule_GetName.restype = ctypes.c_char_p
-_api.PyCapsule_GetName.argtypes = [ctypes.py_object]
-_api.PyCapsule_SetName.argtypes = [ctypes.py_object, ctypes.c_char_p]
-_api.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+
+
+def _capi(name: str, restype, *argtypes):
+    return ctypes.PYFUNCTYPE(restype, *argtypes)((name, ctypes.pythonapi))
+
+
+_capsule_new = _capi("PyCapsule_New", ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p,
+                     _CapsuleDestructor)
+_capsule_pointer = _capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)
+_capsule_name = _capi("PyCapsule_GetName", ctypes.c_char_p, ctypes.py_object)
+_capsule_rename = _capi("PyCapsule_SetName", ctypes.c_int, ctypes.py_object, ctypes.c_char_p)
 # in a capsule's destructor the capsule has no references left: touch it by address only
-_is_valid_at = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_IsValid", _api))
-_pointer_at = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_GetPointer", _api))
+_is_valid_at = _capi("PyCapsule_IsValid", ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)
+_pointer_at = _capi("PyCapsule_GetPointer", ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)
 
 _CODES = {"i": _INT, "u": _UINT, "f": _FLOAT, "c": _COMPLEX, "b": _BOOL}
 _EXPORTED: dict[int, tuple] = {}           # managed tensor address -> what it keeps alive
@@ -127,7 +129,7 @@ def export_capsule(pointer: int, shape: tuple, dtype: np.dtype, device: tuple[in
         managed = DLManagedTensor(tensor, None, _release_exported)
     address = ctypes.addressof(managed)
     _EXPORTED[address] = (managed, shape_array, keepalive)
-    return _api.PyCapsule_New(address, VERSIONED if versioned else LEGACY, _DESTROY_CAPSULE)
+    return _capsule_new(address, VERSIONED if versioned else LEGACY, _DESTROY_CAPSULE)
 
 
 class ImportedTensor:
@@ -135,14 +137,14 @@ class ImportedTensor:
     producer's deleter runs at ``release()``."""
 
     def __init__(self, capsule):
-        name = _api.PyCapsule_GetName(capsule)
+        name = _capsule_name(capsule) if type(capsule).__name__ == "PyCapsule" else None
         if name not in _USED:
             raise BufferError(f"not a DLPack capsule (named {name!r}); was it consumed already?")
-        address = _api.PyCapsule_GetPointer(capsule, name)
+        address = _capsule_pointer(capsule, name)
         kind = DLManagedTensorVersioned if name == VERSIONED else DLManagedTensor
         self._managed = kind.from_address(address)
         self._address = address
-        _api.PyCapsule_SetName(capsule, _USED[name])      # ours now: the capsule won't delete it
+        _capsule_rename(capsule, _USED[name])      # ours now: the capsule won't delete it
         self.read_only = name == VERSIONED and bool(self._managed.flags & READ_ONLY)
         tensor = self._managed.dl_tensor
         self.device = (tensor.device.device_type, tensor.device.device_id)

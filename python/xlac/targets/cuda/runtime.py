@@ -12,30 +12,24 @@ the function's stream (captured once as a CUDA graph, then launched whole;
 from __future__ import annotations
 
 import ctypes
-import sys
 import threading
-from collections import OrderedDict
 
 from xlac.targets.cuda.control_flow import has_control_flow, walk_steps
 from xlac.targets.cuda.control_runtime import HostControl
+from xlac.targets.cuda.driver_memory import StreamOrderedCalls
 from xlac.targets.cuda.errors import CudaError, CudaUnavailable
+from xlac.targets.cuda.graphs import GraphCache
 from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Launch, View
 from xlac.targets.cuda.serialize import artifact_bytes, read_code
 
 _JIT_ERROR_LOG_BUFFER, _JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 5, 6
 _STREAM_NON_BLOCKING = 1                 # no implicit synchronization with the legacy stream
 _CAPTURE_THREAD_LOCAL = 1
-_MEMPOOL_RELEASE_THRESHOLD = 4            # CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
-_EVENT_DISABLE_TIMING = 2                 # an event for ordering only: cheaper to record
-_NOT_READY = 600                          # CUDA_ERROR_NOT_READY (cuEventQuery)
-_POINTER_DEVICE_ORDINAL = 9               # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-_POINTER_MEMORY_TYPE, _MEMORY_TYPE_DEVICE = 2, 2      # CU_POINTER_ATTRIBUTE_MEMORY_TYPE, CU_MEMORYTYPE_DEVICE
-_GRAPHS_KEPT = 8
 _SCALARS = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
             "i64": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double}
 
 
-class CtypesDriver:
+class CtypesDriver(StreamOrderedCalls):
     """The libcuda calls xlac uses; every error becomes CudaError with its name."""
 
     def __init__(self, library: str = "libcuda.so.1", device: int = 0):
@@ -158,56 +152,6 @@ class CtypesDriver:
     def destroy_graph(self, graph: int) -> None:
         self.check("cuGraphExecDestroy", ctypes.c_void_p(graph))
 
-    # stream-ordered memory, events and pointer queries: xlac.targets.cuda.memory
-    def use_default_pool(self, release_threshold: int) -> None:
-        """Allocations (``alloc_async``) from the device's default pool, which keeps up to
-        ``release_threshold`` freed bytes instead of returning them at each synchronization."""
-        pool, value = ctypes.c_void_p(), ctypes.c_uint64(release_threshold)
-        self.check("cuDeviceGetDefaultMemPool", ctypes.byref(pool), self._device)
-        self.check("cuMemPoolSetAttribute", pool, ctypes.c_int(_MEMPOOL_RELEASE_THRESHOLD),
-                   ctypes.byref(value))
-
-    def alloc_async(self, nbytes: int, stream: int) -> int:
-        pointer = ctypes.c_uint64()
-        self.check("cuMemAllocAsync", ctypes.byref(pointer), ctypes.c_size_t(max(nbytes, 1)),
-                   ctypes.c_void_p(stream))
-        return pointer.value
-
-    def free_async(self, pointer: int, stream: int) -> None:
-        self.check("cuMemFreeAsync", ctypes.c_uint64(pointer), ctypes.c_void_p(stream))
-
-    def create_event(self) -> int:
-        event = ctypes.c_void_p()
-        self.check("cuEventCreate", ctypes.byref(event), ctypes.c_uint(_EVENT_DISABLE_TIMING))
-        return event.value
-
-    def record_event(self, event: int, stream: int) -> None:
-        self.check("cuEventRecord", ctypes.c_void_p(event), ctypes.c_void_p(stream))
-
-    def wait_event(self, stream: int, event: int) -> None:
-        self.check("cuStreamWaitEvent", ctypes.c_void_p(stream), ctypes.c_void_p(event), ctypes.c_uint(0))
-
-    def event_synchronize(self, event: int) -> None:
-        self.check("cuEventSynchronize", ctypes.c_void_p(event))
-
-    def event_done(self, event: int) -> bool:
-        status = self._lib.cuEventQuery(ctypes.c_void_p(event))
-        if status not in (0, _NOT_READY):
-            raise CudaError(f"CUDA driver: cuEventQuery failed: {self._error_text(status)}")
-        return status == 0
-
-    def destroy_event(self, event: int) -> None:
-        self.check("cuEventDestroy_v2", ctypes.c_void_p(event))
-
-    def pointer_device(self, pointer: int) -> int | None:
-        """The ordinal of the GPU whose memory ``pointer`` is in; None for host memory
-        (pageable, or pinned: a kernel could read it, at PCIe speed)."""
-        kind, ordinal = ctypes.c_uint(), ctypes.c_int()
-        for attribute, value in ((_POINTER_MEMORY_TYPE, kind), (_POINTER_DEVICE_ORDINAL, ordinal)):
-            if self._lib.cuPointerGetAttribute(ctypes.byref(value), ctypes.c_int(attribute),
-                                               ctypes.c_uint64(pointer)) != 0:
-                return None
-        return ordinal.value if kind.value == _MEMORY_TYPE_DEVICE else None
 
 
 _DRIVER = None
@@ -246,13 +190,13 @@ class CudaFunction:
         self._buffers: dict[str, int] | None = None
         self._owned: list[int] = []
         self._stream = None
-        self._graphs: OrderedDict = OrderedDict()   # the buffers' pointers -> their graph
+        self._caller = None               # device_calls.DeviceCaller: made on the first device call
         self._staging = None              # pinned host memory run()'s transfers go through
         self.donations = dict(donations or {})    # donated input -> the output it may become
         # NCCL calls run between the kernels, launched one by one (not captured); so do
         # loops and branches, whose host reads the device between kernels
-        self._use_graph = use_graphs and not any(isinstance(s, Collective) for s in walk_steps(steps)) \
-            and not has_control_flow(steps)
+        self._graphs = GraphCache(use_graphs and not has_control_flow(steps) and not any(
+            isinstance(s, Collective) for s in walk_steps(steps)))
         self._control: HostControl | None = None
         self._lock = threading.Lock()     # the buffers are the function's: one call at a time
         self.grid = grid                  # an SPMD program's device grid (None: one device)
@@ -285,15 +229,15 @@ class CudaFunction:
         jax/torch/CuPy CUDA arrays (read in place) or host values (put on the device
         first); the results are DeviceArrays that the enqueued work is still
         writing. Donated inputs (``donations``) are deleted."""
-        from xlac.targets.cuda.device_calls import DeviceCall
         with self._lock:
             driver = self._driver = self._driver or open_driver(self._device)
             functions = self._load(driver)
             buffers = self._device_memory(driver)
-            call = DeviceCall(driver, self._stream, signature, self.donations, self.steps)
-            call.take_inputs(values)
-            self._launch_work(driver, functions, {**buffers, **call.bindings()})
-            return call.finish()
+            if self._caller is None:
+                from xlac.targets.cuda.device_calls import DeviceCaller
+                self._caller = DeviceCaller(driver, self._stream, signature, self.donations, self.steps)
+            return self._caller.call(values, lambda arguments: self._launch_work(
+                driver, functions, {**buffers, **arguments}))
 
     @staticmethod
     def takes_on_device(values) -> bool:
@@ -303,16 +247,11 @@ class CudaFunction:
 
     def _launch_work(self, driver, functions, env: dict[str, int]) -> None:
         """The device work with its buffers at ``env``'s pointers: one CUDA graph launch
-        (captured the first time these pointers are seen) or kernel by kernel."""
+        (``graphs.GraphCache``) or kernel by kernel."""
         key = tuple(env[f"arg{index}"] for index in range(len(self._sizes)))
-        graph = self._graphs.get(key)
-        if graph is None and self._use_graph:
-            graph = self._capture(driver, functions, env, key)
-        if graph is not None:
-            self._graphs.move_to_end(key)
-            driver.launch_graph(graph, self._stream)
-        else:
-            self._run(self.steps, dict(env), driver, functions)
+        enqueue = lambda: self._run(self.steps, dict(env), driver, functions)  # noqa: E731
+        if not self._graphs.launch(driver, self._stream, key, enqueue):
+            enqueue()
 
     def _staging_offsets(self) -> list[int]:
         offsets = [0]
@@ -324,7 +263,7 @@ class CudaFunction:
         """The same program on another driver (and NCCL: fakes in tests), set up afresh."""
         inputs = self._sizes[:self._inputs]
         return CudaFunction(self.ptx, self.steps, inputs, self._sizes[self._inputs:], driver,
-                            self.kernels, self.gpu, self._use_graph, self.grid, self._device,
+                            self.kernels, self.gpu, self._graphs.enabled, self.grid, self._device,
                             nccl or self._nccl, self.donations)
 
     def start_collectives(self) -> None:
@@ -363,34 +302,6 @@ class CudaFunction:
                 self._control.run(step, env, lambda region: self._run(region, env, driver, functions),
                                   self._stream)
 
-    def _capture(self, driver, functions, env, key) -> int | None:
-        """Record the device work once as a CUDA graph: then a call is one graph launch,
-        not one Python driver call per kernel. If the driver refuses, launch one by one.
-        A graph has its buffers' pointers built in: one graph per set of pointers, the
-        least recently used dropped beyond _GRAPHS_KEPT (results taken from the pool
-        come back at the same few addresses in a steady loop)."""
-        try:
-            driver.begin_capture(self._stream)
-        except CudaError as error:
-            return self._no_graph(error)
-        try:
-            self._run(self.steps, dict(env), driver, functions)
-        except CudaError:
-            driver.end_capture(self._stream)
-            raise
-        try:
-            graph = self._graphs[key] = driver.end_capture(self._stream)
-        except CudaError as error:
-            return self._no_graph(error)
-        if len(self._graphs) > _GRAPHS_KEPT:
-            driver.destroy_graph(self._graphs.popitem(last=False)[1])
-        return graph
-
-    def _no_graph(self, error: CudaError) -> None:
-        self._use_graph = False
-        print(f"xlac: CUDA graph capture failed ({error}); launching kernels one by one",
-              file=sys.stderr)
-
     def close(self) -> None:
         """Free the device memory, graph and stream (the next call sets them up again)."""
         driver, owned = self._driver, self._owned
@@ -401,16 +312,14 @@ class CudaFunction:
         if driver is not None:
             if self._control is not None:
                 self._control.close()
-            for graph in self._graphs.values():
-                driver.destroy_graph(graph)
+            self._graphs.close(driver)
             if self._staging is not None:
                 driver.free_host(self._staging)
             for pointer in owned:
                 driver.free(pointer)
             if self._stream is not None:
                 driver.destroy_stream(self._stream)
-        self._stream = self._control = self._staging = None
-        self._graphs = OrderedDict()
+        self._stream = self._control = self._staging = self._caller = None
 
     def __del__(self):
         try:
