@@ -317,3 +317,15 @@ def test_bad_device_inputs_are_clear_errors(monkeypatch):
         xlac.device_put(A, device="cuda:1")
     with pytest.raises(ValueError, match="only copy"):
         np.asarray(exe(A, B), copy=False)
+
+
+def test_a_data_dependent_loop_on_device_arrays_reads_back_only_its_predicate(monkeypatch):
+    from test_cuda_control_flow import WHILE
+    exe, fake = _on_fake(monkeypatch, WHILE, deferred=True)
+    x = np.array([1.1, 0.9, 1.0, -1.05], np.float32)
+    inputs = [xlac.device_put(x), xlac.device_put(np.int32(3))]
+    fake.calls.clear()
+    values, count = exe(*inputs)
+    assert fake.read_backs == 4 and fake.calls["to_device_async"] == 0   # 3 trips and the exit
+    np.testing.assert_allclose(values.numpy(), x ** 8, rtol=1e-6)
+    assert int(count.numpy()) == 3

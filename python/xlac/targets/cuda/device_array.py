@@ -273,9 +273,11 @@ def _check_foreign(pointer: int, ordinal: int, contiguous: bool, context, value)
                          f"cuda:{context.ordinal}")
 
 
-def put(value, context, spec=None) -> DeviceArray:
+def put(value, context) -> DeviceArray:
     """A device copy of a host value (ndarray, list, scalar), staged through pinned memory."""
-    host = np.ascontiguousarray(np.asarray(value) if spec is None else value)
+    host = np.asarray(value)
+    if not host.flags.c_contiguous:                   # (np.ascontiguousarray makes 0-d 1-d)
+        host = host.copy(order="C")
     if host.dtype.kind in "OSUM":
         raise InputError(f"an array of {host.dtype} cannot be put on a GPU")
     (buffer,), event = context.upload([host])

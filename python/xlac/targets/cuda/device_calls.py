@@ -93,7 +93,8 @@ class DeviceCaller:
         if host:
             buffers, event = self._context.upload(list(host.values()), self._stream)
             for (index, array), buffer in zip(host.items(), buffers):
-                arrays[index] = DeviceArray(buffer, array.shape, array.dtype, self._context, event)
+                arrays[index] = DeviceArray(buffer, specs[index].shape, array.dtype, self._context,
+                                            event)
         return arrays
 
     def _output_buffer(self, index: int, arrays: list[DeviceArray]):
