@@ -76,6 +76,7 @@ class Executable:
 
     pytrees = None            # frontend.pytrees.PyTrees of a program lowered by JAX
     _prepared = None          # xlac.calls.PreparedCall: made on the first call
+    _on_device = None         # does a call return device arrays (cuda)? Known after the first
 
     def run(self, *arrays, **kwargs) -> list[np.ndarray]:
         """Run once; always returns a list with one array per result.
@@ -108,7 +109,10 @@ class Executable:
         ``jax.jit(f).lower(...)``: called like ``f``, returning ``f``'s pytree.
         On a GPU (target "cuda") the arrays are ``xlac.DeviceArray``s, left on the
         device and maybe still being computed, as jax's are (``run`` returns numpy)."""
-        if getattr(self._function, "device_call", None) is not None and not self.signature.is_dynamic:
+        if self._on_device is None:           # worked out once: a call takes a few attribute reads
+            self._on_device = getattr(self._function, "device_call", None) is not None and \
+                not self.signature.is_dynamic
+        if self._on_device:
             outputs = self._device_call(arrays, kwargs)
         else:
             outputs = self.run(*arrays, **kwargs)
@@ -203,7 +207,7 @@ class Executable:
         import copy
         other = copy.copy(self)
         other._function = function
-        other._prepared = None                # it called the other function
+        other._prepared = other._on_device = None     # it called the other function
         return other
 
     @property

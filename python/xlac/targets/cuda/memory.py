@@ -132,6 +132,38 @@ class PinnedStaging:
             self._pointer, self._size = None, 0
 
 
+class ArgumentStaging:
+    """Pinned memory for every argument of a program called with host arrays
+    (``CudaFunction.__call__``): the inputs are copied into it and DMA'd to the
+    device, the outputs DMA'd back into it and copied out."""
+
+    def __init__(self, driver, sizes: list[int]):
+        self._driver, self._sizes = driver, sizes
+        self._offsets = [0]
+        for nbytes in sizes:
+            self._offsets.append(self._offsets[-1] + (nbytes + 255) // 256 * 256)   # DMA-aligned
+        self._pointer = driver.alloc_host(max(self._offsets[-1], 1))
+
+    def copy_in(self, hosts: list[int], slots: list[int], stream: int) -> None:
+        for index, host in enumerate(hosts):
+            staged, nbytes = self._pointer + self._offsets[index], self._sizes[index]
+            ctypes.memmove(staged, host, nbytes)
+            self._driver.to_device_async(slots[index], staged, nbytes, stream)
+
+    def copy_out(self, hosts: list[int], slots: list[int], stream: int) -> None:
+        """The outputs (the last ``len(hosts)`` arguments), after the stream's work."""
+        first = len(self._sizes) - len(hosts)
+        for index, slot in enumerate(slots, first):
+            self._driver.to_host_async(self._pointer + self._offsets[index], slot,
+                                       self._sizes[index], stream)
+        self._driver.stream_synchronize(stream)
+        for index, host in enumerate(hosts, first):
+            ctypes.memmove(host, self._pointer + self._offsets[index], self._sizes[index])
+
+    def close(self) -> None:
+        self._driver.free_host(self._pointer)
+
+
 class DeviceContext:
     """A driver's device as arrays use it: the pool, a stream for transfers that no
     program makes (``device_put``, reading a result) and their pinned staging."""

@@ -19,6 +19,7 @@ from xlac.targets.cuda.control_runtime import HostControl
 from xlac.targets.cuda.driver_memory import StreamOrderedCalls
 from xlac.targets.cuda.errors import CudaError, CudaUnavailable
 from xlac.targets.cuda.graphs import GraphCache
+from xlac.targets.cuda.memory import ArgumentStaging
 from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Launch, View
 from xlac.targets.cuda.serialize import artifact_bytes, read_code
 
@@ -209,20 +210,11 @@ class CudaFunction:
             driver = self._driver = self._driver or open_driver(self._device)
             functions = self._load(driver)
             buffers = self._argument_slots(driver, self._device_memory(driver))
-            stream, offsets = self._stream, self._staging_offsets()
-            if self._staging is None:
-                self._staging = driver.alloc_host(max(offsets[-1], 1))
-            for index in range(self._inputs):
-                ctypes.memmove(self._staging + offsets[index], pointers[index], self._sizes[index])
-                driver.to_device_async(buffers[f"arg{index}"], self._staging + offsets[index],
-                                       self._sizes[index], stream)
+            self._staging = self._staging or ArgumentStaging(driver, self._sizes)
+            slots = [buffers[f"arg{index}"] for index in range(len(self._sizes))]
+            self._staging.copy_in(pointers[:self._inputs], slots, self._stream)
             self._launch_work(driver, functions, buffers)
-            for index in range(self._inputs, len(pointers)):
-                driver.to_host_async(self._staging + offsets[index], buffers[f"arg{index}"],
-                                     self._sizes[index], stream)
-            driver.stream_synchronize(stream)
-            for index in range(self._inputs, len(pointers)):
-                ctypes.memmove(pointers[index], self._staging + offsets[index], self._sizes[index])
+            self._staging.copy_out(pointers[self._inputs:], slots[self._inputs:], self._stream)
 
     def device_call(self, values, signature) -> list:
         """Arrays on the device in and out (``Executable.__call__``): DeviceArrays,
@@ -252,12 +244,6 @@ class CudaFunction:
         enqueue = lambda: self._run(self.steps, dict(env), driver, functions)  # noqa: E731
         if not self._graphs.launch(driver, self._stream, key, enqueue):
             enqueue()
-
-    def _staging_offsets(self) -> list[int]:
-        offsets = [0]
-        for nbytes in self._sizes:
-            offsets.append(offsets[-1] + (nbytes + 255) // 256 * 256)   # DMA-friendly alignment
-        return offsets
 
     def with_driver(self, driver, nccl=None) -> CudaFunction:
         """The same program on another driver (and NCCL: fakes in tests), set up afresh."""
@@ -314,7 +300,7 @@ class CudaFunction:
                 self._control.close()
             self._graphs.close(driver)
             if self._staging is not None:
-                driver.free_host(self._staging)
+                self._staging.close()
             for pointer in owned:
                 driver.free(pointer)
             if self._stream is not None:
