@@ -118,6 +118,13 @@ def test_memory_comes_from_the_stream_ordered_pool_not_per_call_allocations(monk
     assert fake.pool_grows <= 4                                   # freed results are taken back
     assert fake.default_pool_threshold == (1 << 64) - 1           # the pool keeps what is freed
     assert len(exe.function._graphs) <= 3                         # a graph per pointer set, reused
+    for _ in range(3):
+        x = exe(x, y)                                             # steady: the graphs exist
+    fake.calls.clear()
+    x = exe(x, y)
+    # the whole call: the result's memory, one graph launch, its event, the old result freed
+    assert dict(fake.calls) == {"alloc_async": 1, "launch_graph": 1, "record_event": 1,
+                                "free_async": 1}
 
 
 def test_a_call_returns_before_its_work_runs(monkeypatch):

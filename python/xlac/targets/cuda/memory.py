@@ -21,30 +21,47 @@ import ctypes
 import threading
 
 _RELEASE_EVERYTHING_NEVER = (1 << 64) - 1   # the pool keeps what is freed until the process ends
+_EVENTS_KEPT = 64
 
 
 class Event:
-    """A CUDA event recorded on a stream: the work enqueued there before it."""
+    """A CUDA event recorded on a stream: the work enqueued there before it.
+
+    Handles are reused (a call records one: creating and destroying it each time
+    would be two more driver calls), which is safe because a stream that waits on
+    an event waits for what it recorded then, not for a later recording."""
 
     def __init__(self, driver, stream: int):
         self._driver = driver
-        self.handle = driver.create_event()
+        spare = _spare_events(driver)
+        self.handle = spare.pop() if spare else driver.create_event()
         self.stream = stream
+        self._waiting: tuple = ()            # streams already made to wait (stream order keeps it)
         driver.record_event(self.handle, stream)
 
     def wait_on(self, stream: int) -> None:
         """Make ``stream`` wait for this event (device side; the host does not wait)."""
-        if stream != self.stream:
+        if stream != self.stream and stream not in self._waiting:
             self._driver.wait_event(stream, self.handle)
+            self._waiting += (stream,)
 
     def synchronize(self) -> None:
         self._driver.event_synchronize(self.handle)
 
     def __del__(self):
+        spare = _spare_events(self._driver)
+        if len(spare) < _EVENTS_KEPT:
+            spare.append(self.handle)
+            return
         try:
             self._driver.destroy_event(self.handle)
         except Exception:  # noqa: BLE001 - at interpreter exit the driver may be gone
             pass
+
+
+def _spare_events(driver) -> list[int]:
+    """The driver's event handles that no Event holds (kept with the driver)."""
+    return driver.__dict__.setdefault("_xlac_spare_events", [])
 
 
 class PoolBuffer:
