@@ -17,6 +17,7 @@ import xlac  # noqa: E402
 from xlac.targets.cuda import dlpack, runtime  # noqa: E402
 from xlac.targets.cuda.device_array import DeviceArray, put  # noqa: E402
 from xlac.targets.cuda.device_calls import writes_after_last_read  # noqa: E402
+from xlac.targets.cuda.in_place import pointwise_in  # noqa: E402
 from xlac.targets.cuda.memory import device_context  # noqa: E402
 from xlac.targets.cuda.schedule import Launch, View  # noqa: E402
 from xlac_emulator.fake_cuda import FakeDriver  # noqa: E402
@@ -42,6 +43,12 @@ DONATED_SCALE = """
 func.func @main(%x: tensor<8xf32> {jax.buffer_donor = true}) -> tensor<8xf32> {
   %c = stablehlo.constant dense<2.0> : tensor<8xf32>
   %0 = stablehlo.multiply %x, %c : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}"""
+
+DONATED_REVERSE = """
+func.func @main(%x: tensor<8xf32> {tf.aliasing_output = 0 : i32}) -> tensor<8xf32> {
+  %0 = stablehlo.reverse %x, dims = [0] : tensor<8xf32>
   return %0 : tensor<8xf32>
 }"""
 
@@ -291,15 +298,39 @@ def test_donated_input_becomes_the_result_and_is_deleted(monkeypatch):
     assert again.function.donations == {0: 0}
 
 
-def test_donated_input_read_while_the_result_is_written_goes_back_to_the_pool(monkeypatch):
+def test_donated_input_of_an_elementwise_kernel_is_written_in_place(monkeypatch):
     exe, fake = _on_fake(monkeypatch, DONATED_SCALE)
     assert exe.function.donations == {0: 0}                       # jax.buffer_donor
     x = xlac.device_put(np.arange(8, dtype=np.float32))
     memory = x.pointer
     out = exe(x)
-    assert x.is_deleted and out.pointer != memory                 # one kernel reads and writes
+    assert x.is_deleted and out.pointer == memory                 # read pointwise where written
     np.testing.assert_allclose(out.numpy(), np.arange(8) * 2.0)
+
+
+def test_donated_input_read_elsewhere_than_written_goes_back_to_the_pool(monkeypatch):
+    exe, fake = _on_fake(monkeypatch, DONATED_REVERSE)
+    x = xlac.device_put(np.arange(8, dtype=np.float32))
+    memory = x.pointer
+    out = exe(x)
+    assert x.is_deleted and out.pointer != memory                 # x[7 - i] read, out[i] written
+    np.testing.assert_allclose(out.numpy(), np.arange(8)[::-1])
     assert fake.calls["free_async"] >= 1 and memory not in fake.memory
+
+
+def test_pointwise_kernels_are_told_from_others():
+    scale = xlac.compile(DONATED_SCALE, target="cuda")
+    reverse = xlac.compile(DONATED_REVERSE, target="cuda")
+    (launch,) = scale.function.steps
+    buffers = [value for _, value in launch.args]
+    assert pointwise_in(scale.as_text("kernels"), launch.kernel, buffers.index("arg0"),
+                        buffers.index("arg1"))
+    assert not pointwise_in(scale.as_text("kernels"), launch.kernel, buffers.index("arg1"),
+                            buffers.index("arg1"))
+    (launch,) = [s for s in reverse.function.steps if isinstance(s, Launch)]
+    buffers = [value for _, value in launch.args]
+    assert not pointwise_in(reverse.as_text("kernels"), launch.kernel, buffers.index("arg0"),
+                            buffers.index("arg1"))
 
 
 def test_the_in_place_rule_on_schedules():

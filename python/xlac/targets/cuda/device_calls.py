@@ -8,12 +8,12 @@ between host and device.
 
 Donation (jax's ``donate_argnums``, exported as ``tf.aliasing_output`` /
 ``jax.buffer_donor`` on the arguments): the donated DeviceArray is deleted, and
-its memory becomes the aliased result's when the schedule shows that the program
-is done reading the input before anything writes that result
-(``writes_after_last_read``): the compiled kernels were not told that the two
-share memory, so a kernel that reads one while writing the other must not be
-given the same buffer. Otherwise the memory goes back to the pool after the
-call's work, in stream order, where the next result of its size takes it.
+its memory becomes the aliased result's when that is right for kernels compiled
+with separate buffers (``may_write_in_place``): the program is done reading the
+input before anything writes the result (a reduction, then a broadcast), or the
+one kernel touching both reads the input pointwise where it writes the result
+(an elementwise update: ``in_place``). Otherwise the memory goes back to the pool
+after the call's work, in stream order, where the next result of its size takes it.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from xlac.errors import InputError
 from xlac.signature import as_input
 from xlac.targets.cuda.control_flow import Branch, Loop
 from xlac.targets.cuda.device_array import DeviceArray, as_device_array, is_device_value
+from xlac.targets.cuda.in_place import pointwise_in
 from xlac.targets.cuda.memory import Event, PoolBuffer, device_context
 from xlac.targets.cuda.schedule import Collective, Copy, Launch, View
 
@@ -30,7 +31,8 @@ class DeviceCaller:
     """How one program takes and returns device arrays, worked out once: the
     specs, which donated input may become which result; ``call`` does one call."""
 
-    def __init__(self, driver, stream: int, signature, donations: dict[int, int], steps: list):
+    def __init__(self, driver, stream: int, signature, donations: dict[int, int], steps: list,
+                 kernels: str = ""):
         self._driver, self._stream, self._signature = driver, stream, signature
         self._context = device_context(driver)
         self._inputs = tuple((spec.shape, spec.dtype) for spec in signature.inputs)
@@ -40,7 +42,7 @@ class DeviceCaller:
         self._donated = tuple(sorted(donations))
         self._in_place = {output: donor for donor, output in donations.items()
                           if signature.inputs[donor].nbytes == signature.outputs[output].nbytes
-                          and writes_after_last_read(steps, f"arg{donor}", f"arg{count + output}")}
+                          and may_write_in_place(steps, kernels, f"arg{donor}", f"arg{count + output}")}
         self._names = tuple(f"arg{index}" for index in range(count + len(self._outputs)))
 
     def call(self, values, launch) -> list[DeviceArray]:
@@ -108,6 +110,27 @@ class DeviceCaller:
                 array._buffer = None                # deleted: its memory is the result's now
                 return buffer
         return self._context.allocate(self._outputs[index][2], self._stream)
+
+
+def may_write_in_place(steps: list, kernels: str, source: str, target: str) -> bool:
+    """May ``target`` be written into ``source``'s memory? When the program is done
+    with ``source`` before anything writes ``target``, or when the one kernel that
+    touches both reads ``source`` pointwise where it writes ``target``
+    (``in_place.pointwise_in``; ``kernels``: the "kernels" stage text)."""
+    if writes_after_last_read(steps, source, target):
+        return True
+    touching = [step for step in steps if _names_of(step) & {source, target}]
+    shared = [step for step in touching if {source, target} <= _names_of(step)]
+    if len(shared) != 1 or not isinstance(shared[0], Launch) or \
+            any(isinstance(step, (Loop, Branch, View)) for step in steps):
+        return False
+    launch, position = shared[0], touching.index(shared[0])
+    buffers = [value for _, value in launch.args]
+    if buffers.count(source) != 1 or buffers.count(target) != 1:
+        return False
+    return all(source not in _names_of(step) for step in touching[position + 1:]) and \
+        all(target not in _names_of(step) for step in touching[:position]) and \
+        pointwise_in(kernels, launch.kernel, buffers.index(source), buffers.index(target))
 
 
 def writes_after_last_read(steps: list, source: str, target: str) -> bool:

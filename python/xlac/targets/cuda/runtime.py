@@ -227,7 +227,8 @@ class CudaFunction:
             buffers = self._device_memory(driver)
             if self._caller is None:
                 from xlac.targets.cuda.device_calls import DeviceCaller
-                self._caller = DeviceCaller(driver, self._stream, signature, self.donations, self.steps)
+                self._caller = DeviceCaller(driver, self._stream, signature, self.donations,
+                                            self.steps, self.kernels)
             return self._caller.call(values, lambda arguments: self._launch_work(
                 driver, functions, {**buffers, **arguments}))
 
