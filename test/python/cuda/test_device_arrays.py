@@ -367,3 +367,15 @@ def test_a_data_dependent_loop_on_device_arrays_reads_back_only_its_predicate(mo
     assert fake.read_backs == 4 and fake.calls["to_device_async"] == 0   # 3 trips and the exit
     np.testing.assert_allclose(values.numpy(), x ** 8, rtol=1e-6)
     assert int(count.numpy()) == 3
+
+
+def test_sub_byte_results_read_back_as_run_returns_them(monkeypatch):
+    exe, fake = _on_fake(monkeypatch, """
+func.func @main(%x: tensor<4xi4>, %y: tensor<4xi4>) -> tensor<4xi4> {
+  %0 = stablehlo.add %x, %y : tensor<4xi4>
+  return %0 : tensor<4xi4>
+}""")
+    x, y = np.array([7, -8, 3, -1], np.int8), np.array([1, -1, 2, -1], np.int8)
+    out = exe(x, y)
+    np.testing.assert_array_equal(out.numpy(), [-8, 7, 5, -2])          # wrapped in 4 bits
+    np.testing.assert_array_equal(out.numpy(), exe.run(x, y)[0])

@@ -50,6 +50,8 @@ class DeviceArray:
     the program's, and any further use is an error saying so.
     """
 
+    sub_byte = None               # "i4", "ui2"...: such integers lie in the low bits of bytes
+
     def __init__(self, buffer, shape: tuple, dtype, context, ready: Event | None = None):
         self._buffer = buffer
         self.shape = tuple(int(d) for d in shape)
@@ -94,6 +96,9 @@ class DeviceArray:
         host = np.empty(self.shape, self.dtype)
         if host.nbytes:
             self._context.download(host, buffer.pointer, self._ready)
+        if self.sub_byte is not None:                 # as Executable.run returns them
+            from xlac.calls import widen_sub_byte
+            host = widen_sub_byte(host, self.sub_byte)
         return host
 
     def __array__(self, dtype=None, copy=None):

@@ -18,6 +18,7 @@ after the call's work, in stream order, where the next result of its size takes 
 
 from __future__ import annotations
 
+from xlac.dtypes import SUB_BYTE_BITS
 from xlac.errors import InputError
 from xlac.signature import as_input
 from xlac.targets.cuda.control_flow import Branch, Loop
@@ -44,6 +45,8 @@ class DeviceCaller:
                           if signature.inputs[donor].nbytes == signature.outputs[output].nbytes
                           and may_write_in_place(steps, kernels, f"arg{donor}", f"arg{count + output}")}
         self._names = tuple(f"arg{index}" for index in range(count + len(self._outputs)))
+        self._sub_byte = [(index, spec.element_type) for index, spec in enumerate(signature.outputs)
+                          if spec.element_type in SUB_BYTE_BITS]
 
     def call(self, values, launch) -> list[DeviceArray]:
         """Take ``values``, call ``launch(bindings)`` to enqueue the work with the
@@ -61,8 +64,11 @@ class DeviceCaller:
         for index in self._donated:
             if isinstance(arrays[index]._buffer, PoolBuffer):
                 arrays[index].delete()             # unless a result took it: then already gone
-        return [DeviceArray(buffer, shape, dtype, context, ready)
-                for buffer, (shape, dtype, _) in zip(buffers, self._outputs)]
+        results = [DeviceArray(buffer, shape, dtype, context, ready)
+                   for buffer, (shape, dtype, _) in zip(buffers, self._outputs)]
+        for index, element_type in self._sub_byte:
+            results[index].sub_byte = element_type
+        return results
 
     def _take_inputs(self, values) -> list[DeviceArray]:
         """Each value as a DeviceArray of its compiled spec: ours as they are (the
