@@ -95,8 +95,9 @@ def entry_signature(module: ir.Module, entry: str, allow_dynamic: bool = False) 
     func = _find_entry(module, entry)
     ftype = entry_function_type(module, entry)
     where = format_location(func.location)
+    constants = _constant_arguments(func)
     inputs = tuple(_spec(t, where, f"argument {i}", allow_dynamic)
-                   for i, t in enumerate(ftype.inputs))
+                   for i, t in enumerate(ftype.inputs) if i not in constants)
     dynamic_inputs = any(spec.is_dynamic for spec in inputs)
     outputs = tuple(_spec(t, where, f"result {i}", dynamic_inputs)
                     for i, t in enumerate(ftype.results))
@@ -131,6 +132,17 @@ def entry_function_type(module: ir.Module, entry: str) -> ir.FunctionType:
     from xlac.mlir import ir
     func = _find_entry(module, entry)
     return ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+
+
+def _constant_arguments(func: ir.Operation) -> set[int]:
+    """The arguments holding the program's own constants (xla-constants-to-arguments):
+    the compiled code gives them, not the caller."""
+    from xlac.mlir import ir
+    from xlac.passes.ingest.constants_to_arguments import ARGUMENT_ATTR
+    if "arg_attrs" not in func.attributes:
+        return set()
+    return {i for i, attrs in enumerate(ir.ArrayAttr(func.attributes["arg_attrs"]))
+            if ARGUMENT_ATTR in ir.DictAttr(attrs)}
 
 
 def _find_entry(module: ir.Module, entry: str) -> ir.Operation:
