@@ -7,19 +7,29 @@ Device memory is host memory (numpy buffers). Launches are recorded; with
 as on a GPU, where a host pointer would fault. Pinned host memory
 (``alloc_host``) is host memory too; each copy into it is a read-back,
 counted in ``read_backs`` (host control flow reading a predicate).
+
+Faults a GPU has can be asked for: ``memory_bytes`` bounds the device memory
+(an allocation past it fails with CUDA_ERROR_OUT_OF_MEMORY, as cuMemAlloc's;
+``mem_info`` says what is free), and a launch of a kernel in
+``faulting_kernels`` faults with CUDA_ERROR_ILLEGAL_ADDRESS: seen at the next
+synchronization, and sticky from then on, as on a GPU.
 """
 
 from __future__ import annotations
 
 import ctypes
+import threading
 
 import numpy as np
 
 from xlac.targets.cuda.runtime import CudaError
 
+OUT_OF_MEMORY, ILLEGAL_ADDRESS = 2, 700
+
 
 class FakeDriver:
-    def __init__(self, execute: bool = False, kernels: str = ""):
+    def __init__(self, execute: bool = False, kernels: str = "", memory_bytes: int | None = None,
+                 faulting_kernels: tuple[str, ...] = ()):
         self.memory: dict[int, np.ndarray] = {}
         self.launches: list[tuple[str, tuple, tuple, list[int]]] = []
         self.modules: list[str] = []
@@ -28,8 +38,24 @@ class FakeDriver:
         self.read_backs = 0
         self.execute = execute
         self.emulator = None
+        self.memory_bytes, self.faulting_kernels = memory_bytes, faulting_kernels
+        self.sticky: int | None = None          # the fault every call reports, once one happened
+        self.current_threads: set[int] = set()  # the threads that made the context current
         if kernels:
             self.attach_kernels(kernels)
+
+    def make_current(self) -> None:
+        self.current_threads.add(threading.get_ident())
+
+    def mem_info(self) -> tuple[int, int]:
+        used = sum(buffer.size for buffer in self.memory.values())
+        total = self.memory_bytes if self.memory_bytes is not None else 1 << 40
+        return total - used, total
+
+    def _fault_if_sticky(self, call: str) -> None:
+        if self.sticky is not None:
+            raise CudaError(f"CUDA driver: {call} failed: CUDA_ERROR_ILLEGAL_ADDRESS ({self.sticky})",
+                            self.sticky)
 
     def attach_kernels(self, kernels: str) -> None:
         """The kernels (CudaFunction.kernels) that launches run when ``execute`` is set."""
@@ -46,6 +72,10 @@ class FakeDriver:
         return name
 
     def alloc(self, nbytes: int) -> int:
+        self._fault_if_sticky("cuMemAlloc_v2")
+        if self.memory_bytes is not None and max(nbytes, 1) > self.mem_info()[0]:
+            raise CudaError("CUDA driver: cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (2)",
+                            OUT_OF_MEMORY, nbytes)
         # executing: fresh memory is garbage (0xFF: NaN), as cuMemAlloc's, so a kernel that
         # reads what it never wrote shows; recording: zeros, which existing tests expect
         buffer = np.full(max(nbytes, 1), 0xFF if self.execute else 0, np.uint8)
@@ -74,6 +104,7 @@ class FakeDriver:
         ctypes.memmove(self._check(target, nbytes), self._check(source, nbytes), nbytes)
 
     def launch(self, function, grid, block, smem, params, stream=None) -> None:
+        self._fault_if_sticky("cuLaunchKernel")
         # the parameters are read now, as cuLaunchKernel (and graph capture) copies them
         words = [ctypes.c_uint64.from_address(params[i]).value for i in range(len(params))]
         values = None
@@ -86,6 +117,9 @@ class FakeDriver:
 
     def _run(self, function, grid, block, smem, words, values) -> None:
         self.launches.append((function, grid, block, words))
+        if function in self.faulting_kernels:
+            self.sticky = ILLEGAL_ADDRESS          # the kernel faults; the next sync reports it
+            return
         if values is not None:
             self.emulator.run(function, grid, block, values, self.memory, smem)
 
@@ -101,6 +135,7 @@ class FakeDriver:
         pass
 
     def to_device_async(self, pointer: int, host: int, nbytes: int, stream: int) -> None:
+        self._fault_if_sticky("cuMemcpyHtoDAsync_v2")
         self._check(pointer, nbytes)
         self._enqueue(lambda: self.to_device(pointer, host, nbytes))
 
@@ -124,7 +159,7 @@ class FakeDriver:
         self._enqueue(lambda: ctypes.memset(pointer, value, nbytes))
 
     def stream_synchronize(self, stream: int) -> None:
-        pass
+        self._fault_if_sticky("cuStreamSynchronize")
 
     def begin_capture(self, stream: int) -> None:
         self._captured = []

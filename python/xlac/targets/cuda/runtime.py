@@ -18,6 +18,7 @@ import threading
 from xlac.targets.cuda.control_flow import has_control_flow, walk_steps
 from xlac.targets.cuda.control_runtime import HostControl
 from xlac.targets.cuda.errors import CudaError, CudaUnavailable
+from xlac.targets.cuda.faults import guarded_call
 from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Launch, View
 from xlac.targets.cuda.serialize import artifact_bytes, read_code
 
@@ -31,7 +32,7 @@ _SCALARS = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i3
 class CtypesDriver:
     """The libcuda calls xlac uses; every error becomes CudaError with its name."""
 
-    def __init__(self, library: str = "libcuda.so.1", device: int = 0):
+    def __init__(self, library: str = "libcuda.so.1", device: int = 0, exact: bool = False):
         try:
             self._lib = ctypes.CDLL(library)
         except OSError as exc:
@@ -41,17 +42,36 @@ class CtypesDriver:
         self.check("cuInit", ctypes.c_uint(0))
         handle, self._context, count = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_int()
         self.check("cuDeviceGetCount", ctypes.byref(count))
-        # one GPU per process: the MPI ranks of a host take one each (device = local rank)
-        self.check("cuDeviceGet", ctypes.byref(handle), ctypes.c_int(device % max(count.value, 1)))
-        device = handle
-        self.check("cuDevicePrimaryCtxRetain", ctypes.byref(self._context), device)
-        self.check("cuCtxSetCurrent", self._context)
+        if exact and not 0 <= device < count.value:
+            raise CudaUnavailable(f"device={device} asked for, but this machine has "
+                                  f"{count.value} GPU(s): device= takes 0 to {count.value - 1}")
+        # the MPI ranks of a host take one GPU each (device = local rank, wrapped)
+        self.device = device if exact else device % max(count.value, 1)
+        self.check("cuDeviceGet", ctypes.byref(handle), ctypes.c_int(self.device))
+        self.check("cuDevicePrimaryCtxRetain", ctypes.byref(self._context), handle)
+        self._current = threading.local()      # the context is current per thread
+        self.make_current()
 
-    def check(self, name: str, *args) -> None:
+    def make_current(self) -> None:
+        """Make this GPU's context the calling thread's (once per thread): a thread
+        that never did has none, and its first driver call would fail."""
+        if getattr(self._current, "context", None) != self._context.value:
+            self.check("cuCtxSetCurrent", self._context)
+            self._current.context = self._context.value
+
+    def mem_info(self) -> tuple[int, int]:
+        """``(free, total)`` bytes of device memory."""
+        free, total = ctypes.c_size_t(), ctypes.c_size_t()
+        self.check("cuMemGetInfo_v2", ctypes.byref(free), ctypes.byref(total))
+        return free.value, total.value
+
+    def check(self, name: str, *args, nbytes: int | None = None) -> None:
         status = getattr(self._lib, name)(*args)
         if status != 0:
-            error = CudaUnavailable if name in ("cuInit", "cuDeviceGet", "cuDeviceGetCount") else CudaError
-            raise error(f"CUDA driver: {name} failed: {self._error_text(status)}")
+            message = f"CUDA driver: {name} failed: {self._error_text(status)}"
+            if name in ("cuInit", "cuDeviceGet", "cuDeviceGetCount"):
+                raise CudaUnavailable(message)
+            raise CudaError(message, status, nbytes)    # xlac.targets.cuda.faults reads status
 
     def _error_text(self, status: int) -> str:
         text = ctypes.c_char_p()
@@ -78,7 +98,7 @@ class CtypesDriver:
 
     def alloc(self, nbytes: int) -> int:
         pointer = ctypes.c_uint64()
-        self.check("cuMemAlloc_v2", ctypes.byref(pointer), ctypes.c_size_t(max(nbytes, 1)))
+        self.check("cuMemAlloc_v2", ctypes.byref(pointer), ctypes.c_size_t(max(nbytes, 1)), nbytes=nbytes)
         return pointer.value
 
     def free(self, pointer: int) -> None:
@@ -87,7 +107,7 @@ class CtypesDriver:
     def alloc_host(self, nbytes: int) -> int:
         """Pinned (page-locked) host memory: what a read-back is copied into."""
         pointer = ctypes.c_void_p()
-        self.check("cuMemAllocHost_v2", ctypes.byref(pointer), ctypes.c_size_t(nbytes))
+        self.check("cuMemAllocHost_v2", ctypes.byref(pointer), ctypes.c_size_t(nbytes), nbytes=nbytes)
         return pointer.value
 
     def free_host(self, pointer: int) -> None:
@@ -151,15 +171,17 @@ class CtypesDriver:
         self.check("cuGraphExecDestroy", ctypes.c_void_p(graph))
 
 
-_DRIVER = None
+_DRIVERS: dict[tuple[int, bool], CtypesDriver] = {}
+_DRIVERS_LOCK = threading.Lock()         # threads calling their first programs at once: one driver
 
 
-def open_driver(device: int = 0):
-    """The process's driver on its GPU, opened once (CudaUnavailable if there is none)."""
-    global _DRIVER
-    if _DRIVER is None:
-        _DRIVER = CtypesDriver(device=device)
-    return _DRIVER
+def open_driver(device: int = 0, exact: bool = False):
+    """The process's driver on GPU ``device``, opened once (CudaUnavailable if there
+    is none); ``exact``: that GPU or an error (``device=``), else the local rank's, wrapped."""
+    with _DRIVERS_LOCK:
+        if (device, exact) not in _DRIVERS:
+            _DRIVERS[device, exact] = CtypesDriver(device=device, exact=exact)
+        return _DRIVERS[device, exact]
 
 
 class CudaFunction:
@@ -174,7 +196,7 @@ class CudaFunction:
 
     def __init__(self, ptx: str, steps: list, input_bytes: list[int], output_bytes: list[int],
                  driver=None, kernels: str = "", gpu: str = "", use_graphs: bool = True,
-                 grid=None, device: int = 0, nccl=None):
+                 grid=None, device: int = 0, nccl=None, exact_device: bool = False):
         self.ptx = ptx
         self.kernels = kernels            # the kernels as gpu.func (MLIR text), for the emulator
         self.gpu = gpu                    # the "gpu" stage's text (kept with the program)
@@ -193,13 +215,23 @@ class CudaFunction:
         self._use_graph = use_graphs and not any(isinstance(s, Collective) for s in walk_steps(steps)) \
             and not has_control_flow(steps)
         self._control: HostControl | None = None
-        self._lock = threading.Lock()     # the buffers are the function's: one call at a time
+        self._lock = threading.RLock()    # the buffers are the function's: one call at a time
         self.grid = grid                  # an SPMD program's device grid (None: one device)
         self._device, self._nccl, self._collectives = device, nccl, None
+        self._exact_device = exact_device         # device= given: that GPU, not the rank's
+        self.last_kernel = ""                     # named when a kernel faults (faults.py)
 
     def __call__(self, pointers: list[int]) -> None:
+        with self._lock:                           # reentrant: _call takes it again
+            driver = self._driver = self._driver or open_driver(self._device, self._exact_device)
+            if hasattr(driver, "make_current"):
+                driver.make_current()              # this thread may be new to the context
+            with guarded_call(driver, self):
+                self._call(pointers)
+
+    def _call(self, pointers: list[int]) -> None:
         with self._lock:
-            driver = self._driver = self._driver or open_driver(self._device)
+            driver = self._driver = self._driver or open_driver(self._device, self._exact_device)
             functions = self._load(driver)
             buffers = self._device_memory(driver)
             stream = self._stream
@@ -215,12 +247,17 @@ class CudaFunction:
                 driver.to_host_async(pointers[index], buffers[f"arg{index}"], self._sizes[index], stream)
             driver.stream_synchronize(stream)
 
+    @property
+    def in_graph(self) -> bool:
+        """Whether calls replay a captured CUDA graph."""
+        return self._graph is not None
+
     def with_driver(self, driver, nccl=None) -> CudaFunction:
         """The same program on another driver (and NCCL: fakes in tests), set up afresh."""
         inputs = self._sizes[:self._inputs]
         return CudaFunction(self.ptx, self.steps, inputs, self._sizes[self._inputs:], driver,
                             self.kernels, self.gpu, self._use_graph, self.grid, self._device,
-                            nccl or self._nccl)
+                            nccl or self._nccl, self._exact_device)
 
     def start_collectives(self) -> None:
         """Make the program's NCCL communicators: collective, once, on every rank
@@ -229,7 +266,7 @@ class CudaFunction:
             return
         from xlac.spmd.mpi import active_world
         from xlac.targets.cuda.nccl import NcclCollectives, NcclLibrary
-        self._driver = self._driver or open_driver(self._device)     # NCCL needs the context
+        self._driver = self._driver or open_driver(self._device, self._exact_device)  # NCCL: the context
         self._nccl = self._nccl or NcclLibrary()
         self._collectives = NcclCollectives(self.steps, self._nccl, active_world(),
                                             self.grid.partitions)
@@ -249,6 +286,7 @@ class CudaFunction:
             if isinstance(step, Copy):
                 driver.copy_async(env[step.target], env[step.source], step.nbytes, self._stream)
             elif isinstance(step, Launch):
+                self.last_kernel = step.kernel
                 _launch(driver, functions[step.kernel], step, env, self._stream)
             elif isinstance(step, View):
                 env[step.value] = env[step.source]      # the kernel applies the view's offset
@@ -354,7 +392,9 @@ def function_for(ptx: str, steps: list, signature, kernels: str, gpu: str, optio
     """The runtime function of a compiled (or cached) program."""
     return CudaFunction(ptx, steps, [s.nbytes for s in signature.inputs],
                         [s.nbytes for s in signature.outputs], kernels=kernels, gpu=gpu,
-                        use_graphs=options.cuda_graphs, grid=grid, device=options.local_rank)
+                        use_graphs=options.cuda_graphs, grid=grid,
+                        device=options.local_rank if options.device < 0 else options.device,
+                        exact_device=options.device >= 0)
 
 
 def load_function(artifact, options) -> CudaFunction:
