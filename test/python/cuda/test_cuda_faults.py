@@ -143,3 +143,33 @@ def test_gpu_device_beyond_the_machine_is_a_clear_error():
 def test_gpu_eight_threads_call_one_executable_a_thousand_times_each():
     exe = _gpu_or_skip(SMALL)
     assert _hammer(exe, 8, 1000) == (0, 0)
+
+
+GOOD_KERNEL = """
+define ptx_kernel void @main_kernel(ptr %p) {
+  store float 1.0, ptr %p
+  ret void
+}
+"""
+# setmaxnreg needs sm_90a: LLVM's instruction selection for sm_90 aborts the process on it
+SM90A_KERNEL = """
+declare void @llvm.nvvm.setmaxnreg.inc.sync.aligned.u32(i32)
+define ptx_kernel void @main_kernel(ptr %p) {
+  call void @llvm.nvvm.setmaxnreg.inc.sync.aligned.u32(i32 240)
+  ret void
+}
+"""
+
+
+def test_an_nvptx_abort_is_a_compile_error_naming_the_kernel():
+    from xlac.targets.cuda.ptx import to_ptx
+    kernels = {f"xla_gpu_kernel_{i}": GOOD_KERNEL for i in range(5)}
+    kernels["xla_gpu_kernel_bad"] = SM90A_KERNEL
+    kernels |= {f"xla_gpu_kernel_{i}": GOOD_KERNEL for i in range(5, 9)}
+    with pytest.raises(xlac.CompileError) as caught:
+        to_ptx(kernels)
+    message = str(caught.value)
+    assert "crashed (SIGABRT) on kernel xla_gpu_kernel_bad;" in message, message
+    assert "Cannot select" in message and "setmaxnreg" in message
+    ptx = to_ptx({"xla_gpu_kernel_0": GOOD_KERNEL})      # this process, and a fresh worker, go on
+    assert ".entry xla_gpu_kernel_0(" in ptx
