@@ -38,6 +38,8 @@ def guarded_call(driver, program):
     if lost is not None:
         raise GpuContextLost(lost)
     try:
+        if hasattr(driver, "make_current"):
+            driver.make_current()                     # this thread may be new to the context
         yield
     except CudaError as exc:
         if isinstance(exc, GpuContextLost):

@@ -224,9 +224,7 @@ class CudaFunction:
     def __call__(self, pointers: list[int]) -> None:
         with self._lock:                           # reentrant: _call takes it again
             driver = self._driver = self._driver or open_driver(self._device, self._exact_device)
-            if hasattr(driver, "make_current"):
-                driver.make_current()              # this thread may be new to the context
-            with guarded_call(driver, self):
+            with guarded_call(driver, self):       # the context made this thread's, errors translated
                 self._call(pointers)
 
     def _call(self, pointers: list[int]) -> None:
@@ -247,10 +245,7 @@ class CudaFunction:
                 driver.to_host_async(pointers[index], buffers[f"arg{index}"], self._sizes[index], stream)
             driver.stream_synchronize(stream)
 
-    @property
-    def in_graph(self) -> bool:
-        """Whether calls replay a captured CUDA graph."""
-        return self._graph is not None
+    in_graph = property(lambda self: self._graph is not None)   # calls replay a CUDA graph
 
     def with_driver(self, driver, nccl=None) -> CudaFunction:
         """The same program on another driver (and NCCL: fakes in tests), set up afresh."""
