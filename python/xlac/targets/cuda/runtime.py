@@ -88,7 +88,7 @@ class CtypesDriver:
             self.check("cuModuleLoadDataEx", ctypes.byref(module), ctypes.c_char_p(ptx.encode() + b"\0"),
                        ctypes.c_uint(2), options, values)
         except CudaError as exc:
-            raise CudaError(f"{exc}; JIT log: {log.value.decode(errors='replace')}") from None
+            raise CudaError(f"{exc}; JIT log: {log.value.decode(errors='replace')}", exc.status) from None
         return module.value
 
     def function(self, module: int, name: str) -> int:
