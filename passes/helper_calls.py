@@ -68,8 +68,10 @@ def replace_with_call(module: ir.Operation, op: ir.Operation, text: str, name: s
                       bodies: dict[str, ir.Region] | None = None,
                       captures: Sequence[ir.Value] = (),
                       arguments: Sequence[ir.Value] = (),
-                      operands: Sequence[ir.Value] | None = None) -> None:
+                      operands: Sequence[ir.Value] | None = None
+                      ) -> tuple[ir.Operation, dict[str, ir.Operation]]:
     """Parse helper ``@name`` from ``text`` into ``module``; call it in place of ``op``.
+    Returns the call and the functions added, by name (no search of the module for them).
 
     ``text`` may declare functions named in ``bodies``; each gets its region.
     ``captures`` are passed to ``@name`` after the op's operands (and after
@@ -82,18 +84,22 @@ def replace_with_call(module: ir.Operation, op: ir.Operation, text: str, name: s
     bodies = bodies or {}
     parsed = _parse(module, op, text, name)  # owns the helpers until they are moved
     declared = None                          # the module's symbols, looked up in C++
+    added = {}
     for helper in [h.operation for h in parsed.body.operations]:
-        if not helper.regions[0].blocks:
+        if symbol_name(helper) in bodies:    # a region's declaration: never external
+            _move_region_into(helper, bodies[symbol_name(helper)], captures)
+        elif not helper.regions[0].blocks:
+            # building the table reads every symbol of the module: only for an external
+            # function (a table per region declaration made xla-gpu-kernels quadratic)
             if declared is None:
                 declared = ir.SymbolTable(module)
             if symbol_name(helper) in declared:
                 continue                     # an external function declared once already
-        if symbol_name(helper) in bodies:
-            _move_region_into(helper, bodies[symbol_name(helper)], captures)
-        elif helper.regions[0].blocks:
+        else:
             _tag_loops(helper, op.name)
         helper.move_before(_module_end(module))
-    call_and_erase(op, name, [*arguments, *captures], operands)
+        added[symbol_name(helper)] = helper
+    return call_and_erase(op, name, [*arguments, *captures], operands), added
 
 
 LOWERED_FROM = "xla.lowered_from"     # read by xla-apply-schedules (plans/unscheduled.py)
@@ -109,14 +115,16 @@ def _tag_loops(helper: ir.Operation, source: str) -> None:
 
 
 def call_and_erase(op: ir.Operation, name: str, extra_operands: Sequence[ir.Value] = (),
-                   operands: Sequence[ir.Value] | None = None) -> None:
-    """Call the existing ``@name`` in place of ``op`` (see `call_instead`), and erase ``op``."""
-    call_instead(op, name, extra_operands, operands)
+                   operands: Sequence[ir.Value] | None = None) -> ir.Operation:
+    """Call the existing ``@name`` in place of ``op`` (see `call_instead`), and erase
+    ``op``; the call."""
+    call = call_instead(op, name, extra_operands, operands)
     op.erase()
+    return call
 
 
 def call_instead(op: ir.Operation, name: str, extra_operands: Sequence[ir.Value] = (),
-                 operands: Sequence[ir.Value] | None = None) -> None:
+                 operands: Sequence[ir.Value] | None = None) -> ir.Operation:
     """Call the existing ``@name`` on ``op``'s operands (or ``operands``; then
     ``extra_operands``) right before ``op``, and make every user of ``op``
     read the call's results. ``op`` itself stays: the caller erases or moves it."""
@@ -127,6 +135,7 @@ def call_instead(op: ir.Operation, name: str, extra_operands: Sequence[ir.Value]
             attributes={"callee": ir.FlatSymbolRefAttr.get(name)})
     for old, new in zip(op.results, call.results):
         old.replace_all_uses_with(new)
+    return call.operation
 
 
 def elementwise_helper_text(name: str, arguments: Sequence[str], tensor: str,

@@ -88,6 +88,7 @@ _REGISTRY: dict[str, str] = {
     "xla-gpu-matmul-kernels": "gpu.gpu_matmul_kernels:GpuMatmulKernels",
     "xla-gpu-epilogue-in-place": "gpu.gpu_epilogue_in_place:GpuEpilogueInPlace",
     "xla-gpu-kernels": "gpu.gpu_kernels:GpuKernels",
+    "xla-gpu-inline-helpers": "gpu.gpu_inline_helpers:GpuInlineHelpers",
     "xla-gpu-counted-loops": "gpu.gpu_counted_loops:GpuCountedLoops",
     "xla-gpu-whole-carries": "gpu.gpu_whole_carries:GpuWholeCarries",
     "xla-gpu-view-copy-to-linalg": "gpu.gpu_view_copy_to_linalg:GpuViewCopyToLinalg",

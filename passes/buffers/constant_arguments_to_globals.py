@@ -7,14 +7,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, public_definitions
-from xlac.passes.ingest.constants_to_arguments import ARGUMENT_ATTR, CONSTANTS_ATTR
-
-ALIGNMENT = 64                    # bytes: what the compiler aligns each constant's data to
-
-
-def constant_symbol(index: int) -> str:
-    """The global holding constant ``index`` of ``xla.constant_arguments``."""
-    return f"__xlac_constant_{index}"
+from xlac.signature import ARGUMENT_ATTR, CONSTANT_ALIGNMENT, CONSTANTS_ATTR, constant_symbol
 
 
 @dataclass(frozen=True)
@@ -81,4 +74,4 @@ def _declare(symbol: str, memref: ir.Type, before: ir.Operation) -> None:
             "sym_name": ir.StringAttr.get(symbol),
             "type": ir.TypeAttr.get(memref),
             "constant": ir.UnitAttr.get(),
-            "alignment": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), ALIGNMENT)})
+            "alignment": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), CONSTANT_ALIGNMENT)})

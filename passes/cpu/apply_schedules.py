@@ -12,10 +12,10 @@ from xlac.passes.base import ModulePass, functions, nested_ops, post_order_posit
 from xlac.passes.buffers.own_fills import own_fill
 from xlac.passes.cpu.plans.contraction_plan import contraction_plan
 from xlac.passes.cpu.plans.fused_rows_plan import fused_rows_plan
-from xlac.passes.cpu.plans.parallel_loops_plan import PARALLEL_LOOPS, parallel_loops_plan
+from xlac.passes.cpu.plans.parallel_loops_plan import parallel_loops_plan
 from xlac.passes.cpu.plans.schedule_functions import keep_planned, outline_planned
-from xlac.passes.cpu.plans.schedule_plan import CONTRACTIONS, MIN_WORK, POOLINGS, Machine, Plan, iterations, plan_for
-from xlac.passes.cpu.plans.unscheduled import lowered_loops, tensors, why
+from xlac.passes.cpu.plans.schedule_plan import CONTRACTIONS, MIN_WORK, POOLINGS, Machine, Plan, plan_for
+from xlac.passes.cpu.plans.unscheduled import left_whole, lowered_loops, mark_planned, tensors, unplanned
 from xlac.passes.remarks import emit_remarks
 
 SCHEDULES = Path(__file__).parent / "schedules"
@@ -67,9 +67,9 @@ class ApplySchedules(ModulePass):
         planned = _plans(ops, machine)
         if not self.i1_vectors:
             planned = _without_i1(planned, machine)
-        emit_remarks(module, _unplanned(ops, planned, self.i1_vectors)   # now: applying replaces the ops
+        emit_remarks(module, unplanned(ops, planned, self.i1_vectors)   # now: applying replaces the ops
                      + lowered_loops(module, MIN_WORK))
-        _mark(planned)
+        mark_planned(planned)
         planned = outline_planned(module, planned, self.share_kernels)
         if planned and not _apply(module, planned):
             kept, failed = [], []
@@ -84,7 +84,7 @@ class ApplySchedules(ModulePass):
                 _apply_one_by_one(module, kept)
         keep_planned(module)
         _align_buffers(module)
-        emit_remarks(module, _left_whole(module))
+        emit_remarks(module, left_whole(module))
 
     def machine(self) -> Machine:
         from xlac.cpu_model import cpu_model
@@ -125,46 +125,6 @@ def _align_buffers(module: ir.Operation) -> None:
         if op.name == "memref.alloc" and "alignment" not in op.attributes:
             op.attributes["alignment"] = ir.IntegerAttr.get(
                 ir.IntegerType.get_signless(64, module.context), 64)
-
-
-_PLANNED = "xla_schedule_planned"
-
-
-def _mark(planned) -> None:
-    """Tag the ops a schedule was planned for; tiling copies the tag to their tiles."""
-    for op, _ in planned:
-        op.attributes[_PLANNED] = ir.UnitAttr.get(op.context)
-
-
-def _left_whole(module: ir.Operation) -> list[tuple[ir.Operation, str]]:
-    """Planned ops still whole at a function's top level, untiled: a schedule that
-    applied without taking them (they run as scalar loops) is said, not hidden.
-    Clears the tags."""
-    found = []
-    for op in nested_ops(module):
-        if _PLANNED in op.attributes:
-            del op.attributes[_PLANNED]
-            if op.parent.name == "func.func":
-                found.append((op, f"xla-apply-schedules: the schedule of {op.name} on {tensors(op)} "
-                                  "left it whole: it runs as scalar loops on one core"))
-    return found
-
-
-def _unplanned(ops: list[ir.Operation], planned, i1_vectors: bool = True) -> list[tuple[ir.Operation, str]]:
-    """A remark for each op of real size that no schedule takes, and for each
-    whose scalar loops are only split among the threads: the op, its tensors
-    and why (plans/unscheduled.py)."""
-    taken = {op for op, _ in planned} | {m for _, plan in planned for m in plan.members}
-    scalar = {op for op, plan in planned if plan.sequence.startswith(PARALLEL_LOOPS)}
-    return [(op, f"xla-apply-schedules: no vector schedule for {op.name} ({iterations(op)} "
-                 f"iterations) on {tensors(op)}: {why(op, i1_vectors)}: "
-                 + ("it runs as scalar loops split among the threads" if op in scalar
-                    else "it runs as scalar loops on one core"))
-            for op in ops if (op not in taken or op in scalar) and op.name not in _NO_WORK
-            and iterations(op) >= MIN_WORK]
-
-
-_NO_WORK = ("linalg.fill", "linalg.yield", "linalg.index")
 
 
 def _plans(ops: list[ir.Operation], machine: Machine) -> list[tuple[ir.Operation, Plan]]:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.gpu.gpu_matmul_text import matmul_kernel
-from xlac.passes.gpu.launch_ops import block_position, buffer_base, constant_text, fill_before, is_view, top_level_ops
+from xlac.passes.gpu.launch_ops import OpOrder, buffer_base, constant_text, fill_before, is_view
 from xlac.passes.gpu.matmul_epilogue import find_epilogue, inline_body
 from xlac.passes.helper_calls import fresh_symbol, region_declaration, replace_with_call
 
@@ -26,21 +26,22 @@ class GpuMatmulKernels(ModulePass):
     name = "xla-gpu-matmul-kernels"
 
     def run(self, module: ir.Operation) -> None:
-        for op in top_level_ops(module):
+        order = OpOrder(module)                          # one walk; the searches read it
+        for op in order.ops():
             if op.name in _MATMULS and _plain_matmul(op):
-                transposed = _transposed_b(op)
+                transposed = _transposed_b(op, order)
                 if transposed is not None:               # read B's transpose where it lies
                     old_b = op.operands[1]
                     op.operands[1] = transposed[1]
-                    _erase_transposed(transposed[0], old_b)
+                    _erase_transposed(transposed[0], old_b, order)
                 types = [ir.MemRefType(v.type) for v in op.operands]
                 batch = types[0].shape[0] if _MATMULS[op.name] else 0
                 (m, k), n = types[0].shape[-2:], types[1].shape[-2 if transposed else -1]
                 name = fresh_symbol(module, "xla_gpu_matmul")
-                fill = fill_before(op, op.operands[2])
+                fill = fill_before(op, op.operands[2], order)
                 folded = fill is not None
                 init = constant_text(fill.operands[0]) if folded else ""
-                epilogue = find_epilogue(op, 3)
+                epilogue = find_epilogue(op, 3, order)
                 memrefs = [str(t) for t in types] + ([str(v.type) for v in epilogue.extra]
                                                      if epilogue else [])
                 text = matmul_kernel(name, memrefs, str(types[0].element_type),
@@ -49,12 +50,16 @@ class GpuMatmulKernels(ModulePass):
                 if epilogue is not None:
                     text += region_declaration(epilogue.op.regions[0], f"{name}_body")
                     bodies[f"{name}_body"] = epilogue.op.regions[0]
-                replace_with_call(module, op, text, name, bodies,
-                                  arguments=epilogue.extra if epilogue else ())
+                key = order.key(op)                      # replace_with_call erases op
+                call, helpers = replace_with_call(module, op, text, name, bodies,
+                                                  arguments=epilogue.extra if epilogue else ())
+                order.replaced(key, call)
                 if epilogue is not None:
+                    order.erased(epilogue.op)
                     epilogue.op.erase()
-                    inline_body(module, f"{name}_body")
+                    inline_body(helpers[name], helpers[f"{name}_body"])
                 if folded:
+                    order.erased(fill)
                     fill.erase()
 
 
@@ -87,7 +92,7 @@ def _static(t: ir.Type) -> bool:
     return ir.ShapedType.get_dynamic_stride_or_offset() not in (*strides, offset)
 
 
-def _transposed_b(op: ir.Operation) -> tuple[ir.Operation, ir.Value] | None:
+def _transposed_b(op: ir.Operation, order: OpOrder) -> tuple[ir.Operation, ir.Value] | None:
     """``(transpose, B read from its source)`` where a ``linalg.transpose``
     (last two dims swapped) made the matmul's B, alone, in a buffer of its own
     (maybe seen through a collapse of batch dims), or None. Attention's
@@ -107,7 +112,7 @@ def _transposed_b(op: ir.Operation) -> tuple[ir.Operation, ir.Value] | None:
     source = transpose.operands[0]
     if list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"])) != \
             [*range(rank - 2), rank - 1, rank - 2] or transpose.parent != op.parent \
-            or not _static(source.type) or not _untouched_between(source, transpose, op):
+            or not _static(source.type) or not _untouched_between(source, transpose, op, order):
         return None
     if collapse is None:
         return transpose, source
@@ -145,27 +150,28 @@ def _named(owner, name: str) -> bool:
     return not isinstance(owner, ir.Block) and owner.name == name
 
 
-def _untouched_between(source: ir.Value, first: ir.Operation, last: ir.Operation) -> bool:
+def _untouched_between(source: ir.Value, first: ir.Operation, last: ir.Operation,
+                       order: OpOrder) -> bool:
     """No op between ``first`` and ``last`` names ``source``'s buffer (but for views):
     what the matmul reads there is what the transpose read."""
     base = buffer_base(source)
-    if not first.operation.is_before_in_block(last.operation):
+    between_ops = order.between(first.operation, last.operation)
+    if between_ops is None:
         return False
-    ops = first.operation.block.operations
-    start, end = block_position(first.operation), block_position(last.operation)
     return not any(buffer_base(v) == base
-                   for between in (ops[i].operation for i in range(start + 1, end))
+                   for between in between_ops
                    if not is_view(between)
                    for inner in [between, *nested_ops(between)] for v in inner.operands
                    if isinstance(v.type, ir.MemRefType))
 
 
-def _erase_transposed(transpose: ir.Operation, b: ir.Value) -> None:
+def _erase_transposed(transpose: ir.Operation, b: ir.Value, order: OpOrder) -> None:
     """Erase ``transpose``, the collapse of its output the matmul read (``b``,
     now unused) and the buffer it wrote."""
     buffer = transpose.operands[1]
+    order.erased(transpose)
     transpose.erase()
-    if b != buffer and not list(b.uses):
-        b.owner.erase()
-    if not list(buffer.uses):
-        buffer.owner.erase()
+    for value in ([b] if b != buffer else []) + [buffer]:
+        if not list(value.uses):
+            order.erased(value.owner.operation)
+            value.owner.erase()

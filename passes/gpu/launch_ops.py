@@ -3,6 +3,8 @@ constant fills that a kernel can fold into itself."""
 
 from __future__ import annotations
 
+import ctypes
+
 from xlac.mlir import ir
 from xlac.passes.base import functions
 
@@ -79,18 +81,110 @@ def block_position(op: ir.Operation) -> int:
     raise ValueError(f"'{op.name}' is not in its own block")
 
 
-def ops_before(op: ir.Operation):
-    """The ops before ``op`` in its block, nearest first, made one at a time."""
+def ops_before(op: ir.Operation, order: OpOrder | None = None):
+    """The ops before ``op`` in its block, nearest first, made one at a time
+    (from ``order``'s list when given: no walk of the block)."""
+    if order is not None:
+        yield from order.before(op)
+        return
     ops = op.block.operations
     for index in range(block_position(op) - 1, -1, -1):
         yield ops[index].operation
 
 
-def ops_after(op: ir.Operation, count: int) -> list[ir.Operation]:
+def ops_after(op: ir.Operation, count: int, order: OpOrder | None = None) -> list[ir.Operation]:
     """Up to ``count`` ops after ``op`` in its block, nearest first."""
+    if order is not None:
+        return order.after(op, count)
     ops = op.block.operations
     start = block_position(op) + 1
     return [ops[index].operation for index in range(start, min(start + count, len(ops)))]
+
+
+_CAPSULE_POINTER = ctypes.pythonapi.PyCapsule_GetPointer
+_CAPSULE_POINTER.restype, _CAPSULE_POINTER.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+_CAPSULE_NAME = ctypes.pythonapi.PyCapsule_GetName
+_CAPSULE_NAME.restype, _CAPSULE_NAME.argtypes = ctypes.c_char_p, [ctypes.py_object]
+
+
+def address(op: ir.Operation) -> int:
+    """The C++ operation's address: what stays the op's own while it lives
+    (``_CAPIPtr`` is the bindings' C API handle, a capsule around it)."""
+    capsule = op._CAPIPtr
+    return _CAPSULE_POINTER(capsule, _CAPSULE_NAME(capsule))
+
+
+class OpOrder:
+    """The host blocks' ops (``host_blocks``), listed in one walk per pass run,
+    for the neighbour searches of a pass that rewrites op by op: each search
+    reads a Python list instead of walking its block (indexing a block's op list
+    from Python walks it in C++: a search per matmul made xla-gpu-matmul-kernels
+    quadratic, 500 -> 2,000 ops 21x). The pass keeps it in step with its edits:
+    ``replaced`` (an op by the call made in its place), ``erased``. Ops it adds
+    beside them (views) are not listed: the searches pass over views anyway.
+    ``visits`` counts the list slots the searches read (tests bound it)."""
+
+    def __init__(self, module: ir.Operation):
+        self._lists: list[list] = []
+        # keyed by the op's address (``address``), taken while it lives: each read of a
+        # block's list makes new Python objects, and address(op) changes as operands do
+        self._place: dict[int, tuple[list, int]] = {}
+        for block in host_blocks(module):
+            ops = [op.operation for op in block.operations]
+            self._lists.append(ops)
+            self._place.update((address(op), (ops, index)) for index, op in enumerate(ops))
+        self.visits = 0
+
+    def ops(self):
+        """Every listed op still there, block by block, in order (``top_level_ops``),
+        read as the pass goes: one it erased meanwhile is not handed out."""
+        for ops in self._lists:
+            for index in range(len(ops)):
+                if ops[index] is not None:
+                    yield ops[index]
+
+    def before(self, op: ir.Operation):
+        ops, index = self._place[address(op)]
+        for earlier in range(index - 1, -1, -1):
+            self.visits += 1
+            if ops[earlier] is not None:
+                yield ops[earlier]
+
+    def after(self, op: ir.Operation, count: int) -> list[ir.Operation]:
+        ops, index = self._place[address(op)]
+        found = []
+        for later in range(index + 1, len(ops)):
+            self.visits += 1
+            if ops[later] is not None:
+                found.append(ops[later])
+                if len(found) == count:
+                    break
+        return found
+
+    def between(self, first: ir.Operation, last: ir.Operation) -> list[ir.Operation] | None:
+        """The listed ops strictly between ``first`` and ``last`` of one block, or None
+        where ``last`` is not after ``first`` there."""
+        (ops, start), (other, end) = self._place[address(first)], self._place[address(last)]
+        if ops is not other or end <= start:
+            return None
+        self.visits += end - start
+        return [op for op in ops[start + 1:end] if op is not None]
+
+    def key(self, op: ir.Operation) -> int:
+        """What names ``op`` here once it is erased (take it before)."""
+        return address(op)
+
+    def replaced(self, old_key: int, new: ir.Operation) -> None:
+        """The op ``old_key`` names (``key``, taken before it was erased) is now ``new``."""
+        ops, index = self._place.pop(old_key)
+        ops[index] = new
+        self._place[address(new)] = (ops, index)
+
+    def erased(self, op: ir.Operation) -> None:
+        """``op`` is about to be erased (call before erasing it)."""
+        place = self._place.pop(address(op), None)
+        if place is not None:
+            place[0][place[1]] = None
 
 
 def has_reduction(op: ir.Operation) -> bool:
@@ -114,14 +208,14 @@ _VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape",
 FILL_LOOKBACK = 8
 
 
-def fill_before(op: ir.Operation, output: ir.Value) -> ir.Operation | None:
+def fill_before(op: ir.Operation, output: ir.Value, order: OpOrder | None = None) -> ir.Operation | None:
     """The constant fill of ``output`` that comes before ``op`` with nothing
     between them touching ``output``'s buffer (a transpose of the other
     operand may be: attention's Q.K^T fills its output, transposes K, then
     multiplies), or None. Up to FILL_LOOKBACK ops that do work are passed."""
     base = buffer_base(output)
     passed = 0
-    for candidate in ops_before(op):
+    for candidate in ops_before(op, order):
         if candidate.name == "arith.constant" or candidate.name in _VIEWS:
             continue                # a view alone reads and writes nothing
         if constant_fill_of(candidate, output):

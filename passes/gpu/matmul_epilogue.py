@@ -35,13 +35,14 @@ class Epilogue:
     extra: tuple[ir.Value, ...]       # the helper's arguments after A, B, C
 
 
-def find_epilogue(matmul: ir.Operation, first_position: int) -> Epilogue | None:
+def find_epilogue(matmul: ir.Operation, first_position: int, order=None) -> Epilogue | None:
     """The elementwise generic after ``matmul`` that reads its C point for point,
     with nothing between them touching C or the generic's operands; or None.
-    Its operands other than C become helper arguments from ``first_position``."""
+    Its operands other than C become helper arguments from ``first_position``;
+    ``order``: the pass's ``OpOrder``, read instead of walking the block."""
     c = matmul.operands[2]
     passed = []
-    for candidate in ops_after(matmul, 2 * FILL_LOOKBACK):
+    for candidate in ops_after(matmul, 2 * FILL_LOOKBACK, order):
         if candidate.name == "arith.constant" or is_view(candidate):
             continue
         if candidate.name == "linalg.generic" and c in list(candidate.operands):
@@ -88,24 +89,24 @@ def _epilogue(matmul: ir.Operation, op: ir.Operation, passed: list[ir.Operation]
 
 
 def _defined_before(value: ir.Value, op: ir.Operation) -> bool:
-    """A block argument, or the result of an op before ``op`` in its block."""
+    """A block argument, or the result of an op before ``op`` in its block (MLIR's
+    cached order: no list of the block per matmul)."""
     owner = value.owner
     if isinstance(owner, ir.Block):
         return True
-    block_ops = [o.operation for o in op.block.operations]
-    return owner.operation in block_ops and block_ops.index(owner.operation) < block_ops.index(op)
+    return owner.operation.block == op.block and owner.operation.is_before_in_block(op)
 
 
-def inline_body(module: ir.Operation, name: str) -> None:
-    """Put ``@name``'s body in place of each call of it, then erase it. The
-    inliner does not inline into a gpu.launch region itself, and canonicalizing
-    the helper first folds away any scf.if the calls could have sat in."""
-    body = module.regions[0].blocks[0]
-    func = next(op.operation for op in body.operations
-                if op.operation.name == "func.func" and symbol_name(op.operation) == name)
+def inline_body(kernel: ir.Operation, func: ir.Operation) -> None:
+    """Put the body of ``func`` (the epilogue's region) in place of each call of it
+    in ``kernel`` (the helper calling it), then erase it. The inliner does not
+    inline into a gpu.launch region itself, and canonicalizing the helper first
+    folds away any scf.if the calls could have sat in. Only ``kernel`` is walked
+    (the whole module, per matmul, made the pass quadratic)."""
+    name = symbol_name(func)
     entry = func.regions[0].blocks[0]
     ops = [op.operation for op in entry.operations]
-    calls = [op for op in nested_ops(module) if op.name == "func.call"
+    calls = [op for op in nested_ops(kernel) if op.name == "func.call"
              and ir.FlatSymbolRefAttr(op.attributes["callee"]).value == name]
     for call in calls:
         mapping = dict(zip(entry.arguments, call.operands))

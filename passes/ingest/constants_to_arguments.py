@@ -6,11 +6,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops, public_definitions
-
-# The module attribute listing the constants taken out, in argument order, and
-# the argument attribute giving each constant argument its index in that list.
-CONSTANTS_ATTR = "xla.constant_arguments"
-ARGUMENT_ATTR = "xla.constant"
+from xlac.signature import ARGUMENT_ATTR, CONSTANTS_ATTR
 
 # Where a constant may be used from the entry's own arguments: control flow
 # regions see the values above them; other regions (reduce bodies) are kept.

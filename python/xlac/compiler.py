@@ -31,7 +31,8 @@ if TYPE_CHECKING:
 
 def compile(source, target: str = "cpu", entry: str = "main",  # noqa: A001 - the API's name
             disable_passes: tuple[str, ...] = (), cache: bool = True,
-            options: Options | None = None, cpu: str | None = None) -> Executable:
+            options: Options | None = None, cpu: str | None = None,
+            device: int | None = None) -> Executable:
     """Compile a StableHLO program for ``target`` ("cpu", "cuda" or "reference").
 
     ``source``: MLIR text, bytes (text, bytecode or a portable artifact), a
@@ -39,12 +40,14 @@ def compile(source, target: str = "cpu", entry: str = "main",  # noqa: A001 - th
     file), or an object with ``.as_text()`` (``jax.jit(f).lower(x)``: the
     executable is then called with ``f``'s pytree of arguments).
     ``options``: an ``xlac.Options`` (default: from the ``XLAC_*`` variables);
-    ``disable_passes`` and ``cpu`` override its fields. ``cache=False`` skips
+    ``disable_passes``, ``cpu`` and ``device`` (the GPU of a cuda program) override its fields. ``cache=False`` skips
     the persistent compilation cache (``xlac.cache``) for the whole program;
     a big program's machine code pieces are still looked up there by their
     own content (``options.cache_dir=None`` turns that off too).
     """
     options = resolve_options(options, disable_passes, cpu)
+    if device is not None:                          # target="cuda": the GPU it runs on
+        options = options.replace(device=device)
     with as_compile_errors("<input>"):
         data, source_name = source_to_bytes(source)
     exe = compile_bytes(data, source_name, target, entry, options, cache)

@@ -88,3 +88,13 @@ def bare_context() -> ir.Context:
         pm.run(empty.operation)
     ctx.load_all_available_dialects()
     return ctx
+
+
+def text_without_blobs(module) -> bytes:
+    """``module``'s text with large constants elided and no resource blobs: its
+    header (attributes) and each operation printed alone. Printing the module
+    whole walks every blob even where it elides them (3-4 s for 64 MB of weights
+    on a loaded machine); printed alone, an operation has no resource section."""
+    header = module.operation.get_asm(binary=True, large_elements_limit=16, skip_regions=True)
+    return b"\n".join([header, *(op.operation.get_asm(binary=True, large_elements_limit=16)
+                                  for op in module.body.operations)])

@@ -47,6 +47,9 @@ KNOBS = (
          "(AVX2), x86-64-v4 (AVX-512)", "--cpu"),
     Knob("malloc_tuning", "XLAC_MALLOC_TUNING", "0: keep glibc's allocation defaults "
          "(docs/cpu-runtime.md)"),
+    Knob("device", "XLAC_DEVICE", "the GPU a cuda program runs on (0, 1, ...; one this "
+         "machine has, else the first call says how many there are); default: the MPI local "
+         "rank's, one GPU per rank"),
     Knob("cuda_graphs", "XLAC_CUDA_GRAPHS", "0: launch cuda kernels one by one instead of "
          "replaying a CUDA graph"),
     Knob("fusion_remarks", "XLAC_FUSION_REMARKS", "1: xla-fuse remarks on every fusion it "
@@ -99,6 +102,7 @@ class Options:
     cpu: str = "host"
     malloc_tuning: bool = True
     cuda_graphs: bool = True
+    device: int = -1                       # the GPU (cuda); -1: the local rank's
     fusion_remarks: bool = False
     profile: bool = False
     progress: str = "auto"
@@ -165,6 +169,8 @@ def _parse(name: str, text: str):
     if name in ("malloc_tuning", "cuda_graphs", "isolate_input", "pieces"):
         return text not in ("0", "false")
     if name in ("large_constant_bytes", "num_threads"):
+        return int(text) if text.isdigit() else records.defaults(Options)[name]
+    if name == "device":
         return int(text) if text.isdigit() else records.defaults(Options)[name]
     if name == "parse_timeout":
         return _seconds(text, records.defaults(Options)[name])

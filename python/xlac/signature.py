@@ -134,11 +134,24 @@ def entry_function_type(module: ir.Module, entry: str) -> ir.FunctionType:
     return ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
 
 
+# Large constants the CPU target passes as entry arguments of their own
+# (xla-constants-to-arguments) and reads back from globals the compiler gives
+# their bytes (xla-constant-arguments-to-globals): the names those passes and
+# the target (xlac.targets.cpu.constants) share.
+CONSTANTS_ATTR = "xla.constant_arguments"   # module: the constants' values, in argument order
+ARGUMENT_ATTR = "xla.constant"              # entry argument: its index in that list
+CONSTANT_ALIGNMENT = 64                     # bytes: what each constant's data is aligned to
+
+
+def constant_symbol(index: int) -> str:
+    """The global holding constant ``index`` of ``xla.constant_arguments``."""
+    return f"__xlac_constant_{index}"
+
+
 def _constant_arguments(func: ir.Operation) -> set[int]:
     """The arguments holding the program's own constants (xla-constants-to-arguments):
     the compiled code gives them, not the caller."""
     from xlac.mlir import ir
-    from xlac.passes.ingest.constants_to_arguments import ARGUMENT_ATTR
     if "arg_attrs" not in func.attributes:
         return set()
     return {i for i, attrs in enumerate(ir.ArrayAttr(func.attributes["arg_attrs"]))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 
 from xlac.mlir import ir
+from xlac.passes.cpu.plans.chunks import divisor, static_tiles
 from xlac.passes.cpu.plans.schedule_plan import (
     CONTRACTIONS,
     POOLINGS,
@@ -22,9 +23,7 @@ from xlac.passes.cpu.plans.schedule_plan import (
     Machine,
     Plan,
     copy_permutation,
-    divisor,
     loop_nest,
-    static_tiles,
 )
 
 BLOCK = 256                  # n and k blocks at most: a 256 x 256 f32 block of B is 256 KiB, in L2

@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 
 from xlac.mlir import ir
+from xlac.passes.cpu.plans.chunks import static_tiles, thread_tiles
 from xlac.passes.cpu.plans.schedule_plan import (
     LoopNest,
     Machine,
@@ -19,8 +20,6 @@ from xlac.passes.cpu.plans.schedule_plan import (
     lanes,
     loop_nest,
     simple_body,
-    static_tiles,
-    thread_tiles,
     vector_size,
 )
 

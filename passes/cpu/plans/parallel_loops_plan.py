@@ -6,7 +6,8 @@ from __future__ import annotations
 import math
 
 from xlac.mlir import ir
-from xlac.passes.cpu.plans.schedule_plan import MIN_WORK, Machine, Plan, iterator_kinds, loop_extents, thread_tiles
+from xlac.passes.cpu.plans.chunks import thread_tiles
+from xlac.passes.cpu.plans.schedule_plan import MIN_WORK, Machine, Plan, iterator_kinds, loop_extents
 
 PARALLEL_LOOPS = "xla_parallel_loops"
 # A scalar iteration costs what a vector's lanes do, so chunks of scalar loops

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from xlac.mlir import ir
 from xlac.passes.cpu.expand_f8_casts import FORMATS as F8_FORMATS
 from xlac.passes.cpu.plans.body_reads import gather_safe
+from xlac.passes.cpu.plans.chunks import thread_tiles
 from xlac.passes.cpu.plans.loop_trips import enclosing_trips
 
 
@@ -33,12 +34,10 @@ class Machine:
 
 
 MIN_WORK = 256               # smaller ops stay scalar loops: no gain, only compile time
-CHUNK_WORK = 1 << 16         # iterations per thread at least, or fork-join costs more (docs/cpu-runtime.md)
-CHUNKS_PER_THREAD = 4
 SHORT_K = 256                # the matmul schedules' k block: shorter k needs none
 # f8 in vectors: xla-expand-f8-casts converts vectors of them too; i1 is a
 # byte in memory, and xla-i1-memory-as-i8 moves its vectors as bytes
-_ELEMENT_BYTES = {"i1": 1, "f32": 4, "f64": 8, "bf16": 2, "f16": 2, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
+VECTOR_ELEMENT_BYTES = {"i1": 1, "f32": 4, "f64": 8, "bf16": 2, "f16": 2, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
                   **dict.fromkeys(F8_FORMATS, 1)}
 _COMBINERS = {"arith.addf", "arith.mulf", "arith.addi", "arith.muli", "arith.andi",
               "arith.ori", "arith.xori", "arith.maximumf", "arith.minimumf",
@@ -146,13 +145,13 @@ def iterations(op: ir.Operation) -> int:
 def loop_nest(op: ir.Operation) -> LoopNest | None:
     """Loop extents from the operand shapes through the indexing maps."""
     types = [o.type for o in op.operands]
-    if not all(_is_static_tensor(t) or str(t) in _ELEMENT_BYTES for t in types):
+    if not all(_is_static_tensor(t) or str(t) in VECTOR_ELEMENT_BYTES for t in types):
         return None
     elements = {str(t.element_type) if isinstance(t, ir.RankedTensorType) else str(t)
                 for t in types}
-    if not elements <= set(_ELEMENT_BYTES):
+    if not elements <= set(VECTOR_ELEMENT_BYTES):
         return None
-    widest = max(_ELEMENT_BYTES[e] for e in elements)
+    widest = max(VECTOR_ELEMENT_BYTES[e] for e in elements)
     if op.name in ("linalg.fill", "linalg.transpose"):     # loops = the result's dims
         shape = types[1].shape
         return LoopNest(tuple(shape), (), widest) if all(d > 0 for d in shape) else None
@@ -231,76 +230,6 @@ def vector_size(extent: int, lanes: int, registers: int = 1) -> int:
 def has_math(op: ir.Operation) -> bool:
     return any(inner.operation.name.startswith("math.")
                for inner in op.regions[0].blocks[0].operations)
-
-
-def _round_up(value: int, multiple: int) -> int:
-    return -(-value // multiple) * multiple
-
-
-def thread_tiles(extents: tuple[int, ...], threads: int, align: tuple[int, ...] | int = 1,
-                 inner_work: int = 1) -> tuple[int, ...]:
-    """Forall tile sizes splitting the outermost dims among ``threads``.
-
-    0 leaves a dim whole. ``align`` (per dim, or for the innermost dim only
-    when an int) keeps chunk edges on register-tile edges, so only the last
-    chunk can have partial tiles. One part: the whole nest is the chunk (a
-    one-trip scf.forall, folded away later).
-    """
-    if isinstance(align, int):
-        align = (1,) * (len(extents) - 1) + (align,)
-    total = math.prod(extents) * inner_work      # inner_work: iterations per point
-    if total // CHUNK_WORK < 2 or threads == 1:
-        return tuple(extents)
-    # a few chunks per thread: dynamic scheduling balances them when a core is busy
-    parts = max(2, min(threads * CHUNKS_PER_THREAD, total // CHUNK_WORK))
-    sizes = [0] * len(extents)
-    for dim, extent in enumerate(extents):
-        if extent >= parts * align[dim] or dim == len(extents) - 1:
-            sizes[dim] = _round_up(-(-extent // parts), align[dim])
-            return tuple(sizes)
-        sizes[dim] = 1                           # every index of a short outer dim is a chunk
-        parts = -(-parts // extent)
-    return tuple(sizes)
-
-
-def static_tiles(extents: tuple[int, ...], threads: int, align: tuple[int, ...],
-                 inner_work: int = 1) -> tuple[int, ...]:
-    """Like ``thread_tiles``, but each chunk divides its extent where it can, in
-    whole ``align`` tiles: every chunk then has the same static shape, and the
-    register tiles inside need no masks."""
-    total = math.prod(extents) * inner_work
-    if total // CHUNK_WORK < 2 or threads == 1:
-        return tuple(extents)
-    parts = max(2, min(threads * CHUNKS_PER_THREAD, total // CHUNK_WORK))
-    sizes = [0] * len(extents)
-    for dim, extent in enumerate(extents):
-        last = dim == len(extents) - 1
-        tiles = extent // align[dim] if extent % align[dim] == 0 else 0
-        if tiles >= 2:
-            counts = [d for d in range(1, tiles + 1) if tiles % d == 0]
-            count = min((d for d in counts if d >= parts), default=counts[-1])
-            if count > 2 * parts and not last:
-                continue                         # no divisor near (197 tiles): split a later dim
-            if count > 2 * parts:
-                # nothing divides: even chunks of whole tiles, the last one short (masked)
-                sizes[dim] = _round_up(-(-extent // parts), align[dim])
-                return tuple(sizes)
-            sizes[dim] = extent // count
-            if count >= parts or last:
-                return tuple(sizes)
-            parts = -(-parts // count)
-        elif extent >= 2 and align[dim] == 1:
-            sizes[dim] = 1                       # every index of a short outer dim is a chunk
-            parts = -(-parts // extent)
-        elif last:
-            sizes[dim] = extent
-    return tuple(sizes)
-
-
-def divisor(extent: int, cap: int, multiple: int = 1) -> int | None:
-    """The largest divisor of ``extent`` that is at most ``cap`` and a multiple of ``multiple``."""
-    found = [d for d in range(multiple, min(extent, cap) + 1, multiple) if extent % d == 0]
-    return found[-1] if found else None
 
 
 def _elementwise_plan(nest: LoopNest, machine: Machine, math_heavy: bool = False) -> Plan | None:

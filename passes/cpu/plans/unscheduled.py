@@ -6,7 +6,7 @@ compile and not from a profile:
 
 - ``dynamic shape``: a tensor with a ``?`` dim; the schedules need static extents;
 - ``element type X not supported``: the vector schedules take the types of
-  ``schedule_plan._ELEMENT_BYTES`` (i1 is a byte in memory but a bit in a
+  ``schedule_plan.VECTOR_ELEMENT_BYTES`` (i1 is a byte in memory but a bit in a
   vector register; complex numbers are structs);
 - ``no schedule for the op class``: with what the plans could not take
   (windowed indexing, a body with more than arith/math, a reduction form).
@@ -22,10 +22,60 @@ from __future__ import annotations
 import math
 
 from xlac.mlir import ir
-from xlac.passes.cpu.plans.schedule_plan import _ELEMENT_BYTES, iterator_kinds, loop_nest, narrow_float_sum, simple_body
+from xlac.passes.base import nested_ops
+from xlac.passes.cpu.plans.parallel_loops_plan import PARALLEL_LOOPS
+from xlac.passes.cpu.plans.schedule_plan import (
+    MIN_WORK,
+    VECTOR_ELEMENT_BYTES,
+    iterations,
+    iterator_kinds,
+    loop_nest,
+    narrow_float_sum,
+    simple_body,
+)
 from xlac.passes.helper_calls import LOWERED_FROM  # on a lowering's outermost loops: the op it replaces
 
 _LOOPS = ("scf.for", "scf.forall", "scf.while")
+
+
+_PLANNED = "xla_schedule_planned"
+
+
+def mark_planned(planned) -> None:
+    """Tag the ops a schedule was planned for; tiling copies the tag to their tiles."""
+    for op, _ in planned:
+        op.attributes[_PLANNED] = ir.UnitAttr.get(op.context)
+
+
+def left_whole(module: ir.Operation) -> list[tuple[ir.Operation, str]]:
+    """Planned ops still whole at a function's top level, untiled: a schedule that
+    applied without taking them (they run as scalar loops) is said, not hidden.
+    Clears the tags."""
+    found = []
+    for op in nested_ops(module):
+        if _PLANNED in op.attributes:
+            del op.attributes[_PLANNED]
+            if op.parent.name == "func.func":
+                found.append((op, f"xla-apply-schedules: the schedule of {op.name} on {tensors(op)} "
+                                  "left it whole: it runs as scalar loops on one core"))
+    return found
+
+
+def unplanned(ops: list[ir.Operation], planned, i1_vectors: bool = True) -> list[tuple[ir.Operation, str]]:
+    """A remark for each op of real size that no schedule takes, and for each
+    whose scalar loops are only split among the threads: the op, its tensors
+    and why (plans/unscheduled.py)."""
+    taken = {op for op, _ in planned} | {m for _, plan in planned for m in plan.members}
+    scalar = {op for op, plan in planned if plan.sequence.startswith(PARALLEL_LOOPS)}
+    return [(op, f"xla-apply-schedules: no vector schedule for {op.name} ({iterations(op)} "
+                 f"iterations) on {tensors(op)}: {why(op, i1_vectors)}: "
+                 + ("it runs as scalar loops split among the threads" if op in scalar
+                    else "it runs as scalar loops on one core"))
+            for op in ops if (op not in taken or op in scalar) and op.name not in _NO_WORK
+            and iterations(op) >= MIN_WORK]
+
+
+_NO_WORK = ("linalg.fill", "linalg.yield", "linalg.index")
 
 
 def tensors(op: ir.Operation) -> str:
@@ -41,7 +91,7 @@ def why(op: ir.Operation, i1_vectors: bool = True) -> str:
     types = [v.type for v in [*op.operands, *op.results] if isinstance(v.type, ir.ShapedType)]
     if any(not t.has_static_shape for t in types):
         return "dynamic shape: the schedules need static extents"
-    supported = set(_ELEMENT_BYTES) - (set() if i1_vectors else {"i1"})
+    supported = set(VECTOR_ELEMENT_BYTES) - (set() if i1_vectors else {"i1"})
     odd = sorted({str(t.element_type) for t in types} - supported)
     if odd:
         return f"element type {', '.join(odd)} not supported by the vector schedules"

@@ -37,16 +37,6 @@ def check_text(data: bytes, source_name: str) -> None:
     _check_shapes(without_strings, source_name)
 
 
-def text_without_blobs(module) -> bytes:
-    """``module``'s text with large constants elided and no resource blobs: its
-    header (attributes) and each operation printed alone. Printing the module
-    whole walks every blob even where it elides them (3-4 s for 64 MB of weights
-    on a loaded machine); printed alone, an operation has no resource section."""
-    header = module.operation.get_asm(binary=True, large_elements_limit=16, skip_regions=True)
-    return b"\n".join([header, *(op.operation.get_asm(binary=True, large_elements_limit=16)
-                                  for op in module.body.operations)])
-
-
 def _without_strings(data: bytes) -> bytes:
     """``data`` with each string literal (``"..."``, on one line, ``\\`` escaping
     the next character) replaced by ``""``, found with ``bytes.find``: a 90 MB

@@ -14,9 +14,10 @@ import pytest
 pytest.importorskip("llvmlite", reason="the cuda extra is not installed: pip install 'xlac[cuda]'")
 
 import xlac  # noqa: E402
-from xlac.targets.cuda import dlpack, runtime  # noqa: E402
+from xlac.targets.cuda import dlpack, driver  # noqa: E402
 from xlac.targets.cuda.device_array import DeviceArray, put  # noqa: E402
 from xlac.targets.cuda.device_calls import writes_after_last_read  # noqa: E402
+from xlac.targets.cuda.errors import CudaUnavailable  # noqa: E402
 from xlac.targets.cuda.in_place import pointwise_in  # noqa: E402
 from xlac.targets.cuda.memory import device_context  # noqa: E402
 from xlac.targets.cuda.schedule import Launch, View  # noqa: E402
@@ -63,7 +64,7 @@ def _on_fake(monkeypatch, program: str, deferred: bool = False):
     exe = xlac.compile(program, target="cuda")
     fake = FakeDriver(execute=True, kernels=exe.function.kernels, deferred=deferred)
     exe.function._driver = fake
-    monkeypatch.setattr(runtime, "_DRIVER", fake)
+    monkeypatch.setattr(driver, "_DRIVERS", {(0, False): fake})   # open_driver(0)
     return exe, fake
 
 
@@ -351,7 +352,8 @@ def test_bad_device_inputs_are_clear_errors(monkeypatch):
         exe(other, B)
     with pytest.raises(xlac.InputError, match="cuda:N"):
         xlac.device_put(A, device="tpu")
-    with pytest.raises(xlac.InputError, match="one GPU per process"):
+    assert xlac.device_put(A, device="cuda:0").device == exe(A, B).device   # the same GPU's driver
+    with pytest.raises(CudaUnavailable):          # a GPU this machine lacks: never cuda:0 instead
         xlac.device_put(A, device="cuda:1")
     with pytest.raises(ValueError, match="only copy"):
         np.asarray(exe(A, B), copy=False)

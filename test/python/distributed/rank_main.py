@@ -61,6 +61,8 @@ def _executable(program: dict, how: str | None):
         text = text[:len(text) // 2]
     if program.get("target") == "cuda":
         return _on_fake_gpus(text, options)
+    if program.get("target") == "cuda-gpu":               # this rank's GPU and the real NCCL
+        return xlac.compile(text, target="cuda", options=options)
     return xlac.compile(text, options=options)
 
 

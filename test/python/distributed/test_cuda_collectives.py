@@ -5,6 +5,8 @@ with GPUs the same schedule runs with libnccl (docs/distributed.md)."""
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 import pytest
 import spmd_programs
@@ -12,7 +14,7 @@ from mpi_jobs import rank_results, require_mpi, run_job, same, write_job
 
 from xlac.artifact.container import read_artifact
 from xlac.compiler import compile_bytes
-from xlac.errors import CompileError
+from xlac.errors import CompileError, XlacError
 from xlac.options import Options
 from xlac.reference.parallel import run_reference_parallel
 from xlac.targets.cuda.runtime import load_function
@@ -65,3 +67,31 @@ def test_collectives_on_fake_gpus(tmp_path, program, ranks):
              for r in range(ranks) if not same(got[r][k], oracle[r][k], element)]
     assert wrong == []
     assert np.all([len(g) == len(elements) for g in got])
+
+
+def test_nccl_one_rank_on_the_gpu(tmp_path):
+    """The ctypes calls into the real libnccl, on a GPU: one rank (mpiexec -n 1), an
+    all_reduce over a one-device grid (a Collective step all the same), against
+    the reference interpreter."""
+    require_mpi()
+    try:
+        ctypes.CDLL("libcuda.so.1")
+    except OSError as error:
+        pytest.skip(f"needs an NVIDIA GPU and its driver: {error}")
+    from xlac.targets.cuda.nccl import NcclLibrary
+    try:
+        NcclLibrary()
+    except (OSError, XlacError) as error:
+        pytest.skip(f"no NCCL library (pip install 'xlac[cuda-nccl]'): {error}")
+    program = spmd_programs.Program(1, 1, ["f32"])
+    program.reducing("all_reduce:add:f32", "all_reduce", "f32", "add", spmd_programs._attrs(groups=[[0]]))
+    text, devices = program.text(), program.inputs()
+    assert any(isinstance(s, Collective) for s in _compile(program).function.steps)
+    oracle = run_reference_parallel(text.encode(), devices)
+    (tmp_path / "p.mlir").write_text(text)
+    job = write_job(tmp_path / "job", [{"name": "p", "source": str(tmp_path / "p.mlir"),
+                                        "target": "cuda-gpu"}], {"p": devices})
+    done = run_job(job, 1, timeout=300)
+    assert done.returncode == 0, done.stdout[-3000:]
+    (got,) = rank_results(job, "p", 1, ["f32"])
+    assert same(got[0], oracle[0][0], "f32")

@@ -19,12 +19,19 @@ synchronize, or another stream's work behind ``wait_event``), so a test sees
 that a call returned before its work ran; without it work runs as it arrives.
 ``alloc_async`` reuses what ``free_async`` gave back on the same stream (a pool
 with a release threshold keeps freed memory); ``pool_grows`` counts new memory.
+
+Faults a GPU has can be asked for: ``memory_bytes`` bounds the device memory
+(an allocation past it fails with CUDA_ERROR_OUT_OF_MEMORY, as cuMemAlloc's;
+``mem_info`` says what is free), and a launch of a kernel in
+``faulting_kernels`` faults with CUDA_ERROR_ILLEGAL_ADDRESS: seen at the next
+synchronization, and sticky from then on, as on a GPU.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
+import threading
 from collections import Counter, defaultdict
 
 import numpy as np
@@ -33,6 +40,7 @@ from xlac.targets.cuda.runtime import CudaError
 
 _READ_BACK_SLOT = 8                 # HostControl's pinned scalar
 _FIRST_STREAM = 0x1000              # above CU_STREAM_LEGACY (1) and CU_STREAM_PER_THREAD (2)
+OUT_OF_MEMORY, ILLEGAL_ADDRESS = 2, 700
 
 
 def _counted(method):
@@ -46,7 +54,8 @@ def _counted(method):
 class FakeDriver:
     ordinal = 0
 
-    def __init__(self, execute: bool = False, kernels: str = "", deferred: bool = False):
+    def __init__(self, execute: bool = False, kernels: str = "", deferred: bool = False,
+                 memory_bytes: int | None = None, faulting_kernels: tuple[str, ...] = ()):
         self.memory: dict[int, np.ndarray] = {}
         self.launches: list[tuple[str, tuple, tuple, list[int]]] = []
         self.modules: list[str] = []
@@ -65,8 +74,24 @@ class FakeDriver:
         self.pool_grows = 0
         self._generation: Counter = Counter()                # pointer -> times handed out
         self.default_pool_threshold = None
+        self.memory_bytes, self.faulting_kernels = memory_bytes, faulting_kernels
+        self.sticky: int | None = None          # the fault every call reports, once one happened
+        self.current_threads: set[int] = set()  # the threads that made the context current
         if kernels:
             self.attach_kernels(kernels)
+
+    def make_current(self) -> None:
+        self.current_threads.add(threading.get_ident())
+
+    def mem_info(self) -> tuple[int, int]:
+        used = sum(buffer.size for buffer in self.memory.values())
+        total = self.memory_bytes if self.memory_bytes is not None else 1 << 40
+        return total - used, total
+
+    def _fault_if_sticky(self, call: str) -> None:
+        if self.sticky is not None:
+            raise CudaError(f"CUDA driver: {call} failed: CUDA_ERROR_ILLEGAL_ADDRESS ({self.sticky})",
+                            self.sticky)
 
     def attach_kernels(self, kernels: str) -> None:
         """The kernels (CudaFunction.kernels) that launches run when ``execute`` is set."""
@@ -86,6 +111,10 @@ class FakeDriver:
 
     @_counted
     def alloc(self, nbytes: int) -> int:
+        self._fault_if_sticky("cuMemAlloc_v2")
+        if self.memory_bytes is not None and max(nbytes, 1) > self.mem_info()[0]:
+            raise CudaError("CUDA driver: cuMemAlloc_v2 failed: CUDA_ERROR_OUT_OF_MEMORY (2)",
+                            OUT_OF_MEMORY, nbytes)
         # executing: fresh memory is garbage (0xFF: NaN), as cuMemAlloc's, so a kernel that
         # reads what it never wrote shows; recording: zeros, which existing tests expect
         buffer = np.full(max(nbytes, 1), 0xFF if self.execute else 0, np.uint8)
@@ -120,6 +149,7 @@ class FakeDriver:
 
     @_counted
     def launch(self, function, grid, block, smem, params, stream=None) -> None:
+        self._fault_if_sticky("cuLaunchKernel")
         # the parameters are read now, as cuLaunchKernel (and graph capture) copies them
         words = [ctypes.c_uint64.from_address(params[i]).value for i in range(len(params))]
         values = None
@@ -133,6 +163,9 @@ class FakeDriver:
 
     def _run(self, function, grid, block, smem, words, values) -> None:
         self.launches.append((function, grid, block, words))
+        if function in self.faulting_kernels:
+            self.sticky = ILLEGAL_ADDRESS          # the kernel faults; the next sync reports it
+            return
         if values is not None:
             self.emulator.run(function, grid, block, values, self.memory, smem)
 
@@ -151,6 +184,7 @@ class FakeDriver:
 
     @_counted
     def to_device_async(self, pointer: int, host: int, nbytes: int, stream: int) -> None:
+        self._fault_if_sticky("cuMemcpyHtoDAsync_v2")
         self._check(pointer, nbytes)
         self._enqueue(lambda: ctypes.memmove(pointer, host, nbytes), stream)
 
@@ -180,6 +214,7 @@ class FakeDriver:
     @_counted
     def stream_synchronize(self, stream: int) -> None:
         self._flush(stream, self.enqueued[stream])
+        self._fault_if_sticky("cuStreamSynchronize")       # a kernel that ran faulted
 
     # the stream-ordered pool (cuMemAllocAsync on the device's default pool)
     @_counted
@@ -188,7 +223,11 @@ class FakeDriver:
 
     @_counted
     def alloc_async(self, nbytes: int, stream: int) -> int:
+        self._fault_if_sticky("cuMemAllocAsync")
         freed = self.pool[(stream, max(nbytes, 1))]
+        if not freed and self.memory_bytes is not None and max(nbytes, 1) > self.mem_info()[0]:
+            raise CudaError("CUDA driver: cuMemAllocAsync failed: CUDA_ERROR_OUT_OF_MEMORY (2)",
+                            OUT_OF_MEMORY, nbytes)
         if freed:
             buffer = freed.pop()
         else:

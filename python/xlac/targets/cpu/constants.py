@@ -25,9 +25,9 @@ import numpy as np
 
 from xlac.errors import CompileError, error
 from xlac.mlir import ir
-from xlac.passes.buffers.constant_arguments_to_globals import ALIGNMENT, constant_symbol
-from xlac.passes.ingest.constants_to_arguments import CONSTANTS_ATTR
 from xlac.record import record
+from xlac.signature import CONSTANT_ALIGNMENT as ALIGNMENT
+from xlac.signature import CONSTANTS_ATTR, constant_symbol
 
 _BUG = "this is an xlac bug: please report it with the input program"
 

@@ -52,7 +52,7 @@ def is_big(module: ir.Module, min_bytes: int | None = None) -> bool:
     """Whether ``module`` is worth compiling in pieces: the size of its text,
     constants and resource blobs elided (printing the module whole walked every
     blob: 0.8 s per 64 MB of weights)."""
-    from xlac.frontend.prechecks import text_without_blobs
+    from xlac.mlir import text_without_blobs
     return len(text_without_blobs(module)) >= \
         (PIECES_MIN_BYTES if min_bytes is None else min_bytes)
 

@@ -225,7 +225,7 @@ def _localize(obj: EntryObject, prefix: str, workdir: Path, lapack: list[str] = 
 def _constants_source(obj: EntryObject, prefix: str, workdir: Path) -> str:
     """Assembly of the entry's constants: each one's bytes in a file it includes,
     so they go from memory to the library without passing through LLVM."""
-    from xlac.passes.buffers.constant_arguments_to_globals import ALIGNMENT
+    from xlac.signature import CONSTANT_ALIGNMENT
     listed = []
     for k, constant in enumerate(obj.constants):
         symbol = csrc.constant_symbol(prefix, obj.entry, k)
@@ -233,7 +233,7 @@ def _constants_source(obj: EntryObject, prefix: str, workdir: Path) -> str:
         path.write_bytes(constant.data)
         listed.append((symbol, constant.data.size, str(path)))
     source = workdir / f"{csrc.impl_symbol(prefix, obj.entry)}_constants.s"
-    source.write_text(csrc.constants_source(listed, ALIGNMENT))
+    source.write_text(csrc.constants_source(listed, CONSTANT_ALIGNMENT))
     return str(source)
 
 

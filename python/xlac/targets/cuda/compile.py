@@ -11,6 +11,7 @@ from dataclasses import replace
 
 from xlac.targets.cuda.control_flow import map_steps
 from xlac.targets.cuda.ptx import kernel_modules, shared_kernels, to_ptx
+from xlac.targets.cuda.ptx_isolation import start_worker
 from xlac.targets.cuda.runtime import function_for
 from xlac.targets.cuda.schedule import Launch, read_schedule
 
@@ -23,6 +24,7 @@ class CudaCompiler:
         self.grid = grid                   # an SPMD program's device grid (None: one device)
 
     def ingested(self, module, entry: str, signature, runner) -> None:
+        start_worker()                     # the NVPTX worker starts while the passes run
         from xlac.signature import entry_donations
         self.donations = entry_donations(module, entry, signature)   # later stages drop them
 

@@ -30,7 +30,7 @@ class StreamOrderedCalls:
     def alloc_async(self, nbytes: int, stream: int) -> int:
         pointer = ctypes.c_uint64()
         self.check("cuMemAllocAsync", ctypes.byref(pointer), ctypes.c_size_t(max(nbytes, 1)),
-                   ctypes.c_void_p(stream))
+                   ctypes.c_void_p(stream), nbytes=nbytes)      # out of memory names the bytes
         return pointer.value
 
     def free_async(self, pointer: int, stream: int) -> None:

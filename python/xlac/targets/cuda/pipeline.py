@@ -37,7 +37,7 @@ def bufferize() -> list[str]:
         "xla-gpu-matmul-kernels",                         # shared-memory tiled matmuls
         "func.func(linalg-generalize-named-ops)",
         "xla-gpu-kernels",                                # loop and reduction kernels (what they leave: below)
-        "inline",
+        "xla-gpu-inline-helpers",                         # the helpers above in place of their calls (linear; not upstream inline)
         "func.func(convert-linalg-to-parallel-loops)",
         "canonicalize",
         # no-min-max-bounds: otherwise partial tiles keep an affine.min bound

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 from xlac.errors import InputError
 from xlac.targets.cuda.device_array import Device, DeviceArray, as_device_array, is_device_value, put
+from xlac.targets.cuda.driver import open_driver
 from xlac.targets.cuda.memory import device_context
-from xlac.targets.cuda.runtime import open_driver
 
 
 def device_put(value, device=None) -> DeviceArray:
-    """``value`` on a GPU (``device``: an ordinal, ``"cuda:N"`` or a Device; default 0)."""
+    """``value`` on a GPU (``device``: an ordinal, ``"cuda:N"`` or a Device; default the
+    process's GPU, as the executables' default: the MPI local rank's)."""
     ordinal = _ordinal(device)
-    driver = open_driver(ordinal)
-    if getattr(driver, "ordinal", 0) != ordinal:
-        raise InputError(f"device {device!r}: this process uses cuda:{getattr(driver, 'ordinal', 0)}"
-                         " (one GPU per process)")
+    driver = open_driver(ordinal, exact=device is not None)     # a GPU named: that one or an error
     context = device_context(driver)
     if isinstance(value, DeviceArray) or is_device_value(value):
         return as_device_array(value, driver, context.transfer_stream)

@@ -1,4 +1,4 @@
-"""Running a CUDA program: the driver API through ctypes, and the host schedule.
+"""Running a CUDA program: its host schedule on the driver (``driver.py``).
 
 No CUDA package is needed at run time: ``libcuda.so.1`` comes with the
 NVIDIA driver. ``CudaFunction`` has the CPU function's interface (called
@@ -16,154 +16,16 @@ import threading
 
 from xlac.targets.cuda.control_flow import has_control_flow, walk_steps
 from xlac.targets.cuda.control_runtime import HostControl
-from xlac.targets.cuda.driver_memory import StreamOrderedCalls
-from xlac.targets.cuda.errors import CudaError, CudaUnavailable
+from xlac.targets.cuda.driver import open_driver
+from xlac.targets.cuda.errors import CudaError, CudaUnavailable  # noqa: F401 (the runtime's errors)
+from xlac.targets.cuda.faults import guarded_call
 from xlac.targets.cuda.graphs import GraphCache
 from xlac.targets.cuda.memory import ArgumentStaging
 from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Launch, View
 from xlac.targets.cuda.serialize import artifact_bytes, read_code
 
-_JIT_ERROR_LOG_BUFFER, _JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 5, 6
-_STREAM_NON_BLOCKING = 1                 # no implicit synchronization with the legacy stream
-_CAPTURE_THREAD_LOCAL = 1
 _SCALARS = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
             "i64": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double}
-
-
-class CtypesDriver(StreamOrderedCalls):
-    """The libcuda calls xlac uses; every error becomes CudaError with its name."""
-
-    def __init__(self, library: str = "libcuda.so.1", device: int = 0):
-        try:
-            self._lib = ctypes.CDLL(library)
-        except OSError as exc:
-            raise CudaUnavailable(f"no CUDA driver: cannot load {library} ({exc}); "
-                                  "target='cuda' compiles here but runs only on a machine with "
-                                  "an NVIDIA GPU and its driver") from None
-        self.check("cuInit", ctypes.c_uint(0))
-        handle, self._context, count = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_int()
-        self.check("cuDeviceGetCount", ctypes.byref(count))
-        # one GPU per process: the MPI ranks of a host take one each (device = local rank)
-        self.check("cuDeviceGet", ctypes.byref(handle), ctypes.c_int(device % max(count.value, 1)))
-        self.ordinal, self._device = device % max(count.value, 1), handle
-        device = handle
-        self.check("cuDevicePrimaryCtxRetain", ctypes.byref(self._context), device)
-        self.check("cuCtxSetCurrent", self._context)
-
-    def check(self, name: str, *args) -> None:
-        status = getattr(self._lib, name)(*args)
-        if status != 0:
-            error = CudaUnavailable if name in ("cuInit", "cuDeviceGet", "cuDeviceGetCount") else CudaError
-            raise error(f"CUDA driver: {name} failed: {self._error_text(status)}")
-
-    def _error_text(self, status: int) -> str:
-        text = ctypes.c_char_p()
-        if self._lib.cuGetErrorName(status, ctypes.byref(text)) == 0 and text.value:
-            return f"{text.value.decode()} ({status})"
-        return f"error {status}"
-
-    def load_module(self, ptx: str) -> int:
-        log = ctypes.create_string_buffer(16384)
-        options = (ctypes.c_int * 2)(_JIT_ERROR_LOG_BUFFER, _JIT_ERROR_LOG_BUFFER_SIZE_BYTES)
-        values = (ctypes.c_void_p * 2)(ctypes.cast(log, ctypes.c_void_p).value, len(log))
-        module = ctypes.c_void_p()
-        try:
-            self.check("cuModuleLoadDataEx", ctypes.byref(module), ctypes.c_char_p(ptx.encode() + b"\0"),
-                       ctypes.c_uint(2), options, values)
-        except CudaError as exc:
-            raise CudaError(f"{exc}; JIT log: {log.value.decode(errors='replace')}") from None
-        return module.value
-
-    def function(self, module: int, name: str) -> int:
-        handle = ctypes.c_void_p()
-        self.check("cuModuleGetFunction", ctypes.byref(handle), ctypes.c_void_p(module), name.encode())
-        return handle.value
-
-    def alloc(self, nbytes: int) -> int:
-        pointer = ctypes.c_uint64()
-        self.check("cuMemAlloc_v2", ctypes.byref(pointer), ctypes.c_size_t(max(nbytes, 1)))
-        return pointer.value
-
-    def free(self, pointer: int) -> None:
-        self.check("cuMemFree_v2", ctypes.c_uint64(pointer))
-
-    def alloc_host(self, nbytes: int) -> int:
-        """Pinned (page-locked) host memory: what a read-back is copied into."""
-        pointer = ctypes.c_void_p()
-        self.check("cuMemAllocHost_v2", ctypes.byref(pointer), ctypes.c_size_t(nbytes))
-        return pointer.value
-
-    def free_host(self, pointer: int) -> None:
-        self.check("cuMemFreeHost", ctypes.c_void_p(pointer))
-
-    def to_device(self, pointer: int, host: int, nbytes: int) -> None:
-        self.check("cuMemcpyHtoD_v2", ctypes.c_uint64(pointer), ctypes.c_void_p(host), ctypes.c_size_t(nbytes))
-
-    def to_host(self, host: int, pointer: int, nbytes: int) -> None:
-        self.check("cuMemcpyDtoH_v2", ctypes.c_void_p(host), ctypes.c_uint64(pointer), ctypes.c_size_t(nbytes))
-
-    def create_stream(self) -> int:
-        stream = ctypes.c_void_p()
-        self.check("cuStreamCreate", ctypes.byref(stream), ctypes.c_uint(_STREAM_NON_BLOCKING))
-        return stream.value
-
-    def destroy_stream(self, stream: int) -> None:
-        self.check("cuStreamDestroy_v2", ctypes.c_void_p(stream))
-
-    def to_device_async(self, pointer: int, host: int, nbytes: int, stream: int) -> None:
-        self.check("cuMemcpyHtoDAsync_v2", ctypes.c_uint64(pointer), ctypes.c_void_p(host),
-                   ctypes.c_size_t(nbytes), ctypes.c_void_p(stream))
-
-    def to_host_async(self, host: int, pointer: int, nbytes: int, stream: int) -> None:
-        self.check("cuMemcpyDtoHAsync_v2", ctypes.c_void_p(host), ctypes.c_uint64(pointer),
-                   ctypes.c_size_t(nbytes), ctypes.c_void_p(stream))
-
-    def copy_async(self, target: int, source: int, nbytes: int, stream: int) -> None:
-        self.check("cuMemcpyDtoDAsync_v2", ctypes.c_uint64(target), ctypes.c_uint64(source),
-                   ctypes.c_size_t(nbytes), ctypes.c_void_p(stream))
-
-    def launch(self, function: int, grid, block, smem: int, params, stream: int) -> None:
-        self.check("cuLaunchKernel", ctypes.c_void_p(function), *[ctypes.c_uint(d) for d in grid],
-                   *[ctypes.c_uint(d) for d in block], ctypes.c_uint(smem), ctypes.c_void_p(stream),
-                   params, None)
-
-    def memset_async(self, pointer: int, value: int, nbytes: int, stream: int) -> None:
-        self.check("cuMemsetD8Async", ctypes.c_uint64(pointer), ctypes.c_ubyte(value),
-                   ctypes.c_size_t(nbytes), ctypes.c_void_p(stream))
-
-    def stream_synchronize(self, stream: int) -> None:
-        self.check("cuStreamSynchronize", ctypes.c_void_p(stream))
-
-    def begin_capture(self, stream: int) -> None:
-        self.check("cuStreamBeginCapture_v2", ctypes.c_void_p(stream), ctypes.c_int(_CAPTURE_THREAD_LOCAL))
-
-    def end_capture(self, stream: int) -> int:
-        """The captured work as an executable graph."""
-        graph, executable = ctypes.c_void_p(), ctypes.c_void_p()
-        self.check("cuStreamEndCapture", ctypes.c_void_p(stream), ctypes.byref(graph))
-        try:
-            self.check("cuGraphInstantiateWithFlags", ctypes.byref(executable), graph, ctypes.c_ulonglong(0))
-        finally:
-            self.check("cuGraphDestroy", graph)
-        return executable.value
-
-    def launch_graph(self, graph: int, stream: int) -> None:
-        self.check("cuGraphLaunch", ctypes.c_void_p(graph), ctypes.c_void_p(stream))
-
-    def destroy_graph(self, graph: int) -> None:
-        self.check("cuGraphExecDestroy", ctypes.c_void_p(graph))
-
-
-
-_DRIVER = None
-
-
-def open_driver(device: int = 0):
-    """The process's driver on its GPU, opened once (CudaUnavailable if there is none)."""
-    global _DRIVER
-    if _DRIVER is None:
-        _DRIVER = CtypesDriver(device=device)
-    return _DRIVER
 
 
 class CudaFunction:
@@ -178,7 +40,8 @@ class CudaFunction:
 
     def __init__(self, ptx: str, steps: list, input_bytes: list[int], output_bytes: list[int],
                  driver=None, kernels: str = "", gpu: str = "", use_graphs: bool = True,
-                 grid=None, device: int = 0, nccl=None, donations: dict[int, int] | None = None):
+                 grid=None, device: int = 0, nccl=None, donations: dict[int, int] | None = None,
+                 exact_device: bool = False):
         self.ptx = ptx
         self.kernels = kernels            # the kernels as gpu.func (MLIR text), for the emulator
         self.gpu = gpu                    # the "gpu" stage's text (kept with the program)
@@ -199,22 +62,25 @@ class CudaFunction:
         self._graphs = GraphCache(use_graphs and not has_control_flow(steps) and not any(
             isinstance(s, Collective) for s in walk_steps(steps)))
         self._control: HostControl | None = None
-        self._lock = threading.Lock()     # the buffers are the function's: one call at a time
+        self._lock = threading.RLock()    # the buffers are the function's: one call at a time
         self.grid = grid                  # an SPMD program's device grid (None: one device)
         self._device, self._nccl, self._collectives = device, nccl, None
+        self._exact_device = exact_device         # device= given: that GPU, not the rank's
+        self.last_kernel = ""                     # named when a kernel faults (faults.py)
 
     def __call__(self, pointers: list[int]) -> None:
         """Host arrays in and out (``Executable.run``): through the function's own
         buffers, the transfers staged in pinned memory (asynchronous DMA)."""
-        with self._lock:
-            driver = self._driver = self._driver or open_driver(self._device)
-            functions = self._load(driver)
-            buffers = self._argument_slots(driver, self._device_memory(driver))
-            self._staging = self._staging or ArgumentStaging(driver, self._sizes)
-            slots = [buffers[f"arg{index}"] for index in range(len(self._sizes))]
-            self._staging.copy_in(pointers[:self._inputs], slots, self._stream)
-            self._launch_work(driver, functions, buffers)
-            self._staging.copy_out(pointers[self._inputs:], slots[self._inputs:], self._stream)
+        with self._lock:                           # the buffers are the function's
+            driver = self._open()
+            with guarded_call(driver, self):       # the context made this thread's, errors translated
+                functions = self._load(driver)
+                buffers = self._argument_slots(driver, self._device_memory(driver))
+                self._staging = self._staging or ArgumentStaging(driver, self._sizes)
+                slots = [buffers[f"arg{index}"] for index in range(len(self._sizes))]
+                self._staging.copy_in(pointers[:self._inputs], slots, self._stream)
+                self._launch_work(driver, functions, buffers)
+                self._staging.copy_out(pointers[self._inputs:], slots[self._inputs:], self._stream)
 
     def device_call(self, values, signature) -> list:
         """Arrays on the device in and out (``Executable.__call__``): DeviceArrays,
@@ -222,15 +88,21 @@ class CudaFunction:
         first); the results are DeviceArrays that the enqueued work is still
         writing. Donated inputs (``donations``) are deleted."""
         with self._lock:
-            driver = self._driver = self._driver or open_driver(self._device)
-            functions = self._load(driver)
-            buffers = self._device_memory(driver)
-            if self._caller is None:
-                from xlac.targets.cuda.device_calls import DeviceCaller
-                self._caller = DeviceCaller(driver, self._stream, signature, self.donations,
-                                            self.steps, self.kernels)
-            return self._caller.call(values, lambda arguments: self._launch_work(
-                driver, functions, {**buffers, **arguments}))
+            driver = self._open()
+            with guarded_call(driver, self):
+                functions = self._load(driver)
+                buffers = self._device_memory(driver)
+                if self._caller is None:
+                    from xlac.targets.cuda.device_calls import DeviceCaller
+                    self._caller = DeviceCaller(driver, self._stream, signature, self.donations,
+                                                self.steps, self.kernels)
+                return self._caller.call(values, lambda arguments: self._launch_work(
+                    driver, functions, {**buffers, **arguments}))
+
+    def _open(self):
+        """This function's driver (``device=``'s GPU, or the rank's), opened on first use."""
+        self._driver = self._driver or open_driver(self._device, self._exact_device)
+        return self._driver
 
     @staticmethod
     def takes_on_device(values) -> bool:
@@ -246,12 +118,14 @@ class CudaFunction:
         if not self._graphs.launch(driver, self._stream, key, enqueue):
             enqueue()
 
+    in_graph = property(lambda self: len(self._graphs) > 0)   # calls replay CUDA graphs
+
     def with_driver(self, driver, nccl=None) -> CudaFunction:
         """The same program on another driver (and NCCL: fakes in tests), set up afresh."""
         inputs = self._sizes[:self._inputs]
         return CudaFunction(self.ptx, self.steps, inputs, self._sizes[self._inputs:], driver,
                             self.kernels, self.gpu, self._graphs.enabled, self.grid, self._device,
-                            nccl or self._nccl, self.donations)
+                            nccl or self._nccl, self.donations, self._exact_device)
 
     def start_collectives(self) -> None:
         """Make the program's NCCL communicators: collective, once, on every rank
@@ -260,7 +134,7 @@ class CudaFunction:
             return
         from xlac.spmd.mpi import active_world
         from xlac.targets.cuda.nccl import NcclCollectives, NcclLibrary
-        self._driver = self._driver or open_driver(self._device)     # NCCL needs the context
+        self._open()                               # NCCL: the context
         self._nccl = self._nccl or NcclLibrary()
         self._collectives = NcclCollectives(self.steps, self._nccl, active_world(),
                                             self.grid.partitions)
@@ -277,6 +151,7 @@ class CudaFunction:
             if isinstance(step, Copy):
                 driver.copy_async(env[step.target], env[step.source], step.nbytes, self._stream)
             elif isinstance(step, Launch):
+                self.last_kernel = step.kernel
                 _launch(driver, functions[step.kernel], step, env, self._stream)
             elif isinstance(step, View):
                 env[step.value] = env[step.source]      # the kernel applies the view's offset
@@ -368,8 +243,9 @@ def function_for(ptx: str, steps: list, signature, kernels: str, gpu: str, optio
     """The runtime function of a compiled (or cached) program."""
     return CudaFunction(ptx, steps, [s.nbytes for s in signature.inputs],
                         [s.nbytes for s in signature.outputs], kernels=kernels, gpu=gpu,
-                        use_graphs=options.cuda_graphs, grid=grid, device=options.local_rank,
-                        donations=donations)
+                        use_graphs=options.cuda_graphs, grid=grid,
+                        device=options.local_rank if options.device < 0 else options.device,
+                        exact_device=options.device >= 0, donations=donations)
 
 
 def load_function(artifact, options) -> CudaFunction:

@@ -1,0 +1,80 @@
+"""How a scheduled op's loops are split among threads: chunk (forall tile)
+sizes, and divisors for tiles that need no masks. Read by the plans
+(schedule_plan, contraction_plan, parallel_loops_plan)."""
+
+from __future__ import annotations
+
+import math
+
+CHUNK_WORK = 1 << 16         # iterations per thread at least, or fork-join costs more (docs/cpu-runtime.md)
+CHUNKS_PER_THREAD = 4
+
+
+def _round_up(value: int, multiple: int) -> int:
+    return -(-value // multiple) * multiple
+
+
+def thread_tiles(extents: tuple[int, ...], threads: int, align: tuple[int, ...] | int = 1,
+                 inner_work: int = 1) -> tuple[int, ...]:
+    """Forall tile sizes splitting the outermost dims among ``threads``.
+
+    0 leaves a dim whole. ``align`` (per dim, or for the innermost dim only
+    when an int) keeps chunk edges on register-tile edges, so only the last
+    chunk can have partial tiles. One part: the whole nest is the chunk (a
+    one-trip scf.forall, folded away later).
+    """
+    if isinstance(align, int):
+        align = (1,) * (len(extents) - 1) + (align,)
+    total = math.prod(extents) * inner_work      # inner_work: iterations per point
+    if total // CHUNK_WORK < 2 or threads == 1:
+        return tuple(extents)
+    # a few chunks per thread: dynamic scheduling balances them when a core is busy
+    parts = max(2, min(threads * CHUNKS_PER_THREAD, total // CHUNK_WORK))
+    sizes = [0] * len(extents)
+    for dim, extent in enumerate(extents):
+        if extent >= parts * align[dim] or dim == len(extents) - 1:
+            sizes[dim] = _round_up(-(-extent // parts), align[dim])
+            return tuple(sizes)
+        sizes[dim] = 1                           # every index of a short outer dim is a chunk
+        parts = -(-parts // extent)
+    return tuple(sizes)
+
+
+def static_tiles(extents: tuple[int, ...], threads: int, align: tuple[int, ...],
+                 inner_work: int = 1) -> tuple[int, ...]:
+    """Like ``thread_tiles``, but each chunk divides its extent where it can, in
+    whole ``align`` tiles: every chunk then has the same static shape, and the
+    register tiles inside need no masks."""
+    total = math.prod(extents) * inner_work
+    if total // CHUNK_WORK < 2 or threads == 1:
+        return tuple(extents)
+    parts = max(2, min(threads * CHUNKS_PER_THREAD, total // CHUNK_WORK))
+    sizes = [0] * len(extents)
+    for dim, extent in enumerate(extents):
+        last = dim == len(extents) - 1
+        tiles = extent // align[dim] if extent % align[dim] == 0 else 0
+        if tiles >= 2:
+            counts = [d for d in range(1, tiles + 1) if tiles % d == 0]
+            count = min((d for d in counts if d >= parts), default=counts[-1])
+            if count > 2 * parts and not last:
+                continue                         # no divisor near (197 tiles): split a later dim
+            if count > 2 * parts:
+                # nothing divides: even chunks of whole tiles, the last one short (masked)
+                sizes[dim] = _round_up(-(-extent // parts), align[dim])
+                return tuple(sizes)
+            sizes[dim] = extent // count
+            if count >= parts or last:
+                return tuple(sizes)
+            parts = -(-parts // count)
+        elif extent >= 2 and align[dim] == 1:
+            sizes[dim] = 1                       # every index of a short outer dim is a chunk
+            parts = -(-parts // extent)
+        elif last:
+            sizes[dim] = extent
+    return tuple(sizes)
+
+
+def divisor(extent: int, cap: int, multiple: int = 1) -> int | None:
+    """The largest divisor of ``extent`` that is at most ``cap`` and a multiple of ``multiple``."""
+    found = [d for d in range(multiple, min(extent, cap) + 1, multiple) if extent % d == 0]
+    return found[-1] if found else None
