@@ -50,13 +50,19 @@ def fuse(remarks: bool | str = False) -> list[str]:
     ]
 
 
-def lower_to_linalg() -> list[str]:
-    """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused."""
+def lower_to_linalg(collective_bucket_bytes: int | str = 0) -> list[str]:
+    """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused.
+
+    ``collective_bucket_bytes``: all-reduces combined up to this size (0: never).
+    """
+    combine = [f"xla-combine-all-reduces{{bucket-bytes={int(collective_bucket_bytes)}}}"] \
+        if int(collective_bucket_bytes) > 0 else []
     return [
         "xla-inline-fusions",                             # plain ops again, each tagged with its kernel (xla.fusion_group)
         # xlac's lowerings for what upstream stablehlo-legalize-to-linalg lacks
         # come first; each emits scf/tensor/linalg (or simpler StableHLO).
         "xla-lower-structural",                           # fold tuples, drop barriers/dot algorithm hints
+        *combine,                                         # small all-reduces as one (a bucket)
         "xla-lower-collectives",                          # all_reduce, all_gather ...: calls on send/receive buffers
         "xla-lower-custom-calls",                         # jnp.linalg's LAPACK custom calls -> calls of LAPACK
         "xla-lower-select-and-scatter",                   # max-pool gradient: window loops
@@ -115,7 +121,7 @@ def fused_stage(entry: str, options: Options) -> list[str]:
 
 
 def linalg_stage(entry: str, options: Options) -> list[str]:
-    return lower_to_linalg()
+    return lower_to_linalg(options.collective_bucket_bytes)
 
 
 # Named pipelines usable inside --pass-pipeline: name -> (builder, summary).

@@ -14,12 +14,17 @@ if TYPE_CHECKING:
     from xlac.options import Options
 
 
-def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
+def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
+              overlap_collectives: bool | str = True) -> list[str]:
     """"linalg" -> "bufferized": memrefs; results written into caller-owned buffers.
 
-    ``threads`` and ``vector_bytes`` are the schedules' (0: this host's).
+    ``threads`` and ``vector_bytes`` are the schedules' (0: this host's);
+    ``overlap_collectives``: collectives as start/done pairs with the
+    computation between (docs/distributed.md).
     """
+    overlap = ["xla-overlap-collectives"] if true_flag(overlap_collectives) else []
     return [
+        *overlap,                                         # MPI_I<collective> early, MPI_Wait late
         "xla-splat-constants-to-fill",                    # a 10^8-element splat: a fill loop, not a 400 MB global
         "xla-update-windows-in-place",                    # a scatter's window combined into itself: no copy per index
         "xla-collapse-reduction-loops",                   # (n, g, c | h, w) -> (n, g*c | h*w): a column reduction
@@ -128,7 +133,8 @@ _EMULATED = ",".join(("bf16", "f8E5M2", "f8E4M3", "f8E3M4", "f8E4M3FN", "f8E4M3F
 
 def bufferized_stage(entry: str, options: Options) -> list[str]:
     """The "bufferized" stage's steps: threads and vector width of the chosen CPU."""
-    return bufferize(options.threads(), cpu_model(options.cpu).vector_bytes)
+    return bufferize(options.threads(), cpu_model(options.cpu).vector_bytes,
+                     options.overlap_collectives)
 
 
 def llvm_stage(entry: str, options: Options) -> list[str]:
