@@ -122,7 +122,7 @@ def scaling_and_bandwidth(args) -> dict:
         last = n == max(ranks) or not args.quick
         jobs = plan.jobs_for(programs, n, args.iterations or 10, args.jax,
                              not args.no_buckets and last,
-                             "bandwidth" in args.parts and last) if scaling else \
+                             "bandwidth" in args.parts and last, args.quick) if scaling else \
             [j for j in plan.jobs_for(programs, n, 1, False, False, True) if j["kind"] == "bandwidth"]
         if not jobs:
             continue
@@ -156,7 +156,7 @@ def main() -> None:
     parser.add_argument("--jax", action="store_true", help="also JAX's multi-process CPU path")
     parser.add_argument("--no-buckets", action="store_true", help="skip the gradient-bucket variants")
     parser.add_argument("--quick", action="store_true",
-                        help="buckets and bandwidth at the largest rank count only")
+                        help="buckets (overlapped only) and bandwidth at the largest rank count only")
     parser.add_argument("--cache", help="keep programs and compiled code here (reused by reruns)")
     parser.add_argument("--json", help="write the scaling and bandwidth figures here")
     parser.add_argument("--worker", help=argparse.SUPPRESS)

@@ -70,7 +70,7 @@ def export_programs(directory: Path, rank_counts: list[int]) -> None:
 
 
 def jobs_for(directory: Path, ranks: int, iterations: int, with_jax: bool,
-             with_buckets: bool, with_bandwidth: bool) -> list[dict]:
+             with_buckets: bool, with_bandwidth: bool, quick: bool = False) -> list[dict]:
     jobs = []
     for c in configs(ranks):
         layers, width = MODELS[c["model"]]
@@ -82,8 +82,9 @@ def jobs_for(directory: Path, ranks: int, iterations: int, with_jax: bool,
         if with_buckets and c["model"] == "deep" and ranks > 1:
             variants += [(f"xlac overlap, {b >> 20} MiB buckets", {"overlap": True, "bucket": b})
                          for b in BUCKETS]
-            variants += [(f"xlac blocking, {b >> 20} MiB buckets", {"overlap": False, "bucket": b})
-                         for b in BUCKETS]
+            if not quick:
+                variants += [(f"xlac blocking, {b >> 20} MiB buckets", {"overlap": False, "bucket": b})
+                             for b in BUCKETS]
         for label, extra in variants:
             if ranks == 1 and extra["overlap"] is False:
                 continue                                 # no collectives: the same program

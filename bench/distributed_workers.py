@@ -53,7 +53,7 @@ def xlac_step(job: dict) -> dict:
     import xlac
     from xlac.spmd.mpi import active_world
     _, comm = _comm()
-    options = xlac.Options.from_env().replace(overlap_collectives=job["overlap"],
+    options = xlac.Options.from_env().replace(overlap_collectives="auto" if job["overlap"] else "off",
                                               collective_bucket_bytes=job["bucket"])
     exe = xlac.compile(Path(job["program"]), options=options)
     ranks, local = comm.size, job["local_batch"]

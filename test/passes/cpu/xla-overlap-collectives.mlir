@@ -1,4 +1,5 @@
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-overlap-collectives)' --split-input-file | FileCheck %s
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-overlap-collectives{always=true})' --split-input-file | FileCheck %s --check-prefix=ALWAYS
 
 /// A training step's shape: a gradient all-reduce whose result is needed only
 /// by the final update. The start goes right after the gradient is made, before
@@ -84,5 +85,35 @@ module attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
       scf.yield %n, %g : tensor<4xf32>, tensor<2x4xf32>
     }
     return %r#1 : tensor<2x4xf32>
+  }
+}
+
+// -----
+
+/// Nothing to overlap: the result is needed right after the operand is made,
+/// so the collective stays one blocking call (MPI's blocking collectives are
+/// faster than a start and an immediate wait), and no start/done is declared.
+// CHECK-LABEL: module
+// CHECK-NOT: _start
+// CHECK: func.func private @__xlac_all_reduce_0_buffers0(memref<4xf32>, memref<4xf32>)
+// CHECK-NOT: _done
+// CHECK-LABEL: func.func @alone
+// CHECK: %[[SEND:.*]] = bufferization.to_buffer %arg0 read_only
+// CHECK-NEXT: %[[RECV:.*]] = memref.alloc()
+// CHECK-NEXT: call @__xlac_all_reduce_0_buffers0(%[[SEND]], %[[RECV]])
+// CHECK-NEXT: bufferization.to_tensor %[[RECV]]
+/// Unless asked to split always (the tests that run every collective through
+/// MPI's non-blocking calls).
+// ALWAYS-LABEL: func.func @alone
+// ALWAYS: %[[Q:.*]] = call @__xlac_all_reduce_0_buffers0_start(
+// ALWAYS-NEXT: call @__xlac_all_reduce_0_buffers0_done(%[[Q]], %arg0,
+module attributes {mhlo.num_partitions = 2 : i32, mhlo.num_replicas = 1 : i32} {
+  func.func private @__xlac_all_reduce_0_buffers0(memref<4xf32>, memref<4xf32>) attributes {xla.collective = "all_reduce", xla.element_type = "f32", xla.groups = dense<[[0, 1]]> : tensor<1x2xi64>, xla.reduction = "add"}
+  func.func @alone(%x: tensor<4xf32>) -> tensor<4xf32> {
+    %send = bufferization.to_buffer %x read_only : tensor<4xf32> to memref<4xf32>
+    %recv = memref.alloc() : memref<4xf32>
+    call @__xlac_all_reduce_0_buffers0(%send, %recv) : (memref<4xf32>, memref<4xf32>) -> ()
+    %r = bufferization.to_tensor %recv restrict writable : memref<4xf32> to tensor<4xf32>
+    return %r : tensor<4xf32>
   }
 }

@@ -79,19 +79,23 @@ def test_every_collective_and_element_type_on_2_ranks(tmp_path):
     _check_program(tmp_path, spmd_programs.element_types_program())
 
 
-@pytest.mark.parametrize("env", [{"XLAC_OVERLAP_COLLECTIVES": "0"},
+@pytest.mark.parametrize("env", [{"XLAC_OVERLAP_COLLECTIVES": "always"},
+                                 {"XLAC_OVERLAP_COLLECTIVES": "0"},
                                  {"XLAC_COLLECTIVE_BUCKET_BYTES": "4096"}],
-                         ids=["blocking", "buckets"])
+                         ids=["started", "blocking", "buckets"])
 def test_every_collective_blocking_or_bucketed_on_2_ranks(tmp_path, env):
-    """The same with one blocking MPI call per collective, and with the
-    all-reduces of one element type and reduction combined into 4 KiB buckets."""
+    """The same with every collective started and waited for (MPI_I* and
+    MPI_Waitall, even where no computation lies between), with one blocking MPI
+    call each, and with the all-reduces of one element type and reduction
+    combined into 4 KiB buckets."""
     _check_program(tmp_path, spmd_programs.element_types_program(), env)
 
 
 def test_a_training_step_overlapped_blocking_and_bucketed_on_2_ranks(tmp_path):
     """Gradient all-reduces between the backward pass's matmuls (the schedule
     xla-overlap-collectives moves), each way, against the interpreter."""
-    ways = ({}, {"XLAC_OVERLAP_COLLECTIVES": "0"}, {"XLAC_COLLECTIVE_BUCKET_BYTES": "65536"})
+    ways = ({}, {"XLAC_OVERLAP_COLLECTIVES": "0"}, {"XLAC_COLLECTIVE_BUCKET_BYTES": "65536"},
+            {"XLAC_OVERLAP_COLLECTIVES": "always", "XLAC_COLLECTIVE_BUCKET_BYTES": "65536"})
     for index, env in enumerate(ways):
         (tmp_path / str(index)).mkdir()
         _check_program(tmp_path / str(index), spmd_programs.training_step_program(), env)

@@ -15,14 +15,15 @@ if TYPE_CHECKING:
 
 
 def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
-              overlap_collectives: bool | str = True) -> list[str]:
+              overlap_collectives: str = "auto") -> list[str]:
     """"linalg" -> "bufferized": memrefs; results written into caller-owned buffers.
 
     ``threads`` and ``vector_bytes`` are the schedules' (0: this host's);
-    ``overlap_collectives``: collectives as start/done pairs with the
-    computation between (docs/distributed.md).
+    ``overlap_collectives``: auto (collectives as start/done pairs where
+    computation lies between), always, or off (docs/distributed.md).
     """
-    overlap = ["xla-overlap-collectives"] if true_flag(overlap_collectives) else []
+    overlap = [] if overlap_collectives == "off" else \
+        ["xla-overlap-collectives" + ("{always=true}" if overlap_collectives == "always" else "")]
     return [
         *overlap,                                         # MPI_I<collective> early, MPI_Wait late
         "xla-splat-constants-to-fill",                    # a 10^8-element splat: a fill loop, not a 400 MB global
