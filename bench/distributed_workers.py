@@ -32,10 +32,14 @@ def _model_arrays(layers: int, width: int, global_batch: int, rank: int, local: 
     return params, x[part], y[part]
 
 
-def _timed(run, iterations: int, comm) -> list[float]:
-    for _ in range(2):                                  # warm: first-touch, caches
+def _timed(run, iterations: int, comm, reset=None) -> list[float]:
+    """Per-iteration seconds after two warm-up runs (first touch, caches);
+    ``reset`` runs after the warm-up, so counters see the timed runs only."""
+    for _ in range(2):
         run()
     comm.Barrier()
+    if reset is not None:
+        reset()
     times = []
     for _ in range(iterations):
         start = time.perf_counter()
@@ -61,9 +65,8 @@ def xlac_step(job: dict) -> dict:
     inputs = params + [x, y]
     outputs = exe(*inputs)
     world = active_world()
-    if world is not None:
-        world.reset_blocked()
-    times = _timed(lambda: exe(*inputs), job["iterations"], comm)
+    times = _timed(lambda: exe(*inputs), job["iterations"], comm,
+                   world.reset_blocked if world is not None else None)
     blocked = world.blocked()[0] / len(times) if world is not None else 0.0
     step = _slowest(comm, float(np.median(times)))
     return {"step_s": step, "samples_per_s": ranks * local / step,
@@ -94,11 +97,10 @@ def baseline_step(job: dict) -> dict:
         return loss / ranks, [p - (LR / ranks) * g for p, g in zip(params, grads)]
 
     loss, updated = step()
-    spent[0] = 0.0
-    times = _timed(step, job["iterations"], comm)
+    times = _timed(step, job["iterations"], comm, lambda: spent.__setitem__(0, 0.0))
     step_s = _slowest(comm, float(np.median(times)))
     return {"step_s": step_s, "samples_per_s": ranks * local / step_s,
-            "comm_s": _slowest(comm, spent[0] / (len(times) + 2)), "loss": float(loss),
+            "comm_s": _slowest(comm, spent[0] / len(times)), "loss": float(loss),
             "w_checksum": float(np.sum(updated[0].astype(np.float64)))}
 
 

@@ -180,21 +180,38 @@ XLAC_EXPORT int xlac_mpi_init(void) {
 XLAC_EXPORT int32_t xlac_mpi_world_rank(void) { return g_rank; }
 XLAC_EXPORT int32_t xlac_mpi_world_size(void) { return g_size; }
 
+static int32_t add_comm(MPI_Comm comm) {
+  MPI_Comm *grown = realloc(g_comms, sizeof(MPI_Comm) * (size_t)(g_ncomms + 1));
+  if (!grown) xlac_mpi_abort(4, "out of memory");
+  g_comms = grown;
+  g_comms[g_ncomms] = comm;
+  return g_ncomms++;
+}
+
+/* One group of every rank in world order: MPI_COMM_WORLD itself. MPICH runs other
+   algorithms on a communicator split from it even when it holds the same ranks:
+   measured 0.87 ms on the world against 2.96 ms (split) and 2.30 ms (dup) for a 1 MB
+   all-reduce on 2 ranks; the same at 4 KB and 16 MB. Every rank sees the same groups,
+   so every rank takes this branch or none does. */
+static int is_world(const int64_t *groups, int64_t num_groups, int64_t group_size) {
+  if (num_groups != 1 || group_size != g_size) return 0;
+  for (int64_t i = 0; i < group_size; ++i)
+    if (groups[i] != i) return 0;
+  return 1;
+}
+
 /* Collective over MPI_COMM_WORLD: one communicator per replica-group set.
    groups: num_groups x group_size world ranks (row-major). This rank joins
    the group that lists it, ranked by its position there. Returns a slot. */
 XLAC_EXPORT int32_t xlac_mpi_comm_create(const int64_t *groups, int64_t num_groups, int64_t group_size) {
+  if (is_world(groups, num_groups, group_size)) return add_comm(MPI_COMM_WORLD);
   int color = MPI_UNDEFINED, key = 0;
   for (int64_t g = 0; g < num_groups; ++g)
     for (int64_t i = 0; i < group_size; ++i)
       if (groups[g * group_size + i] == g_rank) { color = (int)g; key = (int)i; }
   MPI_Comm comm = MPI_COMM_NULL;
   CHECK(MPI_Comm_split(MPI_COMM_WORLD, color, key, &comm));
-  MPI_Comm *grown = realloc(g_comms, sizeof(MPI_Comm) * (size_t)(g_ncomms + 1));
-  if (!grown) xlac_mpi_abort(4, "out of memory");
-  g_comms = grown;
-  g_comms[g_ncomms] = comm;
-  return g_ncomms++;
+  return add_comm(comm);
 }
 
 /* Every rank says whether it is ready (1) or not (0); all learn the minimum.
@@ -216,7 +233,7 @@ XLAC_EXPORT int32_t xlac_mpi_agree(int32_t ok) {
 
 XLAC_EXPORT void xlac_mpi_finalize(void) {
   for (int i = 0; i < g_ncomms; ++i)
-    if (g_comms[i] != MPI_COMM_NULL) MPI_Comm_free(&g_comms[i]);
+    if (g_comms[i] != MPI_COMM_NULL && g_comms[i] != MPI_COMM_WORLD) MPI_Comm_free(&g_comms[i]);
   g_ncomms = 0;
   int finalized = 0;
   MPI_Finalized(&finalized);
