@@ -162,6 +162,9 @@ def jax_step(job: dict) -> dict:
     import os
     _, comm = _comm()
     os.environ["JAX_PLATFORMS"] = "cpu"
+    # one thread, as every other variant (XLA's CPU client would start a pool per core)
+    os.environ["XLA_FLAGS"] = (os.environ.get("XLA_FLAGS", "") + " --xla_cpu_multi_thread_eigen=false"
+                               " intra_op_parallelism_threads=1").strip()
     import jax
     from jax._src import distributed
     if distributed.global_state.client is None:         # once per process: all jobs share it
