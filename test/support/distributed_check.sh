@@ -41,9 +41,15 @@ echo "usable cores: $cores"; lscpu 2>/dev/null | grep -E 'Model name|^CPU\(s\)|T
 
 step "MPI"
 if ! "$PY" -c "import mpi4py" 2>/dev/null && ls .whl-mpi/*.whl >/dev/null 2>&1; then
-  timeout 120 "$PY" -m pip install -q --no-index --no-deps --target /tmp/site-mpi .whl-mpi/*.whl \
-    || fail "installing .whl-mpi/"
-  export PYTHONPATH=/tmp/site-mpi${PYTHONPATH:+:$PYTHONPATH} PATH=/tmp/site-mpi/bin:$PATH
+  # --prefix, not --target: the mpich wheel puts libmpi in <prefix>/lib, where its mpicc
+  # looks (--target drops it)
+  # (gpu_check.sh's venv has no pip: its base Python's pip installs into any prefix)
+  pip_py=$PY; "$PY" -m pip --version >/dev/null 2>&1 || pip_py=$("$PY" -c 'import sys; print(sys._base_executable)')
+  timeout 120 "$pip_py" -m pip install -q --no-index --no-deps --ignore-installed --prefix /tmp/site-mpi \
+    .whl-mpi/*.whl || fail "installing .whl-mpi/ (needs pip)"
+  site=$("$PY" -c 'import sys; print("/tmp/site-mpi/lib/python%d.%d/site-packages" % sys.version_info[:2])')
+  export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH} PATH=/tmp/site-mpi/bin:$PATH
+  export LD_LIBRARY_PATH=/tmp/site-mpi/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 fi
 # mpiexec and mpicc: beside the Python (a venv with the mpich wheel) or on PATH
 pybin=$(dirname "$("$PY" -c 'import sys; print(sys.executable)')")
