@@ -102,7 +102,14 @@ def overhead_worker(iterations: int) -> dict:
 def run_jobs(jobs: list[dict]) -> list:
     """Worker side: every job in order; rank 0 keeps [(job, figures)]."""
     from distributed_workers import JOBS
-    return [[job, JOBS[job["kind"]](job)] for job in jobs]
+    found = []
+    for job in jobs:
+        result = JOBS[job["kind"]](job)
+        if job["kind"] == "xlac":                        # one entry per variant
+            found += [[dict(job, label=label), figures] for label, figures in result]
+        else:
+            found.append([job, result])
+    return found
 
 
 def scaling_and_bandwidth(args) -> dict:

@@ -9,6 +9,7 @@ for `mlp` (the suite's train_step, 2 x 1024) weak and strong, and `deep` (6 x 10
 weak, each as
   xlac overlap    collectives started early, waited for late (the default)
   xlac blocking   XLAC_OVERLAP_COLLECTIVES=0: one blocking MPI call each
+                  (the xlac variants of one step run interleaved, step by step)
   mpi4py+numpy    xlac computes the local gradients, mpi4py all-reduces them
   jax             (--jax) JAX's own multi-process CPU path (gloo)
 and for `deep` on more than one rank, gradient buckets of 1 and 64 MiB
@@ -85,10 +86,10 @@ def jobs_for(directory: Path, ranks: int, iterations: int, with_jax: bool,
             if not quick:
                 variants += [(f"xlac blocking, {b >> 20} MiB buckets", {"overlap": False, "bucket": b})
                              for b in BUCKETS]
-        for label, extra in variants:
-            if ranks == 1 and extra["overlap"] is False:
-                continue                                 # no collectives: the same program
-            jobs.append({"kind": "xlac", "label": label, "program": step, **common, **extra})
+        chosen = [dict(extra, label=label) for label, extra in variants
+                  if ranks > 1 or extra["overlap"]]     # one rank: no collectives to overlap
+        jobs.append({"kind": "xlac", "label": "xlac", "program": step, "variants": chosen,
+                     **common})
         grad = str(directory / f"{c['model']}_grad_b{c['local']}.mlir")
         jobs.append({"kind": "baseline", "label": "mpi4py+numpy", "program": grad, **common})
         if with_jax:

@@ -52,26 +52,46 @@ def _slowest(comm, value: float) -> float:
     return float(comm.allreduce(value, op=_comm()[0].MAX))
 
 
-def xlac_step(job: dict) -> dict:
-    """The SPMD training step compiled by xlac, collectives inside."""
+def xlac_steps(job: dict) -> list[tuple[str, dict]]:
+    """The SPMD training step compiled by xlac (collectives inside) once per
+    variant (overlap on or off, bucket size), the variants' steps interleaved
+    (random order, the same on every rank), so that each sees the same load.
+    Blocked time: the shim's counter read around each variant's steps."""
     import xlac
     from xlac.spmd.mpi import active_world
     _, comm = _comm()
-    options = xlac.Options.from_env().replace(overlap_collectives="auto" if job["overlap"] else "off",
-                                              collective_bucket_bytes=job["bucket"])
-    exe = xlac.compile(Path(job["program"]), options=options)
     ranks, local = comm.size, job["local_batch"]
     params, x, y = _model_arrays(job["layers"], job["width"], ranks * local, comm.rank, local)
     inputs = params + [x, y]
-    outputs = exe(*inputs)
+    exes = []
+    for variant in job["variants"]:
+        options = xlac.Options.from_env().replace(
+            overlap_collectives="auto" if variant["overlap"] else "off",
+            collective_bucket_bytes=variant["bucket"])
+        exes.append(xlac.compile(Path(job["program"]), options=options))
+    outputs = [exe(*inputs) for exe in exes]
     world = active_world()
-    times = _timed(lambda: exe(*inputs), job["iterations"], comm,
-                   world.reset_blocked if world is not None else None)
-    blocked = world.blocked()[0] / len(times) if world is not None else 0.0
-    step = _slowest(comm, float(np.median(times)))
-    return {"step_s": step, "samples_per_s": ranks * local / step,
-            "comm_s": _slowest(comm, blocked), "loss": float(outputs[0]),
-            "w_checksum": float(np.sum(outputs[1].astype(np.float64)))}
+    blocked_now = (lambda: world.blocked()[0]) if world is not None else (lambda: 0.0)
+    for _ in range(2):
+        for exe in exes:
+            exe(*inputs)
+    times, blocked = [[] for _ in exes], [0.0] * len(exes)
+    order = np.random.default_rng(11)
+    comm.Barrier()
+    for _ in range(job["iterations"]):
+        for k in order.permutation(len(exes)):
+            before, start = blocked_now(), time.perf_counter()
+            exes[k](*inputs)
+            times[k].append(time.perf_counter() - start)
+            blocked[k] += blocked_now() - before
+    found = []
+    for variant, t, spent, out in zip(job["variants"], times, blocked, outputs):
+        step = _slowest(comm, float(np.median(t)))
+        found.append((variant["label"], {
+            "step_s": step, "samples_per_s": ranks * local / step,
+            "comm_s": _slowest(comm, spent / len(t)), "loss": float(out[0]),
+            "w_checksum": float(np.sum(out[1].astype(np.float64)))}))
+    return found
 
 
 def baseline_step(job: dict) -> dict:
@@ -212,4 +232,4 @@ def jax_step(job: dict) -> dict:
             "w_checksum": float(np.sum(first.astype(np.float64)))}
 
 
-JOBS = {"xlac": xlac_step, "baseline": baseline_step, "bandwidth": bandwidth, "jax": jax_step}
+JOBS = {"xlac": xlac_steps, "baseline": baseline_step, "bandwidth": bandwidth, "jax": jax_step}
