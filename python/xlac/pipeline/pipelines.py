@@ -50,11 +50,18 @@ def fuse(remarks: bool | str = False) -> list[str]:
     ]
 
 
-def lower_to_linalg(collective_bucket_bytes: int | str = 0) -> list[str]:
+def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int | str = 0) -> list[str]:
     """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused.
 
-    ``collective_bucket_bytes``: all-reduces combined up to this size (0: never).
+    ``complex_as_real``: complex contractions as four real ones, for a target
+    whose real contraction schedules keep the interpreter's rounding (the
+    CPU's). CUDA's matmul kernel multiplies and adds in one fma: its four
+    fused sums of a cancelling complex dot drift up to 60 ulp from the
+    interpreter (four conformance programs), so there the complex loop kernel
+    stays. ``collective_bucket_bytes``: all-reduces combined up to this size
+    (0: never).
     """
+    split_complex = ["xla-split-complex-contractions"] if complex_as_real else []
     combine = [f"xla-combine-all-reduces{{bucket-bytes={int(collective_bucket_bytes)}}}"] \
         if int(collective_bucket_bytes) > 0 else []
     return [
@@ -77,7 +84,7 @@ def lower_to_linalg(collective_bucket_bytes: int | str = 0) -> list[str]:
         "xla-fold-empty-reductions",                      # reduce of a zero-size tensor = init; upstream leaves it
         "xla-lower-sort",                                 # merge sort in scf loops; no upstream pattern
         "xla-lower-top-k",                                # top_k: one pass per row against a k-buffer
-        "xla-split-complex-contractions",                 # complex dot/conv as four real ones: the real schedules
+        *split_complex,                                   # complex dot/conv as four real ones: the real schedules
         "xla-widen-contractions",                         # narrow/mixed dot/conv in f32 or i32, as XLA: one rounding, wide schedules
         "xla-canonicalize-convolutions",                  # any layout, dilated input, weight gradients -> NHWC x HWIO
         "xla-flatten-reductions",                         # reduce over neighbouring dims: one dim, rows or columns
@@ -120,8 +127,11 @@ def fused_stage(entry: str, options: Options) -> list[str]:
     return fuse(options.fusion_remarks)
 
 
-def linalg_stage(entry: str, options: Options) -> list[str]:
-    return lower_to_linalg(options.collective_bucket_bytes)
+def linalg_stage(complex_as_real: bool):
+    """The "linalg" stage (``lower_to_linalg``'s ``complex_as_real``)."""
+    def linalg(entry: str, options: Options) -> list[str]:
+        return lower_to_linalg(complex_as_real, options.collective_bucket_bytes)
+    return linalg
 
 
 # Named pipelines usable inside --pass-pipeline: name -> (builder, summary).

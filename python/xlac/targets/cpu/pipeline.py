@@ -1,7 +1,7 @@
 """The CPU target's own passes, one named step a line: "linalg" -> "bufferized"
 -> "llvm". The stages before them are every target's
-(``xlac.pipeline.pipelines``); the order of them all is the table in
-``xlac.targets.cpu.target``.
+(``xlac.pipeline.pipelines``), the "stablehlo" stage with one step of the
+CPU's own; the order of them all is the table in ``xlac.targets.cpu.target``.
 """
 
 from __future__ import annotations
@@ -14,14 +14,23 @@ if TYPE_CHECKING:
     from xlac.options import Options
 
 
+def ingest_cpu(entry: str = "main") -> list[str]:
+    """input -> "stablehlo": every target's ingest, then the weights out of the code."""
+    return ingest(entry, "cpu") + [
+        "xla-constants-to-arguments",                     # weights as arguments: no IR literal reaches LLVM
+    ]
+
+
 def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
-              overlap_collectives: str = "auto") -> list[str]:
+              i1_vectors: bool | str = True, overlap_collectives: str = "auto") -> list[str]:
     """"linalg" -> "bufferized": memrefs; results written into caller-owned buffers.
 
     ``threads`` and ``vector_bytes`` are the schedules' (0: this host's);
+    ``i1_vectors`` off where xla-i1-memory-as-i8 is disabled (see there);
     ``overlap_collectives``: auto (collectives as start/done pairs where
     computation lies between), always, or off (docs/distributed.md).
     """
+    i1 = "true" if true_flag(i1_vectors) else "false"
     overlap = [] if overlap_collectives == "off" else \
         ["xla-overlap-collectives" + ("{always=true}" if overlap_collectives == "always" else "")]
     return [
@@ -33,7 +42,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         # per op class: scf.forall over the threads' chunks, tiles for caches
         # and registers, vector ops (passes/cpu/schedules/); on tensors, so the
         # bufferization below sees only in-place slices and needs no copies
-        f"xla-apply-schedules{{threads={int(threads)} vector-bytes={int(vector_bytes)}}}",
+        f"xla-apply-schedules{{threads={int(threads)} vector-bytes={int(vector_bytes)} i1-vectors={i1}}}",
         "xla-unmask-contractions",                        # the rows a register tile leaves: no mask bits per lane
         "xla-readonly-inputs",                            # never write into the caller's arrays
         "xla-spread-readonly-reads",                      # a weight read 1,000 times: no quadratic analysis
@@ -75,6 +84,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         if true_flag(native_f16) else (_EMULATED + ",f16", "xla-expand-f8-casts{f16=true}", "")
     clock = ["xla-profile-kernels"] if true_flag(profile) else []   # exe.profile(): a clock around each kernel
     return [
+        "xla-constant-arguments-to-globals",              # ... read from symbols the compiler gives their bytes
         "xla-check-memory",                               # buffers past this machine's memory: an error, not a NULL malloc
         "xla-collectives-to-mpi",                         # collective buffer calls -> the MPI shim (inlined below)
         "xla-strided-copy-to-linalg",                     # no memrefCopy runtime call
@@ -122,6 +132,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "xla-loop-annotations-to-llvm",                   # ... where the translation to LLVM IR reads it
         "reconcile-unrealized-casts",
         "xla-bf16-memory-as-i16",                         # no per-lane bf16 store LLVM would truncate via __truncsfbf2
+        "xla-i1-memory-as-i8",                            # bool vectors move as bytes: LLVM packs vector<Nxi1> as bits
         "xla-split-long-blocks",                          # an entry of thousands of calls: parts compiled in parallel
         f"xla-target-cpu{{cpu={cpu}}}",                   # code for the chosen CPU level, not the JIT's host
     ]
@@ -132,9 +143,15 @@ _EMULATED = ",".join(("bf16", "f8E5M2", "f8E4M3", "f8E3M4", "f8E4M3FN", "f8E4M3F
                       "f8E4M3B11FNUZ"))
 
 
+def stablehlo_stage(entry: str, options: Options) -> list[str]:
+    """The "stablehlo" stage's steps on the CPU."""
+    return ingest_cpu(entry)
+
+
 def bufferized_stage(entry: str, options: Options) -> list[str]:
     """The "bufferized" stage's steps: threads and vector width of the chosen CPU."""
-    return bufferize(options.threads(), cpu_model(options.cpu).vector_bytes,
+    i1_vectors = "xla-i1-memory-as-i8" not in options.disable_passes
+    return bufferize(options.threads(), cpu_model(options.cpu).vector_bytes, i1_vectors,
                      options.overlap_collectives)
 
 
@@ -147,5 +164,5 @@ def llvm_stage(entry: str, options: Options) -> list[str]:
 def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
         remarks: bool | str = False, native_bf16: bool | str = False) -> list[str]:
     """The whole CPU pipeline (``xla-cpu-pipeline``): input -> LLVM dialect ready for the JIT."""
-    return (ingest(entry, "cpu") + fuse(remarks) + lower_to_linalg()
+    return (ingest_cpu(entry) + fuse(remarks) + lower_to_linalg()
             + bufferize(threads, vector_bytes) + lower_to_llvm(native_bf16))
