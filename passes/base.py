@@ -146,6 +146,20 @@ def symbol_name(op: ir.Operation) -> str:
     return ir.StringAttr(op.attributes["sym_name"]).value
 
 
+def ancestor_in_block(owner, block: ir.Block) -> ir.Operation | None:
+    """The op of ``block`` that is or holds ``owner`` (a value's owner or a
+    use's), or None if ``owner`` is a block argument or lies outside ``block``."""
+    if isinstance(owner, ir.Block):
+        return None
+    op = owner.operation
+    while op is not None:
+        if op.block == block:
+            return op
+        parent = op.parent
+        op = parent.operation if parent is not None else None
+    return None
+
+
 def nested_ops(op: ir.Operation) -> list[ir.Operation]:
     """Every op nested in ``op`` (pre-order), ``op`` itself excluded."""
     found: list[ir.Operation] = []

@@ -62,9 +62,12 @@ def _description(func: ir.Operation) -> dict:
     """The declaration's attributes and buffer types as plain Python values."""
     attrs = func.attributes
     ftype = ir.FunctionType(ir.TypeAttr(attrs["function_type"]).value)
+    memrefs = [t for t in ftype.inputs if isinstance(t, ir.MemRefType) or str(t).startswith("memref")]
     description = {"kind": ir.StringAttr(attrs["xla.collective"]).value,
                    "element": ir.StringAttr(attrs["xla.element_type"]).value,
-                   "buffers": [list(ir.MemRefType(t).shape) for t in ftype.inputs],
+                   "phase": ir.StringAttr(attrs["xla.collective_phase"]).value
+                   if "xla.collective_phase" in attrs else "",
+                   "buffers": [list(ir.MemRefType(t).shape) for t in memrefs],
                    "types": [str(t) for t in ftype.inputs],
                    "reduction": ir.StringAttr(attrs["xla.reduction"]).value
                    if "xla.reduction" in attrs else "",

@@ -69,6 +69,13 @@ KNOBS = (
     Knob("verify_each", "XLAC_VERIFY_EACH", "1: verify the IR after every pass (as mlir-opt "
          "does); default: after each stage, as XLA verifies after each pass pipeline (verifying "
          "after each of the ~100 passes was 25-30% of a big program's compile)", "--verify-each"),
+    Knob("overlap_collectives", "XLAC_OVERLAP_COLLECTIVES", "auto (default): a collective "
+         "is started early (MPI_Iallreduce ...) and waited for late where computation lies "
+         "between; always: every collective so; off (or 0): one blocking MPI call each "
+         "(docs/distributed.md)"),
+    Knob("collective_bucket_bytes", "XLAC_COLLECTIVE_BUCKET_BYTES", "all-reduces of "
+         "independent tensors are combined into one of up to this many bytes (0: never; "
+         "docs/distributed.md)"),
     Knob("mpicc", "XLAC_MPICC", "the MPI compiler wrapper xlac's MPI shim is built with "
          "(default: the mpicc of the installed mpich wheel, else mpicc on PATH); "
          "docs/distributed.md"),
@@ -109,6 +116,8 @@ class Options:
     isolate_input: bool = True
     parse_timeout: float = 20.0
     mpicc: str = ""
+    overlap_collectives: str = "auto"         # auto, always, off
+    collective_bucket_bytes: int = 0
     pieces: bool = True
     verify_each: bool = False
     local_ranks: int = 1                   # MPI ranks on this host (from the launcher)
@@ -166,9 +175,12 @@ def _parse(name: str, text: str):
         return Path(text).expanduser() if text else None
     if name in ("timing", "fusion_remarks", "profile", "verify_each"):
         return text not in ("", "0", "false")
+    if name == "overlap_collectives":
+        return "off" if text.lower() in ("0", "false", "off") else \
+            "always" if text.lower() == "always" else "auto"
     if name in ("malloc_tuning", "cuda_graphs", "isolate_input", "pieces"):
         return text not in ("0", "false")
-    if name in ("large_constant_bytes", "num_threads"):
+    if name in ("large_constant_bytes", "num_threads", "collective_bucket_bytes"):
         return int(text) if text.isdigit() else records.defaults(Options)[name]
     if name == "device":
         return int(text) if text.isdigit() else records.defaults(Options)[name]

@@ -26,6 +26,13 @@ SHIM_DECLARATIONS = """\
   func.func private @xlac_mpi_collective_permute(!llvm.ptr, !llvm.ptr, i64, i32, !llvm.ptr, i64)
   func.func private @xlac_mpi_collective_broadcast(i32, !llvm.ptr, !llvm.ptr, i64, i32)
   func.func private @xlac_mpi_world_rank() -> i32
+  func.func private @xlac_mpi_all_reduce_start(i32, !llvm.ptr, !llvm.ptr, i64, i32, i32) -> i32
+  func.func private @xlac_mpi_all_gather_start(i32, !llvm.ptr, !llvm.ptr, i64, i32) -> i32
+  func.func private @xlac_mpi_reduce_scatter_start(i32, !llvm.ptr, !llvm.ptr, i64, i32, i32) -> i32
+  func.func private @xlac_mpi_all_to_all_start(i32, !llvm.ptr, !llvm.ptr, i64, i32) -> i32
+  func.func private @xlac_mpi_collective_permute_start(!llvm.ptr, !llvm.ptr, i64, i32, !llvm.ptr, i64) -> i32
+  func.func private @xlac_mpi_collective_broadcast_start(i32, !llvm.ptr, !llvm.ptr, i64, i32) -> i32
+  func.func private @xlac_mpi_wait(i32)
 """
 
 _REDUCING = ("all_reduce", "reduce_scatter")
@@ -55,11 +62,14 @@ class MpiModule:
         return name, mtype
 
     def body(self, name: str, d: dict) -> str:
-        """A private function @name(send?, recv) calling the shim."""
-        kind, element = d["kind"], d["element"]
+        """A private function @name(send?, recv) calling the shim; a started
+        collective's start returns the shim's handle, its done waits for it."""
+        kind, element, phase = d["kind"], d["element"], d.get("phase", "")
         params = ", ".join(f"%b{i}: {t}" for i, t in enumerate(d["types"]))
         lines = []
-        if kind in ("replica_id", "partition_id"):
+        if phase == "done":                         # (handle, operand, recv): wait
+            lines += ["func.call @xlac_mpi_wait(%b0) : (i32) -> ()"]
+        elif kind in ("replica_id", "partition_id"):
             split = "arith.remui" if kind == "partition_id" else "arith.divui"
             lines += ["%rank = func.call @xlac_mpi_world_rank() : () -> i32",
                       f"%p = arith.constant {self.partitions} : i32",
@@ -67,11 +77,17 @@ class MpiModule:
                       f"memref.store %id, %b0[] : {d['types'][0]}"]
         else:
             lines += _pointer("s", "%b0", d["types"][0]) + _pointer("r", "%b1", d["types"][1])
-            lines += self._call(kind, element, d)
+            lines += self._call(kind, element, d, started=phase == "start")
         text = "\n    ".join(lines)
+        if phase == "start":
+            return (f"  func.func private @{name}({params}) -> i32 {{\n    {text}\n"
+                    "    return %q : i32\n  }\n")
         return f"  func.func private @{name}({params}) {{\n    {text}\n    return\n  }}\n"
 
-    def _call(self, kind: str, element: str, d: dict) -> list[str]:
+    def _call(self, kind: str, element: str, d: dict, started: bool = False) -> list[str]:
+        """The shim call: blocking, or (``started``) the start, whose handle is %q."""
+        call = f"%q = func.call @xlac_mpi_{kind}_start" if started else f"func.call @xlac_mpi_{kind}"
+        result = "i32" if started else "()"
         code = _dtype_code(element, kind, d)
         count = math.prod(d["buffers"][1] if kind == "reduce_scatter" else d["buffers"][0])
         if kind == "all_to_all":                 # elements per block: one block per member
@@ -81,19 +97,19 @@ class MpiModule:
             table, mtype = self.table(d["pairs"], 2)
             lines += [f"%pairs = memref.get_global @{table} : {mtype}"] + _pointer("p", "%pairs", mtype)
             lines += [f"%np = arith.constant {len(d['pairs'])} : i64",
-                      "func.call @xlac_mpi_collective_permute(%sp, %rp, %n, %t, %pp, %np) : "
-                      "(!llvm.ptr, !llvm.ptr, i64, i32, !llvm.ptr, i64) -> ()"]
+                      f"{call}(%sp, %rp, %n, %t, %pp, %np) : "
+                      f"(!llvm.ptr, !llvm.ptr, i64, i32, !llvm.ptr, i64) -> {result}"]
             return lines
         slot = self.slot(d["groups"])
         lines += [f"%cg = memref.get_global @__xlac_comm_{slot} : memref<i32>",
                   "%c = memref.load %cg[] : memref<i32>"]
         if kind in _REDUCING:
             lines += [f"%o = arith.constant {OP_CODES[d['reduction']]} : i32",
-                      f"func.call @xlac_mpi_{kind}(%c, %sp, %rp, %n, %t, %o) : "
-                      "(i32, !llvm.ptr, !llvm.ptr, i64, i32, i32) -> ()"]
+                      f"{call}(%c, %sp, %rp, %n, %t, %o) : "
+                      f"(i32, !llvm.ptr, !llvm.ptr, i64, i32, i32) -> {result}"]
         else:
-            lines += [f"func.call @xlac_mpi_{kind}(%c, %sp, %rp, %n, %t) : "
-                      "(i32, !llvm.ptr, !llvm.ptr, i64, i32) -> ()"]
+            lines += [f"{call}(%c, %sp, %rp, %n, %t) : "
+                      f"(i32, !llvm.ptr, !llvm.ptr, i64, i32) -> {result}"]
         return lines
 
     def globals_text(self) -> str:

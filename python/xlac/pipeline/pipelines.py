@@ -50,7 +50,7 @@ def fuse(remarks: bool | str = False) -> list[str]:
     ]
 
 
-def lower_to_linalg(complex_as_real: bool = True) -> list[str]:
+def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int | str = 0) -> list[str]:
     """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused.
 
     ``complex_as_real``: complex contractions as four real ones, for a target
@@ -58,13 +58,18 @@ def lower_to_linalg(complex_as_real: bool = True) -> list[str]:
     CPU's). CUDA's matmul kernel multiplies and adds in one fma: its four
     fused sums of a cancelling complex dot drift up to 60 ulp from the
     interpreter (four conformance programs), so there the complex loop kernel
-    stays."""
+    stays. ``collective_bucket_bytes``: all-reduces combined up to this size
+    (0: never).
+    """
     split_complex = ["xla-split-complex-contractions"] if complex_as_real else []
+    combine = [f"xla-combine-all-reduces{{bucket-bytes={int(collective_bucket_bytes)}}}"] \
+        if int(collective_bucket_bytes) > 0 else []
     return [
         "xla-inline-fusions",                             # plain ops again, each tagged with its kernel (xla.fusion_group)
         # xlac's lowerings for what upstream stablehlo-legalize-to-linalg lacks
         # come first; each emits scf/tensor/linalg (or simpler StableHLO).
         "xla-lower-structural",                           # fold tuples, drop barriers/dot algorithm hints
+        *combine,                                         # small all-reduces as one (a bucket)
         "xla-lower-collectives",                          # all_reduce, all_gather ...: calls on send/receive buffers
         "xla-lower-custom-calls",                         # jnp.linalg's LAPACK custom calls -> calls of LAPACK
         "xla-lower-select-and-scatter",                   # max-pool gradient: window loops
@@ -125,7 +130,7 @@ def fused_stage(entry: str, options: Options) -> list[str]:
 def linalg_stage(complex_as_real: bool):
     """The "linalg" stage (``lower_to_linalg``'s ``complex_as_real``)."""
     def linalg(entry: str, options: Options) -> list[str]:
-        return lower_to_linalg(complex_as_real)
+        return lower_to_linalg(complex_as_real, options.collective_bucket_bytes)
     return linalg
 
 

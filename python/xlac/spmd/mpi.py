@@ -111,6 +111,17 @@ class MpiWorld:
                                                 _BYTES_CODE)
         return buffer.raw
 
+    def blocked(self) -> tuple[float, int]:
+        """Seconds this rank spent blocked in collectives (blocking calls and the
+        waits of started ones) and how many such calls, since ``reset_blocked``:
+        the communication the computation did not hide."""
+        seconds, calls = ctypes.c_double(), ctypes.c_int64()
+        self._lib.xlac_mpi_blocked(ctypes.byref(seconds), ctypes.byref(calls))
+        return seconds.value, calls.value
+
+    def reset_blocked(self) -> None:
+        self._lib.xlac_mpi_reset_blocked()
+
     def abort(self, message: str, code: int = 1) -> None:
         """Stop every rank of the job, printing ``message`` from this one."""
         sys.stdout.flush()

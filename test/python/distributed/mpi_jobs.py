@@ -72,8 +72,11 @@ def _launch(full: list[str], timeout: float, env: dict | None) -> subprocess.Com
     return subprocess.CompletedProcess(full, process.returncode, output, "")
 
 
-def run_job(job_dir: Path, ranks: int, timeout: float = 240) -> subprocess.CompletedProcess:
-    return mpiexec(ranks, [sys.executable, str(RANK_MAIN), str(job_dir)], timeout)
+def run_job(job_dir: Path, ranks: int, timeout: float = 240,
+            env: dict | None = None) -> subprocess.CompletedProcess:
+    """``env``: variables set for the ranks besides this process's own."""
+    return mpiexec(ranks, [sys.executable, str(RANK_MAIN), str(job_dir)], timeout,
+                   dict(os.environ, **env) if env else None)
 
 
 def rank_results(job_dir: Path, name: str, ranks: int, elements: list[str]) -> list[list[np.ndarray]]:

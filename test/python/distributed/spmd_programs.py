@@ -168,6 +168,49 @@ def element_types_program() -> Program:
     return p
 
 
+def training_step_program(partitions: int = 2) -> Program:
+    """1 x ``partitions``: a data-parallel step's shape. Two "weight gradients"
+    (matmuls) and a "bias gradient" (a column sum) are all-reduced while later
+    matmuls still compute, then "updates" use them; the loss-like sum is
+    all-reduced last but made first. The schedule xla-overlap-collectives
+    builds (starts early, dones late) and the buckets of
+    xla-combine-all-reduces have something to move here."""
+    p = Program(1, partitions, ["f32"])
+    everyone = [list(range(partitions))]
+    row, mat, vec = tensor((8,), "f32"), tensor(SHAPE, "f32"), tensor((4, 4), "f32")
+    psum = _attrs(groups=everyone, channel=1, global_ids=True)
+    channel = {k: _attrs(groups=everyone, channel=100 + k, global_ids=True) for k in range(3)}
+    add = ("({\n    ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n      %s = stablehlo.add %a, %b : "
+           "tensor<f32>\n      stablehlo.return %s : tensor<f32>\n    })")
+    zero = "%zero = stablehlo.constant dense<0.0> : tensor<f32>"
+    lr = f"%lr = stablehlo.constant dense<0.25> : {mat}"
+    x = p.arg("f32")
+    p.lines += [f"    {zero}", f"    {lr}",
+                f"    %loss = stablehlo.reduce({x} init: %zero) applies stablehlo.add across "
+                f"dimensions = [0, 1] : ({mat}, tensor<f32>) -> tensor<f32>",
+                f"    %h = stablehlo.dot_general {x}, {x}, contracting_dims = [1] x [1] : "
+                f"({mat}, {mat}) -> {vec}",
+                f"    %g1 = stablehlo.dot_general %h, {x}, contracting_dims = [1] x [0] : "
+                f"({vec}, {mat}) -> {mat}",
+                f"    %sq = stablehlo.multiply {x}, {x} : {mat}",
+                f"    %b1 = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across "
+                f"dimensions = [0] : ({mat}, tensor<f32>) -> {row}",
+                f'    %s1 = "stablehlo.all_reduce"(%g1) {channel[0]} {add} : ({mat}) -> {mat}',
+                f'    %sb = "stablehlo.all_reduce"(%b1) {channel[1]} {add} : ({row}) -> {row}',
+                f"    %h2 = stablehlo.multiply %h, %h : {vec}",
+                f"    %g2 = stablehlo.dot_general %h2, {x}, contracting_dims = [1] x [0] : "
+                f"({vec}, {mat}) -> {mat}",
+                f'    %s2 = "stablehlo.all_reduce"(%g2) {channel[2]} {add} : ({mat}) -> {mat}',
+                f"    %d1 = stablehlo.multiply %lr, %s1 : {mat}",
+                f"    %d2 = stablehlo.multiply %lr, %s2 : {mat}"]
+    p.add("update:1", f"stablehlo.subtract {x}, %d1 : {mat}", mat)
+    p.add("update:2", f"stablehlo.subtract {x}, %d2 : {mat}", mat)
+    p.add("bias", f"stablehlo.negate %sb : {row}", row)
+    p.add("loss", f'"stablehlo.all_reduce"(%loss) {psum} {add} : (tensor<f32>) -> tensor<f32>',
+          "tensor<f32>")
+    return p
+
+
 def _ids(p: Program) -> None:
     p.add("partition_id::ui32", "stablehlo.partition_id : tensor<ui32>", "tensor<ui32>")
     p.add("replica_id::ui32", "stablehlo.replica_id : tensor<ui32>", "tensor<ui32>")

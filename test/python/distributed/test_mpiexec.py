@@ -9,6 +9,7 @@ tests check that one rank's error stops every rank quickly, with its message.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import time
 
@@ -56,14 +57,14 @@ def test_jax_shard_map_exports_on_4_ranks(tmp_path):
     assert wrong == []
 
 
-def _check_program(tmp_path, program: spmd_programs.Program) -> None:
+def _check_program(tmp_path, program: spmd_programs.Program, env: dict | None = None) -> None:
     text, devices = program.text(), program.inputs()
     oracle = run_reference_parallel(text.encode(), devices)
     source = tmp_path / "program.mlir"
     source.write_text(text)
     job = write_job(tmp_path / "job", [{"name": "p", "source": str(source)}], {"p": devices})
     ranks = program.replicas * program.partitions
-    done = run_job(job, ranks)
+    done = run_job(job, ranks, env=env)
     assert done.returncode == 0, done.stdout[-3000:]
     elements = [t.rsplit("x", 1)[-1].rstrip(">").replace("tensor<", "") for _, _, t in program.results]
     got = rank_results(job, "p", ranks, elements)
@@ -74,7 +75,41 @@ def _check_program(tmp_path, program: spmd_programs.Program) -> None:
 
 
 def test_every_collective_and_element_type_on_2_ranks(tmp_path):
+    """Collectives as compiled by default: started early, waited for late."""
     _check_program(tmp_path, spmd_programs.element_types_program())
+
+
+@pytest.mark.parametrize("env", [{"XLAC_OVERLAP_COLLECTIVES": "always"},
+                                 {"XLAC_OVERLAP_COLLECTIVES": "0"},
+                                 {"XLAC_COLLECTIVE_BUCKET_BYTES": "4096"}],
+                         ids=["started", "blocking", "buckets"])
+def test_every_collective_blocking_or_bucketed_on_2_ranks(tmp_path, env):
+    """The same with every collective started and waited for (MPI_I* and
+    MPI_Waitall, even where no computation lies between), with one blocking MPI
+    call each, and with the all-reduces of one element type and reduction
+    combined into 4 KiB buckets."""
+    _check_program(tmp_path, spmd_programs.element_types_program(), env)
+
+
+def test_a_training_step_overlapped_blocking_and_bucketed_on_2_ranks(tmp_path):
+    """Gradient all-reduces between the backward pass's matmuls (the schedule
+    xla-overlap-collectives moves), each way, against the interpreter."""
+    ways = ({}, {"XLAC_OVERLAP_COLLECTIVES": "0"}, {"XLAC_COLLECTIVE_BUCKET_BYTES": "65536"},
+            {"XLAC_OVERLAP_COLLECTIVES": "always", "XLAC_COLLECTIVE_BUCKET_BYTES": "65536"})
+    for index, env in enumerate(ways):
+        (tmp_path / str(index)).mkdir()
+        _check_program(tmp_path / str(index), spmd_programs.training_step_program(), env)
+
+
+@pytest.mark.parametrize("ranks", [4, 8])
+def test_a_training_step_on_4_and_8_ranks(tmp_path, ranks):
+    """The overlapped step on more ranks; only where each rank has a core of its
+    own (test/support/distributed_check.sh runs it on a 16-core machine):
+    oversubscribed, MPI's busy waiting makes it take minutes."""
+    if len(os.sched_getaffinity(0)) < ranks:
+        pytest.skip(f"{ranks} ranks need {ranks} cores; this machine has "
+                    f"{len(os.sched_getaffinity(0))}")
+    _check_program(tmp_path, spmd_programs.training_step_program(ranks))
 
 
 def test_every_group_strategy_on_4_ranks(tmp_path):

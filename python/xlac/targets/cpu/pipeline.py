@@ -22,14 +22,19 @@ def ingest_cpu(entry: str = "main") -> list[str]:
 
 
 def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
-              i1_vectors: bool | str = True) -> list[str]:
+              i1_vectors: bool | str = True, overlap_collectives: str = "auto") -> list[str]:
     """"linalg" -> "bufferized": memrefs; results written into caller-owned buffers.
 
     ``threads`` and ``vector_bytes`` are the schedules' (0: this host's);
-    ``i1_vectors`` off where xla-i1-memory-as-i8 is disabled (see there).
+    ``i1_vectors`` off where xla-i1-memory-as-i8 is disabled (see there);
+    ``overlap_collectives``: auto (collectives as start/done pairs where
+    computation lies between), always, or off (docs/distributed.md).
     """
     i1 = "true" if true_flag(i1_vectors) else "false"
+    overlap = [] if overlap_collectives == "off" else \
+        ["xla-overlap-collectives" + ("{always=true}" if overlap_collectives == "always" else "")]
     return [
+        *overlap,                                         # MPI_I<collective> early, MPI_Wait late
         "xla-splat-constants-to-fill",                    # a 10^8-element splat: a fill loop, not a 400 MB global
         "xla-update-windows-in-place",                    # a scatter's window combined into itself: no copy per index
         "xla-collapse-reduction-loops",                   # (n, g, c | h, w) -> (n, g*c | h*w): a column reduction
@@ -146,7 +151,8 @@ def stablehlo_stage(entry: str, options: Options) -> list[str]:
 def bufferized_stage(entry: str, options: Options) -> list[str]:
     """The "bufferized" stage's steps: threads and vector width of the chosen CPU."""
     i1_vectors = "xla-i1-memory-as-i8" not in options.disable_passes
-    return bufferize(options.threads(), cpu_model(options.cpu).vector_bytes, i1_vectors)
+    return bufferize(options.threads(), cpu_model(options.cpu).vector_bytes, i1_vectors,
+                     options.overlap_collectives)
 
 
 def llvm_stage(entry: str, options: Options) -> list[str]:
