@@ -26,8 +26,8 @@ machine, XLA's compile of the same program between them. Per program and interpr
 - **micro-kernel library**: a compile with precompiled register-tile kernels; xlac has
   none yet, so the column says n/a.
 - with ``--per-pass``: the compile again, pass by pass with a trace (``Options.trace_to``,
-  cache off), for each pass's seconds; ``--trace FILE`` keeps that trace (Chrome trace
-  JSON: open it in Perfetto) of the first program.
+  cache off), for each pass's seconds; ``--trace FILE`` keeps such a compile's trace of
+  the first program (Chrome trace JSON: open it in Perfetto).
 
 XLA's seconds are its compile after a warm-up compile in this process (jax imported and
 initialised), so they leave out what ``import jax`` costs; xlac's cold column leaves
@@ -243,9 +243,9 @@ def main(argv=None) -> int:
             row["xla"] = min(filter(None, [row["xla"], xla_seconds(case)]))
             for label, python in interpreters[::-1] if turn % 2 else interpreters:
                 keep_best(row["xlac"], label, cold_and_warm(python, case, args.limit_s, args.threads))
-                if args.per_pass:
-                    trace = args.trace if args.trace and index == 0 and label == interpreters[0][0] \
-                        else ""
+                first = index == 0 and turn == 0 and label == interpreters[0][0]
+                if args.per_pass or (args.trace and first):
+                    trace = args.trace if args.trace and first else ""
                     result = xlac_run(python, case, args.limit_s, args.threads, "passes", trace)
                     best = row["passes"].get(label)
                     if best is None or result.get("seconds", 1e9) < best.get("seconds", 1e9):
@@ -286,8 +286,8 @@ def format_row(row: dict, interpreters) -> str:
 
 def table(rows: list[dict], interpreters) -> str:
     """Per program and interpreter: cold, warm, XLA, their ratio, the cold compile's phases."""
-    header = ["program", "ops", "xlac", "cold s", "warm ms", "micro-kernel library", "XLA s",
-              "cold/XLA", "import xlac s", *PHASES]
+    header = ["program", "ops", "xlac", "cold s", "cold CPU s", "warm ms", "micro-kernel library",
+              "XLA s", "cold/XLA", "import xlac s", *PHASES]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
         for label, _ in interpreters:
@@ -298,7 +298,7 @@ def table(rows: list[dict], interpreters) -> str:
                              + " |")
                 continue
             split = user_phases(cold)
-            cells += [f"{cold['seconds']:.2f}",
+            cells += [f"{cold['seconds']:.2f}", f"{cold.get('cpu', 0.0):.2f}",
                       warm["error"] if "error" in warm else f"{warm['seconds'] * 1e3:.0f}", "n/a",
                       f"{row['xla']:.2f}", f"{cold['seconds'] / max(row['xla'], 1e-9):.1f}",
                       f"{cold['import']:.2f}", *(f"{split[p]:.2f}" for p in PHASES)]
@@ -342,8 +342,8 @@ def parse_args(argv):
                         help="compiles per interpreter, alternating the order; the fastest is kept")
     parser.add_argument("--per-pass", action="store_true",
                         help="also a compile pass by pass with a trace: each pass's seconds")
-    parser.add_argument("--trace", help="with --per-pass: keep the first program's trace here "
-                                        "(Chrome trace JSON, for Perfetto)")
+    parser.add_argument("--trace", help="keep a traced compile of the first program (the first "
+                                        "--xlac) here: Chrome trace JSON, for Perfetto")
     parser.add_argument("--limit-s", type=float, default=900.0, help="seconds one xlac compile may take")
     args = parser.parse_args(argv)
     args.family = args.family or [*GENERATORS, "models"]
