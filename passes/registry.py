@@ -14,6 +14,7 @@ _REGISTRY: dict[str, str] = {
     "xla-select-entry": "ingest.select_entry:SelectEntry",
     "xla-check-support": "ingest.check_support:CheckSupport",
     "xla-check-ranked": "ingest.check_ranked:CheckRanked",
+    "xla-constants-to-arguments": "ingest.constants_to_arguments:ConstantsToArguments",
     "xla-verify-lowered": "lower.verify_lowered:VerifyLowered",
     "xla-readonly-inputs": "buffers.readonly_inputs:ReadonlyInputs",
     "xla-spread-readonly-reads": "buffers.spread_readonly_reads:SpreadReadonlyReads",
@@ -25,6 +26,8 @@ _REGISTRY: dict[str, str] = {
     "xla-lower-control-flow": "lower.lower_control_flow:LowerControlFlow",
     "xla-lower-structural": "lower.lower_structural:LowerStructural",
     "xla-empty-entry-buffers": "buffers.empty_entry_buffers:EmptyEntryBuffers",
+    "xla-constant-arguments-to-globals":
+        "buffers.constant_arguments_to_globals:ConstantArgumentsToGlobals",
     "xla-lower-select-and-scatter": "lower.lower_select_and_scatter:LowerSelectAndScatter",
     "xla-lower-linalg-ops": "lower.lower_linalg_ops:LowerLinalgOps",
     "xla-lower-fft": "lower.lower_fft:LowerFft",

@@ -26,12 +26,15 @@ _WHERE = {"compile": "xlac.compiler", "CompileError": "xlac.errors",
           "TensorSpec": "xlac.signature", "load": "xlac.loader",
           "deserialize": "xlac.loader", "jit": "xlac.jax_jit",
           "ArtifactError": "xlac.artifact.container",
-          "LargeConstantWarning": "xlac.debug.dump"}
+          "LargeConstantWarning": "xlac.debug.dump",
+          "DeviceArray": "xlac.targets.cuda.device_array",
+          "device_put": "xlac.targets.cuda.placement"}
 
 __all__ = ["compile", "CompileError", "UnsupportedOpError", "InputError", "XlacError",
            "ResourceLimitError",
            "Executable", "Options", "Signature", "TensorSpec", "__version__", "load",
-           "deserialize", "jit", "ArtifactError", "LargeConstantWarning"]
+           "deserialize", "jit", "ArtifactError", "LargeConstantWarning", "DeviceArray",
+           "device_put"]
 
 
 def __getattr__(name: str):
@@ -56,3 +59,5 @@ if TYPE_CHECKING:
     from xlac.loader import deserialize, load
     from xlac.options import Options
     from xlac.signature import Signature, TensorSpec
+    from xlac.targets.cuda.device_array import DeviceArray
+    from xlac.targets.cuda.placement import device_put

@@ -56,7 +56,8 @@ def _entry_object(data: bytes, source_name: str, target: str, entry: str, option
     path = workdir / f"{csrc.c_identifier(entry)}.o"
     exe.function.write_object(str(path))
     obj = EntryObject(entry, path, exe.signature, getattr(exe.function, "grid", None),
-                      getattr(exe.function, "mpi_library", None))
+                      getattr(exe.function, "mpi_library", None),
+                      constants=getattr(exe.function, "constants", ()))
     return obj, exe.fusion_report()
 
 

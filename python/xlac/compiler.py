@@ -98,7 +98,7 @@ class _Compile:
         if self.options.launched_ranks > 1:           # under mpiexec: one rank's error stops all
             from xlac.spmd.mpi import abort_job_on_uncaught_errors
             abort_job_on_uncaught_errors(self.options)
-        if not self.data.strip():
+        if not self.data or self.data.isspace():      # not strip(): it copies a 128 MB text
             raise CompileError(error("the input is empty", self.source_name),
                                "pass a StableHLO program: MLIR text, bytecode or a portable artifact")
         input_key = None

@@ -76,6 +76,7 @@ class Executable:
 
     pytrees = None            # frontend.pytrees.PyTrees of a program lowered by JAX
     _prepared = None          # xlac.calls.PreparedCall: made on the first call
+    _on_device = None         # does a call return device arrays (cuda)? Known after the first
 
     def run(self, *arrays, **kwargs) -> list[np.ndarray]:
         """Run once; always returns a list with one array per result.
@@ -86,6 +87,8 @@ class Executable:
         prepared = self._prepared or self._prepare()
         plain = self._plain_arguments(arrays, kwargs)
         outputs = prepared(plain) if plain is not None else None
+        if outputs is None and self._takes_device_arrays(plain):    # read where they are
+            return [output.numpy() for output in self._device_call(arrays, kwargs)]
         if outputs is None:         # arguments to convert, or to refuse with every mismatch named
             outputs = prepared.run(check_inputs(self.signature,
                                                 *self.named_arguments(arrays, kwargs)))
@@ -103,11 +106,27 @@ class Executable:
 
     def __call__(self, *arrays, **kwargs):
         """One result -> the array; several -> a tuple of arrays. Compiled from
-        ``jax.jit(f).lower(...)``: called like ``f``, returning ``f``'s pytree."""
-        outputs = self.run(*arrays, **kwargs)
+        ``jax.jit(f).lower(...)``: called like ``f``, returning ``f``'s pytree.
+        On a GPU (target "cuda") the arrays are ``xlac.DeviceArray``s, left on the
+        device and maybe still being computed, as jax's are (``run`` returns numpy)."""
+        if self._on_device is None:           # worked out once: a call takes a few attribute reads
+            self._on_device = getattr(self._function, "device_call", None) is not None and \
+                not self.signature.is_dynamic
+        if self._on_device:
+            outputs = self._device_call(arrays, kwargs)
+        else:
+            outputs = self.run(*arrays, **kwargs)
         if self.pytrees is not None:
             return self.pytrees.unflatten(outputs)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _takes_device_arrays(self, arguments) -> bool:
+        """Has a device function been given a device array (which ``run`` reads in place)?"""
+        takes = getattr(self._function, "takes_on_device", None)
+        return takes is not None and arguments is not None and takes(arguments)
+
+    def _device_call(self, arrays: tuple, kwargs: dict) -> list:
+        return self._function.device_call(self.flat_arguments(arrays, kwargs), self.signature)
 
     def flat_arguments(self, arrays: tuple, kwargs: dict) -> list:
         """The program's arguments: ``arrays``, or the leaves of a JAX function's pytree."""
@@ -188,7 +207,7 @@ class Executable:
         import copy
         other = copy.copy(self)
         other._function = function
-        other._prepared = None                # it called the other function
+        other._prepared = other._on_device = None     # it called the other function
         return other
 
     @property

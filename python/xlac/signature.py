@@ -95,18 +95,54 @@ def entry_signature(module: ir.Module, entry: str, allow_dynamic: bool = False) 
     func = _find_entry(module, entry)
     ftype = entry_function_type(module, entry)
     where = format_location(func.location)
+    constants = _constant_arguments(func)
     inputs = tuple(_spec(t, where, f"argument {i}", allow_dynamic)
-                   for i, t in enumerate(ftype.inputs))
+                   for i, t in enumerate(ftype.inputs) if i not in constants)
     dynamic_inputs = any(spec.is_dynamic for spec in inputs)
     outputs = tuple(_spec(t, where, f"result {i}", dynamic_inputs)
                     for i, t in enumerate(ftype.results))
     return Signature(inputs, outputs)
 
 
+def entry_donations(module: ir.Module, entry: str, signature: Signature) -> dict[int, int]:
+    """Donated argument -> the result that may take its memory, as jax exports
+    ``donate_argnums``: ``tf.aliasing_output = i`` names the result; a
+    ``jax.buffer_donor`` argument may become any result of its spec not taken yet."""
+    from xlac.mlir import ir
+    func = _find_entry(module, entry)
+    if "arg_attrs" not in func.attributes:
+        return {}
+    donations: dict[int, int] = {}
+    donors = []
+    for index, attrs in enumerate(ir.ArrayAttr(func.attributes["arg_attrs"])):
+        attrs = ir.DictAttr(attrs)
+        if "tf.aliasing_output" in attrs:
+            donations[index] = ir.IntegerAttr(attrs["tf.aliasing_output"]).value
+        elif "jax.buffer_donor" in attrs and ir.BoolAttr(attrs["jax.buffer_donor"]).value:
+            donors.append(index)
+    for index in donors:
+        free = [o for o, spec in enumerate(signature.outputs)
+                if spec == signature.inputs[index] and o not in donations.values()]
+        if free:
+            donations[index] = free[0]
+    return {i: o for i, o in donations.items() if 0 <= o < len(signature.outputs)}
+
+
 def entry_function_type(module: ir.Module, entry: str) -> ir.FunctionType:
     from xlac.mlir import ir
     func = _find_entry(module, entry)
     return ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
+
+
+def _constant_arguments(func: ir.Operation) -> set[int]:
+    """The arguments holding the program's own constants (xla-constants-to-arguments):
+    the compiled code gives them, not the caller."""
+    from xlac.mlir import ir
+    from xlac.passes.ingest.constants_to_arguments import ARGUMENT_ATTR
+    if "arg_attrs" not in func.attributes:
+        return set()
+    return {i for i, attrs in enumerate(ir.ArrayAttr(func.attributes["arg_attrs"]))
+            if ARGUMENT_ATTR in ir.DictAttr(attrs)}
 
 
 def _find_entry(module: ir.Module, entry: str) -> ir.Operation:

@@ -7,7 +7,8 @@ For prefix ``model`` and entry ``main`` the library exports::
     const xlac_signature *model_main_signature(void);
 
 The compiled code itself (MLIR's bare-pointer convention: one pointer per
-input, then one per output) is linked in under a private name.
+input, then one per output) is linked in under a private name, and its large
+constants as read-only data beside it (``constants_source``).
 """
 
 from __future__ import annotations
@@ -53,6 +54,25 @@ def impl_symbol(prefix: str, entry: str) -> str:
 
 def api_symbol(prefix: str, entry: str) -> str:
     return f"{prefix}_{c_identifier(entry)}"
+
+
+def constant_symbol(prefix: str, entry: str, index: int) -> str:
+    """The private name constant ``index`` of an entry's code is linked under."""
+    return f"{impl_symbol(prefix, entry)}_constant_{index}"
+
+
+def constants_source(constants: list[tuple[str, int, str]], alignment: int) -> str:
+    """Assembly defining each ``(symbol, size, file)`` as that file's bytes in
+    read-only data, ``alignment``-aligned, hidden (``prefix_main`` is all a
+    library exports). ``.rodata``, not x86-64's large ``.lrodata``: GNU ld 2.40
+    puts that in the library's writable segment."""
+    lines = ['\t.section .rodata,"a",@progbits']
+    for symbol, size, path in constants:
+        quoted = path.replace("\\", "\\\\").replace('"', '\\"')
+        lines += [f"\t.balign {alignment}", f"\t.globl {symbol}", f"\t.hidden {symbol}",
+                  f"\t.type {symbol}, @object", f"\t.size {symbol}, {size}", f"{symbol}:",
+                  f'\t.incbin "{quoted}"']
+    return "\n".join(lines + ['\t.section .note.GNU-stack,"",@progbits', ""])
 
 
 def header(prefix: str, entries: dict[str, Signature], origin: str, version: str,

@@ -169,8 +169,8 @@ def warn_large_constants(module: ir.Module, threshold: int) -> None:
     kind = shape_str(numpy_dtype(str(shaped.element_type)), tuple(shaped.shape))
     warnings.warn(f"{format_location(op.location)}: the program embeds {len(found)} large "
                   f"constant(s), {_size(sum(s for s, _ in found))} in all (the largest: "
-                  f"{kind}, {_size(size)}); compile time and artifact size grow with "
-                  "them: pass them as arguments instead", LargeConstantWarning,
+                  f"{kind}, {_size(size)}); artifacts carry them (and but for the cpu "
+                  "target, compile time grows with them): pass them as arguments instead", LargeConstantWarning,
                   stacklevel=_caller_level())
 
 

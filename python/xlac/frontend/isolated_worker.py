@@ -75,9 +75,9 @@ def _check_as_text(module, name: str) -> None:
     """Bytecode gets the text's pre-checks on the text it parsed to: nesting
     thousands deep (tuples of tuples) makes later passes crawl."""
     from xlac.errors import CompileError, Diagnostic
-    from xlac.frontend.prechecks import check_text
+    from xlac.frontend.prechecks import check_text, text_without_blobs
     try:
-        check_text(module.operation.get_asm(binary=True, large_elements_limit=16), name)
+        check_text(text_without_blobs(module), name)
     except CompileError as failure:        # a place in text the user never saw: name the file
         raise CompileError([Diagnostic(name, r.severity, r.message) for r in failure.records],
                            failure.hint) from None

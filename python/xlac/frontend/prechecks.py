@@ -24,10 +24,6 @@ MAX_NESTING = 400
 # compiles for; dimensions beyond int64 do not fit MLIR's shapes at all.
 MAX_ELEMENTS = 1 << 40
 
-# a string: runs of plain characters between escapes ("unrolled", so a 20 MB
-# hex blob is one fast scan of a character class: an alternation tried per
-# character took 30 s on a 90 MB program with its weights as constants)
-_STRING = re.compile(rb'"[^"\\\n]*(?:\\[^\n][^"\\\n]*)*"')
 _SHAPED = re.compile(rb"(?:tensor|memref|vector)<((?:[0-9?]+x)+)")
 _HINT = "xlac refuses programs nested this deep or this large: check the input"
 
@@ -36,9 +32,52 @@ def check_text(data: bytes, source_name: str) -> None:
     """Raise a CompileError if the text ``data`` nests too deep or names an absurd shape."""
     if data.startswith(b"ML\xefR") or b"\0" in data[:64]:
         return                                     # bytecode: the isolated parser's job
-    without_strings = _STRING.sub(b'""', data)
+    without_strings = _without_strings(data)
     _check_nesting(without_strings, source_name)
     _check_shapes(without_strings, source_name)
+
+
+def text_without_blobs(module) -> bytes:
+    """``module``'s text with large constants elided and no resource blobs: its
+    header (attributes) and each operation printed alone. Printing the module
+    whole walks every blob even where it elides them (3-4 s for 64 MB of weights
+    on a loaded machine); printed alone, an operation has no resource section."""
+    header = module.operation.get_asm(binary=True, large_elements_limit=16, skip_regions=True)
+    return b"\n".join([header, *(op.operation.get_asm(binary=True, large_elements_limit=16)
+                                  for op in module.body.operations)])
+
+
+def _without_strings(data: bytes) -> bytes:
+    """``data`` with each string literal (``"..."``, on one line, ``\\`` escaping
+    the next character) replaced by ``""``, found with ``bytes.find``: a 90 MB
+    hex blob of weights is a few memchr calls (a regex scanned it in 0.66 s;
+    an alternation tried per character in 30 s)."""
+    pieces, done, search = [], 0, 0
+    while (start := data.find(b'"', search)) >= 0:
+        end = _string_end(data, start + 1)
+        if end < 0:                  # no string starts here (a newline came first)
+            search = start + 1
+            continue
+        pieces += (data[done:start], b'""')
+        done = search = end
+    pieces.append(data[done:])
+    return b"".join(pieces)
+
+
+def _string_end(data: bytes, position: int) -> int:
+    """Just past the quote that closes a string whose text starts at
+    ``position``, or -1 where a newline (or the end) comes first."""
+    while True:
+        quote = data.find(b'"', position)
+        stop = quote if quote >= 0 else len(data)
+        newline = data.find(b"\n", position, stop)
+        escape = data.find(b"\\", position, stop)
+        if escape >= 0 and (newline < 0 or escape < newline):
+            if escape + 1 >= len(data) or data[escape + 1] == ord("\n"):
+                return -1
+            position = escape + 2        # the escaped character, a quote or not
+            continue
+        return -1 if newline >= 0 or quote < 0 else quote + 1
 
 
 def _lookup() -> np.ndarray:

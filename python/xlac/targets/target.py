@@ -146,9 +146,10 @@ class Target:
         return resolve(self.stage(name).code)(module)
 
 
-def front_stages(target: str) -> tuple[Stage, ...]:
+def front_stages(target: str, complex_as_real: bool = True) -> tuple[Stage, ...]:
     """The stages every compiling target starts with (``xlac.pipeline.pipelines``):
-    input -> stablehlo (checked for ``target``'s support) -> fused -> linalg."""
+    input -> stablehlo (checked for ``target``'s support) -> fused -> linalg
+    (complex contractions as real ones where ``complex_as_real``)."""
     from xlac.pipeline.pipelines import fused_stage, ingest_stage, linalg_stage
     return (
         Stage("input", "the program as given, parsed and verified"),
@@ -157,7 +158,7 @@ def front_stages(target: str) -> tuple[Stage, ...]:
         Stage("fused", "StableHLO with its ops grouped into xla.fusion kernels, as XLA does",
               fused_stage),
         Stage("linalg", "linalg on tensors: each kernel a loop nest, contractions as matmuls",
-              linalg_stage),
+              linalg_stage(complex_as_real)),
     )
 
 

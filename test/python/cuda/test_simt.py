@@ -280,6 +280,39 @@ def test_subgroup_reduce_over_warps_and_clusters():
                                   np.minimum(np.arange(100) // 8 * 8 + 7, 99))
 
 
+# Each thread fills its row of a 4 x n grid with row * 100 + column: an
+# scf.forall over (static 4) x (dynamic n, passed in) inside the kernel, as
+# the CUDA target's top-k kernel has one per row.
+FORALL = """
+module attributes {gpu.container_module} {
+  gpu.module @forall {
+    gpu.func @forall(%out: memref<3x4x5xi64>, %n: index) kernel {
+      %c100 = arith.constant 100 : index
+      %tid = gpu.thread_id x
+      scf.forall (%row, %column) in (4, %n) {
+        %r = arith.muli %row, %c100 : index
+        %v = arith.addi %r, %column : index
+        %w = arith.index_cast %v : index to i64
+        memref.store %w, %out[%tid, %row, %column] : memref<3x4x5xi64>
+      }
+      gpu.return
+    }
+  }
+}
+"""
+
+
+def test_forall_runs_every_iteration_of_static_and_dynamic_bounds():
+    memory = Memory()
+    out = np.full((3, 4, 5), -1, np.int64)
+    address = memory.put(out)
+    Emulator(FORALL).run("forall", (1, 1, 1), (3, 1, 1), [address, np.int64(3)], memory.buffers)
+    got = memory.get(address, out)
+    row, column = np.meshgrid(np.arange(4), np.arange(3), indexing="ij")
+    np.testing.assert_array_equal(got[:, :, :3], np.broadcast_to(row * 100 + column, (3, 4, 3)))
+    np.testing.assert_array_equal(got[:, :, 3:], -1)          # columns past the dynamic bound
+
+
 def test_out_of_bounds_store_names_kernel_and_op():
     memory = Memory()
     address = memory.put(np.zeros(40, np.int64))

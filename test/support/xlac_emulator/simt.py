@@ -91,7 +91,7 @@ class _Translator:
 
 
 _TERMINATORS = {"scf.yield", "scf.condition", "gpu.return", "gpu.yield", "memref.atomic_yield",
-                "scf.reduce", "scf.reduce.return", "gpu.terminator"}
+                "scf.reduce", "scf.reduce.return", "gpu.terminator", "scf.forall.in_parallel"}
 
 
 def _first_line(op) -> str:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from xlac_emulator import simt_ops as ops
-from xlac_emulator.simt_model import merge, parse_memref, segments, set_value
+from xlac_emulator.simt_model import DYNAMIC, merge, parse_memref, segments, set_value
 
 # ---- gpu ops ----------------------------------------------------------------------------
 
@@ -223,6 +223,35 @@ def _scf_parallel(launch, op, mask):
     set_value(launch, op, *accumulated)
 
 
+def _scf_forall(launch, op, mask):
+    """A bufferized scf.forall (no shared outputs): its iterations one after
+    another, as _scf_parallel's (any order is valid). Each bound is static
+    (``static*`` attributes) or, where that says dynamic, the next operand of
+    its operand segment."""
+    lowers, uppers, steps, outputs = segments(op, launch)
+    if outputs:
+        launch.fail(op, "scf.forall with shared outputs (tensors) is not supported")
+    lowers, uppers, steps = (_forall_bounds(op.attrs[name], dynamic)
+                             for name, dynamic in (("staticLowerBound", lowers),
+                                                   ("staticUpperBound", uppers),
+                                                   ("staticStep", steps)))
+    body = op.regions[0]
+
+    def nest(dim, indices, active):
+        if dim == len(lowers):
+            launch.region(body, active, indices)
+            return
+        for index, live in _iterations(launch, lowers[dim], uppers[dim], steps[dim], active):
+            nest(dim + 1, indices + [index], live)
+
+    nest(0, [], mask)
+
+
+def _forall_bounds(static: list[int], dynamic: list) -> list:
+    values = iter(dynamic)
+    return [next(values) if bound == DYNAMIC else np.int64(bound) for bound in static]
+
+
 def _scf_while(launch, op, mask):
     before, after = op.regions
     carried = [launch.env[s] for s in op.args]
@@ -291,5 +320,6 @@ HANDLERS = {
     "scf.index_switch": _index_switch,
     "scf.execute_region": _execute_region,
     "scf.parallel": _scf_parallel,
+    "scf.forall": _scf_forall,
     "arith.select": _select,
 }

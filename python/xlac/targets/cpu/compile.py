@@ -7,6 +7,7 @@ from __future__ import annotations
 from xlac.cpu_model import cpu_model
 from xlac.spmd.mpi import shim_for
 from xlac.targets.cpu import pieces
+from xlac.targets.cpu.constants import has_constants, take_constants
 from xlac.targets.cpu.libraries import keep_freed_memory
 from xlac.targets.cpu.runtime import CpuFunction
 from xlac.targets.cpu.serialize import WrapperObject
@@ -30,15 +31,17 @@ class CpuCompiler:
 
     def machine_code(self, module, entry: str, signature, kept: dict, runner):
         features = cpu_model(self.options.cpu).features
-        return self._in_pieces(module, entry, signature, features, runner) or \
+        constants = runner.machine_code(lambda: take_constants(module), "the constants' bytes") \
+            if has_constants(module) else ()              # no span for nothing
+        return self._in_pieces(module, entry, signature, features, constants, runner) or \
             runner.machine_code(lambda: CpuFunction(module, entry, features,
                                                     self.options.malloc_tuning, grid=self.grid,
-                                                    mpi_library=self.mpi))
+                                                    mpi_library=self.mpi, constants=constants))
 
     def _may_split(self) -> bool:
         return self.options.pieces and self.grid is None and not self.options.profile
 
-    def _in_pieces(self, module, entry: str, signature, features, runner):
+    def _in_pieces(self, module, entry: str, signature, features, constants, runner):
         """The program compiled in pieces on every core, or None: small, SPMD,
         profiled (its clock lives in the JIT) or ``options.pieces`` off."""
         if not self._may_split():
@@ -52,5 +55,5 @@ class CpuCompiler:
         keep_freed_memory(self.options.malloc_tuning)
         return runner.machine_code(
             lambda: pieces.PiecesFunction(found, entry, signature, features, workers,
-                                          runner.piece_cache, self.wrapper),
+                                          runner.piece_cache, self.wrapper, constants),
             f"LLVM -O3, {len(found)} pieces on {min(workers, len(found))} processes")

@@ -45,14 +45,16 @@ class Piece:
     name: str
     bytecode: bytes
     key: str
-    external: tuple[str, ...]      # functions it calls but does not define
+    external: tuple[str, ...]      # functions it calls and data it reads but does not define
 
 
 def is_big(module: ir.Module, min_bytes: int | None = None) -> bool:
-    """Whether ``module`` is worth compiling in pieces (printing it is quick)."""
-    text = module.operation.get_asm(enable_debug_info=False, assume_verified=True,
-                                    large_elements_limit=16)
-    return len(text) >= (PIECES_MIN_BYTES if min_bytes is None else min_bytes)
+    """Whether ``module`` is worth compiling in pieces: the size of its text,
+    constants and resource blobs elided (printing the module whole walked every
+    blob: 0.8 s per 64 MB of weights)."""
+    from xlac.frontend.prechecks import text_without_blobs
+    return len(text_without_blobs(module)) >= \
+        (PIECES_MIN_BYTES if min_bytes is None else min_bytes)
 
 
 def likely_big(module: ir.Module) -> bool:
@@ -130,6 +132,8 @@ def _piece(module: ir.Module, top: list[ir.Operation], members: list[str],
                 external.append(symbol)
             elif symbol is None or symbol in used:
                 copy = op.clone()
+                if _external_data(op):                # a constant the library defines
+                    external.append(symbol)
             else:
                 continue
             key.update(copy.operation.get_asm(enable_debug_info=False,
@@ -137,6 +141,12 @@ def _piece(module: ir.Module, top: list[ir.Operation], members: list[str],
     buffer = io.BytesIO()
     piece.operation.write_bytecode(buffer)
     return Piece(name, buffer.getvalue(), key.hexdigest(), tuple(external))
+
+
+def _external_data(op: ir.Operation) -> bool:
+    """Whether ``op`` declares a global defined elsewhere (a constant's bytes)."""
+    return op.name == "llvm.mlir.global" and "value" not in op.attributes \
+        and not op.regions[0].blocks
 
 
 def _declaration(op: ir.Operation) -> ir.Operation:
@@ -299,7 +309,7 @@ class PiecesFunction:
     clock = None
 
     def __init__(self, pieces: list[Piece], entry: str, signature, cpu_features, workers: int,
-                 cache=None, wrapper=None):
+                 cache=None, wrapper=None, constants: tuple = ()):
         from xlac.artifact import container
         from xlac.targets.cpu.library import LibraryFunction, open_library
         from xlac.targets.cpu.serialize import EntryObject, link_library
@@ -308,12 +318,15 @@ class PiecesFunction:
             self._object = combined.read_bytes()
             # what the pieces call and do not define: no nm run to find LAPACK's calls
             undefined = tuple(sorted({name for piece in pieces for name in piece.external}))
-            blob, _ = link_library([EntryObject(entry, combined, signature, undefined=undefined)],
+            entry_object = EntryObject(entry, combined, signature, undefined=undefined,
+                                       constants=constants)
+            blob, _ = link_library([entry_object],
                                    "xlac", LIBRARY_NAME, LIBRARY_ORIGIN, Path(workdir),
                                    cpu_features, wrapper_object=wrapper)
         self._runnable = not cpu_model("host").lacks(cpu_features)   # else: refused, not SIGILL
         self._features = cpu_features
-        library_bytes, meta = container.unpack_view(blob)
+        self.constants = constants           # in the library; xla-compile links them again
+        library_bytes, meta = container.unpack_view(blob, verified=True)    # packed just now
         symbol = meta["entries"][entry]["symbol"]
         self._library = LibraryFunction(open_library(library_bytes), symbol,
                                         len(signature.inputs), blob)

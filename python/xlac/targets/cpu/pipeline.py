@@ -1,7 +1,7 @@
 """The CPU target's own passes, one named step a line: "linalg" -> "bufferized"
 -> "llvm". The stages before them are every target's
-(``xlac.pipeline.pipelines``); the order of them all is the table in
-``xlac.targets.cpu.target``.
+(``xlac.pipeline.pipelines``), the "stablehlo" stage with one step of the
+CPU's own; the order of them all is the table in ``xlac.targets.cpu.target``.
 """
 
 from __future__ import annotations
@@ -12,6 +12,13 @@ from xlac.pipeline.pipelines import fuse, ingest, lower_to_linalg, true_flag
 TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
 if TYPE_CHECKING:
     from xlac.options import Options
+
+
+def ingest_cpu(entry: str = "main") -> list[str]:
+    """input -> "stablehlo": every target's ingest, then the weights out of the code."""
+    return ingest(entry, "cpu") + [
+        "xla-constants-to-arguments",                     # weights as arguments: no IR literal reaches LLVM
+    ]
 
 
 def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
@@ -68,6 +75,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         if true_flag(native_f16) else (_EMULATED + ",f16", "xla-expand-f8-casts{f16=true}", "")
     clock = ["xla-profile-kernels"] if true_flag(profile) else []   # exe.profile(): a clock around each kernel
     return [
+        "xla-constant-arguments-to-globals",              # ... read from symbols the compiler gives their bytes
         "xla-check-memory",                               # buffers past this machine's memory: an error, not a NULL malloc
         "xla-collectives-to-mpi",                         # collective buffer calls -> the MPI shim (inlined below)
         "xla-strided-copy-to-linalg",                     # no memrefCopy runtime call
@@ -125,6 +133,11 @@ _EMULATED = ",".join(("bf16", "f8E5M2", "f8E4M3", "f8E3M4", "f8E4M3FN", "f8E4M3F
                       "f8E4M3B11FNUZ"))
 
 
+def stablehlo_stage(entry: str, options: Options) -> list[str]:
+    """The "stablehlo" stage's steps on the CPU."""
+    return ingest_cpu(entry)
+
+
 def bufferized_stage(entry: str, options: Options) -> list[str]:
     """The "bufferized" stage's steps: threads and vector width of the chosen CPU."""
     return bufferize(options.threads(), cpu_model(options.cpu).vector_bytes)
@@ -139,5 +152,5 @@ def llvm_stage(entry: str, options: Options) -> list[str]:
 def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
         remarks: bool | str = False, native_bf16: bool | str = False) -> list[str]:
     """The whole CPU pipeline (``xla-cpu-pipeline``): input -> LLVM dialect ready for the JIT."""
-    return (ingest(entry, "cpu") + fuse(remarks) + lower_to_linalg()
+    return (ingest_cpu(entry) + fuse(remarks) + lower_to_linalg()
             + bufferize(threads, vector_bytes) + lower_to_llvm(native_bf16))

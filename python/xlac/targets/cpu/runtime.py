@@ -27,8 +27,9 @@ class CpuFunction:
 
     def __init__(self, module: ir.Module, entry: str, cpu_features: tuple[str, ...],
                  malloc_tuning: bool = True, opt_level: int = 3, grid=None,
-                 mpi_library: str | None = None):
+                 mpi_library: str | None = None, constants: tuple = ()):
         ctx = module.context
+        self.constants = constants         # xlac.targets.cpu.constants: the code reads their arrays
         openmp_library()
         self.grid = grid                   # an SPMD program's device grid (None: one device)
         self.mpi_library = mpi_library     # loaded already (RTLD_GLOBAL) when the code calls MPI
@@ -44,6 +45,8 @@ class CpuFunction:
                 raise compile_error_from(exc, diags, "the LLVM JIT rejected the module") from None
         for name, where in lapack_addresses(_external_functions(module)).items():
             self._engine.raw_register_runtime(name, ctypes.c_void_p(where))   # before any lookup
+        for constant in constants:
+            self._engine.raw_register_runtime(constant.symbol, ctypes.c_void_p(constant.address))
         self.clock = _clock(module)
         if self.clock is not None:
             self.clock.register(self._engine)
@@ -93,7 +96,7 @@ class CpuFunction:
     def serializer(self, entry: str, signature):
         from xlac.targets.cpu.serialize import PendingArtifact
         return PendingArtifact(self.write_object, entry, signature, self._cpu_features,
-                               self.grid, self.mpi_library)
+                               self.grid, self.mpi_library, self.constants)
 
 
 def _clock(module: ir.Module) -> KernelClock | None:

@@ -40,6 +40,7 @@ class EntryObject:
     grid: DeviceGrid | None = None        # an SPMD program: calls the MPI shim
     mpi_library: str | None = None
     undefined: tuple[str, ...] | None = None   # the symbols it uses but lacks, when known (else nm)
+    constants: tuple = ()                 # xlac.targets.cpu.constants: the data its code reads
 
 
 class PendingArtifact:
@@ -50,7 +51,8 @@ class PendingArtifact:
     """
 
     def __init__(self, write_object, entry: str, signature: Signature, cpu_features,
-                 grid: DeviceGrid | None = None, mpi_library: str | None = None):
+                 grid: DeviceGrid | None = None, mpi_library: str | None = None,
+                 constants: tuple = ()):
         self._workdir = Path(tempfile.mkdtemp(prefix="xlac-link-"))
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._workdir, True)
         path = self._workdir / f"{csrc.c_identifier(entry)}.o"
@@ -59,7 +61,7 @@ class PendingArtifact:
         except BaseException:
             self._cleanup()
             raise
-        self._object = EntryObject(entry, path, signature, grid, mpi_library)
+        self._object = EntryObject(entry, path, signature, grid, mpi_library, constants=constants)
         self._features = cpu_features
         self._extra: dict = {}
 
@@ -133,10 +135,12 @@ def link_library(objects: list[EntryObject], prefix: str, soname: str, origin: s
     lapack = sorted({n for o in objects for n in lapack_names(
         o.undefined if o.undefined is not None else _undefined(o.object_path))})
     private = [_localize(o, prefix, workdir, lapack) for o in objects]
+    data = [_constants_source(o, prefix, workdir) for o in objects if o.constants]
     library = workdir / soname
     # -nostartfiles: no initializers at all, so a library that has one is not
     # xlac's and is refused before it is opened (xlac.artifact.elf).
-    _run([c_compiler(), "-shared", "-fPIC", "-O2", "-nostartfiles", "-o", str(library), str(wrapper), *private,
+    _run([c_compiler(), "-shared", "-fPIC", "-O2", "-nostartfiles", "-o", str(library), str(wrapper),
+          *private, *data,
           f"-Wl,--version-script={_version_script(objects, prefix, workdir)}",
           f"-Wl,-soname,{soname}", "-Wl,--no-undefined", "-Wl,-z,noexecstack",
           *link_flags(_mpi_libraries(objects)), *_lapack_flags(lapack)], "linking the library")
@@ -208,9 +212,29 @@ def _localize(obj: EntryObject, prefix: str, workdir: Path, lapack: list[str] = 
     renames = [f"--redefine-sym={name}={LAPACK_PREFIX}{name}" for name in lapack]
     init = [f"--redefine-sym=__xlac_init={impl}_init", f"--keep-global-symbol={impl}_init"] \
         if obj.grid is not None else []
+    if obj.constants:                     # one entry's constants apart from another's
+        table = workdir / f"{obj.object_path.stem}.constants.map"
+        table.write_text("".join(f"{c.symbol} {csrc.constant_symbol(prefix, obj.entry, k)}\n"
+                                 for k, c in enumerate(obj.constants)))
+        renames.append(f"--redefine-syms={table}")
     _run([objcopy, f"--redefine-sym={obj.entry}={impl}", f"--keep-global-symbol={impl}",
           *renames, *init, str(obj.object_path), str(out)], "renaming the entry's symbols")
     return str(out)
+
+
+def _constants_source(obj: EntryObject, prefix: str, workdir: Path) -> str:
+    """Assembly of the entry's constants: each one's bytes in a file it includes,
+    so they go from memory to the library without passing through LLVM."""
+    from xlac.passes.buffers.constant_arguments_to_globals import ALIGNMENT
+    listed = []
+    for k, constant in enumerate(obj.constants):
+        symbol = csrc.constant_symbol(prefix, obj.entry, k)
+        path = workdir / f"{symbol}.bin"
+        path.write_bytes(constant.data)
+        listed.append((symbol, constant.data.size, str(path)))
+    source = workdir / f"{csrc.impl_symbol(prefix, obj.entry)}_constants.s"
+    source.write_text(csrc.constants_source(listed, ALIGNMENT))
+    return str(source)
 
 
 def _version_script(objects: list[EntryObject], prefix: str, workdir: Path) -> Path:

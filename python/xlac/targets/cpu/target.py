@@ -6,14 +6,19 @@ pieces compiled in worker processes and linked); code read back from bytes:
 
 from __future__ import annotations
 
-from xlac.targets.cpu.pipeline import bufferized_stage, llvm_stage
+from xlac.targets.cpu.pipeline import bufferized_stage, llvm_stage, stablehlo_stage
 from xlac.targets.target import Stage, Target, front_stages
+
+_INPUT, _STABLEHLO, _FUSED, _LINALG = front_stages("cpu")    # every target's
 
 CPU = Target(
     name="cpu",
     summary="x86-64 machine code through LLVM: JIT-compiled here, or a C library (xla-compile)",
     stages=(
-        *front_stages("cpu"),                 # input, stablehlo, fused, linalg: every target's
+        _INPUT,
+        Stage(_STABLEHLO.name, _STABLEHLO.produces, stablehlo_stage),   # + weights as arguments
+        _FUSED,
+        _LINALG,
         Stage("bufferized", "memrefs, each kernel scheduled for this CPU: threads, tiles, vectors",
               bufferized_stage),
         Stage("llvm", "the LLVM dialect: a function per kernel, the entry with bare pointers",

@@ -23,7 +23,8 @@ class CudaCompiler:
         self.grid = grid                   # an SPMD program's device grid (None: one device)
 
     def ingested(self, module, entry: str, signature, runner) -> None:
-        pass
+        from xlac.signature import entry_donations
+        self.donations = entry_donations(module, entry, signature)   # later stages drop them
 
     def machine_code(self, module, entry: str, signature, kept: dict, runner):
         """``module`` at the "gpu" stage -> a CudaFunction; ``kept``: the texts of
@@ -33,7 +34,7 @@ class CudaCompiler:
         schedule = map_steps(steps, lambda step: replace(step, kernel=canonical[step.kernel])
                              if isinstance(step, Launch) else step)   # identical kernels: one PTX entry
         return function_for(ptx, schedule, signature, kept["kernels"], kept["gpu"], self.options,
-                            self.grid)
+                            self.grid, getattr(self, "donations", None))
 
 
 def _ptx(module) -> tuple[str, dict[str, str]]:

@@ -12,12 +12,14 @@ the function's stream (captured once as a CUDA graph, then launched whole;
 from __future__ import annotations
 
 import ctypes
-import sys
 import threading
 
 from xlac.targets.cuda.control_flow import has_control_flow, walk_steps
 from xlac.targets.cuda.control_runtime import HostControl
+from xlac.targets.cuda.driver_memory import StreamOrderedCalls
 from xlac.targets.cuda.errors import CudaError, CudaUnavailable
+from xlac.targets.cuda.graphs import GraphCache
+from xlac.targets.cuda.memory import ArgumentStaging
 from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Launch, View
 from xlac.targets.cuda.serialize import artifact_bytes, read_code
 
@@ -28,7 +30,7 @@ _SCALARS = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i3
             "i64": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double}
 
 
-class CtypesDriver:
+class CtypesDriver(StreamOrderedCalls):
     """The libcuda calls xlac uses; every error becomes CudaError with its name."""
 
     def __init__(self, library: str = "libcuda.so.1", device: int = 0):
@@ -43,6 +45,7 @@ class CtypesDriver:
         self.check("cuDeviceGetCount", ctypes.byref(count))
         # one GPU per process: the MPI ranks of a host take one each (device = local rank)
         self.check("cuDeviceGet", ctypes.byref(handle), ctypes.c_int(device % max(count.value, 1)))
+        self.ordinal, self._device = device % max(count.value, 1), handle
         device = handle
         self.check("cuDevicePrimaryCtxRetain", ctypes.byref(self._context), device)
         self.check("cuCtxSetCurrent", self._context)
@@ -151,6 +154,7 @@ class CtypesDriver:
         self.check("cuGraphExecDestroy", ctypes.c_void_p(graph))
 
 
+
 _DRIVER = None
 
 
@@ -174,7 +178,7 @@ class CudaFunction:
 
     def __init__(self, ptx: str, steps: list, input_bytes: list[int], output_bytes: list[int],
                  driver=None, kernels: str = "", gpu: str = "", use_graphs: bool = True,
-                 grid=None, device: int = 0, nccl=None):
+                 grid=None, device: int = 0, nccl=None, donations: dict[int, int] | None = None):
         self.ptx = ptx
         self.kernels = kernels            # the kernels as gpu.func (MLIR text), for the emulator
         self.gpu = gpu                    # the "gpu" stage's text (kept with the program)
@@ -187,40 +191,67 @@ class CudaFunction:
         self._buffers: dict[str, int] | None = None
         self._owned: list[int] = []
         self._stream = None
-        self._graph = None
+        self._caller = None               # device_calls.DeviceCaller: made on the first device call
+        self._staging = None              # pinned host memory run()'s transfers go through
+        self.donations = dict(donations or {})    # donated input -> the output it may become
         # NCCL calls run between the kernels, launched one by one (not captured); so do
         # loops and branches, whose host reads the device between kernels
-        self._use_graph = use_graphs and not any(isinstance(s, Collective) for s in walk_steps(steps)) \
-            and not has_control_flow(steps)
+        self._graphs = GraphCache(use_graphs and not has_control_flow(steps) and not any(
+            isinstance(s, Collective) for s in walk_steps(steps)))
         self._control: HostControl | None = None
         self._lock = threading.Lock()     # the buffers are the function's: one call at a time
         self.grid = grid                  # an SPMD program's device grid (None: one device)
         self._device, self._nccl, self._collectives = device, nccl, None
 
     def __call__(self, pointers: list[int]) -> None:
+        """Host arrays in and out (``Executable.run``): through the function's own
+        buffers, the transfers staged in pinned memory (asynchronous DMA)."""
+        with self._lock:
+            driver = self._driver = self._driver or open_driver(self._device)
+            functions = self._load(driver)
+            buffers = self._argument_slots(driver, self._device_memory(driver))
+            self._staging = self._staging or ArgumentStaging(driver, self._sizes)
+            slots = [buffers[f"arg{index}"] for index in range(len(self._sizes))]
+            self._staging.copy_in(pointers[:self._inputs], slots, self._stream)
+            self._launch_work(driver, functions, buffers)
+            self._staging.copy_out(pointers[self._inputs:], slots[self._inputs:], self._stream)
+
+    def device_call(self, values, signature) -> list:
+        """Arrays on the device in and out (``Executable.__call__``): DeviceArrays,
+        jax/torch/CuPy CUDA arrays (read in place) or host values (put on the device
+        first); the results are DeviceArrays that the enqueued work is still
+        writing. Donated inputs (``donations``) are deleted."""
         with self._lock:
             driver = self._driver = self._driver or open_driver(self._device)
             functions = self._load(driver)
             buffers = self._device_memory(driver)
-            stream = self._stream
-            for index in range(self._inputs):
-                driver.to_device_async(buffers[f"arg{index}"], pointers[index], self._sizes[index], stream)
-            if self._graph is None and self._use_graph:
-                self._capture(driver, functions, buffers)
-            if self._graph is not None:
-                driver.launch_graph(self._graph, stream)
-            else:
-                self._enqueue(driver, functions, buffers)
-            for index in range(self._inputs, len(pointers)):
-                driver.to_host_async(pointers[index], buffers[f"arg{index}"], self._sizes[index], stream)
-            driver.stream_synchronize(stream)
+            if self._caller is None:
+                from xlac.targets.cuda.device_calls import DeviceCaller
+                self._caller = DeviceCaller(driver, self._stream, signature, self.donations,
+                                            self.steps, self.kernels)
+            return self._caller.call(values, lambda arguments: self._launch_work(
+                driver, functions, {**buffers, **arguments}))
+
+    @staticmethod
+    def takes_on_device(values) -> bool:
+        """Is one of ``values`` on a GPU (then ``run`` reads them in place, no round trip)?"""
+        from xlac.targets.cuda.device_array import is_device_value
+        return any(is_device_value(value) for value in values)
+
+    def _launch_work(self, driver, functions, env: dict[str, int]) -> None:
+        """The device work with its buffers at ``env``'s pointers: one CUDA graph launch
+        (``graphs.GraphCache``) or kernel by kernel."""
+        key = tuple(env[f"arg{index}"] for index in range(len(self._sizes)))
+        enqueue = lambda: self._run(self.steps, dict(env), driver, functions)  # noqa: E731
+        if not self._graphs.launch(driver, self._stream, key, enqueue):
+            enqueue()
 
     def with_driver(self, driver, nccl=None) -> CudaFunction:
         """The same program on another driver (and NCCL: fakes in tests), set up afresh."""
         inputs = self._sizes[:self._inputs]
         return CudaFunction(self.ptx, self.steps, inputs, self._sizes[self._inputs:], driver,
-                            self.kernels, self.gpu, self._use_graph, self.grid, self._device,
-                            nccl or self._nccl)
+                            self.kernels, self.gpu, self._graphs.enabled, self.grid, self._device,
+                            nccl or self._nccl, self.donations)
 
     def start_collectives(self) -> None:
         """Make the program's NCCL communicators: collective, once, on every rank
@@ -238,13 +269,10 @@ class CudaFunction:
     def serializer(self, entry: str, signature):
         return lambda: artifact_bytes(self, entry, signature)
 
-    def _enqueue(self, driver, functions, buffers) -> None:
-        """The device-side work of one call: kernels and device-to-device copies (and
-        the host's loops and branches around them)."""
-        self._run(self.steps, dict(buffers), driver, functions)
-
     def _run(self, steps, env: dict[str, int], driver, functions) -> None:
-        """``steps`` with the names in ``env`` (a region's arguments bound at run time)."""
+        """The device-side work of one call, kernels and device-to-device copies (and the
+        host's loops and branches around them): ``steps`` with the names in ``env``
+        (a call's arguments, a region's, bound at run time)."""
         for step in steps:
             if isinstance(step, Copy):
                 driver.copy_async(env[step.target], env[step.source], step.nbytes, self._stream)
@@ -261,28 +289,6 @@ class CudaFunction:
                 self._control.run(step, env, lambda region: self._run(region, env, driver, functions),
                                   self._stream)
 
-    def _capture(self, driver, functions, buffers) -> None:
-        """Record the device work once as a CUDA graph: then a call is one graph launch,
-        not one Python driver call per kernel. If the driver refuses, launch one by one."""
-        try:
-            driver.begin_capture(self._stream)
-        except CudaError as error:
-            return self._no_graph(error)
-        try:
-            self._enqueue(driver, functions, buffers)
-        except CudaError:
-            driver.end_capture(self._stream)
-            raise
-        try:
-            self._graph = driver.end_capture(self._stream)
-        except CudaError as error:
-            self._no_graph(error)
-
-    def _no_graph(self, error: CudaError) -> None:
-        self._use_graph = False
-        print(f"xlac: CUDA graph capture failed ({error}); launching kernels one by one",
-              file=sys.stderr)
-
     def close(self) -> None:
         """Free the device memory, graph and stream (the next call sets them up again)."""
         driver, owned = self._driver, self._owned
@@ -293,13 +299,14 @@ class CudaFunction:
         if driver is not None:
             if self._control is not None:
                 self._control.close()
-            if self._graph is not None:
-                driver.destroy_graph(self._graph)
+            self._graphs.close(driver)
+            if self._staging is not None:
+                self._staging.close()
             for pointer in owned:
                 driver.free(pointer)
             if self._stream is not None:
                 driver.destroy_stream(self._stream)
-        self._stream = self._graph = self._control = None
+        self._stream = self._control = self._staging = self._caller = None
 
     def __del__(self):
         try:
@@ -314,6 +321,15 @@ class CudaFunction:
             self._functions = {name: driver.function(module, name) for name in sorted(kernels)}
         return self._functions
 
+    def _argument_slots(self, driver, buffers: dict[str, int]) -> dict[str, int]:
+        """``buffers`` and the arguments' own buffers, which host arrays are copied
+        through (``__call__``), allocated on its first call; a call on device arrays
+        binds the arrays themselves."""
+        if "arg0" not in buffers and self._sizes:
+            for index, nbytes in enumerate(self._sizes):
+                buffers[f"arg{index}"] = self._allocate(driver, nbytes)
+        return buffers
+
     def _device_memory(self, driver) -> dict[str, int]:
         """Every buffer the schedule makes, allocated (and constants uploaded) once; views
         are bound as the steps run."""
@@ -321,8 +337,6 @@ class CudaFunction:
             return self._buffers
         self._stream = driver.create_stream()
         buffers = {}
-        for index, nbytes in enumerate(self._sizes):
-            buffers[f"arg{index}"] = self._allocate(driver, nbytes)
         for step in walk_steps(self.steps):               # in loops and branches: fixed slots
             if isinstance(step, Alloc):
                 buffers[step.value] = self._allocate(driver, step.nbytes)
@@ -350,15 +364,16 @@ def _launch(driver, function: int, step: Launch, buffers: dict[str, int], stream
 
 
 def function_for(ptx: str, steps: list, signature, kernels: str, gpu: str, options,
-                 grid=None) -> CudaFunction:
+                 grid=None, donations: dict[int, int] | None = None) -> CudaFunction:
     """The runtime function of a compiled (or cached) program."""
     return CudaFunction(ptx, steps, [s.nbytes for s in signature.inputs],
                         [s.nbytes for s in signature.outputs], kernels=kernels, gpu=gpu,
-                        use_graphs=options.cuda_graphs, grid=grid, device=options.local_rank)
+                        use_graphs=options.cuda_graphs, grid=grid, device=options.local_rank,
+                        donations=donations)
 
 
 def load_function(artifact, options) -> CudaFunction:
     """The CudaFunction of a checked cuda artifact (``container.read_artifact``)."""
     code = read_code(artifact)
     return function_for(code.ptx, code.steps, artifact.signature, code.kernels, code.gpu, options,
-                        artifact.grid)
+                        artifact.grid, code.donations)

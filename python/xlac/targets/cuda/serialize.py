@@ -27,6 +27,7 @@ class CudaCode:
     steps: list
     kernels: str                # the kernels as gpu.func (MLIR), for the emulator
     gpu: str                    # the "gpu" stage's text
+    donations: dict = None      # donated input -> the output it may become (jax donate_argnums)
 
 
 FORMAT = "xlac-cuda-4"            # 4: loops and branches (nested steps); 3: in an artifact container
@@ -36,7 +37,8 @@ _STEPS = {cls.__name__: cls for cls in (Alloc, Branch, Collective, Const, Copy, 
 def artifact_bytes(function, entry: str, signature: Signature) -> bytes:
     """The bytes of a cuda program (``CudaFunction``) for ``entry``."""
     code = {"format": FORMAT, "ptx": function.ptx, "kernels": function.kernels,
-            "gpu": function.gpu, "steps": [_step_json(step) for step in function.steps]}
+            "gpu": function.gpu, "steps": [_step_json(step) for step in function.steps],
+            "donations": sorted(function.donations.items())}
     metadata = metadata_for("cuda", {entry: (c_identifier(entry), signature, function.grid)})
     return pack(json.dumps(code, sort_keys=True).encode(), metadata)
 
@@ -49,7 +51,8 @@ def read_code(artifact) -> CudaCode:
             raise ArtifactError(f"{artifact.what}: a cuda program of format {code['format']!r}, "
                                 f"not {FORMAT!r}: compile it again with this xlac")
         return CudaCode(str(code["ptx"]), [_step_from(item) for item in code["steps"]],
-                        str(code["kernels"]), str(code["gpu"]))
+                        str(code["kernels"]), str(code["gpu"]),
+                        {int(i): int(o) for i, o in code.get("donations", [])})
     except ArtifactError:
         raise
     except (KeyError, TypeError, AttributeError, ValueError) as exc:

@@ -15,7 +15,9 @@ CUDA = Target(
     name="cuda",
     summary="NVIDIA GPUs (sm_90): PTX through llvmlite's NVPTX, a host schedule run by the driver",
     stages=(
-        *front_stages("cuda"),                # input, stablehlo, fused, linalg: every target's
+        # input, stablehlo, fused, linalg: every target's (complex dots kept
+        # complex: the fma of the matmul kernel would drift from the interpreter)
+        *front_stages("cuda", complex_as_real=False),
         Stage("gpu-loops", "memrefs; every loop nest an scf.parallel on tiles, matmuls as "
               "shared-memory kernels", gpu_loops_stage),
         Stage("kernels", "each kernel a gpu.func in a gpu.module; the host function a straight "
