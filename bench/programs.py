@@ -23,7 +23,8 @@ PEAK_BYTES = 45e9        # L3-resident bandwidth of both cores (same source)
 # MLIR element type -> numpy dtype name, for programs that come without a manifest.
 _MLIR_DTYPES = {"f16": "float16", "f32": "float32", "f64": "float64", "bf16": "bfloat16",
                 "i1": "bool", "i8": "int8", "i16": "int16", "i32": "int32", "i64": "int64",
-                "ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64"}
+                "ui8": "uint8", "ui16": "uint16", "ui32": "uint32", "ui64": "uint64",
+                "complex<f32>": "complex64", "complex<f64>": "complex128"}
 
 
 @dataclass(frozen=True)

@@ -75,7 +75,7 @@ def max_rel_error(got: list[np.ndarray], want: list[np.ndarray]) -> float:
         return float("inf")
     worst = 0.0
     for a, b in zip(got, want):
-        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        a, b = _real(a), _real(b)
         if a.shape != b.shape:
             return float("inf")
         if not np.array_equal(np.isnan(a), np.isnan(b)):
@@ -86,3 +86,11 @@ def max_rel_error(got: list[np.ndarray], want: list[np.ndarray]) -> float:
         scale = np.abs(b[np.isfinite(b)]).max(initial=0.0)
         worst = max(worst, float(diff.max(initial=0.0)) / max(scale, 1e-30))
     return worst
+
+
+def _real(array) -> np.ndarray:
+    """As float64; a complex array as its real and imaginary parts side by side."""
+    array = np.asarray(array)
+    if array.dtype.kind == "c":
+        return np.stack([array.real, array.imag], -1).astype(np.float64)
+    return array.astype(np.float64)

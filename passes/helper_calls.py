@@ -90,8 +90,22 @@ def replace_with_call(module: ir.Operation, op: ir.Operation, text: str, name: s
                 continue                     # an external function declared once already
         if symbol_name(helper) in bodies:
             _move_region_into(helper, bodies[symbol_name(helper)], captures)
+        elif helper.regions[0].blocks:
+            _tag_loops(helper, op.name)
         helper.move_before(_module_end(module))
     call_and_erase(op, name, [*arguments, *captures], operands)
+
+
+LOWERED_FROM = "xla.lowered_from"     # read by xla-apply-schedules (plans/unscheduled.py)
+
+
+def _tag_loops(helper: ir.Operation, source: str) -> None:
+    """Name ``source`` (the op replaced) on a helper's outermost loops: they
+    are scalar code no schedule takes, and the remark that says so should
+    name the op the user wrote, not the loop."""
+    for inner in helper.regions[0].blocks[0].operations:
+        if inner.operation.name in ("scf.for", "scf.forall", "scf.while"):
+            inner.operation.attributes[LOWERED_FROM] = ir.StringAttr.get(source, helper.context)
 
 
 def call_and_erase(op: ir.Operation, name: str, extra_operands: Sequence[ir.Value] = (),

@@ -47,6 +47,7 @@ _REGISTRY: dict[str, str] = {
     "xla-gpu-own-launch-constants": "gpu.gpu_own_launch_constants:GpuOwnLaunchConstants",
     "xla-update-windows-in-place": "buffers.update_windows_in_place:UpdateWindowsInPlace",
     "xla-bf16-memory-as-i16": "cpu.bf16_memory_as_i16:Bf16MemoryAsI16",
+    "xla-i1-memory-as-i8": "cpu.i1_memory_as_i8:I1MemoryAsI8",
     "xla-check-memory": "buffers.check_memory:CheckMemory",
     "xla-splat-constants-to-fill": "buffers.splat_constants_to_fill:SplatConstantsToFill",
     "xla-expm1-to-libm": "cpu.expm1_to_libm:Expm1ToLibm",

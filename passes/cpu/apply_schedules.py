@@ -15,6 +15,7 @@ from xlac.passes.cpu.plans.fused_rows_plan import fused_rows_plan
 from xlac.passes.cpu.plans.parallel_loops_plan import PARALLEL_LOOPS, parallel_loops_plan
 from xlac.passes.cpu.plans.schedule_functions import keep_planned, outline_planned
 from xlac.passes.cpu.plans.schedule_plan import CONTRACTIONS, MIN_WORK, POOLINGS, Machine, Plan, iterations, plan_for
+from xlac.passes.cpu.plans.unscheduled import lowered_loops, tensors, why
 from xlac.passes.remarks import emit_remarks
 
 SCHEDULES = Path(__file__).parent / "schedules"
@@ -45,6 +46,9 @@ class ApplySchedules(ModulePass):
     chunks the parallel loops get, 1 makes no scf.forall; `vector-bytes`
     (0: this host's, else 16 SSE, 32 AVX2, 64 AVX-512) the SIMD width the
     vectors are cut for. The pipelines set both from the CPU model.
+    `i1-vectors` (default on) lets the schedules take ops on i1 tensors, whose
+    vector moves xla-i1-memory-as-i8 makes byte moves: the pipelines turn it
+    off where that pass is disabled (then those ops run as scalar loops).
     `share-kernels` (default on) schedules each distinct kernel once. The
     kernels stay functions (`@xla_scheduled_<n>`, called where they were)
     through bufferization; xla-inline-schedule-calls puts a copy at each
@@ -55,12 +59,16 @@ class ApplySchedules(ModulePass):
     threads: int = 0
     vector_bytes: int = 0
     share_kernels: bool = True
+    i1_vectors: bool = True
 
     def run(self, module: ir.Operation) -> None:
         machine = self.machine()
         ops = _linalg_ops(module)
         planned = _plans(ops, machine)
-        emit_remarks(module, _unplanned(ops, planned))     # now: applying replaces the ops
+        if not self.i1_vectors:
+            planned = _without_i1(planned, machine)
+        emit_remarks(module, _unplanned(ops, planned, self.i1_vectors)   # now: applying replaces the ops
+                     + lowered_loops(module, MIN_WORK))
         _mark(planned)
         planned = outline_planned(module, planned, self.share_kernels)
         if planned and not _apply(module, planned):
@@ -82,6 +90,31 @@ class ApplySchedules(ModulePass):
         from xlac.cpu_model import cpu_model
         threads = self.threads or len(os.sched_getaffinity(0))
         return Machine(threads, self.vector_bytes or cpu_model("host").vector_bytes)
+
+
+def _without_i1(planned, machine: Machine) -> list[tuple[ir.Operation, Plan]]:
+    """``planned`` with no vector schedule for an op on i1 tensors: those get
+    the threads' scalar loops (a generic) or nothing; the other ops of a
+    fused group they were in are planned one by one."""
+    kept = []
+    for op, plan in planned:
+        group = [*reversed(plan.members), op]
+        if not any(_touches_i1(member) for member in group):
+            kept.append((op, plan))
+            continue
+        for single in group:
+            if not _touches_i1(single):
+                found = _plan(single, machine, fuse_producers=False)
+            else:
+                found = parallel_loops_plan(single, machine) if single.name == "linalg.generic" else None
+            if found is not None:
+                kept.append((single, found))
+    return kept
+
+
+def _touches_i1(op: ir.Operation) -> bool:
+    return any(isinstance(v.type, ir.ShapedType) and str(ir.ShapedType(v.type).element_type) == "i1"
+               for v in [*op.operands, *op.results])
 
 
 def _align_buffers(module: ir.Operation) -> None:
@@ -112,20 +145,21 @@ def _left_whole(module: ir.Operation) -> list[tuple[ir.Operation, str]]:
         if _PLANNED in op.attributes:
             del op.attributes[_PLANNED]
             if op.parent.name == "func.func":
-                found.append((op, f"xla-apply-schedules: the schedule of {op.name} left it whole: "
-                                  "it runs as scalar loops on one core"))
+                found.append((op, f"xla-apply-schedules: the schedule of {op.name} on {tensors(op)} "
+                                  "left it whole: it runs as scalar loops on one core"))
     return found
 
 
-def _unplanned(ops: list[ir.Operation], planned) -> list[tuple[ir.Operation, str]]:
+def _unplanned(ops: list[ir.Operation], planned, i1_vectors: bool = True) -> list[tuple[ir.Operation, str]]:
     """A remark for each op of real size that no schedule takes, and for each
-    whose scalar loops are only split among the threads."""
+    whose scalar loops are only split among the threads: the op, its tensors
+    and why (plans/unscheduled.py)."""
     taken = {op for op, _ in planned} | {m for _, plan in planned for m in plan.members}
     scalar = {op for op, plan in planned if plan.sequence.startswith(PARALLEL_LOOPS)}
     return [(op, f"xla-apply-schedules: no vector schedule for {op.name} ({iterations(op)} "
-                 "iterations): it runs as scalar loops split among the threads") if op in scalar
-            else (op, f"xla-apply-schedules: no schedule for {op.name} ({iterations(op)} "
-                      "iterations): it runs as scalar loops on one core")
+                 f"iterations) on {tensors(op)}: {why(op, i1_vectors)}: "
+                 + ("it runs as scalar loops split among the threads" if op in scalar
+                    else "it runs as scalar loops on one core"))
             for op in ops if (op not in taken or op in scalar) and op.name not in _NO_WORK
             and iterations(op) >= MIN_WORK]
 
@@ -247,8 +281,8 @@ def _apply(module: ir.Operation, planned: list[tuple[ir.Operation, Plan]],
            or _interpret(copy))
     if why:
         if remarks is not None:
-            remarks += [(op, f"xla-apply-schedules: schedule {plan.sequence} did not apply, the op "
-                             f"runs as scalar loops: {why}") for op, plan in planned]
+            remarks += [(op, f"xla-apply-schedules: schedule {plan.sequence} did not apply to {op.name} "
+                             f"on {tensors(op)}, the op runs as scalar loops: {why}") for op, plan in planned]
         return False
     if commit:
         _replace_body(module, copy)

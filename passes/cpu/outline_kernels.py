@@ -189,11 +189,27 @@ def _passable(t: ir.Type) -> bool:
     return isinstance(t, (ir.IndexType, ir.IntegerType, ir.FloatType))
 
 
+def _crossing_type(t: ir.Type) -> ir.Type:
+    """The type a value of type ``t`` crosses the call as: a 16-bit float as its
+    bits. LLVM passes a bf16 (and, without F16C, an f16) scalar widened to f32,
+    narrowing it again with libgcc's ``__truncsfbf2`` (``__truncsfhf2``), which
+    the JIT cannot find (``jnp.pad`` of bf16 on an AVX2 machine)."""
+    if isinstance(t, (ir.BF16Type, ir.F16Type)):
+        return ir.IntegerType.get_signless(16)
+    return t
+
+
+def _bitcast(value: ir.Value, to: ir.Type) -> ir.Value:
+    if value.type == to:
+        return value
+    return ir.Operation.create("arith.bitcast", results=[to], operands=[value]).result
+
+
 def _new_function(module: ir.Operation, group: list[ir.Operation], name: str,
                   copied: list[ir.Operation], arguments: list[ir.Value]) -> ir.Operation:
     """``@name(arguments)`` holding copies of ``copied`` and then the group's ops."""
     context = module.context
-    types = [v.type for v in arguments]
+    types = [_crossing_type(v.type) for v in arguments]
     with group[0].location:
         func = ir.Operation.create("func.func", regions=1, attributes={
             "sym_name": ir.StringAttr.get(name),
@@ -203,8 +219,9 @@ def _new_function(module: ir.Operation, group: list[ir.Operation], name: str,
         ir.InsertionPoint(module.regions[0].blocks[0]).insert(func)
         entry = ir.Block.create_at_start(func.regions[0], types)
         with ir.InsertionPoint(entry):
+            received = [_bitcast(a, v.type) for a, v in zip(entry.arguments, arguments)]
             end = ir.Operation.create("func.return")
-    mapping = dict(zip(arguments, entry.arguments))
+    mapping = dict(zip(arguments, received))
     for original in copied:
         clone = original.clone(ir.InsertionPoint(end))
         _rewire(clone, mapping)
@@ -226,5 +243,6 @@ def _rewire(op: ir.Operation, mapping: dict) -> None:
 def _call(group: list[ir.Operation], name: str, arguments: list[ir.Value]) -> ir.Operation:
     """The call, where the group's last op is: what it reads is defined by then."""
     with ir.InsertionPoint(group[-1]), group[0].location:
-        return ir.Operation.create("func.call", operands=arguments, attributes={
+        sent = [_bitcast(v, _crossing_type(v.type)) for v in arguments]
+        return ir.Operation.create("func.call", operands=sent, attributes={
             "callee": ir.FlatSymbolRefAttr.get(name), "no_inline": ir.UnitAttr.get()})

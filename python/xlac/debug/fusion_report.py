@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 
 from xlac.debug.kernels import WHY, Kernel, kernels, scaled, short_name
-from xlac.errors import collect_diagnostics
+from xlac.errors import collect_diagnostics, format_location
 from xlac.mlir import ir
 from xlac.passes.remarks import collected_remarks
 from xlac.pipeline.pass_manager import build_pass_manager
@@ -36,14 +36,39 @@ def fusion_report(stages) -> str | None:
     with ctx, collect_diagnostics(ctx) as diagnostics, collected_remarks() as remarks:
         build_pass_manager(ctx, ["xla-fuse{remarks=true}"]).run(module.operation)
     remarks += [d for d in diagnostics.records if d.severity == "remark"]
-    return render(module.operation, remarks) + _unscheduled(stages.remarks)
+    return render(module.operation, remarks) + _unscheduled(stages.remarks, _sources(module.operation))
 
 
-def _unscheduled(remarks: list) -> str:
-    """What the CPU schedules left as scalar loops (xla-apply-schedules' remarks)."""
-    lines = [f"  {r.location}: {r.message.removeprefix('xla-apply-schedules: ')}"
+def _unscheduled(remarks: list, sources: dict[str, str]) -> str:
+    """What the CPU schedules left as scalar loops (xla-apply-schedules' remarks),
+    each with the StableHLO op(s) at its location: the linalg op says how, the
+    StableHLO op which line of the program."""
+    lines = [f"  {r.location}: {_source(sources, r.location)}"
+             f"{r.message.removeprefix('xla-apply-schedules: ')}"
              for r in remarks if r.message.startswith("xla-apply-schedules:")]
     return "\n".join(["not scheduled:", *lines]) + "\n" if lines else ""
+
+
+def _sources(module: ir.Operation) -> dict[str, str]:
+    """Location -> the names of the StableHLO ops there, in program order."""
+    found: dict[str, list[str]] = {}
+
+    def visit(op: ir.Operation) -> None:
+        for region in op.regions:
+            for block in region.blocks:
+                for inner in block.operations:
+                    if inner.operation.name.startswith("stablehlo."):
+                        names = found.setdefault(format_location(inner.operation.location), [])
+                        if inner.operation.name not in names:
+                            names.append(inner.operation.name)
+                    visit(inner.operation)
+    visit(module)
+    return {where: ", ".join(names) for where, names in found.items()}
+
+
+def _source(sources: dict[str, str], location: str) -> str:
+    names = sources.get(location)
+    return f"[{names}] " if names else ""
 
 
 def render(module: ir.Operation, remarks: list) -> str:

@@ -1,6 +1,7 @@
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-apply-schedules{threads=2 vector-bytes=64})' --split-input-file | FileCheck %s
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-apply-schedules{threads=1 vector-bytes=64})' --split-input-file | FileCheck %s --check-prefix=ONE
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-apply-schedules{threads=2 vector-bytes=32})' --split-input-file | FileCheck %s --check-prefix=AVX2
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-apply-schedules{threads=2 vector-bytes=64 i1-vectors=false})' --split-input-file 2>&1 | FileCheck %s --check-prefix=NOI1
 
 /// A matmul: each thread takes half of C (the zero fill fused in); 8x32 tiles
 /// of C are vector accumulators carried across k, one contraction per k step.
@@ -388,15 +389,20 @@ func.func @padded_max_pool(%x: tensor<2x112x112x64xf32>) -> tensor<2x56x56x64xf3
 
 // -----
 
-/// No vector schedule reads i1 (a padding mask): the op's rows are still split
-/// among the threads (scalar loops inside each chunk), said in a remark.
+/// A row max under an i1 mask (a padding mask): the row schedule reads the mask
+/// as vectors of i1 (xla-i1-memory-as-i8 makes them byte moves). Without i1
+/// vectors the op's rows are still split among the threads (scalar loops
+/// inside each chunk), said in a remark that names i1.
 // CHECK-LABEL: func.func @masked_row_max
-// CHECK: scf.forall (%{{.*}}) in (8)
-// CHECK: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<64x256xf32>, tensor<64x256xi1>) outs(%{{.*}} : tensor<64xf32>)
-// CHECK: tensor.parallel_insert_slice
-// ONE-LABEL: func.func @masked_row_max
-// ONE-NOT: scf.forall
-// ONE: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<512x256xf32>, tensor<512x256xi1>)
+// CHECK: scf.forall (%{{.*}}) in (2)
+// CHECK: vector.transfer_read {{.*}} : tensor<512x256xi1>, vector<16xi1>
+// CHECK: arith.select {{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: vector.multi_reduction <maximumf>
+// NOI1: remark: xla-apply-schedules: no vector schedule for linalg.generic (131072 iterations) on 512x256xf32, 512x256xi1, 512xf32 -> 512xf32: element type i1 not supported
+// NOI1-LABEL: func.func @masked_row_max
+// NOI1: scf.forall (%{{.*}}) in (8)
+// NOI1: linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<64x256xf32>, tensor<64x256xi1>) outs(%{{.*}} : tensor<64xf32>)
+// NOI1: tensor.parallel_insert_slice
 func.func @masked_row_max(%x: tensor<512x256xf32>, %keep: tensor<512x256xi1>) -> tensor<512xf32> {
   %low = arith.constant 0xFF800000 : f32
   %empty = tensor.empty() : tensor<512xf32>

@@ -85,3 +85,25 @@ def test_f16_runs_on_a_cpu_without_f16c():
                 + b.astype(np.float32)).astype(np.float16)
     np.testing.assert_array_equal(sum_.view(np.uint16), expected.view(np.uint16))
     np.testing.assert_array_equal(wide, expected.astype(np.float32))
+
+
+# jnp.pad's padding value: a scalar read from a buffer and passed to the pad
+# kernel's function. LLVM passes a 16-bit float scalar widened to f32 and
+# narrows it with libgcc (the JIT has no __truncsfbf2): it crosses as bits.
+PAD_WITH_SCALAR = """func.func @main(%x: tensor<64x256xTYPE>, %v: tensor<i32>) -> tensor<66x272xTYPE> {
+  %0 = stablehlo.convert %v : (tensor<i32>) -> tensor<TYPE>
+  %1 = stablehlo.pad %x, %0, low = [1, 8], high = [1, 8], interior = [0, 0] : (tensor<64x256xTYPE>, tensor<TYPE>) -> tensor<66x272xTYPE>
+  return %1 : tensor<66x272xTYPE>
+}"""
+
+
+@pytest.mark.parametrize("cpu", ["x86-64-v2", "x86-64-v3", "x86-64-v4"])
+@pytest.mark.parametrize("type_name, dtype", [("bf16", BF16), ("f16", np.float16)])
+def test_a_16_bit_float_scalar_crosses_into_its_kernel(type_name, dtype, cpu):
+    exe = xlac.compile(PAD_WITH_SCALAR.replace("TYPE", type_name), cache=False, cpu=cpu)
+    assert [line.strip() for line in exe.as_text("llvm").splitlines()
+            if NEEDS_LIBGCC.search(line) or re.search(r"llvm\.func @xla_kernel\w*\(.*\b(bf16|f16)\b", line)] == []
+    if cpu not in runnable_levels(cpu):
+        pytest.skip(f"this CPU cannot run {cpu} code")
+    x = np.random.default_rng(2).standard_normal((64, 256)).astype(dtype)
+    np.testing.assert_array_equal(exe(x, np.int32(3)), np.pad(x, ((1, 1), (8, 8)), constant_values=3))

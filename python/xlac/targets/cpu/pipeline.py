@@ -21,11 +21,14 @@ def ingest_cpu(entry: str = "main") -> list[str]:
     ]
 
 
-def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
+def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
+              i1_vectors: bool | str = True) -> list[str]:
     """"linalg" -> "bufferized": memrefs; results written into caller-owned buffers.
 
-    ``threads`` and ``vector_bytes`` are the schedules' (0: this host's).
+    ``threads`` and ``vector_bytes`` are the schedules' (0: this host's);
+    ``i1_vectors`` off where xla-i1-memory-as-i8 is disabled (see there).
     """
+    i1 = "true" if true_flag(i1_vectors) else "false"
     return [
         "xla-splat-constants-to-fill",                    # a 10^8-element splat: a fill loop, not a 400 MB global
         "xla-update-windows-in-place",                    # a scatter's window combined into itself: no copy per index
@@ -34,7 +37,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0) -> list[str]:
         # per op class: scf.forall over the threads' chunks, tiles for caches
         # and registers, vector ops (passes/cpu/schedules/); on tensors, so the
         # bufferization below sees only in-place slices and needs no copies
-        f"xla-apply-schedules{{threads={int(threads)} vector-bytes={int(vector_bytes)}}}",
+        f"xla-apply-schedules{{threads={int(threads)} vector-bytes={int(vector_bytes)} i1-vectors={i1}}}",
         "xla-unmask-contractions",                        # the rows a register tile leaves: no mask bits per lane
         "xla-readonly-inputs",                            # never write into the caller's arrays
         "xla-spread-readonly-reads",                      # a weight read 1,000 times: no quadratic analysis
@@ -123,6 +126,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "xla-loop-annotations-to-llvm",                   # ... where the translation to LLVM IR reads it
         "reconcile-unrealized-casts",
         "xla-bf16-memory-as-i16",                         # no per-lane bf16 store LLVM would truncate via __truncsfbf2
+        "xla-i1-memory-as-i8",                            # bool vectors move as bytes: LLVM packs vector<Nxi1> as bits
         "xla-split-long-blocks",                          # an entry of thousands of calls: parts compiled in parallel
         f"xla-target-cpu{{cpu={cpu}}}",                   # code for the chosen CPU level, not the JIT's host
     ]
@@ -140,7 +144,8 @@ def stablehlo_stage(entry: str, options: Options) -> list[str]:
 
 def bufferized_stage(entry: str, options: Options) -> list[str]:
     """The "bufferized" stage's steps: threads and vector width of the chosen CPU."""
-    return bufferize(options.threads(), cpu_model(options.cpu).vector_bytes)
+    i1_vectors = "xla-i1-memory-as-i8" not in options.disable_passes
+    return bufferize(options.threads(), cpu_model(options.cpu).vector_bytes, i1_vectors)
 
 
 def llvm_stage(entry: str, options: Options) -> list[str]:
