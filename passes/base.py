@@ -33,6 +33,7 @@ class PassFailure(Exception):
 
 _last_failure = threading.local()
 _run = threading.local()              # what one run of a pass remembers (run_memo)
+_census = threading.local()           # the op names of the module, shared by a run of passes
 
 
 def run_memo() -> dict | None:
@@ -54,6 +55,10 @@ class ModulePass:
     """A pass over a ``builtin.module`` written in Python."""
 
     name: ClassVar[str] = ""
+    # The ops this pass rewrites: with none of them in the module it does nothing,
+    # and is skipped on the census of op names its Python neighbours share (one walk
+    # for a run of such passes, not one each; see ``_op_census``). Empty: always run.
+    acts_on: ClassVar[frozenset[str]] = frozenset()
 
     def run(self, module: ir.Operation) -> None:
         raise NotImplementedError
@@ -80,12 +85,21 @@ class ModulePass:
                  for f in dataclasses.fields(self)]
         return "{" + " ".join(pairs) + "}" if pairs else ""
 
-    def add_to(self, pm) -> None:
-        """Append this pass to an MLIR PassManager."""
-        pm.add(self._callback, name=self.name, argument=self.name,
-               description=self.summary())
+    def add_to(self, pm, after_python_pass: bool = False) -> None:
+        """Append this pass to an MLIR PassManager. ``after_python_pass``: the
+        pass added just before it is a Python pass, so the module it sees was
+        changed, if at all, by a Python pass (which forgets the op census)."""
+        callback = self._callback if after_python_pass else self._callback_fresh
+        pm.add(callback, name=self.name, argument=self.name, description=self.summary())
+
+    def _callback_fresh(self, op: ir.Operation, pass_) -> None:
+        _census.names = None                 # an upstream pass (or none) ran before: count anew
+        self._callback(op, pass_)
 
     def _callback(self, op: ir.Operation, pass_) -> None:
+        if self.acts_on and _op_census(op).isdisjoint(self.acts_on):
+            return                           # nothing to rewrite: the module is unchanged
+        _census.names = None                 # this pass may add or remove any op
         outer, _run.memo = run_memo(), {}
         try:
             self.run(op)
@@ -101,6 +115,18 @@ class ModulePass:
             pass_.signal_pass_failure()
         finally:
             _run.memo = outer
+
+
+def _op_census(module: ir.Operation) -> frozenset[str]:
+    """The names of the ops in ``module``, walked once for every pass of a run
+    of Python passes that skip or leave the module as it was."""
+    names = getattr(_census, "names", None)
+    if names is None or _census.module != module:
+        found: set[str] = set()
+        module.walk(lambda op: found.add(op.name) or ir.WalkResult.ADVANCE)
+        names = _census.names = frozenset(found)
+        _census.module = module
+    return names
 
 
 def _convert(text: str, annotation, where: str):

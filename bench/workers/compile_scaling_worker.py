@@ -1,13 +1,26 @@
-"""One cold xlac compile for compile_scaling.py: ``worker.py PROGRAM THREADS``.
+"""One xlac compile for compile_scaling.py: ``worker.py PROGRAM THREADS MODE [CACHE_DIR] [TRACE]``.
 
-Prints one JSON line: ``{"seconds": wall, "times": [[stage, step, seconds], ...]}``.
-The compile cache is off and the compile is traced pass by pass (``Options.trace_to``);
-xlac's start-up (imports, a tiny compile) stays out of the seconds.
+Prints one JSON line. MODE:
+
+``cold``  the compile a user's first run does: a fresh process, ``import xlac`` then
+          ``xlac.compile`` with the cache at CACHE_DIR (empty: nothing to find; the
+          entry and its pieces are stored there, as a user's first compile stores them).
+          ``{"seconds": the compile call, "cpu": this process's CPU seconds in it (the
+          piece workers' are not counted), "import": import xlac and the modules the compile
+          loads (the MLIR bindings; imported here to wrap them), "spans", "stages"}``:
+          the phases are timed by wrapping the functions that do them (below), so the
+          compile runs as users run it: each stage one pass manager, no trace.
+``warm``  the same in a fresh process on the cache ``cold`` filled: a hit.
+``passes`` the compile traced pass by pass (``Options.trace_to``, cache off) after a tiny
+          warm-up compile: ``{"seconds", "times": [[stage, step, seconds], ...]}``; with
+          TRACE, the Chrome trace (Perfetto) is copied there.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -16,8 +29,81 @@ from pathlib import Path
 TINY = ("func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
         "  %0 = stablehlo.add %a, %a : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n")
 
+# phase -> the functions whose calls are its time ("module:attribute" or "module:Class.method");
+# each is looked up by its module at call time, so wrapping the module's attribute is seen.
+TIMED = {
+    "parse": ["xlac.frontend.isolation:parse_untrusted"],
+    "link": ["xlac.targets.cpu.pieces:_link_relocatable", "xlac.targets.cpu.serialize:link_library"],
+    "load": ["xlac.targets.cpu.library:open_library"],
+    "cache store": ["xlac.cache:CompilationCache.put"],
+}
 
-def main(path: str, threads: int) -> None:
+
+def timed_calls(spans: dict[str, float]) -> None:
+    """Wrap each function of ``TIMED`` to add its calls' seconds to ``spans``."""
+    import importlib
+    for phase, names in TIMED.items():
+        for name in names:
+            module_name, attribute = name.split(":")
+            owner = importlib.import_module(module_name)
+            *classes, function = attribute.split(".")
+            for part in classes:
+                owner = getattr(owner, part)
+            setattr(owner, function, _timer(getattr(owner, function), phase, spans))
+
+
+_active: list[str] = []          # the timed calls under way: a nested one is its caller's time
+
+
+def _timer(function, phase: str, spans: dict[str, float]):
+    @functools.wraps(function)
+    def timed(*args, **kwargs):
+        if _active:                  # e.g. a link while the cache stores the entry: a store's time
+            return function(*args, **kwargs)
+        _active.append(phase)
+        start = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            spans[phase] = spans.get(phase, 0.0) + time.perf_counter() - start
+            _active.pop()
+    return timed
+
+
+def runner_times(spans: list) -> None:
+    """Keep each StageRunner's ``times`` (stage, step, start, seconds) when it finishes."""
+    from xlac.pipeline.runner import StageRunner
+    finish = StageRunner.finish
+
+    def kept(self):
+        spans.extend(self.times)
+        return finish(self)
+    StageRunner.finish = kept
+
+
+def user_compile(path: str, threads: int, cache_dir: str) -> dict:
+    """``cold`` / ``warm``: import xlac and compile, as a user's script does."""
+    source = Path(path).read_text()
+    start = time.perf_counter()
+    import xlac
+    from xlac.options import Options
+    spans: dict[str, float] = {}
+    times: list = []
+    timed_calls(spans)          # imports the modules it wraps: the MLIR bindings among them
+    runner_times(times)
+    imported = time.perf_counter() - start      # so the import is counted here, not in the compile
+    options = Options.from_env().replace(cache_dir=cache_dir, num_threads=threads)
+    start, cpu_start = time.perf_counter(), time.process_time()
+    xlac.compile(source, options=options)
+    seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
+    stages: dict[str, float] = {}
+    for stage, _, _, spent in times:
+        stages[stage] = stages.get(stage, 0.0) + spent
+    return {"seconds": seconds, "cpu": cpu, "import": imported, "spans": spans, "stages": stages}
+
+
+def traced_compile(path: str, threads: int, trace_copy: str) -> dict:
+    """``passes``: pass by pass, traced, cache off; xlac's start-up out of the seconds."""
     import xlac
 
     xlac.compile(TINY, cache=False)
@@ -30,10 +116,20 @@ def main(path: str, threads: int) -> None:
         xlac.compile(source, cache=False, options=options)
         seconds = time.perf_counter() - start
         events = json.loads(trace.read_text())["traceEvents"]
+        if trace_copy:
+            shutil.copyfile(trace, trace_copy)
     times = [[event["cat"], event["name"], event["dur"] / 1e6] for event in events
              if event.get("ph") == "X" and event["cat"] != "stage"]
-    print(json.dumps({"seconds": seconds, "times": times}))
+    return {"seconds": seconds, "times": times}
+
+
+def main(argv: list[str]) -> None:
+    path, threads, mode = argv[0], int(argv[1]), argv[2] if len(argv) > 2 else "passes"
+    extra = argv[3] if len(argv) > 3 else ""
+    result = traced_compile(path, threads, extra) if mode == "passes" else \
+        user_compile(path, threads, extra)
+    print(json.dumps(result))
 
 
 if __name__ == "__main__":
-    main(sys.argv[1], int(sys.argv[2]))
+    main(sys.argv[1:])

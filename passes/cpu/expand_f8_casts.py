@@ -51,6 +51,8 @@ class ExpandF8Casts(ModulePass):
     """
 
     name = "xla-expand-f8-casts"
+
+    acts_on = frozenset({"arith.extf", "arith.truncf"})
     f16: bool = False           # also f16, for a CPU without F16C (the JIT has no __truncsfhf2)
 
     def run(self, module: ir.Operation) -> None:

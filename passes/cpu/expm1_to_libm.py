@@ -36,6 +36,8 @@ class Expm1ToLibm(ModulePass):
 
     name = "xla-expm1-to-libm"
 
+    acts_on = frozenset({"math.expm1"})
+
     def run(self, module: ir.Operation) -> None:
         helpers: dict[str, str] = {}
         for op in nested_ops(module):

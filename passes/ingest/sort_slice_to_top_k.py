@@ -31,6 +31,8 @@ class SortSliceToTopK(ModulePass):
     """
 
     name = "xla-sort-slice-to-top-k"
+
+    acts_on = frozenset({"stablehlo.sort"})
     max_k: int = MAX_K
 
     def run(self, module: ir.Operation) -> None:

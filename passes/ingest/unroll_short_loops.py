@@ -28,6 +28,8 @@ class UnrollShortLoops(ModulePass):
     """
 
     name = "xla-unroll-short-loops"
+
+    acts_on = frozenset({"stablehlo.while"})
     max_trips: int = MAX_TRIPS
 
     def run(self, module: ir.Operation) -> None:

@@ -36,6 +36,8 @@ class DecomposeBatchNorm(ModulePass):
 
     name = "xla-decompose-batch-norm"
 
+    acts_on = frozenset(_KINDS)
+
     def run(self, module: ir.Operation) -> None:
         for op in [o for o in nested_ops(module) if o.name in _KINDS]:
             kind = _KINDS[op.name]

@@ -26,6 +26,8 @@ class FoldEmptyReductions(ModulePass):
 
     name = "xla-fold-empty-reductions"
 
+    acts_on = frozenset({"stablehlo.reduce"})
+
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
             if op.name == "stablehlo.reduce" and _has_no_elements(op.operands[0].type):

@@ -37,6 +37,8 @@ class LowerCollectives(ModulePass):
 
     name = "xla-lower-collectives"
 
+    acts_on = frozenset(SPMD_OPS)
+
     def run(self, module: ir.Operation) -> None:
         grid = declared_grid(module)
         for op in [op for op in nested_ops(module) if op.name in SPMD_OPS]:

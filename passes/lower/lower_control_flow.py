@@ -30,6 +30,8 @@ class LowerControlFlow(ModulePass):
 
     name = "xla-lower-control-flow"
 
+    acts_on = frozenset(_LOWERINGS)
+
     def run(self, module: ir.Operation) -> None:
         # Inner ops first, so each lowering sees regions free of the others.
         ops = [op for op in reversed(nested_ops(module)) if op.name in _LOWERINGS]

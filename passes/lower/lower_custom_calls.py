@@ -31,6 +31,8 @@ class LowerCustomCalls(ModulePass):
 
     name = "xla-lower-custom-calls"
 
+    acts_on = frozenset({"stablehlo.custom_call"})
+
     def run(self, module: ir.Operation) -> None:
         targets = lowered_targets()
         for op in nested_ops(module):

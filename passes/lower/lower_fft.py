@@ -33,6 +33,8 @@ class LowerFft(ModulePass):
 
     name = "xla-lower-fft"
 
+    acts_on = frozenset({"stablehlo.fft"})
+
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
             if op.name == "stablehlo.fft":

@@ -31,6 +31,8 @@ class LowerLinalgOps(ModulePass):
 
     name = "xla-lower-linalg-ops"
 
+    acts_on = frozenset({"stablehlo.triangular_solve", "stablehlo.cholesky"})
+
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
             if op.name == "stablehlo.triangular_solve":

@@ -37,6 +37,8 @@ class LowerScatter(ModulePass):
 
     name = "xla-lower-scatter"
 
+    acts_on = frozenset({"stablehlo.scatter"})
+
     def run(self, module: ir.Operation) -> None:
         for op in [o for o in nested_ops(module) if o.name == "stablehlo.scatter"]:
             name = fresh_symbol(module, "xla_scatter")

@@ -29,6 +29,8 @@ class LowerSelectAndScatter(ModulePass):
 
     name = "xla-lower-select-and-scatter"
 
+    acts_on = frozenset({"stablehlo.select_and_scatter"})
+
     def run(self, module: ir.Operation) -> None:
         for op in [o for o in nested_ops(module) if o.name == "stablehlo.select_and_scatter"]:
             prefix = fresh_symbol(module, "xla_select_and_scatter")

@@ -31,6 +31,8 @@ class LowerSort(ModulePass):
 
     name = "xla-lower-sort"
 
+    acts_on = frozenset({"stablehlo.sort"})
+
     def run(self, module: ir.Operation) -> None:
         for op in [o for o in nested_ops(module) if o.name == "stablehlo.sort"]:
             captures = captured_values(op)

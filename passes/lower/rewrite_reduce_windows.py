@@ -34,6 +34,8 @@ class RewriteReduceWindows(ModulePass):
 
     name = "xla-rewrite-reduce-windows"
 
+    acts_on = frozenset({"stablehlo.reduce_window"})
+
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
             if op.name == "stablehlo.reduce_window" and len(op.results) == 1:

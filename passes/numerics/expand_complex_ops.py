@@ -9,6 +9,9 @@ from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 
+# the ops this pass expands when complex numbers flow through them
+_EXPANDED = ("stablehlo.maximum", "stablehlo.minimum", "stablehlo.bitcast_convert", "stablehlo.cbrt")
+
 
 @dataclass(frozen=True)
 class ExpandComplexOps(ModulePass):
@@ -34,8 +37,12 @@ class ExpandComplexOps(ModulePass):
 
     name = "xla-expand-complex-ops"
 
+    acts_on = frozenset(_EXPANDED)
+
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
+            if op.name not in _EXPANDED:     # before the types: printing every op's was this pass's time
+                continue
             types = [str(v.type) for v in list(op.operands) + list(op.results)]
             if not any("complex" in t for t in types):
                 continue

@@ -49,6 +49,8 @@ class ExpandConstantPowers(ModulePass):
 
     name = "xla-expand-constant-powers"
 
+    acts_on = frozenset({"stablehlo.power"})
+
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
             if op.name == "stablehlo.power" and _float(op):

@@ -28,6 +28,8 @@ class IntegerArithmetic(ModulePass):
 
     name = "xla-integer-arithmetic"
 
+    acts_on = frozenset({"stablehlo.power"})
+
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
             if op.name == "stablehlo.power" and _wide_integer(op):

@@ -31,6 +31,8 @@ class KeepRoundings(ModulePass):
 
     name = "xla-keep-roundings"
 
+    acts_on = frozenset(_CONVERSIONS)
+
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
             if op.name in _CONVERSIONS and "fastmath" in op.attributes:

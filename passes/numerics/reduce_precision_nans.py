@@ -28,6 +28,8 @@ class ReducePrecisionNans(ModulePass):
 
     name = "xla-reduce-precision-nans"
 
+    acts_on = frozenset({"stablehlo.reduce_precision"})
+
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
             if (op.name == "stablehlo.reduce_precision"

@@ -33,6 +33,8 @@ class SplitComplexContractions(ModulePass):
 
     name = "xla-split-complex-contractions"
 
+    acts_on = frozenset(_CONTRACTIONS)
+
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
             if op.name in _CONTRACTIONS and _complex_part(op) is not None:

@@ -33,6 +33,8 @@ class SplitF64Truncation(ModulePass):
 
     name = "xla-split-f64-truncation"
 
+    acts_on = frozenset({"stablehlo.convert"})
+
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
             if op.name == "stablehlo.convert" and _is_f64_to_half(op):

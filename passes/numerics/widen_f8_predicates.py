@@ -25,6 +25,8 @@ class WidenF8Predicates(ModulePass):
 
     name = "xla-widen-f8-predicates"
 
+    acts_on = frozenset({"stablehlo.is_finite"})
+
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
             if op.name == "stablehlo.is_finite" and _is_f8(op.operands[0].type):

@@ -28,21 +28,25 @@ def build_pass_manager(ctx: ir.Context, pipeline: str | list[str],
     text = pipeline if isinstance(pipeline, str) else ",".join(pipeline)
     with ctx:
         pm = passmanager.PassManager("builtin.module")
-        _add_elements(pm, parse_pipeline(text), disabled, overrides or {})
+        _add_elements(pm, parse_pipeline(text), disabled, overrides or {}, [False])
     return pm
 
 
-def _add_elements(pm, elements, disabled: frozenset[str], overrides: dict) -> None:
+def _add_elements(pm, elements, disabled: frozenset[str], overrides: dict,
+                  last_python: list[bool]) -> None:
+    """``last_python[0]``: the pass added last is a Python pass (whose neighbour
+    may share its op census: ``ModulePass.add_to``)."""
     for element in elements:
         if element.name in disabled:
             continue
         if element.children is not None:
             _check_no_python_pass(element)
             _add_upstream(pm, element.text())
+            last_python[0] = False
         elif element.name in NAMED_PIPELINES:
             builder = named_pipeline(element.name)
             steps = builder(**_builder_options(builder, element))
-            _add_elements(pm, parse_pipeline(",".join(steps)), disabled, overrides)
+            _add_elements(pm, parse_pipeline(",".join(steps)), disabled, overrides, last_python)
         elif element.name in registry.pass_names():
             pass_class = registry.get_pass_class(element.name)
             options = parse_options(element.options) | overrides.get(element.name, {})
@@ -50,9 +54,11 @@ def _add_elements(pm, elements, disabled: frozenset[str], overrides: dict) -> No
                 configured = pass_class.from_options(options)
             except ValueError as exc:
                 raise PipelineSyntaxError(f"pass pipeline: error: {exc}") from None
-            configured.add_to(pm)
+            configured.add_to(pm, after_python_pass=last_python[0])
+            last_python[0] = True
         else:
             _add_upstream(pm, element.text())
+            last_python[0] = False
 
 
 def _builder_options(builder, element: Element) -> dict[str, str]:

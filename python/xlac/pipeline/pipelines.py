@@ -104,8 +104,8 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         "func.func(linalg-fuse-elementwise-ops)",         # ... out of the elementwise producer->consumer fusion
         "xla-normalize-contractions",                     # then as transposes + linalg.(batch_)matmul
         "xla-outline-fusions{release=true}",              # ... has fused inside kernels only
-        "inline",                                         # kernels and contractions back in place
-        "canonicalize",
+        "inline",                                         # kernels and contractions back in place, canonicalized
+        #                                                   (the inliner's own pipeline): no canonicalize after it
         "loop-invariant-code-motion",                     # while bodies: weights concatenated once, not per step
     ]
 

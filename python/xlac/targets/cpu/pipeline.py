@@ -65,7 +65,6 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         "bufferization-lower-deallocations",
         "cse",
         "canonicalize",
-        "canonicalize",
     ]
 
 
@@ -128,7 +127,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "convert-func-to-llvm{use-bare-ptr-memref-call-conv=1}",  # entry(ptr in..., ptr out...)
         "convert-openmp-to-llvm",                         # after func: it would convert func without bare pointers
         "convert-ub-to-llvm",                             # ub.poison padding of vector reads
-        "convert-cf-to-llvm",
+        # no convert-cf-to-llvm: convert-openmp-to-llvm above applies cf's patterns to the whole module
         "xla-loop-annotations-to-llvm",                   # ... where the translation to LLVM IR reads it
         "reconcile-unrealized-casts",
         "xla-bf16-memory-as-i16",                         # no per-lane bf16 store LLVM would truncate via __truncsfbf2

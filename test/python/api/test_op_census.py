@@ -1,0 +1,98 @@
+"""Python passes that name the ops they rewrite (``ModulePass.acts_on``) are skipped
+when none of those ops is in the module, on a census of op names that a run of
+Python passes shares (one walk, not one per pass); a pass that ran, or an
+upstream pass between two Python passes, makes the next one count again."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+
+import xlac.passes.registry as registry
+from xlac.context import new_context
+from xlac.frontend.parse import parse_module
+from xlac.mlir import ir
+from xlac.passes.base import ModulePass
+from xlac.pipeline.pass_manager import run_passes
+
+PROGRAM = ("func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+           "  %0 = stablehlo.add %a, %a : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n")
+HELPER = ("module {\n  func.func private @helper(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
+          "    %0 = stablehlo.abs %x : tensor<4xf32>\n    return %0 : tensor<4xf32>\n  }\n}\n")
+RAN: list[str] = []
+
+
+@dataclass(frozen=True)
+class WantsAbs(ModulePass):
+    """Records that it ran (test pass): only where a stablehlo.abs is."""
+
+    name = "xla-test-wants-abs"
+    acts_on = frozenset({"stablehlo.abs"})
+
+    def run(self, module: ir.Operation) -> None:
+        RAN.append("abs")
+
+
+@dataclass(frozen=True)
+class AddsAbs(ModulePass):
+    """Adds a function holding a stablehlo.abs (test pass)."""
+
+    name = "xla-test-adds-abs"
+
+    def run(self, module: ir.Operation) -> None:
+        RAN.append("adds")
+        parsed = ir.Module.parse(HELPER, context=module.context)
+        for op in list(parsed.body.operations):
+            module.regions[0].blocks[0].append(op.operation.detach_from_parent())
+
+
+@dataclass(frozen=True)
+class WantsLinalg(ModulePass):
+    """Records that it ran (test pass): only where linalg ops are."""
+
+    name = "xla-test-wants-linalg"
+    acts_on = frozenset({"linalg.generic", "linalg.map"})
+
+    def run(self, module: ir.Operation) -> None:
+        RAN.append("linalg")
+
+
+@pytest.fixture(autouse=True)
+def test_passes(monkeypatch):
+    classes = {c.name: c for c in (WantsAbs, AddsAbs, WantsLinalg)}
+    real_names, real_class = registry.pass_names, registry.get_pass_class
+    monkeypatch.setattr(registry, "pass_names", lambda: [*real_names(), *classes])
+    monkeypatch.setattr(registry, "get_pass_class", lambda name: classes.get(name) or real_class(name))
+    RAN.clear()
+
+
+def _run(steps: list[str]) -> list[str]:
+    module = parse_module(new_context(), PROGRAM.encode(), "census.mlir")
+    run_passes(module, steps)
+    return list(RAN)
+
+
+def test_a_pass_without_its_ops_is_skipped_and_one_that_ran_makes_the_next_count_again():
+    assert _run(["xla-test-wants-abs", "xla-test-adds-abs", "xla-test-wants-abs"]) == ["adds", "abs"]
+
+
+def test_an_upstream_pass_between_makes_the_next_python_pass_count_again():
+    steps = ["xla-test-wants-linalg", "func.func(stablehlo-legalize-to-linalg)", "xla-test-wants-linalg"]
+    assert _run(steps) == ["linalg"]
+
+
+def test_each_pass_manager_counts_anew():
+    module = parse_module(new_context(), PROGRAM.encode(), "census.mlir")
+    run_passes(module, ["xla-test-wants-abs"])          # counted: no abs
+    run_passes(module, ["xla-test-adds-abs"])
+    run_passes(module, ["xla-test-wants-abs"])          # a new pass manager: counted again
+    assert RAN == ["adds", "abs"]
+
+
+def test_the_passes_that_name_their_ops_name_real_ops():
+    """A misspelt name in ``acts_on`` would skip its pass on every program."""
+    ctx = new_context()
+    for name in registry.pass_names():
+        for op_name in registry.get_pass_class(name).acts_on:
+            assert ctx.is_registered_operation(op_name), (name, op_name)
