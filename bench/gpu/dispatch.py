@@ -35,12 +35,13 @@ func.func @main(%a: tensor<{n}xf32>) -> tensor<{n}xf32> {{
 
 def xlac_system(size: int, fake: bool):
     import xlac
-    from xlac.targets.cuda import runtime
+    from xlac.targets.cuda import driver
     exe = xlac.compile(PROGRAM.format(n=size), target="cuda")
     if fake:
         sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "test" / "support"))
         from xlac_emulator.fake_cuda import FakeDriver
-        runtime._DRIVER = exe.function._driver = FakeDriver()
+        exe.function._driver = fake_driver = FakeDriver()
+        driver._DRIVERS[0, False] = fake_driver          # xlac.device_put's driver too
     x = xlac.device_put(np.zeros(size, np.float32))
     return exe, x, lambda out: out.block_until_ready(), exe
 

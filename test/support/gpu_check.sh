@@ -21,7 +21,8 @@
 # the budget cannot fit is reported SKIPPED): GPU, wheels, xlac from the tree, a first program,
 # the CUDA pytest group (all of test/python/cuda but the emulated conformance: the fault,
 # thread, device= and device-array tests), lit test/cuda, the NCCL one-rank test, the public
-# conformance suite with target cuda, bench/run.py --target cuda --models.
+# conformance suite with target cuda, bench/run.py --target cuda --models, the per-call
+# dispatch benchmark (bench/gpu/dispatch.py), and the distributed check in what is left.
 # Results in $OUT (default /tmp/gpu_check_out): gpu_check.log, timings.tsv (step, status,
 # seconds, limit), one file per step (pytest_cuda.txt, lit_cuda.txt, nccl.txt,
 # conformance_cuda.txt/.json, bench_cuda.md/.txt). No step runs in the background and no
@@ -291,6 +292,17 @@ else
   say "FAILED: no bench suite at $SHARED/bench/suite (copy it to ./shared, see the header)"
   status=1
 fi
+
+# host time per call of a one-op program on device arrays, xlac against jax.jit (GPU client)
+DISPATCH=(env XLA_PYTHON_CLIENT_PREALLOCATE=false "$PY" bench/gpu/dispatch.py --calls 2000 --rounds 7)
+[ "$DRY" = 1 ] && DISPATCH=("$PY" bench/gpu/dispatch.py --fake --calls 20 --rounds 1)
+run_step dispatch-cuda 60 dispatch_cuda.txt "${DISPATCH[@]}"
+
+# last, in what the budget leaves: the mpiexec 2/4/8 tests and the scaling benchmark on this
+# machine's cores (test/support/distributed_check.sh; its MPI wheels travel in .whl-mpi/)
+DIST=(env OUT="$OUT/distributed" PY="$PY" bash test/support/distributed_check.sh)
+[ "$DRY" = 1 ] && DIST=(bash -n test/support/distributed_check.sh)
+run_step distributed "${DIST_STEP_TIMEOUT:-220}" distributed.txt "${DIST[@]}"
 
 say "" "=== done in ${SECONDS} s (budget ${BUDGET_S} s): status $status"
 column -t -s $'\t' "$TIMINGS" 2>/dev/null | tee -a "$LOG" || tee -a "$LOG" < "$TIMINGS"
