@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import os
 import select
+import signal
 import struct
+import subprocess
 import time
 
 _LENGTH = struct.Struct("<Q")
@@ -86,3 +88,20 @@ def _read_upto(read, size: int) -> bytes:
         chunks.append(chunk)
         left -= len(chunk)
     return b"".join(chunks)
+
+
+def reap(process: subprocess.Popen) -> int:
+    """The exit status of a worker whose pipe closed (it had 10 s to exit; then
+    it is killed, and the status is -SIGKILL)."""
+    try:
+        return process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        kill(process)
+        return -signal.SIGKILL
+
+
+def kill(process: subprocess.Popen | None) -> None:
+    """Kill a worker that still runs, and wait for it."""
+    if process is not None and process.poll() is None:
+        process.kill()
+        process.wait()

@@ -101,16 +101,10 @@ class ParseWorker:
             raise _WorkerDied(self._reap()) from None
 
     def _reap(self) -> int:
-        try:
-            return self._process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self._kill()
-            return -signal.SIGKILL
+        return pipes.reap(self._process)
 
     def _kill(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            self._process.kill()
-            self._process.wait()
+        pipes.kill(self._process)
         self._process = None
 
     def _crash_error(self, returncode: int, source_name: str) -> CompileError:

@@ -112,17 +112,10 @@ class NvptxWorker:
 
     def _reap(self) -> int:
         process, self._process = self._process, None
-        try:
-            return process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-            return -signal.SIGKILL
+        return pipes.reap(process)
 
     def _kill(self) -> None:
-        if self._process is not None and self._process.poll() is None:
-            self._process.kill()
-            self._process.wait()
+        pipes.kill(self._process)
         self._process = None
 
     def _last_words(self) -> str:
