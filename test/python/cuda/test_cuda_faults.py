@@ -81,6 +81,20 @@ def test_a_kernel_fault_names_the_kernel_and_later_calls_say_the_context_is_lost
         other.run(np.ones(8, np.float32), np.ones(8, np.float32))
 
 
+def test_a_fault_found_reading_an_asynchronous_result_names_the_kernel(monkeypatch):
+    from xlac.targets.cuda import driver
+    exe, fake = _on_fake(ADD_MUL, deferred=True)   # work waits until something waits for it
+    monkeypatch.setattr(driver, "_DRIVERS", {(0, False): fake})
+    (kernel,) = {s.kernel for s in exe.function.steps if type(s).__name__ == "Launch"}
+    fake.faulting_kernels = (kernel,)
+    a = xlac.device_put(np.ones((100, 77), np.float32))
+    result = exe(a, a)                             # enqueued: nothing ran, nothing failed yet
+    with pytest.raises(KernelFault, match=f"the kernel launched last: {kernel}"):
+        result.block_until_ready()
+    with pytest.raises(GpuContextLost, match="restart the process"):
+        result.numpy()
+
+
 def test_device_option_picks_the_gpu_and_the_local_rank_is_the_default():
     assert xlac.compile(SMALL, target="cuda", device=1).function._device == 1
     assert xlac.compile(SMALL, target="cuda", device=1).function._exact_device

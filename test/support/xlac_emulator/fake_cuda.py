@@ -271,6 +271,7 @@ class FakeDriver:
     def event_synchronize(self, event: int) -> None:
         if self.events[event] is not None:
             self._flush(*self.events[event])
+        self._fault_if_sticky("cuEventSynchronize")        # a kernel that ran faulted
 
     @_counted
     def event_done(self, event: int) -> bool:

@@ -17,6 +17,7 @@ import numpy as np
 
 from xlac.errors import InputError
 from xlac.targets.cuda import dlpack
+from xlac.targets.cuda.faults import guarded_wait
 from xlac.targets.cuda.memory import Event, ForeignBuffer, device_context
 
 _NO_SYNC = -1                                   # DLPack: the consumer takes care of it
@@ -87,7 +88,8 @@ class DeviceArray:
     def block_until_ready(self) -> DeviceArray:
         self._live_buffer()
         if self._ready is not None:
-            self._ready.synchronize()
+            with guarded_wait(self._context.driver):      # a kernel fault found here: named
+                self._ready.synchronize()
         return self
 
     def numpy(self) -> np.ndarray:
@@ -95,7 +97,8 @@ class DeviceArray:
         buffer = self._live_buffer()
         host = np.empty(self.shape, self.dtype)
         if host.nbytes:
-            self._context.download(host, buffer.pointer, self._ready)
+            with guarded_wait(self._context.driver):
+                self._context.download(host, buffer.pointer, self._ready)
         if self.sub_byte is not None:                 # as Executable.run returns them
             from xlac.calls import widen_sub_byte
             host = widen_sub_byte(host, self.sub_byte)

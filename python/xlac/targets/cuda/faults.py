@@ -27,6 +27,7 @@ STICKY = {700: "CUDA_ERROR_ILLEGAL_ADDRESS", 702: "CUDA_ERROR_LAUNCH_TIMEOUT",
           719: "CUDA_ERROR_LAUNCH_FAILED"}
 
 _LOST: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()   # driver -> why its context is lost
+_LAUNCHED: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # driver -> the kernel launched last
 _LOST_LOCK = threading.Lock()
 
 
@@ -49,8 +50,30 @@ def guarded_call(driver, program):
             program.close()                            # then what this call allocated: freed
             raise limit from None
         if exc.status in STICKY:
-            raise _fault(driver, program, exc) from None
+            raise _fault(driver, program.last_kernel, program.in_graph, exc) from None
         raise
+
+
+def launched(driver, kernel: str) -> None:
+    """Note ``kernel`` as the one launched last on ``driver``: a fault that a later
+    wait finds (a DeviceArray read after an asynchronous call) names it."""
+    _LAUNCHED[driver] = kernel
+
+
+@contextlib.contextmanager
+def guarded_wait(driver):
+    """A wait for work enqueued earlier (reading a DeviceArray): a kernel fault it
+    finds is a KernelFault naming the kernel launched last on ``driver``, and a
+    context lost before is GpuContextLost, as for a call."""
+    lost = _LOST.get(driver)
+    if lost is not None:
+        raise GpuContextLost(lost)
+    try:
+        yield
+    except CudaError as exc:
+        if isinstance(exc, GpuContextLost) or exc.status not in STICKY:
+            raise
+        raise _fault(driver, _LAUNCHED.get(driver, ""), False, exc) from None
 
 
 def out_of_memory(driver, exc: CudaError) -> ResourceLimitError:
@@ -72,10 +95,10 @@ def free_memory(driver) -> tuple[int, int] | None:
         return None
 
 
-def _fault(driver, program, exc: CudaError) -> KernelFault:
-    kernel = program.last_kernel or "(none launched yet)"
+def _fault(driver, last_kernel: str, in_graph: bool, exc: CudaError) -> KernelFault:
+    kernel = last_kernel or "(none launched yet)"
     graph = " (replayed in a CUDA graph: XLAC_CUDA_GRAPHS=0 CUDA_LAUNCH_BLOCKING=1 " \
-            "names the kernel that faults)" if program.in_graph else \
+            "names the kernel that faults)" if in_graph else \
             " (launches are asynchronous: CUDA_LAUNCH_BLOCKING=1 names the kernel that faults)"
     name = STICKY[exc.status]
     with _LOST_LOCK:

@@ -18,7 +18,7 @@ from xlac.targets.cuda.control_flow import has_control_flow, walk_steps
 from xlac.targets.cuda.control_runtime import HostControl
 from xlac.targets.cuda.driver import open_driver
 from xlac.targets.cuda.errors import CudaError, CudaUnavailable  # noqa: F401 (the runtime's errors)
-from xlac.targets.cuda.faults import guarded_call
+from xlac.targets.cuda.faults import guarded_call, launched
 from xlac.targets.cuda.graphs import GraphCache
 from xlac.targets.cuda.memory import ArgumentStaging
 from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Launch, View
@@ -152,6 +152,7 @@ class CudaFunction:
                 driver.copy_async(env[step.target], env[step.source], step.nbytes, self._stream)
             elif isinstance(step, Launch):
                 self.last_kernel = step.kernel
+                launched(driver, step.kernel)
                 _launch(driver, functions[step.kernel], step, env, self._stream)
             elif isinstance(step, View):
                 env[step.value] = env[step.source]      # the kernel applies the view's offset
