@@ -10,7 +10,8 @@ nothing to inline: with a host function of 2,000 kernels it was superlinear
 lists the calls; a function called once has its ops moved before the call
 (O(its own ops)), one called more often is cloned per call and the clone's ops
 moved. Calls inside a moved or cloned body are found by the next round (the
-helpers nest two deep: a kernel calls its ``_body``); recursion stays a call.
+helpers nest two deep: a kernel calls its ``_body``); a recursive function (none
+comes from StableHLO, which has no recursion) is left a function, its calls calls.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ class GpuInlineHelpers(ModulePass):
         functions = {symbol_name(op.operation): op.operation
                      for op in module.regions[0].blocks[0].operations
                      if op.operation.name == "func.func" and _inlinable(op.operation)}
+        for name in [name for name in functions if _recursive(name, functions)]:
+            del functions[name]                 # stays a function, and its calls calls
         inlined, moved = set(), set()
         for _ in range(MAX_ROUNDS):
             calls = _calls_of(module, functions, moved)
@@ -62,6 +65,11 @@ def _closure(names: set[str], functions: dict[str, ir.Operation]) -> set[str]:
                 found.add(callee)
                 todo.append(callee)
     return found
+
+
+def _recursive(name: str, functions: dict[str, ir.Operation]) -> bool:
+    """Does ``name`` call itself, directly or through other ``functions``?"""
+    return name in _closure(_callees(functions[name]) & set(functions), functions)
 
 
 def _callees(func: ir.Operation) -> set[str]:
