@@ -14,8 +14,8 @@ pytest.importorskip("llvmlite", reason="the cuda extra is not installed: pip ins
 
 import xlac  # noqa: E402
 from xlac.targets.cuda.control_flow import walk_steps  # noqa: E402
-from xlac.targets.cuda.runtime import CudaUnavailable  # noqa: E402
-from xlac.targets.cuda.schedule import Copy, Launch  # noqa: E402
+from xlac.targets.cuda.runtime import CudaError, CudaFunction, CudaUnavailable  # noqa: E402
+from xlac.targets.cuda.schedule import Collective, Copy, Launch  # noqa: E402
 from xlac_emulator.fake_cuda import COPY_MS_PER_BYTE, LAUNCH_MS_PER_BLOCK, FakeDriver  # noqa: E402
 
 # two kernels: the matmul with its exp epilogue, then a second matmul
@@ -142,6 +142,13 @@ def test_device_copies_are_timed_and_labelled_as_copies():
     exp, same = exe.run(a)
     np.testing.assert_allclose(exp, np.exp(a), rtol=1e-5)
     np.testing.assert_array_equal(same, a)
+
+
+def test_a_program_with_collectives_is_refused_with_a_reason():
+    steps = [Collective("all_reduce", "f32", ("arg0", "arg1"), 4, 16, reduction="sum")]
+    function = CudaFunction("", steps, [16], [16], driver=FakeDriver())
+    with pytest.raises(CudaError, match="cannot time a program with collectives"):
+        function.profiled()
 
 
 def test_a_two_kernel_program_on_a_real_gpu():

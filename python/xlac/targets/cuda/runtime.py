@@ -127,6 +127,10 @@ class CudaFunction:
         """The same program with its own buffers, each launch and device copy timed by
         CUDA events (``clock``): launched kernel by kernel, as a graph would hide them."""
         from xlac.targets.cuda.event_clock import EventClock
+        if any(isinstance(step, Collective) for step in walk_steps(self.steps)):
+            # the copy would need communicators of its own, made on every rank at once
+            raise CudaError("exe.profile() cannot time a program with collectives (NCCL) yet: "
+                            "profile one partition's program without them")
         other = self.with_driver(self._driver, self._nccl)
         other._graphs = GraphCache(False)
         other.clock = EventClock()
