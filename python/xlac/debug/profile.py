@@ -61,12 +61,12 @@ class Profile:
     def table(self, top: int = 15) -> str:
         rows = self.kernels()
         lines = [f"{len(rows)} kernels, {self.runs} runs, {self.wall_ms:.3f} ms per call (median)"]
-        if self.read_backs is not None:
+        if self.read_backs:
             lines.append(f"{self.read_backs / self.runs:g} host read-backs per call "
                          "(loop predicates and branch indices)")
-        lines.append(f"{'ms/call':>9}  {'share':>6}  {'calls':>6}  {'mean ms':>9}  kernel")
+        lines.append(f"{'ms/call':>9}  {'share':>6}  {'calls':>6}  {'mean us':>9}  kernel")
         lines += [f"{row.total_ms / self.runs:9.3f}  {100 * row.share:5.1f}%  {row.calls:6d}  "
-                  f"{row.mean_ms:9.4f}  {row.name}" for row in rows[:top]]
+                  f"{1e3 * row.mean_ms:9.2f}  {row.name}" for row in rows[:top]]
         if len(rows) > top:
             rest = rows[top:]
             lines.append(f"{sum(r.total_ms for r in rest) / self.runs:9.3f}  "
@@ -82,7 +82,7 @@ class Profile:
         if self.track:
             events.append({"name": "thread_name", "ph": "M", "pid": os.getpid(), "tid": 0,
                            "args": {"name": self.track}})
-        events += [{"name": self.names[k], "cat": "kernel", "ph": "X", "pid": os.getpid(),
+        events += [{"name": self.names[k], "cat": _category(self.names[k]), "ph": "X", "pid": os.getpid(),
                     "tid": 0, "ts": (start - origin) / 1e3, "dur": (end - start) / 1e3}
                    for k, start, end in self.events]
         return {"traceEvents": events, "displayTimeUnit": "ms"}
@@ -90,6 +90,11 @@ class Profile:
     def write_trace(self, path) -> None:
         with open(path, "w") as handle:
             json.dump(self.chrome_trace(), handle)
+
+
+def _category(name: str) -> str:
+    """A span's category in the trace: the cuda target's copies apart from its kernels."""
+    return "copy" if name.startswith("memcpy ") else "kernel"
 
 
 def profile_calls(exe, arrays, runs: int) -> Profile:

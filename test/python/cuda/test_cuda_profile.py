@@ -85,7 +85,7 @@ def test_the_profile_names_every_launch_with_its_count_and_fake_time(tmp_path):
     assert sum(row.share for row in rows.values()) == pytest.approx(1.0)
     assert fake.calls["launch_graph"] == 0 and fake.calls["begin_capture"] == 0   # kernel by kernel
     table = profile.table()
-    assert "mean ms" in table and all(name in table for name in rows)
+    assert "mean us" in table and "read-backs" not in table and all(name in table for name in rows)
 
 
 def test_the_trace_has_one_span_per_launch_on_a_gpu_stream_track(tmp_path):
@@ -137,6 +137,8 @@ def test_device_copies_are_timed_and_labelled_as_copies():
     rows = {row.name: row for row in profile.kernels()}
     assert len(rows) == 2
     label = f"memcpy device->device {copy.nbytes} B"
+    trace = profile.chrome_trace()["traceEvents"]
+    assert {e["cat"] for e in trace if e.get("name") == label} == {"copy"}
     assert rows[label].calls == 2
     assert rows[label].mean_ms == pytest.approx(COPY_MS_PER_BYTE * copy.nbytes, abs=1e-9)
     exp, same = exe.run(a)
