@@ -82,12 +82,17 @@ def _ms(value: float) -> str:
     return f"{value:.0f}" if value >= 100 else f"{value:.3g}"
 
 
-def text_lines(results, top: int) -> list[str]:
-    """The terminal's view: per program, its kernel count and slowest ``top`` kernels."""
+CPU_TIMES = "share of all kernels' time, ms per call"
+GPU_TIMES = "share of the program's GPU time, from CUDA events; ms per call"
+
+
+def text_lines(results, top: int, times: str = CPU_TIMES) -> list[str]:
+    """The terminal's view: per program, its kernel count and slowest ``top`` kernels
+    (``times``: what the shares and times are, CPU_TIMES or GPU_TIMES)."""
     profiled = [r for r in results if r.profile is not None or r.profile_error]
     if not profiled:
         return []
-    lines = ["", "slowest xlac kernels (exe.profile; share of all kernels' time, ms per call):"]
+    lines = ["", f"slowest xlac kernels (exe.profile; {times}):"]
     width = max(len(r.program.name) for r in profiled)
     for r in profiled:
         if r.profile is None:
@@ -100,14 +105,19 @@ def text_lines(results, top: int) -> list[str]:
     return lines
 
 
-def markdown_lines(results, top: int) -> list[str]:
+CPU_CLOCKS = ("From `exe.profile` in the xlac worker (clocks around every kernel): share of all "
+              "kernels' time and ms per call; `L<n>` is the line of the StableHLO text.")
+GPU_CLOCKS = ("From `exe.profile` in the xlac worker (CUDA events around every launch and device "
+              "copy, launched one by one): share of the program's GPU time and ms per call; a "
+              "kernel is named as its `gpu.func` in the \"kernels\" stage.")
+
+
+def markdown_lines(results, top: int, clocks: str = CPU_CLOCKS) -> list[str]:
     profiled = [r for r in results if r.profile is not None or r.profile_error]
     if not profiled:
         return []
     ranks = [f"#{i}" for i in range(1, top + 1)]
-    out = ["", "## Slowest xlac kernels", "",
-           "From `exe.profile` in the xlac worker (clocks around every kernel): share of all "
-           "kernels' time and ms per call; `L<n>` is the line of the StableHLO text.", "",
+    out = ["", "## Slowest xlac kernels", "", clocks, "",
            "| program | kernels | profiled ms/call | " + " | ".join(ranks) + " | trace |",
            "|---|---|---|" + "---|" * top + "---|"]
     for r in profiled:

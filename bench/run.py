@@ -39,8 +39,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--models-dir", type=Path, default=None,
                         help="the exported models (default: bench/models)")
     parser.add_argument("--profile", action=argparse.BooleanOptionalAction, default=None,
-                        help="profile xlac per kernel after timing (exe.profile; default: on with "
-                             "--models or --traces)")
+                        help="profile xlac per kernel after timing (exe.profile; --target cuda: CUDA "
+                             "events around each launch; default: on with --traces, and with "
+                             "--models on the CPU)")
     parser.add_argument("--traces", type=Path,
                         help="write a Chrome trace (Perfetto) of xlac's kernels per program here")
     parser.add_argument("--kernels", type=int, default=3, help="slowest kernels to report (default 3)")
@@ -78,7 +79,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.budget_s is None:
         args.budget_s = 480.0 if args.models else 180.0
     if args.profile is None:
-        args.profile = (args.models or args.traces is not None) and args.target == "cpu"
+        # a trace asked for is a profile on either target; real models profile on the CPU
+        args.profile = args.traces is not None or (args.models and args.target == "cpu")
     if args.models_dir is None:
         args.models_dir = Path(__file__).resolve().parent / "models"
     if args.quick:

@@ -29,10 +29,12 @@ def run(args) -> int:
     device = device_name(backends.get("XLA"))
     print(f"device: {device}\n" + "\n".join(method), flush=True)
     results = measure_all(programs, backends, start_errors, args, cuda_report.BACKENDS)
-    print("\n" + cuda_report.text_table(results), flush=True)
+    kernels = args.kernels if args.profile else 0       # the slowest kernels per program
+    print("\n" + cuda_report.text_table(results, kernels), flush=True)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
-        args.out.write_text(cuda_report.markdown(results, method, versions(), device))
+        args.out.write_text(cuda_report.markdown(results, method, versions(), device,
+                                                 kernels=kernels))
         print(f"\nwrote {args.out}")
     return 0
 

@@ -172,16 +172,20 @@ class Executable:
 
     def profile(self, *arrays, runs: int = 10):
         """Time each kernel over ``runs`` calls: an ``xlac.debug.profile.Profile``
-        (``.table()``, ``.write_trace(path)`` for Perfetto). Compiles a copy of
-        the program with a clock around every kernel; this executable is untouched."""
+        (``.table()``, ``.write_trace(path)`` for Perfetto). On the CPU a copy of the
+        program is compiled with a clock around every kernel; on a GPU a copy of the
+        code times each launch with CUDA events. This executable is untouched."""
         from xlac.debug.profile import profile_calls
         from xlac.errors import CompileError, error
         recompile = getattr(self, "recompile", None)
+        profiled = getattr(self._function, "profiled", None)
+        if self._target.profiles and not self._target.recompiles and profiled is not None:
+            return profile_calls(self.with_function(profiled()), arrays, runs)
         if recompile is None or not self._target.recompiles:
             raise CompileError(error(f"cannot profile this {self.target} executable: it was not "
                                      "compiled here from its program"),
                                "profile the result of xlac.compile on a target that "
-                               "profiles (cpu)")
+                               "profiles (cpu, cuda)")
         return profile_calls(recompile(profile=True), arrays, runs)
 
     def fusion_graph(self, path) -> list | None:

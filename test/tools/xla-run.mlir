@@ -19,6 +19,6 @@
 
 /// --profile times each kernel over 10 runs and names its source line.
 // PROFILE: profile: {{[0-9]+}} kernels, 10 runs
-// PROFILE: ms/call   share  kernel
+// PROFILE: ms/call   share   calls    mean us  kernel
 // PROFILE: Inputs/scale.mlir:{{[0-9]+}}:{{[0-9]+}}
 // PROFILE: trace written to {{.*}}trace.json

@@ -15,7 +15,7 @@ _OPTIONS = Options(cpu="x86-64-v3", num_threads=2)
 _CAPABILITIES = (("device_kind", "where its code runs"),
                  ("in_process", "runs in the calling process"),
                  ("aot", "xla-compile makes a C library of it"),
-                 ("recompiles", "exe.profile() times each kernel"),
+                 ("profiles", "exe.profile() times each kernel"),
                  ("dynamic_shapes", "`?` dimensions, compiled per call shape"),
                  ("input_keyed", "a cache hit on the input's bytes loads without MLIR"),
                  ("caches", "kept in the compilation cache"))

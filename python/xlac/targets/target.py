@@ -60,7 +60,9 @@ class Target:
     device_kind: str = "cpu"               # where the code runs: cpu, gpu, interpreter
     in_process: bool = True                # the code runs in this process (not a child's)
     aot: bool = False                      # xla-compile makes a C library of it
-    recompiles: bool = False               # exe.profile(): compiled again with kernel clocks
+    profiles: bool = False                 # exe.profile() times each kernel
+    recompiles: bool = False               # ... in a copy compiled again with kernel clocks
+                                           # (else: the code's own profiled() copy, timed by the device)
     dynamic_shapes: bool = False           # `?` dims: compiled once per call shape
     input_keyed: bool = False              # a cache hit on the input's bytes loads without MLIR
     caches: bool = True                    # compiled code is kept in the compilation cache

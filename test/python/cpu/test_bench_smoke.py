@@ -141,3 +141,30 @@ def test_cuda_table_from_fake_timings():
     assert "[1] xlac on mm: xlac run: CudaError: boom" in lines
     assert "geometric mean xlac/XLA: 2.00 (over 1 of 2 programs; wrong outputs left out)" in lines
     assert "geometric mean xlac/XLA host: 0.50 (over 1 of 2 programs; wrong outputs left out)" in lines
+
+
+def test_cuda_table_lists_each_programs_slowest_gpu_kernels_when_profiled():
+    """run.py --target cuda --profile: the three slowest kernels with their share of GPU time."""
+    cuda_report, programs, report = _cuda_report()
+    sys.path.insert(0, str(REPO / "bench"))
+    try:
+        import kernels
+    finally:
+        sys.path.remove(str(REPO / "bench"))
+    Result, spec = report.BackendResult, programs.TensorSpec((4,), "float32")
+    program = programs.Program("mlp", Path("mlp.mlir"), (spec,), (spec,), 0, flops=1e6)
+    profile = kernels.KernelProfile(5, 4, 0.8, [("main_kernel_1", 0.3, 0.5), ("main_kernel", 0.2, 0.3),
+                                                ("memcpy device->device 64 B", 0.1, 0.1)])
+    results = [report.ProgramResult(program, {"xlac": Result(times=[1e-3] * 3, check=0.0),
+                                              "XLA": Result(times=[1e-3] * 3)}, profile=profile)]
+    text = cuda_report.text_table(results, kernels=3)
+    assert "slowest xlac kernels (exe.profile; share of the program's GPU time" in text
+    assert "mlp  5 kernels, 0.8 ms/call profiled" in text
+    assert "1. 50.0% 0.3 ms main_kernel_1" in text and "3. 10.0% 0.1 ms memcpy device->device 64 B" in text
+    assert "slowest xlac kernels" not in cuda_report.text_table(results)     # not profiled: no list
+    args = SimpleNamespace(quick=False, warmup=2, pause_ms=20.0, seed=0, profile=True, profile_s=2.0,
+                           traces=None)
+    md = cuda_report.markdown(results, cuda_report.method_lines(args), {"jax": "0.11.2"}, "NVIDIA H200",
+                              kernels=3)
+    assert "## Slowest xlac kernels" in md and "CUDA events around every launch" in md
+    assert "| mlp | 5 | 0.8 | 50.0% 0.3 ms main_kernel_1 | 30.0% 0.2 ms main_kernel |" in md

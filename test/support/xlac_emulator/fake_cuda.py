@@ -20,6 +20,11 @@ that a call returned before its work ran; without it work runs as it arrives.
 ``alloc_async`` reuses what ``free_async`` gave back on the same stream (a pool
 with a release threshold keeps freed memory); ``pool_grows`` counts new memory.
 
+Timing events (``create_timing_event``, ``event_elapsed_ms``) read a fake GPU
+clock per stream that each piece of enqueued work advances by a fixed amount:
+a launch by ``LAUNCH_MS_PER_BLOCK`` per block of its grid, a copy by
+``COPY_MS_PER_BYTE`` per byte, so that a profile's times are known in advance.
+
 Faults a GPU has can be asked for: ``memory_bytes`` bounds the device memory
 (an allocation past it fails with CUDA_ERROR_OUT_OF_MEMORY, as cuMemAlloc's;
 ``mem_info`` says what is free), and a launch of a kernel in
@@ -41,6 +46,8 @@ from xlac.targets.cuda.runtime import CudaError
 _READ_BACK_SLOT = 8                 # HostControl's pinned scalar
 _FIRST_STREAM = 0x1000              # above CU_STREAM_LEGACY (1) and CU_STREAM_PER_THREAD (2)
 OUT_OF_MEMORY, ILLEGAL_ADDRESS = 2, 700
+LAUNCH_MS_PER_BLOCK = 0.001         # the fake GPU clock: 1 us per block of a launch's grid
+COPY_MS_PER_BYTE = 1e-6             # and 1 ns per byte copied
 
 
 def _counted(method):
@@ -77,6 +84,8 @@ class FakeDriver:
         self.memory_bytes, self.faulting_kernels = memory_bytes, faulting_kernels
         self.sticky: int | None = None          # the fault every call reports, once one happened
         self.current_threads: set[int] = set()  # the threads that made the context current
+        self.clock_ms: Counter = Counter()      # stream -> its fake GPU time after the work enqueued
+        self.event_times: dict[int, float] = {}  # timing event -> its stream's clock when recorded
         if kernels:
             self.attach_kernels(kernels)
 
@@ -159,7 +168,7 @@ class FakeDriver:
                                 "pass kernels= or call attach_kernels")
             values = self.emulator.read_params(function, params)
         self._enqueue(lambda: self._run(function, tuple(grid), tuple(block), smem, words, values),
-                      stream)
+                      stream, LAUNCH_MS_PER_BLOCK * int(np.prod(grid)))
 
     def _run(self, function, grid, block, smem, words, values) -> None:
         self.launches.append((function, grid, block, words))
@@ -204,12 +213,12 @@ class FakeDriver:
     @_counted
     def copy_async(self, target: int, source: int, nbytes: int, stream: int) -> None:
         self._check(target, nbytes), self._check(source, nbytes)
-        self._enqueue(lambda: ctypes.memmove(target, source, nbytes), stream)
+        self._enqueue(lambda: ctypes.memmove(target, source, nbytes), stream, COPY_MS_PER_BYTE * nbytes)
 
     @_counted
     def memset_async(self, pointer: int, value: int, nbytes: int, stream: int) -> None:
         self._check(pointer, nbytes)
-        self._enqueue(lambda: ctypes.memset(pointer, value, nbytes), stream)
+        self._enqueue(lambda: ctypes.memset(pointer, value, nbytes), stream, COPY_MS_PER_BYTE * nbytes)
 
     @_counted
     def stream_synchronize(self, stream: int) -> None:
@@ -258,8 +267,20 @@ class FakeDriver:
         return handle
 
     @_counted
+    def create_timing_event(self) -> int:
+        return self.create_event()
+
+    @_counted
     def record_event(self, event: int, stream: int) -> None:
         self.events[event] = (stream, self.enqueued[stream])
+        self.event_times[event] = self.clock_ms[stream]
+
+    @_counted
+    def event_elapsed_ms(self, start: int, end: int) -> float:
+        for event in (start, end):
+            if self.events.get(event) is None or not self.event_done(event):
+                raise CudaError("CUDA driver: cuEventElapsedTime failed: CUDA_ERROR_NOT_READY (600)", 600)
+        return self.event_times[end] - self.event_times[start]
 
     @_counted
     def wait_event(self, stream: int, event: int) -> None:
@@ -314,7 +335,9 @@ class FakeDriver:
     def destroy_graph(self, graph: int) -> None:
         pass
 
-    def _enqueue(self, work, stream: int | None = None) -> None:
+    def _enqueue(self, work, stream: int | None = None, fake_ms: float = 0.0) -> None:
+        if stream is not None:
+            self.clock_ms[stream] += fake_ms
         if getattr(self, "_captured", None) is not None:
             self._captured.append(work)
         elif self.deferred and stream is not None:

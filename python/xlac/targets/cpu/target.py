@@ -28,6 +28,7 @@ CPU = Target(
     loader="xlac.targets.cpu.library:load_function",
     device_kind="cpu",
     aot=True,
+    profiles=True,
     recompiles=True,
     dynamic_shapes=True,
     input_keyed=True,

@@ -1,5 +1,5 @@
 """The driver calls that arrays on the device need (``xlac.targets.cuda.memory``):
-the stream-ordered pool, events, and asking the driver where a pointer points.
+the stream-ordered pool, events (timing ones for ``exe.profile()`` too), and asking the driver where a pointer points.
 ``CtypesDriver`` has them; a stand-in driver (tests) writes its own.
 """
 
@@ -10,6 +10,7 @@ import ctypes
 from xlac.targets.cuda.errors import CudaError
 
 _MEMPOOL_RELEASE_THRESHOLD = 4            # CU_MEMPOOL_ATTR_RELEASE_THRESHOLD
+_EVENT_DEFAULT = 0                        # an event that keeps the time it completed at
 _EVENT_DISABLE_TIMING = 2                 # an event for ordering only: cheaper to record
 _NOT_READY = 600                          # CUDA_ERROR_NOT_READY (cuEventQuery)
 _POINTER_DEVICE_ORDINAL = 9               # CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
@@ -40,6 +41,19 @@ class StreamOrderedCalls:
         event = ctypes.c_void_p()
         self.check("cuEventCreate", ctypes.byref(event), ctypes.c_uint(_EVENT_DISABLE_TIMING))
         return event.value
+
+    def create_timing_event(self) -> int:
+        """An event ``event_elapsed_ms`` can read (exe.profile(): one before and after each launch)."""
+        event = ctypes.c_void_p()
+        self.check("cuEventCreate", ctypes.byref(event), ctypes.c_uint(_EVENT_DEFAULT))
+        return event.value
+
+    def event_elapsed_ms(self, start: int, end: int) -> float:
+        """Milliseconds between two completed timing events (about 0.5 us resolution)."""
+        elapsed = ctypes.c_float()
+        self.check("cuEventElapsedTime", ctypes.byref(elapsed), ctypes.c_void_p(start),
+                   ctypes.c_void_p(end))
+        return elapsed.value
 
     def record_event(self, event: int, stream: int) -> None:
         self.check("cuEventRecord", ctypes.c_void_p(event), ctypes.c_void_p(stream))

@@ -7,6 +7,8 @@ the same for both targets. Device buffers and constants are set up on the
 first call and reused; each call copies the inputs in, runs the schedule on
 the function's stream (captured once as a CUDA graph, then launched whole;
 ``use_graphs=False``, XLAC_CUDA_GRAPHS=0, launches kernel by kernel) and copies the outputs back.
+``profiled()`` is the same program launched kernel by kernel with a timing event
+on each side of every launch and copy (``event_clock.py``, for ``exe.profile()``).
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import ctypes
 import threading
 
-from xlac.targets.cuda.control_flow import has_control_flow, walk_steps
+from xlac.targets.cuda.control_flow import ReadBack, has_control_flow, walk_steps
 from xlac.targets.cuda.control_runtime import HostControl
 from xlac.targets.cuda.driver import open_driver
 from xlac.targets.cuda.errors import CudaError, CudaUnavailable  # noqa: F401 (the runtime's errors)
@@ -67,6 +69,7 @@ class CudaFunction:
         self._device, self._nccl, self._collectives = device, nccl, None
         self._exact_device = exact_device         # device= given: that GPU, not the rank's
         self.last_kernel = ""                     # named when a kernel faults (faults.py)
+        self.clock = None                         # event_clock.EventClock of a profiled() copy
 
     def __call__(self, pointers: list[int]) -> None:
         """Host arrays in and out (``Executable.run``): through the function's own
@@ -81,6 +84,8 @@ class CudaFunction:
                 self._staging.copy_in(pointers[:self._inputs], slots, self._stream)
                 self._launch_work(driver, functions, buffers)
                 self._staging.copy_out(pointers[self._inputs:], slots[self._inputs:], self._stream)
+                if self.clock is not None:             # synchronized: the events are read now
+                    self.clock.settle()
 
     def device_call(self, values, signature) -> list:
         """Arrays on the device in and out (``Executable.__call__``): DeviceArrays,
@@ -118,6 +123,19 @@ class CudaFunction:
         if not self._graphs.launch(driver, self._stream, key, enqueue):
             enqueue()
 
+    def profiled(self) -> CudaFunction:
+        """The same program with its own buffers, each launch and device copy timed by
+        CUDA events (``clock``): launched kernel by kernel, as a graph would hide them."""
+        from xlac.targets.cuda.event_clock import EventClock
+        if any(isinstance(step, Collective) for step in walk_steps(self.steps)):
+            # the copy would need communicators of its own, made on every rank at once
+            raise CudaError("exe.profile() cannot time a program with collectives (NCCL) yet: "
+                            "profile one partition's program without them")
+        other = self.with_driver(self._driver, self._nccl)
+        other._graphs = GraphCache(False)
+        other.clock = EventClock()
+        return other
+
     in_graph = property(lambda self: len(self._graphs) > 0)   # calls replay CUDA graphs
 
     def with_driver(self, driver, nccl=None) -> CudaFunction:
@@ -148,7 +166,9 @@ class CudaFunction:
         host's loops and branches around them): ``steps`` with the names in ``env``
         (a call's arguments, a region's, bound at run time)."""
         for step in steps:
-            if isinstance(step, Copy):
+            if self.clock is not None and isinstance(step, (Copy, Launch)):
+                self._timed(step, env, driver, functions)
+            elif isinstance(step, Copy):
                 driver.copy_async(env[step.target], env[step.source], step.nbytes, self._stream)
             elif isinstance(step, Launch):
                 self.last_kernel = step.kernel
@@ -162,8 +182,22 @@ class CudaFunction:
                                     "start the program on every rank (xlac.compile does)")
                 self._collectives.run(step, env, driver, self._stream)
             elif not isinstance(step, (Alloc, Const)):   # made once, in _device_memory
+                if isinstance(step, ReadBack) and self.clock is not None:
+                    self.clock.read_back()
                 self._control.run(step, env, lambda region: self._run(region, env, driver, functions),
                                   self._stream)
+
+    def _timed(self, step, env: dict[str, int], driver, functions) -> None:
+        """A launch or device copy of a ``profiled()`` copy, between two timing events;
+        a launch is named after its kernel, a copy after what it moves."""
+        if isinstance(step, Copy):
+            self.clock.timed(driver, f"memcpy device->device {step.nbytes} B", self._stream,
+                             lambda: driver.copy_async(env[step.target], env[step.source],
+                                                       step.nbytes, self._stream))
+        else:
+            self.last_kernel = step.kernel
+            self.clock.timed(driver, step.kernel, self._stream, lambda: _launch(
+                driver, functions[step.kernel], step, env, self._stream))
 
     def close(self) -> None:
         """Free the device memory, graph and stream (the next call sets them up again)."""
@@ -176,6 +210,8 @@ class CudaFunction:
             if self._control is not None:
                 self._control.close()
             self._graphs.close(driver)
+            if self.clock is not None:
+                self.clock.close()
             if self._staging is not None:
                 self._staging.close()
             for pointer in owned:

@@ -29,4 +29,5 @@ CUDA = Target(
     compiler="xlac.targets.cuda.compile:CudaCompiler",
     loader="xlac.targets.cuda.runtime:load_function",
     device_kind="gpu",
+    profiles=True,                 # CUDA events around each launch (runtime.CudaFunction.profiled)
 )
