@@ -134,6 +134,13 @@ class _Planner:
 
     def _try_loop_fusion(self, producer: int, group: int) -> str:
         groups, op = self.groups, self.graph.ops[producer]
+        if self.graph.kinds[producer] == CONSTANT and is_duplicable(op):
+            # Copied, never moved in: finish() drops the copies of a kernel it
+            # gives up, whose op then reads the original. Were the original in
+            # another kernel, that kernel would feed the op, an edge no cycle
+            # check saw (kernel -> reduce -> all_reduce -> the same kernel).
+            groups.duplicate(producer, group)
+            return ""
         home = groups.home[producer]
         if home != group and len(groups.members[home]) > 1:
             if is_duplicable(op) and effectively_at_most_unary(op):

@@ -204,3 +204,33 @@ func.func @single_op(%x: tensor<4xf32>) -> tensor<4xf32> {
   %e = stablehlo.exponential %x : tensor<4xf32>
   return %e : tensor<4xf32>
 }
+
+// -----
+
+/// A small constant is copied into each kernel that reads it, never moved in.
+/// Here the zero both reductions start from: the reduction of the dot stays
+/// alone (no kernel of its own, so no copy), and reads the original outside.
+/// Moved into the multi-output kernel, the zero would leave that kernel, go
+/// through the lone reduction and come back into it through the broadcast:
+/// a cycle.
+// CHECK-LABEL: func.func @shared_init_stays_outside
+// CHECK: %[[Z:.*]] = stablehlo.constant dense<0.000000e+00>
+// CHECK: %[[G:.*]] = stablehlo.dot_general
+// CHECK: %[[B:.*]] = stablehlo.reduce(%[[G]] init: %[[Z]])
+// CHECK: %[[F:.*]]:2 = "xla.fusion"(%{{.*}}, %[[B]]) ({
+// CHECK: stablehlo.constant dense<0.000000e+00>
+// CHECK: stablehlo.reduce
+// CHECK: stablehlo.broadcast_in_dim
+// CHECK: stablehlo.add
+// CHECK: "xla.yield"
+// CHECK: }) {kind = "multi_output"} : (tensor<4x8xf32>, tensor<8xf32>) -> (tensor<8xf32>, tensor<4x8xf32>)
+// CHECK-NEXT: return %[[F]]#0, %[[F]]#1
+func.func @shared_init_stays_outside(%a: tensor<4x8xf32>, %x: tensor<16x4xf32>, %dy: tensor<16x8xf32>) -> (tensor<8xf32>, tensor<4x8xf32>) {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %rows = stablehlo.reduce(%a init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<4x8xf32>, tensor<f32>) -> tensor<8xf32>
+  %g = stablehlo.dot_general %x, %dy, contracting_dims = [0] x [0] : (tensor<16x4xf32>, tensor<16x8xf32>) -> tensor<4x8xf32>
+  %b = stablehlo.reduce(%g init: %zero) applies stablehlo.add across dimensions = [0] : (tensor<4x8xf32>, tensor<f32>) -> tensor<8xf32>
+  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<8xf32>) -> tensor<4x8xf32>
+  %s = stablehlo.add %a, %bb : tensor<4x8xf32>
+  return %rows, %s : tensor<8xf32>, tensor<4x8xf32>
+}

@@ -168,6 +168,30 @@ def element_types_program() -> Program:
     return p
 
 
+# The region of a summing reduction or all-reduce.
+_SUM = ("({\n    ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n      %s = stablehlo.add %a, %b : "
+        "tensor<f32>\n      stablehlo.return %s : tensor<f32>\n    })")
+
+
+def _weight_gradient(result: str, x: str) -> list[str]:
+    """Two matmuls of the argument (4 x 4, then 4 x 8): a weight-gradient-like ``result``."""
+    mat, square = tensor(SHAPE, "f32"), tensor((4, 4), "f32")
+    return [f"    %h = stablehlo.dot_general {x}, {x}, contracting_dims = [1] x [1] : "
+            f"({mat}, {mat}) -> {square}",
+            f"    {result} = stablehlo.dot_general %h, {x}, contracting_dims = [1] x [0] : "
+            f"({square}, {mat}) -> {mat}"]
+
+
+def _all_reduce(result: str, value: str, attrs: str, type_text: str) -> str:
+    return f'    {result} = "stablehlo.all_reduce"({value}) {attrs} {_SUM} : ({type_text}) -> {type_text}'
+
+
+def _column_sum(result: str, value: str) -> str:
+    """``value`` (4 x 8) summed over its rows from %zero."""
+    return (f"    {result} = stablehlo.reduce({value} init: %zero) applies stablehlo.add across "
+            f"dimensions = [0] : ({tensor(SHAPE, 'f32')}, tensor<f32>) -> {tensor((8,), 'f32')}")
+
+
 def training_step_program(partitions: int = 2) -> Program:
     """1 x ``partitions``: a data-parallel step's shape. Two "weight gradients"
     (matmuls) and a "bias gradient" (a column sum) are all-reduced while later
@@ -180,27 +204,22 @@ def training_step_program(partitions: int = 2) -> Program:
     row, mat, vec = tensor((8,), "f32"), tensor(SHAPE, "f32"), tensor((4, 4), "f32")
     psum = _attrs(groups=everyone, channel=1, global_ids=True)
     channel = {k: _attrs(groups=everyone, channel=100 + k, global_ids=True) for k in range(3)}
-    add = ("({\n    ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n      %s = stablehlo.add %a, %b : "
-           "tensor<f32>\n      stablehlo.return %s : tensor<f32>\n    })")
+    add = _SUM
     zero = "%zero = stablehlo.constant dense<0.0> : tensor<f32>"
     lr = f"%lr = stablehlo.constant dense<0.25> : {mat}"
     x = p.arg("f32")
     p.lines += [f"    {zero}", f"    {lr}",
                 f"    %loss = stablehlo.reduce({x} init: %zero) applies stablehlo.add across "
                 f"dimensions = [0, 1] : ({mat}, tensor<f32>) -> tensor<f32>",
-                f"    %h = stablehlo.dot_general {x}, {x}, contracting_dims = [1] x [1] : "
-                f"({mat}, {mat}) -> {vec}",
-                f"    %g1 = stablehlo.dot_general %h, {x}, contracting_dims = [1] x [0] : "
-                f"({vec}, {mat}) -> {mat}",
+                *_weight_gradient("%g1", x),
                 f"    %sq = stablehlo.multiply {x}, {x} : {mat}",
-                f"    %b1 = stablehlo.reduce(%sq init: %zero) applies stablehlo.add across "
-                f"dimensions = [0] : ({mat}, tensor<f32>) -> {row}",
-                f'    %s1 = "stablehlo.all_reduce"(%g1) {channel[0]} {add} : ({mat}) -> {mat}',
-                f'    %sb = "stablehlo.all_reduce"(%b1) {channel[1]} {add} : ({row}) -> {row}',
+                _column_sum("%b1", "%sq"),
+                _all_reduce("%s1", "%g1", channel[0], mat),
+                _all_reduce("%sb", "%b1", channel[1], row),
                 f"    %h2 = stablehlo.multiply %h, %h : {vec}",
                 f"    %g2 = stablehlo.dot_general %h2, {x}, contracting_dims = [1] x [0] : "
                 f"({vec}, {mat}) -> {mat}",
-                f'    %s2 = "stablehlo.all_reduce"(%g2) {channel[2]} {add} : ({mat}) -> {mat}',
+                _all_reduce("%s2", "%g2", channel[2], mat),
                 f"    %d1 = stablehlo.multiply %lr, %s1 : {mat}",
                 f"    %d2 = stablehlo.multiply %lr, %s2 : {mat}"]
     p.add("update:1", f"stablehlo.subtract {x}, %d1 : {mat}", mat)
@@ -208,6 +227,36 @@ def training_step_program(partitions: int = 2) -> Program:
     p.add("bias", f"stablehlo.negate %sb : {row}", row)
     p.add("loss", f'"stablehlo.all_reduce"(%loss) {psum} {add} : (tensor<f32>) -> tensor<f32>',
           "tensor<f32>")
+    return p
+
+
+def gradient_and_bias_step_program(partitions: int = 2) -> Program:
+    """1 x ``partitions``: a matmul's result all-reduced (the weight's
+    gradient) and also summed over its rows, that sum all-reduced (the
+    bias's); the weight's update reads both. A weight-decay sum made first
+    shares their zero. xla-fuse once moved that zero into the kernel of the
+    decay sum and the update, while the gradient's sum (alone: a dot does not
+    fuse into a reduction) read it there: kernel -> sum -> all_reduce -> the
+    same kernel, a cycle."""
+    p = Program(1, partitions, ["f32"])
+    everyone = [list(range(partitions))]
+    row, mat = tensor((8,), "f32"), tensor(SHAPE, "f32")
+    sum_0, sum_1 = (_attrs(groups=everyone, channel=200 + k, global_ids=True) for k in range(2))
+    x = p.arg("f32")
+    p.lines += ["    %zero = stablehlo.constant dense<0.0> : tensor<f32>",
+                f"    %lr = stablehlo.constant dense<0.25> : {mat}",
+                f"    %sq = stablehlo.multiply {x}, {x} : {mat}",
+                _column_sum("%decay", "%sq"),
+                *_weight_gradient("%g", x),
+                _column_sum("%colsum", "%g"),
+                _all_reduce("%sg", "%g", sum_0, mat),
+                _all_reduce("%sb", "%colsum", sum_1, row),
+                f"    %sbm = stablehlo.broadcast_in_dim %sb, dims = [1] : ({row}) -> {mat}",
+                f"    %step = stablehlo.add %sg, %sbm : {mat}",
+                f"    %d = stablehlo.multiply %lr, %step : {mat}"]
+    p.add("update:weight", f"stablehlo.subtract {x}, %d : {mat}", mat)
+    p.add("update:bias", f"stablehlo.negate %sb : {row}", row)
+    p.add("decay", f"stablehlo.negate %decay : {row}", row)
     return p
 
 

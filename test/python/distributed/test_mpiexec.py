@@ -101,6 +101,12 @@ def test_a_training_step_overlapped_blocking_and_bucketed_on_2_ranks(tmp_path):
         _check_program(tmp_path / str(index), spmd_programs.training_step_program(), env)
 
 
+def test_a_gradient_all_reduced_and_summed_on_2_ranks(tmp_path):
+    """A matmul's result all-reduced and, summed over its rows, all-reduced
+    again: the fused program (it once had a cycle) against the interpreter."""
+    _check_program(tmp_path, spmd_programs.gradient_and_bias_step_program())
+
+
 @pytest.mark.parametrize("ranks", [4, 8])
 def test_a_training_step_on_4_and_8_ranks(tmp_path, ranks):
     """The overlapped step on more ranks; only where each rank has a core of its
