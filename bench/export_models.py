@@ -100,7 +100,7 @@ def export_one(name: str, out: Path) -> int:
     meta = {"name": name, "frontend": frontend, "description": description,
             "export_s": round(seconds, 2), "parameters": parameters, "n_inputs": len(arrays),
             "mlir_bytes": len(text.encode()),
-            "inputs": [f"{a.dtype}{list(a.shape)}" for a in arrays], "versions": _versions()}
+            "inputs": [f"{a.dtype}{list(a.shape)}" for a in arrays], "versions": package_versions()}
     (out / f"{name}.json").write_text(json.dumps(meta, indent=1) + "\n")
     megabytes = sum(a.nbytes for a in arrays) / 1e6
     print(f"{name}: {len(arrays)} inputs ({megabytes:.1f} MB), {parameters / 1e6:.2f} M parameters, "
@@ -108,9 +108,10 @@ def export_one(name: str, out: Path) -> int:
     return 0
 
 
-def _versions() -> dict[str, str]:
+def package_versions(packages=PACKAGES) -> dict[str, str]:
+    """Python's version and each package's ("absent" where it is not installed)."""
     found = {"python": platform.python_version()}
-    for package in PACKAGES:
+    for package in packages:
         try:
             found[package] = importlib.metadata.version(package)
         except importlib.metadata.PackageNotFoundError:

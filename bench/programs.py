@@ -163,10 +163,14 @@ def _fill(rng: np.random.Generator, spec: TensorSpec) -> np.ndarray:
 def recipe_inputs(program: Program, seed: int) -> list[np.ndarray]:
     """The arguments ``program.recipe`` gives, in order, as contiguous numpy arrays:
     ("shared", NAME) calls ../shared/models/make_inputs.py's ``inputs(NAME, seed)``;
-    ("npz", PATH) loads saved inputs (keys sorted = argument order)."""
+    ("npz", PATH) loads saved inputs (keys sorted = argument order); ("drawn", PATH) draws
+    each argument as the JSON at PATH says (bench/export_gpu_sized.py)."""
     kind, where = program.recipe
     if kind == "shared":
         arrays = _shared_make_inputs(Path(program.path).parent).inputs(where, seed)
+    elif kind == "drawn":
+        rng = np.random.default_rng(1000 * seed + program.seed_index)
+        arrays = [draw(rng, recipe) for recipe in json.loads(Path(where).read_text())["inputs"]]
     elif kind == "npz":
         with np.load(where) as saved:
             arrays = [saved[key] for key in sorted(saved.files)]
@@ -178,6 +182,18 @@ def recipe_inputs(program: Program, seed: int) -> list[np.ndarray]:
     # in the program's element types (bf16 is saved as f32); ascontiguousarray makes 0-d 1-d
     return [np.asarray(a, order="C").astype(to_dtype(spec.dtype), copy=False)
             for a, spec in zip(arrays, program.inputs)]
+
+
+def draw(rng: np.random.Generator, recipe: dict) -> np.ndarray:
+    """One argument from its recipe: integers in [low, high), else a normal with the
+    recipe's mean and std (a weight keeps its initialiser's scale; std 0 is a constant)."""
+    shape, dtype = tuple(recipe["shape"]), to_dtype(recipe["dtype"])
+    if "low" in recipe:
+        return rng.integers(recipe["low"], recipe["high"], shape).astype(dtype)
+    values = rng.standard_normal(shape, dtype=np.float32)
+    values *= np.float32(recipe["std"])
+    values += np.float32(recipe["mean"])
+    return values.astype(dtype, copy=False)
 
 
 _LOADED: dict[Path, object] = {}

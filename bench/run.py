@@ -8,6 +8,7 @@
     python bench/run.py --out docs/PERFORMANCE.md
     python bench/run.py --target cuda --out bench_cuda.md   # xlac on the GPU against XLA GPU
     python bench/run.py --models --traces traces/ --out models.md   # + the real models, kernels
+    python bench/run.py --target cuda --gpu-sized --profile   # H200-sized programs, rooflines
 
 Both compilers get the same StableHLO text. The suite lives in <repo>/../shared/bench/suite;
 its README has the anchors' figures and the machine limits behind the roofline column.
@@ -38,6 +39,12 @@ def parse_args(argv=None) -> argparse.Namespace:
                              "wrote to --models-dir; profiles xlac per kernel")
     parser.add_argument("--models-dir", type=Path, default=None,
                         help="the exported models (default: bench/models)")
+    parser.add_argument("--gpu-sized", action="store_true",
+                        help="instead of the suite: the GPU-sized programs bench/export_gpu_sized.py "
+                             "wrote to --gpu-sized-dir, inputs on the device for xlac and XLA alike, "
+                             "each against its roofline (implies --target cuda)")
+    parser.add_argument("--gpu-sized-dir", type=Path, default=None,
+                        help="the exported GPU-sized programs (default: bench/gpu_sized)")
     parser.add_argument("--profile", action=argparse.BooleanOptionalAction, default=None,
                         help="profile xlac per kernel after timing (exe.profile; --target cuda: CUDA "
                              "events around each launch; default: on with --traces, and with "
@@ -83,6 +90,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         args.profile = args.traces is not None or (args.models and args.target == "cpu")
     if args.models_dir is None:
         args.models_dir = Path(__file__).resolve().parent / "models"
+    if args.gpu_sized_dir is None:
+        args.gpu_sized_dir = Path(__file__).resolve().parent / "gpu_sized"
+    if args.gpu_sized:
+        args.target = "cuda"
     if args.quick:
         args.min_reps, args.max_reps, args.warmup, args.pause_ms = 1, 2, 0, 0.0
         args.budget_s = 1.0
@@ -130,6 +141,9 @@ def main(argv=None) -> int:
     import harness  # numpy, jax: only after the thread settings
     if args.suite:
         harness.SUITE = args.suite.resolve()    # _select reads it; the worker gets full paths
+    if args.gpu_sized:
+        from gpu.harness import run_sized
+        return run_sized(args)
     if args.target == "cuda":
         from gpu.harness import run
         return run(args)

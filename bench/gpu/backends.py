@@ -102,3 +102,10 @@ class XlacCudaBackend(XlacBackend):
     """xlac with target="cuda" in a worker process (gpu/worker.py)."""
 
     worker = staticmethod(gpu_worker.serve)
+
+
+class XlacResidentBackend(XlacBackend):
+    """xlac with target="cuda", inputs put on the device once and results left there
+    (gpu/worker.py serve_resident): the same terms as the "XLA" column."""
+
+    worker = staticmethod(gpu_worker.serve_resident)

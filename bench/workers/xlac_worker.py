@@ -27,8 +27,9 @@ TINY_PROGRAM = ("func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
          "  %0 = stablehlo.add %a, %a : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n")
 
 
-def serve(conn, target: str = "cpu") -> None:
-    """Answer requests until told to quit or the pipe closes; programs compile for ``target``."""
+def serve(conn, target: str = "cpu", handlers: dict | None = None) -> None:
+    """Answer requests until told to quit or the pipe closes; programs compile for ``target``
+    (``handlers``: other ways to load, call and time them than the host-array ones below)."""
     try:
         import xlac
         compiler = xlac if target == "cpu" else _ForTarget(xlac, target)
@@ -48,7 +49,7 @@ def serve(conn, target: str = "cpu") -> None:
             return
         if request[0] == "quit":
             return
-        conn.send(_answer(compiler, state, request))
+        conn.send(_answer(compiler, state, request, handlers or HANDLERS))
 
 
 class _ForTarget:
@@ -71,9 +72,9 @@ def _first_run(tiny) -> None:
         pass
 
 
-def _answer(xlac, state: dict, request: tuple) -> tuple:
+def _answer(xlac, state: dict, request: tuple, handlers: dict) -> tuple:
     try:
-        return ("ok", _HANDLERS[request[0]](xlac, state, *request[1:]))
+        return ("ok", handlers[request[0]](xlac, state, *request[1:]))
     except Exception as exc:  # noqa: BLE001 - a failing program must not end the run
         return ("error", _describe(exc))
 
@@ -113,7 +114,7 @@ def _profile(xlac, state: dict, runs: int, top: int, trace: str | None):
     return summarize(profile, program.source(), top, trace, seconds, f"xlac: {program.name}")
 
 
-_HANDLERS = {"load": _load, "outputs": _outputs, "time": _time, "profile": _profile}
+HANDLERS = {"load": _load, "outputs": _outputs, "time": _time, "profile": _profile}
 
 
 def _describe(exc: BaseException) -> str:
