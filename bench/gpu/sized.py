@@ -15,9 +15,6 @@ from programs import REPO, Program, TensorSpec
 
 EXPORTS = REPO / "bench" / "gpu_sized"
 SEED_BASE = 300        # seed_index of the first program (suite 0-9, extra files 100+, models 200+)
-# what the GPU check runs when no --only is given: one of each kind, within its time slice
-DEFAULT_SUBSET = ("gelu", "transpose", "row_sum", "softmax", "matmul_bf16_8192", "matmul_f32_4096",
-                  "attention_bf16_s2048", "bert_base")
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,12 @@
 # the budget cannot fit is reported SKIPPED): GPU, wheels, xlac from the tree, a first program,
 # the CUDA pytest group (all of test/python/cuda but the emulated conformance: the fault,
 # thread, device= and device-array tests), lit test/cuda, the NCCL one-rank test, the public
-# conformance suite with target cuda, bench/run.py --target cuda --models, the per-call
+# conformance suite with target cuda, bench/run.py --target cuda --models, the GPU-sized programs
+# against their rooflines (bench/run.py --gpu-sized, a subset), the per-call
 # dispatch benchmark (bench/gpu/dispatch.py), and the distributed check in what is left.
 # Results in $OUT (default /tmp/gpu_check_out): gpu_check.log, timings.tsv (step, status,
 # seconds, limit), one file per step (pytest_cuda.txt, lit_cuda.txt, nccl.txt,
-# conformance_cuda.txt/.json, bench_cuda.md/.txt). No step runs in the background and no
+# conformance_cuda.txt/.json, bench_cuda.md/.txt, bench_gpu_sized.md/.txt). No step runs in the background and no
 # output goes through process substitution: a bare `wait` after `exec > >(tee ...)` waits
 # for tee forever.
 set -uo pipefail
@@ -139,13 +140,15 @@ run_step() {
 
 payload_check() {
   # what the device tool sends: tracked and untracked-not-ignored files, shared/, and .whl/
-  local tree shared whl total
+  local tree shared whl sized total
   tree=$(git ls-files -co --exclude-standard -z | du -cb --files0-from=- 2>/dev/null | tail -1 | cut -f1)
   shared=$( [ -d shared ] && du -sb shared | cut -f1 || echo 0)
   whl=$( [ -d .whl ] && du -sb .whl | cut -f1 || echo 0)
-  total=$((tree + shared + whl))
-  awk -v t="$tree" -v s="$shared" -v w="$whl" -v l="$PAYLOAD_LIMIT_MIB" 'BEGIN {
-    printf "tree %d, shared/ %d, .whl/ %d bytes: %.1f MiB of %d MiB\n", t, s, w, (t + s + w) / 1048576, l }'
+  # bench/gpu_sized/ is gitignored: it travels when the device tool is told to carry it
+  sized=$( [ -d bench/gpu_sized ] && du -sb bench/gpu_sized | cut -f1 || echo 0)
+  total=$((tree + shared + whl + sized))
+  awk -v t="$tree" -v s="$shared" -v w="$whl" -v g="$sized" -v l="$PAYLOAD_LIMIT_MIB" 'BEGIN {
+    printf "tree %d, shared/ %d, .whl/ %d, bench/gpu_sized/ %d bytes: %.1f MiB of %d MiB\n", t, s, w, g, (t + s + w + g) / 1048576, l }'
   [ "$total" -le $((PAYLOAD_LIMIT_MIB * 1048576)) ]
 }
 
@@ -292,6 +295,30 @@ else
   say "FAILED: no bench suite at $SHARED/bench/suite (copy it to ./shared, see the header)"
   status=1
 fi
+
+# The GPU-sized programs against their rooflines (bench/run.py --gpu-sized), a subset in a slice
+# of the budget. Their exports (bench/gpu_sized/, gitignored: the device tool's carry brings
+# them) are made here by bench/export_gpu_sized.py; without them they are exported there from
+# what that machine has (jax: the kernels; the models need transformers). A dry run exports
+# them at 1/256 into $WORK.
+SIZED_DIR=${GPU_SIZED_DIR:-$REPO/bench/gpu_sized}
+[ "$DRY" = 1 ] && SIZED_DIR=$WORK/gpu_sized_tiny
+GPU_SIZED_ONLY=${GPU_SIZED_ONLY:-gelu,transpose,row_sum,softmax,matmul_bf16_8192,matmul_f32_4096,attention_bf16_s2048,bert_base}
+export SIZED_DIR GPU_SIZED_ONLY GPU_SIZED_BUDGET_S=${GPU_SIZED_BUDGET_S:-40}
+gpu_sized() {
+  local scale=1 extra=() name only=""
+  [ "$DRY" = 1 ] && scale=1/256 && extra=(--quick --budget-s 1)
+  if ! ls "$SIZED_DIR"/*.json >/dev/null 2>&1; then
+    echo "no exports in $SIZED_DIR: exporting with this machine's packages"
+    "$PY" bench/export_gpu_sized.py --out "$SIZED_DIR" --scale "$scale" --skip-missing --only "$GPU_SIZED_ONLY" || return 1
+  fi
+  for name in ${GPU_SIZED_ONLY//,/ }; do        # what could not be exported is left out
+    if [ -f "$SIZED_DIR/$name.json" ]; then only+="$name,"; else echo "note: $name not exported: left out"; fi
+  done
+  "$PY" bench/run.py --gpu-sized --gpu-sized-dir "$SIZED_DIR" --only "${only%,}" --profile \
+    --budget-s "$GPU_SIZED_BUDGET_S" --kill-after-s 60 --out "$OUT/bench_gpu_sized.md" "${extra[@]}"
+}
+run_step gpu-sized "${GPU_SIZED_TIMEOUT:-120}" bench_gpu_sized.txt gpu_sized
 
 # host time per call of a one-op program on device arrays, xlac against jax.jit (GPU client)
 DISPATCH=(env XLA_PYTHON_CLIENT_PREALLOCATE=false "$PY" bench/gpu/dispatch.py --calls 2000 --rounds 7)
