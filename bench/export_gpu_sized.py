@@ -90,6 +90,8 @@ def export(name: str, builder, scale: float, out: Path, order: int = 0) -> None:
     text = jax.export.export(jax.jit(case.function))(*abstract).mlir_module()
     lowered = jax.jit(case.function).lower(*abstract)
     flops = case.flops if case.flops is not None else _cost_flops(lowered)
+    if flops is None and case.peak == "hbm":
+        flops = 0.0        # a transpose has no FLOPs to count, and its roofline needs none
     outputs = jax.tree_util.tree_leaves(lowered.out_info)
     meta = {"name": name, "order": order, "description": case.description, "peak": case.peak, "flops": flops,
             "scale": scale, "inputs": input_recipes(case), "outputs": [_spec(o) for o in outputs],
