@@ -109,3 +109,7 @@ class XlacResidentBackend(XlacBackend):
     (gpu/worker.py serve_resident): the same terms as the "XLA" column."""
 
     worker = staticmethod(gpu_worker.serve_resident)
+
+    def load(self, program, inputs) -> float:
+        return self._ask(("load", program, self._seed), self._call_limit,
+                         "xlac compile and inputs to the device")

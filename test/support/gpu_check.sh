@@ -304,7 +304,7 @@ fi
 SIZED_DIR=${GPU_SIZED_DIR:-$REPO/bench/gpu_sized}
 [ "$DRY" = 1 ] && SIZED_DIR=$WORK/gpu_sized_tiny
 GPU_SIZED_ONLY=${GPU_SIZED_ONLY:-gelu,transpose,row_sum,softmax,matmul_bf16_8192,matmul_f32_4096,attention_bf16_s2048,bert_base}
-export SIZED_DIR GPU_SIZED_ONLY GPU_SIZED_BUDGET_S=${GPU_SIZED_BUDGET_S:-40}
+export SIZED_DIR GPU_SIZED_ONLY GPU_SIZED_BUDGET_S=${GPU_SIZED_BUDGET_S:-30}
 gpu_sized() {
   local scale=1 extra=() name only=""
   [ "$DRY" = 1 ] && scale=1/256 && extra=(--quick --budget-s 1)
@@ -315,7 +315,7 @@ gpu_sized() {
   for name in ${GPU_SIZED_ONLY//,/ }; do        # what could not be exported is left out
     if [ -f "$SIZED_DIR/$name.json" ]; then only+="$name,"; else echo "note: $name not exported: left out"; fi
   done
-  "$PY" bench/run.py --gpu-sized --gpu-sized-dir "$SIZED_DIR" --only "${only%,}" --profile \
+  "$PY" bench/run.py --gpu-sized --gpu-sized-dir "$SIZED_DIR" --only "${only%,}" --profile --profile-s 1 \
     --budget-s "$GPU_SIZED_BUDGET_S" --kill-after-s 60 --out "$OUT/bench_gpu_sized.md" "${extra[@]}"
 }
 run_step gpu-sized "${GPU_SIZED_TIMEOUT:-120}" bench_gpu_sized.txt gpu_sized

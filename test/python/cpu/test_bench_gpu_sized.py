@@ -155,6 +155,9 @@ def test_the_resident_worker_keeps_inputs_on_the_device_and_agrees_with_xla(tiny
     import jax
     reference = jax.jit(_jax_function(name))(*programs.make_inputs(program, seed=0))
     np.testing.assert_allclose(outputs[0], np.asarray(reference), rtol=2e-5, atol=2e-5)
+    profile = handlers["profile"](compiler, state, 2, 3, None)       # --profile: the slowest kernels
+    assert profile.kernels >= 1 and 1 <= len(profile.top) <= 3 and profile.runs == 2
+    assert all(ms >= 0 and 0 <= share <= 1 for _, ms, share in profile.top)
 
 
 def _jax_function(name: str):
