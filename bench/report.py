@@ -21,7 +21,11 @@ _SUSPECT_BY_DTYPE = {"bfloat16": 2e-2, "float16": 4e-3}
 
 
 def suspect_error(program: Program) -> float:
-    """The error past which ``program``'s outputs count as wrong: its least precise output's."""
+    """The error past which ``program``'s outputs count as wrong: its least precise output's,
+    or the program's own ``tolerance`` where it has one (gpu/sized.py: XLA's TF32 dots)."""
+    own = getattr(program, "tolerance", None)
+    if own is not None:
+        return own
     return max((_SUSPECT_BY_DTYPE.get(spec.dtype, SUSPECT_ERROR) for spec in program.outputs),
                default=SUSPECT_ERROR)
 

@@ -35,6 +35,13 @@ PEAKS = {
 CUBLAS_BF16_MEASURED = 790e12
 
 
+# Past this max |xlac - XLA| / max |XLA| an output counts as wrong. XLA multiplies f32 dots
+# in TF32 on the GPU (10 mantissa bits): against f32 a long dot differs by ~1e-3 of its largest
+# value and a deep model by more (the 4-layer hf_bert on the H200: 2.7e-2), so programs held
+# to the tf32 peak get 5e-2; the others keep their output type's (report.suspect_error).
+TOLERANCE = {"tf32": 5e-2}
+
+
 def is_memory_bound(peak: str) -> bool:
     return PEAKS[peak].unit == "TB/s"
 

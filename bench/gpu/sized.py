@@ -13,6 +13,8 @@ from pathlib import Path
 
 from programs import REPO, Program, TensorSpec
 
+from gpu.roofline import TOLERANCE
+
 EXPORTS = REPO / "bench" / "gpu_sized"
 SEED_BASE = 300        # seed_index of the first program (suite 0-9, extra files 100+, models 200+)
 
@@ -21,6 +23,11 @@ SEED_BASE = 300        # seed_index of the first program (suite 0-9, extra files
 class SizedProgram(Program):
     peak: str = "hbm"          # a key of gpu/roofline.PEAKS
     scale: float = 1.0         # the export's factor on every size
+
+    @property
+    def tolerance(self) -> float | None:
+        """The check's own limit where XLA's arithmetic is looser than the output type's."""
+        return TOLERANCE.get(self.peak)
 
 
 def sized_programs(folder: Path = EXPORTS) -> list[Program]:

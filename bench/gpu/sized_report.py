@@ -101,7 +101,8 @@ def method_lines(args) -> list[str]:
              "GPU); %peak = reached / peak; roofline ms = work / peak",
              f"inputs: drawn on the GPU machine from each export's JSON (weights with their "
              f"initialiser's mean and spread, token ids in range), seed {args.seed}; export scale "
-             f"{scale}; err: max |out - XLA| / max |XLA|"]
+             f"{scale}; err: max |out - XLA| / max |XLA|, wrong past the output type's limit, or "
+             f"past {roofline.TOLERANCE['tf32']:g} for programs held to the tf32 peak (XLA's TF32 dots)"]
     if getattr(args, "profile", False):
         lines.append(f"kernels: exe.profile in the xlac worker, CUDA events around each launch, "
                      f"1-10 calls (~{args.profile_s:g} s)")

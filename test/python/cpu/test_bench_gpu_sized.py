@@ -227,6 +227,15 @@ def test_the_roofline_from_fake_timings():
     assert "geometric mean xlac/XLA: 2.00 (over 1 of 2 programs; wrong outputs left out)" in lines
 
 
+def test_programs_held_to_tf32_allow_for_xlas_tf32_dots_and_the_rest_keep_their_types_limit():
+    Result, square = report.BackendResult, programs.TensorSpec((64, 64), "float32")
+    f32 = _sized("matmul_f32_4096", "tf32", (square, square), (square,), 1.0)
+    gelu = _sized("gelu", "hbm", (square,), (square,), 0.0)
+    assert report.suspect_error(f32) == 5e-2 and report.suspect_error(gelu) == report.SUSPECT_ERROR
+    off = {"xlac": Result(times=[1e-3], check=2e-2), "XLA": Result(times=[1e-3])}
+    assert report.ProgramResult(f32, off).agrees("xlac") and not report.ProgramResult(gelu, off).agrees("xlac")
+
+
 def test_every_program_names_a_peak_of_the_table():
     source = (REPO / "bench" / "zoo" / "gpu_sized.py").read_text()
     for peak in ("hbm", "bf16", "f16", "tf32"):
