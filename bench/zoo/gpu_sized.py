@@ -179,7 +179,7 @@ def vit_b16(scale):
     images = _images(scale, 128)
     config = ViTConfig(hidden_size=heads * head, num_hidden_layers=scale.dim(12),
                        num_attention_heads=heads, intermediate_size=4 * heads * head,
-                       image_size=images.shape[-1], patch_size=16)
+                       image_size=images.shape[-1], patch_size=16, num_labels=1000)
     model = FlaxViTForImageClassification(config, seed=0)
 
     def forward(params, pixels):
