@@ -94,6 +94,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         "xla-lower-control-flow",                         # while/if/case -> scf; after the others, which may emit them
         "inline",                                         # helpers some lowerings call
         "xla-outline-fusions",                            # each kernel a function until elementwise fusion ...
+        "xla-concatenate-as-slices",                      # innermost-axis concatenates as row copies, not gathers
         "func.func(stablehlo-legalize-to-linalg)",        # upstream StableHLO -> linalg/tensor/arith
         "xla-verify-lowered",                             # nothing of StableHLO may be left
         "stablehlo-convert-to-signless",                  # ui32 in the signature -> i32, no casts

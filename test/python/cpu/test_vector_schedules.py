@@ -33,7 +33,7 @@ _NARROW_REDUCE = ("a 16-lane f16/bf16 sum rounds 16 partial sums: a bf16 sum of 
 ALLOWED = {
     **{(c, "complex<f32>"): _COMPLEX for c in (
         "elementwise", "broadcast", "reduce", "reduce_window", "transpose", "dot_general",
-        "convolution", "gather", "concatenate", "convert", "iota", "cumsum", "select")},
+        "convolution", "gather", "convert", "iota", "cumsum", "select")},
     **{("scatter", t): _SCALAR_LOWERING for t in TYPES},
     **{("sort", t): _SCALAR_LOWERING + " (a merge sort; no sorting network yet)"
        for t in TYPES if t != "complex<f32>"},
