@@ -34,8 +34,8 @@ ALLOWED = {
         "elementwise", "broadcast", "reduce", "reduce_window", "transpose", "dot_general",
         "convolution", "gather", "convert", "iota", "cumsum", "select")},
     **{("scatter", t): _SCALAR_LOWERING for t in TYPES},
-    **{("sort", t): _SCALAR_LOWERING + " (a merge sort; no sorting network yet)"
-       for t in TYPES if t != "complex<f32>"},
+    **{("sort", t): _SCALAR_LOWERING + " (rows on the threads: integer keys by a radix sort, "
+       "others by a merge sort; no sorting network yet)" for t in TYPES if t != "complex<f32>"},
     **{("reduce_window", t): _WINDOW for t in TYPES if t != "complex<f32>"},
     **{("reduce", t): _NARROW_REDUCE for t in ("f16", "bf16")},
 }
