@@ -72,6 +72,7 @@ _REGISTRY: dict[str, str] = {
     "xla-sort-slice-to-top-k": "ingest.sort_slice_to_top_k:SortSliceToTopK",
     "xla-unroll-short-loops": "ingest.unroll_short_loops:UnrollShortLoops",
     "xla-lower-top-k": "lower.lower_top_k:LowerTopK",
+    "xla-concatenate-as-slices": "lower.concatenate_as_slices:ConcatenateAsSlices",
     "xla-rewrite-reduce-windows": "lower.rewrite_reduce_windows:RewriteReduceWindows",
     "xla-flatten-reductions": "lower.flatten_reductions:FlattenReductions",
     "xla-canonicalize-convolutions": "lower.canonicalize_convolutions:CanonicalizeConvolutions",

@@ -10,7 +10,8 @@ from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.helper_calls import fresh_name, replace_with_call, symbols
 
 ROW_BYTES = 64                  # one AVX-512 vector, two AVX2 ones: the copy's step along a row
-_WIDTHS = (8, 16, 32, 64)       # element widths copied by vectors (not i1, index, complex)
+_WIDTHS = (1, 8, 16, 32, 64)    # element widths copied by vectors (not index, complex); an
+#                                 i1 is a byte in memory (xla-i1-memory-as-i8 moves its vectors)
 
 
 @dataclass(frozen=True)
@@ -58,7 +59,7 @@ def _row_copy_text(copy: ir.Operation, name: str) -> str:
             or any(ir.MemRefType(t).get_strides_and_offset()[0][-1] != 1 for t in (source, target)):
         return ""
     length = source.shape[-1]
-    lanes = min(length, max(1, ROW_BYTES * 8 // element.width))
+    lanes = min(length, max(1, ROW_BYTES // max(1, element.width // 8)))
     full = length // lanes * lanes
     zero = "0.0" if isinstance(element, ir.FloatType) else "0"
     constants = ["%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",

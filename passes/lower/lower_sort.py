@@ -8,6 +8,7 @@ from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
 from xlac.passes.helper_calls import captured_values, fresh_symbol, region_declaration, replace_with_call
 from xlac.passes.lower.builders.sort_kernel import SortSignature, helper_text
+from xlac.passes.lower.builders.sort_radix import RadixKey
 
 
 @dataclass(frozen=True)
@@ -31,18 +32,25 @@ class LowerSort(ModulePass):
 
     name = "xla-lower-sort"
 
+    # rows on the CPU's threads (scf.forall); off where a target maps no scf.forall (CUDA)
+    parallel_rows: bool = False
+
     acts_on = frozenset({"stablehlo.sort"})
 
     def run(self, module: ir.Operation) -> None:
         for op in [o for o in nested_ops(module) if o.name == "stablehlo.sort"]:
             captures = captured_values(op)
-            sig = _signature(op, fresh_symbol(module, "xla_sort"), captures)
+            sig = _signature(op, fresh_symbol(module, "xla_sort"), captures, self.parallel_rows)
+            if sig.radix is not None:       # the comparator is read, never called
+                replace_with_call(module, op, helper_text(sig), sig.name)
+                continue
             text = helper_text(sig) + region_declaration(op.regions[0], sig.comparator, captures)
             replace_with_call(module, op, text, sig.name, {sig.comparator: op.regions[0]},
                               captures)
 
 
-def _signature(op: ir.Operation, helper: str, captures: list[ir.Value]) -> SortSignature:
+def _signature(op: ir.Operation, helper: str, captures: list[ir.Value],
+               parallel: bool) -> SortSignature:
     types = [ir.RankedTensorType(v.type) for v in op.operands]
     if any(not t.has_static_shape for t in types):
         raise PassFailure(op.location, "stablehlo.sort with dynamic shapes is not supported; "
@@ -56,4 +64,27 @@ def _signature(op: ir.Operation, helper: str, captures: list[ir.Value]) -> SortS
                           f"for rank {rank}")
     return SortSignature(helper, tuple(types[0].shape),
                          tuple(str(t.element_type) for t in types), dimension,
-                         tuple(str(v.type) for v in captures))
+                         tuple(str(v.type) for v in captures), parallel,
+                         None if captures else radix_key(op))
+
+
+def radix_key(op: ir.Operation) -> RadixKey | None:
+    """The key a radix sort can sort by, if the comparator is just `a0 < b0` (or `>`)
+    of an integer first operand (signless or unsigned); None for any other comparator."""
+    key = ir.RankedTensorType(op.operands[0].type).element_type
+    if not (isinstance(key, ir.IntegerType) and not key.is_signed and key.width in (8, 16, 32, 64)):
+        return None
+    block = op.regions[0].blocks[0]
+    body = list(block.operations)
+    if len(body) != 2 or body[0].name != "stablehlo.compare" or body[1].name != "stablehlo.return":
+        return None
+    compare, done = body[0], body[1]
+    arguments = list(block.arguments)
+    if list(compare.operands) != arguments[:2] or list(done.operands) != [compare.results[0]]:
+        return None
+    direction = str(compare.attributes["comparison_direction"])
+    kind = str(compare.attributes["compare_type"]) if "compare_type" in compare.attributes else "SIGNED"
+    if not any(d in direction for d in ("LT>", "GT>")) or not kind.endswith(("SIGNED>", "SIGNED")):
+        return None
+    signed = "UNSIGNED" not in kind and not key.is_unsigned
+    return RadixKey(key.width, signed=signed, descending="GT>" in direction)

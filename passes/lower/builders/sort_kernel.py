@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 from xlac.passes.helper_calls import tensor_type
+from xlac.passes.lower.builders.sort_radix import RadixKey, rows_text
 
 
 @dataclass(frozen=True)
@@ -26,6 +27,8 @@ class SortSignature:
     elements: tuple[str, ...]  # element type of each operand, as MLIR text
     dimension: int             # the sort dimension
     captures: tuple[str, ...] = ()  # types of outer values the comparator uses
+    parallel: bool = False     # rows in an scf.forall (each with its own scratch), not an scf.for
+    radix: RadixKey | None = None  # a comparator that is `key < key'` of integers: radix sort
 
     @property
     def comparator(self) -> str:
@@ -33,7 +36,13 @@ class SortSignature:
 
 
 def helper_text(sig: SortSignature) -> str:
-    """The helper and its row kernel; the pass declares the comparator."""
+    """The helper and its row kernel; the pass declares the comparator (not
+    called by a radix sort's kernel, which reads the keys' bytes instead)."""
+    if sig.radix is not None:
+        _, _, rows, n = _row_view(sig)
+        signless = (sig.elements[0].removeprefix("u"), *sig.elements[1:])
+        return _wrapper(sig) + rows_text(sig.name + "_rows", signless, rows, n, sig.radix,
+                                         sig.parallel)
     return _wrapper(sig) + _kernel(sig)
 
 
@@ -58,12 +67,21 @@ def _wrapper(sig: SortSignature) -> str:
         moved_k = tensor_type(moved, e)
         transposed = _transpose(lines, f"%a{k}", f"%t{k}", perm, full[k], moved_k)
         operands.append(_reshape(lines, transposed, f"%r{k}", moved_k, flat[k]))
+    called = list(flat)
+    if sig.radix is not None and sig.elements[0].startswith("ui"):   # arith takes signless keys
+        called[0] = tensor_type([rows, n], sig.elements[0][1:])
+        lines.append(f"  %key = stablehlo.bitcast_convert {operands[0]} : ({flat[0]}) -> {called[0]}")
+        operands[0] = "%key"
     lines.append(f"  %s:{len(flat)} = func.call @{sig.name}_rows("
                  f"{', '.join(operands + _capture_names(sig))}) : "
-                 f"({', '.join(flat + list(sig.captures))}) -> ({', '.join(flat)})")
+                 f"({', '.join(called + list(sig.captures))}) -> ({', '.join(called)})")
+    sorted_ = [f"%s#{k}" for k in range(len(flat))]
+    if called[0] != flat[0]:
+        lines.append(f"  %keys = stablehlo.bitcast_convert %s#0 : ({called[0]}) -> {flat[0]}")
+        sorted_[0] = "%keys"
     results = []
     for k, e in enumerate(sig.elements):
-        back = _reshape(lines, f"%s#{k}", f"%u{k}", flat[k], tensor_type(moved, e))
+        back = _reshape(lines, sorted_[k], f"%u{k}", flat[k], tensor_type(moved, e))
         results.append(_transpose(lines, back, f"%b{k}", inverse, tensor_type(moved, e), full[k]))
     lines.append(f"  return {', '.join(results)} : {', '.join(full)}")
     return _lines(lines) + "\n}\n"
@@ -98,13 +116,25 @@ def _capture_names(sig: SortSignature) -> list[str]:
 
 
 def _kernel(sig: SortSignature) -> str:
-    """For each row: copy it in, merge-sort the operands themselves, copy it out."""
+    """For each row: copy it in, merge-sort the operands themselves, copy it out.
+
+    ``sig.parallel``: the rows are an scf.forall (the CPU runs its iterations on
+    its threads; each row sorts in a scratch of its own), else an scf.for
+    sharing one scratch (a target that maps scf.forall to nothing, CUDA).
+    """
     _, _, rows, n = _row_view(sig)
     flat = [tensor_type([rows, n], e) for e in sig.elements]
     bufs = [tensor_type([2, n], e) for e in sig.elements]
     count = len(flat)
     outs = ", ".join(flat)
     passes = (n - 1).bit_length() if n > 1 else 0  # ceil(log2(n)) merge rounds
+    scratch = _lines(f"  %scratch{k} = tensor.empty() : {t}" for k, t in enumerate(bufs))
+    if sig.parallel:
+        loop = (f"  %res:{count} = scf.forall (%row) in ({rows}) "
+                f"shared_outs({_iter('o', 'e', count)}) -> ({outs}) {{\n" + scratch.replace("  %", "    %"))
+    else:
+        loop = (scratch + f"\n  %res:{count} = scf.for %row = %c0 to %rows step %c1 "
+                f"iter_args({_iter('o', 'e', count)}) -> ({outs}) {{")
     return f"""func.func private @{sig.name}_rows({_params(sig, flat)}) -> ({outs}) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -114,8 +144,7 @@ def _kernel(sig: SortSignature) -> str:
   %passes = arith.constant {passes} : index
   %final = arith.constant {passes % 2} : index
 {_lines(f"  %e{k} = tensor.empty() : {t}" for k, t in enumerate(flat))}
-{_lines(f"  %scratch{k} = tensor.empty() : {t}" for k, t in enumerate(bufs))}
-  %res:{count} = scf.for %row = %c0 to %rows step %c1 iter_args({_iter("o", "e", count)}) -> ({outs}) {{
+{loop}
 {_copy_rows(sig, n, ("%a{k}", "%row", flat), ("%scratch{k}", "0", bufs), ("row", "in"))}
     %sorted:{count} = scf.for %pass = %c0 to %passes step %c1
         iter_args({_iter("buf", "in", count)}) -> ({", ".join(bufs)}) {{
@@ -136,12 +165,28 @@ def _kernel(sig: SortSignature) -> str:
       }}
       scf.yield {", ".join(f"%merged#{k}" for k in range(count))} : {", ".join(bufs)}
     }}
-{_copy_rows(sig, n, ("%sorted#{k}", "%final", bufs), ("%o{k}", "%row", flat), ("done", "g"))}
-    scf.yield {", ".join(f"%g{k}" for k in range(count))} : {outs}
+{_row_out(sig, n, bufs, flat)}
   }}
   return {", ".join(f"%res#{k}" for k in range(count))} : {outs}
 }}
 """
+
+
+def _row_out(sig: SortSignature, n: int, bufs: list[str], flat: list[str]) -> str:
+    """The sorted row into the results: a parallel insert (forall), or an insert and a yield."""
+    if not sig.parallel:
+        return (_copy_rows(sig, n, ("%sorted#{k}", "%final", bufs), ("%o{k}", "%row", flat),
+                           ("done", "g"))
+                + f"\n    scf.yield {', '.join(f'%g{k}' for k in range(len(flat)))} : {', '.join(flat)}")
+    lines = []
+    inserts = []
+    for k, e in enumerate(sig.elements):
+        row = tensor_type([1, n], e)
+        lines.append(f"    %done{k} = tensor.extract_slice %sorted#{k}[%final, 0] [1, {n}] [1, 1] "
+                     f": {bufs[k]} to {row}")
+        inserts.append(f"      tensor.parallel_insert_slice %done{k} into %o{k}[%row, 0] [1, {n}] "
+                       f"[1, 1] : {row} into {flat[k]}")
+    return _lines(lines + ["    scf.forall.in_parallel {"] + inserts + ["    }"])
 
 
 def _copy_rows(sig: SortSignature, n: int, source: tuple[str, str, list[str]],

@@ -50,7 +50,8 @@ def fuse(remarks: bool | str = False) -> list[str]:
     ]
 
 
-def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int | str = 0) -> list[str]:
+def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int | str = 0,
+                    parallel_rows: bool = True) -> list[str]:
     """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused.
 
     ``complex_as_real``: complex contractions as four real ones, for a target
@@ -59,8 +60,10 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     fused sums of a cancelling complex dot drift up to 60 ulp from the
     interpreter (four conformance programs), so there the complex loop kernel
     stays. ``collective_bucket_bytes``: all-reduces combined up to this size
-    (0: never).
+    (0: never). ``parallel_rows``: the rows of a sort on the target's threads
+    (scf.forall), for a target that runs scf.forall in parallel (the CPU's).
     """
+    sort = "xla-lower-sort{parallel-rows=true}" if parallel_rows else "xla-lower-sort"
     split_complex = ["xla-split-complex-contractions"] if complex_as_real else []
     combine = [f"xla-combine-all-reduces{{bucket-bytes={int(collective_bucket_bytes)}}}"] \
         if int(collective_bucket_bytes) > 0 else []
@@ -82,7 +85,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         "xla-widen-f8-predicates",                        # is_finite of f8 in f32: FN/FNUZ formats have no inf
         "xla-split-f64-truncation",                       # f64 -> f16/bf16 via f32: the JIT lacks __truncdfhf2
         "xla-fold-empty-reductions",                      # reduce of a zero-size tensor = init; upstream leaves it
-        "xla-lower-sort",                                 # merge sort in scf loops; no upstream pattern
+        sort,                                             # merge sort in scf loops; no upstream pattern
         "xla-lower-top-k",                                # top_k: one pass per row against a k-buffer
         *split_complex,                                   # complex dot/conv as four real ones: the real schedules
         "xla-widen-contractions",                         # narrow/mixed dot/conv in f32 or i32, as XLA: one rounding, wide schedules
@@ -94,6 +97,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         "xla-lower-control-flow",                         # while/if/case -> scf; after the others, which may emit them
         "inline",                                         # helpers some lowerings call
         "xla-outline-fusions",                            # each kernel a function until elementwise fusion ...
+        "xla-concatenate-as-slices",                      # innermost-axis concatenates as row copies, not gathers
         "func.func(stablehlo-legalize-to-linalg)",        # upstream StableHLO -> linalg/tensor/arith
         "xla-verify-lowered",                             # nothing of StableHLO may be left
         "stablehlo-convert-to-signless",                  # ui32 in the signature -> i32, no casts
@@ -127,10 +131,10 @@ def fused_stage(entry: str, options: Options) -> list[str]:
     return fuse(options.fusion_remarks)
 
 
-def linalg_stage(complex_as_real: bool):
-    """The "linalg" stage (``lower_to_linalg``'s ``complex_as_real``)."""
+def linalg_stage(complex_as_real: bool, parallel_rows: bool = True):
+    """The "linalg" stage (``lower_to_linalg``'s ``complex_as_real`` and ``parallel_rows``)."""
     def linalg(entry: str, options: Options) -> list[str]:
-        return lower_to_linalg(complex_as_real, options.collective_bucket_bytes)
+        return lower_to_linalg(complex_as_real, options.collective_bucket_bytes, parallel_rows)
     return linalg
 
 

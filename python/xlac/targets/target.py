@@ -148,10 +148,12 @@ class Target:
         return resolve(self.stage(name).code)(module)
 
 
-def front_stages(target: str, complex_as_real: bool = True) -> tuple[Stage, ...]:
+def front_stages(target: str, complex_as_real: bool = True,
+                 parallel_rows: bool = True) -> tuple[Stage, ...]:
     """The stages every compiling target starts with (``xlac.pipeline.pipelines``):
     input -> stablehlo (checked for ``target``'s support) -> fused -> linalg
-    (complex contractions as real ones where ``complex_as_real``)."""
+    (complex contractions as real ones where ``complex_as_real``; a sort's rows
+    in an scf.forall where ``parallel_rows``)."""
     from xlac.pipeline.pipelines import fused_stage, ingest_stage, linalg_stage
     return (
         Stage("input", "the program as given, parsed and verified"),
@@ -160,7 +162,7 @@ def front_stages(target: str, complex_as_real: bool = True) -> tuple[Stage, ...]
         Stage("fused", "StableHLO with its ops grouped into xla.fusion kernels, as XLA does",
               fused_stage),
         Stage("linalg", "linalg on tensors: each kernel a loop nest, contractions as matmuls",
-              linalg_stage(complex_as_real)),
+              linalg_stage(complex_as_real, parallel_rows)),
     )
 
 

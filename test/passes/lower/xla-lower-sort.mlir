@@ -40,7 +40,8 @@ func.func @ascending(%x: tensor<5xf32>) -> tensor<5xf32> {
 // -----
 
 /// Sorting along dimension 0 of a 2-D pair transposes both operands so the
-/// sort dimension is last, and the comparator gets both operands' elements.
+/// sort dimension is last, and the comparator gets both operands' elements
+/// (it orders by the second operand: no radix sort).
 // CHECK-LABEL: func.func private @xla_sort_0(
 // CHECK-SAME: %[[K:.*]]: tensor<4x3xi32>, %[[V:.*]]: tensor<4x3xui8>
 // CHECK: %[[KT:.*]] = stablehlo.transpose %[[K]], dims = [1, 0] : (tensor<4x3xi32>) -> tensor<3x4xi32>
@@ -57,7 +58,7 @@ func.func @ascending(%x: tensor<5xf32>) -> tensor<5xf32> {
 func.func @key_value(%k: tensor<4x3xi32>, %v: tensor<4x3xui8>) -> (tensor<4x3xi32>, tensor<4x3xui8>) {
   %r:2 = "stablehlo.sort"(%k, %v) <{dimension = 0 : i64, is_stable = true}> ({
   ^bb0(%a: tensor<i32>, %b: tensor<i32>, %c: tensor<ui8>, %d: tensor<ui8>):
-    %gt = stablehlo.compare GT, %a, %b, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    %gt = stablehlo.compare GT, %c, %d, UNSIGNED : (tensor<ui8>, tensor<ui8>) -> tensor<i1>
     stablehlo.return %gt : tensor<i1>
   }) : (tensor<4x3xi32>, tensor<4x3xui8>) -> (tensor<4x3xi32>, tensor<4x3xui8>)
   return %r#0, %r#1 : tensor<4x3xi32>, tensor<4x3xui8>
@@ -100,4 +101,25 @@ func.func @dynamic(%x: tensor<?xf32>) -> tensor<?xf32> {
     stablehlo.return %lt : tensor<i1>
   }) : (tensor<?xf32>) -> tensor<?xf32>
   return %r : tensor<?xf32>
+}
+
+// -----
+
+/// Integer keys compared with a plain `<` (values moved along): a stable LSD
+/// radix sort, one pass per key byte (count, starts, moves); the comparator is
+/// read, not called, so no comparator function is left.
+// CHECK-LABEL: func.func private @xla_sort_0_rows(
+// CHECK: %[[PASSES:.*]] = arith.constant 4 : index
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[PASSES]]
+// CHECK: arith.shrui
+// CHECK: tensor.insert %{{.*}} : tensor<256xindex>
+// CHECK-NOT: func.call
+// CHECK-NOT: xla_sort_0_cmp
+func.func @radix(%k: tensor<4x9xi32>, %v: tensor<4x9xf32>) -> (tensor<4x9xi32>, tensor<4x9xf32>) {
+  %0:2 = "stablehlo.sort"(%k, %v) <{dimension = 1 : i64, is_stable = true}> ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>, %c: tensor<f32>, %d: tensor<f32>):
+    %1 = stablehlo.compare LT, %a, %b, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  }) : (tensor<4x9xi32>, tensor<4x9xf32>) -> (tensor<4x9xi32>, tensor<4x9xf32>)
+  return %0#0, %0#1 : tensor<4x9xi32>, tensor<4x9xf32>
 }

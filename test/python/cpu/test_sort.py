@@ -102,3 +102,53 @@ def test_top_k_selection_matches_the_stable_sort_bit_for_bit(element, k):
                         disable_passes=("xla-outline-top-k", "xla-sort-slice-to-top-k"))
     for got, want in zip(fast(x), sort(x)):
         np.testing.assert_array_equal(np.asarray(got).view(np.uint8), np.asarray(want).view(np.uint8))
+
+
+# The radix sort (a comparator that is `key < key'` or `>` of a signless integer):
+# every key width, both signs of keys, both orders, values moved along, ties stable.
+@pytest.mark.parametrize("element,direction", [
+    ("i8", "LT"), ("i8", "GT"), ("i16", "LT"), ("i32", "LT"), ("i32", "GT"),
+    ("i64", "LT"), ("i64", "GT"), ("ui8", "LT"), ("ui16", "GT"), ("ui32", "LT"), ("ui64", "GT")])
+def test_radix_sort_of_integer_keys_with_values(element, direction):
+    rng = np.random.default_rng(7)
+    unsigned = element.startswith("ui")
+    dtype = np.dtype(("uint" if unsigned else "int") + element.lstrip("ui"))
+    info = np.iinfo(dtype)
+    keys = rng.integers(info.min, info.max, size=(5, 77), dtype=dtype, endpoint=True)
+    edges = [int(info.min), int(info.max), 0, -1, 1, int(info.min), 0, int(info.max), -1]
+    keys[:, :9] = np.array([v % (int(info.max) + 1) if unsigned else v for v in edges],
+                           dtype=dtype)           # extremes and ties (-1: the largest unsigned)
+    values = np.tile(np.arange(77, dtype=np.int32), (5, 1))
+    text = _sort_program([f"tensor<5x77x{element}>", "tensor<5x77xi32>"], 1,
+                         f"stablehlo.compare {direction}, %l0, %r0, {'UNSIGNED' if unsigned else 'SIGNED'} : "
+                         f"(tensor<{element}>, tensor<{element}>) -> tensor<i1>")
+    exe = xlac.compile(text)
+    assert "scf.forall" in exe.as_text("linalg") and "_cmp" not in exe.as_text("linalg")
+    got_keys, got_values = exe.run(keys, values)
+    rank = np.unique(keys, return_inverse=True)[1].reshape(keys.shape)   # no overflow at -min
+    order = np.argsort(rank if direction == "LT" else -rank, axis=1, kind="stable")
+    np.testing.assert_array_equal(got_keys, np.take_along_axis(keys, order, 1))
+    np.testing.assert_array_equal(got_values, order)
+
+
+@pytest.mark.parametrize("dimension", [0, 1])
+def test_radix_sort_along_an_outer_axis_and_few_distinct_keys(dimension):
+    keys = np.random.default_rng(dimension).integers(0, 8, size=(64, 48)).astype(np.int32)
+    text = _sort_program(["tensor<64x48xi32>"], dimension,
+                         "stablehlo.compare LT, %l0, %r0 : (tensor<i32>, tensor<i32>) -> tensor<i1>")
+    (got,) = xlac.compile(text).run(keys)
+    np.testing.assert_array_equal(got, np.sort(keys, axis=dimension))
+
+
+def test_a_comparator_on_the_second_operand_keeps_the_merge_sort():
+    keys = np.random.default_rng(3).integers(0, 5, size=(4, 20)).astype(np.int32)
+    values = np.random.default_rng(4).integers(0, 100, size=(4, 20)).astype(np.int32)
+    text = _sort_program(["tensor<4x20xi32>", "tensor<4x20xi32>"], 1,
+                         "stablehlo.compare LT, %l1, %r1, SIGNED : "
+                         "(tensor<i32>, tensor<i32>) -> tensor<i1>")
+    exe = xlac.compile(text)
+    assert "arith.shrui" not in exe.as_text("linalg")        # no radix: merge sort's loops
+    got_keys, got_values = exe.run(keys, values)
+    order = np.argsort(values, axis=1, kind="stable")
+    np.testing.assert_array_equal(got_values, np.take_along_axis(values, order, 1))
+    np.testing.assert_array_equal(got_keys, np.take_along_axis(keys, order, 1))

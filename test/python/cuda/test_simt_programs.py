@@ -113,6 +113,15 @@ func.func @main(%a: tensor<4x33xf32>) -> tensor<4x33xf32> {
   }) : (tensor<4x33xf32>) -> tensor<4x33xf32>
   return %0 : tensor<4x33xf32>
 }""",
+    "sort_integer_keys": """
+func.func @main(%k: tensor<3x40xi32>, %v: tensor<3x40xf32>) -> (tensor<3x40xi32>, tensor<3x40xf32>) {
+  %0:2 = "stablehlo.sort"(%k, %v) <{dimension = 1 : i64, is_stable = true}> ({
+  ^bb0(%x: tensor<i32>, %y: tensor<i32>, %p: tensor<f32>, %q: tensor<f32>):
+    %1 = stablehlo.compare GT, %x, %y, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  }) : (tensor<3x40xi32>, tensor<3x40xf32>) -> (tensor<3x40xi32>, tensor<3x40xf32>)
+  return %0#0, %0#1 : tensor<3x40xi32>, tensor<3x40xf32>
+}""",
     "integer": """
 func.func @main(%a: tensor<64xi32>, %b: tensor<64xi32>, %c: tensor<64xui8>) -> (tensor<64xi32>, tensor<64xi32>, tensor<64xi32>, tensor<64xi32>, tensor<64xi1>, tensor<64xui8>, tensor<64xf32>, tensor<64xi64>) {
   %q = stablehlo.divide %a, %b : tensor<64xi32>

@@ -95,4 +95,4 @@ def cuda(entry: str = "main", remarks: bool | str = False) -> list[str]:
     """The whole CUDA pipeline (``xla-cuda-pipeline``) up to the gpu.modules
     (PTX is made from them in Python)."""
     return (pipelines.ingest(entry, "cuda") + pipelines.fuse(remarks)
-            + pipelines.lower_to_linalg(complex_as_real=False) + bufferize() + to_gpu())
+            + pipelines.lower_to_linalg(complex_as_real=False, parallel_rows=False) + bufferize() + to_gpu())

@@ -17,7 +17,7 @@ CUDA = Target(
     stages=(
         # input, stablehlo, fused, linalg: every target's (complex dots kept
         # complex: the fma of the matmul kernel would drift from the interpreter)
-        *front_stages("cuda", complex_as_real=False),
+        *front_stages("cuda", complex_as_real=False, parallel_rows=False),
         Stage("gpu-loops", "memrefs; every loop nest an scf.parallel on tiles, matmuls as "
               "shared-memory kernels", gpu_loops_stage),
         Stage("kernels", "each kernel a gpu.func in a gpu.module; the host function a straight "

@@ -1,0 +1,48 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-concatenate-as-slices)' --split-input-file | FileCheck %s
+
+/// Along the innermost axis: each operand is copied into its columns.
+// CHECK-LABEL: func.func @inner
+// CHECK-SAME: (%[[A:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<4x5xf32>)
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<4x8xf32>
+// CHECK: %[[S:.*]] = tensor.insert_slice %[[A]] into %[[E]][0, 0] [4, 3] [1, 1]
+// CHECK: %[[R:.*]] = tensor.insert_slice %[[B]] into %[[S]][0, 3] [4, 5] [1, 1]
+// CHECK-NOT: stablehlo.concatenate
+// CHECK: return %[[R]]
+func.func @inner(%a: tensor<4x3xf32>, %b: tensor<4x5xf32>) -> tensor<4x8xf32> {
+  %r = stablehlo.concatenate %a, %b, dim = 1 : (tensor<4x3xf32>, tensor<4x5xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+
+// -----
+
+/// Trailing unit axes do not count: axis 1 is the innermost one longer than 1.
+// CHECK-LABEL: func.func @inner_before_units
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0] [2, 3, 1] [1, 1, 1]
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 3, 0] [2, 3, 1] [1, 1, 1]
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 6, 0] [2, 1, 1] [1, 1, 1]
+func.func @inner_before_units(%a: tensor<2x3x1xi8>, %b: tensor<2x1x1xi8>) -> tensor<2x7x1xi8> {
+  %r = stablehlo.concatenate %a, %a, %b, dim = 1 : (tensor<2x3x1xi8>, tensor<2x3x1xi8>, tensor<2x1x1xi8>) -> tensor<2x7x1xi8>
+  return %r : tensor<2x7x1xi8>
+}
+
+// -----
+
+/// Along an outer axis the element-wise loop picks an operand per row and
+/// vectorizes: left as it is.
+// CHECK-LABEL: func.func @outer
+// CHECK: stablehlo.concatenate
+// CHECK-NOT: tensor.insert_slice
+func.func @outer(%a: tensor<4x3xf32>, %b: tensor<2x3xf32>) -> tensor<6x3xf32> {
+  %r = stablehlo.concatenate %a, %b, dim = 0 : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<6x3xf32>
+  return %r : tensor<6x3xf32>
+}
+
+// -----
+
+/// A dynamic shape has no static slices: left as it is.
+// CHECK-LABEL: func.func @dynamic
+// CHECK: stablehlo.concatenate
+func.func @dynamic(%a: tensor<4x?xf32>, %b: tensor<4x5xf32>) -> tensor<4x?xf32> {
+  %r = stablehlo.concatenate %a, %b, dim = 1 : (tensor<4x?xf32>, tensor<4x5xf32>) -> tensor<4x?xf32>
+  return %r : tensor<4x?xf32>
+}
