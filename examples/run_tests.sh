@@ -7,5 +7,5 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python3 -m venv .venv
-.venv/bin/pip install -q -e '.[test,bench,cuda,lapack,distributed]'
+.venv/bin/pip install -q -e '.[test,bench,cuda,lapack,distributed,gpu-bench]'
 exec .venv/bin/python -m pytest test/python -v -m "not heavy" --durations=5 "$@"
