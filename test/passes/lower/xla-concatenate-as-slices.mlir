@@ -27,14 +27,35 @@ func.func @inner_before_units(%a: tensor<2x3x1xi8>, %b: tensor<2x1x1xi8>) -> ten
 
 // -----
 
-/// Along an outer axis the element-wise loop picks an operand per row and
-/// vectorizes: left as it is.
-// CHECK-LABEL: func.func @outer
+/// Along an outer axis, fused with other ops of its xla-fuse group, the
+/// element-wise loop picks an operand per row and vectorizes: left as it is.
+// CHECK-LABEL: func.func @outer_fused
 // CHECK: stablehlo.concatenate
 // CHECK-NOT: tensor.insert_slice
-func.func @outer(%a: tensor<4x3xf32>, %b: tensor<2x3xf32>) -> tensor<6x3xf32> {
-  %r = stablehlo.concatenate %a, %b, dim = 0 : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<6x3xf32>
-  return %r : tensor<6x3xf32>
+func.func @outer_fused(%a: tensor<4x3xf32>, %b: tensor<2x3xf32>) -> tensor<6x3xf32> {
+  %r = stablehlo.concatenate %a, %b, dim = 0 {xla.fusion_group = 0 : i64} : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<6x3xf32>
+  %n = stablehlo.negate %r {xla.fusion_group = 0 : i64} : tensor<6x3xf32>
+  return %n : tensor<6x3xf32>
+}
+
+// -----
+
+/// Along an outer axis but alone in its kernel (no group, or a group of one):
+/// each operand is a contiguous block of the result, copied.
+// CHECK-LABEL: func.func @outer_alone
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0] [4, 3] [1, 1]
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[4, 0] [2, 3] [1, 1]
+// CHECK-LABEL: func.func @outer_group_of_one
+// CHECK: tensor.insert_slice
+// CHECK-NOT: stablehlo.concatenate
+func.func @outer_alone(%a: tensor<4x3xi8>, %b: tensor<2x3xi8>) -> tensor<6x3xi8> {
+  %r = stablehlo.concatenate %a, %b, dim = 0 : (tensor<4x3xi8>, tensor<2x3xi8>) -> tensor<6x3xi8>
+  return %r : tensor<6x3xi8>
+}
+func.func @outer_group_of_one(%a: tensor<4x3xi8>, %b: tensor<2x3xi8>) -> tensor<6x3xi8> {
+  %r = stablehlo.concatenate %a, %b, dim = 0 {xla.fusion_group = 7 : i64} : (tensor<4x3xi8>, tensor<2x3xi8>) -> tensor<6x3xi8>
+  %n = stablehlo.negate %r {xla.fusion_group = 8 : i64} : tensor<6x3xi8>
+  return %n : tensor<6x3xi8>
 }
 
 // -----
