@@ -304,6 +304,49 @@ func.func @transpose(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
 
 // -----
 
+/// Bytes, and the AVX2 side: square blocks of a register's lanes, at least 8
+/// and at most 16 (16x16 bytes here; 8x8 f32 on AVX2, 16x16 on AVX-512).
+// CHECK-LABEL: func.func @transpose_bytes
+// CHECK: vector.transfer_read {{.*}} : tensor<512x1024xi8>, vector<16x16xi8>
+// CHECK: vector.transpose {{.*}}, [1, 0] : vector<16x16xi8> to vector<16x16xi8>
+// CHECK-NOT: vector.gather
+// AVX2-LABEL: func.func @transpose_bytes
+// AVX2: vector.transpose {{.*}}, [1, 0] : vector<16x16xi8> to vector<16x16xi8>
+func.func @transpose_bytes(%a: tensor<512x1024xi8>) -> tensor<1024x512xi8> {
+  %e = tensor.empty() : tensor<1024x512xi8>
+  %t = linalg.transpose ins(%a : tensor<512x1024xi8>) outs(%e : tensor<1024x512xi8>) permutation = [1, 0]
+  return %t : tensor<1024x512xi8>
+}
+
+// -----
+
+/// An add reading one operand transposed (x.T + y, the transpose fused into
+/// its loops): the same blocks, the transposed operand read as rows of x and
+/// transposed in registers, the other read as rows; no gather per vector.
+// CHECK-LABEL: func.func @add_transposed
+// CHECK: scf.forall
+// CHECK: %[[X:.*]] = vector.transfer_read %arg0{{.*}} : tensor<512x256xf64>, vector<8x8xf64>
+// CHECK: %[[XT:.*]] = vector.transpose %[[X]], [1, 0] : vector<8x8xf64> to vector<8x8xf64>
+// CHECK: %[[Y:.*]] = vector.transfer_read %arg1{{.*}} : tensor<256x512xf64>, vector<8x8xf64>
+// CHECK: arith.addf %[[XT]], %[[Y]] : vector<8x8xf64>
+// CHECK-NOT: vector.gather
+// AVX2-LABEL: func.func @add_transposed
+// AVX2: vector.transpose {{.*}}, [1, 0] : vector<8x8xf64> to vector<8x8xf64>
+#xt = affine_map<(d0, d1) -> (d1, d0)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @add_transposed(%x: tensor<512x256xf64>, %y: tensor<256x512xf64>) -> tensor<256x512xf64> {
+  %e = tensor.empty() : tensor<256x512xf64>
+  %r = linalg.generic {indexing_maps = [#xt, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %y : tensor<512x256xf64>, tensor<256x512xf64>) outs(%e : tensor<256x512xf64>) {
+  ^bb0(%a: f64, %b: f64, %out: f64):
+    %s = arith.addf %a, %b : f64
+    linalg.yield %s : f64
+  } -> tensor<256x512xf64>
+  return %r : tensor<256x512xf64>
+}
+
+// -----
+
 /// Softmax: max, exp, sum and divide fused per row. One parallel loop over
 /// the divide's rows; inside each row the max and sum are 16-lane vector
 /// reductions and exp/divide are vectorized; exp gets a tensor of its own

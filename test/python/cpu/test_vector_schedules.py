@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from op_class_programs import CLASSES, TYPES, cases, program
+from op_class_programs import CLASSES, COLS, ROWS, TYPES, cases, program
 
 from xlac.compiler import resolve_options
 from xlac.pipeline.stage_texts import StageTexts
@@ -74,3 +74,48 @@ def test_op_class_gets_a_vector_schedule_or_is_allowed(op_class, element):
 def test_allow_list_names_only_real_cases():
     assert set(ALLOWED) <= set(cases()), sorted(set(ALLOWED) - set(cases()))
     assert {c for c, _ in cases()} == set(CLASSES)
+
+
+# Transposed layouts: a transpose, or an elementwise op reading an operand
+# transposed, moves square blocks through registers in every element width
+# (passes/cpu/schedules/transpose.mlir), never a gather per output vector.
+# The block's side on AVX2 (schedule_plan.transpose_block): a register's
+# lanes of the widest element, at least 8, at most 16.
+_AVX2_SIDE = {"f32": 8, "i32": 8, "f64": 8, "i64": 8, "f16": 16, "bf16": 16,
+              "i8": 16, "ui8": 16, "i1": 16}
+_T = f"tensor<{COLS}x{ROWS}x"        # the transposed operand: [cols, rows]
+
+
+def _transposed_program(kind: str, e: str) -> str:
+    t, a = f"tensor<{ROWS}x{COLS}x{e}>", f"{_T}{e}>"
+    read = f"  %x = stablehlo.transpose %a, dims = [1, 0] : ({a}) -> {t}\n"
+    if kind == "transpose":
+        return f"func.func @main(%a: {a}) -> {t} {{\n{read}  return %x : {t}\n}}"
+    if kind == "transpose_3d":
+        s, o = f"tensor<4x{ROWS}x{COLS}x{e}>", f"tensor<4x{COLS}x{ROWS}x{e}>"
+        return (f"func.func @main(%a: {s}) -> {o} {{\n"
+                f"  %x = stablehlo.transpose %a, dims = [0, 2, 1] : ({s}) -> {o}\n  return %x : {o}\n}}")
+    if kind == "elementwise":
+        op = "stablehlo.or" if e == "i1" else "stablehlo.add"
+        return (f"func.func @main(%a: {a}, %b: {t}) -> {t} {{\n{read}"
+                f"  %0 = {op} %x, %b : {t}\n  return %0 : {t}\n}}")
+    if kind == "select":
+        p = f"tensor<{ROWS}x{COLS}xi1>"
+        return (f"func.func @main(%p: {p}, %a: {a}, %b: {t}) -> {t} {{\n{read}"
+                f"  %0 = stablehlo.select %p, %x, %b : {p}, {t}\n  return %0 : {t}\n}}")
+    out = f"tensor<{ROWS}x{COLS}x{'i32' if e == 'f32' else 'f32'}>"     # convert
+    return (f"func.func @main(%a: {a}) -> {out} {{\n{read}"
+            f"  %0 = stablehlo.convert %x : ({t}) -> {out}\n  return %0 : {out}\n}}")
+
+
+@pytest.mark.parametrize("kind", ["transpose", "transpose_3d", "elementwise", "select", "convert"])
+@pytest.mark.parametrize("element", sorted(_AVX2_SIDE))
+def test_transposed_layouts_move_register_blocks(kind, element):
+    stages = StageTexts(_TARGET, _transposed_program(kind, element).encode(), f"{kind}.mlir", "main",
+                        _OPTIONS)
+    module, _ = stages._run_until("bufferized")
+    text = module.operation.get_asm(large_elements_limit=16)
+    side = _AVX2_SIDE["f32" if kind == "convert" else element]    # the widest element's side
+    blocks = re.findall(r"vector\.transpose %\S+, \[[\d, ]+\] : vector<(?:1x)*(\d+)x(\d+)x", text)
+    assert blocks and set(blocks) == {(str(side), str(side))}, (kind, element, blocks)
+    assert "vector.gather" not in text, f"{kind} {element} gathers its transposed operand"
