@@ -24,6 +24,8 @@ module attributes {transform.with_named_sequence} {
       : !transform.any_op, !transform.param<i64>, !transform.param<i64>
     transform.include @xla_transpose_in_registers failures(propagate) (%forall)
       : (!transform.any_op) -> ()
+    transform.include @xla_transpose_by_unpacks failures(propagate) (%forall)
+      : (!transform.any_op) -> ()
     transform.yield
   }
 
@@ -44,6 +46,8 @@ module attributes {transform.with_named_sequence} {
     transform.structured.vectorize %tile vector_sizes [%t0, %t1, %t2]
       : !transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>
     transform.include @xla_transpose_in_registers failures(propagate) (%forall)
+      : (!transform.any_op) -> ()
+    transform.include @xla_transpose_by_unpacks failures(propagate) (%forall)
       : (!transform.any_op) -> ()
     transform.yield
   }
@@ -70,6 +74,8 @@ module attributes {transform.with_named_sequence} {
         !transform.param<i64>
     transform.include @xla_transpose_in_registers failures(propagate) (%forall)
       : (!transform.any_op) -> ()
+    transform.include @xla_transpose_by_unpacks failures(propagate) (%forall)
+      : (!transform.any_op) -> ()
     transform.yield
   }
 
@@ -77,6 +83,16 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @xla_transpose_in_registers(%scope: !transform.any_op {transform.readonly}) {
     transform.apply_patterns to %scope {
       transform.apply_patterns.vector.transfer_permutation_patterns
+    } : !transform.any_op
+    transform.yield
+  }
+
+  // A 16x16 block's transpose -> four rounds of two-row unpacks (the shuffles
+  // LLVM makes single unpack/permute instructions of); other sides stay one
+  // flat shuffle, which LLVM lowers well for 8x8.
+  transform.named_sequence @xla_transpose_by_unpacks(%scope: !transform.any_op {transform.readonly}) {
+    transform.apply_patterns to %scope {
+      transform.apply_patterns.vector.lower_transpose lowering_strategy = "shuffle_16x16"
     } : !transform.any_op
     transform.yield
   }
