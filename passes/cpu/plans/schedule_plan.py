@@ -303,7 +303,7 @@ def _blocked_transpose_plan(walked: int, nest: LoopNest, machine: Machine) -> Pl
     registers (shuffles) and written as rows of the output. Otherwise each
     output vector gathers its elements one by one, a cache line apiece."""
     rank = len(nest.extents)
-    side = transpose_block(nest.element_bytes, machine)
+    side = transpose_block(nest.element_bytes)
     if not 2 <= rank <= 4 or walked == rank - 1 or side is None:
         return None
     if nest.extents[walked] % side or nest.extents[-1] % side:
@@ -314,14 +314,16 @@ def _blocked_transpose_plan(walked: int, nest: LoopNest, machine: Machine) -> Pl
                 thread_tiles(nest.extents, machine.threads, tuple(block)) + tuple(block))
 
 
-def transpose_block(element_bytes: int, machine: Machine) -> int | None:
-    """The side of a square register block: a register's lanes, at least 8
-    and at most 16. Measured on AVX2 (512x1024 transposes, interleaved):
-    f32 8x8 0.18 ms against 16x16 0.25 ms; f64 8x8 0.26 against 4x4 0.34;
-    bytes 16x16 0.06 against 32x32 0.09; bf16 16x16 and 8x8 alike."""
+def transpose_block(element_bytes: int) -> int | None:
+    """The side of a square register block: 16 (transposed in four rounds of
+    two-row unpacks, transpose.mlir), 8 for 8-byte elements. Measured on AVX2,
+    interleaved: f32 1024x1024 16x16 0.63-0.79 ms against 8x8 1.0-2.2; f64
+    512x1024 8x8 0.68-0.70 against 16x16 0.78-0.92 (16 rows of four registers
+    spill); bytes 16x16 0.06 against 32x32 0.09 (flat shuffles, before the
+    unpacks). At SSE4.2 f32 16x16 and 8x8 alike (0.28-0.32 ms)."""
     if element_bytes not in (1, 2, 4, 8):
         return None
-    return min(16, max(8, machine.vector_bytes // element_bytes))
+    return 8 if element_bytes == 8 else 16
 
 
 def reduction_plan(nest: LoopNest, machine: Machine) -> Plan | None:

@@ -289,7 +289,7 @@ func.func @complex_exp(%x: tensor<4096xcomplex<f32>>) -> tensor<4096xcomplex<f32
 
 /// A transpose of the two innermost dims: 16x16 blocks read by rows and
 /// transposed in registers, not gathered element by element: four rounds of
-/// two-row unpacks (AVX-512); AVX2's 8x8 blocks, one shuffle of the block.
+/// two-row unpacks (AVX-512 and AVX2 alike).
 // CHECK-LABEL: func.func @transpose
 // CHECK: scf.forall
 // CHECK: %[[BLOCK:.*]] = vector.transfer_read {{.*}} : tensor<1024x1024xf32>, vector<16x16xf32>
@@ -301,9 +301,8 @@ func.func @complex_exp(%x: tensor<4096xcomplex<f32>>) -> tensor<4096xcomplex<f32
 // ONE-NOT: scf.forall
 // ONE: vector.shuffle
 // AVX2-LABEL: func.func @transpose
-// AVX2: %[[BLOCK:.*]] = vector.transfer_read {{.*}} : tensor<1024x1024xf32>, vector<8x8xf32>
-// AVX2: %[[FLAT:.*]] = vector.shape_cast %[[BLOCK]] : vector<8x8xf32> to vector<64xf32>
-// AVX2: vector.shuffle %[[FLAT]], %{{.*}} [0, 8, 16, 24, 32, 40, 48, 56, 1, 9, {{.*}}] : vector<64xf32>, vector<64xf32>
+// AVX2: vector.transfer_read {{.*}} : tensor<1024x1024xf32>, vector<16x16xf32>
+// AVX2: vector.shuffle {{.*}} [0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29] : vector<16xf32>, vector<16xf32>
 func.func @transpose(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
   %e = tensor.empty() : tensor<1024x1024xf32>
   %t = linalg.transpose ins(%a : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) permutation = [1, 0]
@@ -312,8 +311,7 @@ func.func @transpose(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
 
 // -----
 
-/// Bytes, and the AVX2 side: square blocks of a register's lanes, at least 8
-/// and at most 16 (16x16 bytes here; 8x8 f32 on AVX2, 16x16 on AVX-512).
+/// Bytes: the same 16x16 blocks and unpacks, on AVX2 as on AVX-512.
 // CHECK-LABEL: func.func @transpose_bytes
 // CHECK: vector.transfer_read {{.*}} : tensor<512x1024xi8>, vector<16x16xi8>
 // CHECK: vector.shuffle {{.*}} [0, 16, 1, 17, {{.*}}] : vector<16xi8>, vector<16xi8>
@@ -332,6 +330,7 @@ func.func @transpose_bytes(%a: tensor<512x1024xi8>) -> tensor<1024x512xi8> {
 /// An add reading one operand transposed (x.T + y, the transpose fused into
 /// its loops): the same blocks, the transposed operand read as rows of x and
 /// transposed in registers, the other read as rows; no gather per vector.
+/// 8-byte elements: 8x8 blocks, one shuffle of the flattened block.
 // CHECK-LABEL: func.func @add_transposed
 // CHECK: scf.forall
 // CHECK: %[[X:.*]] = vector.transfer_read %arg0{{.*}} : tensor<512x256xf64>, vector<8x8xf64>

@@ -80,10 +80,9 @@ def test_allow_list_names_only_real_cases():
 # transposed, moves square blocks through registers in every element width
 # (passes/cpu/schedules/transpose.mlir), never a gather per output vector:
 # every read is a block of rows, transposed in registers.
-# The block's side on AVX2 (schedule_plan.transpose_block): a register's
-# lanes of the widest element, at least 8, at most 16.
-_AVX2_SIDE = {"f32": 8, "i32": 8, "f64": 8, "i64": 8, "f16": 16, "bf16": 16,
-              "i8": 16, "ui8": 16, "i1": 16}
+# The block's side (schedule_plan.transpose_block): 16, 8 for 8-byte elements.
+_SIDE = {"f32": 16, "i32": 16, "f64": 8, "i64": 8, "f16": 16, "bf16": 16,
+         "i8": 16, "ui8": 16, "i1": 16}
 _T = f"tensor<{COLS}x{ROWS}x"        # the transposed operand: [cols, rows]
 
 
@@ -110,13 +109,13 @@ def _transposed_program(kind: str, e: str) -> str:
 
 
 @pytest.mark.parametrize("kind", ["transpose", "transpose_3d", "elementwise", "select", "convert"])
-@pytest.mark.parametrize("element", sorted(_AVX2_SIDE))
+@pytest.mark.parametrize("element", sorted(_SIDE))
 def test_transposed_layouts_move_register_blocks(kind, element):
     stages = StageTexts(_TARGET, _transposed_program(kind, element).encode(), f"{kind}.mlir", "main",
                         _OPTIONS)
     module, _ = stages._run_until("bufferized")
     text = module.operation.get_asm(large_elements_limit=16)
-    side = _AVX2_SIDE["f32" if kind == "convert" else element]    # the widest element's side
+    side = _SIDE[element]       # a convert's f32 or i32 result: 16 too; from f64 or i64: 8
     reads = set(re.findall(r"vector\.transfer_read [^\n]*, vector<(?:1x)*(\d+x\d+)x", text))
     assert reads == {f"{side}x{side}"}, (kind, element, reads)
     # 16x16: rounds of two-row unpacks; 8x8: one shuffle of the flattened block
