@@ -288,18 +288,72 @@ func.func @complex_exp(%x: tensor<4096xcomplex<f32>>) -> tensor<4096xcomplex<f32
 // -----
 
 /// A transpose of the two innermost dims: 16x16 blocks read by rows and
-/// transposed in registers, not gathered element by element.
+/// transposed in registers, not gathered element by element: four rounds of
+/// two-row unpacks (AVX-512 and AVX2 alike).
 // CHECK-LABEL: func.func @transpose
 // CHECK: scf.forall
 // CHECK: %[[BLOCK:.*]] = vector.transfer_read {{.*}} : tensor<1024x1024xf32>, vector<16x16xf32>
-// CHECK: vector.transpose %[[BLOCK]], [1, 0] : vector<16x16xf32> to vector<16x16xf32>
+// CHECK: %[[ROW0:.*]] = vector.extract %[[BLOCK]][0] : vector<16xf32> from vector<16x16xf32>
+// CHECK: %[[ROW1:.*]] = vector.extract %[[BLOCK]][1] : vector<16xf32> from vector<16x16xf32>
+// CHECK: vector.shuffle %[[ROW0]], %[[ROW1]] [0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29] : vector<16xf32>, vector<16xf32>
+// CHECK-NOT: vector.transpose
 // ONE-LABEL: func.func @transpose
 // ONE-NOT: scf.forall
-// ONE: vector.transpose
+// ONE: vector.shuffle
+// AVX2-LABEL: func.func @transpose
+// AVX2: vector.transfer_read {{.*}} : tensor<1024x1024xf32>, vector<16x16xf32>
+// AVX2: vector.shuffle {{.*}} [0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29] : vector<16xf32>, vector<16xf32>
 func.func @transpose(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
   %e = tensor.empty() : tensor<1024x1024xf32>
   %t = linalg.transpose ins(%a : tensor<1024x1024xf32>) outs(%e : tensor<1024x1024xf32>) permutation = [1, 0]
   return %t : tensor<1024x1024xf32>
+}
+
+// -----
+
+/// Bytes: the same 16x16 blocks and unpacks, on AVX2 as on AVX-512.
+// CHECK-LABEL: func.func @transpose_bytes
+// CHECK: vector.transfer_read {{.*}} : tensor<512x1024xi8>, vector<16x16xi8>
+// CHECK: vector.shuffle {{.*}} [0, 16, 1, 17, {{.*}}] : vector<16xi8>, vector<16xi8>
+// CHECK-NOT: vector.gather
+// AVX2-LABEL: func.func @transpose_bytes
+// AVX2: vector.transfer_read {{.*}} : tensor<512x1024xi8>, vector<16x16xi8>
+// AVX2: vector.shuffle {{.*}} [0, 16, 1, 17, {{.*}}] : vector<16xi8>, vector<16xi8>
+func.func @transpose_bytes(%a: tensor<512x1024xi8>) -> tensor<1024x512xi8> {
+  %e = tensor.empty() : tensor<1024x512xi8>
+  %t = linalg.transpose ins(%a : tensor<512x1024xi8>) outs(%e : tensor<1024x512xi8>) permutation = [1, 0]
+  return %t : tensor<1024x512xi8>
+}
+
+// -----
+
+/// An add reading one operand transposed (x.T + y, the transpose fused into
+/// its loops): the same blocks, the transposed operand read as rows of x and
+/// transposed in registers, the other read as rows; no gather per vector.
+/// 8-byte elements: 8x8 blocks, one shuffle of the flattened block.
+// CHECK-LABEL: func.func @add_transposed
+// CHECK: scf.forall
+// CHECK: %[[X:.*]] = vector.transfer_read %arg0{{.*}} : tensor<512x256xf64>, vector<8x8xf64>
+// CHECK: %[[FLAT:.*]] = vector.shape_cast %[[X]] : vector<8x8xf64> to vector<64xf64>
+// CHECK: %[[MOVED:.*]] = vector.shuffle %[[FLAT]], %{{.*}} [0, 8, 16, {{.*}}] : vector<64xf64>, vector<64xf64>
+// CHECK: %[[XT:.*]] = vector.shape_cast %[[MOVED]] : vector<64xf64> to vector<8x8xf64>
+// CHECK: %[[Y:.*]] = vector.transfer_read %arg1{{.*}} : tensor<256x512xf64>, vector<8x8xf64>
+// CHECK: arith.addf %[[XT]], %[[Y]] : vector<8x8xf64>
+// CHECK-NOT: vector.gather
+// AVX2-LABEL: func.func @add_transposed
+// AVX2: vector.transfer_read %arg0{{.*}} : tensor<512x256xf64>, vector<8x8xf64>
+// AVX2: vector.shuffle {{.*}} [0, 8, 16, {{.*}}] : vector<64xf64>, vector<64xf64>
+#xt = affine_map<(d0, d1) -> (d1, d0)>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @add_transposed(%x: tensor<512x256xf64>, %y: tensor<256x512xf64>) -> tensor<256x512xf64> {
+  %e = tensor.empty() : tensor<256x512xf64>
+  %r = linalg.generic {indexing_maps = [#xt, #id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %y : tensor<512x256xf64>, tensor<256x512xf64>) outs(%e : tensor<256x512xf64>) {
+  ^bb0(%a: f64, %b: f64, %out: f64):
+    %s = arith.addf %a, %b : f64
+    linalg.yield %s : f64
+  } -> tensor<256x512xf64>
+  return %r : tensor<256x512xf64>
 }
 
 // -----

@@ -1,9 +1,13 @@
-"""Transposes whose input and output walk different dims contiguously move
-16x16 blocks through registers (passes/cpu/schedules/transpose.mlir), not
-16 elements gathered one by one per vector; every permutation stays exact."""
+"""Transposes whose input and output walk different dims contiguously, and
+elementwise ops reading an operand so, move square blocks through registers
+(passes/cpu/schedules/transpose.mlir) in every element width, not a vector's
+elements gathered one by one; every permutation and width stays exact."""
 
 from __future__ import annotations
 
+import re
+
+import ml_dtypes
 import numpy as np
 import pytest
 
@@ -16,12 +20,17 @@ from xlac.passes.cpu.plans.schedule_plan import Machine, plan_for
 from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import run_passes
 
+# a block transposed in registers: rounds of two-row unpacks (16x16), or one
+# shuffle of the flattened block (8x8)
+_IN_REGISTERS = r"vector\.shuffle %\S+, %\S+ \[0, (8|16), "
+
 # (shape, permutation, the plan's sequence)
 CASES = [
     ((4, 128, 4, 64), (0, 2, 3, 1), "xla_transpose_blocks_4d"),   # attention's K as [b, h, d, s]
     ((4, 4, 64, 128), (0, 3, 1, 2), "xla_transpose_blocks_4d"),   # its output back to [b, s, h, d]
     ((64, 32, 48), (2, 0, 1), "xla_transpose_blocks_3d"),
-    ((8, 96, 64), (0, 2, 1), "xla_transpose_3d"),                  # the innermost two swapped
+    ((8, 96, 64), (0, 2, 1), "xla_transpose_blocks_3d"),           # the innermost two swapped
+    ((96, 64), (1, 0), "xla_transpose_blocks_2d"),
     ((8, 197, 3, 64), (0, 2, 3, 1), "xla_elementwise_4d"),         # 197: no whole blocks
     ((4, 128, 4, 64), (0, 2, 1, 3), "xla_elementwise_4d"),         # both walk the last dim
 ]
@@ -50,7 +59,49 @@ def test_transpose_plan(shape, permutation, sequence):
 def test_transposes_are_exact(cpu, shape, permutation, sequence):
     exe = xlac.compile(_program(shape, permutation), cpu=cpu, cache=False)
     if "blocks" in sequence:
-        assert "vector.transpose" in exe.as_text("bufferized")
+        assert re.search(_IN_REGISTERS, exe.as_text("bufferized"))
     if cpu in runnable_levels(cpu):
         x = np.random.default_rng(0).standard_normal(shape, dtype=np.float32)
         np.testing.assert_array_equal(exe(x), x.transpose(permutation))
+
+
+# element type: (its StableHLO name, numpy dtype); one of each width
+WIDTHS = {"i1": ("i1", np.bool_), "i8": ("i8", np.int8), "bf16": ("bf16", ml_dtypes.bfloat16),
+          "f16": ("f16", np.float16), "i32": ("i32", np.int32), "f64": ("f64", np.float64),
+          "i64": ("i64", np.int64)}
+
+
+def _values(shape, dtype, rng):
+    if dtype == np.bool_:
+        return rng.random(shape) < 0.5
+    if np.dtype(dtype).kind == "i":
+        return rng.integers(-100, 100, shape).astype(dtype)
+    return rng.standard_normal(shape).astype(dtype)
+
+
+def _transposed_sum(shape, element) -> str:
+    """x.T + y (or, for booleans, x.T | y): the transpose fused into the add's loops."""
+    t, o = f"tensor<{shape[0]}x{shape[1]}x{element}>", f"tensor<{shape[1]}x{shape[0]}x{element}>"
+    op = "stablehlo.or" if element == "i1" else "stablehlo.add"
+    return (f"func.func @main(%x: {t}, %y: {o}) -> {o} {{\n"
+            f"  %t = stablehlo.transpose %x, dims = [1, 0] : ({t}) -> {o}\n"
+            f"  %0 = {op} %t, %y : {o}\n  return %0 : {o}\n}}\n")
+
+
+@pytest.mark.parametrize("cpu", ["x86-64-v2", "x86-64-v3", "x86-64-v4", "host"])
+@pytest.mark.parametrize("element", sorted(WIDTHS))
+def test_every_width_moves_blocks_exactly(cpu, element):
+    name, dtype = WIDTHS[element]
+    rng = np.random.default_rng(1)
+    shape, permutation = (4, 64, 96), (0, 2, 1)
+    transpose = xlac.compile(_program(shape, permutation).replace("xf32>", f"x{name}>"), cpu=cpu,
+                             cache=False)
+    added = xlac.compile(_transposed_sum((64, 96), name), cpu=cpu, cache=False)
+    for exe in (transpose, added):
+        assert re.search(_IN_REGISTERS, exe.as_text("bufferized"))
+        assert "vector.gather" not in exe.as_text("bufferized")
+    if cpu in runnable_levels(cpu):
+        x, a, b = _values(shape, dtype, rng), _values((64, 96), dtype, rng), _values((96, 64), dtype, rng)
+        expected = (a.T | b) if dtype == np.bool_ else (a.T + b)
+        np.testing.assert_array_equal(transpose(x), x.transpose(permutation))
+        np.testing.assert_array_equal(added(a, b), expected)

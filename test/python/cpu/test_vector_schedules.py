@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from op_class_programs import CLASSES, TYPES, cases, program
+from op_class_programs import CLASSES, COLS, ROWS, TYPES, cases, program
 
 from xlac.compiler import resolve_options
 from xlac.pipeline.stage_texts import StageTexts
@@ -72,3 +72,51 @@ def test_op_class_gets_a_vector_schedule_or_is_allowed(op_class, element):
 def test_allow_list_names_only_real_cases():
     assert set(ALLOWED) <= set(cases()), sorted(set(ALLOWED) - set(cases()))
     assert {c for c, _ in cases()} == set(CLASSES)
+
+
+# Transposed layouts: a transpose, or an elementwise op reading an operand
+# transposed, moves square blocks through registers in every element width
+# (passes/cpu/schedules/transpose.mlir), never a gather per output vector:
+# every read is a block of rows, transposed in registers.
+# The block's side (schedule_plan.transpose_block): 16, 8 for 8-byte elements.
+_SIDE = {"f32": 16, "i32": 16, "f64": 8, "i64": 8, "f16": 16, "bf16": 16,
+         "i8": 16, "ui8": 16, "i1": 16}
+_T = f"tensor<{COLS}x{ROWS}x"        # the transposed operand: [cols, rows]
+
+
+def _transposed_program(kind: str, e: str) -> str:
+    t, a = f"tensor<{ROWS}x{COLS}x{e}>", f"{_T}{e}>"
+    read = f"  %x = stablehlo.transpose %a, dims = [1, 0] : ({a}) -> {t}\n"
+    if kind == "transpose":
+        return f"func.func @main(%a: {a}) -> {t} {{\n{read}  return %x : {t}\n}}"
+    if kind == "transpose_3d":
+        s, o = f"tensor<4x{ROWS}x{COLS}x{e}>", f"tensor<4x{COLS}x{ROWS}x{e}>"
+        return (f"func.func @main(%a: {s}) -> {o} {{\n"
+                f"  %x = stablehlo.transpose %a, dims = [0, 2, 1] : ({s}) -> {o}\n  return %x : {o}\n}}")
+    if kind == "elementwise":
+        op = "stablehlo.or" if e == "i1" else "stablehlo.add"
+        return (f"func.func @main(%a: {a}, %b: {t}) -> {t} {{\n{read}"
+                f"  %0 = {op} %x, %b : {t}\n  return %0 : {t}\n}}")
+    if kind == "select":
+        p = f"tensor<{ROWS}x{COLS}xi1>"
+        return (f"func.func @main(%p: {p}, %a: {a}, %b: {t}) -> {t} {{\n{read}"
+                f"  %0 = stablehlo.select %p, %x, %b : {p}, {t}\n  return %0 : {t}\n}}")
+    out = f"tensor<{ROWS}x{COLS}x{'i32' if e == 'f32' else 'f32'}>"     # convert
+    return (f"func.func @main(%a: {a}) -> {out} {{\n{read}"
+            f"  %0 = stablehlo.convert %x : ({t}) -> {out}\n  return %0 : {out}\n}}")
+
+
+@pytest.mark.parametrize("kind", ["transpose", "transpose_3d", "elementwise", "select", "convert"])
+@pytest.mark.parametrize("element", sorted(_SIDE))
+def test_transposed_layouts_move_register_blocks(kind, element):
+    stages = StageTexts(_TARGET, _transposed_program(kind, element).encode(), f"{kind}.mlir", "main",
+                        _OPTIONS)
+    module, _ = stages._run_until("bufferized")
+    text = module.operation.get_asm(large_elements_limit=16)
+    side = _SIDE[element]       # a convert's f32 or i32 result: 16 too; from f64 or i64: 8
+    reads = set(re.findall(r"vector\.transfer_read [^\n]*, vector<(?:1x)*(\d+x\d+)x", text))
+    assert reads == {f"{side}x{side}"}, (kind, element, reads)
+    # 16x16: rounds of two-row unpacks; 8x8: one shuffle of the flattened block
+    in_registers = rf"vector\.shuffle [^\n]*: vector<({side}|{side * side})x\w+>, vector<"
+    assert re.search(in_registers, text), f"{kind} {element}: no block transposed in registers"
+    assert "vector.gather" not in text, f"{kind} {element} gathers its transposed operand"
