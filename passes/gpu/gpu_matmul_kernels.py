@@ -136,14 +136,33 @@ def _collapsed(source: ir.Value, collapse: ir.Operation) -> ir.Value | None:
         if any(strides[d] != strides[d + 1] * shape[d + 1] for d in group[:-1]):
             return None
         sizes.append(math.prod(shape[d] for d in group))
-        new_strides.append(strides[group[-1]])
+        new_strides.append(_group_stride(group, shape, strides))
     with ir.InsertionPoint(collapse), collapse.location:
-        layout = ir.StridedLayoutAttr.get(offset, new_strides)
-        result = ir.MemRefType.get(sizes, source_type.element_type, layout,
+        result = ir.MemRefType.get(sizes, source_type.element_type,
+                                   _collapsed_layout(source_type, offset, new_strides),
                                    source_type.memory_space)
         made = ir.Operation.create("memref.collapse_shape", results=[result], operands=[source],
                                    attributes={"reassociation": collapse.attributes["reassociation"]})
     return made.results[0]
+
+
+def _group_stride(group: list[int], shape, strides) -> int:
+    """A collapsed group's stride as memref.collapse_shape infers it: that of
+    the group's innermost dim not of size 1 (a unit dim's stride is arbitrary)."""
+    inner = [d for d in group if shape[d] != 1]
+    return strides[inner[-1] if inner else group[-1]]
+
+
+def _collapsed_layout(source_type: ir.MemRefType, offset: int, strides: list[int]):
+    """The result layout the verifier expects: none (identity) when the source
+    has none, else the strided one. A strided layout equal to the identity is
+    still a different type, and the verifier rejects it (attention's
+    memref<8x16x2048x128xf32> collapsed to memref<128x2048x128xf32, strided<...>>)."""
+    layout = source_type.layout
+    if isinstance(layout, ir.AffineMapAttr) and \
+            layout.value == ir.AffineMap.get_identity(source_type.rank):
+        return None
+    return ir.StridedLayoutAttr.get(offset, strides)
 
 
 def _named(owner, name: str) -> bool:

@@ -80,11 +80,34 @@ class _Text(SsaText):
                         f"-> {self.t(new)}")
         return value, new
 
+    def pad_or_crop(self, x, xs, low, high, interior) -> tuple[str, list[int]]:
+        """``x`` padded as a convolution's window padding pads it: a negative
+        amount crops (StableHLO allows it; JAX's weight gradient of a strided
+        1x1 convolution has ``pad = [[0, -1], ...]``). Interior padding first,
+        then the edges, which is the order StableHLO applies them in."""
+        grow_low, grow_high = [max(v, 0) for v in low], [max(v, 0) for v in high]
+        if any(grow_low) or any(grow_high) or any(interior):
+            x, xs = self.pad(x, xs, grow_low, grow_high, interior)
+        if min(*low, *high) >= 0:
+            return x, list(xs)
+        starts = [max(-v, 0) for v in low]
+        limits = [d - max(-v, 0) for d, v in zip(xs, high)]
+        if any(hi < lo for lo, hi in zip(starts, limits)):
+            raise ValueError("convolution padding crops away the whole input")
+        new = [hi - lo for lo, hi in zip(starts, limits)]
+        ranges = ", ".join(f"{lo}:{hi}" for lo, hi in zip(starts, limits))
+        return self.op(f"stablehlo.slice {x} [{ranges}] : ({self.t(xs)}) -> {self.t(new)}"), new
+
+
+def _negative_padding(conv: Conv) -> bool:
+    return min(min(p) for p in conv.padding) < 0
+
 
 def needs_rewrite(conv: Conv) -> bool:
     if conv.groups != 1:
         return _depthwise_channels_first(conv)
-    return conv.layouts != CANONICAL or conv.lhs_dilation != (1, 1) or _weight_gradient(conv)
+    return conv.layouts != CANONICAL or conv.lhs_dilation != (1, 1) or _weight_gradient(conv) \
+        or _negative_padding(conv)
 
 
 def helper_text(name: str, conv: Conv) -> str:
@@ -102,6 +125,10 @@ def helper_text(name: str, conv: Conv) -> str:
     out = [os_[conv.layouts[2].index(c)] for c in "b01f"]
     if conv.lhs_dilation != (1, 1):
         y = _dilated(text, conv, x, xs, w, ws, out)
+    elif _negative_padding(conv):    # upstream's lowering pads by the amounts as given
+        (lo0, hi0), (lo1, hi1) = conv.padding
+        x, xs = text.pad_or_crop(x, xs, (0, lo0, lo1, 0), (0, hi0, hi1, 0), (0, 0, 0, 0))
+        y = text.conv(x, xs, w, ws, out, conv.stride, ((0, 0), (0, 0)), conv.rhs_dilation)
     else:
         y = text.conv(x, xs, w, ws, out, conv.stride, conv.padding, conv.rhs_dilation)
     y, _ = text.transpose(y, out, ["b01f".index(c) for c in conv.layouts[2]])
@@ -189,15 +216,14 @@ def _weight_gradient(conv: Conv) -> bool:
 
 
 def _dilated(text: _Text, conv: Conv, x, xs, w, ws, out) -> str:
-    phased = conv.stride == (1, 1) and conv.rhs_dilation == (1, 1) \
+    # the phases' sub-convolutions assume the padding only adds rows
+    phased = conv.stride == (1, 1) and conv.rhs_dilation == (1, 1) and not _negative_padding(conv) \
         and out[1] % conv.lhs_dilation[0] == 0 and out[2] % conv.lhs_dilation[1] == 0
     if phased:
         return _phases(text, conv, x, xs, w, ws, out)
     (lo0, hi0), (lo1, hi1) = conv.padding
-    if min(lo0, hi0, lo1, hi1) < 0:
-        raise ValueError("negative padding of a dilated input")
     d0, d1 = conv.lhs_dilation
-    x, xs = text.pad(x, xs, (0, lo0, lo1, 0), (0, hi0, hi1, 0), (0, d0 - 1, d1 - 1, 0))
+    x, xs = text.pad_or_crop(x, xs, (0, lo0, lo1, 0), (0, hi0, hi1, 0), (0, d0 - 1, d1 - 1, 0))
     return text.conv(x, xs, w, ws, out, conv.stride, ((0, 0), (0, 0)), conv.rhs_dilation)
 
 
@@ -269,14 +295,10 @@ def _positions_as_dots(text: _Text, conv: Conv) -> str:
     xl, wl, ol = conv.layouts
     xs, ws, os_ = conv.shapes
     (lo0, hi0), (lo1, hi1) = conv.padding
-    if min(lo0, hi0, lo1, hi1) < 0:
-        raise ValueError("negative padding")
-    x, xs = "%x", list(xs)
-    if (lo0, hi0, lo1, hi1) != (0, 0, 0, 0):
-        low, high = [0] * 4, [0] * 4
-        low[xl.index("0")], high[xl.index("0")] = lo0, hi0
-        low[xl.index("1")], high[xl.index("1")] = lo1, hi1
-        x, xs = text.pad(x, xs, low, high, (0, 0, 0, 0))
+    low, high = [0] * 4, [0] * 4
+    low[xl.index("0")], high[xl.index("0")] = lo0, hi0
+    low[xl.index("1")], high[xl.index("1")] = lo1, hi1
+    x, xs = text.pad_or_crop("%x", list(xs), low, high, (0, 0, 0, 0))
     positions = list(itertools.product(range(os_[ol.index("0")]), range(os_[ol.index("1")])))
     taps = (ws[wl.index("0")], ws[wl.index("1")])
     window = list(xs)

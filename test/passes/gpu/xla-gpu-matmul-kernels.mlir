@@ -157,6 +157,23 @@ func.func @written_between(%a: memref<64x32xf32>, %k: memref<64x32xf32>, %c: mem
 
 // -----
 
+/// K contiguous (identity layout): its collapse has the identity layout too, as
+/// memref.collapse_shape's verifier requires; a strided<> layout equal to the
+/// identity is a different type it rejects (attention, 8x16 heads).
+// CHECK-LABEL: func.func @heads_contiguous
+// CHECK-NOT: linalg.transpose
+// CHECK: memref.collapse_shape %{{.*}} {{\[}}[0, 1], [2], [3]] : memref<1x2x32x8xf32> into memref<2x32x8xf32>{{$}}
+// CHECK: gpu.launch
+func.func @heads_contiguous(%q: memref<2x32x8xf32>, %k: memref<1x2x32x8xf32>, %c: memref<2x32x32xf32>) {
+  %kt = memref.alloc() : memref<1x2x8x32xf32>
+  linalg.transpose ins(%k : memref<1x2x32x8xf32>) outs(%kt : memref<1x2x8x32xf32>) permutation = [0, 1, 3, 2]
+  %b = memref.collapse_shape %kt [[0, 1], [2], [3]] : memref<1x2x8x32xf32> into memref<2x8x32xf32>
+  linalg.batch_matmul ins(%q, %b : memref<2x32x8xf32>, memref<2x8x32xf32>) outs(%c : memref<2x32x32xf32>)
+  return
+}
+
+// -----
+
 /// A matmul in a while's body (host control flow) is the same tiled kernel, its
 /// fill folded in.
 // CHECK-LABEL: func.func @in_a_loop

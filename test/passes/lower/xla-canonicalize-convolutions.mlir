@@ -122,3 +122,39 @@ func.func @depthwise_nchw_strided(%x: tensor<2x8x6x6xf32>, %w: tensor<8x1x3x3xf3
        : (tensor<2x8x6x6xf32>, tensor<8x1x3x3xf32>) -> tensor<2x8x3x3xf32>
   return %0 : tensor<2x8x3x3xf32>
 }
+
+// -----
+
+/// Negative padding crops (JAX's weight gradient of a stride-2 1x1 convolution):
+/// the input is sliced, then the per-position dots read the cropped windows.
+// CHECK-LABEL: func.func @weight_gradient_cropped
+// CHECK-SAME: (%[[X:.*]]: tensor<2x4x4x8xf32>
+// CHECK: %[[C:.*]] = stablehlo.slice %[[X]] [0:2, 0:3, 0:3, 0:8] : (tensor<2x4x4x8xf32>) -> tensor<2x3x3x8xf32>
+// CHECK: stablehlo.slice %[[C]] [0:2, 0:3:2, 0:3:2, 0:8]
+// CHECK: stablehlo.dot_general
+// CHECK-NOT: stablehlo.convolution
+func.func @weight_gradient_cropped(%x: tensor<2x4x4x8xf32>, %g: tensor<2x2x2x8xf32>) -> tensor<1x1x8x8xf32> {
+  %0 = stablehlo.convolution(%x, %g) dim_numbers = [f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f],
+       window = {pad = [[0, -1], [0, -1]], rhs_dilate = [2, 2]}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+       : (tensor<2x4x4x8xf32>, tensor<2x2x2x8xf32>) -> tensor<1x1x8x8xf32>
+  return %0 : tensor<1x1x8x8xf32>
+}
+
+// -----
+
+/// A canonical convolution with a negative edge: padded where positive, sliced
+/// where negative, and the convolution left with no padding (upstream's lowering
+/// would pad by the negative amount).
+// CHECK-LABEL: func.func @cropped
+// CHECK-SAME: (%[[X:.*]]: tensor<2x9x9x8xf32>, %[[W:.*]]: tensor<3x3x8x16xf32>)
+// CHECK: %[[P:.*]] = stablehlo.pad %[[X]], %{{.*}}, low = [0, 0, 2, 0], high = [0, 1, 0, 0], interior = [0, 0, 0, 0]
+// CHECK: %[[S:.*]] = stablehlo.slice %[[P]] [0:2, 1:10, 0:9, 0:8] : (tensor<2x10x11x8xf32>) -> tensor<2x9x9x8xf32>
+// CHECK: stablehlo.convolution(%[[S]], %[[W]]) {{.*}} window = {stride = [2, 2], pad = {{\[\[}}0, 0], [0, 0]]
+func.func @cropped(%x: tensor<2x9x9x8xf32>, %w: tensor<3x3x8x16xf32>) -> tensor<2x4x4x16xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
+       window = {stride = [2, 2], pad = [[-1, 1], [2, -2]]}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+       : (tensor<2x9x9x8xf32>, tensor<3x3x8x16xf32>) -> tensor<2x4x4x16xf32>
+  return %0 : tensor<2x4x4x16xf32>
+}

@@ -42,6 +42,14 @@ CASES = {
     # a stride-2 layer's weight gradient: dY dilated by the stride over the input
     "weight_grad_stride2": ("f01b", "i01o", "01bf", (2, 8, 8, 64), (2, 4, 4, 32),
                             {"pad": ((0, 1), (0, 1)), "rhs_dilate": (2, 2)}),
+    # negative padding crops the input: JAX's weight gradient of a stride-2 1x1
+    # convolution (ResNet's downsampling shortcut) has pad [[0, -1], [0, -1]]
+    "weight_grad_1x1_stride2": ("f01b", "i01o", "01bf", (2, 4, 4, 8), (2, 2, 2, 8),
+                                {"pad": ((0, -1), (0, -1)), "rhs_dilate": (2, 2)}),
+    "negative_pad": ("b01f", "01io", "b01f", (2, 9, 9, 8), (3, 3, 8, 16),
+                     {"stride": (2, 2), "pad": ((-1, 1), (2, -2))}),
+    "input_grad_negative_pad": ("b01f", "01oi", "b01f", (2, 5, 5, 16), (3, 3, 8, 16),
+                                {"pad": ((-1, 2), (1, -1)), "lhs_dilate": (2, 2)}),
 }
 
 
