@@ -29,18 +29,6 @@ KERNELS = ("gelu", "bias_add", "transpose", "row_sum", "column_sum", "softmax", 
            "matmul_f32_4096", "matmul_bf16_4096", "matmul_f16_4096", "matmul_f32_8192",
            "matmul_bf16_8192", "matmul_f16_8192", "attention_bf16_s2048", "attention_bf16_s8192")
 MODELS = ("bert_base", "gpt2_small", "vit_b16", "resnet50", "resnet18_train_step")
-# xlac bugs these programs find (passes/, not the benchmark): a strict xfail turns into a
-# failure once they are fixed, so the mark goes with the fix
-COLLAPSE = ("xlac bug: after bufferization a memref.collapse_shape of the leading dimensions has a "
-            "result type with an explicit contiguous strided layout, which the verifier rejects")
-KNOWN_BUGS = {
-    "attention_bf16_s8192": COLLAPSE + " (batch 1 x heads collapsed; also at the real size, and "
-                            "attention_bf16_s2048 at its real size)",
-    "vit_b16": COLLAPSE + " (at 1/256, batch 2 x heads 2 collapsed; the real size compiles)",
-    "resnet18_train_step": "xlac bug: xla-canonicalize-convolutions raises 'negative padding' on the "
-                           "convolution gradients (also at the real size)",
-}
-
 needs_jax = pytest.mark.skipif(importlib.util.find_spec("jax") is None,
                                reason="the benchmark exports with jax: pip install -e '.[bench]'")
 MODEL_PACKAGES = ("flax", "optax", "transformers")
@@ -68,7 +56,7 @@ def tiny(tmp_path_factory) -> Path:
 
 
 def _case(name: str):
-    marks = [pytest.mark.xfail(strict=True, reason=KNOWN_BUGS[name])] if name in KNOWN_BUGS else []
+    marks = []
     if name in MODELS:
         marks.append(needs_model_packages)
     return pytest.param(name, marks=marks, id=name)
