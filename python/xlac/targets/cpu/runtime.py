@@ -12,6 +12,7 @@ import ctypes
 from xlac.cpu_model import check_runnable, cpu_model
 from xlac.errors import CompileError, collect_diagnostics, compile_error_from, error
 from xlac.mlir import ExecutionEngine, ir
+from xlac.targets.cpu import micro_kernels
 from xlac.targets.cpu.kernel_clock import KernelClock
 from xlac.targets.cpu.libraries import keep_freed_memory, lapack_addresses, openmp_library
 
@@ -43,7 +44,9 @@ class CpuFunction:
                 self._engine = ExecutionEngine(module, opt_level=opt_level, enable_pic=True)
             except (RuntimeError, ir.MLIRError) as exc:
                 raise compile_error_from(exc, diags, "the LLVM JIT rejected the module") from None
-        for name, where in lapack_addresses(_external_functions(module)).items():
+        external = _external_functions(module)
+        for name, where in {**lapack_addresses(external),
+                            **micro_kernels.addresses_for(external, cpu_features)}.items():
             self._engine.raw_register_runtime(name, ctypes.c_void_p(where))   # before any lookup
         for constant in constants:
             self._engine.raw_register_runtime(constant.symbol, ctypes.c_void_p(constant.address))

@@ -1,0 +1,138 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-micro-kernel-calls)' --split-input-file | FileCheck %s
+
+#sum = affine_map<()[s0, s1] -> (s0 + s1)>
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+/// AVX2's 6 x 16 register tile over a 256-deep block of A (column k0 + k) and
+/// a packed panel of B: read C, the k loop, write C become one call, with the
+/// addresses of C[i, j], A[i, k0] and B[0, j], their row strides and k's count.
+// CHECK: func.func private @xlac_ukernel_f32_6x16(i64, i64, i64, i64, i64, i64, i64, i64)
+// CHECK-LABEL: func.func @tile_from_c
+// CHECK-NOT: scf.for
+// CHECK-NOT: vector.
+// CHECK: %[[C:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: %[[LDC:.*]] = arith.index_cast %[[SC:strides]]#0 : index to i64
+// CHECK: %[[K0:.*]] = affine.apply #{{.*}}()[%arg5, %c0]
+// CHECK: arith.muli %[[K0]], %{{.*}}#1 : index
+// CHECK: %[[A:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: %[[LDA:.*]] = arith.index_cast %{{.*}}#0 : index to i64
+// CHECK: %[[B:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK: %[[LDB:.*]] = arith.index_cast %{{.*}}#0 : index to i64
+// CHECK: %[[COUNT:.*]] = arith.subi %c256, %c0 : index
+// CHECK: %[[K:.*]] = arith.index_cast %[[COUNT]] : index to i64
+// CHECK: %[[FROM_C:.*]] = arith.constant 1 : i64
+// CHECK: call @xlac_ukernel_f32_6x16(%[[C]], %[[LDC]], %[[A]], %[[LDA]], %[[B]], %[[LDB]], %[[K]], %[[FROM_C]])
+// CHECK-NEXT: return
+func.func @tile_from_c(%A: memref<64x512xf32>, %B: memref<256x32xf32>,
+                       %C: memref<64x32xf32, strided<[128, 1], offset: ?>>,
+                       %i: index, %j: index, %k0: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  %cst = arith.constant 0.000000e+00 : f32
+  %t = vector.transfer_read %C[%i, %j], %cst {in_bounds = [true, true]} : memref<64x32xf32, strided<[128, 1], offset: ?>>, vector<6x16xf32>
+  %r = scf.for %k = %c0 to %c256 step %c1 iter_args(%acc = %t) -> (vector<6x16xf32>) {
+    %kk = affine.apply #sum()[%k0, %k]
+    %a = vector.transfer_read %A[%i, %kk], %cst {in_bounds = [true, true]} : memref<64x512xf32>, vector<6x1xf32>
+    %b = vector.transfer_read %B[%k, %j], %cst {in_bounds = [true]} : memref<256x32xf32>, vector<16xf32>
+    %b2 = vector.shape_cast %b : vector<16xf32> to vector<1x16xf32>
+    %s = vector.contract {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %a, %b2, %acc : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
+    scf.yield %s : vector<6x16xf32>
+  }
+  vector.transfer_write %r, %C[%i, %j] {in_bounds = [true, true]} : vector<6x16xf32>, memref<64x32xf32, strided<[128, 1], offset: ?>>
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+/// A short-k tile of a batch (3-D memrefs, batch index %n) whose fill was
+/// fused into it: its accumulators start at zero, C is not read.
+// CHECK-LABEL: func.func @batch_tile_from_zero
+// CHECK-NOT: scf.for
+// CHECK: %[[ZERO:.*]] = arith.constant 0 : i64
+// CHECK: call @xlac_ukernel_f32_4x16({{.*}}, %[[ZERO]])
+func.func @batch_tile_from_zero(%A: memref<8x64x64xf32>, %B: memref<8x64x48xf32>,
+                                %C: memref<8x64x48xf32>, %n: index, %i: index, %j: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %cst = arith.constant 0.000000e+00 : f32
+  %zeros = arith.constant dense<0.000000e+00> : vector<4x16xf32>
+  %r = scf.for %k = %c0 to %c64 step %c1 iter_args(%acc = %zeros) -> (vector<4x16xf32>) {
+    %a = vector.transfer_read %A[%n, %i, %k], %cst {in_bounds = [true, true]} : memref<8x64x64xf32>, vector<4x1xf32>
+    %b = vector.transfer_read %B[%n, %k, %j], %cst {in_bounds = [true]} : memref<8x64x48xf32>, vector<16xf32>
+    %b2 = vector.shape_cast %b : vector<16xf32> to vector<1x16xf32>
+    %s = vector.contract {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %a, %b2, %acc : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
+    scf.yield %s : vector<4x16xf32>
+  }
+  vector.transfer_write %r, %C[%n, %i, %j] {in_bounds = [true, true]} : vector<4x16xf32>, memref<8x64x48xf32>
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+/// Left as it is: A's column steps by 2 per k (k * 2), no micro-kernel's access.
+// CHECK-LABEL: func.func @strided_k_stays
+// CHECK-NOT: call
+// CHECK: scf.for
+// CHECK: vector.contract
+func.func @strided_k_stays(%A: memref<64x512xf32>, %B: memref<256x32xf32>, %C: memref<64x32xf32>,
+                           %i: index, %j: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %c256 = arith.constant 256 : index
+  %cst = arith.constant 0.000000e+00 : f32
+  %t = vector.transfer_read %C[%i, %j], %cst {in_bounds = [true, true]} : memref<64x32xf32>, vector<6x16xf32>
+  %r = scf.for %k = %c0 to %c256 step %c1 iter_args(%acc = %t) -> (vector<6x16xf32>) {
+    %kk = arith.muli %k, %c2 : index
+    %a = vector.transfer_read %A[%i, %kk], %cst {in_bounds = [true, true]} : memref<64x512xf32>, vector<6x1xf32>
+    %b = vector.transfer_read %B[%k, %j], %cst {in_bounds = [true]} : memref<256x32xf32>, vector<16xf32>
+    %b2 = vector.shape_cast %b : vector<16xf32> to vector<1x16xf32>
+    %s = vector.contract {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %a, %b2, %acc : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
+    scf.yield %s : vector<6x16xf32>
+  }
+  vector.transfer_write %r, %C[%i, %j] {in_bounds = [true, true]} : vector<6x16xf32>, memref<64x32xf32>
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+/// Left as it is: an edge tile, its reads of C and A masked (the rows a tile
+/// leaves over stay compiled into the program).
+// CHECK-LABEL: func.func @masked_edge_stays
+// CHECK-NOT: call
+// CHECK: vector.contract
+func.func @masked_edge_stays(%A: memref<64x512xf32>, %B: memref<256x32xf32>, %C: memref<64x32xf32>,
+                             %i: index, %j: index, %rows: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c256 = arith.constant 256 : index
+  %cst = arith.constant 0.000000e+00 : f32
+  %m = vector.create_mask %rows, %c16 : vector<6x16xi1>
+  %t = vector.transfer_read %C[%i, %j], %cst, %m {in_bounds = [true, true]} : memref<64x32xf32>, vector<6x16xf32>
+  %r = scf.for %k = %c0 to %c256 step %c1 iter_args(%acc = %t) -> (vector<6x16xf32>) {
+    %a = vector.transfer_read %A[%i, %k], %cst {in_bounds = [true, true]} : memref<64x512xf32>, vector<6x1xf32>
+    %b = vector.transfer_read %B[%k, %j], %cst {in_bounds = [true]} : memref<256x32xf32>, vector<16xf32>
+    %b2 = vector.shape_cast %b : vector<16xf32> to vector<1x16xf32>
+    %s = vector.contract {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %a, %b2, %acc : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
+    scf.yield %s : vector<6x16xf32>
+  }
+  vector.transfer_write %r, %C[%i, %j], %m {in_bounds = [true, true]} : vector<6x16xf32>, memref<64x32xf32>
+  return
+}
