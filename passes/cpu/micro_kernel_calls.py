@@ -1,18 +1,22 @@
-"""xla-micro-kernel-calls: a matmul's register-tile loop becomes a call to a
-micro-kernel compiled once per machine (xlac.targets.cpu.micro_kernels)."""
+"""xla-micro-kernel-calls: a matmul's or convolution's register-tile loop
+becomes a call to a micro-kernel compiled once per machine
+(xlac.targets.cpu.micro_kernels)."""
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
-from xlac.passes.cpu.plans.loop_trips import constant_index
+from xlac.passes.cpu.register_tile_loops import (
+    Tile,
+    in_place_tile_loop,
+    indices,
+    inside,
+    register_tile_loop,
+)
 
 PREFIX = "xlac_ukernel_f32_"                  # xlac.targets.cpu.micro_kernels.PREFIX
-MAX_ROWS, MAX_COLUMNS, LANES = 8, 32, 4       # ... its closed set of tiles
-_SUM = re.compile(r"^[ds]\d+( \+ [ds]\d+)*$")
 
 
 @dataclass(frozen=True)
@@ -43,6 +47,13 @@ class MicroKernelCalls(ModulePass):
         vector.transfer_write %r, %C[%i, %j] ...
       becomes
         call @xlac_ukernel_f32_6x16(%c_at_ij, %ldc, %a_at_ikk, %lda, %b_at_0j, %ldb, %k256, %c1_i64)
+
+    Also matched: a convolution's tile (conv.mlir), a loop over input channels
+    kv at a time (constant bounds) whose body reads C's tile, contracts
+    A[tm x kv] (pixels x channels) with B[kv x tn] (channels x filters) into
+    it and writes it back to the same place (itself, or a unit-stride subview
+    at the read's indices): one call with k = the channels. The contraction's
+    outer products run k in order, as the micro-kernel does.
     """
 
     name = "xla-micro-kernel-calls"
@@ -52,7 +63,7 @@ class MicroKernelCalls(ModulePass):
         declared: set[str] = set()
         loops = [op for op in nested_ops(module) if op.name == "scf.for"]   # before any erasure
         for op in loops:
-            tile = _register_tile(op)
+            tile = register_tile_loop(op) or in_place_tile_loop(op)
             if tile is not None:
                 name = _replace(tile)
                 if name not in declared:
@@ -60,211 +71,25 @@ class MicroKernelCalls(ModulePass):
                     declared.add(name)
 
 
-@dataclass
-class _Tile:
-    loop: ir.Operation
-    read_c: ir.Operation | None          # None: the accumulators start at zero
-    write_c: ir.Operation
-    read_a: ir.Operation
-    read_b: ir.Operation
-    rows: int
-    columns: int
-
-
-def _register_tile(loop: ir.Operation) -> _Tile | None:
-    if len(loop.results) != 1 or constant_index(loop.operands[2]) != 1:
-        return None
-    carried = loop.results[0].type
-    if not isinstance(carried, ir.VectorType) or ir.VectorType(carried).rank != 2 \
-            or str(ir.VectorType(carried).element_type) != "f32":
-        return None
-    rows, columns = ir.VectorType(carried).shape
-    if not (1 <= rows <= MAX_ROWS and columns % LANES == 0 and columns <= MAX_COLUMNS):
-        return None
-    body = loop.regions[0].blocks[0]
-    contract = _only_contract(body)
-    if contract is None or contract.operands[2] != body.arguments[1]:
-        return None
-    read_a, read_b = _read(contract.operands[0]), _read(_uncast(contract.operands[1]))
-    k = body.arguments[0]
-    if read_a is None or read_b is None or ir.VectorType(read_a.result.type).shape != [rows, 1] \
-            or ir.VectorType(read_b.result.type).shape[-1] != columns:
-        return None
-    *a_lead, a_row, a_column = _indices(read_a)
-    *b_lead, b_row, b_column = _indices(read_b)
-    if not _linear(a_column, k, loop) or not _linear(b_row, k, loop) \
-            or not all(_invariant(v, loop) for v in (*a_lead, a_row, *b_lead, b_column)):
-        return None
-    write_c = _only_write(loop)
-    if write_c is None:
-        return None
-    read_c = _c_read(loop, write_c)
-    if read_c is False:
-        return None
-    return _Tile(loop, read_c, write_c, read_a, read_b, rows, columns)
-
-
-def _only_contract(body: ir.Block) -> ir.Operation | None:
-    """The body's one contraction, of a matmul's maps and kind add, yielded."""
-    ops = [op.operation for op in body.operations]
-    contracts = [op for op in ops if op.name == "vector.contract"]
-    if len(contracts) != 1 or ops[-1].name != "scf.yield" or ops[-1].operands[0] != contracts[0].result:
-        return None
-    contract = contracts[0]
-    maps = [str(m) for m in ir.ArrayAttr(contract.attributes["indexing_maps"])]
-    if maps != ["affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>",
-                "affine_map<(d0, d1, d2) -> (d0, d1)>"] \
-            or "add" not in str(contract.attributes["kind"]):
-        return None
-    allowed = ("vector.contract", "scf.yield", "vector.transfer_read", "vector.shape_cast",
-               "affine.apply", "arith.addi", "arith.constant")
-    return contract if all(op.name in allowed for op in ops) else None
-
-
-def _uncast(value: ir.Value) -> ir.Value:
-    owner = value.owner
-    if isinstance(owner, ir.OpView) and owner.operation.name == "vector.shape_cast":
-        return owner.operation.operands[0]
-    return value
-
-
-def _read(value: ir.Value) -> ir.Operation | None:
-    """The unmasked, in-bounds ``vector.transfer_read`` of an f32 memref (2-D,
-    or a batch of them) with unit inner stride and no permutation that makes
-    ``value``."""
-    owner = value.owner
-    if not isinstance(owner, ir.OpView) or owner.operation.name != "vector.transfer_read":
-        return None
-    read = owner.operation
-    memref = read.operands[0].type
-    if not _plain_memref(memref) or len(read.operands) != ir.MemRefType(memref).rank + 2 \
-            or "false" in str(read.attributes["in_bounds"]):
-        return None
-    return read if _minor_identity(read.attributes["permutation_map"],
-                                   ir.VectorType(read.result.type).rank) else None
-
-
-def _indices(transfer: ir.Operation) -> list[ir.Value]:
-    """The memref indices of a transfer_read or transfer_write."""
-    first = 1 if transfer.name == "vector.transfer_read" else 2
-    rank = ir.MemRefType(transfer.operands[first - 1].type).rank
-    return list(transfer.operands)[first:first + rank]
-
-
-def _minor_identity(permutation: ir.Attribute, vector_rank: int) -> bool:
-    """Whether the map reads the memref's last ``vector_rank`` dims in order."""
-    text = str(permutation)                    # affine_map<(d0, d1, d2) -> (d1, d2)>
-    dims = text.split("(", 1)[1].split(")", 1)[0].split(", ")
-    return text.endswith(f"-> ({', '.join(dims[-vector_rank:])})>")
-
-
-def _plain_memref(t: ir.Type) -> bool:
-    if not isinstance(t, ir.MemRefType) or ir.MemRefType(t).rank < 2 \
-            or str(ir.MemRefType(t).element_type) != "f32":
-        return False
-    strides, _ = ir.MemRefType(t).get_strides_and_offset()
-    return strides[-1] == 1
-
-
-def _inside(value: ir.Value, loop: ir.Operation) -> bool:
-    """Whether ``value`` is defined in ``loop``'s body."""
-    owner = value.owner
-    op = owner.owner if isinstance(owner, ir.Block) else owner.operation
-    op = op.operation if hasattr(op, "operation") else op
-    while op is not None:
-        if op == loop:
-            return True
-        op = op.parent.operation if op.parent is not None else None
-    return False
-
-
-_PURE = ("affine.apply", "arith.addi", "arith.muli", "arith.constant")
-
-
-def _invariant(value: ir.Value, loop: ir.Operation) -> bool:
-    """Whether ``value`` is the same at every iteration of ``loop``: made
-    outside it, or in it by index arithmetic on such values."""
-    if not _inside(value, loop):
-        return True
-    owner = value.owner
-    return isinstance(owner, ir.OpView) and owner.operation.name in _PURE \
-        and all(_invariant(v, loop) for v in owner.operation.operands)
-
-
-def _linear(value: ir.Value, k: ir.Value, loop: ir.Operation) -> bool:
-    """Whether ``value`` is ``k`` plus something the loop does not change."""
-    if value == k:
-        return True
-    owner = value.owner
-    if not _inside(value, loop) or not isinstance(owner, ir.OpView):
-        return False
-    op = owner.operation
-    varying = [v for v in op.operands if not _invariant(v, loop)]
-    if op.name == "arith.addi":
-        return len(varying) == 1 and _linear(varying[0], k, loop)
-    if op.name == "affine.apply":
-        expression = str(op.attributes["map"]).split("-> (", 1)[1].rsplit(")", 1)[0]
-        terms = expression.split(" + ")
-        return bool(_SUM.match(expression)) and len(set(terms)) == len(terms) \
-            and len(terms) == len(list(op.operands)) and len(varying) == 1 \
-            and _linear(varying[0], k, loop)
-    return False
-
-
-def _only_write(loop: ir.Operation) -> ir.Operation | None:
-    """The unmasked in-bounds write of the loop's result right after it."""
-    uses = list(loop.results[0].uses)
-    if len(uses) != 1:
-        return None
-    write = uses[0].owner.operation
-    if write.name != "vector.transfer_write" or not _plain_memref(write.operands[1].type) \
-            or len(write.operands) != ir.MemRefType(write.operands[1].type).rank + 2 \
-            or "false" in str(write.attributes["in_bounds"]) \
-            or not _minor_identity(write.attributes["permutation_map"], 2) \
-            or write.parent.operation != loop.parent.operation \
-            or not _next_to(loop, write):
-        return None
-    return write
-
-
-def _next_to(first: ir.Operation, second: ir.Operation) -> bool:
-    ops = [op.operation for op in first.block.operations]
-    return ops.index(second) == ops.index(first) + 1
-
-
-def _c_read(loop: ir.Operation, write: ir.Operation):
-    """The read of C the tile starts from (right before the loop, of what the
-    write writes), None for a zero start, False for anything else."""
-    init = loop.operands[3]
-    owner = init.owner
-    if not isinstance(owner, ir.OpView):
-        return False
-    op = owner.operation
-    if op.name == "arith.constant":
-        return None if str(op.attributes["value"]).startswith("dense<0.000000e+00>") else False
-    read = _read(init)
-    if read is None or len(list(init.uses)) != 1 or not _next_to(read, loop) \
-            or read.operands[0] != write.operands[1] or _indices(read) != _indices(write):
-        return False
-    return read
-
-
-def _replace(tile: _Tile) -> str:
+def _replace(tile: Tile) -> str:
     """The call in place of the tile's read, loop and write; its callee's name."""
     name = f"{PREFIX}{tile.rows}x{tile.columns}"
     loop = tile.loop
-    with ir.InsertionPoint(tile.read_c or loop), loop.location:
+    before = tile.read_c if tile.read_c is not None and not tile.inside else loop
+    with ir.InsertionPoint(before), loop.location:
         lower = loop.operands[0]
-        c, ldc = _address(tile.write_c.operands[1], _indices(tile.write_c))
-        a, lda = _address(tile.read_a.operands[0], [_at(v, loop, lower) for v in _indices(tile.read_a)])
-        b, ldb = _address(tile.read_b.operands[0], [_at(v, loop, lower) for v in _indices(tile.read_b)])
+        c, ldc = _address(_at(tile.write_c.operands[1], loop, lower),
+                          [_at(v, loop, lower) for v in indices(tile.write_c)])
+        a, lda = _address(tile.read_a.operands[0], [_at(v, loop, lower) for v in indices(tile.read_a)])
+        b, ldb = _address(tile.read_b.operands[0], [_at(v, loop, lower) for v in indices(tile.read_b)])
         count = _i64(_arith("arith.subi", loop.operands[1], lower))
         accumulate = _constant_i64(0 if tile.read_c is None else 1)
         ir.Operation.create("func.call", operands=[c, ldc, a, lda, b, ldb, count, accumulate],
                             attributes={"callee": ir.FlatSymbolRefAttr.get(name)})
-    tile.write_c.erase()
-    loop.erase()
-    if tile.read_c is not None:
+    if not tile.inside:
+        tile.write_c.erase()
+    loop.erase()                               # with the read and write inside it, if there
+    if tile.read_c is not None and not tile.inside:
         tile.read_c.erase()
     return name
 
@@ -274,7 +99,7 @@ def _at(value: ir.Value, loop: ir.Operation, lower: ir.Value) -> ir.Value:
     k = loop.regions[0].blocks[0].arguments[0]
     if value == k:
         return lower
-    if not _inside(value, loop):
+    if not inside(value, loop):
         return value
     op = value.owner.operation
     operands = [_at(v, loop, lower) for v in op.operands]

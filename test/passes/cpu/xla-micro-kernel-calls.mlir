@@ -136,3 +136,68 @@ func.func @masked_edge_stays(%A: memref<64x512xf32>, %B: memref<256x32xf32>, %C:
   vector.transfer_write %r, %C[%i, %j], %m {in_bounds = [true, true]} : vector<6x16xf32>, memref<64x32xf32>
   return
 }
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+#w = affine_map<(d0, d1) -> (d0 + d1)>
+
+/// A convolution's tile (4 pixels x 16 filters) over 64 input channels, 8 at a
+/// time, C read and written back at each step through a subview: one call,
+/// k = 64, from the address the subview writes.
+// CHECK-LABEL: func.func @convolution_tile
+// CHECK-NOT: scf.for
+// CHECK: %[[VIEW:.*]] = memref.subview %arg2[0, %arg3, %arg4, %arg5] [1, 1, 4, 16] [1, 1, 1, 1]
+// CHECK: memref.extract_strided_metadata %[[VIEW]]
+// CHECK: %[[COUNT:.*]] = arith.subi %c64, %c0 : index
+// CHECK: %[[K:.*]] = arith.index_cast %[[COUNT]] : index to i64
+// CHECK: %[[FROM_C:.*]] = arith.constant 1 : i64
+// CHECK: call @xlac_ukernel_f32_4x16({{.*}}, %[[K]], %[[FROM_C]])
+func.func @convolution_tile(%x: memref<2x58x58x64xf32>, %f: memref<3x3x64x64xf32>,
+                            %y: memref<2x56x56x64xf32>, %oh: index, %ow: index, %o: index,
+                            %kh: index, %kw: index) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %cst = arith.constant 0.000000e+00 : f32
+  scf.for %ci = %c0 to %c64 step %c8 {
+    %view = memref.subview %y[0, %oh, %ow, %o] [1, 1, 4, 16] [1, 1, 1, 1] : memref<2x56x56x64xf32> to memref<1x1x4x16xf32, strided<[200704, 3584, 64, 1], offset: ?>>
+    %ih = affine.apply #w(%oh, %kh)
+    %iw = affine.apply #w(%ow, %kw)
+    %a = vector.transfer_read %x[%c0, %ih, %iw, %ci], %cst {in_bounds = [true, true]} : memref<2x58x58x64xf32>, vector<4x8xf32>
+    %b = vector.transfer_read %f[%kh, %kw, %ci, %o], %cst {in_bounds = [true, true]} : memref<3x3x64x64xf32>, vector<8x16xf32>
+    %t = vector.transfer_read %y[%c0, %oh, %ow, %o], %cst {in_bounds = [true, true]} : memref<2x56x56x64xf32>, vector<4x16xf32>
+    %s = vector.contract {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %a, %b, %t : vector<4x8xf32>, vector<8x16xf32> into vector<4x16xf32>
+    vector.transfer_write %s, %view[%c0, %c0, %c0, %c0] {in_bounds = [true, true]} : vector<4x16xf32>, memref<1x1x4x16xf32, strided<[200704, 3584, 64, 1], offset: ?>>
+  }
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+/// Left as it is: the write goes elsewhere than the read (another pixel).
+// CHECK-LABEL: func.func @convolution_tile_elsewhere_stays
+// CHECK-NOT: call
+// CHECK: vector.contract
+func.func @convolution_tile_elsewhere_stays(%x: memref<2x58x58x64xf32>, %f: memref<3x3x64x64xf32>,
+                                            %y: memref<2x56x56x64xf32>, %oh: index, %ow: index,
+                                            %o: index, %next: index) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %cst = arith.constant 0.000000e+00 : f32
+  scf.for %ci = %c0 to %c64 step %c8 {
+    %a = vector.transfer_read %x[%c0, %oh, %ow, %ci], %cst {in_bounds = [true, true]} : memref<2x58x58x64xf32>, vector<4x8xf32>
+    %b = vector.transfer_read %f[%c0, %c0, %ci, %o], %cst {in_bounds = [true, true]} : memref<3x3x64x64xf32>, vector<8x16xf32>
+    %t = vector.transfer_read %y[%c0, %oh, %ow, %o], %cst {in_bounds = [true, true]} : memref<2x56x56x64xf32>, vector<4x16xf32>
+    %s = vector.contract {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %a, %b, %t : vector<4x8xf32>, vector<8x16xf32> into vector<4x16xf32>
+    vector.transfer_write %s, %y[%c0, %oh, %next, %o] {in_bounds = [true, true]} : vector<4x16xf32>, memref<2x56x56x64xf32>
+  }
+  return
+}

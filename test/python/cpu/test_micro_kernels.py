@@ -82,7 +82,8 @@ def test_avx512_code_calls_its_8x32_kernel_built_for_avx512():
     objdump = shutil.which("objdump")
     if objdump is not None:
         path = micro_kernels.object_path("xlac_ukernel_f32_8x32",
-                                         xlac.cpu_model.cpu_model("x86-64-v4").features)
+                                         xlac.cpu_model.cpu_model("x86-64-v4").features,
+                                         xlac.Options.from_env().cache_dir)
         listing = subprocess.run([objdump, "-d", str(path)], capture_output=True, text=True).stdout
         assert "zmm" in listing and "vfmadd" in listing
     if "x86-64-v4" in runnable_levels("x86-64-v4"):
@@ -140,18 +141,48 @@ _LOAD_IN_FRESH_PROCESS = textwrap.dedent("""
 
 def test_artifact_runs_without_the_micro_kernel_directory(tmp_path):
     cache = tmp_path / "cache"
-    options = _options(True).replace(cache_dir=cache)
-    os.environ["XLAC_CACHE_DIR"] = str(cache)          # where the kernels are kept
-    try:
-        exe = xlac.compile(_dot(197, 300, 64), options=options)
-        assert "xlac_ukernel_f32_" in exe.as_text("llvm")
-        artifact = tmp_path / "matmul.xlac"
-        artifact.write_bytes(exe.serialize())
-    finally:
-        del os.environ["XLAC_CACHE_DIR"]
+    exe = xlac.compile(_dot(197, 300, 64), options=_options(True).replace(cache_dir=cache))
+    assert "xlac_ukernel_f32_" in exe.as_text("llvm")
+    assert any((cache / "micro-kernels").iterdir())     # the kernels are kept with the cache
+    artifact = tmp_path / "matmul.xlac"
+    artifact.write_bytes(exe.serialize())
     shutil.rmtree(cache)                               # no cache, no kernels left
     env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path / "empty"))
     done = subprocess.run([sys.executable, "-c", _LOAD_IN_FRESH_PROCESS, str(artifact)], env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert not (tmp_path / "empty" / "micro-kernels").exists()
+
+
+def _convolution(n: int, h: int, w: int, c: int, f: int, stride: int, pad: int) -> tuple[str, tuple]:
+    """An NHWC x HWIO 3 x 3 convolution; its input and filter shapes."""
+    oh, ow = (h + 2 * pad - 3) // stride + 1, (w + 2 * pad - 3) // stride + 1
+    x, k, y = f"tensor<{n}x{h}x{w}x{c}xf32>", f"tensor<3x3x{c}x{f}xf32>", f"tensor<{n}x{oh}x{ow}x{f}xf32>"
+    text = (f"func.func @main(%x: {x}, %w: {k}) -> {y} {{\n"
+            f"  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], "
+            f"window = {{stride = [{stride}, {stride}], pad = [[{pad}, {pad}], [{pad}, {pad}]]}} "
+            "{batch_group_count = 1 : i64, feature_group_count = 1 : i64}"
+            f" : ({x}, {k}) -> {y}\n  return %0 : {y}\n}}")
+    return text, ((n, h, w, c), (3, 3, c, f))
+
+
+# ResNet's 3 x 3 layers (56 x 56 x 64; 7 x 7 x 8 per chunk), a 2-row tile, a stride 2
+@pytest.mark.parametrize("n, h, w, c, f, stride, pad", [(2, 56, 56, 64, 64, 1, 1),
+                                                        (1, 14, 14, 32, 32, 1, 0),
+                                                        (2, 9, 9, 16, 24, 1, 1),
+                                                        (2, 15, 15, 32, 16, 2, 0)])
+def test_convolution_results_bit_identical_with_and_without(n, h, w, c, f, stride, pad):
+    text, shapes = _convolution(n, h, w, c, f, stride, pad)
+    rng = np.random.default_rng(c + f)
+    x, k = (rng.standard_normal(s, dtype=np.float32) for s in shapes)
+    with_kernels = xlac.compile(text, options=_options(True), cache=False)
+    without = xlac.compile(text, options=_options(False), cache=False)
+    assert np.asarray(with_kernels(x, k)).tobytes() == np.asarray(without(x, k)).tobytes()
+
+
+def test_resnet_layer_convolution_calls_the_micro_kernel():
+    """The 3 x 3 layer's tile loop over input channels (8 at a time) is one call
+    per filter tap (the schedule's 4 x 16 tile on AVX2)."""
+    text, _ = _convolution(2, 56, 56, 64, 64, 1, 1)
+    llvm = xlac.compile(text, options=_options(True, "x86-64-v3"), cache=False).as_text("llvm")
+    assert "llvm.call @xlac_ukernel_f32_4x16(" in llvm

@@ -1,4 +1,5 @@
-"""Micro-kernels: the register tiles of f32 matmuls, compiled once per machine.
+"""Micro-kernels: the register tiles of f32 matmuls (and of the convolutions'
+loops over input channels), compiled once per machine.
 
 A matmul's register tile (passes/cpu/schedules/matmul.mlir) is
 C[tm x tn] (+)= A[tm x K] * B[K x tn]: tm rows of accumulators, each k step
@@ -128,19 +129,17 @@ def level_for(features) -> str:
     raise ValueError(f"no CPU level has the features {', '.join(wanted)}")
 
 
-def directory() -> Path:
+def directory(cache_dir: Path | None) -> Path:
     """Where the micro-kernels are kept: in the compilation cache's directory
-    (``XLAC_CACHE_DIR``), or, with the cache off, in a directory of this user's
-    alone under the temporary folder (code another user could put there
-    would be linked and loaded)."""
+    (``Options.cache_dir``), or, with the cache off (None), in a directory of
+    this user's alone under the temporary folder (code another user could
+    put there would be linked and loaded)."""
     import os
 
     from xlac.errors import CompileError, error
     from xlac.files import private_directory
-    from xlac.options import Options
-    cache = Options.from_env().cache_dir
-    if cache is not None:
-        return Path(cache) / "micro-kernels"
+    if cache_dir is not None:
+        return Path(cache_dir) / "micro-kernels"
     private = Path(tempfile.gettempdir()) / f"xlac-built-{os.getuid()}"
     problem = private_directory(private)
     if problem:
@@ -158,13 +157,13 @@ def _key(tm: int, tn: int, features) -> str:
 BUILT: list[str] = []                  # the kernels this process compiled (tests read it)
 
 
-def object_path(name: str, features) -> Path:
+def object_path(name: str, features, cache_dir: Path | None) -> Path:
     """The object file of micro-kernel ``name`` for CPU ``features``, compiled now
     if no process compiled it before (another process doing it meanwhile is
     harmless: each writes whole files, atomically)."""
     from xlac.files import write_atomically
     tm, tn = tile_of(name)
-    path = directory() / f"{name}-{_key(tm, tn, features)}.o"
+    path = directory(cache_dir) / f"{name}-{_key(tm, tn, features)}.o"
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(path, object_code(tm, tn, level_for(features)))
@@ -172,13 +171,13 @@ def object_path(name: str, features) -> Path:
     return path
 
 
-def shared_library(name: str, features) -> Path:
+def shared_library(name: str, features, cache_dir: Path | None) -> Path:
     """The micro-kernel as a shared library (the JIT binds its address)."""
     import subprocess
 
     from xlac.errors import CompileError, error
     from xlac.files import find_c_compiler, write_atomically
-    source = object_path(name, features)
+    source = object_path(name, features, cache_dir)
     path = source.with_suffix(".so")
     if not path.exists():
         with tempfile.TemporaryDirectory(dir=source.parent) as workdir:
@@ -192,17 +191,17 @@ def shared_library(name: str, features) -> Path:
     return path
 
 
-def objects_for(names, features) -> list[str]:
+def objects_for(names, features, cache_dir: Path | None) -> list[str]:
     """The object files of the micro-kernels among ``names`` (symbols some code calls)."""
-    return [str(object_path(n, features)) for n in sorted(set(names)) if tile_of(n)]
+    return [str(object_path(n, features, cache_dir)) for n in sorted(set(names)) if tile_of(n)]
 
 
-def addresses_for(names, features) -> dict[str, int]:
+def addresses_for(names, features, cache_dir: Path | None) -> dict[str, int]:
     """Where each micro-kernel among ``names`` is, loaded in this process (for the JIT)."""
-    return {n: _address(n, tuple(sorted(features))) for n in set(names) if tile_of(n)}
+    return {n: _address(n, tuple(sorted(features)), cache_dir) for n in set(names) if tile_of(n)}
 
 
 @functools.cache
-def _address(name: str, features: tuple[str, ...]) -> int:
-    library = ctypes.CDLL(str(shared_library(name, features)))   # kept: the cache holds it
+def _address(name: str, features: tuple[str, ...], cache_dir: Path | None) -> int:
+    library = ctypes.CDLL(str(shared_library(name, features, cache_dir)))   # kept loaded
     return ctypes.cast(getattr(library, name), ctypes.c_void_p).value

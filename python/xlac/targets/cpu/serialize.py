@@ -42,6 +42,7 @@ class EntryObject:
     mpi_library: str | None = None
     undefined: tuple[str, ...] | None = None   # the symbols it uses but lacks, when known (else nm)
     constants: tuple = ()                 # xlac.targets.cpu.constants: the data its code reads
+    cache_dir: Path | None = None         # where the micro-kernels it calls are kept (None: cache off)
 
 
 class PendingArtifact:
@@ -53,7 +54,7 @@ class PendingArtifact:
 
     def __init__(self, write_object, entry: str, signature: Signature, cpu_features,
                  grid: DeviceGrid | None = None, mpi_library: str | None = None,
-                 constants: tuple = ()):
+                 constants: tuple = (), cache_dir: Path | None = None):
         self._workdir = Path(tempfile.mkdtemp(prefix="xlac-link-"))
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._workdir, True)
         path = self._workdir / f"{csrc.c_identifier(entry)}.o"
@@ -62,7 +63,8 @@ class PendingArtifact:
         except BaseException:
             self._cleanup()
             raise
-        self._object = EntryObject(entry, path, signature, grid, mpi_library, constants=constants)
+        self._object = EntryObject(entry, path, signature, grid, mpi_library, constants=constants,
+                                   cache_dir=cache_dir)
         self._features = cpu_features
         self._extra: dict = {}
 
@@ -138,7 +140,7 @@ def link_library(objects: list[EntryObject], prefix: str, soname: str, origin: s
     lapack = sorted(lapack_names(undefined))
     private = [_localize(o, prefix, workdir, lapack) for o in objects]
     # the prebuilt matmul micro-kernels the code calls, linked in: the library needs no cache
-    kernels = micro_kernels.objects_for(undefined, cpu_features)
+    kernels = micro_kernels.objects_for(undefined, cpu_features, objects[0].cache_dir)
     data = [_constants_source(o, prefix, workdir) for o in objects if o.constants]
     library = workdir / soname
     # -nostartfiles: no initializers at all, so a library that has one is not
