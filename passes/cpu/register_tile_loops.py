@@ -12,6 +12,11 @@ from xlac.passes.cpu.plans.loop_trips import constant_index
 MAX_ROWS, MAX_COLUMNS, LANES = 8, 32, 4       # the micro-kernels' closed set of tiles
 _SUM = re.compile(r"^[ds]\d+( \+ [ds]\d+)*$")
 _PURE = ("affine.apply", "arith.addi", "arith.muli", "arith.constant")    # index arithmetic
+# A matmul tile fewer k steps deep stays compiled in: the call and the kernel's
+# set-up (about 30 cycles) are a tenth of a 4 x 16 tile 64 deep (256 cycles of
+# FMAs), and the program's own loop keeps its accumulators in registers as
+# well (BERT, attention's k = 64: 5-6% slower with calls, one thread)
+MIN_MATMUL_K = 128
 
 
 @dataclass
@@ -59,6 +64,12 @@ def in_place_tile_loop(loop: ir.Operation) -> Tile | None:
     return Tile(loop, read_c, write_c, read_a, read_b, rows, columns, inside=True)
 
 
+def _short(loop: ir.Operation) -> bool:
+    """Whether the loop runs a known count of steps under ``MIN_MATMUL_K``."""
+    lower, upper = constant_index(loop.operands[0]), constant_index(loop.operands[1])
+    return lower is not None and upper is not None and upper - lower < MIN_MATMUL_K
+
+
 def _fits(rows: int, columns: int) -> bool:
     return 1 <= rows <= MAX_ROWS and columns % LANES == 0 and columns <= MAX_COLUMNS
 
@@ -96,7 +107,7 @@ def _same_place(read: ir.Operation, write: ir.Operation) -> bool:
 
 
 def register_tile_loop(loop: ir.Operation) -> Tile | None:
-    if len(loop.results) != 1 or constant_index(loop.operands[2]) != 1:
+    if len(loop.results) != 1 or constant_index(loop.operands[2]) != 1 or _short(loop):
         return None
     carried = loop.results[0].type
     if not isinstance(carried, ir.VectorType) or ir.VectorType(carried).rank != 2 \

@@ -57,21 +57,49 @@ func.func @tile_from_c(%A: memref<64x512xf32>, %B: memref<256x32xf32>,
 // CHECK-NOT: scf.for
 // CHECK: %[[ZERO:.*]] = arith.constant 0 : i64
 // CHECK: call @xlac_ukernel_f32_4x16({{.*}}, %[[ZERO]])
-func.func @batch_tile_from_zero(%A: memref<8x64x64xf32>, %B: memref<8x64x48xf32>,
+func.func @batch_tile_from_zero(%A: memref<8x64x128xf32>, %B: memref<8x128x48xf32>,
                                 %C: memref<8x64x48xf32>, %n: index, %i: index, %j: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c128 = arith.constant 128 : index
+  %cst = arith.constant 0.000000e+00 : f32
+  %zeros = arith.constant dense<0.000000e+00> : vector<4x16xf32>
+  %r = scf.for %k = %c0 to %c128 step %c1 iter_args(%acc = %zeros) -> (vector<4x16xf32>) {
+    %a = vector.transfer_read %A[%n, %i, %k], %cst {in_bounds = [true, true]} : memref<8x64x128xf32>, vector<4x1xf32>
+    %b = vector.transfer_read %B[%n, %k, %j], %cst {in_bounds = [true]} : memref<8x128x48xf32>, vector<16xf32>
+    %b2 = vector.shape_cast %b : vector<16xf32> to vector<1x16xf32>
+    %s = vector.contract {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %a, %b2, %acc : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
+    scf.yield %s : vector<4x16xf32>
+  }
+  vector.transfer_write %r, %C[%n, %i, %j] {in_bounds = [true, true]} : vector<4x16xf32>, memref<8x64x48xf32>
+  return
+}
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+/// Left as it is: 64 k steps, too few for a call to pay (MIN_MATMUL_K).
+// CHECK-LABEL: func.func @short_tile_stays
+// CHECK-NOT: call
+// CHECK: scf.for
+func.func @short_tile_stays(%A: memref<64x64xf32>, %B: memref<64x48xf32>, %C: memref<64x48xf32>,
+                            %i: index, %j: index) {
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c64 = arith.constant 64 : index
   %cst = arith.constant 0.000000e+00 : f32
   %zeros = arith.constant dense<0.000000e+00> : vector<4x16xf32>
   %r = scf.for %k = %c0 to %c64 step %c1 iter_args(%acc = %zeros) -> (vector<4x16xf32>) {
-    %a = vector.transfer_read %A[%n, %i, %k], %cst {in_bounds = [true, true]} : memref<8x64x64xf32>, vector<4x1xf32>
-    %b = vector.transfer_read %B[%n, %k, %j], %cst {in_bounds = [true]} : memref<8x64x48xf32>, vector<16xf32>
+    %a = vector.transfer_read %A[%i, %k], %cst {in_bounds = [true, true]} : memref<64x64xf32>, vector<4x1xf32>
+    %b = vector.transfer_read %B[%k, %j], %cst {in_bounds = [true]} : memref<64x48xf32>, vector<16xf32>
     %b2 = vector.shape_cast %b : vector<16xf32> to vector<1x16xf32>
     %s = vector.contract {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %a, %b2, %acc : vector<4x1xf32>, vector<1x16xf32> into vector<4x16xf32>
     scf.yield %s : vector<4x16xf32>
   }
-  vector.transfer_write %r, %C[%n, %i, %j] {in_bounds = [true, true]} : vector<4x16xf32>, memref<8x64x48xf32>
+  vector.transfer_write %r, %C[%i, %j] {in_bounds = [true, true]} : vector<4x16xf32>, memref<64x48xf32>
   return
 }
 

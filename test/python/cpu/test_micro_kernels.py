@@ -41,10 +41,12 @@ def _options(on: bool, cpu: str = "host") -> xlac.Options:
 
 
 # (m, k, n, batch): the packed blocks (1024 / 256 deep), rows peeled (197), a
-# short k whose tiles start at zero, k not a multiple of the block (513),
-# columns no tile divides (40: the edge tiles stay compiled in), batches
-SHAPES = [(256, 512, 256, 0), (197, 300, 64, 0), (64, 64, 64, 0), (100, 513, 48, 0),
-          (30, 20, 40, 0), (4, 64, 48, 80), (3, 49, 37, 300), (8, 128, 96, 32)]
+# short k whose tiles start at zero (128), one too short for a call (64), k not a
+# multiple of the block (513), columns no tile divides (40: the edge tiles stay
+# compiled in), batches
+SHAPES = [(256, 512, 256, 0), (197, 300, 64, 0), (64, 128, 64, 0), (64, 64, 64, 0),
+          (100, 513, 48, 0), (30, 200, 40, 0), (4, 160, 48, 80), (3, 149, 37, 30),
+          (8, 128, 96, 32)]
 
 
 @pytest.mark.parametrize("m, k, n, batch", SHAPES)
@@ -61,8 +63,8 @@ def test_results_bit_identical_with_and_without_micro_kernels(m, k, n, batch):
 
 @pytest.mark.parametrize("m, k, n, batch, tile", [(1024, 1024, 1024, 0, "6x16"),
                                                   (197, 300, 64, 0, "6x16"),
-                                                  (64, 64, 64, 0, "4x16"),
-                                                  (4, 64, 48, 80, "4x16")])
+                                                  (64, 128, 64, 0, "4x16"),
+                                                  (4, 160, 48, 80, "4x16")])
 def test_matmul_program_calls_the_micro_kernel(m, k, n, batch, tile):
     """On AVX2 the 6 x 16 tile (the planner's, contraction_plan.register_tile)."""
     text = _dot(m, k, n, batch)
@@ -122,12 +124,12 @@ def _compile_elsewhere(m: int, k: int, n: int, cache_dir) -> str:
 
 
 def test_kernels_are_built_once_and_reused_by_other_processes(tmp_path):
-    built = _compile_elsewhere(96, 64, 48, tmp_path)
+    built = _compile_elsewhere(96, 128, 48, tmp_path)
     assert built.startswith("xlac_ukernel_f32_6x16")       # and, for the JIT, its library
     kept = sorted(p.name for p in (tmp_path / "micro-kernels").iterdir())
     assert any(name.endswith(".o") for name in kept) and any(name.endswith(".so") for name in kept)
     # another program of the same tile, in another process: nothing built again
-    assert _compile_elsewhere(96, 128, 48, tmp_path) == ""
+    assert _compile_elsewhere(96, 256, 48, tmp_path) == ""
     assert sorted(p.name for p in (tmp_path / "micro-kernels").iterdir()) == kept
 
 

@@ -130,22 +130,23 @@ def level_for(features) -> str:
 
 
 def directory(cache_dir: Path | None) -> Path:
-    """Where the micro-kernels are kept: in the compilation cache's directory
-    (``Options.cache_dir``), or, with the cache off (None), in a directory of
-    this user's alone under the temporary folder (code another user could
-    put there would be linked and loaded)."""
+    """Where the micro-kernels are kept: ``micro-kernels/`` in the compilation
+    cache's directory (``Options.cache_dir``), or, with the cache off (None), in
+    a directory of this user's alone under the temporary folder. Either is
+    made 0700 and used only if this user owns it and no one else can write it:
+    code another user could put there would be linked and loaded."""
     import os
 
     from xlac.errors import CompileError, error
     from xlac.files import private_directory
-    if cache_dir is not None:
-        return Path(cache_dir) / "micro-kernels"
-    private = Path(tempfile.gettempdir()) / f"xlac-built-{os.getuid()}"
-    problem = private_directory(private)
+    base = Path(cache_dir) if cache_dir is not None else \
+        Path(tempfile.gettempdir()) / f"xlac-built-{os.getuid()}"
+    kept = base / "micro-kernels"
+    problem = private_directory(kept)
     if problem:
-        raise CompileError(error(f"no directory for the micro-kernels: {problem}"),
-                           "set XLAC_CACHE_DIR, or XLAC_MICRO_KERNELS=0")
-    return private / "micro-kernels"
+        raise CompileError(error(f"no safe directory for the micro-kernels: {problem}"),
+                           "set XLAC_CACHE_DIR to a directory of yours, or XLAC_MICRO_KERNELS=0")
+    return kept
 
 
 def _key(tm: int, tn: int, features) -> str:
@@ -165,7 +166,6 @@ def object_path(name: str, features, cache_dir: Path | None) -> Path:
     tm, tn = tile_of(name)
     path = directory(cache_dir) / f"{name}-{_key(tm, tn, features)}.o"
     if not path.exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
         write_atomically(path, object_code(tm, tn, level_for(features)))
         BUILT.append(name)
     return path
