@@ -15,6 +15,7 @@ from xlac.passes.cpu.register_tile_loops import (
     inside,
     register_tile_loop,
 )
+from xlac.passes.cpu.strided_tile_loops import strided_tile_loop
 
 PREFIX = "xlac_ukernel_f32_"                  # xlac.targets.cpu.micro_kernels.PREFIX
 
@@ -53,7 +54,10 @@ class MicroKernelCalls(ModulePass):
     A[tm x kv] (pixels x channels) with B[kv x tn] (channels x filters) into
     it and writes it back to the same place (itself, or a unit-stride subview
     at the read's indices): one call with k = the channels. The contraction's
-    outer products run k in order, as the micro-kernel does.
+    outer products run k in order, as the micro-kernel does. And a strided
+    convolution's tile (strided_tile_loops.py): the same loop, but C's rows
+    contracted one at a time with every s-th row of A's read and put back.
+    A convolution loop under 32 channels (a first layer's 3) stays.
     """
 
     name = "xla-micro-kernel-calls"
@@ -63,7 +67,7 @@ class MicroKernelCalls(ModulePass):
         declared: set[str] = set()
         loops = [op for op in nested_ops(module) if op.name == "scf.for"]   # before any erasure
         for op in loops:
-            tile = register_tile_loop(op) or in_place_tile_loop(op)
+            tile = register_tile_loop(op) or in_place_tile_loop(op) or strided_tile_loop(op)
             if tile is not None:
                 name = _replace(tile)
                 if name not in declared:
@@ -80,7 +84,12 @@ def _replace(tile: Tile) -> str:
         lower = loop.operands[0]
         c, ldc = _address(_at(tile.write_c.operands[1], loop, lower),
                           [_at(v, loop, lower) for v in indices(tile.write_c)])
-        a, lda = _address(tile.read_a.operands[0], [_at(v, loop, lower) for v in indices(tile.read_a)])
+        a_at = [_at(v, loop, lower) for v in indices(tile.read_a)]
+        if tile.a_first:                       # a strided tile's first row of A's read
+            a_at[-2] = _arith("arith.addi", a_at[-2], _index_constant(tile.a_first))
+        a, lda = _address(tile.read_a.operands[0], a_at)
+        if tile.a_step != 1:                   # ... and every a_step-th row after it
+            lda = _arith("arith.muli", lda, _constant_i64(tile.a_step))
         b, ldb = _address(tile.read_b.operands[0], [_at(v, loop, lower) for v in indices(tile.read_b)])
         count = _i64(_arith("arith.subi", loop.operands[1], lower))
         accumulate = _constant_i64(0 if tile.read_c is None else 1)

@@ -29,14 +29,16 @@ class Tile:
     rows: int
     columns: int
     inside: bool = False                 # C read and written at each step, in the loop
+    a_first: int = 0                     # A's tile row i is row a_first + a_step * i of its read
+    a_step: int = 1
 
 
 def in_place_tile_loop(loop: ir.Operation) -> Tile | None:
     """A convolution's register tile: a loop over input channels, kv at a time,
     whose body reads C's tile, adds A[tm x kv] * B[kv x tn] (outer products in
     k order, as the micro-kernel runs them) and writes it back where it read it."""
-    step, lower, upper = (constant_index(loop.operands[i]) for i in (2, 0, 1))
-    if loop.results or step is None or lower is None or upper is None or (upper - lower) % step:
+    step = channel_step(loop)
+    if step is None:
         return None
     body = loop.regions[0].blocks[0]
     ops = [op.operation for op in body.operations]
@@ -49,19 +51,40 @@ def in_place_tile_loop(loop: ir.Operation) -> Tile | None:
         return None
     contract, write_c = contracts[0], writes[0]
     rows, columns = ir.VectorType(contract.result.type).shape
-    read_a, read_b, read_c = (_read(v) for v in contract.operands)
-    if not _fits(rows, columns) or read_a is None or read_b is None or read_c is None \
+    read_a, read_b, read_c = (read_of(v) for v in contract.operands)
+    if not fits(rows, columns) or read_a is None or read_b is None or read_c is None \
             or ir.VectorType(read_a.result.type).shape != [rows, step] \
             or ir.VectorType(read_b.result.type).shape != [step, columns] \
-            or not _plain_memref(write_c.operands[1].type) \
-            or "false" in str(write_c.attributes["in_bounds"]) or len(write_c.operands) != \
-            ir.MemRefType(write_c.operands[1].type).rank + 2 \
-            or not _minor_identity(write_c.attributes["permutation_map"], 2) \
-            or not _same_place(read_c, write_c) or not _operands_fit(read_a, read_b, loop) \
-            or not all(_invariant(v, loop) for v in (*indices(read_c), *indices(write_c),
-                                                    write_c.operands[1])):
+            or not written_back(read_c, write_c, loop) or not operands_fit(read_a, read_b, loop):
         return None
     return Tile(loop, read_c, write_c, read_a, read_b, rows, columns, inside=True)
+
+
+# A convolution's channel loop fewer steps deep (a first layer's 3 channels)
+# stays compiled in: the call would cost more than its FMAs.
+MIN_CHANNELS = 32
+
+
+def channel_step(loop: ir.Operation) -> int | None:
+    """The step of a loop without results, of constant bounds it divides and
+    at least ``MIN_CHANNELS`` deep; None for any other loop."""
+    step, lower, upper = (constant_index(loop.operands[i]) for i in (2, 0, 1))
+    if loop.results or step is None or lower is None or upper is None or (upper - lower) % step \
+            or upper - lower < MIN_CHANNELS:
+        return None
+    return step
+
+
+def written_back(read_c: ir.Operation, write_c: ir.Operation, loop: ir.Operation) -> bool:
+    """Whether ``write_c`` writes C's tile unmasked where ``read_c`` read it, the
+    same place at every step."""
+    memref = write_c.operands[1].type
+    return plain_memref(memref) and "false" not in str(write_c.attributes["in_bounds"]) \
+        and len(write_c.operands) == ir.MemRefType(memref).rank + 2 \
+        and _minor_identity(write_c.attributes["permutation_map"], 2) \
+        and _same_place(read_c, write_c) \
+        and all(invariant(v, loop) for v in (*indices(read_c), *indices(write_c),
+                                              write_c.operands[1]))
 
 
 def _short(loop: ir.Operation) -> bool:
@@ -70,17 +93,17 @@ def _short(loop: ir.Operation) -> bool:
     return lower is not None and upper is not None and upper - lower < MIN_MATMUL_K
 
 
-def _fits(rows: int, columns: int) -> bool:
+def fits(rows: int, columns: int) -> bool:
     return 1 <= rows <= MAX_ROWS and columns % LANES == 0 and columns <= MAX_COLUMNS
 
 
-def _operands_fit(read_a: ir.Operation, read_b: ir.Operation, loop: ir.Operation) -> bool:
+def operands_fit(read_a: ir.Operation, read_b: ir.Operation, loop: ir.Operation) -> bool:
     """A read at [..., row, k + c] and B at [..., k + c', column], the rest invariant."""
     k = loop.regions[0].blocks[0].arguments[0]
     *a_lead, a_row, a_column = indices(read_a)
     *b_lead, b_row, b_column = indices(read_b)
     return _linear(a_column, k, loop) and _linear(b_row, k, loop) \
-        and all(_invariant(v, loop) for v in (*a_lead, a_row, *b_lead, b_column))
+        and all(invariant(v, loop) for v in (*a_lead, a_row, *b_lead, b_column))
 
 
 def _same_place(read: ir.Operation, write: ir.Operation) -> bool:
@@ -120,7 +143,7 @@ def register_tile_loop(loop: ir.Operation) -> Tile | None:
     contract = _only_contract(body)
     if contract is None or contract.operands[2] != body.arguments[1]:
         return None
-    read_a, read_b = _read(contract.operands[0]), _read(_uncast(contract.operands[1]))
+    read_a, read_b = read_of(contract.operands[0]), read_of(_uncast(contract.operands[1]))
     k = body.arguments[0]
     if read_a is None or read_b is None or ir.VectorType(read_a.result.type).shape != [rows, 1] \
             or ir.VectorType(read_b.result.type).shape[-1] != columns:
@@ -128,7 +151,7 @@ def register_tile_loop(loop: ir.Operation) -> Tile | None:
     *a_lead, a_row, a_column = indices(read_a)
     *b_lead, b_row, b_column = indices(read_b)
     if not _linear(a_column, k, loop) or not _linear(b_row, k, loop) \
-            or not all(_invariant(v, loop) for v in (*a_lead, a_row, *b_lead, b_column)):
+            or not all(invariant(v, loop) for v in (*a_lead, a_row, *b_lead, b_column)):
         return None
     write_c = _only_write(loop)
     if write_c is None:
@@ -165,7 +188,7 @@ def _uncast(value: ir.Value) -> ir.Value:
     return value
 
 
-def _read(value: ir.Value) -> ir.Operation | None:
+def read_of(value: ir.Value) -> ir.Operation | None:
     """The unmasked, in-bounds ``vector.transfer_read`` of an f32 memref (2-D,
     or a batch of them) with unit inner stride and no permutation that makes
     ``value``."""
@@ -174,7 +197,7 @@ def _read(value: ir.Value) -> ir.Operation | None:
         return None
     read = owner.operation
     memref = read.operands[0].type
-    if not _plain_memref(memref) or len(read.operands) != ir.MemRefType(memref).rank + 2 \
+    if not plain_memref(memref) or len(read.operands) != ir.MemRefType(memref).rank + 2 \
             or "false" in str(read.attributes["in_bounds"]):
         return None
     return read if _minor_identity(read.attributes["permutation_map"],
@@ -195,7 +218,7 @@ def _minor_identity(permutation: ir.Attribute, vector_rank: int) -> bool:
     return text.endswith(f"-> ({', '.join(dims[-vector_rank:])})>")
 
 
-def _plain_memref(t: ir.Type) -> bool:
+def plain_memref(t: ir.Type) -> bool:
     if not isinstance(t, ir.MemRefType) or ir.MemRefType(t).rank < 2 \
             or str(ir.MemRefType(t).element_type) != "f32":
         return False
@@ -215,14 +238,14 @@ def inside(value: ir.Value, loop: ir.Operation) -> bool:
     return False
 
 
-def _invariant(value: ir.Value, loop: ir.Operation) -> bool:
+def invariant(value: ir.Value, loop: ir.Operation) -> bool:
     """Whether ``value`` is the same at every iteration of ``loop``: made
     outside it, or in it by index arithmetic on such values."""
     if not inside(value, loop):
         return True
     owner = value.owner
     return isinstance(owner, ir.OpView) and owner.operation.name in (*_PURE, "memref.subview") \
-        and all(_invariant(v, loop) for v in owner.operation.operands)
+        and all(invariant(v, loop) for v in owner.operation.operands)
 
 
 def _linear(value: ir.Value, k: ir.Value, loop: ir.Operation) -> bool:
@@ -233,7 +256,7 @@ def _linear(value: ir.Value, k: ir.Value, loop: ir.Operation) -> bool:
     if not inside(value, loop) or not isinstance(owner, ir.OpView):
         return False
     op = owner.operation
-    varying = [v for v in op.operands if not _invariant(v, loop)]
+    varying = [v for v in op.operands if not invariant(v, loop)]
     if op.name == "arith.addi":
         return len(varying) == 1 and _linear(varying[0], k, loop)
     if op.name == "affine.apply":
@@ -251,7 +274,7 @@ def _only_write(loop: ir.Operation) -> ir.Operation | None:
     if len(uses) != 1:
         return None
     write = uses[0].owner.operation
-    if write.name != "vector.transfer_write" or not _plain_memref(write.operands[1].type) \
+    if write.name != "vector.transfer_write" or not plain_memref(write.operands[1].type) \
             or len(write.operands) != ir.MemRefType(write.operands[1].type).rank + 2 \
             or "false" in str(write.attributes["in_bounds"]) \
             or not _minor_identity(write.attributes["permutation_map"], 2) \
@@ -276,7 +299,7 @@ def _c_read(loop: ir.Operation, write: ir.Operation):
     op = owner.operation
     if op.name == "arith.constant":
         return None if str(op.attributes["value"]).startswith("dense<0.000000e+00>") else False
-    read = _read(init)
+    read = read_of(init)
     if read is None or len(list(init.uses)) != 1 or not _next_to(read, loop) \
             or read.operands[0] != write.operands[1] or indices(read) != indices(write):
         return False

@@ -229,3 +229,42 @@ func.func @convolution_tile_elsewhere_stays(%x: memref<2x58x58x64xf32>, %f: memr
   }
   return
 }
+
+// -----
+
+#row_a = affine_map<(d0, d1) -> (d1)>
+#row_b = affine_map<(d0, d1) -> (d1, d0)>
+#row_c = affine_map<(d0, d1) -> (d0)>
+
+/// A stride-2 convolution's tile, 2 pixels x 8 filters from 3 rows of A: C's
+/// rows contracted one at a time with A's rows 0 and 2 and put back. One call
+/// whose A row stride is twice the memref's (and k = 64 channels).
+// CHECK-LABEL: func.func @strided_convolution_tile
+// CHECK-NOT: scf.for
+// CHECK: %[[LDA:.*]] = arith.index_cast %strides_{{[0-9]+}}#2 : index to i64
+// CHECK: %[[TWO:.*]] = arith.constant 2 : i64
+// CHECK: %[[LDA2:.*]] = arith.muli %[[LDA]], %[[TWO]] : i64
+// CHECK: call @xlac_ukernel_f32_2x8(%{{.*}}, %{{.*}}, %{{.*}}, %[[LDA2]],
+func.func @strided_convolution_tile(%x: memref<2x15x15x64xf32>, %f: memref<3x3x64x8xf32>,
+                                    %y: memref<2x7x7x8xf32>, %oh: index, %ow: index, %ih: index,
+                                    %iw: index, %kh: index, %kw: index) {
+  %c0 = arith.constant 0 : index
+  %c8 = arith.constant 8 : index
+  %c64 = arith.constant 64 : index
+  %cst = arith.constant 0.000000e+00 : f32
+  scf.for %ci = %c0 to %c64 step %c8 {
+    %a = vector.transfer_read %x[%c0, %ih, %iw, %ci], %cst {in_bounds = [true, true]} : memref<2x15x15x64xf32>, vector<3x8xf32>
+    %b = vector.transfer_read %f[%kh, %kw, %ci, %c0], %cst {in_bounds = [true, true]} : memref<3x3x64x8xf32>, vector<8x8xf32>
+    %t = vector.transfer_read %y[%c0, %oh, %ow, %c0], %cst {in_bounds = [true, true]} : memref<2x7x7x8xf32>, vector<2x8xf32>
+    %a0 = vector.extract %a[0] : vector<8xf32> from vector<3x8xf32>
+    %t0 = vector.extract %t[0] : vector<8xf32> from vector<2x8xf32>
+    %s0 = vector.contract {indexing_maps = [#row_a, #row_b, #row_c], iterator_types = ["parallel", "reduction"], kind = #vector.kind<add>} %a0, %b, %t0 : vector<8xf32>, vector<8x8xf32> into vector<8xf32>
+    %a2 = vector.extract %a[2] : vector<8xf32> from vector<3x8xf32>
+    %t1 = vector.extract %t[1] : vector<8xf32> from vector<2x8xf32>
+    %s1 = vector.contract {indexing_maps = [#row_a, #row_b, #row_c], iterator_types = ["parallel", "reduction"], kind = #vector.kind<add>} %a2, %b, %t1 : vector<8xf32>, vector<8x8xf32> into vector<8xf32>
+    %r0 = vector.insert_strided_slice %s0, %t {offsets = [0, 0], strides = [1]} : vector<8xf32> into vector<2x8xf32>
+    %r1 = vector.insert_strided_slice %s1, %r0 {offsets = [1, 0], strides = [1]} : vector<8xf32> into vector<2x8xf32>
+    vector.transfer_write %r1, %y[%c0, %oh, %ow, %c0] {in_bounds = [true, true]} : vector<2x8xf32>, memref<2x7x7x8xf32>
+  }
+  return
+}
