@@ -57,7 +57,7 @@ class MicroKernelCalls(ModulePass):
     outer products run k in order, as the micro-kernel does. And a strided
     convolution's tile (strided_tile_loops.py): the same loop, but C's rows
     contracted one at a time with every s-th row of A's read and put back.
-    A convolution loop under 32 channels (a first layer's 3) stays.
+    Loops under 128 k steps (channels) stay: a call would not pay (MIN_K).
     """
 
     name = "xla-micro-kernel-calls"

@@ -12,11 +12,13 @@ from xlac.passes.cpu.plans.loop_trips import constant_index
 MAX_ROWS, MAX_COLUMNS, LANES = 8, 32, 4       # the micro-kernels' closed set of tiles
 _SUM = re.compile(r"^[ds]\d+( \+ [ds]\d+)*$")
 _PURE = ("affine.apply", "arith.addi", "arith.muli", "arith.constant")    # index arithmetic
-# A matmul tile fewer k steps deep stays compiled in: the call and the kernel's
-# set-up (about 30 cycles) are a tenth of a 4 x 16 tile 64 deep (256 cycles of
-# FMAs), and the program's own loop keeps its accumulators in registers as
-# well (BERT, attention's k = 64: 5-6% slower with calls, one thread)
-MIN_MATMUL_K = 128
+# A tile fewer k steps deep stays compiled in: the call and the kernel's set-up
+# (about 30 cycles) are a tenth of a 4 x 16 tile 64 deep (256 cycles of FMAs).
+# Measured with every tile a call (one thread, CPU time, interleaved): BERT
+# (attention's k = 64) 5-6% slower; ResNet-18's 56 x 56 x 64 layer (64
+# channels a tap) 4-6% slower, though its generated tile reads and writes C
+# every 8 channels where the kernel keeps it in registers.
+MIN_K = 128
 
 
 @dataclass
@@ -60,17 +62,12 @@ def in_place_tile_loop(loop: ir.Operation) -> Tile | None:
     return Tile(loop, read_c, write_c, read_a, read_b, rows, columns, inside=True)
 
 
-# A convolution's channel loop fewer steps deep (a first layer's 3 channels)
-# stays compiled in: the call would cost more than its FMAs.
-MIN_CHANNELS = 32
-
-
 def channel_step(loop: ir.Operation) -> int | None:
     """The step of a loop without results, of constant bounds it divides and
-    at least ``MIN_CHANNELS`` deep; None for any other loop."""
+    at least ``MIN_K`` deep; None for any other loop."""
     step, lower, upper = (constant_index(loop.operands[i]) for i in (2, 0, 1))
     if loop.results or step is None or lower is None or upper is None or (upper - lower) % step \
-            or upper - lower < MIN_CHANNELS:
+            or upper - lower < MIN_K:
         return None
     return step
 
@@ -88,9 +85,9 @@ def written_back(read_c: ir.Operation, write_c: ir.Operation, loop: ir.Operation
 
 
 def _short(loop: ir.Operation) -> bool:
-    """Whether the loop runs a known count of steps under ``MIN_MATMUL_K``."""
+    """Whether the loop runs a known count of steps under ``MIN_K``."""
     lower, upper = constant_index(loop.operands[0]), constant_index(loop.operands[1])
-    return lower is not None and upper is not None and upper - lower < MIN_MATMUL_K
+    return lower is not None and upper is not None and upper - lower < MIN_K
 
 
 def fits(rows: int, columns: int) -> bool:

@@ -81,7 +81,7 @@ func.func @batch_tile_from_zero(%A: memref<8x64x128xf32>, %B: memref<8x128x48xf3
 #b = affine_map<(d0, d1, d2) -> (d2, d1)>
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
 
-/// Left as it is: 64 k steps, too few for a call to pay (MIN_MATMUL_K).
+/// Left as it is: 64 k steps, too few for a call to pay (MIN_K).
 // CHECK-LABEL: func.func @short_tile_stays
 // CHECK-NOT: call
 // CHECK: scf.for
@@ -172,30 +172,30 @@ func.func @masked_edge_stays(%A: memref<64x512xf32>, %B: memref<256x32xf32>, %C:
 #c = affine_map<(d0, d1, d2) -> (d0, d1)>
 #w = affine_map<(d0, d1) -> (d0 + d1)>
 
-/// A convolution's tile (4 pixels x 16 filters) over 64 input channels, 8 at a
+/// A convolution's tile (4 pixels x 16 filters) over 128 input channels, 8 at a
 /// time, C read and written back at each step through a subview: one call,
-/// k = 64, from the address the subview writes.
+/// k = 128, from the address the subview writes.
 // CHECK-LABEL: func.func @convolution_tile
 // CHECK-NOT: scf.for
 // CHECK: %[[VIEW:.*]] = memref.subview %arg2[0, %arg3, %arg4, %arg5] [1, 1, 4, 16] [1, 1, 1, 1]
 // CHECK: memref.extract_strided_metadata %[[VIEW]]
-// CHECK: %[[COUNT:.*]] = arith.subi %c64, %c0 : index
+// CHECK: %[[COUNT:.*]] = arith.subi %c128, %c0 : index
 // CHECK: %[[K:.*]] = arith.index_cast %[[COUNT]] : index to i64
 // CHECK: %[[FROM_C:.*]] = arith.constant 1 : i64
 // CHECK: call @xlac_ukernel_f32_4x16({{.*}}, %[[K]], %[[FROM_C]])
-func.func @convolution_tile(%x: memref<2x58x58x64xf32>, %f: memref<3x3x64x64xf32>,
+func.func @convolution_tile(%x: memref<2x58x58x128xf32>, %f: memref<3x3x128x64xf32>,
                             %y: memref<2x56x56x64xf32>, %oh: index, %ow: index, %o: index,
                             %kh: index, %kw: index) {
   %c0 = arith.constant 0 : index
   %c8 = arith.constant 8 : index
-  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
   %cst = arith.constant 0.000000e+00 : f32
-  scf.for %ci = %c0 to %c64 step %c8 {
+  scf.for %ci = %c0 to %c128 step %c8 {
     %view = memref.subview %y[0, %oh, %ow, %o] [1, 1, 4, 16] [1, 1, 1, 1] : memref<2x56x56x64xf32> to memref<1x1x4x16xf32, strided<[200704, 3584, 64, 1], offset: ?>>
     %ih = affine.apply #w(%oh, %kh)
     %iw = affine.apply #w(%ow, %kw)
-    %a = vector.transfer_read %x[%c0, %ih, %iw, %ci], %cst {in_bounds = [true, true]} : memref<2x58x58x64xf32>, vector<4x8xf32>
-    %b = vector.transfer_read %f[%kh, %kw, %ci, %o], %cst {in_bounds = [true, true]} : memref<3x3x64x64xf32>, vector<8x16xf32>
+    %a = vector.transfer_read %x[%c0, %ih, %iw, %ci], %cst {in_bounds = [true, true]} : memref<2x58x58x128xf32>, vector<4x8xf32>
+    %b = vector.transfer_read %f[%kh, %kw, %ci, %o], %cst {in_bounds = [true, true]} : memref<3x3x128x64xf32>, vector<8x16xf32>
     %t = vector.transfer_read %y[%c0, %oh, %ow, %o], %cst {in_bounds = [true, true]} : memref<2x56x56x64xf32>, vector<4x16xf32>
     %s = vector.contract {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %a, %b, %t : vector<4x8xf32>, vector<8x16xf32> into vector<4x16xf32>
     vector.transfer_write %s, %view[%c0, %c0, %c0, %c0] {in_bounds = [true, true]} : vector<4x16xf32>, memref<1x1x4x16xf32, strided<[200704, 3584, 64, 1], offset: ?>>
@@ -213,16 +213,16 @@ func.func @convolution_tile(%x: memref<2x58x58x64xf32>, %f: memref<3x3x64x64xf32
 // CHECK-LABEL: func.func @convolution_tile_elsewhere_stays
 // CHECK-NOT: call
 // CHECK: vector.contract
-func.func @convolution_tile_elsewhere_stays(%x: memref<2x58x58x64xf32>, %f: memref<3x3x64x64xf32>,
+func.func @convolution_tile_elsewhere_stays(%x: memref<2x58x58x128xf32>, %f: memref<3x3x128x64xf32>,
                                             %y: memref<2x56x56x64xf32>, %oh: index, %ow: index,
                                             %o: index, %next: index) {
   %c0 = arith.constant 0 : index
   %c8 = arith.constant 8 : index
-  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
   %cst = arith.constant 0.000000e+00 : f32
-  scf.for %ci = %c0 to %c64 step %c8 {
-    %a = vector.transfer_read %x[%c0, %oh, %ow, %ci], %cst {in_bounds = [true, true]} : memref<2x58x58x64xf32>, vector<4x8xf32>
-    %b = vector.transfer_read %f[%c0, %c0, %ci, %o], %cst {in_bounds = [true, true]} : memref<3x3x64x64xf32>, vector<8x16xf32>
+  scf.for %ci = %c0 to %c128 step %c8 {
+    %a = vector.transfer_read %x[%c0, %oh, %ow, %ci], %cst {in_bounds = [true, true]} : memref<2x58x58x128xf32>, vector<4x8xf32>
+    %b = vector.transfer_read %f[%c0, %c0, %ci, %o], %cst {in_bounds = [true, true]} : memref<3x3x128x64xf32>, vector<8x16xf32>
     %t = vector.transfer_read %y[%c0, %oh, %ow, %o], %cst {in_bounds = [true, true]} : memref<2x56x56x64xf32>, vector<4x16xf32>
     %s = vector.contract {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %a, %b, %t : vector<4x8xf32>, vector<8x16xf32> into vector<4x16xf32>
     vector.transfer_write %s, %y[%c0, %oh, %next, %o] {in_bounds = [true, true]} : vector<4x16xf32>, memref<2x56x56x64xf32>
@@ -238,23 +238,23 @@ func.func @convolution_tile_elsewhere_stays(%x: memref<2x58x58x64xf32>, %f: memr
 
 /// A stride-2 convolution's tile, 2 pixels x 8 filters from 3 rows of A: C's
 /// rows contracted one at a time with A's rows 0 and 2 and put back. One call
-/// whose A row stride is twice the memref's (and k = 64 channels).
+/// whose A row stride is twice the memref's (and k = 128 channels).
 // CHECK-LABEL: func.func @strided_convolution_tile
 // CHECK-NOT: scf.for
 // CHECK: %[[LDA:.*]] = arith.index_cast %strides_{{[0-9]+}}#2 : index to i64
 // CHECK: %[[TWO:.*]] = arith.constant 2 : i64
 // CHECK: %[[LDA2:.*]] = arith.muli %[[LDA]], %[[TWO]] : i64
 // CHECK: call @xlac_ukernel_f32_2x8(%{{.*}}, %{{.*}}, %{{.*}}, %[[LDA2]],
-func.func @strided_convolution_tile(%x: memref<2x15x15x64xf32>, %f: memref<3x3x64x8xf32>,
+func.func @strided_convolution_tile(%x: memref<2x15x15x128xf32>, %f: memref<3x3x128x8xf32>,
                                     %y: memref<2x7x7x8xf32>, %oh: index, %ow: index, %ih: index,
                                     %iw: index, %kh: index, %kw: index) {
   %c0 = arith.constant 0 : index
   %c8 = arith.constant 8 : index
-  %c64 = arith.constant 64 : index
+  %c128 = arith.constant 128 : index
   %cst = arith.constant 0.000000e+00 : f32
-  scf.for %ci = %c0 to %c64 step %c8 {
-    %a = vector.transfer_read %x[%c0, %ih, %iw, %ci], %cst {in_bounds = [true, true]} : memref<2x15x15x64xf32>, vector<3x8xf32>
-    %b = vector.transfer_read %f[%kh, %kw, %ci, %c0], %cst {in_bounds = [true, true]} : memref<3x3x64x8xf32>, vector<8x8xf32>
+  scf.for %ci = %c0 to %c128 step %c8 {
+    %a = vector.transfer_read %x[%c0, %ih, %iw, %ci], %cst {in_bounds = [true, true]} : memref<2x15x15x128xf32>, vector<3x8xf32>
+    %b = vector.transfer_read %f[%kh, %kw, %ci, %c0], %cst {in_bounds = [true, true]} : memref<3x3x128x8xf32>, vector<8x8xf32>
     %t = vector.transfer_read %y[%c0, %oh, %ow, %c0], %cst {in_bounds = [true, true]} : memref<2x7x7x8xf32>, vector<2x8xf32>
     %a0 = vector.extract %a[0] : vector<8xf32> from vector<3x8xf32>
     %t0 = vector.extract %t[0] : vector<8xf32> from vector<2x8xf32>
