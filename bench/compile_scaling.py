@@ -23,8 +23,11 @@ machine, XLA's compile of the same program between them. Per program and interpr
   LLVM codegen (machine code less link and load), link/load (linking the pieces into a
   library, ``dlopen``), cache store, and the rest (keys, signature).
 - **warm**: the same compile in another fresh process on that cache: a hit.
-- **micro-kernel library**: a compile with precompiled register-tile kernels; xlac has
-  none yet, so the column says n/a.
+- **micro-kernel library**: the cold compile again, in a fresh process with a new empty
+  cache that holds only the micro-kernels the cold compile built (``micro-kernels/``: the
+  matmul register tiles, built once per machine, docs/compile-time.md): what every cold
+  compile but a machine's first pays. n/a where none were built (XLAC_MICRO_KERNELS=0, no
+  matmul, or a CPU without FMA); the cold column includes building them.
 - with ``--per-pass``: the compile again, pass by pass with a trace (``Options.trace_to``,
   cache off), for each pass's seconds; ``--trace FILE`` keeps such a compile's trace of
   the first program (Chrome trace JSON: open it in Perfetto).
@@ -41,6 +44,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -182,12 +186,27 @@ def xlac_run(python: str, case: Case, limit_s: float, threads: int, mode: str = 
 
 
 def cold_and_warm(python: str, case: Case, limit_s: float, threads: int) -> dict:
-    """A cold compile into an empty cache, then a warm one (a hit) on it."""
+    """A cold compile into an empty cache, then a warm one (a hit) on it, then a
+    cold one into another cache holding only the micro-kernels the first built."""
     with tempfile.TemporaryDirectory(prefix="xlac-cache-") as cache:
         cold = xlac_run(python, case, limit_s, threads, "cold", cache)
         warm = xlac_run(python, case, limit_s, threads, "warm", cache) if "error" not in cold \
             else {"error": "no cold compile"}
-    return {"cold": cold, "warm": warm}
+        kernels = Path(cache) / "micro-kernels"
+        library = None
+        if "error" not in cold and kernels.is_dir():
+            with tempfile.TemporaryDirectory(prefix="xlac-cache-") as fresh:
+                shutil.copytree(kernels, Path(fresh) / "micro-kernels")
+                library = xlac_run(python, case, limit_s, threads, "cold", fresh)
+    return {"cold": cold, "warm": warm, "kernels": library}
+
+
+def kernels_cell(result: dict) -> str:
+    """The cold compile with the micro-kernels built already, seconds; n/a without them."""
+    library = result.get("kernels")
+    if library is None:
+        return "n/a"
+    return library["error"] if "error" in library else f"{library['seconds']:.2f}"
 
 
 PHASES = ("front", "lowering", "LLVM codegen", "link/load", "cache store", "rest")
@@ -305,7 +324,8 @@ def table(rows: list[dict], interpreters) -> str:
                 continue
             split = user_phases(cold)
             cells += [f"{cold['seconds']:.2f}", f"{cold.get('cpu', 0.0):.2f}",
-                      warm["error"] if "error" in warm else f"{warm['seconds'] * 1e3:.0f}", "n/a",
+                      warm["error"] if "error" in warm else f"{warm['seconds'] * 1e3:.0f}",
+                      kernels_cell(row["xlac"][label]),
                       f"{row['xla']:.2f}", f"{row['xla_cpu']:.2f}",
                       f"{cold['seconds'] / max(row['xla'], 1e-9):.1f}",
                       f"{cold.get('cpu', 0.0) / max(row['xla_cpu'], 1e-9):.1f}",

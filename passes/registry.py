@@ -84,6 +84,7 @@ _REGISTRY: dict[str, str] = {
     "xla-target-cpu": "cpu.target_cpu:TargetCpu",
     "xla-openmp-dynamic-schedule": "cpu.openmp_dynamic_schedule:OpenmpDynamicSchedule",
     "xla-unmask-contractions": "cpu.unmask_contractions:UnmaskContractions",
+    "xla-micro-kernel-calls": "cpu.micro_kernel_calls:MicroKernelCalls",
     "xla-no-unroll-fill-loops": "cpu.no_unroll_fill_loops:NoUnrollFillLoops",
     "xla-no-unroll-elementwise-loops": "cpu.no_unroll_elementwise_loops:NoUnrollElementwiseLoops",
     "xla-loop-annotations-to-llvm": "cpu.loop_annotations_to_llvm:LoopAnnotationsToLlvm",

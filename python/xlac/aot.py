@@ -57,7 +57,8 @@ def _entry_object(data: bytes, source_name: str, target: str, entry: str, option
     exe.function.write_object(str(path))
     obj = EntryObject(entry, path, exe.signature, getattr(exe.function, "grid", None),
                       getattr(exe.function, "mpi_library", None),
-                      constants=getattr(exe.function, "constants", ()))
+                      constants=getattr(exe.function, "constants", ()),
+                      cache_dir=options.cache_dir)            # its micro-kernels are kept there
     return obj, exe.fusion_report()
 
 

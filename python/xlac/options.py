@@ -66,6 +66,9 @@ KNOBS = (
     Knob("pieces", "XLAC_PIECES", "0: machine code for a big program in one piece (one JIT); "
          "default: split into pieces compiled on every core and cached apart "
          "(docs/compile-time.md)"),
+    Knob("micro_kernels", "XLAC_MICRO_KERNELS", "0: compile every matmul's register tiles "
+         "into the program; default: call micro-kernels compiled once per machine and CPU "
+         "level, kept in the cache directory (docs/compile-time.md)"),
     Knob("verify_each", "XLAC_VERIFY_EACH", "1: verify the IR after every pass (as mlir-opt "
          "does); default: after each stage, as XLA verifies after each pass pipeline (verifying "
          "after each of the ~100 passes was 25-30% of a big program's compile)", "--verify-each"),
@@ -119,6 +122,7 @@ class Options:
     overlap_collectives: str = "auto"         # auto, always, off
     collective_bucket_bytes: int = 0
     pieces: bool = True
+    micro_kernels: bool = True
     verify_each: bool = False
     local_ranks: int = 1                   # MPI ranks on this host (from the launcher)
     launched_ranks: int = 1                # ranks of the MPI job that started this process
@@ -178,7 +182,7 @@ def _parse(name: str, text: str):
     if name == "overlap_collectives":
         return "off" if text.lower() in ("0", "false", "off") else \
             "always" if text.lower() == "always" else "auto"
-    if name in ("malloc_tuning", "cuda_graphs", "isolate_input", "pieces"):
+    if name in ("malloc_tuning", "cuda_graphs", "isolate_input", "pieces", "micro_kernels"):
         return text not in ("0", "false")
     if name in ("large_constant_bytes", "num_threads", "collective_bucket_bytes"):
         return int(text) if text.isdigit() else records.defaults(Options)[name]

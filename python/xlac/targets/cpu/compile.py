@@ -36,7 +36,8 @@ class CpuCompiler:
         return self._in_pieces(module, entry, signature, features, constants, runner) or \
             runner.machine_code(lambda: CpuFunction(module, entry, features,
                                                     self.options.malloc_tuning, grid=self.grid,
-                                                    mpi_library=self.mpi, constants=constants))
+                                                    mpi_library=self.mpi, constants=constants,
+                                                    cache_dir=self.options.cache_dir))
 
     def _may_split(self) -> bool:
         return self.options.pieces and self.grid is None and not self.options.profile
@@ -55,5 +56,6 @@ class CpuCompiler:
         keep_freed_memory(self.options.malloc_tuning)
         return runner.machine_code(
             lambda: pieces.PiecesFunction(found, entry, signature, features, workers,
-                                          runner.piece_cache, self.wrapper, constants),
+                                          runner.piece_cache, self.wrapper, constants,
+                                          self.options.cache_dir),
             f"LLVM -O3, {len(found)} pieces on {min(workers, len(found))} processes")

@@ -309,7 +309,7 @@ class PiecesFunction:
     clock = None
 
     def __init__(self, pieces: list[Piece], entry: str, signature, cpu_features, workers: int,
-                 cache=None, wrapper=None, constants: tuple = ()):
+                 cache=None, wrapper=None, constants: tuple = (), cache_dir=None):
         from xlac.artifact import container
         from xlac.targets.cpu.library import LibraryFunction, open_library
         from xlac.targets.cpu.serialize import EntryObject, link_library
@@ -319,7 +319,7 @@ class PiecesFunction:
             # what the pieces call and do not define: no nm run to find LAPACK's calls
             undefined = tuple(sorted({name for piece in pieces for name in piece.external}))
             entry_object = EntryObject(entry, combined, signature, undefined=undefined,
-                                       constants=constants)
+                                       constants=constants, cache_dir=cache_dir)
             blob, _ = link_library([entry_object],
                                    "xlac", LIBRARY_NAME, LIBRARY_ORIGIN, Path(workdir),
                                    cpu_features, wrapper_object=wrapper)

@@ -69,7 +69,8 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
 
 
 def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
-                  cpu: str = "host", native_f16: bool | str = True) -> list[str]:
+                  cpu: str = "host", native_f16: bool | str = True,
+                  micro_kernels: bool | str = False) -> list[str]:
     """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI.
 
     bf16 and f16 math runs in f32 on every CPU (the same numbers everywhere);
@@ -77,12 +78,16 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
     (AVX512-BF16): without it LLVM would call libgcc's ``__truncsfbf2``,
     which the JIT cannot find. The same for f16 where the CPU lacks F16C
     (x86-64-v2): its arithmetic in f32 too, its conversions integer code.
+    ``micro_kernels``: f32 matmul register tiles call the kernels built once
+    per machine (xlac.targets.cpu.micro_kernels; the link or the JIT binds them).
     """
     expand = "arith-expand" if true_flag(native_bf16) else "arith-expand{include-bf16=true}"
     emulated, casts, math_types = (_EMULATED, "xla-expand-f8-casts", "extra-types=f16 ") \
         if true_flag(native_f16) else (_EMULATED + ",f16", "xla-expand-f8-casts{f16=true}", "")
     clock = ["xla-profile-kernels"] if true_flag(profile) else []   # exe.profile(): a clock around each kernel
+    calls = ["xla-micro-kernel-calls"] if true_flag(micro_kernels) else []
     return [
+        *calls,                                           # register tiles -> calls of prebuilt kernels
         "xla-constant-arguments-to-globals",              # ... read from symbols the compiler gives their bytes
         "xla-check-memory",                               # buffers past this machine's memory: an error, not a NULL malloc
         "xla-collectives-to-mpi",                         # collective buffer calls -> the MPI shim (inlined below)
@@ -157,11 +162,17 @@ def bufferized_stage(entry: str, options: Options) -> list[str]:
 def llvm_stage(entry: str, options: Options) -> list[str]:
     """The "llvm" stage's steps: code for the chosen CPU level."""
     model = cpu_model(options.cpu)
-    return lower_to_llvm(model.native_bf16, options.profile, model.name, model.native_f16)
+    # no micro-kernels without FMA (x86-64-v2): they are FMA loops
+    micro_kernels = options.micro_kernels and "fma" in model.features
+    return lower_to_llvm(model.native_bf16, options.profile, model.name, model.native_f16,
+                         micro_kernels)
 
 
 def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
-        remarks: bool | str = False, native_bf16: bool | str = False) -> list[str]:
-    """The whole CPU pipeline (``xla-cpu-pipeline``): input -> LLVM dialect ready for the JIT."""
+        remarks: bool | str = False, native_bf16: bool | str = False,
+        micro_kernels: bool | str = False) -> list[str]:
+    """The whole CPU pipeline (``xla-cpu-pipeline``): input -> LLVM dialect ready for the JIT
+    (``micro_kernels``: calls to the prebuilt kernels, which xlac's JIT and link bind)."""
     return (ingest_cpu(entry) + fuse(remarks) + lower_to_linalg()
-            + bufferize(threads, vector_bytes) + lower_to_llvm(native_bf16))
+            + bufferize(threads, vector_bytes)
+            + lower_to_llvm(native_bf16, micro_kernels=micro_kernels))

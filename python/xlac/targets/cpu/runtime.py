@@ -12,6 +12,7 @@ import ctypes
 from xlac.cpu_model import check_runnable, cpu_model
 from xlac.errors import CompileError, collect_diagnostics, compile_error_from, error
 from xlac.mlir import ExecutionEngine, ir
+from xlac.targets.cpu import micro_kernels
 from xlac.targets.cpu.kernel_clock import KernelClock
 from xlac.targets.cpu.libraries import keep_freed_memory, lapack_addresses, openmp_library
 
@@ -27,7 +28,7 @@ class CpuFunction:
 
     def __init__(self, module: ir.Module, entry: str, cpu_features: tuple[str, ...],
                  malloc_tuning: bool = True, opt_level: int = 3, grid=None,
-                 mpi_library: str | None = None, constants: tuple = ()):
+                 mpi_library: str | None = None, constants: tuple = (), cache_dir=None):
         ctx = module.context
         self.constants = constants         # xlac.targets.cpu.constants: the code reads their arrays
         openmp_library()
@@ -35,6 +36,7 @@ class CpuFunction:
         self.mpi_library = mpi_library     # loaded already (RTLD_GLOBAL) when the code calls MPI
         keep_freed_memory(malloc_tuning)
         self._cpu_features = cpu_features
+        self._cache_dir = cache_dir         # the micro-kernels': the artifact's link takes them
         self._runnable = not cpu_model("host").lacks(cpu_features)   # else: refused, not SIGILL
         with ctx, collect_diagnostics(ctx) as diags:
             try:
@@ -43,7 +45,9 @@ class CpuFunction:
                 self._engine = ExecutionEngine(module, opt_level=opt_level, enable_pic=True)
             except (RuntimeError, ir.MLIRError) as exc:
                 raise compile_error_from(exc, diags, "the LLVM JIT rejected the module") from None
-        for name, where in lapack_addresses(_external_functions(module)).items():
+        external = _external_functions(module)
+        for name, where in {**lapack_addresses(external),
+                            **micro_kernels.addresses_for(external, cpu_features, cache_dir)}.items():
             self._engine.raw_register_runtime(name, ctypes.c_void_p(where))   # before any lookup
         for constant in constants:
             self._engine.raw_register_runtime(constant.symbol, ctypes.c_void_p(constant.address))
@@ -96,7 +100,7 @@ class CpuFunction:
     def serializer(self, entry: str, signature):
         from xlac.targets.cpu.serialize import PendingArtifact
         return PendingArtifact(self.write_object, entry, signature, self._cpu_features,
-                               self.grid, self.mpi_library, self.constants)
+                               self.grid, self.mpi_library, self.constants, self._cache_dir)
 
 
 def _clock(module: ir.Module) -> KernelClock | None:

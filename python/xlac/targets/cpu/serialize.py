@@ -21,6 +21,7 @@ from xlac.errors import CompileError, error
 from xlac.files import find_c_compiler
 from xlac.signature import Signature
 from xlac.spmd.grid import DeviceGrid
+from xlac.targets.cpu import micro_kernels
 from xlac.targets.cpu.libraries import (
     LAPACK_HINT,
     LAPACK_PREFIX,
@@ -41,6 +42,7 @@ class EntryObject:
     mpi_library: str | None = None
     undefined: tuple[str, ...] | None = None   # the symbols it uses but lacks, when known (else nm)
     constants: tuple = ()                 # xlac.targets.cpu.constants: the data its code reads
+    cache_dir: Path | None = None         # where the micro-kernels it calls are kept (None: cache off)
 
 
 class PendingArtifact:
@@ -52,7 +54,7 @@ class PendingArtifact:
 
     def __init__(self, write_object, entry: str, signature: Signature, cpu_features,
                  grid: DeviceGrid | None = None, mpi_library: str | None = None,
-                 constants: tuple = ()):
+                 constants: tuple = (), cache_dir: Path | None = None):
         self._workdir = Path(tempfile.mkdtemp(prefix="xlac-link-"))
         self._cleanup = weakref.finalize(self, shutil.rmtree, self._workdir, True)
         path = self._workdir / f"{csrc.c_identifier(entry)}.o"
@@ -61,7 +63,8 @@ class PendingArtifact:
         except BaseException:
             self._cleanup()
             raise
-        self._object = EntryObject(entry, path, signature, grid, mpi_library, constants=constants)
+        self._object = EntryObject(entry, path, signature, grid, mpi_library, constants=constants,
+                                   cache_dir=cache_dir)
         self._features = cpu_features
         self._extra: dict = {}
 
@@ -132,15 +135,18 @@ def link_library(objects: list[EntryObject], prefix: str, soname: str, origin: s
     header_text = sources[0]
     wrapper = (wrapper_object.object_for(sources) if wrapper_object is not None else None) \
         or _write_sources(sources, prefix, workdir)
-    lapack = sorted({n for o in objects for n in lapack_names(
-        o.undefined if o.undefined is not None else _undefined(o.object_path))})
+    undefined = {n for o in objects
+                 for n in (o.undefined if o.undefined is not None else _undefined(o.object_path))}
+    lapack = sorted(lapack_names(undefined))
     private = [_localize(o, prefix, workdir, lapack) for o in objects]
+    # the prebuilt matmul micro-kernels the code calls, linked in: the library needs no cache
+    kernels = micro_kernels.objects_for(undefined, cpu_features, objects[0].cache_dir)
     data = [_constants_source(o, prefix, workdir) for o in objects if o.constants]
     library = workdir / soname
     # -nostartfiles: no initializers at all, so a library that has one is not
     # xlac's and is refused before it is opened (xlac.artifact.elf).
     _run([c_compiler(), "-shared", "-fPIC", "-O2", "-nostartfiles", "-o", str(library), str(wrapper),
-          *private, *data,
+          *private, *kernels, *data,
           f"-Wl,--version-script={_version_script(objects, prefix, workdir)}",
           f"-Wl,-soname,{soname}", "-Wl,--no-undefined", "-Wl,-z,noexecstack",
           *link_flags(_mpi_libraries(objects)), *_lapack_flags(lapack)], "linking the library")

@@ -1,0 +1,207 @@
+"""Micro-kernels: the register tiles of f32 matmuls (and of the convolutions'
+loops over input channels), compiled once per machine.
+
+A matmul's register tile (passes/cpu/schedules/matmul.mlir) is
+C[tm x tn] (+)= A[tm x K] * B[K x tn]: tm rows of accumulators, each k step
+one broadcast of A(i, k) times B's row k, one FMA per vector. Every program
+used to compile that loop again (about half of LLVM's work on the models,
+docs/compile-time.md). ``xla-micro-kernel-calls`` replaces each such loop by
+a call to ``xlac_ukernel_f32_<tm>x<tn>``; the function is generated here from
+MLIR (the same ``vector.fma`` the schedule's contraction lowers to, in the
+same k order, so results are bit-identical), compiled at -O3 for the
+program's CPU level like the program itself, and kept in the compilation
+cache directory under the level, the tile and xlac's build. The link of each
+program's library takes the objects it calls (so artifacts stay
+self-contained), and the JIT binds them from a shared library built beside.
+
+ABI (every argument an i64, pointers as addresses; strides in elements):
+``(c, ldc, a, lda, b, ldb, k, accumulate)``; ``accumulate`` 0 starts the
+accumulators at zero instead of reading C (a fill fused into the tile).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import hashlib
+import json
+import re
+import tempfile
+from pathlib import Path
+
+PREFIX = "xlac_ukernel_f32_"
+_NAME = re.compile(rf"^{PREFIX}(\d+)x(\d+)$")
+MAX_ROWS, MAX_COLUMNS = 8, 32          # AVX-512's 8 x 32 is the largest register tile
+
+
+def symbol(tm: int, tn: int) -> str:
+    return f"{PREFIX}{tm}x{tn}"
+
+
+def tile_of(name: str) -> tuple[int, int] | None:
+    """``(tm, tn)`` of a micro-kernel's symbol, or None for any other name."""
+    found = _NAME.match(name)
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def supported(tm: int, tn: int, lanes: int) -> bool:
+    """Whether there is a micro-kernel for a tm x tn f32 tile with ``lanes``
+    f32 lanes per vector: whole vectors, the planner's tile sizes at most."""
+    return 1 <= tm <= MAX_ROWS and tn % lanes == 0 and 0 < tn <= MAX_COLUMNS
+
+
+def mlir_text(tm: int, tn: int) -> str:
+    """The micro-kernel as MLIR: func, scf, arith, vector and llvm pointer ops."""
+    vec = f"vector<{tn}xf32>"
+    rows = range(tm)
+    lines = [f"func.func @{symbol(tm, tn)}(%c: i64, %ldc: i64, %a: i64, %lda: i64, %b: i64, "
+             "%ldb: i64, %k: i64, %accumulate: i64) {",
+             "  %zero_i = arith.constant 0 : i64",
+             "  %one = arith.constant 1 : i64",
+             f"  %zero = arith.constant dense<0.0> : {vec}",
+             "  %cp = llvm.inttoptr %c : i64 to !llvm.ptr",
+             "  %ap = llvm.inttoptr %a : i64 to !llvm.ptr",
+             "  %bp = llvm.inttoptr %b : i64 to !llvm.ptr",
+             "  %from_c = arith.cmpi ne, %accumulate, %zero_i : i64"]
+    for r in rows:
+        lines += [f"  %row{r} = arith.constant {r} : i64",
+                  f"  %coff{r} = arith.muli %row{r}, %ldc : i64",
+                  f"  %aoff{r} = arith.muli %row{r}, %lda : i64",
+                  f"  %cr{r} = llvm.getelementptr %cp[%coff{r}] : (!llvm.ptr, i64) -> !llvm.ptr, f32",
+                  f"  %ar{r} = llvm.getelementptr %ap[%aoff{r}] : (!llvm.ptr, i64) -> !llvm.ptr, f32",
+                  f"  %init{r} = scf.if %from_c -> ({vec}) {{",
+                  f"    %v = llvm.load %cr{r} {{alignment = 4 : i64}} : !llvm.ptr -> {vec}",
+                  f"    scf.yield %v : {vec}",
+                  "  } else {",
+                  f"    scf.yield %zero : {vec}",
+                  "  }"]
+    accs = ", ".join(f"%acc{r} = %init{r}" for r in rows)
+    types = ", ".join([vec] * tm)
+    lines += [f"  %sum:{tm} = scf.for %i = %zero_i to %k step %one iter_args({accs}) -> ({types}) : i64 {{",
+              "    %boff = arith.muli %i, %ldb : i64",
+              "    %brow = llvm.getelementptr %bp[%boff] : (!llvm.ptr, i64) -> !llvm.ptr, f32",
+              f"    %bv = llvm.load %brow {{alignment = 4 : i64}} : !llvm.ptr -> {vec}"]
+    for r in rows:
+        lines += [f"    %ae{r} = llvm.getelementptr %ar{r}[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32",
+                  f"    %as{r} = llvm.load %ae{r} : !llvm.ptr -> f32",
+                  f"    %ab{r} = vector.broadcast %as{r} : f32 to {vec}",
+                  f"    %next{r} = vector.fma %ab{r}, %bv, %acc{r} : {vec}"]
+    lines.append(f"    scf.yield {', '.join(f'%next{r}' for r in rows)} : {types}")
+    lines.append("  }")
+    for r in rows:
+        lines.append(f"  llvm.store %sum#{r}, %cr{r} {{alignment = 4 : i64}} : {vec}, !llvm.ptr")
+    lines += ["  return", "}"]
+    return "\n".join(lines) + "\n"
+
+
+# The program's own lowering of these ops (xlac.targets.cpu.pipeline.lower_to_llvm),
+# then its CPU level's target attributes
+_LOWERING = ["convert-scf-to-cf", "convert-vector-to-llvm", "convert-arith-to-llvm",
+             "convert-func-to-llvm", "convert-cf-to-llvm", "reconcile-unrealized-casts"]
+
+
+def object_code(tm: int, tn: int, cpu: str) -> bytes:
+    """The micro-kernel's relocatable object for CPU level ``cpu`` (host: this one)."""
+    from xlac.context import new_context
+    from xlac.mlir import ExecutionEngine, ir
+    from xlac.pipeline.pass_manager import run_passes
+    with new_context() as context, ir.Location.unknown(context):
+        module = ir.Module.parse(mlir_text(tm, tn))
+        run_passes(module, [*_LOWERING, f"xla-target-cpu{{cpu={cpu}}}"],
+                   "making a micro-kernel")
+        engine = ExecutionEngine(module, opt_level=3, enable_pic=True)
+        engine.raw_lookup(symbol(tm, tn))             # compiles the module
+        with tempfile.TemporaryDirectory(prefix="xlac-ukernel-") as workdir:
+            path = Path(workdir) / "kernel.o"
+            engine.dump_to_object_file(str(path))
+            return path.read_bytes()
+
+
+def level_for(features) -> str:
+    """The CPU level whose exact features ``features`` are (host where they are this one's)."""
+    from xlac.cpu_model import LEVELS, cpu_model
+    wanted = tuple(sorted(features))
+    if wanted == cpu_model("host").features:
+        return "host"
+    for name, level in LEVELS.items():
+        if tuple(sorted(level)) == wanted:
+            return name
+    raise ValueError(f"no CPU level has the features {', '.join(wanted)}")
+
+
+def directory(cache_dir: Path | None) -> Path:
+    """Where the micro-kernels are kept: ``micro-kernels/`` in the compilation
+    cache's directory (``Options.cache_dir``), or, with the cache off (None), in
+    a directory of this user's alone under the temporary folder. Either is
+    made 0700 and used only if this user owns it and no one else can write it:
+    code another user could put there would be linked and loaded."""
+    import os
+
+    from xlac.errors import CompileError, error
+    from xlac.files import private_directory
+    base = Path(cache_dir) if cache_dir is not None else \
+        Path(tempfile.gettempdir()) / f"xlac-built-{os.getuid()}"
+    kept = base / "micro-kernels"
+    problem = private_directory(kept)
+    if problem:
+        raise CompileError(error(f"no safe directory for the micro-kernels: {problem}"),
+                           "set XLAC_CACHE_DIR to a directory of yours, or XLAC_MICRO_KERNELS=0")
+    return kept
+
+
+def _key(tm: int, tn: int, features) -> str:
+    from xlac.artifact.container import build_identity
+    text = json.dumps([symbol(tm, tn), sorted(features), build_identity()], sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:24]
+
+
+BUILT: list[str] = []                  # the kernels this process compiled (tests read it)
+
+
+def object_path(name: str, features, cache_dir: Path | None) -> Path:
+    """The object file of micro-kernel ``name`` for CPU ``features``, compiled now
+    if no process compiled it before (another process doing it meanwhile is
+    harmless: each writes whole files, atomically)."""
+    from xlac.files import write_atomically
+    tm, tn = tile_of(name)
+    path = directory(cache_dir) / f"{name}-{_key(tm, tn, features)}.o"
+    if not path.exists():
+        write_atomically(path, object_code(tm, tn, level_for(features)))
+        BUILT.append(name)
+    return path
+
+
+def shared_library(name: str, features, cache_dir: Path | None) -> Path:
+    """The micro-kernel as a shared library (the JIT binds its address)."""
+    import subprocess
+
+    from xlac.errors import CompileError, error
+    from xlac.files import find_c_compiler, write_atomically
+    source = object_path(name, features, cache_dir)
+    path = source.with_suffix(".so")
+    if not path.exists():
+        with tempfile.TemporaryDirectory(dir=source.parent) as workdir:
+            built = Path(workdir) / path.name
+            done = subprocess.run([find_c_compiler() or "cc", "-shared", "-nostdlib", "-o", str(built),
+                                   str(source)], capture_output=True, text=True)
+            if done.returncode != 0:
+                raise CompileError(error(f"linking micro-kernel {name} failed: "
+                                         f"{(done.stderr or done.stdout).strip()[-400:]}"))
+            write_atomically(path, built.read_bytes(), mode=0o755)
+    return path
+
+
+def objects_for(names, features, cache_dir: Path | None) -> list[str]:
+    """The object files of the micro-kernels among ``names`` (symbols some code calls)."""
+    return [str(object_path(n, features, cache_dir)) for n in sorted(set(names)) if tile_of(n)]
+
+
+def addresses_for(names, features, cache_dir: Path | None) -> dict[str, int]:
+    """Where each micro-kernel among ``names`` is, loaded in this process (for the JIT)."""
+    return {n: _address(n, tuple(sorted(features)), cache_dir) for n in set(names) if tile_of(n)}
+
+
+@functools.cache
+def _address(name: str, features: tuple[str, ...], cache_dir: Path | None) -> int:
+    library = ctypes.CDLL(str(shared_library(name, features, cache_dir)))   # kept loaded
+    return ctypes.cast(getattr(library, name), ctypes.c_void_p).value
