@@ -92,13 +92,14 @@ def _static(t: ir.Type) -> bool:
     return ir.ShapedType.get_dynamic_stride_or_offset() not in (*strides, offset)
 
 
-def _transposed_b(op: ir.Operation, order: OpOrder) -> tuple[ir.Operation, ir.Value] | None:
+def _transposed_b(op: ir.Operation, order: OpOrder, index: int = 1) -> tuple[ir.Operation, ir.Value] | None:
     """``(transpose, B read from its source)`` where a ``linalg.transpose``
-    (last two dims swapped) made the matmul's B, alone, in a buffer of its own
-    (maybe seen through a collapse of batch dims), or None. Attention's
-    Q . K^T: a kernel wrote K^T for the matmul alone to read. The source must
-    have a static layout and not be written between the two ops."""
-    b = op.operands[1]
+    (last two dims swapped) made the matmul's B (operand ``index``: A too, for
+    cuBLASLt), alone, in a buffer of its own (maybe seen through a collapse of
+    batch dims), or None. Attention's Q . K^T: a kernel wrote K^T for the
+    matmul alone to read. The source must have a static layout and not be
+    written between the two ops."""
+    b = op.operands[index]
     collapse = b.owner if _named(b.owner, "memref.collapse_shape") else None
     buffer = collapse.operands[0] if collapse is not None else b
     if not _named(buffer.owner, "memref.alloc") or (collapse and len(list(b.uses)) != 1):

@@ -40,12 +40,18 @@ class WidenContractions(ModulePass):
     """
 
     name = "xla-widen-contractions"
+    # Keep a dot's bf16 or f16 operands (both of one type) as they are and widen
+    # only its result to f32: for a target whose matmuls take them as they lie,
+    # accumulating in f32 (cuBLASLt on cuda); the sum is still rounded once.
+    keep_narrow: bool = False
 
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
             if op.name in _CONTRACTIONS:
                 wide = accumulator(op)
-                if wide is not None:
+                if wide is not None and self.keep_narrow and _narrow_operands(op, wide):
+                    _widen_result(op, wide)
+                elif wide is not None:
                     _widen(op, wide)
 
 
@@ -116,6 +122,22 @@ def contraction_like(op: ir.Operation, operands: list[ir.Value], result: ir.Type
     attributes = {name: op.attributes[name] for name in map(_attribute_name, op.attributes)}
     return ir.Operation.create(op.name, results=[result], operands=operands,
                                attributes=attributes).result
+
+
+def _narrow_operands(op: ir.Operation, wide: ir.Type) -> bool:
+    """A dot_general of two bf16 or two f16 operands into that type or f32."""
+    types = {str(_element(v)) for v in op.operands}
+    return op.name == "stablehlo.dot_general" and wide == ir.F32Type.get() \
+        and len(types) == 1 and types <= {"bf16", "f16"} \
+        and str(_element(op.result)) in types | {"f32"}
+
+
+def _widen_result(op: ir.Operation, element: ir.Type) -> None:
+    with ir.InsertionPoint(op), op.location:
+        wide = contraction_like(op, list(op.operands), _retyped(op.result.type, element))
+        narrow = _convert(wide, op.result.type)
+    op.result.replace_all_uses_with(narrow)
+    op.erase()
 
 
 def _widen(op: ir.Operation, element: ir.Type) -> None:

@@ -50,7 +50,8 @@ def fuse(remarks: bool | str = False) -> list[str]:
     ]
 
 
-def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int | str = 0) -> list[str]:
+def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int | str = 0,
+                    library_contractions: bool | str = False) -> list[str]:
     """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused.
 
     ``complex_as_real``: complex contractions as four real ones, for a target
@@ -59,9 +60,15 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     fused sums of a cancelling complex dot drift up to 60 ulp from the
     interpreter (four conformance programs), so there the complex loop kernel
     stays. ``collective_bucket_bytes``: all-reduces combined up to this size
-    (0: never).
+    (0: never). ``library_contractions``: matmuls go to a library (cuBLASLt on
+    cuda) that reads bf16/f16 operands as they are and computes f32 dots at
+    their precision_config: the operands stay narrow (the result is widened),
+    and a HIGHEST precision is marked on the dot for its matmul.
     """
     split_complex = ["xla-split-complex-contractions"] if complex_as_real else []
+    library = true_flag(library_contractions)
+    widen = "xla-widen-contractions{keep-narrow=true}" if library else "xla-widen-contractions"
+    mark = ["xla-mark-contraction-precision"] if library else []
     combine = [f"xla-combine-all-reduces{{bucket-bytes={int(collective_bucket_bytes)}}}"] \
         if int(collective_bucket_bytes) > 0 else []
     return [
@@ -85,7 +92,8 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         "xla-lower-sort",                                 # merge sort in scf loops; no upstream pattern
         "xla-lower-top-k",                                # top_k: one pass per row against a k-buffer
         *split_complex,                                   # complex dot/conv as four real ones: the real schedules
-        "xla-widen-contractions",                         # narrow/mixed dot/conv in f32 or i32, as XLA: one rounding, wide schedules
+        widen,                                            # narrow/mixed dot/conv in f32 or i32, as XLA: one rounding, wide schedules
+        *mark,                                            # precision=HIGHEST: the matmul's compute type
         "xla-canonicalize-convolutions",                  # any layout, dilated input, weight gradients -> NHWC x HWIO
         "xla-flatten-reductions",                         # reduce over neighbouring dims: one dim, rows or columns
         "xla-rewrite-reduce-windows",                     # cumsum & co as log-step scans; padded windows -> pad + pooling
@@ -127,10 +135,12 @@ def fused_stage(entry: str, options: Options) -> list[str]:
     return fuse(options.fusion_remarks)
 
 
-def linalg_stage(complex_as_real: bool):
-    """The "linalg" stage (``lower_to_linalg``'s ``complex_as_real``)."""
+def linalg_stage(complex_as_real: bool, library_contractions=None):
+    """The "linalg" stage (``lower_to_linalg``'s ``complex_as_real``; ``library_contractions``:
+    options -> whether the target's matmuls go to a library)."""
     def linalg(entry: str, options: Options) -> list[str]:
-        return lower_to_linalg(complex_as_real, options.collective_bucket_bytes)
+        library = bool(library_contractions and library_contractions(options))
+        return lower_to_linalg(complex_as_real, options.collective_bucket_bytes, library)
     return linalg
 
 

@@ -148,7 +148,8 @@ class Target:
         return resolve(self.stage(name).code)(module)
 
 
-def front_stages(target: str, complex_as_real: bool = True) -> tuple[Stage, ...]:
+def front_stages(target: str, complex_as_real: bool = True,
+                 library_contractions=None) -> tuple[Stage, ...]:
     """The stages every compiling target starts with (``xlac.pipeline.pipelines``):
     input -> stablehlo (checked for ``target``'s support) -> fused -> linalg
     (complex contractions as real ones where ``complex_as_real``)."""
@@ -160,7 +161,7 @@ def front_stages(target: str, complex_as_real: bool = True) -> tuple[Stage, ...]
         Stage("fused", "StableHLO with its ops grouped into xla.fusion kernels, as XLA does",
               fused_stage),
         Stage("linalg", "linalg on tensors: each kernel a loop nest, contractions as matmuls",
-              linalg_stage(complex_as_real)),
+              linalg_stage(complex_as_real, library_contractions)),
     )
 
 

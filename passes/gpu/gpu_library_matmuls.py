@@ -1,0 +1,155 @@
+"""xla-gpu-library-matmuls: matmuls cuBLASLt takes -> calls the host makes.
+
+A `linalg.matmul` / `linalg.batch_matmul` on buffers of static layout, of
+f32, f64, or bf16/f16 operands into f32 (xla-widen-contractions{keep-narrow}),
+becomes a call of a declaration marked `xla.gemm` (its compute type); the
+runtime reads it as a `Gemm` step and calls `cublasLtMatmul` on the program's
+stream (python/xlac/targets/cuda/gemm_calls.py). As in
+xla-gpu-matmul-kernels, a transpose that made A or B for the matmul alone is
+read where it lies (the library's op attribute, no copy), a zero fill of C
+before it becomes beta = 0, and an epilogue that writes C in place becomes
+the library's own where it is exactly one of them: bias (a row vector added),
+relu, or both, on f32 results. Anything else stays for the generated kernels.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xlac.mlir import ir
+from xlac.passes.base import ModulePass
+from xlac.passes.gpu.gpu_matmul_kernels import _DEFAULT_MAPS, _erase_transposed, _static, _transposed_b
+from xlac.passes.gpu.launch_ops import OpOrder, constant_text, fill_before
+from xlac.passes.gpu.matmul_epilogue import Epilogue, find_epilogue
+from xlac.passes.helper_calls import fresh_symbol, replace_with_call
+
+_TYPES = {("f32", "f32"): "f32", ("f64", "f64"): "f64", ("bf16", "f32"): "f32", ("f16", "f32"): "f32"}
+
+
+@dataclass(frozen=True)
+class GpuLibraryMatmuls(ModulePass):
+    """Matmuls cuBLASLt computes (f32 at their precision, f64, bf16/f16 into f32)
+    -> calls of `xla.gemm` declarations the cuda runtime makes with cuBLASLt."""
+
+    name = "xla-gpu-library-matmuls"
+
+    def run(self, module: ir.Operation) -> None:
+        order = OpOrder(module)
+        for op in order.ops():
+            if op.name in _DEFAULT_MAPS and _compute(op) is not None:
+                _replace(module, op, order)
+
+
+def _compute(op: ir.Operation) -> str | None:
+    """The matmul's compute type (tf32, f32, f64), or None where cuBLASLt cannot
+    take it as it lies."""
+    maps = [str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    if maps != _DEFAULT_MAPS[op.name] or "cast" in op.attributes \
+            or not all(_static(v.type) for v in op.operands):
+        return None
+    a, b, c = (str(ir.MemRefType(v.type).element_type) for v in op.operands)
+    accumulator = _TYPES.get((a, c)) if a == b else None
+    if accumulator is None or not all(_readable(v) for v in op.operands) or not _rows_contiguous(op.operands[2]):
+        return None
+    if accumulator == "f32" and a == "f32":          # XLA's DEFAULT on a GPU: TF32
+        highest = "xla.precision" in op.attributes
+        return "f32" if highest else "tf32"
+    return accumulator
+
+
+def _strides(value: ir.Value) -> list[int]:
+    return list(ir.MemRefType(value.type).get_strides_and_offset()[0])
+
+
+def _readable(value: ir.Value) -> bool:
+    """Rows or columns contiguous (a matrix or its transpose, column-major)."""
+    memref = ir.MemRefType(value.type)
+    shape, strides = memref.shape[-2:], _strides(value)[-2:]
+    return strides[1] == 1 or strides[0] == 1 or 1 in shape
+
+
+def _rows_contiguous(value: ir.Value) -> bool:
+    shape = ir.MemRefType(value.type).shape
+    return _strides(value)[-1] == 1 or shape[-1] == 1
+
+
+def _replace(module: ir.Operation, op: ir.Operation, order: OpOrder) -> None:
+    compute = _compute(op)
+    transposed = []
+    for index in (0, 1):                              # a transpose made for the matmul: read its source
+        found = _transposed_b(op, order, index)
+        if found is not None and _readable(found[1]):
+            old = op.operands[index]
+            op.operands[index] = found[1]
+            _erase_transposed(found[0], old, order)
+        transposed.append(int(found is not None and op.operands[index] == found[1]))
+    fill = fill_before(op, op.operands[2], order)
+    zero = fill is not None and _is_zero(fill.operands[0])
+    epilogue = find_epilogue(op, 3, order)
+    kind = _library_epilogue(epilogue, op) if epilogue is not None else ""
+    operands = list(op.operands) + (list(epilogue.extra) if kind.startswith("bias") else [])
+    name = fresh_symbol(module, "xla_gemm")
+    types = ", ".join(str(v.type) for v in operands)
+    text = (f"func.func private @{name}({types}) attributes {{xla.gemm = \"{compute}\", "
+            f"xla.epilogue = \"{kind or ''}\", xla.beta = {0.0 if zero else 1.0} : f64, "
+            f"xla.transposed = array<i64: {transposed[0]}, {transposed[1]}>}}\n")
+    key = order.key(op)
+    call, _ = replace_with_call(module, op, text, name, operands=operands)
+    order.replaced(key, call)
+    if zero:
+        order.erased(fill)
+        fill.erase()
+    if kind:
+        order.erased(epilogue.op)
+        epilogue.op.erase()
+
+
+def _is_zero(value: ir.Value) -> bool:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
+        return False
+    try:
+        return float(constant_text(value).split(":")[0]) == 0.0
+    except ValueError:                                # not a scalar float
+        return False
+
+
+def _library_epilogue(epilogue: Epilogue, matmul: ir.Operation) -> str:
+    """"bias", "relu", "bias_relu" where the epilogue's region is exactly that
+    (C + b[col], max(C, 0), max(C + b[col], 0) on f32), else ""."""
+    c_type = ir.MemRefType(matmul.operands[2].type)
+    if str(c_type.element_type) != "f32" or len(epilogue.extra) > 1:
+        return ""
+    block = epilogue.op.regions[0].blocks[0]
+    ops = [o.operation for o in block.operations]
+    value = block.arguments[epilogue.c_input]
+    kinds = []
+    bias_arg = block.arguments[1 - epilogue.c_input] if epilogue.extra else None
+    for inner in ops[:-1]:
+        operands = list(inner.operands)
+        if inner.name == "arith.addf" and bias_arg is not None and not kinds \
+                and set(operands) == {value, bias_arg}:
+            kinds.append("bias")
+        elif inner.name == "arith.maximumf" and value in operands and "relu" not in kinds \
+                and _is_zero(operands[1 - operands.index(value)]):
+            kinds.append("relu")
+        elif inner.name == "arith.constant":
+            continue
+        else:
+            return ""
+        value = inner.results[0]
+    if ops[-1].operands[0] != value or not kinds or (bias_arg is not None and "bias" not in kinds):
+        return ""
+    return "_".join(kinds) if not (bias_arg is not None and not _row_bias(epilogue, c_type)) else ""
+
+
+def _row_bias(epilogue: Epilogue, c_type: ir.MemRefType) -> bool:
+    """The bias is one f32 per column of C, the same for every row and batch."""
+    bias = epilogue.extra[0]
+    memref = ir.MemRefType(bias.type)
+    maps = [str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(epilogue.op.attributes["indexing_maps"])]
+    rank = c_type.rank
+    column = f"d{rank - 1}"
+    inputs = [m for i, m in enumerate(maps[:-1]) if i != epilogue.c_input]
+    return str(memref.element_type) == "f32" and memref.shape == [c_type.shape[-1]] \
+        and inputs == [f"({', '.join(f'd{i}' for i in range(rank))}) -> ({column})"]
