@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.fusion.op_classes import contracted_size
+from xlac.passes.numerics.contraction_precision import PRECISION
 
 _CONTRACTIONS = ("stablehlo.dot_general", "stablehlo.convolution")
 
@@ -42,7 +43,10 @@ class WidenContractions(ModulePass):
     name = "xla-widen-contractions"
     # Keep a dot's bf16 or f16 operands (both of one type) as they are and widen
     # only its result to f32: for a target whose matmuls take them as they lie,
-    # accumulating in f32 (cuBLASLt on cuda); the sum is still rounded once.
+    # accumulating in f32 (cuBLASLt on cuda); the sum is still rounded once. A dot
+    # widened otherwise (mixed types, integers) is marked xla.precision = "highest":
+    # its f32 operands are conversions the program made exact, which the TF32 that
+    # f32 dots get at DEFAULT there would round again (an i32 to 11 bits).
     keep_narrow: bool = False
 
     def run(self, module: ir.Operation) -> None:
@@ -52,7 +56,7 @@ class WidenContractions(ModulePass):
                 if wide is not None and self.keep_narrow and _narrow_operands(op, wide):
                     _widen_result(op, wide)
                 elif wide is not None:
-                    _widen(op, wide)
+                    _widen(op, wide, exact=self.keep_narrow)
 
 
 def _element(value: ir.Value) -> ir.Type | None:
@@ -140,10 +144,12 @@ def _widen_result(op: ir.Operation, element: ir.Type) -> None:
     op.erase()
 
 
-def _widen(op: ir.Operation, element: ir.Type) -> None:
+def _widen(op: ir.Operation, element: ir.Type, exact: bool = False) -> None:
     with ir.InsertionPoint(op), op.location:
         operands = [_convert(v, _retyped(v.type, element)) for v in op.operands]
         wide = contraction_like(op, operands, _retyped(op.result.type, element))
+        if exact and op.name == "stablehlo.dot_general":
+            wide.owner.attributes[PRECISION] = ir.StringAttr.get("highest")
         if isinstance(element, ir.FloatType) and isinstance(_element(op.result), ir.IntegerType):
             # exact integers: to i32 first, so that an i8 result wraps (f32 -> i8 saturates)
             wide = _convert(wide, _retyped(op.result.type, ir.IntegerType.get_signless(32)))

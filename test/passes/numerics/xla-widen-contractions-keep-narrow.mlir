@@ -14,13 +14,13 @@ func.func @dot(%a: tensor<4x8xbf16>, %b: tensor<8x2xbf16>) -> tensor<4x2xbf16> {
 
 // -----
 
-/// Mixed operand types and convolutions are widened as before.
+/// Mixed operand types are widened as before, and the f32 dot is exact (HIGHEST):
+/// no TF32 rounding of what the conversion made exact.
 // CHECK-LABEL: func.func @mixed
 // CHECK: stablehlo.convert %{{.*}} : (tensor<4x8xbf16>) -> tensor<4x8xf32>
-// CHECK: stablehlo.convert %{{.*}} : (tensor<8x2xf16>) -> tensor<8x2xf32>
-// CHECK: stablehlo.dot_general {{.*}} : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
-func.func @mixed(%a: tensor<4x8xbf16>, %b: tensor<8x2xf16>) -> tensor<4x2xf32> {
-  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xbf16>, tensor<8x2xf16>) -> tensor<4x2xf32>
+// CHECK: stablehlo.dot_general {{.*}} {xla.precision = "highest"} : (tensor<4x8xf32>, tensor<8x2xf32>) -> tensor<4x2xf32>
+func.func @mixed(%a: tensor<4x8xbf16>, %b: tensor<8x2xf32>) -> tensor<4x2xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x8xbf16>, tensor<8x2xf32>) -> tensor<4x2xf32>
   return %0 : tensor<4x2xf32>
 }
 
