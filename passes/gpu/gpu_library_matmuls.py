@@ -8,8 +8,9 @@ stream (python/xlac/targets/cuda/gemm_calls.py). As in
 xla-gpu-matmul-kernels, a transpose that made A or B for the matmul alone is
 read where it lies (the library's op attribute, no copy), a zero fill of C
 before it becomes beta = 0, and an epilogue that writes C in place becomes
-the library's own where it is exactly one of them: bias (a row vector added),
-relu, or both, on f32 results. Anything else stays for the generated kernels.
+the library's own where it is exactly one of them (library_epilogues.py):
+bias (a row vector added), relu, GELU's tanh form, or bias then either, on
+f32 results. Anything else stays for the generated kernels.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass
 from xlac.passes.gpu.gpu_matmul_kernels import _DEFAULT_MAPS, _erase_transposed, _static, _transposed_b
-from xlac.passes.gpu.launch_ops import OpOrder, constant_text, fill_before
-from xlac.passes.gpu.matmul_epilogue import Epilogue, find_epilogue
+from xlac.passes.gpu.launch_ops import OpOrder, fill_before
+from xlac.passes.gpu.library_epilogues import is_zero, library_epilogue
+from xlac.passes.gpu.matmul_epilogue import find_epilogue
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 
 _TYPES = {("f32", "f32"): "f32", ("f64", "f64"): "f64", ("bf16", "f32"): "f32", ("f16", "f32"): "f32"}
@@ -84,9 +86,9 @@ def _replace(module: ir.Operation, op: ir.Operation, order: OpOrder) -> None:
             _erase_transposed(found[0], old, order)
         transposed.append(int(found is not None and op.operands[index] == found[1]))
     fill = fill_before(op, op.operands[2], order)
-    zero = fill is not None and _is_zero(fill.operands[0])
+    zero = fill is not None and is_zero(fill.operands[0])
     epilogue = find_epilogue(op, 3, order)
-    kind = _library_epilogue(epilogue, op) if epilogue is not None else ""
+    kind = library_epilogue(epilogue, op) if epilogue is not None else ""
     operands = list(op.operands) + (list(epilogue.extra) if kind.startswith("bias") else [])
     name = fresh_symbol(module, "xla_gemm")
     types = ", ".join(str(v.type) for v in operands)
@@ -102,54 +104,3 @@ def _replace(module: ir.Operation, op: ir.Operation, order: OpOrder) -> None:
     if kind:
         order.erased(epilogue.op)
         epilogue.op.erase()
-
-
-def _is_zero(value: ir.Value) -> bool:
-    owner = value.owner
-    if isinstance(owner, ir.Block) or owner.name != "arith.constant":
-        return False
-    try:
-        return float(constant_text(value).split(":")[0]) == 0.0
-    except ValueError:                                # not a scalar float
-        return False
-
-
-def _library_epilogue(epilogue: Epilogue, matmul: ir.Operation) -> str:
-    """"bias", "relu", "bias_relu" where the epilogue's region is exactly that
-    (C + b[col], max(C, 0), max(C + b[col], 0) on f32), else ""."""
-    c_type = ir.MemRefType(matmul.operands[2].type)
-    if str(c_type.element_type) != "f32" or len(epilogue.extra) > 1:
-        return ""
-    block = epilogue.op.regions[0].blocks[0]
-    ops = [o.operation for o in block.operations]
-    value = block.arguments[epilogue.c_input]
-    kinds = []
-    bias_arg = block.arguments[1 - epilogue.c_input] if epilogue.extra else None
-    for inner in ops[:-1]:
-        operands = list(inner.operands)
-        if inner.name == "arith.addf" and bias_arg is not None and not kinds \
-                and set(operands) == {value, bias_arg}:
-            kinds.append("bias")
-        elif inner.name == "arith.maximumf" and value in operands and "relu" not in kinds \
-                and _is_zero(operands[1 - operands.index(value)]):
-            kinds.append("relu")
-        elif inner.name == "arith.constant":
-            continue
-        else:
-            return ""
-        value = inner.results[0]
-    if ops[-1].operands[0] != value or not kinds or (bias_arg is not None and "bias" not in kinds):
-        return ""
-    return "_".join(kinds) if not (bias_arg is not None and not _row_bias(epilogue, c_type)) else ""
-
-
-def _row_bias(epilogue: Epilogue, c_type: ir.MemRefType) -> bool:
-    """The bias is one f32 per column of C, the same for every row and batch."""
-    bias = epilogue.extra[0]
-    memref = ir.MemRefType(bias.type)
-    maps = [str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(epilogue.op.attributes["indexing_maps"])]
-    rank = c_type.rank
-    column = f"d{rank - 1}"
-    inputs = [m for i, m in enumerate(maps[:-1]) if i != epilogue.c_input]
-    return str(memref.element_type) == "f32" and memref.shape == [c_type.shape[-1]] \
-        and inputs == [f"({', '.join(f'd{i}' for i in range(rank))}) -> ({column})"]

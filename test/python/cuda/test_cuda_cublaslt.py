@@ -116,8 +116,25 @@ BIAS_RELU = """
   %z = stablehlo.constant dense<0.0> : tensor<33x21xf32>
   %r = stablehlo.maximum %s, %z : tensor<33x21xf32>
 """
+GELU = """
+  %c3 = stablehlo.constant dense<0.044715> : tensor<33x21xf32>
+  %c2 = stablehlo.constant dense<0.797884583> : tensor<33x21xf32>
+  %one = stablehlo.constant dense<1.0> : tensor<33x21xf32>
+  %half = stablehlo.constant dense<0.5> : tensor<33x21xf32>
+  %x2 = stablehlo.multiply %X, %X : tensor<33x21xf32>
+  %x3 = stablehlo.multiply %x2, %X : tensor<33x21xf32>
+  %t3 = stablehlo.multiply %c3, %x3 : tensor<33x21xf32>
+  %in = stablehlo.add %X, %t3 : tensor<33x21xf32>
+  %sc = stablehlo.multiply %c2, %in : tensor<33x21xf32>
+  %th = stablehlo.tanh %sc : tensor<33x21xf32>
+  %p1 = stablehlo.add %one, %th : tensor<33x21xf32>
+  %hf = stablehlo.multiply %half, %p1 : tensor<33x21xf32>
+  %r = stablehlo.multiply %X, %hf : tensor<33x21xf32>
+"""
 EPILOGUES = {
     "bias": BIAS_RELU.rsplit("  %z", 1)[0].replace("%s =", "%r ="),
+    "gelu": GELU.replace("%X", "%0"),
+    "bias_gelu": BIAS_RELU.rsplit("  %z", 1)[0] + GELU.replace("%X", "%s"),
     "relu": "  %z = stablehlo.constant dense<0.0> : tensor<33x21xf32>\n"
             "  %r = stablehlo.maximum %0, %z : tensor<33x21xf32>\n",
     "bias_relu": BIAS_RELU,
@@ -130,6 +147,16 @@ def test_bias_and_relu_epilogues_run_in_the_library(epilogue):
     text = dot(a, b, out, dims, "HIGHEST", EPILOGUES[epilogue])
     shapes = [(33, 47), (47, 21)] + ([(21,)] if "bias" in epilogue else [])
     _check(text, shapes, np.float32, 2e-5, 2e-5, epilogue=epilogue)
+
+
+@pytest.mark.parametrize("change", [("0.044715", "0.05"), ("stablehlo.tanh %sc", "stablehlo.logistic %sc")])
+def test_a_gelu_written_otherwise_is_not_the_library_s(change):
+    """Another constant or another function than the library's tanh form: a kernel after it."""
+    a, b, out, dims = (x.format(t="f32", o="f32") for x in LAYOUTS["plain"])
+    other = GELU.replace("%X", "%0").replace(*change)
+    _, steps = _compile(dot(a, b, out, dims, "HIGHEST", other))
+    assert steps[0].epilogue == ""
+    _check(dot(a, b, out, dims, "HIGHEST", other), [(33, 47), (47, 21)], np.float32, 2e-5, 2e-5)
 
 
 def test_an_epilogue_the_library_lacks_runs_as_a_kernel_after_it():
@@ -176,6 +203,20 @@ def test_calls_are_captured_in_the_cuda_graph_and_reuse_their_plans():
     finally:
         function.close()
     assert library.calls["cublasLtMatmulDescDestroy"] == 1
+
+
+def test_profiles_and_device_arrays_see_the_library_calls():
+    text = dot(*(x.format(t="f32", o="f32") for x in LAYOUTS["batched"]), "HIGHEST")
+    exe, (step,) = _compile(text)
+    driver = FakeDriver(execute=True, kernels=exe.function.kernels)
+    exe.function._driver, exe.function._blas = driver, cublaslt.CublasLt(FakeCublasLt(driver))
+    x, y = _random((3, 33, 47), np.float32, 0), _random((3, 47, 21), np.float32, 1)
+    result = exe(x, y)                                  # a DeviceArray, computed on the fake
+    np.testing.assert_allclose(result.numpy(), x @ y, rtol=1e-5, atol=1e-5)
+    rows = exe.profile(x, y, runs=2).kernels()
+    (row,) = [r for r in rows if r.name.startswith("cublasLtMatmul")]
+    assert row.name == "cublasLtMatmul 3x33x21x47 f32 f32" and row.calls == 2 and row.mean_ms > 0
+    exe.function.close()
 
 
 def test_without_the_library_auto_keeps_the_generated_kernels(monkeypatch):
@@ -226,3 +267,10 @@ def test_real_cublaslt_on_a_gpu():
         want = x.astype(np.float64) @ y.astype(np.float64).transpose(0, 2, 1)
         np.testing.assert_allclose(got.astype(np.float64), want, rtol=1e-2 if kind == "bf16" else 1e-5,
                                    atol=1e-2 if kind == "bf16" else 1e-4)
+    a, b, out, numbers = (x.format(t="f32", o="f32") for x in LAYOUTS["plain"])
+    text = dot(a, b, out, numbers, "HIGHEST", EPILOGUES["bias_gelu"])
+    exe, (step,) = _compile(text)
+    assert step.epilogue == "bias_gelu"                    # the library's GELU is the tanh form
+    args = [_random(shape, np.float32, i) for i, shape in enumerate([(33, 47), (47, 21), (21,)])]
+    want = xlac.compile(text, target="cpu").run(*args)[0]
+    np.testing.assert_allclose(exe.run(*args)[0], want, rtol=1e-4, atol=1e-4)

@@ -12,7 +12,8 @@ relu and gelu epilogues in the scale type before the conversion to D's type.
 A wrong descriptor reads or writes the wrong elements, as the library would.
 Sums are taken in f64 and rounded to the accumulator's type once, so results
 differ from the GPU's only by the order of the sums.
-The work is enqueued on the given stream (a graph being captured records it).
+The work is enqueued on the given stream (a graph being captured records it), advancing
+the fake GPU clock as a launch of one block per 64x64 tile of D would.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from collections import Counter
 
 import ml_dtypes
 import numpy as np
+
+from xlac_emulator.fake_cuda import LAUNCH_MS_PER_BLOCK
 
 SUCCESS, INVALID_VALUE, NOT_SUPPORTED = 0, 7, 15
 _TYPES = {0: np.float32, 1: np.float64, 2: np.float16, 14: ml_dtypes.bfloat16}
@@ -170,7 +173,9 @@ class FakeCublasLt:
         self.matmuls.append({"desc": dict(problem["desc"]),
                              "layouts": [dict(x) for x in problem["layouts"]]})
         work = lambda: _compute(problem, pointers, alpha_value, beta_value)  # noqa: E731
-        self._driver._enqueue(work, _value(stream))
+        d = problem["layouts"][3]                      # fake GPU time: per 64x64 tile of D
+        tiles = d["batch"] * math.ceil(d["rows"] / 64) * math.ceil(d["cols"] / 64)
+        self._driver._enqueue(work, _value(stream), fake_ms=LAUNCH_MS_PER_BLOCK * tiles)
         return SUCCESS
 
     def _problem(self, handle, desc, *layouts) -> dict | int:
