@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass
-from xlac.passes.gpu.gpu_matmul_kernels import _DEFAULT_MAPS, _erase_transposed, _static, _transposed_b
+from xlac.passes.gpu.gpu_matmul_kernels import DEFAULT_MAPS, erase_transposed, static_layout, transposed_operand
 from xlac.passes.gpu.launch_ops import OpOrder, fill_before
 from xlac.passes.gpu.library_epilogues import is_zero, library_epilogue
 from xlac.passes.gpu.matmul_epilogue import find_epilogue
@@ -38,7 +38,7 @@ class GpuLibraryMatmuls(ModulePass):
     def run(self, module: ir.Operation) -> None:
         order = OpOrder(module)
         for op in order.ops():
-            if op.name in _DEFAULT_MAPS and _compute(op) is not None:
+            if op.name in DEFAULT_MAPS and _compute(op) is not None:
                 _replace(module, op, order)
 
 
@@ -46,8 +46,8 @@ def _compute(op: ir.Operation) -> str | None:
     """The matmul's compute type (tf32, f32, f64), or None where cuBLASLt cannot
     take it as it lies."""
     maps = [str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    if maps != _DEFAULT_MAPS[op.name] or "cast" in op.attributes \
-            or not all(_static(v.type) for v in op.operands):
+    if maps != DEFAULT_MAPS[op.name] or "cast" in op.attributes \
+            or not all(static_layout(v.type) for v in op.operands):
         return None
     a, b, c = (str(ir.MemRefType(v.type).element_type) for v in op.operands)
     accumulator = _TYPES.get((a, c)) if a == b else None
@@ -79,11 +79,11 @@ def _replace(module: ir.Operation, op: ir.Operation, order: OpOrder) -> None:
     compute = _compute(op)
     transposed = []
     for index in (0, 1):                              # a transpose made for the matmul: read its source
-        found = _transposed_b(op, order, index)
+        found = transposed_operand(op, order, index)
         if found is not None and _readable(found[1]):
             old = op.operands[index]
             op.operands[index] = found[1]
-            _erase_transposed(found[0], old, order)
+            erase_transposed(found[0], old, order)
         transposed.append(int(found is not None and op.operands[index] == found[1]))
     fill = fill_before(op, op.operands[2], order)
     zero = fill is not None and is_zero(fill.operands[0])

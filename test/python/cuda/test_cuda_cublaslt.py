@@ -219,6 +219,16 @@ def test_profiles_and_device_arrays_see_the_library_calls():
     exe.function.close()
 
 
+def test_a_serialized_program_keeps_its_library_calls():
+    text = dot("tensor<33x47xf32>", "tensor<21x47xf32>", "tensor<33x21xf32>",
+               "contracting_dims = [1] x [1]", "", EPILOGUES["bias_relu"])
+    exe, steps = _compile(text)
+    again = xlac.deserialize(exe.serialize(), target="cuda")
+    assert [s for s in again.function.steps if isinstance(s, Gemm)] == steps
+    args = [_random(shape, np.float32, i) for i, shape in enumerate([(33, 47), (21, 47), (21,)])]
+    np.testing.assert_array_equal(run_emulated(again, *args)[0], run_emulated(exe, *args)[0])
+
+
 def test_without_the_library_auto_keeps_the_generated_kernels(monkeypatch):
     monkeypatch.setattr(cublaslt, "library_path", lambda: None)
     text = dot(*(x.format(t="f32", o="f32") for x in LAYOUTS["plain"]))
