@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import glob
 import os
 import site
@@ -55,7 +56,13 @@ class HeuristicResult(ctypes.Structure):
 
 def library_path() -> str | None:
     """libcublasLt beside jax's or PyTorch's nvidia wheels, else the system's; None if absent."""
-    roots = [*sys.path, *_site_packages()]
+    return _found(tuple(sys.path))
+
+
+@functools.lru_cache(maxsize=8)
+def _found(path: tuple[str, ...]) -> str | None:
+    """``library_path`` for this ``sys.path``: looked for once (every compile asks)."""
+    roots = [*path, *_site_packages()]
     for root in dict.fromkeys(r for r in roots if r and os.path.isdir(r)):
         for soname in _SONAMES:
             found = sorted(glob.glob(os.path.join(root, "nvidia", "cu*", "lib", soname))) + \
