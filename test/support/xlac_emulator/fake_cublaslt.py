@@ -10,8 +10,11 @@ TF32's 10 mantissa bits, to nearest with ties away from zero as the tensor
 cores' conversion does; 32F and 64F keep them); alpha, beta and C; the bias,
 relu and gelu epilogues in the scale type before the conversion to D's type.
 A wrong descriptor reads or writes the wrong elements, as the library would.
-Sums are taken in f64 and rounded to the accumulator's type once, so results
-differ from the GPU's only by the order of the sums.
+Each output is summed in k order, each step a multiply-add rounded to the
+accumulator's type (f32 for 32F: a product of f32 or narrower inputs is exact
+in f64, so this is an FMA but for rare double roundings), as a GEMM kernel's
+thread accumulates its outputs; the library's own order (k split into tiles,
+split-K) may differ in the last bits.
 The work is enqueued on the given stream (a graph being captured records it), advancing
 the fake GPU clock as a launch of one block per 64x64 tile of D would.
 """
@@ -239,13 +242,22 @@ def _inputs(matrices: np.ndarray, transpose: int, compute: str) -> np.ndarray:
     return np.asarray(values, dtype=np.float64)
 
 
+def _sum_in_order(left: np.ndarray, right: np.ndarray, accumulator) -> np.ndarray:
+    """[batch, m, k] x [batch, k, n], summed along k in order in ``accumulator``."""
+    total = np.zeros((left.shape[0], left.shape[1], right.shape[2]), accumulator)
+    for index in range(left.shape[2]):
+        term = left[:, :, index, None] * right[:, None, index, :]
+        total = (total.astype(np.float64) + term).astype(accumulator)
+    return total
+
+
 def _compute(problem: dict, pointers: list[int], alpha: float, beta: float) -> None:
     desc, (a, b, c, d), compute = problem["desc"], problem["layouts"], problem["compute"]
     accumulator = np.float64 if compute == "64F" else np.float32
-    product = np.matmul(_inputs(_matrices(pointers[0], a), desc["transa"], compute),
-                        _inputs(_matrices(pointers[1], b), desc["transb"], compute))
+    product = _sum_in_order(_inputs(_matrices(pointers[0], a), desc["transa"], compute),
+                            _inputs(_matrices(pointers[1], b), desc["transb"], compute), accumulator)
     scale = np.float64 if desc["scale"] == 1 else np.float32
-    result = scale(alpha) * product.astype(accumulator).astype(scale)
+    result = scale(alpha) * product.astype(scale)
     if beta != 0:
         result = result + scale(beta) * _matrices(pointers[2], c).astype(scale)
     has_bias, activation = _EPILOGUES[desc["epilogue"]]
