@@ -29,11 +29,11 @@ class GpuMatmulKernels(ModulePass):
         order = OpOrder(module)                          # one walk; the searches read it
         for op in order.ops():
             if op.name in _MATMULS and _plain_matmul(op):
-                transposed = _transposed_b(op, order)
+                transposed = transposed_operand(op, order)
                 if transposed is not None:               # read B's transpose where it lies
                     old_b = op.operands[1]
                     op.operands[1] = transposed[1]
-                    _erase_transposed(transposed[0], old_b, order)
+                    erase_transposed(transposed[0], old_b, order)
                 types = [ir.MemRefType(v.type) for v in op.operands]
                 batch = types[0].shape[0] if _MATMULS[op.name] else 0
                 (m, k), n = types[0].shape[-2:], types[1].shape[-2 if transposed else -1]
@@ -63,7 +63,7 @@ class GpuMatmulKernels(ModulePass):
                     fill.erase()
 
 
-_DEFAULT_MAPS = {
+DEFAULT_MAPS = {
     "linalg.matmul": ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"],
     "linalg.batch_matmul": ["(d0, d1, d2, d3) -> (d0, d1, d3)", "(d0, d1, d2, d3) -> (d0, d3, d2)",
                             "(d0, d1, d2, d3) -> (d0, d1, d2)"],
@@ -75,16 +75,16 @@ def _plain_matmul(op: ir.Operation) -> bool:
     on buffers of static shape and layout (a view of a slice of a buffer, as
     attention's heads are, is read in place: the kernel ABI applies its offset)."""
     maps = [str(ir.AffineMapAttr(a).value) for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
-    if maps != _DEFAULT_MAPS[op.name] or "cast" in op.attributes:
+    if maps != DEFAULT_MAPS[op.name] or "cast" in op.attributes:
         return False
     types = [v.type for v in op.operands]
-    if not all(_static(t) for t in types):
+    if not all(static_layout(t) for t in types):
         return False
     elements = {str(ir.MemRefType(t).element_type) for t in types}
     return elements in ({"f32"}, {"f64"})
 
 
-def _static(t: ir.Type) -> bool:
+def static_layout(t: ir.Type) -> bool:
     """A memref of static shape, strides and offset."""
     if not isinstance(t, ir.MemRefType) or not ir.MemRefType(t).has_static_shape:
         return False
@@ -92,13 +92,14 @@ def _static(t: ir.Type) -> bool:
     return ir.ShapedType.get_dynamic_stride_or_offset() not in (*strides, offset)
 
 
-def _transposed_b(op: ir.Operation, order: OpOrder) -> tuple[ir.Operation, ir.Value] | None:
+def transposed_operand(op: ir.Operation, order: OpOrder, index: int = 1) -> tuple[ir.Operation, ir.Value] | None:
     """``(transpose, B read from its source)`` where a ``linalg.transpose``
-    (last two dims swapped) made the matmul's B, alone, in a buffer of its own
-    (maybe seen through a collapse of batch dims), or None. Attention's
-    Q . K^T: a kernel wrote K^T for the matmul alone to read. The source must
-    have a static layout and not be written between the two ops."""
-    b = op.operands[1]
+    (last two dims swapped) made the matmul's B (operand ``index``: A too, for
+    cuBLASLt), alone, in a buffer of its own (maybe seen through a collapse of
+    batch dims), or None. Attention's Q . K^T: a kernel wrote K^T for the
+    matmul alone to read. The source must have a static layout and not be
+    written between the two ops."""
+    b = op.operands[index]
     collapse = b.owner if _named(b.owner, "memref.collapse_shape") else None
     buffer = collapse.operands[0] if collapse is not None else b
     if not _named(buffer.owner, "memref.alloc") or (collapse and len(list(b.uses)) != 1):
@@ -112,7 +113,7 @@ def _transposed_b(op: ir.Operation, order: OpOrder) -> tuple[ir.Operation, ir.Va
     source = transpose.operands[0]
     if list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"])) != \
             [*range(rank - 2), rank - 1, rank - 2] or transpose.parent != op.parent \
-            or not _static(source.type) or not _untouched_between(source, transpose, op, order):
+            or not static_layout(source.type) or not _untouched_between(source, transpose, op, order):
         return None
     if collapse is None:
         return transpose, source
@@ -184,7 +185,7 @@ def _untouched_between(source: ir.Value, first: ir.Operation, last: ir.Operation
                    if isinstance(v.type, ir.MemRefType))
 
 
-def _erase_transposed(transpose: ir.Operation, b: ir.Value, order: OpOrder) -> None:
+def erase_transposed(transpose: ir.Operation, b: ir.Value, order: OpOrder) -> None:
     """Erase ``transpose``, the collapse of its output the matmul read (``b``,
     now unused) and the buffer it wrote."""
     buffer = transpose.operands[1]

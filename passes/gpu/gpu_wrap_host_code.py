@@ -44,8 +44,10 @@ class GpuWrapHostCode(ModulePass):
     name = "xla-gpu-wrap-host-code"
 
     def run(self, module: ir.Operation) -> None:
-        # collective calls (xla-lower-collectives) stay on the host: the runtime calls NCCL
-        collectives = {symbol_name(f) for f in functions(module) if "xla.collective" in f.attributes}
+        # collective calls (xla-lower-collectives) and matmuls on cuBLASLt
+        # (xla-gpu-library-matmuls) stay on the host: the runtime calls NCCL, cuBLASLt
+        collectives = {symbol_name(f) for f in functions(module)
+                       if "xla.collective" in f.attributes or "xla.gemm" in f.attributes}
         blocks = host_blocks(module)                   # function bodies, then host control flow's blocks
         for block in blocks:                           # may store in a block around: before any wrapping
             materialize_control_values(block)

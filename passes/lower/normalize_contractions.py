@@ -110,7 +110,9 @@ def _contraction(op: ir.Operation) -> Contraction | None:
     types = [o.type for o in op.operands]
     if not all(isinstance(t, ir.RankedTensorType) and t.has_static_shape for t in types):
         return None
-    if len({str(t.element_type) for t in types}) != 1 or not _is_multiply_add(op):
+    elements = [str(t.element_type) for t in types]
+    narrow = elements[0] == elements[1] and elements[0] in ("bf16", "f16") and elements[2] == "f32"
+    if (len(set(elements)) != 1 and not narrow) or not _is_multiply_add(op, widened=narrow):
         return None
     maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
     dims = [_dims(amap) for amap in maps]
@@ -138,14 +140,22 @@ def _dims(amap) -> tuple[int, ...] | None:
     return tuple(found)
 
 
-def _is_multiply_add(op: ir.Operation) -> bool:
-    """Body: yield(out + in0 * in1), nothing else."""
+def _is_multiply_add(op: ir.Operation, widened: bool = False) -> bool:
+    """Body: yield(out + in0 * in1), nothing else (``widened``: each input
+    extended first, bf16/f16 operands into an f32 sum, which
+    xla-widen-contractions{keep-narrow} leaves for a library matmul)."""
     block = op.regions[0].blocks[0]
     ops = list(block.operations)
+    inputs = set(block.arguments[:2])
+    if widened:
+        extended = ops[:2]
+        if [o.operation.name for o in extended] != ["arith.extf", "arith.extf"] \
+                or {o.operands[0] for o in extended} != inputs or len(inputs) != 2:
+            return False
+        inputs, ops = {o.result for o in extended}, ops[2:]
     if [o.operation.name for o in ops[:-1]] not in _BODIES:
         return False
     multiply, add, terminator = ops
-    inputs = set(block.arguments[:2])
     return (set(multiply.operands) == inputs and len(set(multiply.operands)) == 2
             and set(add.operands) == {multiply.result, block.arguments[2]}
             and terminator.operands[0] == add.result)
@@ -175,8 +185,11 @@ def _add_function(module: ir.Operation, op: ir.Operation, text: str) -> ir.Opera
 
 
 def _replace(module: ir.Operation, op: ir.Operation, shape: Contraction, name: str) -> None:
+    # the dot's precision (xla-mark-contraction-precision) stays the matmul's
+    marks = f" {{xla.precision = {op.attributes['xla.precision']}}}" \
+        if "xla.precision" in op.attributes else ""
     text = _helper_text(shape, name, [str(o.type) for o in op.operands],
-                        str(op.operands[0].type.element_type))
+                        [str(o.type.element_type) for o in op.operands], marks)
     _add_function(module, op, text)
     call_instead(op, name)
     op.erase()
@@ -213,16 +226,19 @@ def _oriented(s: Contraction) -> tuple[Contraction, bool]:
     return s, False
 
 
-def _helper_text(s: Contraction, name: str, types: list[str], element: str) -> str:
+def _helper_text(s: Contraction, name: str, types: list[str], elements: list[str],
+                 marks: str = "") -> str:
+    """``elements``: of A, B and C (A's and B's are one type)."""
     s, swapped = _oriented(s)
-    body = _Body(element)
+    body = _Body(elements[0])
     batch = [s.batch] if s.batch else []
     first, second = ("%b", "%a") if swapped else ("%a", "%b")
     a = body.reshape(first, s.a, [*s.batch, *s.m, *s.k], batch + [s.m, s.k], s.extents)
     b = body.reshape(second, s.b, [*s.batch, *s.k, *s.n], batch + [s.k, s.n], s.extents)
+    body.element = elements[2]
     c = body.reshape("%c", s.c, [*s.batch, *s.m, *s.n], batch + [s.m, s.n], s.extents)
     named = "linalg.batch_matmul" if s.batch else "linalg.matmul"
-    product = body.emit(f"{named} ins({a}, {b} : {body.types[a]}, {body.types[b]}) "
+    product = body.emit(f"{named}{marks} ins({a}, {b} : {body.types[a]}, {body.types[b]}) "
                         f"outs({c} : {body.types[c]}) -> {body.types[c]}", body.types[c])
     result = body.unreshape(product, s.c, [*s.batch, *s.m, *s.n], batch + [s.m, s.n], s.extents)
     return (f"func.func private @{name}(%a: {types[0]}, %b: {types[1]}, %c: {types[2]})"

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.fusion.op_classes import contracted_size
+from xlac.passes.numerics.mark_contraction_precision import PRECISION
 
 _CONTRACTIONS = ("stablehlo.dot_general", "stablehlo.convolution")
 
@@ -40,13 +41,22 @@ class WidenContractions(ModulePass):
     """
 
     name = "xla-widen-contractions"
+    # Keep a dot's bf16 or f16 operands (both of one type) as they are and widen
+    # only its result to f32: for a target whose matmuls take them as they lie,
+    # accumulating in f32 (cuBLASLt on cuda); the sum is still rounded once. A dot
+    # widened otherwise (mixed types, integers) is marked xla.precision = "highest":
+    # its f32 operands are conversions the program made exact, which the TF32 that
+    # f32 dots get at DEFAULT there would round again (an i32 to 11 bits).
+    keep_narrow: bool = False
 
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
             if op.name in _CONTRACTIONS:
                 wide = accumulator(op)
-                if wide is not None:
-                    _widen(op, wide)
+                if wide is not None and self.keep_narrow and _narrow_operands(op, wide):
+                    _widen_result(op, wide)
+                elif wide is not None:
+                    _widen(op, wide, exact=self.keep_narrow)
 
 
 def _element(value: ir.Value) -> ir.Type | None:
@@ -118,10 +128,28 @@ def contraction_like(op: ir.Operation, operands: list[ir.Value], result: ir.Type
                                attributes=attributes).result
 
 
-def _widen(op: ir.Operation, element: ir.Type) -> None:
+def _narrow_operands(op: ir.Operation, wide: ir.Type) -> bool:
+    """A dot_general of two bf16 or two f16 operands into that type or f32."""
+    types = {str(_element(v)) for v in op.operands}
+    return op.name == "stablehlo.dot_general" and wide == ir.F32Type.get() \
+        and len(types) == 1 and types <= {"bf16", "f16"} \
+        and str(_element(op.result)) in types | {"f32"}
+
+
+def _widen_result(op: ir.Operation, element: ir.Type) -> None:
+    with ir.InsertionPoint(op), op.location:
+        wide = contraction_like(op, list(op.operands), _retyped(op.result.type, element))
+        narrow = _convert(wide, op.result.type)
+    op.result.replace_all_uses_with(narrow)
+    op.erase()
+
+
+def _widen(op: ir.Operation, element: ir.Type, exact: bool = False) -> None:
     with ir.InsertionPoint(op), op.location:
         operands = [_convert(v, _retyped(v.type, element)) for v in op.operands]
         wide = contraction_like(op, operands, _retyped(op.result.type, element))
+        if exact and op.name == "stablehlo.dot_general":
+            wide.owner.attributes[PRECISION] = ir.StringAttr.get("highest")
         if isinstance(element, ir.FloatType) and isinstance(_element(op.result), ir.IntegerType):
             # exact integers: to i32 first, so that an i8 result wraps (f32 -> i8 saturates)
             wide = _convert(wide, _retyped(op.result.type, ir.IntegerType.get_signless(32)))

@@ -52,6 +52,12 @@ KNOBS = (
          "rank's, one GPU per rank"),
     Knob("cuda_graphs", "XLAC_CUDA_GRAPHS", "0: launch cuda kernels one by one instead of "
          "replaying a CUDA graph"),
+    Knob("cuda_contractions", "XLAC_CUDA_CONTRACTIONS", "how cuda computes matmuls: auto "
+         "(default: cuBLASLt where libcublasLt is found when compiling, as XLA calls cuBLAS; "
+         "else the generated kernels), cublaslt, or generated (docs/cuda.md)"),
+    Knob("matmul_precision", "XLAC_MATMUL_PRECISION", "f32 dots at DEFAULT precision on cuda's "
+         "cuBLASLt path: highest (default: full f32, the reference interpreter's numbers) or "
+         "tensorfloat32 (TF32 tensor cores, as XLA computes them on a GPU; HIGHEST dots stay f32)"),
     Knob("fusion_remarks", "XLAC_FUSION_REMARKS", "1: xla-fuse remarks on every fusion it "
          "rejects, and why", "--xla-fusion-remarks"),
     Knob("profile", "XLAC_PROFILE", "1: compile with a clock around every kernel "
@@ -112,6 +118,8 @@ class Options:
     cpu: str = "host"
     malloc_tuning: bool = True
     cuda_graphs: bool = True
+    cuda_contractions: str = "auto"        # auto, cublaslt, generated
+    matmul_precision: str = "highest"      # highest, tensorfloat32 (cuda's cuBLASLt f32 dots)
     device: int = -1                       # the GPU (cuda); -1: the local rank's
     fusion_remarks: bool = False
     profile: bool = False
@@ -179,6 +187,10 @@ def _parse(name: str, text: str):
         return Path(text).expanduser() if text else None
     if name in ("timing", "fusion_remarks", "profile", "verify_each"):
         return text not in ("", "0", "false")
+    if name == "cuda_contractions":
+        return text.lower() if text.lower() in ("auto", "cublaslt", "generated") else "auto"
+    if name == "matmul_precision":
+        return "tensorfloat32" if text.lower() in ("tensorfloat32", "tf32", "default") else "highest"
     if name == "overlap_collectives":
         return "off" if text.lower() in ("0", "false", "off") else \
             "always" if text.lower() == "always" else "auto"

@@ -19,6 +19,11 @@ REPO = Path(__file__).resolve().parents[2]
 SHARED = REPO.parent / "shared"
 sys.path.insert(0, str(REPO / "test" / "support"))     # xlac_emulator: cuda kernels on the CPU
 SUITE = SHARED / "bench" / "suite"
+# The cuda tests' kernel counts and schedules are the generated matmul kernels'
+# wherever the suite runs: cuda_contractions=auto would pick cuBLASLt on a
+# machine with libcublasLt. The cuBLASLt tests ask for it themselves
+# (test/python/cuda/test_cuda_cublaslt.py); XLAC_CUDA_CONTRACTIONS set outside wins.
+os.environ.setdefault("XLAC_CUDA_CONTRACTIONS", "generated")
 BENCH_NAMES = ["gelu", "softmax", "layernorm", "matmul", "mlp", "attention", "conv2d",
                "reduce_sum", "transformer_block", "train_step"]
 

@@ -19,14 +19,15 @@
 #
 # Steps, in this order, each time-boxed (its own limit, and never past the budget left; what
 # the budget cannot fit is reported SKIPPED): GPU, wheels, xlac from the tree, a first program,
-# the CUDA pytest group (all of test/python/cuda but the emulated conformance: the fault,
+# the matmul table (bench/gpu/matmul_library.py), the CUDA pytest group (all of test/python/cuda but the emulated conformance: the fault,
 # thread, device= and device-array tests), lit test/cuda, the NCCL one-rank test, the public
 # conformance suite with target cuda, bench/run.py --target cuda --models, the GPU-sized programs
 # against their rooflines (bench/run.py --gpu-sized, a subset), the per-call
 # dispatch benchmark (bench/gpu/dispatch.py), and the distributed check in what is left.
 # Results in $OUT (default /tmp/gpu_check_out): gpu_check.log, timings.tsv (step, status,
 # seconds, limit), one file per step (pytest_cuda.txt, lit_cuda.txt, nccl.txt,
-# conformance_cuda.txt/.json, bench_cuda.md/.txt, bench_gpu_sized.md/.txt). No step runs in the background and no
+# conformance_cuda.txt/.json, bench_cuda.md/.txt, bench_gpu_sized.md/.txt, matmul_library.md/.txt).
+# No step runs in the background and no
 # output goes through process substitution: a bare `wait` after `exec > >(tee ...)` waits
 # for tee forever.
 set -uo pipefail
@@ -252,6 +253,13 @@ print("exp on the GPU, max rel err:", error)
 assert error < 1e-5
 PY
 run_step first-program 90 first_program.txt "$PY" "$WORK/first_program.py"
+
+# matmul TFLOP/s by type and shape: xlac on cuBLASLt and on its generated kernels, PyTorch
+# (cuBLAS) and jax (XLA), interleaved; early, so that the budget always reaches it
+MATMUL=("$PY" bench/gpu/matmul_library.py --rounds 5 --budget-s "${MATMUL_BUDGET_S:-75}"
+        --out "$OUT/matmul_library.md")
+[ "$DRY" = 1 ] && MATMUL=("$PY" bench/gpu/matmul_library.py --dry-run --shapes 4096^3)
+run_step matmul-library "${MATMUL_TIMEOUT:-100}" matmul_library.txt "${MATMUL[@]}"
 
 # the whole CUDA group, so tests added there are picked up; the emulated conformance (heavy,
 # CPU only) is left to CI: the real suite runs below

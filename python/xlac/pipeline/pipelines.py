@@ -51,7 +51,7 @@ def fuse(remarks: bool | str = False) -> list[str]:
 
 
 def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int | str = 0,
-                    parallel_rows: bool = True) -> list[str]:
+                    parallel_rows: bool = True, library_contractions: bool | str = False) -> list[str]:
     """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused.
 
     ``complex_as_real``: complex contractions as four real ones, for a target
@@ -62,9 +62,16 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     stays. ``collective_bucket_bytes``: all-reduces combined up to this size
     (0: never). ``parallel_rows``: the rows of a sort on the target's threads
     (scf.forall), for a target that runs scf.forall in parallel (the CPU's).
+    ``library_contractions``: matmuls go to a library (cuBLASLt on
+    cuda) that reads bf16/f16 operands as they are and computes f32 dots at
+    their precision_config: the operands stay narrow (the result is widened),
+    and a HIGHEST precision is marked on the dot for its matmul.
     """
     sort = "xla-lower-sort{parallel-rows=true}" if parallel_rows else "xla-lower-sort"
     split_complex = ["xla-split-complex-contractions"] if complex_as_real else []
+    library = true_flag(library_contractions)
+    widen = "xla-widen-contractions{keep-narrow=true}" if library else "xla-widen-contractions"
+    mark = ["xla-mark-contraction-precision"] if library else []
     combine = [f"xla-combine-all-reduces{{bucket-bytes={int(collective_bucket_bytes)}}}"] \
         if int(collective_bucket_bytes) > 0 else []
     return [
@@ -88,7 +95,8 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         sort,                                             # merge sort in scf loops; no upstream pattern
         "xla-lower-top-k",                                # top_k: one pass per row against a k-buffer
         *split_complex,                                   # complex dot/conv as four real ones: the real schedules
-        "xla-widen-contractions",                         # narrow/mixed dot/conv in f32 or i32, as XLA: one rounding, wide schedules
+        widen,                                            # narrow/mixed dot/conv in f32 or i32, as XLA: one rounding, wide schedules
+        *mark,                                            # precision=HIGHEST: the matmul's compute type
         "xla-canonicalize-convolutions",                  # any layout, dilated input, weight gradients -> NHWC x HWIO
         "xla-flatten-reductions",                         # reduce over neighbouring dims: one dim, rows or columns
         "xla-rewrite-reduce-windows",                     # cumsum & co as log-step scans; padded windows -> pad + pooling
@@ -131,10 +139,13 @@ def fused_stage(entry: str, options: Options) -> list[str]:
     return fuse(options.fusion_remarks)
 
 
-def linalg_stage(complex_as_real: bool, parallel_rows: bool = True):
-    """The "linalg" stage (``lower_to_linalg``'s ``complex_as_real`` and ``parallel_rows``)."""
+def linalg_stage(complex_as_real: bool, parallel_rows: bool = True, library_contractions=None):
+    """The "linalg" stage (``lower_to_linalg``'s ``complex_as_real`` and ``parallel_rows``;
+    ``library_contractions``: options -> whether the target's matmuls go to a library)."""
     def linalg(entry: str, options: Options) -> list[str]:
-        return lower_to_linalg(complex_as_real, options.collective_bucket_bytes, parallel_rows)
+        library = bool(library_contractions and library_contractions(options))
+        return lower_to_linalg(complex_as_real, options.collective_bucket_bytes, parallel_rows,
+                               library)
     return linalg
 
 

@@ -11,7 +11,9 @@ from xlac.targets import TARGETS, get_target
 
 # Steps depend on the CPU level and core count only through pass options,
 # which the page leaves out; a fixed level keeps it the same on every machine.
-_OPTIONS = Options(cpu="x86-64-v3", num_threads=2)
+# cuda's matmuls as cuBLASLt calls (the default where libcublasLt is found): the
+# page shows those passes whether or not this machine has the library.
+_OPTIONS = Options(cpu="x86-64-v3", num_threads=2, cuda_contractions="cublaslt")
 _CAPABILITIES = (("device_kind", "where its code runs"),
                  ("in_process", "runs in the calling process"),
                  ("aot", "xla-compile makes a C library of it"),

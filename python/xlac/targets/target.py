@@ -149,11 +149,12 @@ class Target:
 
 
 def front_stages(target: str, complex_as_real: bool = True,
-                 parallel_rows: bool = True) -> tuple[Stage, ...]:
+                 parallel_rows: bool = True, library_contractions=None) -> tuple[Stage, ...]:
     """The stages every compiling target starts with (``xlac.pipeline.pipelines``):
     input -> stablehlo (checked for ``target``'s support) -> fused -> linalg
     (complex contractions as real ones where ``complex_as_real``; a sort's rows
-    in an scf.forall where ``parallel_rows``)."""
+    in an scf.forall where ``parallel_rows``; ``library_contractions``: options ->
+    whether matmuls go to a library)."""
     from xlac.pipeline.pipelines import fused_stage, ingest_stage, linalg_stage
     return (
         Stage("input", "the program as given, parsed and verified"),
@@ -162,7 +163,7 @@ def front_stages(target: str, complex_as_real: bool = True,
         Stage("fused", "StableHLO with its ops grouped into xla.fusion kernels, as XLA does",
               fused_stage),
         Stage("linalg", "linalg on tensors: each kernel a loop nest, contractions as matmuls",
-              linalg_stage(complex_as_real, parallel_rows)),
+              linalg_stage(complex_as_real, parallel_rows, library_contractions)),
     )
 
 

@@ -150,3 +150,28 @@ func.func @three_rows(%x: tensor<3x64xf32>, %w: tensor<100x64xf32>, %c: tensor<3
   } -> tensor<3x100xf32>
   return %r : tensor<3x100xf32>
 }
+
+// -----
+
+/// bf16 operands summed into f32 (each input extended in the body, as
+/// xla-widen-contractions{keep-narrow} leaves a dot for cuBLASLt): a matmul of
+/// bf16 operands into f32, B's transpose in bf16; the dot's precision mark stays.
+// CHECK-LABEL: func.func @narrow_into_f32
+// CHECK: linalg.transpose ins(%{{.*}} : tensor<21x47xbf16>) outs(%{{.*}} : tensor<47x21xbf16>)
+// CHECK: linalg.matmul {xla.precision = "highest"} ins(%{{.*}}, %{{.*}} : tensor<33x47xbf16>, tensor<47x21xbf16>) outs(%{{.*}} : tensor<33x21xf32>)
+// OUTLINE-LABEL: func.func @narrow_into_f32
+#a = affine_map<(m, n, k) -> (m, k)>
+#b = affine_map<(m, n, k) -> (n, k)>
+#c = affine_map<(m, n, k) -> (m, n)>
+func.func @narrow_into_f32(%a: tensor<33x47xbf16>, %b: tensor<21x47xbf16>, %c: tensor<33x21xf32>) -> tensor<33x21xf32> {
+  %0 = linalg.generic {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"]}
+       ins(%a, %b : tensor<33x47xbf16>, tensor<21x47xbf16>) outs(%c : tensor<33x21xf32>) attrs = {xla.precision = "highest"} {
+  ^bb0(%x: bf16, %y: bf16, %o: f32):
+    %xe = arith.extf %x : bf16 to f32
+    %ye = arith.extf %y : bf16 to f32
+    %p = arith.mulf %xe, %ye : f32
+    %s = arith.addf %o, %p : f32
+    linalg.yield %s : f32
+  } -> tensor<33x21xf32>
+  return %0 : tensor<33x21xf32>
+}

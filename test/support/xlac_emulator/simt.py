@@ -278,14 +278,17 @@ def run_emulated(exe, *args) -> list[np.ndarray]:
     """Run a ``target="cuda"`` Executable with its kernels emulated on the CPU.
 
     A fresh CudaFunction with the same PTX, schedule and kernels runs against
-    an executing FakeDriver, so the executable (and any device memory, stream
-    or graph it holds) is left untouched.
+    an executing FakeDriver (and a fake cuBLASLt for its matmul calls), so the
+    executable (and any device memory, stream or graph it holds) is left untouched.
     """
+    from xlac.targets.cuda.cublaslt import CublasLt
+    from xlac_emulator.fake_cublaslt import FakeCublasLt
     from xlac_emulator.fake_cuda import FakeDriver
     original = exe.function
     if getattr(exe, "target", None) != "cuda" or not hasattr(original, "with_driver"):
         raise EmulationError(f"run_emulated needs a target='cuda' executable, got {exe!r}")
-    function = original.with_driver(FakeDriver(execute=True, kernels=original.kernels))
+    driver = FakeDriver(execute=True, kernels=original.kernels)
+    function = original.with_driver(driver, blas=CublasLt(FakeCublasLt(driver)))
     try:
         return exe.with_function(function).run(*args)
     finally:

@@ -25,7 +25,7 @@ from xlac.targets.cuda.control_flow import Branch, Loop
 from xlac.targets.cuda.device_array import DeviceArray, as_device_array, is_device_value
 from xlac.targets.cuda.in_place import pointwise_in
 from xlac.targets.cuda.memory import Event, PoolBuffer, device_context
-from xlac.targets.cuda.schedule import Collective, Copy, Launch, View
+from xlac.targets.cuda.schedule import Collective, Copy, Gemm, Launch, View
 
 
 class DeviceCaller:
@@ -167,5 +167,7 @@ def _names_of(step) -> set[str]:
         return {step.source, step.value}
     if isinstance(step, Collective):
         return set(step.buffers)
+    if isinstance(step, Gemm):
+        return {name for name in (step.a, step.b, step.c, step.bias) if name}
     return set()
 

@@ -14,8 +14,10 @@ from __future__ import annotations
 from xlac.pipeline import pipelines
 
 
-def bufferize() -> list[str]:
-    """"linalg" -> "gpu-loops": memrefs, every loop nest an scf.parallel on tiles."""
+def bufferize(library: bool = False, tf32: bool = False) -> list[str]:
+    """"linalg" -> "gpu-loops": memrefs, every loop nest an scf.parallel on tiles
+    (``library``: matmuls as cuBLASLt calls where it can take them)."""
+    library_calls = [f"xla-gpu-library-matmuls{{tf32={str(tf32).lower()}}}"] if library else []
     return [
         "xla-gpu-counted-loops",                          # a known trip count: the host reads nothing back
         "xla-gpu-whole-carries",                          # loops carry whole buffers (not views) from the start
@@ -34,6 +36,7 @@ def bufferize() -> list[str]:
         "canonicalize",
         "xla-strided-copy-to-linalg{rows=false}",         # strided copies become kernels; plain ones stay DtoD copies
         "xla-gpu-view-copy-to-linalg",                    # so do copies of offset views (a DtoD copy starts at the base)
+        *library_calls,                                   # matmuls cuBLASLt takes: calls the host makes
         "xla-gpu-matmul-kernels",                         # shared-memory tiled matmuls
         "func.func(linalg-generalize-named-ops)",
         "xla-gpu-kernels",                                # loop and reduction kernels (what they leave: below)
@@ -79,8 +82,14 @@ def to_gpu() -> list[str]:
 
 
 # The stages' steps as the table names them: (entry, options) -> steps.
+def library_contractions(options) -> bool:
+    """Do matmuls go to cuBLASLt (``cuda_contractions``; auto: where it is found)?"""
+    from xlac.targets.cuda.cublaslt import uses_library
+    return uses_library(options.cuda_contractions)
+
+
 def gpu_loops_stage(entry: str, options) -> list[str]:
-    return bufferize()
+    return bufferize(library_contractions(options), options.matmul_precision == "tensorfloat32")
 
 
 def kernels_stage(entry: str, options) -> list[str]:

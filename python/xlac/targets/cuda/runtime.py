@@ -23,7 +23,7 @@ from xlac.targets.cuda.errors import CudaError, CudaUnavailable  # noqa: F401 (t
 from xlac.targets.cuda.faults import guarded_call, launched
 from xlac.targets.cuda.graphs import GraphCache
 from xlac.targets.cuda.memory import ArgumentStaging
-from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Launch, View
+from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Gemm, Launch, View
 from xlac.targets.cuda.serialize import artifact_bytes, read_code
 
 _SCALARS = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
@@ -43,7 +43,7 @@ class CudaFunction:
     def __init__(self, ptx: str, steps: list, input_bytes: list[int], output_bytes: list[int],
                  driver=None, kernels: str = "", gpu: str = "", use_graphs: bool = True,
                  grid=None, device: int = 0, nccl=None, donations: dict[int, int] | None = None,
-                 exact_device: bool = False):
+                 exact_device: bool = False, blas=None):
         self.ptx = ptx
         self.kernels = kernels            # the kernels as gpu.func (MLIR text), for the emulator
         self.gpu = gpu                    # the "gpu" stage's text (kept with the program)
@@ -67,6 +67,7 @@ class CudaFunction:
         self._lock = threading.RLock()    # the buffers are the function's: one call at a time
         self.grid = grid                  # an SPMD program's device grid (None: one device)
         self._device, self._nccl, self._collectives = device, nccl, None
+        self._blas, self._gemms = blas, None      # cuBLASLt (or a fake's), its calls' plans
         self._exact_device = exact_device         # device= given: that GPU, not the rank's
         self.last_kernel = ""                     # named when a kernel faults (faults.py)
         self.clock = None                         # event_clock.EventClock of a profiled() copy
@@ -131,19 +132,20 @@ class CudaFunction:
             # the copy would need communicators of its own, made on every rank at once
             raise CudaError("exe.profile() cannot time a program with collectives (NCCL) yet: "
                             "profile one partition's program without them")
-        other = self.with_driver(self._driver, self._nccl)
+        other = self.with_driver(self._driver, self._nccl, self._blas)
         other._graphs = GraphCache(False)
         other.clock = EventClock()
         return other
 
     in_graph = property(lambda self: len(self._graphs) > 0)   # calls replay CUDA graphs
 
-    def with_driver(self, driver, nccl=None) -> CudaFunction:
-        """The same program on another driver (and NCCL: fakes in tests), set up afresh."""
+    def with_driver(self, driver, nccl=None, blas=None) -> CudaFunction:
+        """The same program on another driver (and NCCL, cuBLASLt: fakes in tests), set up afresh."""
         inputs = self._sizes[:self._inputs]
         return CudaFunction(self.ptx, self.steps, inputs, self._sizes[self._inputs:], driver,
                             self.kernels, self.gpu, self._graphs.enabled, self.grid, self._device,
-                            nccl or self._nccl, self.donations, self._exact_device)
+                            nccl or self._nccl, self.donations, self._exact_device,
+                            blas or self._blas)
 
     def start_collectives(self) -> None:
         """Make the program's NCCL communicators: collective, once, on every rank
@@ -166,7 +168,7 @@ class CudaFunction:
         host's loops and branches around them): ``steps`` with the names in ``env``
         (a call's arguments, a region's, bound at run time)."""
         for step in steps:
-            if self.clock is not None and isinstance(step, (Copy, Launch)):
+            if self.clock is not None and isinstance(step, (Copy, Launch, Gemm)):
                 self._timed(step, env, driver, functions)
             elif isinstance(step, Copy):
                 driver.copy_async(env[step.target], env[step.source], step.nbytes, self._stream)
@@ -174,6 +176,10 @@ class CudaFunction:
                 self.last_kernel = step.kernel
                 launched(driver, step.kernel)
                 _launch(driver, functions[step.kernel], step, env, self._stream)
+            elif isinstance(step, Gemm):
+                self.last_kernel = gemm_name(step)
+                launched(driver, self.last_kernel)
+                self._gemms.run(step, env)
             elif isinstance(step, View):
                 env[step.value] = env[step.source]      # the kernel applies the view's offset
             elif isinstance(step, Collective):
@@ -194,6 +200,10 @@ class CudaFunction:
             self.clock.timed(driver, f"memcpy device->device {step.nbytes} B", self._stream,
                              lambda: driver.copy_async(env[step.target], env[step.source],
                                                        step.nbytes, self._stream))
+        elif isinstance(step, Gemm):
+            self.last_kernel = gemm_name(step)
+            self.clock.timed(driver, self.last_kernel, self._stream,
+                             lambda: self._gemms.run(step, env))
         else:
             self.last_kernel = step.kernel
             self.clock.timed(driver, step.kernel, self._stream, lambda: _launch(
@@ -209,6 +219,8 @@ class CudaFunction:
         if driver is not None:
             if self._control is not None:
                 self._control.close()
+            if self._gemms is not None:
+                self._gemms.close()
             self._graphs.close(driver)
             if self.clock is not None:
                 self.clock.close()
@@ -218,7 +230,7 @@ class CudaFunction:
                 driver.free(pointer)
             if self._stream is not None:
                 driver.destroy_stream(self._stream)
-        self._stream = self._control = self._staging = self._caller = None
+        self._stream = self._control = self._staging = self._caller = self._gemms = None
 
     def __del__(self):
         try:
@@ -256,6 +268,11 @@ class CudaFunction:
                 buffers[step.value] = self._allocate(driver, len(step.data))
                 host = ctypes.create_string_buffer(step.data, len(step.data))
                 driver.to_device(buffers[step.value], ctypes.addressof(host), len(step.data))
+        if any(isinstance(step, Gemm) for step in walk_steps(self.steps)):
+            from xlac.targets.cuda.cublaslt import CublasLt
+            from xlac.targets.cuda.gemm_calls import GemmCalls
+            self._blas = self._blas or CublasLt()
+            self._gemms = GemmCalls(self.steps, self._blas, driver, self._stream)
         if has_control_flow(self.steps):
             self._control = HostControl(self.steps, buffers, lambda n: self._allocate(driver, n), driver)
         self._buffers = buffers
@@ -265,6 +282,13 @@ class CudaFunction:
         pointer = driver.alloc(nbytes)
         self._owned.append(pointer)
         return pointer
+
+
+def gemm_name(step: Gemm) -> str:
+    """A Gemm step as profiles and fault messages name it."""
+    batch = f"{step.batch}x" if step.batch > 1 else ""
+    epilogue = f" +{step.epilogue}" if step.epilogue else ""
+    return f"cublasLtMatmul {batch}{step.m}x{step.n}x{step.k} {step.elements[0]} {step.compute}{epilogue}"
 
 
 def _launch(driver, function: int, step: Launch, buffers: dict[str, int], stream) -> None:

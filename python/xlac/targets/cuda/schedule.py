@@ -14,6 +14,8 @@ calls, so no host code is compiled:
   ``("i64"|"i32"|"f32"|..., number)`` for scalars;
 * ``Collective(kind, ...)``: a call of xla-lower-collectives' buffer calls,
   run with NCCL (``xlac.targets.cuda.nccl``);
+* ``Gemm(a, b, c, ...)``: a matmul xla-gpu-library-matmuls made a call of cuBLASLt
+  (``xlac.targets.cuda.gemm_step``, run by ``gemm_calls``);
 * ``Loop``, ``Branch``, ``ReadBack``: host control flow, its regions step
   lists of their own (``xlac.targets.cuda.control_flow``).
 
@@ -31,6 +33,7 @@ from xlac.dtypes import element_bytes, numpy_dtype
 from xlac.errors import CompileError, error
 from xlac.mlir import ir
 from xlac.targets.cuda.control_flow import FLOW_OPS, TERMINATORS, read_flow
+from xlac.targets.cuda.gemm_step import Gemm, gemm_step, is_gemm  # noqa: F401 (a step kind)
 from xlac.targets.cuda.nccl_types import reduction_for
 
 _VIEWS = {"memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast",
@@ -97,6 +100,9 @@ class _Reader:
 
     def __init__(self, module: ir.Module, func: ir.Operation):
         self.collectives = collective_declarations(module)
+        self.gemms = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
+                      for op in module.body.operations
+                      if op.operation.name == "func.func" and is_gemm(op.operation)}
         self.names = {arg: f"arg{i}" for i, arg in enumerate(func.regions[0].blocks[0].arguments)}
         self.constants = {}
         self.globals = {ir.StringAttr(op.attributes["sym_name"]).value: op.operation
@@ -108,6 +114,8 @@ class _Reader:
             op = op.operation
             if op.name == "memref.get_global":
                 step = _const(op, self.names, self.globals)
+            elif op.name == "func.call" and self._callee(op) in self.gemms:
+                step = gemm_step(op, self.names, self.gemms[self._callee(op)])
             elif op.name == "func.call":
                 step = collective_step(op, self.names, self.collectives)
             elif op.name in FLOW_OPS:
@@ -119,6 +127,10 @@ class _Reader:
             if step is not None:
                 steps.append(step)
         return steps
+
+    @staticmethod
+    def _callee(op) -> str:
+        return ir.FlatSymbolRefAttr(op.attributes["callee"]).value
 
     def bind(self, value) -> str:
         return _name(value, self.names)

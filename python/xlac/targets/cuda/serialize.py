@@ -16,7 +16,7 @@ from xlac.artifact.csrc import c_identifier
 from xlac.record import record
 from xlac.signature import Signature
 from xlac.targets.cuda.control_flow import Branch, Loop, ReadBack, step_fields
-from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Launch, View
+from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Gemm, Launch, View
 
 
 @record
@@ -30,8 +30,9 @@ class CudaCode:
     donations: dict = None      # donated input -> the output it may become (jax donate_argnums)
 
 
-FORMAT = "xlac-cuda-4"            # 4: loops and branches (nested steps); 3: in an artifact container
-_STEPS = {cls.__name__: cls for cls in (Alloc, Branch, Collective, Const, Copy, Launch, Loop, ReadBack, View)}
+FORMAT = "xlac-cuda-5"            # 5: cuBLASLt matmuls; 4: loops and branches (nested steps)
+_STEPS = {cls.__name__: cls for cls in (Alloc, Branch, Collective, Const, Copy, Gemm, Launch, Loop,
+                                             ReadBack, View)}
 
 
 def artifact_bytes(function, entry: str, signature: Signature) -> bytes:

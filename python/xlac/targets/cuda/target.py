@@ -8,7 +8,7 @@ reading it back from bytes: ``xlac.targets.cuda.runtime``. Compiling needs no GP
 
 from __future__ import annotations
 
-from xlac.targets.cuda.pipeline import gpu_loops_stage, gpu_stage, kernels_stage
+from xlac.targets.cuda.pipeline import gpu_loops_stage, gpu_stage, kernels_stage, library_contractions
 from xlac.targets.target import Stage, Target, front_stages
 
 CUDA = Target(
@@ -17,8 +17,10 @@ CUDA = Target(
     stages=(
         # input, stablehlo, fused, linalg: every target's (complex dots kept
         # complex: the fma of the matmul kernel would drift from the interpreter)
-        *front_stages("cuda", complex_as_real=False, parallel_rows=False),
-        Stage("gpu-loops", "memrefs; every loop nest an scf.parallel on tiles, matmuls as "
+        # (matmuls on cuBLASLt keep bf16/f16 operands narrow: cuda_contractions)
+        *front_stages("cuda", complex_as_real=False, parallel_rows=False,
+                      library_contractions=library_contractions),
+        Stage("gpu-loops", "memrefs; every loop nest an scf.parallel on tiles, matmuls as cuBLASLt calls or "
               "shared-memory kernels", gpu_loops_stage),
         Stage("kernels", "each kernel a gpu.func in a gpu.module; the host function a straight "
               "line of allocations, copies and launches", kernels_stage, kept=True),
