@@ -65,6 +65,7 @@ _REGISTRY: dict[str, str] = {
     "xla-outline-fusions": "fusion.outline_fusions:OutlineFusions",
     "xla-approximate-math": "cpu.approximate_math:ApproximateMath",
     "xla-apply-schedules": "cpu.apply_schedules:ApplySchedules",
+    "xla-additive-reductions": "cpu.additive_reductions:AdditiveReductions",
     "xla-collapse-reduction-loops": "cpu.collapse_reduction_loops:CollapseReductionLoops",
     "xla-speculate-branch-reads": "cpu.speculate_branch_reads:SpeculateBranchReads",
     "xla-split-long-blocks": "cpu.split_long_blocks:SplitLongBlocks",

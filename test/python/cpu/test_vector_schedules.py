@@ -120,3 +120,32 @@ def test_transposed_layouts_move_register_blocks(kind, element):
     in_registers = rf"vector\.shuffle [^\n]*: vector<({side}|{side * side})x\w+>, vector<"
     assert re.search(in_registers, text), f"{kind} {element}: no block transposed in registers"
     assert "vector.gather" not in text, f"{kind} {element} gathers its transposed operand"
+
+
+# A sum of negated elements (a gradient's reduce(negate(x))): canonicalization
+# folds the body's `out + (-v)` into `out - v`, whose reduction the vectorizer
+# could not take; xla-additive-reductions puts the addition back (same bits).
+_NEGATED_SUM = """
+func.func @main(%x: tensor<512x64x{t}>) -> tensor<64x{t}> {{
+  %n = stablehlo.negate %x : tensor<512x64x{t}>
+  %z = stablehlo.constant dense<0.0> : tensor<{t}>
+  %r = stablehlo.reduce(%n init: %z) applies stablehlo.add across dimensions = [0]
+      : (tensor<512x64x{t}>, tensor<{t}>) -> tensor<64x{t}>
+  return %r : tensor<64x{t}>
+}}"""
+
+
+@pytest.mark.parametrize("element", ["f32", "f64"])
+def test_a_sum_of_negations_gets_a_vector_schedule(element):
+    import numpy as np
+
+    import xlac
+    text = _NEGATED_SUM.format(t=element)
+    stages = StageTexts(_TARGET, text.encode(), "negated_sum.mlir", "main", _OPTIONS)
+    _, remarks = stages._run_until("bufferized")
+    assert not [r.message for r in remarks if r.message.startswith("xla-apply-schedules:")]
+    x = np.random.default_rng(0).standard_normal((512, 64)).astype({"f32": np.float32, "f64": np.float64}[element])
+    (got,) = xlac.compile(text).run(x)
+    (scalar,) = xlac.compile(text, disable_passes=("xla-additive-reductions",)).run(x)
+    np.testing.assert_array_equal(got, scalar)
+    np.testing.assert_allclose(got, -x.sum(axis=0), rtol=1e-5)

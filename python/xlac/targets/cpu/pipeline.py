@@ -39,6 +39,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         "xla-update-windows-in-place",                    # a scatter's window combined into itself: no copy per index
         "xla-collapse-reduction-loops",                   # (n, g, c | h, w) -> (n, g*c | h*w): a column reduction
         "xla-speculate-branch-reads",                     # a concatenate's branch per element: a select of clamped reads
+        "xla-additive-reductions",                        # `out - v` folds as `out + (-v)`: a vectorizable sum
         # per op class: scf.forall over the threads' chunks, tiles for caches
         # and registers, vector ops (passes/cpu/schedules/); on tensors, so the
         # bufferization below sees only in-place slices and needs no copies
