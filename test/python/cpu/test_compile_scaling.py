@@ -15,6 +15,7 @@ from xlac.context import new_context
 from xlac.frontend.parse import parse_module
 from xlac.passes.base import functions, nested_ops, symbol_name
 from xlac.passes.cpu import apply_schedules
+from xlac.passes.cpu.plans import schedule_script
 from xlac.passes.cpu.plans import fused_rows_plan
 from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import run_passes
@@ -57,18 +58,18 @@ def _schedule_counting(monkeypatch, blocks: int, share: bool = False) -> tuple[i
     (each block's kernels scheduled apart unless ``share``)."""
     module = _linalg(blocks)
     calls, texts = [0], []
-    real_nest, real_append = fused_rows_plan._row_nest, apply_schedules._append_schedules
+    real_nest, real_append = fused_rows_plan._row_nest, apply_schedules.append_schedules
 
     def counted(op):
         calls[0] += 1
         return real_nest(op)
 
     def kept(module, plans, order, cleanup=True):
-        texts.append(apply_schedules._main_text(plans, *order, cleanup))
+        texts.append(schedule_script._main_text(plans, *order, cleanup))
         return real_append(module, plans, order, cleanup)
 
     monkeypatch.setattr(fused_rows_plan, "_row_nest", counted)
-    monkeypatch.setattr(apply_schedules, "_append_schedules", kept)
+    monkeypatch.setattr(apply_schedules, "append_schedules", kept)
     run_passes(module, [f"xla-apply-schedules{{threads=2 vector-bytes=32 share-kernels={str(share).lower()}}}"])
     return calls[0], texts[0]
 
@@ -234,7 +235,7 @@ def _largest_scheduled_function(monkeypatch, blocks: int) -> tuple[int, int]:
     """While the schedules run: the most ops one function holds, and the entry's ops."""
     module = _linalg(blocks)
     seen = []
-    real = apply_schedules._interpret
+    real = apply_schedules.interpret
 
     def measured(copy):
         sizes = {symbol_name(func): len(nested_ops(func)) for func in functions(copy)
@@ -242,7 +243,7 @@ def _largest_scheduled_function(monkeypatch, blocks: int) -> tuple[int, int]:
         seen.append((max(size for name, size in sizes.items() if name != "main"), sizes["main"]))
         return real(copy)
 
-    monkeypatch.setattr(apply_schedules, "_interpret", measured)
+    monkeypatch.setattr(apply_schedules, "interpret", measured)
     run_passes(module, ["xla-apply-schedules{threads=2 vector-bytes=32}"])
     return seen[0]
 
