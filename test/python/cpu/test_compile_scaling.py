@@ -15,8 +15,7 @@ from xlac.context import new_context
 from xlac.frontend.parse import parse_module
 from xlac.passes.base import functions, nested_ops, symbol_name
 from xlac.passes.cpu import apply_schedules
-from xlac.passes.cpu.plans import schedule_script
-from xlac.passes.cpu.plans import fused_rows_plan
+from xlac.passes.cpu.plans import fused_rows_plan, schedule_script
 from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import run_passes
 
