@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from xlac.passes.helper_calls import tensor_type
 from xlac.passes.lower.builders.sort_radix import RadixKey, rows_text
+from xlac.passes.lower.builders.sort_rows import RowLoop
 
 
 @dataclass(frozen=True)
@@ -116,26 +117,14 @@ def _capture_names(sig: SortSignature) -> list[str]:
 
 
 def _kernel(sig: SortSignature) -> str:
-    """For each row: copy it in, merge-sort the operands themselves, copy it out.
-
-    ``sig.parallel``: the rows are an scf.forall (the CPU runs its iterations on
-    its threads; each row sorts in a scratch of its own), else an scf.for
-    sharing one scratch (a target that maps scf.forall to nothing, CUDA).
-    """
+    """For each row (sort_rows.py): copy it in, merge-sort the operands themselves
+    between the scratch's two rows, copy it out."""
     _, _, rows, n = _row_view(sig)
-    flat = [tensor_type([rows, n], e) for e in sig.elements]
-    bufs = [tensor_type([2, n], e) for e in sig.elements]
-    count = len(flat)
-    outs = ", ".join(flat)
+    loop = RowLoop(sig.elements, rows, n, sig.parallel)
+    bufs = loop.scratch
+    count = len(bufs)
     passes = (n - 1).bit_length() if n > 1 else 0  # ceil(log2(n)) merge rounds
-    scratch = _lines(f"  %scratch{k} = tensor.empty() : {t}" for k, t in enumerate(bufs))
-    if sig.parallel:
-        loop = (f"  %res:{count} = scf.forall (%row) in ({rows}) "
-                f"shared_outs({_iter('o', 'e', count)}) -> ({outs}) {{\n" + scratch.replace("  %", "    %"))
-    else:
-        loop = (scratch + f"\n  %res:{count} = scf.for %row = %c0 to %rows step %c1 "
-                f"iter_args({_iter('o', 'e', count)}) -> ({outs}) {{")
-    return f"""func.func private @{sig.name}_rows({_params(sig, flat)}) -> ({outs}) {{
+    return f"""func.func private @{sig.name}_rows({_params(sig, loop.flat)}) -> ({", ".join(loop.flat)}) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %true = arith.constant true
@@ -143,9 +132,7 @@ def _kernel(sig: SortSignature) -> str:
   %n = arith.constant {n} : index
   %passes = arith.constant {passes} : index
   %final = arith.constant {passes % 2} : index
-{_lines(f"  %e{k} = tensor.empty() : {t}" for k, t in enumerate(flat))}
-{loop}
-{_copy_rows(sig, n, ("%a{k}", "%row", flat), ("%scratch{k}", "0", bufs), ("row", "in"))}
+{loop.head()}
     %sorted:{count} = scf.for %pass = %c0 to %passes step %c1
         iter_args({_iter("buf", "in", count)}) -> ({", ".join(bufs)}) {{
       %from = arith.andi %pass, %c1 : index
@@ -165,47 +152,9 @@ def _kernel(sig: SortSignature) -> str:
       }}
       scf.yield {", ".join(f"%merged#{k}" for k in range(count))} : {", ".join(bufs)}
     }}
-{_row_out(sig, n, bufs, flat)}
-  }}
-  return {", ".join(f"%res#{k}" for k in range(count))} : {outs}
+{loop.tail("%final")}
 }}
 """
-
-
-def _row_out(sig: SortSignature, n: int, bufs: list[str], flat: list[str]) -> str:
-    """The sorted row into the results: a parallel insert (forall), or an insert and a yield."""
-    if not sig.parallel:
-        return (_copy_rows(sig, n, ("%sorted#{k}", "%final", bufs), ("%o{k}", "%row", flat),
-                           ("done", "g"))
-                + f"\n    scf.yield {', '.join(f'%g{k}' for k in range(len(flat)))} : {', '.join(flat)}")
-    lines = []
-    inserts = []
-    for k, e in enumerate(sig.elements):
-        row = tensor_type([1, n], e)
-        lines.append(f"    %done{k} = tensor.extract_slice %sorted#{k}[%final, 0] [1, {n}] [1, 1] "
-                     f": {bufs[k]} to {row}")
-        inserts.append(f"      tensor.parallel_insert_slice %done{k} into %o{k}[%row, 0] [1, {n}] "
-                       f"[1, 1] : {row} into {flat[k]}")
-    return _lines(lines + ["    scf.forall.in_parallel {"] + inserts + ["    }"])
-
-
-def _copy_rows(sig: SortSignature, n: int, source: tuple[str, str, list[str]],
-               target: tuple[str, str, list[str]], names: tuple[str, str]) -> str:
-    """Copy one row of each operand's ``source`` into one row of its ``target``.
-
-    ``source`` and ``target`` are (value with ``{k}`` for the operand, row
-    index, types); ``names`` the prefixes of the slice and the result.
-    """
-    lines = []
-    for k, e in enumerate(sig.elements):
-        row = tensor_type([1, n], e)
-        (src, src_row, src_types), (dst, dst_row, dst_types) = source, target
-        slice_name, result = names[0] + str(k), names[1] + str(k)
-        lines.append(f"    %{slice_name} = tensor.extract_slice {src.format(k=k)}[{src_row}, 0] "
-                     f"[1, {n}] [1, 1] : {src_types[k]} to {row}")
-        lines.append(f"    %{result} = tensor.insert_slice %{slice_name} into "
-                     f"{dst.format(k=k)}[{dst_row}, 0] [1, {n}] [1, 1] : {row} into {dst_types[k]}")
-    return _lines(lines)
 
 
 def _merge(sig: SortSignature, bufs: list[str]) -> str:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xlac.passes.helper_calls import tensor_type
+from xlac.passes.lower.builders.sort_rows import RowLoop
 
 
 @dataclass(frozen=True)
@@ -36,19 +36,10 @@ class RadixKey:
 
 def rows_text(name: str, elements: tuple[str, ...], rows: int, n: int, key: RadixKey,
               parallel: bool) -> str:
-    """``@name(%a0: [rows, n], ...) -> same``: every row sorted by operand 0."""
-    flat = [tensor_type([rows, n], e) for e in elements]
-    bufs = [tensor_type([2, n], e) for e in elements]
-    count = len(elements)
-    params = ", ".join(f"%a{k}: {t}" for k, t in enumerate(flat))
-    outs = ", ".join(flat)
-    empties = "\n".join(f"  %e{k} = tensor.empty() : {t}" for k, t in enumerate(flat))
-    scratch = "\n".join(f"    %scratch{k} = tensor.empty() : {t}" for k, t in enumerate(bufs))
-    shared = ", ".join(f"%o{k} = %e{k}" for k in range(count))
-    head = (f"  %res:{count} = scf.forall (%row) in ({rows}) shared_outs({shared}) -> ({outs}) {{"
-            if parallel else
-            f"  %res:{count} = scf.for %row = %c0 to %rows step %c1 iter_args({shared}) -> ({outs}) {{")
-    return f"""func.func private @{name}({params}) -> ({outs}) {{
+    """``@name(%a0: [rows, n], ...) -> same``: every row (sort_rows.py) sorted by operand 0."""
+    loop = RowLoop(elements, rows, n, parallel)
+    params = ", ".join(f"%a{k}: {t}" for k, t in enumerate(loop.flat))
+    return f"""func.func private @{name}({params}) -> ({", ".join(loop.flat)}) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
   %c256 = arith.constant 256 : index
@@ -56,26 +47,11 @@ def rows_text(name: str, elements: tuple[str, ...], rows: int, n: int, key: Radi
   %n = arith.constant {n} : index
   %passes = arith.constant {key.passes} : index
   %zeros = arith.constant dense<0> : tensor<256xindex>
-{empties}
-{head}
-{scratch}
-{_rows_in(elements, n, flat, bufs)}
-{_passes(elements, n, bufs, key)}
-{_rows_out(elements, n, flat, bufs, key.passes % 2, parallel)}
-  }}
-  return {", ".join(f"%res#{k}" for k in range(count))} : {outs}
+{loop.head()}
+{_passes(elements, n, loop.scratch, key)}
+{loop.tail(str(key.passes % 2))}
 }}
 """
-
-
-def _rows_in(elements, n: int, flat: list[str], bufs: list[str]) -> str:
-    lines = []
-    for k, e in enumerate(elements):
-        row = tensor_type([1, n], e)
-        lines.append(f"    %row{k} = tensor.extract_slice %a{k}[%row, 0] [1, {n}] [1, 1] : {flat[k]} to {row}")
-        lines.append(f"    %in{k} = tensor.insert_slice %row{k} into %scratch{k}[0, 0] [1, {n}] [1, 1] "
-                     f": {row} into {bufs[k]}")
-    return "\n".join(lines)
 
 
 def _passes(elements, n: int, bufs: list[str], key: RadixKey) -> str:
@@ -154,23 +130,4 @@ def _moves(elements, bufs: list[str]) -> str:
     for k, _ in enumerate(elements):
         lines.append(f"        %v{k} = tensor.extract %m{k}[%from, %k] : {bufs[k]}")
         lines.append(f"        %w{k} = tensor.insert %v{k} into %m{k}[%to, %at] : {bufs[k]}")
-    return "\n".join(lines)
-
-
-def _rows_out(elements, n: int, flat: list[str], bufs: list[str], final: int, parallel: bool) -> str:
-    lines = []
-    for k, e in enumerate(elements):
-        row = tensor_type([1, n], e)
-        lines.append(f"    %done{k} = tensor.extract_slice %sorted#{k}[{final}, 0] [1, {n}] [1, 1] "
-                     f": {bufs[k]} to {row}")
-    if parallel:
-        lines.append("    scf.forall.in_parallel {")
-        lines += [f"      tensor.parallel_insert_slice %done{k} into %o{k}[%row, 0] [1, {n}] [1, 1] "
-                  f": {tensor_type([1, n], e)} into {flat[k]}" for k, e in enumerate(elements)]
-        lines.append("    }")
-    else:
-        lines += [f"    %g{k} = tensor.insert_slice %done{k} into %o{k}[%row, 0] [1, {n}] [1, 1] "
-                  f": {tensor_type([1, n], e)} into {flat[k]}" for k, e in enumerate(elements)]
-        lines.append(f"    scf.yield {', '.join(f'%g{k}' for k in range(len(elements)))} : "
-                     f"{', '.join(flat)}")
     return "\n".join(lines)
