@@ -37,6 +37,7 @@ def bufferize(library: bool = False, tf32: bool = False) -> list[str]:
         "canonicalize",
         "xla-strided-copy-to-linalg{rows=false}",         # strided copies become kernels; plain ones stay DtoD copies
         "xla-gpu-view-copy-to-linalg",                    # so do copies of offset views (a DtoD copy starts at the base)
+        "xla-gpu-share-conv-scratch",                     # one im2col scratch for all convolutions, not one each
         *library_calls,                                   # matmuls cuBLASLt takes: calls the host makes
         "xla-gpu-matmul-kernels",                         # shared-memory tiled matmuls
         "func.func(linalg-generalize-named-ops)",
