@@ -42,7 +42,7 @@ def _share(block: ir.Block) -> None:
         if scratch is not None:
             by_element.setdefault(str(ir.MemRefType(scratch.results[0].type).element_type), []).append(scratch)
     first = list(block.operations)[0]
-    for element, allocs in by_element.items():
+    for allocs in by_element.values():
         if len(allocs) < 2:
             continue                                  # one scratch: nothing to share
         size = max(_elements(a) for a in allocs)
