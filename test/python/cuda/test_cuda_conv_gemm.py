@@ -143,3 +143,34 @@ def test_cnn_train_step_emulated_matches_cpu(path):
     if path == "cublaslt":
         names = _conv_gemms(exe)
         assert len(names) == _convolutions_at_linalg(text) >= 3, names
+
+
+def _resnet_block() -> tuple[str, list[np.ndarray]]:
+    """ResNet's downsampling block (jax, inference): 3x3/s2 conv, a per-channel scale and
+    shift (batch norm folded), relu, 3x3 conv, plus the 1x1/s2 shortcut: epilogues reading
+    the convolutions' matmuls through their reshapes, three patch matrices in one scratch."""
+    import jax
+
+    def conv(x, w, stride):
+        return jax.lax.conv_general_dilated(x, w, (stride, stride), "SAME",
+                                            dimension_numbers=("NHWC", "HWIO", "NHWC"))
+
+    def block(x, w1, w2, w3, scale, shift):
+        h = jax.nn.relu(conv(x, w1, 2) * scale + shift)
+        return jax.nn.relu(conv(h, w2, 1) * scale + shift + conv(x, w3, 2))
+
+    rng = np.random.default_rng(2)
+    shapes = [(2, 8, 8, 4), (3, 3, 4, 8), (3, 3, 8, 8), (1, 1, 4, 8), (8,), (8,)]
+    inputs = [(rng.standard_normal(s) * 0.5).astype(np.float32) for s in shapes]
+    return jax.jit(block).lower(*inputs).as_text(), inputs
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_resnet_block_emulated_matches_cpu(path):
+    text, inputs = _resnet_block()
+    exe = xlac.compile(text, target="cuda", options=PATHS[path])
+    got = run_emulated(exe, *inputs)[0]
+    want = xlac.compile(text, target="cpu")(*inputs)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5 * np.abs(want).max())
+    loops = exe.as_text("gpu-loops")
+    assert loops.count("memref.reinterpret_cast") >= 2, "the patch matrices share one buffer"
