@@ -93,6 +93,8 @@ _REGISTRY: dict[str, str] = {
     "xla-gpu-wrap-host-code": "gpu.gpu_wrap_host_code:GpuWrapHostCode",
     "xla-gpu-matmul-kernels": "gpu.gpu_matmul_kernels:GpuMatmulKernels",
     "xla-gpu-library-matmuls": "gpu.gpu_library_matmuls:GpuLibraryMatmuls",
+    "xla-gpu-convolutions-as-matmuls": "gpu.gpu_convolutions_as_matmuls:GpuConvolutionsAsMatmuls",
+    "xla-gpu-share-conv-scratch": "gpu.gpu_share_conv_scratch:GpuShareConvScratch",
     "xla-gpu-epilogue-in-place": "gpu.gpu_epilogue_in_place:GpuEpilogueInPlace",
     "xla-gpu-kernels": "gpu.gpu_kernels:GpuKernels",
     "xla-gpu-inline-helpers": "gpu.gpu_inline_helpers:GpuInlineHelpers",

@@ -28,6 +28,11 @@ class GpuEpilogueInPlace(ModulePass):
         %r = linalg.generic ins(%c, %bias) outs(%empty) {...}
       ->
         %r = linalg.generic ins(%c, %bias) outs(%c) {...}
+
+    A convolution's matmul (xla-gpu-convolutions-as-matmuls) is read through
+    the `tensor.expand_shape` back to the convolution's shape: its epilogue
+    (ResNet's batch norm) writes that view, so the result stays one buffer (a
+    fresh one each made ResNet-18 hold 12 MB more at batch 2).
     """
 
     name = "xla-gpu-epilogue-in-place"
@@ -53,9 +58,21 @@ def _write_into_matmul_result(op: ir.Operation) -> None:
     init = len(op.operands) - 1
     for index in range(init):
         value = op.operands[index]
-        owner = value.owner
+        owner = _matmul_behind_reshape(value) or value.owner
         if isinstance(owner, ir.OpView) and owner.name in _MATMULS \
                 and value.type == op.results[0].type and str(maps[index]) == str(output_map) \
                 and len(list(value.uses)) == 1:
             op.operands[init] = value
             return
+
+
+def _matmul_behind_reshape(value: ir.Value) -> ir.OpView | None:
+    """The convolution's matmul ``value`` expands (read by nothing else), or None."""
+    owner = value.owner
+    if not isinstance(owner, ir.OpView) or owner.name != "tensor.expand_shape":
+        return None
+    matmul = owner.operands[0].owner
+    if isinstance(matmul, ir.OpView) and matmul.name in _MATMULS and "xla.conv" in matmul.attributes \
+            and len(list(owner.operands[0].uses)) == 1:
+        return matmul
+    return None

@@ -134,3 +134,10 @@ def _move_body(func: ir.Operation, call: ir.Operation, erase_func: bool) -> None
     call.erase()
     if erase_func:
         func.erase()
+
+
+def inline_call(func: ir.Operation, call: ir.Operation) -> None:
+    """Replace ``call``, the one call of the one-block ``func``, by ``func``'s
+    body, and erase ``func`` (for a pass that writes a helper and wants its ops
+    in place at once)."""
+    _move_body(func, call, erase_func=True)

@@ -102,7 +102,8 @@ def _replace(module: ir.Operation, op: ir.Operation, order: OpOrder, tf32: bool)
     operands = list(op.operands) + (list(epilogue.extra) if kind.startswith("bias") else [])
     name = fresh_symbol(module, "xla_gemm")
     types = ", ".join(str(v.type) for v in operands)
-    text = (f"func.func private @{name}({types}) attributes {{xla.gemm = \"{compute}\", "
+    origin = f"xla.conv = {op.attributes['xla.conv']}, " if "xla.conv" in op.attributes else ""
+    text = (f"func.func private @{name}({types}) attributes {{{origin}xla.gemm = \"{compute}\", "
             f"xla.epilogue = \"{kind or ''}\", xla.beta = {0.0 if zero else 1.0} : f64, "
             f"xla.transposed = array<i64: {transposed[0]}, {transposed[1]}>}}\n")
     key = order.key(op)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 
 GEMM_ATTRIBUTE = "xla.gemm"
+ORIGIN = "xla.conv"            # a convolution's matmul (xla-gpu-convolutions-as-matmuls) names it
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,7 @@ class Gemm:
     compute: str                                # tf32, f32 or f64
     epilogue: str = ""                          # cublaslt.EPILOGUES' names
     beta: float = 0.0
+    origin: str = ""                            # what the matmul computes, if not a dot: "conv3x3 im2col"
 
 
 def is_gemm(declaration: ir.Operation) -> bool:
@@ -56,7 +58,8 @@ def gemm_step(op: ir.Operation, names: dict, declaration: ir.Operation) -> Gemm:
                 tuple(str(ir.MemRefType(v.type).element_type) for v in operands[:3]),
                 batch, m, n, k, *(layout[1] for layout in layouts),
                 ir.StringAttr(attrs[GEMM_ATTRIBUTE]).value,
-                ir.StringAttr(attrs["xla.epilogue"]).value, ir.FloatAttr(attrs["xla.beta"]).value)
+                ir.StringAttr(attrs["xla.epilogue"]).value, ir.FloatAttr(attrs["xla.beta"]).value,
+                ir.StringAttr(attrs[ORIGIN]).value if ORIGIN in attrs else "")
 
 
 def _layout(value: ir.Value, flip: int) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:

@@ -19,6 +19,7 @@ def bufferize(library: bool = False, tf32: bool = False) -> list[str]:
     (``library``: matmuls as cuBLASLt calls where it can take them)."""
     library_calls = [f"xla-gpu-library-matmuls{{tf32={str(tf32).lower()}}}"] if library else []
     return [
+        f"xla-gpu-convolutions-as-matmuls{{narrow={str(library).lower()}}}",  # patches x filter: the matmul paths below
         "xla-gpu-counted-loops",                          # a known trip count: the host reads nothing back
         "xla-gpu-whole-carries",                          # loops carry whole buffers (not views) from the start
         "xla-readonly-inputs",                            # inputs are copied to the device once per call
@@ -36,6 +37,7 @@ def bufferize(library: bool = False, tf32: bool = False) -> list[str]:
         "canonicalize",
         "xla-strided-copy-to-linalg{rows=false}",         # strided copies become kernels; plain ones stay DtoD copies
         "xla-gpu-view-copy-to-linalg",                    # so do copies of offset views (a DtoD copy starts at the base)
+        "xla-gpu-share-conv-scratch",                     # one im2col scratch for all convolutions, not one each
         *library_calls,                                   # matmuls cuBLASLt takes: calls the host makes
         "xla-gpu-matmul-kernels",                         # shared-memory tiled matmuls
         "func.func(linalg-generalize-named-ops)",

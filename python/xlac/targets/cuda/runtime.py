@@ -288,7 +288,9 @@ def gemm_name(step: Gemm) -> str:
     """A Gemm step as profiles and fault messages name it."""
     batch = f"{step.batch}x" if step.batch > 1 else ""
     epilogue = f" +{step.epilogue}" if step.epilogue else ""
-    return f"cublasLtMatmul {batch}{step.m}x{step.n}x{step.k} {step.elements[0]} {step.compute}{epilogue}"
+    origin = f" ({step.origin})" if step.origin else ""
+    return (f"cublasLtMatmul {batch}{step.m}x{step.n}x{step.k} {step.elements[0]} "
+            f"{step.compute}{epilogue}{origin}")
 
 
 def _launch(driver, function: int, step: Launch, buffers: dict[str, int], stream) -> None:

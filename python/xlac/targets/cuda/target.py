@@ -20,8 +20,8 @@ CUDA = Target(
         # (matmuls on cuBLASLt keep bf16/f16 operands narrow: cuda_contractions)
         *front_stages("cuda", complex_as_real=False, parallel_rows=False,
                       library_contractions=library_contractions),
-        Stage("gpu-loops", "memrefs; every loop nest an scf.parallel on tiles, matmuls as cuBLASLt calls or "
-              "shared-memory kernels", gpu_loops_stage),
+        Stage("gpu-loops", "memrefs; every loop nest an scf.parallel on tiles, matmuls (and convolutions "
+              "as matmuls) as cuBLASLt calls or shared-memory kernels", gpu_loops_stage),
         Stage("kernels", "each kernel a gpu.func in a gpu.module; the host function a straight "
               "line of allocations, copies and launches", kernels_stage, kept=True),
         Stage("gpu", "the gpu.modules in the LLVM and NVVM dialects", gpu_stage, kept=True),
