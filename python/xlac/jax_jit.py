@@ -76,10 +76,15 @@ class JitFunction:
 
     def _stays(self, leaf) -> bool:
         """Is ``leaf`` an array on the GPU this function runs on (read in place)?"""
-        if self._target != "cuda" or isinstance(leaf, np.ndarray):
+        if isinstance(leaf, np.ndarray) or not self._on_gpu:
             return False
         from xlac.targets.cuda.device_array import is_device_value
         return is_device_value(leaf)
+
+    @functools.cached_property
+    def _on_gpu(self) -> bool:
+        from xlac.targets import get_target
+        return get_target(self._target).device_kind == "gpu"
 
     def lower(self, *args, **kwargs):
         """``jax.jit(f).lower(*args)`` with the settings xlac.jit uses."""

@@ -90,22 +90,22 @@ def bare_context() -> ir.Context:
     return ctx
 
 
-def text_without_blobs(module) -> bytes:
+def text_without_blobs(module, leave_out: str | None = None) -> bytes:
     """``module``'s text with large constants elided and no resource blobs: its
     header (attributes) and each operation printed alone. Printing the module
     whole walks every blob even where it elides them (3-4 s for 64 MB of weights
     on a loaded machine); printed alone, an operation has no resource section.
-    The header leaves out the weights ``xla-constants-to-arguments`` keeps in a
-    module attribute: printed, their resources were 0.8 s of hex per 47 MB."""
-    from xlac.signature import CONSTANTS_ATTR
+    ``leave_out``: a module attribute the header goes without (the weights
+    ``xla-constants-to-arguments`` keeps: printed, their resources were 0.8 s of
+    hex per 47 MB)."""
     attributes = module.operation.attributes
-    weights = attributes[CONSTANTS_ATTR] if CONSTANTS_ATTR in attributes else None
-    if weights is not None:
-        del attributes[CONSTANTS_ATTR]
+    kept = attributes[leave_out] if leave_out and leave_out in attributes else None
+    if kept is not None:
+        del attributes[leave_out]
     try:
         header = module.operation.get_asm(binary=True, large_elements_limit=16, skip_regions=True)
     finally:
-        if weights is not None:
-            attributes[CONSTANTS_ATTR] = weights
+        if kept is not None:
+            attributes[leave_out] = kept
     return b"\n".join([header, *(op.operation.get_asm(binary=True, large_elements_limit=16)
                                   for op in module.body.operations)])

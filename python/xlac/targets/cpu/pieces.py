@@ -53,7 +53,8 @@ def is_big(module: ir.Module, min_bytes: int | None = None) -> bool:
     constants and resource blobs elided (printing the module whole walked every
     blob: 0.8 s per 64 MB of weights)."""
     from xlac.mlir import text_without_blobs
-    return len(text_without_blobs(module)) >= \
+    from xlac.signature import CONSTANTS_ATTR
+    return len(text_without_blobs(module, leave_out=CONSTANTS_ATTR)) >= \
         (PIECES_MIN_BYTES if min_bytes is None else min_bytes)
 
 
