@@ -35,6 +35,7 @@ class Operand:
     memref: str                 # its type, e.g. memref<4x8xf32>
     element: str                # f32
     indices: tuple[str, ...]    # one affine expression per dim, over d0..dn-1 ('' for 0-d)
+    layout: tuple[int, tuple[int, ...]] | None = None   # (offset, strides) in elements, when static
 
 
 @dataclass(frozen=True)

@@ -72,8 +72,8 @@ def _replace_generic(module: ir.Operation, op: ir.Operation) -> list[ir.Operatio
     captures = captured_values(op)
     name = fresh_symbol(module, "xla_gpu_kernel")
     kernel_operands = tuple(
-        Operand(i, str(v.type), str(element_type(v)),
-                tuple(str(e) for e in m.results)) for i, (v, m) in enumerate(zip(operands, maps)))
+        Operand(i, str(v.type), str(element_type(v)), tuple(str(e) for e in m.results), _layout(v))
+        for i, (v, m) in enumerate(zip(operands, maps)))
     combiner, pointwise = _combiner(op, outputs)
     block_reduction = _block_reduction(space, combiner)
     if pointwise and not block_reduction:
@@ -126,6 +126,14 @@ def _static_memref(value: ir.Value) -> bool:
     kernel argument (xla-gpu-wrap-host-code moves its computation into the kernel)."""
     return (isinstance(value.type, ir.MemRefType) and ir.MemRefType(value.type).has_static_shape
             and "?" not in str(value.type))
+
+
+def _layout(value: ir.Value) -> tuple[int, tuple[int, ...]] | None:
+    """A static memref's (offset, strides) in elements (what vector accesses check)."""
+    if not _static_memref(value):
+        return None
+    strides, offset = ir.MemRefType(value.type).get_strides_and_offset()
+    return offset, tuple(strides)
 
 
 def _scalar(value: ir.Value) -> bool:

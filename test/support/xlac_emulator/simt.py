@@ -37,7 +37,7 @@ import re
 
 import numpy as np
 
-from xlac_emulator import simt_control, simt_handlers, simt_memory
+from xlac_emulator import simt_control, simt_handlers, simt_memory, simt_vector
 from xlac_emulator import simt_ops as ops
 from xlac_emulator.simt_model import CTYPES, EmulationError, Kernel, Launch, Op, Region, attr_value, parse_memref
 
@@ -295,4 +295,5 @@ def run_emulated(exe, *args) -> list[np.ndarray]:
         function.close()
 
 
-HANDLERS = {**simt_control.HANDLERS, **simt_memory.HANDLERS, **simt_handlers.HANDLERS}
+HANDLERS = {**simt_control.HANDLERS, **simt_memory.HANDLERS, **simt_handlers.HANDLERS,
+            **simt_vector.HANDLERS}
