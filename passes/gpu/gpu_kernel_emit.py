@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from xlac.passes.gpu.gpu_kernel_transpose import transpose_kernel, transpose_plan
 from xlac.passes.gpu.gpu_kernel_vector import vector_loop_kernel, vector_plan
 from xlac.passes.gpu.gpu_kernel_text import (
     THREADS,
@@ -88,10 +89,14 @@ class KernelOp:
 
 def loop_kernel(op: KernelOp) -> str:
     """One thread per iteration point; reductions (if any) run sequentially in the thread.
-    Without reductions, 16 bytes per thread where the layouts allow (gpu_kernel_vector.py)."""
+    Without reductions, 16 bytes per thread where the layouts allow (gpu_kernel_vector.py),
+    or through shared-memory tiles where an input is transposed (gpu_kernel_transpose.py)."""
     plan = vector_plan(op)
     if plan is not None:
         return vector_loop_kernel(op, plan)
+    tiles = transpose_plan(op)
+    if tiles is not None:
+        return transpose_kernel(op, tiles)
     parallel = op.space.parallel_sizes
     count = math.prod(parallel)
     lines = launch_header((max(1, -(-count // THREADS)), 1, 1), (THREADS, 1, 1))

@@ -126,9 +126,15 @@ def _prep_constant(result: Op, op, translator) -> None:
         result.attrs["constant"] = ops.scalar(ir.IntegerAttr(attr).value, ops.storage_dtype(rtype))
     elif isinstance(attr, ir.FloatAttr):
         result.attrs["constant"] = _float_constant(attr, rtype)
+    elif rtype.startswith("vector<") and isinstance(attr, ir.DenseElementsAttr) and \
+            ir.DenseElementsAttr(attr).is_splat:          # a fill's 16 bytes: lanes of one value
+        splat = ir.DenseElementsAttr(attr).get_splat_value()
+        lane = _float_constant(splat, rtype.split("x")[-1][:-1]) if isinstance(splat, ir.FloatAttr) \
+            else ops.scalar(ir.IntegerAttr(splat).value, ops.storage_dtype(rtype.split("x")[-1][:-1]))
+        result.attrs["constant"] = (lane,) * int(rtype[len("vector<"):].split("x")[0])
     else:
         raise EmulationError(f"kernel {translator.kernel}: constant {result.text} is not a scalar; "
-                             "vector values are not supported by the SIMT emulator")
+                             "vector values other than a splat are not supported by the SIMT emulator")
 
 
 def _float_constant(attr, rtype: str):

@@ -63,7 +63,13 @@ def _from_elements(launch, op, mask):
     set_value(launch, op, tuple(launch.env[s] for s in op.args))
 
 
+def _broadcast(launch, op, mask):
+    set_value(launch, op, (launch.env[op.args[0]],) * _lanes(op.rtypes[0]))
+
+
 HANDLERS = {
+    "vector.broadcast": _broadcast,
+    "vector.splat": _broadcast,
     "vector.load": _load,
     "vector.store": _store,
     "vector.extract": _extract,
