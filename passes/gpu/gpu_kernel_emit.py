@@ -6,7 +6,13 @@ import math
 from dataclasses import dataclass
 
 from xlac.passes.gpu.gpu_kernel_transpose import transpose_kernel, transpose_plan
-from xlac.passes.gpu.gpu_kernel_vector import vector_loop_kernel, vector_plan
+from xlac.passes.gpu.gpu_kernel_vector import (
+    VectorPlan,
+    reduction_vector_plan,
+    vector_fold_step,
+    vector_loop_kernel,
+    vector_plan,
+)
 from xlac.passes.gpu.gpu_kernel_text import (
     THREADS,
     WARP,
@@ -159,7 +165,9 @@ def reduction_kernels(op: KernelOp) -> str:
 def _fold_launch(op: KernelOp, split: int, partial: Operand | None) -> list[str]:
     """Block b folds output b // split, reduced points (b % split) * T + t, step split * T."""
     out = op.reduced
-    threads = _block_threads(math.prod(op.space.reduction_sizes))
+    plan = reduction_vector_plan(op)        # each step a 16-byte vector of the row: fewer, wider loads
+    reduced = math.prod(op.space.reduction_sizes) // (plan.width if plan else 1)
+    threads = _block_threads(reduced)
     outputs = math.prod(op.space.parallel_sizes)
     workgroup = _workgroup(out.element, threads)
     lines = launch_header((outputs * split, 1, 1), (threads, 1, 1), [workgroup])
@@ -170,8 +178,7 @@ def _fold_launch(op: KernelOp, split: int, partial: Operand | None) -> list[str]
     parallel_dims = delinearize(body, output, op.space.parallel_sizes) if op.space.parallel_sizes else []
     start = body.op(f"arith.addi {body.op(f'arith.muli {part}, {body.const(threads)} : index')}, "
                     "%tx : index")
-    reduced = math.prod(op.space.reduction_sizes)
-    acc = _strided_fold(body, op, parallel_dims, start, reduced, split * threads)
+    acc = _strided_fold(body, op, parallel_dims, start, reduced, split * threads, plan)
     total = block_reduce(body, acc, op.combiner, out.element, threads)
     first = body.op("arith.cmpi eq, %tx, " + body.const(0) + " : index")
     write = body.nested()
@@ -208,13 +215,14 @@ def _combine_partials_launch(op: KernelOp, split: int, partial: Operand) -> list
 
 
 def _strided_fold(body: Lines, op: KernelOp, parallel_dims: list[str], start: str,
-                  reduced: int, stride: int) -> str:
-    """Fold points start, start + stride, ... < reduced into a register started at the identity."""
+                  reduced: int, stride: int, plan: VectorPlan | None = None) -> str:
+    """Fold points start, start + stride, ... < reduced (vector points with a plan) into a
+    register started at the identity."""
     out = op.reduced
     init = identity_const(body, op.combiner, out.element)
-
+    step = _fold_step(op, parallel_dims) if plan is None else vector_fold_step(op, parallel_dims, plan)
     bounds = (start, body.const(reduced), body.const(stride))
-    return carried_loop(body, bounds, [init], [out.element], _fold_step(op, parallel_dims))[0]
+    return carried_loop(body, bounds, [init], [out.element], step)[0]
 
 
 def _fold_step(op: KernelOp, parallel_dims: list[str]):

@@ -37,9 +37,11 @@ from xlac.passes.gpu.gpu_kernel_text import (
     global_thread,
     guarded,
     helper,
+    interleave,
     launch_header,
     load,
     operand_indices,
+    placeholder,
 )
 
 VECTOR_BYTES = 16                 # the widest global access (ld.global.v4.b32)
@@ -170,3 +172,52 @@ def _vector_point(body: Lines, op, plan: VectorPlan, point: str, sizes: list[int
                          op.body_types(), op.result_types()) for j in range(width)]
     for k, operand in enumerate(op.outputs):
         vector_store(body, [results[j][k] for j in range(width)], operand, dims, width)
+
+
+# ---- block reductions along the innermost dim: each thread folds 16 bytes per step
+
+def reduction_vector_plan(op) -> VectorPlan | None:
+    """Vector reads for a block reduction whose innermost loop dim is reduced: the inputs
+    (and the pointwise outputs a multi-output fusion stores) as vectors or broadcast
+    scalars; the reduced output is a register, not read here."""
+    space = op.space
+    if not space.sizes or not space.reduction[-1]:
+        return None
+    inner = len(space.sizes) - 1
+    accessed = [o for k, o in enumerate(op.operands) if k < op.inputs or k - op.inputs in op.pointwise]
+    width = vector_width(accessed, inner, space.sizes[-1])
+    if width < 2:
+        return None
+    vectored = tuple(access(o, inner, width) if o in accessed else False for o in op.operands)
+    if None in vectored or not all(vectored[op.inputs + j] for j in op.pointwise):
+        return None
+    return VectorPlan(width, vectored)
+
+
+def vector_fold_step(op, parallel_dims: list[str], plan: VectorPlan):
+    """A loop step over vector point k of the reduced dims (the innermost counted in
+    vectors): loads once, then folds the lanes in order through the region."""
+    width = plan.width
+    sizes = op.space.reduction_sizes[:-1] + [op.space.reduction_sizes[-1] // width]
+
+    def step(loop: Lines, k: str, carried: list[str]) -> list[str]:
+        reduced = delinearize(loop, k, sizes)
+        reduced[-1] = loop.op(f"arith.muli {reduced[-1]}, {loop.const(width)} : index")
+        dims = interleave(op.space, parallel_dims, reduced)
+        lanes = [lanes_of(loop, o, vector_load(loop, o, dims, width), width) if vectored
+                 else [load(loop, o, dims)] * width
+                 for o, vectored in zip(op.operands[:op.inputs], plan.vectored)]
+        stored = {j: [] for j in op.pointwise}
+        for lane in range(width):
+            folded = iter(carried)
+            outs = [placeholder(loop, o.element) if j in op.pointwise else next(folded)
+                    for j, o in enumerate(op.outputs)]
+            results = call_body(loop, op.name, [v[lane] for v in lanes] + outs + op.capture_names(),
+                                op.body_types(), op.result_types())
+            for j in op.pointwise:
+                stored[j].append(results[j])
+            carried = [r for j, r in enumerate(results) if j not in op.pointwise]
+        for j in op.pointwise:
+            vector_store(loop, stored[j], op.outputs[j], dims, width)
+        return carried
+    return step
