@@ -5,14 +5,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from xlac.passes.gpu.gpu_kernel_transpose import transpose_kernel, transpose_plan
-from xlac.passes.gpu.gpu_kernel_vector import (
-    VectorPlan,
-    reduction_vector_plan,
-    vector_fold_step,
-    vector_loop_kernel,
-    vector_plan,
-)
 from xlac.passes.gpu.gpu_kernel_text import (
     THREADS,
     WARP,
@@ -30,6 +22,14 @@ from xlac.passes.gpu.gpu_kernel_text import (
     load,
     placeholder,
     store,
+)
+from xlac.passes.gpu.gpu_kernel_transpose import transpose_kernel, transpose_plan
+from xlac.passes.gpu.gpu_kernel_vector import (
+    VectorPlan,
+    reduction_vector_plan,
+    vector_fold_step,
+    vector_loop_kernel,
+    vector_plan,
 )
 
 # A reduction's identity per combining op and element type: each thread starts from it.

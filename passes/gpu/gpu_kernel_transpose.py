@@ -85,11 +85,11 @@ def transpose_kernel(op, plan: TransposePlan) -> str:
     inner0 = body.op(f"arith.muli {block[-1]}, {body.const(TILE)} : index")
     for row in range(0, TILE, ROWS):         # read: k on threadIdx.x
         _tile_point(body, op, fixed, (k, k0, "%tx"), (inner, inner0, "%ty"), row,
-                    lambda at, dims: _stage(at, op, plan, tiles, dims, row))
+                    lambda at, dims, row=row: _stage(at, op, plan, tiles, dims, row))
     body.add("gpu.barrier")
     for row in range(0, TILE, ROWS):         # compute and write: the innermost dim on threadIdx.x
         _tile_point(body, op, fixed, (inner, inner0, "%tx"), (k, k0, "%ty"), row,
-                    lambda at, dims: _compute(at, op, plan, tiles, dims, row))
+                    lambda at, dims, row=row: _compute(at, op, plan, tiles, dims, row))
     return helper(op.name, op.helper_types(), lines + body.lines + ["gpu.terminator", "}"])
 
 

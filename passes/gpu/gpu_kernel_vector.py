@@ -17,9 +17,10 @@ are multiples of the width and the innermost stride is 1. Anything else (a dynam
 odd offset, an innermost extent the width does not divide, i1 and complex elements,
 a transpose: the innermost dim in another position) keeps the scalar kernel.
 
-Grid: ``min(vectors / 256, 132 SMs x 8 blocks)`` blocks of 256 threads: 8 resident blocks
-fill an SM's 2,048 threads, so one wave covers the GPU and larger spaces loop (grid
-stride) instead of launching 65,536 blocks (docs/cuda.md, "Kernels").
+Grid: one vector per thread, ``vectors / 256`` blocks of 256 threads, no grid-stride loop:
+each block moves 4 kB a side, so 256 MiB is 65,536 blocks, not millions, and a kernel
+without loops stays one whose donated input may be written in place (targets/cuda/
+in_place.py reads a loop as "not pointwise"); docs/cuda.md, "Kernels".
 """
 
 from __future__ import annotations
@@ -46,7 +47,6 @@ from xlac.passes.gpu.gpu_kernel_text import (
 
 VECTOR_BYTES = 16                 # the widest global access (ld.global.v4.b32)
 SMS = 132                         # H100 SXM / H200
-BLOCKS_PER_SM = 8                 # 8 x 256 threads: an SM's 2,048 resident threads
 ELEMENT_BYTES = {"i8": 1, "i16": 2, "f16": 2, "bf16": 2, "i32": 4, "f32": 4, "i64": 8, "f64": 8}
 
 
@@ -108,10 +108,6 @@ def vector_plan(op) -> VectorPlan | None:
     return VectorPlan(width, vectored)
 
 
-def grid_blocks(points: int) -> int:
-    return max(1, min(-(-points // THREADS), SMS * BLOCKS_PER_SM))
-
-
 def vector_type(operand: Operand, width: int) -> str:
     return f"vector<{width}x{operand.element}>"
 
@@ -137,24 +133,16 @@ def lanes_of(body: Lines, operand: Operand, vector: str, width: int) -> list[str
 
 
 def vector_loop_kernel(op, plan: VectorPlan) -> str:
-    """The loop kernel on vectors: thread t handles vector points t, t + grid, ..."""
+    """The loop kernel on vectors: thread t handles vector point t."""
     width = plan.width
     sizes = list(op.space.sizes[:-1]) + [op.space.sizes[-1] // width]
     points = math.prod(sizes)
-    blocks = grid_blocks(points)
-    lines = launch_header((blocks, 1, 1), (THREADS, 1, 1))
+    lines = launch_header((max(1, -(-points // THREADS)), 1, 1), (THREADS, 1, 1))
     body = Lines()
-    first = global_thread(body)
+    point = global_thread(body)
     inner = body.nested()
-    point = first if blocks * THREADS >= points else inner.fresh("p")
     _vector_point(inner, op, plan, point, sizes)
-    if point == first:                 # one wave covers the space: a thread per vector
-        guarded(body, body.op(f"arith.cmpi ult, {first}, {body.const(points)} : index"), inner)
-    else:                              # grid-stride loop
-        stride, end = body.const(blocks * THREADS), body.const(points)
-        body.add(f"scf.for {point} = {first} to {end} step {stride} {{")
-        body.lines += inner.lines
-        body.add("}")
+    guarded(body, body.op(f"arith.cmpi ult, {point}, {body.const(points)} : index"), inner)
     return helper(op.name, op.helper_types(), lines + body.lines + ["gpu.terminator", "}"])
 
 
