@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from xlac.passes.gpu.gpu_kernel_emit import KernelOp, _starts, combine, identity_const
+from xlac.passes.gpu.gpu_kernel_emit import KernelOp, combine, identity_const, start_values
 from xlac.passes.gpu.gpu_kernel_text import (
     THREADS,
     Lines,
@@ -167,7 +167,7 @@ def _write_outputs(body: Lines, op: KernelOp, plan: ColumnPlan, parallel: list[s
     out = op.reduced
     for lane, total in enumerate(totals):
         dims = _lane_dims(body, op, plan, parallel, lane)
-        (old,) = _starts(body, op, dims, [out])
+        (old,) = start_values(body, op, dims, [out])
         store(body, combine(body, op.combiner, total, old, out.element), out, dims)
 
 
@@ -190,7 +190,7 @@ def _combine_launch(op: KernelOp, plan: ColumnPlan, partial: Operand) -> list[st
     (total,) = carried_loop(inner, bounds, [start], [out.element], step)
     parallel = delinearize(inner, thread, op.space.parallel_sizes)
     dims = interleave(op.space, parallel, [inner.const(0) for _ in op.space.reduction_sizes])
-    (old,) = _starts(inner, op, dims, [out])
+    (old,) = start_values(inner, op, dims, [out])
     store(inner, combine(inner, op.combiner, total, old, out.element), out, dims)
     guarded(body, live, inner)
     return lines + body.lines + ["gpu.terminator", "}"]

@@ -128,7 +128,7 @@ def _sequential_reduction(body: Lines, op: KernelOp, parallel_dims: list[str]) -
     """Fold the reduced points in order into registers started from the outputs."""
     zero = [body.const(0) for _ in op.space.reduction_sizes]
     first = interleave(op.space, parallel_dims, zero)
-    starts = _starts(body, op, first)
+    starts = start_values(body, op, first)
     total = math.prod(op.space.reduction_sizes)
 
     bounds = (body.const(0), body.const(total), body.const(1))
@@ -246,11 +246,11 @@ def _combine_into_output(body: Lines, op: KernelOp, total: str, parallel_dims: l
     out = op.reduced
     zero = [body.const(0) for _ in op.space.reduction_sizes]
     dims = interleave(op.space, parallel_dims, zero)
-    (old,) = _starts(body, op, dims, [out])
+    (old,) = start_values(body, op, dims, [out])
     store(body, combine(body, op.combiner, total, old, out.element), out, dims)
 
 
-def _starts(body: Lines, op: KernelOp, dims: list[str], outputs=None) -> list[str]:
+def start_values(body: Lines, op: KernelOp, dims: list[str], outputs=None) -> list[str]:
     """The outputs' values before the reduction: the folded fill's constants, or loaded."""
     if op.init:
         return [body.op(f"arith.constant {value}") for value in op.init]
