@@ -6,7 +6,14 @@
 
     y = f(x, w)          # numpy or JAX arrays in, numpy arrays out
 
-Each new input signature (the argument tree, every leaf's shape and dtype,
+    g = xlac.jit(f, target="cuda")
+    y = g(x, w)          # xlac.DeviceArrays out, as jax.jit returns jax Arrays
+
+On a GPU, arrays already there (a ``jax.Array`` on a GPU, a CUDA
+``torch.Tensor``, a CuPy array, an ``xlac.DeviceArray``) go in without a
+copy, and the results stay on the device until read (``.numpy()``,
+``np.asarray``) or handed on, to this function's next call or to jax,
+torch or CuPy through DLPack. Each new input signature (the argument tree, every leaf's shape and dtype,
 and the values of ``static_argnums``) is lowered once with
 ``jax.jit(f).lower`` and compiled once with ``xlac.compile`` (which also
 hits the persistent cache across processes). JAX arrays on the CPU are
@@ -29,6 +36,18 @@ class _Compiled:
     executable: object
     out_tree: object
 
+    @functools.cached_property
+    def _flat(self):
+        """The executable called with the flat leaves (its own pytrees are f's)."""
+        return self.executable.with_pytrees(None)
+
+    def outputs(self, inputs: list) -> list:
+        """The flat results: numpy arrays from the CPU, DeviceArrays from a GPU."""
+        if not _on_device(self.executable):
+            return self.executable.run(*inputs)
+        results = self._flat(*inputs)
+        return list(results) if isinstance(results, tuple) else [results]
+
 
 class JitFunction:
     """A Python function compiled by xlac once per input signature."""
@@ -45,15 +64,22 @@ class JitFunction:
         jax = _jax()
         dynamic, static = self._split(args)
         leaves, tree = jax.tree_util.tree_flatten((dynamic, kwargs))
-        arrays = [as_numpy(leaf) for leaf in leaves]
-        key = (tree, static, tuple((a.shape, a.dtype.str) for a in arrays))
+        arrays = [leaf if self._stays(leaf) else as_numpy(leaf) for leaf in leaves]
+        key = (tree, static, tuple((tuple(a.shape), np.dtype(a.dtype).str) for a in arrays))
         compiled = self._compiled.get(key)
         if compiled is None:
             compiled = self._compiled[key] = self._compile(args, kwargs, arrays, tree)
-        exe = compiled.executable
-        inputs = [a if a.dtype == s.dtype else a.astype(s.dtype)   # JAX's dtype canonicalization
-                  for a, s in zip(arrays, exe.signature.inputs)]
-        return jax.tree_util.tree_unflatten(compiled.out_tree, exe.run(*inputs))
+        inputs = [a if not isinstance(a, np.ndarray) or a.dtype == s.dtype
+                  else a.astype(s.dtype)                     # JAX's dtype canonicalization
+                  for a, s in zip(arrays, compiled.executable.signature.inputs)]
+        return jax.tree_util.tree_unflatten(compiled.out_tree, compiled.outputs(inputs))
+
+    def _stays(self, leaf) -> bool:
+        """Is ``leaf`` an array on the GPU this function runs on (read in place)?"""
+        if self._target != "cuda" or isinstance(leaf, np.ndarray):
+            return False
+        from xlac.targets.cuda.device_array import is_device_value
+        return is_device_value(leaf)
 
     def lower(self, *args, **kwargs):
         """``jax.jit(f).lower(*args)`` with the settings xlac.jit uses."""
@@ -91,6 +117,11 @@ def jit(fun=None, *, static_argnums=(), target: str = "cpu"):
     if fun is None:
         return functools.partial(jit, static_argnums=static_argnums, target=target)
     return JitFunction(fun, static_argnums, target)
+
+
+def _on_device(executable) -> bool:
+    """Does ``executable`` run on a GPU, taking and returning device arrays?"""
+    return getattr(executable.function, "device_call", None) is not None
 
 
 def as_numpy(value) -> np.ndarray:

@@ -143,6 +143,18 @@ ARGUMENT_ATTR = "xla.constant"              # entry argument: its index in that 
 CONSTANT_ALIGNMENT = 64                     # bytes: what each constant's data is aligned to
 
 
+def aligned_copy(data) -> np.ndarray:
+    """A read-only copy of ``data``'s bytes starting at a ``CONSTANT_ALIGNMENT`` boundary."""
+    import numpy as np
+    size = len(data)
+    room = np.empty(size + CONSTANT_ALIGNMENT, np.uint8)
+    offset = -room.ctypes.data % CONSTANT_ALIGNMENT
+    array = room[offset:offset + size]
+    array[:] = np.frombuffer(data, np.uint8)
+    array.flags.writeable = False
+    return array
+
+
 def constant_symbol(index: int) -> str:
     """The global holding constant ``index`` of ``xla.constant_arguments``."""
     return f"__xlac_constant_{index}"

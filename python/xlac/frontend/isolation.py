@@ -29,6 +29,7 @@ from xlac.frontend import worker_protocol as protocol
 from xlac.frontend.jax_export import embedded_program
 from xlac.frontend.parse import parse_module
 from xlac.frontend.prechecks import check_text
+from xlac.frontend.resource_blobs import bind_blobs, split_blobs
 from xlac.mlir import ir
 
 _HINT = ("the input is not a valid StableHLO program; if it came from a tool, "
@@ -159,6 +160,15 @@ def parse_untrusted(ctx: ir.Context, data: bytes, source_name: str, options) -> 
     the isolated worker, whose own bytecode is what this process parses."""
     data = embedded_program(data) or data
     check_text(data, source_name)
+    blobs = split_blobs(data)          # weights' hex apart from the code: docs/compile-time.md
+    if blobs is not None:
+        module = _parsed(ctx, blobs.code, source_name, options)
+        if bind_blobs(module, blobs, source_name):
+            return module
+    return _parsed(ctx, data, source_name, options)
+
+
+def _parsed(ctx: ir.Context, data: bytes, source_name: str, options) -> ir.Module:
     if not options.isolate_input:
         return parse_module(ctx, data, source_name)
     vetted = vet(data, source_name, options.parse_timeout)

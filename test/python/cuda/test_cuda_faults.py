@@ -138,6 +138,18 @@ def test_eight_threads_call_one_executable_a_thousand_times_each():
     assert len(fake.launches) == 8000
 
 
+def test_a_result_dropped_on_a_thread_that_never_called_goes_back_to_the_pool():
+    exe, fake = _on_fake(SMALL)
+    a = np.ones(8, np.float32)
+    held = [exe(a, a)]                               # a DeviceArray, made on this thread
+    np.testing.assert_array_equal(held[0].numpy(), (a + a) * a)
+    pooled = sum(map(len, fake.pool.values()))
+    dropper = threading.Thread(target=held.clear)    # its last reference goes there
+    dropper.start()
+    dropper.join()
+    assert sum(map(len, fake.pool.values())) == pooled + 1     # freed, not leaked
+
+
 def test_gpu_out_of_memory_is_a_resource_limit_error():
     huge = ADD_MUL.replace("100x77", "400000x100000")          # 3 x 160 GB: more than any GPU
     exe = _gpu_or_skip(SMALL)                                   # skips without a GPU

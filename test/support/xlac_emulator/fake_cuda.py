@@ -250,6 +250,8 @@ class FakeDriver:
     def free_async(self, pointer: int, stream: int) -> None:
         # freed in stream order: the work enqueued before still has it; the pool may hand
         # it to the next allocation on this stream at once (in stream order that comes after)
+        if threading.get_ident() not in self.current_threads:       # as the driver refuses it
+            raise CudaError("CUDA driver: cuMemFreeAsync failed: CUDA_ERROR_INVALID_CONTEXT (201)")
         buffer = self._check(pointer, 1) and self.memory[pointer]
         self.pool[(stream, buffer.size)].append(buffer)
         generation = self._generation[pointer]

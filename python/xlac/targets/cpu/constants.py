@@ -26,8 +26,7 @@ import numpy as np
 from xlac.errors import CompileError, error
 from xlac.mlir import ir
 from xlac.record import record
-from xlac.signature import CONSTANT_ALIGNMENT as ALIGNMENT
-from xlac.signature import CONSTANTS_ATTR, constant_symbol
+from xlac.signature import CONSTANTS_ATTR, aligned_copy, constant_symbol
 
 _BUG = "this is an xlac bug: please report it with the input program"
 
@@ -37,7 +36,7 @@ class Constant:
     """One constant of the compiled code: its symbol and its bytes (aligned)."""
 
     symbol: str
-    data: np.ndarray                   # uint8, ``ALIGNMENT``-aligned, read-only
+    data: np.ndarray                   # uint8, ``CONSTANT_ALIGNMENT``-aligned, read-only
 
     @property
     def address(self) -> int:
@@ -144,14 +143,3 @@ def _hex_data(holder: ir.Module, value: ir.Attribute) -> bytes:
     data = binascii.a2b_hex(memoryview(text)[start + 3:end])
     resource = text.startswith(b"module attributes {value = dense_resource<")
     return data[4:] if resource else data
-
-
-def aligned_copy(data) -> np.ndarray:
-    """A read-only copy of ``data``'s bytes starting at an ``ALIGNMENT`` boundary."""
-    size = len(data)
-    room = np.empty(size + ALIGNMENT, np.uint8)
-    offset = -room.ctypes.data % ALIGNMENT
-    array = room[offset:offset + size]
-    array[:] = np.frombuffer(data, np.uint8)
-    array.flags.writeable = False
-    return array

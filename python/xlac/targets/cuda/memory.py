@@ -85,6 +85,10 @@ class PoolBuffer:
             return
         pointer, self.pointer = self.pointer, None
         driver = self._context.driver
+        # the last reference may go on any thread (a garbage collection, a worker's
+        # result dropped): one that never made the GPU's context current would fail
+        # the free, which __del__ can only swallow, and the memory would leak
+        driver.make_current()
         for stream in self._users:                 # work other streams enqueued on it
             Event(driver, stream).wait_on(self.stream)
         driver.free_async(pointer, self.stream)
