@@ -23,6 +23,14 @@ from xlac.passes.gpu.gpu_kernel_text import (
     placeholder,
     store,
 )
+from xlac.passes.gpu.gpu_kernel_transpose import transpose_kernel, transpose_plan
+from xlac.passes.gpu.gpu_kernel_vector import (
+    VectorPlan,
+    reduction_vector_plan,
+    vector_fold_step,
+    vector_loop_kernel,
+    vector_plan,
+)
 
 # A reduction's identity per combining op and element type: each thread starts from it.
 _FLOAT_BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64}
@@ -86,7 +94,15 @@ class KernelOp:
 
 
 def loop_kernel(op: KernelOp) -> str:
-    """One thread per iteration point; reductions (if any) run sequentially in the thread."""
+    """One thread per iteration point; reductions (if any) run sequentially in the thread.
+    Without reductions, 16 bytes per thread where the layouts allow (gpu_kernel_vector.py),
+    or through shared-memory tiles where an input is transposed (gpu_kernel_transpose.py)."""
+    plan = vector_plan(op)
+    if plan is not None:
+        return vector_loop_kernel(op, plan)
+    tiles = transpose_plan(op)
+    if tiles is not None:
+        return transpose_kernel(op, tiles)
     parallel = op.space.parallel_sizes
     count = math.prod(parallel)
     lines = launch_header((max(1, -(-count // THREADS)), 1, 1), (THREADS, 1, 1))
@@ -112,7 +128,7 @@ def _sequential_reduction(body: Lines, op: KernelOp, parallel_dims: list[str]) -
     """Fold the reduced points in order into registers started from the outputs."""
     zero = [body.const(0) for _ in op.space.reduction_sizes]
     first = interleave(op.space, parallel_dims, zero)
-    starts = _starts(body, op, first)
+    starts = start_values(body, op, first)
     total = math.prod(op.space.reduction_sizes)
 
     bounds = (body.const(0), body.const(total), body.const(1))
@@ -149,7 +165,9 @@ def reduction_kernels(op: KernelOp) -> str:
 def _fold_launch(op: KernelOp, split: int, partial: Operand | None) -> list[str]:
     """Block b folds output b // split, reduced points (b % split) * T + t, step split * T."""
     out = op.reduced
-    threads = _block_threads(math.prod(op.space.reduction_sizes))
+    plan = reduction_vector_plan(op)        # each step a 16-byte vector of the row: fewer, wider loads
+    reduced = math.prod(op.space.reduction_sizes) // (plan.width if plan else 1)
+    threads = _block_threads(reduced)
     outputs = math.prod(op.space.parallel_sizes)
     workgroup = _workgroup(out.element, threads)
     lines = launch_header((outputs * split, 1, 1), (threads, 1, 1), [workgroup])
@@ -160,8 +178,7 @@ def _fold_launch(op: KernelOp, split: int, partial: Operand | None) -> list[str]
     parallel_dims = delinearize(body, output, op.space.parallel_sizes) if op.space.parallel_sizes else []
     start = body.op(f"arith.addi {body.op(f'arith.muli {part}, {body.const(threads)} : index')}, "
                     "%tx : index")
-    reduced = math.prod(op.space.reduction_sizes)
-    acc = _strided_fold(body, op, parallel_dims, start, reduced, split * threads)
+    acc = _strided_fold(body, op, parallel_dims, start, reduced, split * threads, plan)
     total = block_reduce(body, acc, op.combiner, out.element, threads)
     first = body.op("arith.cmpi eq, %tx, " + body.const(0) + " : index")
     write = body.nested()
@@ -198,13 +215,14 @@ def _combine_partials_launch(op: KernelOp, split: int, partial: Operand) -> list
 
 
 def _strided_fold(body: Lines, op: KernelOp, parallel_dims: list[str], start: str,
-                  reduced: int, stride: int) -> str:
-    """Fold points start, start + stride, ... < reduced into a register started at the identity."""
+                  reduced: int, stride: int, plan: VectorPlan | None = None) -> str:
+    """Fold points start, start + stride, ... < reduced (vector points with a plan) into a
+    register started at the identity."""
     out = op.reduced
     init = identity_const(body, op.combiner, out.element)
-
+    step = _fold_step(op, parallel_dims) if plan is None else vector_fold_step(op, parallel_dims, plan)
     bounds = (start, body.const(reduced), body.const(stride))
-    return carried_loop(body, bounds, [init], [out.element], _fold_step(op, parallel_dims))[0]
+    return carried_loop(body, bounds, [init], [out.element], step)[0]
 
 
 def _fold_step(op: KernelOp, parallel_dims: list[str]):
@@ -228,11 +246,11 @@ def _combine_into_output(body: Lines, op: KernelOp, total: str, parallel_dims: l
     out = op.reduced
     zero = [body.const(0) for _ in op.space.reduction_sizes]
     dims = interleave(op.space, parallel_dims, zero)
-    (old,) = _starts(body, op, dims, [out])
+    (old,) = start_values(body, op, dims, [out])
     store(body, combine(body, op.combiner, total, old, out.element), out, dims)
 
 
-def _starts(body: Lines, op: KernelOp, dims: list[str], outputs=None) -> list[str]:
+def start_values(body: Lines, op: KernelOp, dims: list[str], outputs=None) -> list[str]:
     """The outputs' values before the reduction: the folded fill's constants, or loaded."""
     if op.init:
         return [body.op(f"arith.constant {value}") for value in op.init]

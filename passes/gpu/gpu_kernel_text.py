@@ -11,11 +11,13 @@ Three shapes of kernel, as XLA's GPU emitters have:
 
 * loop: one thread per element of the iteration space, 1-D grid of
   256-thread blocks (the innermost dimension on consecutive threads, so
-  loads and stores coalesce);
+  loads and stores coalesce); 16 bytes a thread where aligned
+  (gpu_kernel_vector.py); transposes through shared tiles (gpu_kernel_transpose.py);
 * reduction: one block per output element (optionally split over several
   blocks, then a second launch combines the partial results); each thread
   folds a strided slice of the reduced elements in a register, then the
-  block combines its threads with warp shuffles and shared memory;
+  block combines its threads with warp shuffles and shared memory (column
+  reductions: outputs on threads, gpu_kernel_columns.py);
 * matmul: 64x64 output tiles, K in steps of 16 staged through shared
   memory, 4x4 outputs per thread in registers.
 """
@@ -35,6 +37,7 @@ class Operand:
     memref: str                 # its type, e.g. memref<4x8xf32>
     element: str                # f32
     indices: tuple[str, ...]    # one affine expression per dim, over d0..dn-1 ('' for 0-d)
+    layout: tuple[int, tuple[int, ...]] | None = None   # (offset, strides) in elements, when static
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,12 @@ control flow) stay for the generic route: parallel loops tiled 16x16.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass
+from xlac.passes.gpu.gpu_kernel_columns import column_kernels, column_plan
 from xlac.passes.gpu.gpu_kernel_emit import KernelOp, identity, loop_kernel, reduction_kernels
 from xlac.passes.gpu.gpu_kernel_text import Operand, Space
 from xlac.passes.gpu.launch_ops import (
@@ -72,10 +74,10 @@ def _replace_generic(module: ir.Operation, op: ir.Operation) -> list[ir.Operatio
     captures = captured_values(op)
     name = fresh_symbol(module, "xla_gpu_kernel")
     kernel_operands = tuple(
-        Operand(i, str(v.type), str(element_type(v)),
-                tuple(str(e) for e in m.results)) for i, (v, m) in enumerate(zip(operands, maps)))
+        Operand(i, str(v.type), str(element_type(v)), tuple(str(e) for e in m.results), _layout(v))
+        for i, (v, m) in enumerate(zip(operands, maps)))
     combiner, pointwise = _combiner(op, outputs)
-    block_reduction = _block_reduction(space, combiner)
+    block_reduction = _block_reduction(space, combiner, _reads_rows(op))
     if pointwise and not block_reduction:
         return []        # only the block reduction stores pointwise outputs
     folding = [v for k, v in enumerate(operands[inputs:]) if k not in pointwise]
@@ -86,7 +88,11 @@ def _replace_generic(module: ir.Operation, op: ir.Operation) -> list[ir.Operatio
         init = (str(op.attributes[FOLDED_INIT]),)
     kernel = KernelOp(name, kernel_operands, inputs, space, tuple(str(c.type) for c in captures),
                       combiner or "", init, pointwise)
-    text = reduction_kernels(kernel) if block_reduction else loop_kernel(kernel)
+    columns = column_plan(kernel) if combiner else None
+    if columns is not None:       # inputs contiguous along the outputs: columns on threads
+        text = column_kernels(kernel, columns)
+    else:
+        text = reduction_kernels(kernel) if block_reduction else loop_kernel(kernel)
     text += region_declaration(op.regions[0], f"{name}_body", captures)
     replace_with_call(module, op, text, name, {f"{name}_body": op.regions[0]}, captures)
     return fills
@@ -126,6 +132,14 @@ def _static_memref(value: ir.Value) -> bool:
     kernel argument (xla-gpu-wrap-host-code moves its computation into the kernel)."""
     return (isinstance(value.type, ir.MemRefType) and ir.MemRefType(value.type).has_static_shape
             and "?" not in str(value.type))
+
+
+def _layout(value: ir.Value) -> tuple[int, tuple[int, ...]] | None:
+    """A static memref's (offset, strides) in elements (what vector accesses check)."""
+    if not _static_memref(value):
+        return None
+    strides, offset = ir.MemRefType(value.type).get_strides_and_offset()
+    return offset, tuple(strides)
 
 
 def _scalar(value: ir.Value) -> bool:
@@ -196,14 +210,36 @@ def _block_reduced(op: ir.Operation) -> bool:
     producer merged into it needs: that kernel stores pointwise outputs)."""
     _, outputs = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
     space = _kernel_space(op) if outputs == 1 else None
-    return space is not None and _block_reduction(space, _combiner(op, outputs)[0])
+    return space is not None and _block_reduction(space, _combiner(op, outputs)[0], _reads_rows(op))
 
 
-def _block_reduction(space: Space, combiner: str | None) -> bool:
-    """A block per output (tree-folded) rather than a thread per output (sequential)."""
+def _block_reduction(space: Space, combiner: str | None, rows: bool) -> bool:
+    """A block per output (tree-folded) rather than a thread per output (sequential).
+    Rows read contiguously (``rows``) always take blocks: a thread per row would have a
+    warp read 32 rows a row apart, 32 transactions per load (layer norm's 65,536 rows)."""
     if combiner is None or not any(space.reduction):
         return False
     outputs, reduced = math.prod(space.parallel_sizes), math.prod(space.reduction_sizes)
-    if outputs >= ENOUGH_THREADS or reduced < MIN_BLOCK_REDUCTION:
+    if (outputs >= ENOUGH_THREADS and not rows) or reduced < MIN_BLOCK_REDUCTION:
         return False
     return space.reduction[-1] or outputs < FEW_COLUMNS
+
+
+def _reads_rows(op: ir.Operation) -> bool:
+    """Whether the innermost loop dim is reduced and every input indexed by it reads
+    it as its own unit-stride innermost dim (a row reduction, not a column one)."""
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    inputs, _ = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
+    iterators = [str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"])]
+    if not iterators or "reduction" not in iterators[-1]:
+        return False
+    inner, reading = f"d{len(iterators) - 1}", False
+    for value, affine_map in zip(list(op.operands)[:inputs], maps):
+        results = [str(e) for e in affine_map.results]
+        if not any(re.search(rf"\b{inner}\b", r) for r in results):
+            continue
+        layout = _layout(value)
+        if results[-1] != inner or layout is None or layout[1][-1] != 1:
+            return False
+        reading = True
+    return reading

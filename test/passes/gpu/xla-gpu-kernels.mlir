@@ -1,14 +1,18 @@
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-gpu-kernels,inline)' --split-input-file | FileCheck %s
 
-/// Elementwise: one thread per element, 256-thread blocks, a bounds check.
+/// Elementwise: 16 bytes per thread (4 x f32 as one aligned vector load of each
+/// input and one vector store), 256-thread blocks, a bounds check.
 // CHECK-LABEL: func.func @add
-// CHECK: %[[GRID:.*]] = arith.constant 4 : index
+// CHECK: %[[GRID:.*]] = arith.constant 1 : index
 // CHECK: %[[BLOCK:.*]] = arith.constant 256 : index
 // CHECK: gpu.launch blocks({{.*}}) in ({{.*}} = %[[GRID]], {{.*}}) threads({{.*}}) in ({{.*}} = %[[BLOCK]],
 // CHECK: arith.cmpi ult
 // CHECK: scf.if
-// CHECK: arith.addf
-// CHECK: memref.store
+// CHECK: vector.load %arg0[%{{.*}}] {alignment = 16 : i64} : memref<1000xf32>, vector<4xf32>
+// CHECK: vector.load %arg1
+// CHECK-COUNT-4: arith.addf
+// CHECK: vector.from_elements
+// CHECK: vector.store %{{.*}}, %arg2[%{{.*}}] {alignment = 16 : i64} : memref<1000xf32>, vector<4xf32>
 // CHECK-NOT: linalg.generic
 #id = affine_map<(d0) -> (d0)>
 func.func @add(%a: memref<1000xf32>, %b: memref<1000xf32>, %c: memref<1000xf32>) {
@@ -85,8 +89,9 @@ func.func @full_max(%a: memref<1048576xf32>, %r: memref<f32>) {
 // CHECK-LABEL: func.func @exp_and_row_sum
 // CHECK-COUNT-1: gpu.launch
 // CHECK: scf.for
+// CHECK: vector.load %arg0
 // CHECK: math.exp
-// CHECK: memref.store %{{.*}}, %arg1[
+// CHECK: vector.store %{{.*}}, %arg1[
 // CHECK: gpu.shuffle xor
 // CHECK: memref.store %{{.*}}, %arg2[
 // CHECK-NOT: gpu.launch
@@ -125,7 +130,7 @@ func.func @exp_and_row_sum(%x: memref<64x1024xf32>, %e: memref<64x1024xf32>, %m:
 /// folds into the reduction.
 // CHECK-LABEL: func.func @reads_other_rows
 // CHECK: gpu.launch
-// CHECK: memref.store %{{.*}}, %arg1[
+// CHECK: vector.store %{{.*}}, %arg1[
 // CHECK: gpu.launch
 // CHECK-SAME: workgroup
 // CHECK-NOT: gpu.launch
@@ -195,4 +200,86 @@ func.func @while_regions(%x: memref<1000xf32>, %flags: memref<1000xi1>, %any: me
     scf.yield %v : memref<1000xf32>
   }
   return %r : memref<1000xf32>
+}
+
+// -----
+
+/// An innermost extent no vector width divides, and a view at an odd offset: scalar
+/// loads and stores, a thread per element.
+// CHECK-LABEL: func.func @odd
+// CHECK: gpu.launch
+// CHECK-NOT: vector.load
+// CHECK: memref.load %arg0
+// CHECK: memref.store
+// CHECK-LABEL: func.func @odd_view
+// CHECK: gpu.launch
+// CHECK-NOT: vector.load
+// CHECK: memref.load %arg0
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @odd(%a: memref<3x7xf32>, %c: memref<3x7xf32>) {
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<3x7xf32>) outs(%c : memref<3x7xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+func.func @odd_view(%a: memref<4x8xf32, strided<[9, 1], offset: 1>>, %c: memref<4x8xf32>) {
+  linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<4x8xf32, strided<[9, 1], offset: 1>>) outs(%c : memref<4x8xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    %e = math.exp %x : f32
+    linalg.yield %e : f32
+  }
+  return
+}
+
+// -----
+
+/// A transpose: 32x8-thread blocks stage 32x33 tiles in shared memory, read along the
+/// input's rows, a barrier, then written along the output's rows.
+// CHECK-LABEL: func.func @transpose
+// CHECK: gpu.launch
+// CHECK-SAME: workgroup(%{{.*}} : memref<32x33xf32, #gpu.address_space<workgroup>>)
+// CHECK: memref.load %arg0
+// CHECK: memref.store %{{.*}}, %{{.*}} : memref<32x33xf32, #gpu.address_space<workgroup>>
+// CHECK: gpu.barrier
+// CHECK: memref.load %{{.*}} : memref<32x33xf32, #gpu.address_space<workgroup>>
+// CHECK: memref.store %{{.*}}, %arg1
+#tr = affine_map<(d0, d1) -> (d1, d0)>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+func.func @transpose(%a: memref<64x96xf32>, %c: memref<96x64xf32>) {
+  linalg.generic {indexing_maps = [#tr, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : memref<64x96xf32>) outs(%c : memref<96x64xf32>) {
+  ^bb0(%x: f32, %o: f32):
+    linalg.yield %x : f32
+  }
+  return
+}
+
+// -----
+
+/// A column sum: consecutive threads take 4 consecutive columns each (vector loads
+/// along the rows), the rows split over thread groups into a partial buffer, a
+/// second launch folds the partials.
+// CHECK-LABEL: func.func @column_sum
+// CHECK: memref.alloc() : memref<{{[0-9]+}}x2048xf32>
+// CHECK: gpu.launch
+// CHECK: scf.for
+// CHECK: vector.load %arg0
+// CHECK: vector.store
+// CHECK: gpu.launch
+// CHECK: scf.for
+// CHECK: memref.store %{{.*}}, %arg1
+#cols = affine_map<(d0, d1) -> (d1, d0)>
+#out = affine_map<(d0, d1) -> (d0)>
+func.func @column_sum(%a: memref<512x2048xf32>, %c: memref<2048xf32>) {
+  linalg.generic {indexing_maps = [#cols, #out], iterator_types = ["parallel", "reduction"]}
+      ins(%a : memref<512x2048xf32>) outs(%c : memref<2048xf32>) {
+  ^bb0(%x: f32, %acc: f32):
+    %s = arith.addf %x, %acc : f32
+    linalg.yield %s : f32
+  }
+  return
 }

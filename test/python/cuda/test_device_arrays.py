@@ -256,6 +256,17 @@ def test_cuda_array_interface_input_is_read_in_place_after_its_stream(monkeypatc
         exe(ForeignCudaArray(A.ctypes.data, (4, 3), np.float32), B)  # host memory
 
 
+def test_a_foreign_array_off_a_16_byte_boundary_is_copied_first(monkeypatch):
+    exe, fake = _on_fake(monkeypatch, ADD_EXP)
+    memory = fake.alloc(A.nbytes + 4)
+    pointer = memory + 4                                             # x[1:] of a larger array
+    fake.memory[memory][4:4 + A.nbytes] = np.frombuffer(A.tobytes(), np.uint8)
+    out = exe(ForeignCudaArray(pointer, (4, 3), np.float32), B)
+    np.testing.assert_allclose(out.numpy(), np.exp(A + B), rtol=1e-6)
+    (_, _, _, words), = fake.launches
+    assert pointer not in words and fake.calls["copy_async"] == 1   # kernels read an aligned copy
+
+
 class DLPackOnly:
     """A producer with DLPack only (jax.Array and torch tensors have both)."""
 

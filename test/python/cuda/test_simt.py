@@ -329,6 +329,6 @@ def test_barrier_in_divergent_code_is_an_error():
 
 
 def test_unsupported_op_is_named():
-    text = DIVERGENT_BARRIER.replace("gpu.barrier", "%q = arith.constant dense<1.0> : vector<2xf32>")
-    with pytest.raises(EmulationError, match="vector values are not supported"):
+    text = DIVERGENT_BARRIER.replace("gpu.barrier", "%q = arith.constant dense<[1.0, 2.0]> : vector<2xf32>")
+    with pytest.raises(EmulationError, match="vector values other than a splat are not supported"):
         Emulator(text).kernel("divergent")

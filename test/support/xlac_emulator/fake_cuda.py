@@ -212,7 +212,7 @@ class FakeDriver:
 
     @_counted
     def copy_async(self, target: int, source: int, nbytes: int, stream: int) -> None:
-        self._check(target, nbytes), self._check(source, nbytes)
+        self._inside(target, nbytes), self._inside(source, nbytes)     # a view's address, as cuMemcpy takes
         self._enqueue(lambda: ctypes.memmove(target, source, nbytes), stream, COPY_MS_PER_BYTE * nbytes)
 
     @_counted

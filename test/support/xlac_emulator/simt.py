@@ -37,7 +37,7 @@ import re
 
 import numpy as np
 
-from xlac_emulator import simt_control, simt_handlers, simt_memory
+from xlac_emulator import simt_control, simt_handlers, simt_memory, simt_vector
 from xlac_emulator import simt_ops as ops
 from xlac_emulator.simt_model import CTYPES, EmulationError, Kernel, Launch, Op, Region, attr_value, parse_memref
 
@@ -94,21 +94,27 @@ _TERMINATORS = {"scf.yield", "scf.condition", "gpu.return", "gpu.yield", "memref
                 "scf.reduce", "scf.reduce.return", "gpu.terminator", "scf.forall.in_parallel"}
 
 
+def _printed(op) -> str:
+    """``str(op)`` numbered within its gpu.func only (what the kernels text shows): str(op)
+    numbers the whole module each time, 34 ms an op with 500 kernels."""
+    return op.get_asm(use_local_scope=True)
+
+
 def _first_line(op) -> str:
-    text = str(op).strip().splitlines()[0] if not op.regions else f"{op.name} ..."
+    text = _printed(op).strip().splitlines()[0] if not op.regions else f"{op.name} ..."
     return text if len(text) < 160 else text[:157] + "..."
 
 
 def _mode(op, prefix: str) -> str:
     """The keyword printed after the op name (cmpi/cmpf predicate, shuffle/atomic kind)."""
-    match = re.search(re.escape(prefix) + r"\s+(\w+)", str(op) if not op.regions else _op_head(op))
+    match = re.search(re.escape(prefix) + r"\s+(\w+)", _printed(op) if not op.regions else _op_head(op))
     if match is None:
         raise EmulationError(f"cannot read the mode of {_first_line(op)}")
     return match.group(1)
 
 
 def _op_head(op) -> str:
-    return str(op).split("{", 1)[0]
+    return op.get_asm(use_local_scope=True, skip_regions=True).split("{", 1)[0]
 
 
 # ---- preparation: attributes decoded once ------------------------------------------
@@ -126,9 +132,15 @@ def _prep_constant(result: Op, op, translator) -> None:
         result.attrs["constant"] = ops.scalar(ir.IntegerAttr(attr).value, ops.storage_dtype(rtype))
     elif isinstance(attr, ir.FloatAttr):
         result.attrs["constant"] = _float_constant(attr, rtype)
+    elif rtype.startswith("vector<") and isinstance(attr, ir.DenseElementsAttr) and \
+            ir.DenseElementsAttr(attr).is_splat:          # a fill's 16 bytes: lanes of one value
+        splat = ir.DenseElementsAttr(attr).get_splat_value()
+        lane = _float_constant(splat, rtype.split("x")[-1][:-1]) if isinstance(splat, ir.FloatAttr) \
+            else ops.scalar(ir.IntegerAttr(splat).value, ops.storage_dtype(rtype.split("x")[-1][:-1]))
+        result.attrs["constant"] = (lane,) * int(rtype[len("vector<"):].split("x")[0])
     else:
         raise EmulationError(f"kernel {translator.kernel}: constant {result.text} is not a scalar; "
-                             "vector values are not supported by the SIMT emulator")
+                             "vector values other than a splat are not supported by the SIMT emulator")
 
 
 def _float_constant(attr, rtype: str):
@@ -295,4 +307,5 @@ def run_emulated(exe, *args) -> list[np.ndarray]:
         function.close()
 
 
-HANDLERS = {**simt_control.HANDLERS, **simt_memory.HANDLERS, **simt_handlers.HANDLERS}
+HANDLERS = {**simt_control.HANDLERS, **simt_memory.HANDLERS, **simt_handlers.HANDLERS,
+            **simt_vector.HANDLERS}

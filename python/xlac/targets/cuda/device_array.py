@@ -215,7 +215,8 @@ def is_device_value(value) -> bool:
 def as_device_array(value, driver, stream: int) -> DeviceArray:
     """``value`` as a DeviceArray on ``driver``'s device, ready for ``stream``: a
     DeviceArray as it is; another library's CUDA array without a copy (DLPack first,
-    then the CUDA array interface); anything else is copied to the device."""
+    then the CUDA array interface, copied on the device only when it starts off a
+    16-byte boundary); anything else is copied to the device."""
     context = device_context(driver)
     if isinstance(value, DeviceArray):
         if value._context is not context:
@@ -225,10 +226,21 @@ def as_device_array(value, driver, stream: int) -> DeviceArray:
         return value
     device = getattr(value, "__dlpack_device__", None)
     if device is not None and hasattr(value, "__dlpack__") and device()[0] == dlpack.DL_CUDA:
-        return _from_dlpack(value, context, stream)
+        return _aligned(_from_dlpack(value, context, stream))
     if hasattr(value, "__cuda_array_interface__"):
-        return _from_cuda_array_interface(value, context, stream)
+        return _aligned(_from_cuda_array_interface(value, context, stream))
     return put(value, context)
+
+
+KERNEL_ALIGNMENT = 16        # kernels read and write 16-byte vectors (passes/gpu/gpu_kernel_vector.py)
+
+
+def _aligned(array: DeviceArray) -> DeviceArray:
+    """A foreign array as kernels may read it: its own memory where its pointer is
+    16-byte aligned (allocators align to 256), else a copy (a slice such as x[1:])."""
+    if array.pointer % KERNEL_ALIGNMENT == 0:
+        return array
+    return array._copy_on_device()
 
 
 def _from_dlpack(value, context, stream: int) -> DeviceArray:

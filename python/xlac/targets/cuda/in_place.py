@@ -13,7 +13,9 @@ Read from the "kernels" stage text (kept with the program, so no MLIR bindings
 are needed at run time): a ``gpu.func`` whose every use of the input parameter is
 ``memref.load %in[I]`` and of the output one ``memref.store %v, %out[I]`` with the
 same index list ``I``, the same memref type, one store, all loads before it, and no
-loop around them. Anything else is refused (the input then goes back to the pool).
+loop around them; ``vector.load``/``vector.store`` of one vector type count as such
+accesses (a thread's 16 bytes, loaded then stored at the same index). Anything else
+is refused (the input then goes back to the pool).
 """
 
 from __future__ import annotations
@@ -52,15 +54,18 @@ def pointwise_in(kernels: str, kernel: str, source: int, target: int) -> bool:
 
 
 def _access(line: str, name: str, kind: str, memref: str) -> str | None:
-    """The index list of a plain ``memref.load``/``memref.store`` of ``name`` (None for any
-    other use: a view, a call, a vector access, passing it on)."""
+    """The index list (and vector type) of a plain load or store of ``name``, memref or
+    vector (None for any other use: a view, a call, passing it on)."""
     value = r"%[\w#]+"
+    vector = r"(?: \{alignment = \d+ : i64\})? : " + re.escape(memref) + r"(, vector<\w+>)?"
     if kind == "load":
-        pattern = rf"\s*{value} = memref\.load {re.escape(name)}\[([^\]]*)\] : {re.escape(memref)}\s*$"
+        pattern = rf"\s*{value} = (memref|vector)\.load {re.escape(name)}\[([^\]]*)\]{vector}\s*$"
     else:
-        pattern = rf"\s*memref\.store {value}, {re.escape(name)}\[([^\]]*)\] : {re.escape(memref)}\s*$"
+        pattern = rf"\s*(memref|vector)\.store {value}, {re.escape(name)}\[([^\]]*)\]{vector}\s*$"
     match = re.fullmatch(pattern, line)
-    return match.group(1) if match else None
+    if match is None or (match.group(1) == "vector") != bool(match.group(3)):
+        return None
+    return f"{match.group(2)}{match.group(3) or ''}"
 
 
 def _function(kernels: str, kernel: str) -> tuple[str | None, list[tuple[str, str]]]:
