@@ -78,6 +78,7 @@ _REGISTRY: dict[str, str] = {
     "xla-flatten-reductions": "lower.flatten_reductions:FlattenReductions",
     "xla-canonicalize-convolutions": "lower.canonicalize_convolutions:CanonicalizeConvolutions",
     "xla-widen-contractions": "numerics.widen_contractions:WidenContractions",
+    "xla-widen-narrow-sums": "numerics.widen_narrow_sums:WidenNarrowSums",
     "xla-mark-contraction-precision": "numerics.mark_contraction_precision:MarkContractionPrecision",
     "xla-normalize-contractions": "lower.normalize_contractions:NormalizeContractions",
     "xla-profile-kernels": "cpu.profile_kernels:ProfileKernels",

@@ -174,6 +174,6 @@ def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0
         micro_kernels: bool | str = False) -> list[str]:
     """The whole CPU pipeline (``xla-cpu-pipeline``): input -> LLVM dialect ready for the JIT
     (``micro_kernels``: calls to the prebuilt kernels, which xlac's JIT and link bind)."""
-    return (ingest_cpu(entry) + fuse(remarks) + lower_to_linalg()
+    return (ingest_cpu(entry) + fuse(remarks) + lower_to_linalg(narrow_sums_in_f32=True)
             + bufferize(threads, vector_bytes)
             + lower_to_llvm(native_bf16, micro_kernels=micro_kernels))
