@@ -95,6 +95,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         "xla-expand-constant-powers",                     # x^-1.5, x^0.5, x^2 ...: sqrt/multiply/divide, not scalar powf
         "xla-reduce-precision-nans",                      # e?m0 has no NaN: NaN -> inf, as XLA
         "xla-widen-f8-predicates",                        # is_finite of f8 in f32: FN/FNUZ formats have no inf
+        "xla-widen-narrow-iotas",                         # an f16 iota past 32767 counted in f32, not a wrapped i16
         "xla-split-f64-truncation",                       # f64 -> f16/bf16 via f32: the JIT lacks __truncdfhf2
         "xla-fold-empty-reductions",                      # reduce of a zero-size tensor = init; upstream leaves it
         sort,                                             # merge sort in scf loops; no upstream pattern

@@ -45,6 +45,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         # bufferization below sees only in-place slices and needs no copies
         f"xla-apply-schedules{{threads={int(threads)} vector-bytes={int(vector_bytes)} i1-vectors={i1}}}",
         "xla-unmask-contractions",                        # the rows a register tile leaves: no mask bits per lane
+        "xla-narrow-index-vectors",                       # an i8 iota's lanes added in i8, not i64 then packed
         "xla-readonly-inputs",                            # never write into the caller's arrays
         "xla-spread-readonly-reads",                      # a weight read 1,000 times: no quadratic analysis
         "one-shot-bufferize{bufferize-function-boundaries "
