@@ -110,8 +110,9 @@ def _class_detail(op: ir.Operation) -> str:
         return f"its body has {inner[0]}" if inner else "its body reads a slice"
     kinds = iterator_kinds(op, len(nest.extents))
     if "reduction" in kinds and narrow_float_sum(op, nest):
-        return ("a sum of 2-byte floats: in 16 lanes it would round differently from the "
-                "one-by-one sum StableHLO's order gives")
+        return ("a sum or product of 2-byte floats in their own type: in 16 lanes it would "
+                "round differently from the one-by-one order StableHLO gives (a plain sum is "
+                "widened to f32 by xla-widen-narrow-sums)")
     if "reduction" in kinds:
         return (f"a reduction over loops {list(nest.reductions)} of {len(kinds)}, "
                 f"{nest.element_bytes}-byte elements: the reduction schedules take one innermost "

@@ -117,44 +117,53 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
   // A kept dim walked contiguously, every other dim reduced (a bias gradient
-  // after linalg folded its reshape back): 16 outputs a vector, the reduced
-  // dims in order, one chunk of outputs per thread.
+  // after linalg folded its reshape back, a column sum): %lanes outputs a
+  // vector (several registers: each step of the reduced dims reads that many
+  // contiguous elements, not one cache line of a row 4 kB away from the last),
+  // the reduced dims in order, one chunk of outputs per thread.
   transform.named_sequence @xla_reduce_outer_2d(
       %op: !transform.any_op {transform.consumed},
-      %c0: !transform.param<i64> {transform.readonly}) {
+      %c0: !transform.param<i64> {transform.readonly},
+      %lanes: !transform.param<i64> {transform.readonly}) {
     %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, 0]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    %tile, %loops:2 = transform.structured.tile_using_for %chunk tile_sizes [16, 1]
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %tile vector_sizes [16, 1] : !transform.any_op
+    %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+    %tile, %loops:2 = transform.structured.tile_using_for %chunk tile_sizes [%lanes, %one]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %tile vector_sizes [%lanes, 1]
+      : !transform.any_op, !transform.param<i64>
     transform.yield
   }
 
-  // A kept dim walked contiguously, every other dim reduced (a bias gradient
-  // after linalg folded its reshape back): 16 outputs a vector, the reduced
-  // dims in order, one chunk of outputs per thread.
   transform.named_sequence @xla_reduce_outer_3d(
       %op: !transform.any_op {transform.consumed},
-      %c0: !transform.param<i64> {transform.readonly}) {
+      %c0: !transform.param<i64> {transform.readonly},
+      %lanes: !transform.param<i64> {transform.readonly}) {
     %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, 0, 0]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    %tile, %loops:3 = transform.structured.tile_using_for %chunk tile_sizes [16, 1, 1]
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %tile vector_sizes [16, 1, 1] : !transform.any_op
+    %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+    %tile, %loops:3 = transform.structured.tile_using_for %chunk tile_sizes [%lanes, %one, %one]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %tile vector_sizes [%lanes, 1, 1]
+      : !transform.any_op, !transform.param<i64>
     transform.yield
   }
 
-  // A kept dim walked contiguously, every other dim reduced (a bias gradient
-  // after linalg folded its reshape back): 16 outputs a vector, the reduced
-  // dims in order, one chunk of outputs per thread.
   transform.named_sequence @xla_reduce_outer_4d(
       %op: !transform.any_op {transform.consumed},
-      %c0: !transform.param<i64> {transform.readonly}) {
+      %c0: !transform.param<i64> {transform.readonly},
+      %lanes: !transform.param<i64> {transform.readonly}) {
     %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, 0, 0, 0]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    %tile, %loops:4 = transform.structured.tile_using_for %chunk tile_sizes [16, 1, 1, 1]
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %tile vector_sizes [16, 1, 1, 1] : !transform.any_op
+    %one = transform.param.constant 1 : i64 -> !transform.param<i64>
+    %tile, %loops:4 = transform.structured.tile_using_for %chunk tile_sizes [%lanes, %one, %one, %one]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+         !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %tile vector_sizes [%lanes, 1, 1, 1]
+      : !transform.any_op, !transform.param<i64>
     transform.yield
   }
 }

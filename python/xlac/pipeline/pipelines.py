@@ -51,7 +51,8 @@ def fuse(remarks: bool | str = False) -> list[str]:
 
 
 def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int | str = 0,
-                    parallel_rows: bool = True, library_contractions: bool | str = False) -> list[str]:
+                    parallel_rows: bool = True, library_contractions: bool | str = False,
+                    narrow_sums_in_f32: bool | str = False) -> list[str]:
     """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused.
 
     ``complex_as_real``: complex contractions as four real ones, for a target
@@ -66,12 +67,16 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     cuda) that reads bf16/f16 operands as they are and computes f32 dots at
     their precision_config: the operands stay narrow (the result is widened),
     and a HIGHEST precision is marked on the dot for its matmul.
+    ``narrow_sums_in_f32``: f16/bf16/f8 sums accumulate in f32, rounded once
+    (xla-widen-narrow-sums), for a target whose f32 reductions run in vector
+    lanes (the CPU's).
     """
     sort = "xla-lower-sort{parallel-rows=true}" if parallel_rows else "xla-lower-sort"
     split_complex = ["xla-split-complex-contractions"] if complex_as_real else []
     library = true_flag(library_contractions)
     widen = "xla-widen-contractions{keep-narrow=true}" if library else "xla-widen-contractions"
     mark = ["xla-mark-contraction-precision"] if library else []
+    widen_sums = ["xla-widen-narrow-sums"] if true_flag(narrow_sums_in_f32) else []
     combine = [f"xla-combine-all-reduces{{bucket-bytes={int(collective_bucket_bytes)}}}"] \
         if int(collective_bucket_bytes) > 0 else []
     return [
@@ -90,6 +95,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         "xla-expand-constant-powers",                     # x^-1.5, x^0.5, x^2 ...: sqrt/multiply/divide, not scalar powf
         "xla-reduce-precision-nans",                      # e?m0 has no NaN: NaN -> inf, as XLA
         "xla-widen-f8-predicates",                        # is_finite of f8 in f32: FN/FNUZ formats have no inf
+        "xla-widen-narrow-iotas",                         # an f16 iota past 32767 counted in f32, not a wrapped i16
         "xla-split-f64-truncation",                       # f64 -> f16/bf16 via f32: the JIT lacks __truncdfhf2
         "xla-fold-empty-reductions",                      # reduce of a zero-size tensor = init; upstream leaves it
         sort,                                             # merge sort in scf loops; no upstream pattern
@@ -97,6 +103,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         *split_complex,                                   # complex dot/conv as four real ones: the real schedules
         widen,                                            # narrow/mixed dot/conv in f32 or i32, as XLA: one rounding, wide schedules
         *mark,                                            # precision=HIGHEST: the matmul's compute type
+        *widen_sums,                                      # f16/bf16 sums in f32, rounded once: vector lanes
         "xla-canonicalize-convolutions",                  # any layout, dilated input, weight gradients -> NHWC x HWIO
         "xla-flatten-reductions",                         # reduce over neighbouring dims: one dim, rows or columns
         "xla-rewrite-reduce-windows",                     # cumsum & co as log-step scans; padded windows -> pad + pooling
@@ -139,13 +146,15 @@ def fused_stage(entry: str, options: Options) -> list[str]:
     return fuse(options.fusion_remarks)
 
 
-def linalg_stage(complex_as_real: bool, parallel_rows: bool = True, library_contractions=None):
-    """The "linalg" stage (``lower_to_linalg``'s ``complex_as_real`` and ``parallel_rows``;
-    ``library_contractions``: options -> whether the target's matmuls go to a library)."""
+def linalg_stage(complex_as_real: bool, parallel_rows: bool = True, library_contractions=None,
+                 narrow_sums_in_f32: bool = False):
+    """The "linalg" stage (``lower_to_linalg``'s ``complex_as_real``, ``parallel_rows`` and
+    ``narrow_sums_in_f32``; ``library_contractions``: options -> whether the target's matmuls
+    go to a library)."""
     def linalg(entry: str, options: Options) -> list[str]:
         library = bool(library_contractions and library_contractions(options))
         return lower_to_linalg(complex_as_real, options.collective_bucket_bytes, parallel_rows,
-                               library)
+                               library, narrow_sums_in_f32)
     return linalg
 
 

@@ -45,6 +45,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         # bufferization below sees only in-place slices and needs no copies
         f"xla-apply-schedules{{threads={int(threads)} vector-bytes={int(vector_bytes)} i1-vectors={i1}}}",
         "xla-unmask-contractions",                        # the rows a register tile leaves: no mask bits per lane
+        "xla-narrow-index-vectors",                       # an i8 iota's lanes added in i8, not i64 then packed
         "xla-readonly-inputs",                            # never write into the caller's arrays
         "xla-spread-readonly-reads",                      # a weight read 1,000 times: no quadratic analysis
         "one-shot-bufferize{bufferize-function-boundaries "
@@ -174,6 +175,6 @@ def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0
         micro_kernels: bool | str = False) -> list[str]:
     """The whole CPU pipeline (``xla-cpu-pipeline``): input -> LLVM dialect ready for the JIT
     (``micro_kernels``: calls to the prebuilt kernels, which xlac's JIT and link bind)."""
-    return (ingest_cpu(entry) + fuse(remarks) + lower_to_linalg()
+    return (ingest_cpu(entry) + fuse(remarks) + lower_to_linalg(narrow_sums_in_f32=True)
             + bufferize(threads, vector_bytes)
             + lower_to_llvm(native_bf16, micro_kernels=micro_kernels))

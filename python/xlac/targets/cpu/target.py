@@ -9,7 +9,8 @@ from __future__ import annotations
 from xlac.targets.cpu.pipeline import bufferized_stage, llvm_stage, stablehlo_stage
 from xlac.targets.target import Stage, Target, front_stages
 
-_INPUT, _STABLEHLO, _FUSED, _LINALG = front_stages("cpu")    # every target's
+# every target's; f16/bf16 sums in f32: the CPU's reduction schedules take f32 lanes
+_INPUT, _STABLEHLO, _FUSED, _LINALG = front_stages("cpu", narrow_sums_in_f32=True)
 
 CPU = Target(
     name="cpu",
