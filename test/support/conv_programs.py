@@ -32,6 +32,9 @@ CASES = {
     "input_grad_stride1": ("b01f", "01oi", "b01f", (2, 8, 8, 16), (3, 3, 8, 16), {"pad": ((1, 1), (1, 1))}),
     # filter (590 KB) larger than the input: filters outside the pixels, slices packed
     "filters_outer": ("b01f", "01io", "b01f", (1, 4, 4, 128), (3, 3, 128, 128), {}),
+    # filter (590 KB) out of cache, input (802 KB) larger: re-reading the filter per
+    # pixel tile costs more than the input per filter slice, so filters outside too
+    "filters_outer_larger_input": ("b01f", "01io", "b01f", (1, 14, 14, 1024), (3, 3, 1024, 16), {}),
     "weight_grad": ("f01b", "i01o", "01bf", (4, 8, 8, 8), (4, 8, 8, 16), {"pad": ((1, 1), (1, 1))}),
     # 64 channels: the window is the matmul's B, dY transposed once
     "weight_grad_wide": ("f01b", "i01o", "01bf", (2, 6, 6, 64), (2, 6, 6, 16), {"pad": ((1, 1), (1, 1))}),

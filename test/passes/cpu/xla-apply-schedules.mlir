@@ -203,6 +203,55 @@ func.func @conv_filters_outer(%x: tensor<2x9x9x512xf32>, %w: tensor<3x3x512x512x
 
 // -----
 
+/// A filter (3x3x256x128, 1.2 MB) out of cache but smaller than its input (the
+/// U-Net's 2x32x32x256 pixels): pixels outside would read all of it once per
+/// pixel tile (512 times), filters outside read the input once per filter
+/// slice (8 or 4 times), so the filters go outside here too.
+// CHECK-LABEL: func.func @conv_filters_outer_larger_input
+// CHECK: scf.forall
+// CHECK: tensor.extract_slice %{{.*}} [3, 3, 256, 32]
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<3x3x256x32xf32>
+// CHECK: vector.contract {{.*}} into vector<8x32xf32>
+// CHECK-NOT: linalg.conv_2d_nhwc_hwcf
+// AVX2-LABEL: func.func @conv_filters_outer_larger_input
+// AVX2: scf.forall (%{{.*}}) in (8)
+// AVX2: memref.alloc() {alignment = 64 : i64} : memref<3x3x256x16xf32>
+// AVX2: vector.contract {{.*}} into vector<4x16xf32>
+// AVX2-NOT: linalg.conv_2d_nhwc_hwcf
+func.func @conv_filters_outer_larger_input(%x: tensor<2x34x34x256xf32>, %w: tensor<3x3x256x128xf32>) -> tensor<2x32x32x128xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<2x32x32x128xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<2x32x32x128xf32>) -> tensor<2x32x32x128xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<2x34x34x256xf32>, tensor<3x3x256x128xf32>) outs(%c : tensor<2x32x32x128xf32>) -> tensor<2x32x32x128xf32>
+  return %r : tensor<2x32x32x128xf32>
+}
+
+// -----
+
+/// A filter out of cache (1x1x1024x144, 590 KB) on a stride-3 input (2.4 MB):
+/// pixels outside read the filter once per pixel tile, 8 or 16 times (4.7 or
+/// 9.4 MB); filters outside would read the input once per 16-filter slice,
+/// 9 times (21 MB), so the pixels stay outside and no slice is packed.
+// CHECK-LABEL: func.func @conv_pixels_outer
+// CHECK-NOT: memref.alloc
+// CHECK: vector.contract
+// CHECK-NOT: linalg.conv_2d_nhwc_hwcf
+// AVX2-LABEL: func.func @conv_pixels_outer
+// AVX2-NOT: memref.alloc
+// AVX2: vector.contract
+// AVX2-NOT: linalg.conv_2d_nhwc_hwcf
+func.func @conv_pixels_outer(%x: tensor<1x24x24x1024xf32>, %w: tensor<1x1x1024x144xf32>) -> tensor<1x8x8x144xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<1x8x8x144xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<1x8x8x144xf32>) -> tensor<1x8x8x144xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<3> : tensor<2xi64>}
+    ins(%x, %w : tensor<1x24x24x1024xf32>, tensor<1x1x1024x144xf32>) outs(%c : tensor<1x8x8x144xf32>) -> tensor<1x8x8x144xf32>
+  return %r : tensor<1x8x8x144xf32>
+}
+
+// -----
+
 /// Elementwise f32 with a transcendental: 64 lanes at a time (four AVX-512
 /// registers, for the polynomial's latency); too small to split.
 // CHECK-LABEL: func.func @tanh
@@ -413,6 +462,77 @@ func.func @softmax(%x: tensor<1024x256xf32>) -> tensor<1024x256xf32> {
     linalg.yield %q : f32
   } -> tensor<1024x256xf32>
   return %r : tensor<1024x256xf32>
+}
+
+// -----
+
+/// Softmax over rows of 197 (ViT's tokens), no multiple of the vector: the
+/// exp and divide loops run whole vectors unmasked and peel the row's last
+/// partial vector off into one masked step after the loop (masked in every
+/// step they were several times slower).
+// CHECK-LABEL: func.func @softmax_odd_rows
+// CHECK: scf.for %{{.*}} = %c0 to %c192 step
+// CHECK: math.exp {{.*}} : vector<{{[0-9]+}}xf32>
+// CHECK-NEXT: vector.transfer_write %{{[0-9]+}}, %{{[a-z_0-9]+}}[%c0, %c0] {in_bounds
+// CHECK: scf.yield
+// CHECK: %[[EXP_TAIL:.*]] = vector.constant_mask [5]
+// CHECK: vector.transfer_read {{.*}}, %[[EXP_TAIL]]
+// CHECK: math.exp
+// CHECK: scf.for %{{.*}} = %c0 to %c192 step
+// CHECK: arith.divf {{.*}} : vector<{{[0-9]+}}xf32>
+// CHECK-NEXT: vector.transfer_write %{{[0-9]+}}, %{{[a-z_0-9]+}}[%c0, %c0] {in_bounds
+// CHECK: scf.yield
+// CHECK: arith.divf
+// CHECK-NEXT: vector.transfer_write {{.*}}[%c0, %c0], %{{[0-9]+}} {in_bounds
+// AVX2-LABEL: func.func @softmax_odd_rows
+// AVX2: scf.for %{{.*}} = %c0 to %c192 step
+// AVX2: math.exp {{.*}} : vector<{{[0-9]+}}xf32>
+// AVX2-NEXT: vector.transfer_write %{{[0-9]+}}, %{{[a-z_0-9]+}}[%c0, %c0] {in_bounds
+// AVX2: scf.yield
+// AVX2: %[[EXP_TAIL:.*]] = vector.constant_mask [5]
+// AVX2: vector.transfer_read {{.*}}, %[[EXP_TAIL]]
+// AVX2: math.exp
+// AVX2: scf.for %{{.*}} = %c0 to %c192 step
+// AVX2: arith.divf {{.*}} : vector<{{[0-9]+}}xf32>
+// AVX2-NEXT: vector.transfer_write %{{[0-9]+}}, %{{[a-z_0-9]+}}[%c0, %c0] {in_bounds
+// AVX2: scf.yield
+// AVX2: arith.divf
+// AVX2-NEXT: vector.transfer_write {{.*}}[%c0, %c0], %{{[0-9]+}} {in_bounds
+#row = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d0)>
+func.func @softmax_odd_rows(%x: tensor<96x197xf32>) -> tensor<96x197xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ninf = arith.constant 0xFF800000 : f32
+  %rows = tensor.empty() : tensor<96xf32>
+  %minit = linalg.fill ins(%ninf : f32) outs(%rows : tensor<96xf32>) -> tensor<96xf32>
+  %max = linalg.generic {indexing_maps = [#row, #col], iterator_types = ["parallel", "reduction"]}
+      ins(%x : tensor<96x197xf32>) outs(%minit : tensor<96xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %m = arith.maximumf %acc, %in : f32
+    linalg.yield %m : f32
+  } -> tensor<96xf32>
+  %full = tensor.empty() : tensor<96x197xf32>
+  %exp = linalg.generic {indexing_maps = [#row, #col, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%x, %max : tensor<96x197xf32>, tensor<96xf32>) outs(%full : tensor<96x197xf32>) {
+  ^bb0(%in: f32, %m: f32, %out: f32):
+    %d = arith.subf %in, %m : f32
+    %e = math.exp %d : f32
+    linalg.yield %e : f32
+  } -> tensor<96x197xf32>
+  %sinit = linalg.fill ins(%zero : f32) outs(%rows : tensor<96xf32>) -> tensor<96xf32>
+  %sum = linalg.generic {indexing_maps = [#row, #col], iterator_types = ["parallel", "reduction"]}
+      ins(%exp : tensor<96x197xf32>) outs(%sinit : tensor<96xf32>) {
+  ^bb0(%in: f32, %acc: f32):
+    %s = arith.addf %acc, %in : f32
+    linalg.yield %s : f32
+  } -> tensor<96xf32>
+  %r = linalg.generic {indexing_maps = [#row, #col, #row], iterator_types = ["parallel", "parallel"]}
+      ins(%exp, %sum : tensor<96x197xf32>, tensor<96xf32>) outs(%full : tensor<96x197xf32>) {
+  ^bb0(%in: f32, %s: f32, %out: f32):
+    %q = arith.divf %in, %s : f32
+    linalg.yield %q : f32
+  } -> tensor<96x197xf32>
+  return %r : tensor<96x197xf32>
 }
 
 // -----

@@ -83,17 +83,20 @@ def _load_openmp() -> str | None:
     return None
 
 
-_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3      # glibc mallopt parameters
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD, _M_MMAP_MAX = -1, -3, -4      # glibc mallopt parameters
 
 
 def keep_freed_memory(enabled: bool = True) -> bool:
-    """Let glibc keep freed blocks up to 32 MiB for reuse instead of unmapping them.
+    """Let glibc keep freed blocks of any size for reuse instead of unmapping them.
 
     Why: compiled code mallocs its temporaries (and numpy its outputs) on
-    every call. Above glibc's default mmap threshold each one is a fresh
-    mmap whose pages fault in one by one (~6 ms of a 2 ms softmax); kept in
-    the heap they are reused warm. Process-wide, once; ``enabled=False``
-    (XLAC_MALLOC_TUNING=0) skips it (docs/cpu-runtime.md).
+    every call. A block glibc maps on its own is a fresh mmap whose pages
+    fault in one by one (~6 ms of a 2 ms softmax); kept in the heap it is
+    reused warm. The mmap threshold stops at 32 MiB (glibc refuses more), so
+    no block is mapped on its own at all (M_MMAP_MAX 0): the U-Net's 32 MiB
+    attention scores faulted in every call, 140 -> 65 ms for its attention.
+    glibc still maps memory when the heap cannot grow. Process-wide, once;
+    ``enabled=False`` (XLAC_MALLOC_TUNING=0) skips it (docs/cpu-runtime.md).
     """
     return enabled and _tune_malloc()
 
@@ -103,6 +106,7 @@ def _tune_malloc() -> bool:
     try:
         libc = ctypes.CDLL(None)    # the process's own libc: find_library("c") runs ldconfig
         return bool(libc.mallopt(_M_MMAP_THRESHOLD, 32 << 20)
+                    and libc.mallopt(_M_MMAP_MAX, 0)
                     and libc.mallopt(_M_TRIM_THRESHOLD, 512 << 20))
     except (OSError, AttributeError):     # not glibc: nothing to tune
         return False
