@@ -171,6 +171,8 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %tiles vector_sizes [%tm, %tn, 1] {create_named_contraction}
       : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.include @xla_masks_out_of_loops failures(propagate) (%forall2)
+      : (!transform.any_op) -> ()
     transform.include @xla_contract_to_fma failures(propagate) (%forall2)
       : (!transform.any_op) -> ()
     transform.yield
@@ -345,6 +347,8 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.structured.vectorize %step vector_sizes [%tm, %tn, 1] {create_named_contraction}
       : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.include @xla_masks_out_of_loops failures(propagate) (%forall2)
+      : (!transform.any_op) -> ()
     transform.include @xla_contract_to_fma failures(propagate) (%forall2)
       : (!transform.any_op) -> ()
     transform.yield
@@ -354,6 +358,18 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @xla_peel(%loop: !transform.any_op {transform.readonly}) {
     %for = transform.cast %loop : !transform.any_op to !transform.op<"scf.for">
     %main, %rest = transform.loop.peel %for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+
+  // The masks of the edge tiles moved out of the loops they were made in
+  // (loop-invariant): xla_cleanup's hoisting then keeps an edge tile's C in
+  // registers over k, as for a whole tile, instead of a masked read and
+  // write of C every k step (ViT's Q.K^T, 12 x 197 x 64 x 197 on AVX2: its
+  // 197th-column tiles; 1.9 -> 1.1 ms for the op in a one-process A/B).
+  transform.named_sequence @xla_masks_out_of_loops(%scope: !transform.any_op {transform.readonly}) {
+    %loops = transform.structured.match ops{["scf.for"]} in %scope
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_licm to %loops : !transform.any_op
     transform.yield
   }
 
