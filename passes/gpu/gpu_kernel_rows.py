@@ -36,6 +36,7 @@ from xlac.passes.gpu.gpu_kernel_text import (
     placeholder,
     store,
 )
+from xlac.passes.gpu.gpu_kernel_vector import access, lanes_of, vector_load, vector_store, vector_width
 
 
 @dataclass(frozen=True)
@@ -70,7 +71,8 @@ class RowKernel:
 def row_kernel(kernel: RowKernel) -> str:
     slots = _slots(kernel)
     reduced = next(kernel.operands[s.output].element for s in kernel.stages if s.combiner)
-    threads = _block_threads(kernel.row)
+    width = row_width(kernel)
+    threads = _block_threads(kernel.row // width)
     shared = [_workgroup(reduced, threads), f"%rowvalue : memref<1x{reduced}, #gpu.address_space<workgroup>>"]
     shared += [f"%slot{i} : memref<{kernel.row}x{element}, #gpu.address_space<workgroup>>"
                for i, element in enumerate(slots.elements)]
@@ -80,9 +82,9 @@ def row_kernel(kernel: RowKernel) -> str:
     held: dict[int, tuple[str, str]] = {}        # operand -> ("row", value) or ("slot", slot name)
     for index, stage in enumerate(kernel.stages):
         if stage.combiner:
-            _reduction(body, kernel, index, row_dims, held, slots, threads, reduced)
+            _reduction(body, kernel, index, row_dims, held, slots, threads, reduced, width)
         else:
-            _pointwise(body, kernel, index, row_dims, held, slots, threads)
+            _pointwise(body, kernel, index, row_dims, held, slots, threads, width)
     return helper(kernel.name, kernel.types(), lines + body.lines + ["gpu.terminator", "}"])
 
 
@@ -147,48 +149,84 @@ def _slot_type(kernel: RowKernel, slots: _Slots, slot: int) -> str:
     return f"memref<{kernel.row}x{slots.elements[slot]}, #gpu.address_space<workgroup>>"
 
 
-def _read(loop: Lines, kernel: RowKernel, index: int, which: int, dims: list[str], held,
-          slots: _Slots) -> str:
-    """Input ``which`` of stage ``index`` at point ``dims`` (its last the row index)."""
+def row_width(kernel: RowKernel) -> int:
+    """Elements per thread and step: 16 bytes of the row where every point access to
+    global memory is aligned for it (gpu_kernel_vector.py), else 1."""
+    accessed = [_addressed(kernel, stage, which) for stage in kernel.stages
+                for which, kind in enumerate([*stage.input_kinds, "point" if not stage.combiner else "row"])
+                if kind == "point"]
+    width = vector_width(accessed, len(kernel.rows), kernel.row)
+    while width > 1 and not all(access(o, len(kernel.rows), width) for o in accessed):
+        width //= 2
+    return width
+
+
+def _read(loop: Lines, kernel: RowKernel, index: int, which: int, dims: list[str], lanes: list[str],
+          held, slots: _Slots, width: int) -> list[str]:
+    """Input ``which`` of stage ``index`` at the row's points ``lanes`` (``dims``: the first's)."""
     stage = kernel.stages[index]
     position = stage.inputs[which]
     if position in held:
         how, where = held[position]
         if how == "row":
-            return where
-        return loop.op(f"memref.load %slot{where}[{dims[-1]}] : {_slot_type(kernel, slots, where)}")
-    value = load(loop, _addressed(kernel, stage, which), dims)
+            return [where] * width
+        return [loop.op(f"memref.load %slot{where}[{k}] : {_slot_type(kernel, slots, where)}") for k in lanes]
+    operand = _addressed(kernel, stage, which)
+    if stage.input_kinds[which] != "point":
+        values = [load(loop, operand, dims[:-1] + [k]) for k in lanes]
+    elif width == 1:
+        values = [load(loop, operand, dims)]
+    else:
+        values = lanes_of(loop, operand, vector_load(loop, operand, dims, width), width)
     if (index, position) in slots.loads:
         slot = slots.loads[(index, position)]
-        loop.add(f"memref.store {value}, %slot{slot}[{dims[-1]}] : {_slot_type(kernel, slots, slot)}")
-    return value
+        for value, k in zip(values, lanes):
+            loop.add(f"memref.store {value}, %slot{slot}[{k}] : {_slot_type(kernel, slots, slot)}")
+    return values
 
 
-def _inputs(loop: Lines, kernel: RowKernel, index: int, dims: list[str], held, slots) -> list[str]:
+def _point(loop: Lines, row_dims: list[str], v: str, width: int) -> tuple[list[str], list[str]]:
+    """The dims of step ``v``'s first point and the row index of each of its lanes."""
+    first = v if width == 1 else loop.op(f"arith.muli {v}, {loop.const(width)} : index")
+    lanes = [first] + [loop.op(f"arith.addi {first}, {loop.const(j)} : index") for j in range(1, width)]
+    return list(row_dims) + [first], lanes
+
+
+def _inputs(loop: Lines, kernel: RowKernel, index: int, dims, lanes, held, slots, width: int) -> list[list[str]]:
+    """Each input's value per lane."""
     stage = kernel.stages[index]
-    values = [_read(loop, kernel, index, which, dims, held, slots) for which in range(len(stage.inputs))]
+    values = [_read(loop, kernel, index, which, dims, lanes, held, slots, width)
+              for which in range(len(stage.inputs))]
     for p in stage.inputs:                          # later stages read the slot this one filled
         if (index, p) in slots.loads:
             held[p] = ("slot", slots.loads[(index, p)])
     return values
 
 
-def _pointwise(body: Lines, kernel: RowKernel, index: int, row_dims, held, slots, threads: int) -> None:
+def _pointwise(body: Lines, kernel: RowKernel, index: int, row_dims, held, slots, threads: int,
+               width: int) -> None:
     stage = kernel.stages[index]
     out = kernel.operands[stage.output]
     loop = body.nested()
-    k = body.fresh("k")
-    dims = list(row_dims) + [k]
-    values = _inputs(loop, kernel, index, dims, held, slots)
+    v = body.fresh("k")
+    dims, lanes = _point(loop, row_dims, v, width)
+    values = _inputs(loop, kernel, index, dims, lanes, held, slots, width)
     types = [kernel.operands[p].element for p in stage.inputs] + [out.element] + list(kernel.captures)
-    (result,) = call_body(loop, stage.body, values + [placeholder(loop, out.element)] + kernel.capture_names(),
-                          types, [out.element])
+    results = []
+    for j in range(width):
+        args = [lane[j] for lane in values] + [placeholder(loop, out.element)] + kernel.capture_names()
+        results += call_body(loop, stage.body, args, types, [out.element])
     if index in slots.writes:
         slot = slots.writes[index]
-        loop.add(f"memref.store {result}, %slot{slot}[{k}] : {_slot_type(kernel, slots, slot)}")
+        for result, k in zip(results, lanes):
+            loop.add(f"memref.store {result}, %slot{slot}[{k}] : {_slot_type(kernel, slots, slot)}")
     if stage.store:
-        store(loop, result, _addressed(kernel, stage, len(stage.inputs)), dims)
-    body.add(f"scf.for {k} = %tx to {body.const(kernel.row)} step {body.const(threads)} {{")
+        written = _addressed(kernel, stage, len(stage.inputs))
+        if width == 1:
+            store(loop, results[0], written, dims)
+        else:
+            vector_store(loop, results, written, dims, width)
+    body.add(f"scf.for {v} = %tx to {body.const(kernel.row // width)} step {body.const(threads)} {{")
     body.lines += loop.lines
     body.add("}")
     if index in slots.writes:
@@ -198,17 +236,21 @@ def _pointwise(body: Lines, kernel: RowKernel, index: int, row_dims, held, slots
 
 
 def _reduction(body: Lines, kernel: RowKernel, index: int, row_dims, held, slots, threads: int,
-               element: str) -> None:
+               element: str, width: int) -> None:
     stage = kernel.stages[index]
     out = kernel.operands[stage.output]
     types = [kernel.operands[p].element for p in stage.inputs] + [out.element] + list(kernel.captures)
 
-    def step(loop: Lines, k: str, carried: list[str]) -> list[str]:
-        values = _inputs(loop, kernel, index, list(row_dims) + [k], held, slots)
-        return call_body(loop, stage.body, values + carried + kernel.capture_names(), types, [out.element])
+    def step(loop: Lines, v: str, carried: list[str]) -> list[str]:
+        dims, lanes = _point(loop, row_dims, v, width)
+        values = _inputs(loop, kernel, index, dims, lanes, held, slots, width)
+        for j in range(width):              # the lanes in order, as the reduction kernels fold them
+            carried = call_body(loop, stage.body, [lane[j] for lane in values] + carried
+                                + kernel.capture_names(), types, [out.element])
+        return carried
 
     start = identity_const(body, stage.combiner, element)
-    bounds = ("%tx", body.const(kernel.row), body.const(threads))
+    bounds = ("%tx", body.const(kernel.row // width), body.const(threads))
     (acc,) = carried_loop(body, bounds, [start], [element], step)
     total = block_reduce(body, acc, stage.combiner, element, threads)
     first = body.op(f"arith.cmpi eq, %tx, {body.const(0)} : index")
