@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from xlac.mlir import ir
 from xlac.passes.gpu.launch_ops import buffer_base, constant_fill_of, fill_before, has_reduction
 
+_RESHAPES = ("memref.expand_shape", "memref.collapse_shape")  # views the run may pass and see through
 MAX_ROW = 16384                  # elements; a row longer keeps the separate kernels
 SHARED_BYTES = 48 * 1024 - 2048  # static shared memory, less the reduction's scratch
 _BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
@@ -58,7 +59,7 @@ def _passable(op: ir.Operation, current: list[ir.Operation]) -> bool:
     read before the reduction it starts (checked when the run is planned)."""
     if not current:
         return False
-    if op.name == "memref.alloc":
+    if op.name == "memref.alloc" or op.name in _RESHAPES:
         return True
     return op.name == "linalg.generic" and len(list(op.operands)) == 2 and \
         constant_fill_of(op, list(op.operands)[1])
@@ -85,6 +86,7 @@ def _reads_any_reduction(op: ir.Operation, before: list[ir.Operation]) -> bool:
 def _plan(ops: list[ir.Operation]) -> RowChain | None:
     """The chain with its folded fills, or None where a buffer's use breaks the model."""
     chain = RowChain(list(ops))
+    _unify_reshapes(_span(ops))
     written: dict[ir.Value, str] = {}        # buffer -> "row" or "point"
     for index, op in enumerate(ops):
         rank = _rank(op)
@@ -117,10 +119,32 @@ def _only_folded_fills_between(ops: list[ir.Operation], chain: RowChain) -> bool
     """What the run passes runs before the kernel: only allocations and the fills
     it folds (their values become start values; nothing between reads them)."""
     folded = list(chain.fills.values())
+    between = [o for o in _span(ops) if o not in ops]
+    return all(o.name == "memref.alloc" or o.name in _RESHAPES or o in folded for o in between)
+
+
+def _span(ops: list[ir.Operation]) -> list[ir.Operation]:
+    """The block's ops from the run's first to its last."""
     block_ops = [o.operation for o in ops[0].block.operations]
-    start, end = block_ops.index(ops[0]), block_ops.index(ops[-1])
-    between = [o for o in block_ops[start:end] if o not in ops]
-    return all(o.name == "memref.alloc" or o in folded for o in between)
+    return block_ops[block_ops.index(ops[0]):block_ops.index(ops[-1]) + 1]
+
+
+def _unify_reshapes(ops: list[ir.Operation]) -> None:
+    """Bufferization re-makes a reshape of a buffer for each op that takes it (softmax
+    over [2, 3, 64] reads its row maxima and sums through two equal expand_shapes):
+    one value for each, so the run sees the same buffer."""
+    first: dict[str, ir.Value] = {}
+    for op in ops:
+        for index, value in enumerate(op.operands):
+            if isinstance(value.owner, ir.Block) or value.owner.name not in _RESHAPES:
+                continue
+            view = value.owner
+            key = (view.name, str(view.attributes["reassociation"]), str(value.type))
+            same = [v for k, v in first.items() if k[:3] == key and v.owner.operands[0] == view.operands[0]]
+            if same and same[0] != value:
+                op.operands[index] = same[0]
+            elif not same:
+                first[(*key, len(first))] = value
 
 
 def _cached_bytes(ops: list[ir.Operation]) -> int:
@@ -210,7 +234,14 @@ def stored(chain: RowChain, index: int) -> bool:
     if any(_output(later) == out and has_reduction(later) == has_reduction(chain.ops[index])
            for later in chain.ops[index + 1:]):
         return False
-    if isinstance(out.owner, ir.Block) or out.owner.name != "memref.alloc":
-        return True
     mine = [*chain.ops, *chain.fills.values()]
-    return not all(use.owner in mine or use.owner.name == "memref.dealloc" for use in out.uses)
+
+    def internal(user: ir.Operation) -> bool:
+        if user in mine or user.name == "memref.dealloc":
+            return True
+        return user.name in _RESHAPES and all(use.owner in mine for use in user.results[0].uses)
+
+    base = buffer_base(out)
+    if isinstance(base.owner, ir.Block) or base.owner.name != "memref.alloc":
+        return True
+    return not all(internal(use.owner) for use in base.uses)
