@@ -24,6 +24,7 @@ from xlac.passes.gpu.gpu_kernel_emit import (
     identity_const,
 )
 from xlac.passes.gpu.gpu_kernel_text import (
+    THREADS,
     Lines,
     Operand,
     call_body,
@@ -66,6 +67,16 @@ class RowKernel:
 
     def capture_names(self) -> list[str]:
         return [f"%a{len(self.operands) + i}" for i in range(len(self.captures))]
+
+
+SHARED_BYTES = 48 * 1024          # static shared memory a block may have
+_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
+
+
+def fits(kernel: RowKernel) -> bool:
+    """Whether the rows the kernel keeps, and the reductions' scratch, fit in shared memory."""
+    slots = sum(kernel.row * _BYTES[element] for element in _slots(kernel).elements)
+    return slots + (THREADS + 1) * 8 <= SHARED_BYTES
 
 
 def row_kernel(kernel: RowKernel) -> str:

@@ -17,7 +17,7 @@ from xlac.mlir import ir
 from xlac.passes.base import ModulePass
 from xlac.passes.gpu.gpu_kernel_columns import column_kernels, column_plan
 from xlac.passes.gpu.gpu_kernel_emit import KernelOp, identity, loop_kernel, reduction_kernels
-from xlac.passes.gpu.gpu_kernel_rows import RowKernel, RowStage, row_kernel
+from xlac.passes.gpu.gpu_kernel_rows import RowKernel, RowStage, fits, row_kernel
 from xlac.passes.gpu.gpu_kernel_text import Operand, Space
 from xlac.passes.gpu.launch_ops import (
     constant,
@@ -86,6 +86,8 @@ def _replace_chain(module: ir.Operation, chain: RowChain) -> None:
                      for position, v in enumerate(buffers))
     kernel = RowKernel(name, operands, tuple(str(c.type) for c in captures), tuple(sizes[:-1]),
                        sizes[-1], tuple(stages))
+    if not fits(kernel):
+        return
     erase = chain.ops[:-1] + list(chain.fills.values())
     replace_with_call(module, chain.ops[-1], row_kernel(kernel) + text, name, bodies, captures,
                       operands=buffers)

@@ -26,8 +26,7 @@ from xlac.passes.gpu.launch_ops import buffer_base, constant_fill_of, fill_befor
 
 _RESHAPES = ("memref.expand_shape", "memref.collapse_shape")  # views the run may pass and see through
 MAX_ROW = 16384                  # elements; a row longer keeps the separate kernels
-SHARED_BYTES = 48 * 1024 - 2048  # static shared memory, less the reduction's scratch
-_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i8": 1, "i16": 2, "i32": 4, "i64": 8}
+_ELEMENTS = ("f16", "bf16", "f32", "f64", "i8", "i16", "i32", "i64")
 
 
 @dataclass
@@ -109,8 +108,6 @@ def _plan(ops: list[ir.Operation]) -> RowChain | None:
             written[out] = "point"
     if not _only_folded_fills_between(ops, chain):
         return None
-    if _cached_bytes(ops) > SHARED_BYTES:
-        return None
     elements = {_element(_output(op)) for op in ops if has_reduction(op)}
     return chain if len(elements) == 1 else None
 
@@ -147,14 +144,6 @@ def _unify_reshapes(ops: list[ir.Operation]) -> None:
                 first[(*key, len(first))] = value
 
 
-def _cached_bytes(ops: list[ir.Operation]) -> int:
-    """An upper bound on the row buffers the kernel keeps: every row-wide value
-    read by two ops or written and read again."""
-    row = _sizes(ops[0])[-1]
-    values = {v for op in ops for v, m in zip(_inputs(op), _maps(op)) if access(m, _rank(op)) == "point"}
-    return sum(row * _BYTES.get(_element(v), 8) for v in values)
-
-
 def _row_space(op: ir.Operation) -> tuple[int, ...] | None:
     """The sizes of a generic this chain can take, or None."""
     if op.name != "linalg.generic":
@@ -173,7 +162,7 @@ def _row_space(op: ir.Operation) -> tuple[int, ...] | None:
     sizes = _sizes(op)
     if sizes is None or sizes[-1] > MAX_ROW or 0 in sizes:
         return None
-    if any(_element(v) not in _BYTES for v in op.operands):
+    if any(_element(v) not in _ELEMENTS for v in op.operands):
         return None
     return sizes
 
