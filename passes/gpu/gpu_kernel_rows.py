@@ -183,12 +183,12 @@ def _read(loop: Lines, kernel: RowKernel, index: int, which: int, dims: list[str
             return [where] * width
         return [loop.op(f"memref.load %slot{where}[{k}] : {_slot_type(kernel, slots, where)}") for k in lanes]
     operand = _addressed(kernel, stage, which)
-    if stage.input_kinds[which] != "point":
-        values = [load(loop, operand, dims[:-1] + [k]) for k in lanes]
-    elif width == 1:
+    if width == 1:
         values = [load(loop, operand, dims)]
+    elif stage.input_kinds[which] == "point" or access(operand, len(kernel.rows), width):
+        values = lanes_of(loop, operand, vector_load(loop, operand, dims, width), width)   # a bias along the row too
     else:
-        values = lanes_of(loop, operand, vector_load(loop, operand, dims, width), width)
+        values = [load(loop, operand, dims[:-1] + [k]) for k in lanes]
     if (index, position) in slots.loads:
         slot = slots.loads[(index, position)]
         for value, k in zip(values, lanes):
