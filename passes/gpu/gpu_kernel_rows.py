@@ -17,11 +17,11 @@ import math
 from dataclasses import dataclass, replace
 
 from xlac.passes.gpu.gpu_kernel_emit import (
-    _block_threads,
-    _workgroup,
     block_reduce,
+    block_threads,
     combine,
     identity_const,
+    reduction_scratch,
 )
 from xlac.passes.gpu.gpu_kernel_text import (
     THREADS,
@@ -83,8 +83,8 @@ def row_kernel(kernel: RowKernel) -> str:
     slots = _slots(kernel)
     reduced = next(kernel.operands[s.output].element for s in kernel.stages if s.combiner)
     width = row_width(kernel)
-    threads = _block_threads(kernel.row // width)
-    shared = [_workgroup(reduced, threads), f"%rowvalue : memref<1x{reduced}, #gpu.address_space<workgroup>>"]
+    threads = block_threads(kernel.row // width)
+    shared = [reduction_scratch(reduced, threads), f"%rowvalue : memref<1x{reduced}, #gpu.address_space<workgroup>>"]
     shared += [f"%slot{i} : memref<{kernel.row}x{element}, #gpu.address_space<workgroup>>"
                for i, element in enumerate(slots.elements)]
     lines = launch_header((math.prod(kernel.rows), 1, 1), (threads, 1, 1), shared)

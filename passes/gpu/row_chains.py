@@ -65,10 +65,9 @@ def _passable(op: ir.Operation, current: list[ir.Operation]) -> bool:
 
 
 def _worth(ops: list[ir.Operation]) -> list[RowChain]:
-    while ops and not has_reduction(ops[0]) and not _reads_any_reduction(ops[0], []):
-        ops = ops[1:]          # a leading elementwise op gains nothing unless its row is reused
-    # the run may start with elementwise ops (bf16 -> f32 converts); it needs a
-    # reduction followed by a reader of its value
+    while ops and not has_reduction(ops[0]):
+        ops = ops[1:]          # leading elementwise ops stay loop kernels of their own
+    # the longest run with a reduction before its last op and that op reading its value
     for end in range(len(ops), 1, -1):
         run = ops[:end]
         if any(has_reduction(op) for op in run[:-1]) and _reads_any_reduction(run[-1], run[:-1]):
