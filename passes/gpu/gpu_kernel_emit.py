@@ -167,9 +167,9 @@ def _fold_launch(op: KernelOp, split: int, partial: Operand | None) -> list[str]
     out = op.reduced
     plan = reduction_vector_plan(op)        # each step a 16-byte vector of the row: fewer, wider loads
     reduced = math.prod(op.space.reduction_sizes) // (plan.width if plan else 1)
-    threads = _block_threads(reduced)
+    threads = block_threads(reduced)
     outputs = math.prod(op.space.parallel_sizes)
-    workgroup = _workgroup(out.element, threads)
+    workgroup = reduction_scratch(out.element, threads)
     lines = launch_header((outputs * split, 1, 1), (threads, 1, 1), [workgroup])
     body = Lines()
     split_k = body.const(split)
@@ -192,9 +192,9 @@ def _fold_launch(op: KernelOp, split: int, partial: Operand | None) -> list[str]
 
 def _combine_partials_launch(op: KernelOp, split: int, partial: Operand) -> list[str]:
     out = op.reduced
-    threads = _block_threads(split)
+    threads = block_threads(split)
     lines = launch_header((math.prod(op.space.parallel_sizes), 1, 1), (threads, 1, 1),
-                          [_workgroup(out.element, threads)], tag="combine")
+                          [reduction_scratch(out.element, threads)], tag="combine")
     body = Lines()
     parallel_dims = (delinearize(body, "%bx", op.space.parallel_sizes)
                      if op.space.parallel_sizes else [])
@@ -257,7 +257,7 @@ def start_values(body: Lines, op: KernelOp, dims: list[str], outputs=None) -> li
     return [load(body, operand, dims) for operand in (op.outputs if outputs is None else outputs)]
 
 
-def _block_threads(work: int) -> int:
+def block_threads(work: int) -> int:
     """A power of two from one warp to THREADS, no more than the work needs."""
     threads = WARP
     while threads < THREADS and threads < work:
@@ -265,7 +265,7 @@ def _block_threads(work: int) -> int:
     return threads
 
 
-def _workgroup(element: str, threads: int) -> str:
+def reduction_scratch(element: str, threads: int) -> str:
     slots = threads // WARP if _shuffles(element) else threads
     return f"%shared : memref<{slots}x{element}, #gpu.address_space<workgroup>>"
 

@@ -17,6 +17,7 @@ from xlac.mlir import ir
 from xlac.passes.base import ModulePass
 from xlac.passes.gpu.gpu_kernel_columns import column_kernels, column_plan
 from xlac.passes.gpu.gpu_kernel_emit import KernelOp, identity, loop_kernel, reduction_kernels
+from xlac.passes.gpu.gpu_kernel_rows import RowKernel, RowStage, fits, row_kernel
 from xlac.passes.gpu.gpu_kernel_text import Operand, Space
 from xlac.passes.gpu.launch_ops import (
     constant,
@@ -27,6 +28,7 @@ from xlac.passes.gpu.launch_ops import (
     top_level_ops,
 )
 from xlac.passes.gpu.multi_output import FOLDED_INIT, merge_producers
+from xlac.passes.gpu.row_chains import RowChain, access, row_chains, stored
 from xlac.passes.helper_calls import captured_values, fresh_symbol, region_declaration, replace_with_call
 
 _FOLDED = "xla.folded_into_reduction"
@@ -42,6 +44,8 @@ class GpuKernels(ModulePass):
     name = "xla-gpu-kernels"
 
     def run(self, module: ir.Operation) -> None:
+        for chain in row_chains(top_level_ops(module)):
+            _replace_chain(module, chain)
         merge_producers(top_level_ops(module), _block_reduced)
         # reductions first, so they find the fills of their outputs; a fill folded into
         # a reduction is marked, skipped and erased at the end (ops are re-listed after
@@ -56,6 +60,51 @@ class GpuKernels(ModulePass):
         for op in _generics(module):
             if _FOLDED in op.attributes:
                 op.erase()
+
+
+def _replace_chain(module: ir.Operation, chain: RowChain) -> None:
+    """The chain's ops (and the fills it folds) -> one call of a row kernel helper."""
+    buffers: list[ir.Value] = []
+    captures: list[ir.Value] = []
+    for op in chain.ops:
+        buffers += [v for v in op.operands if v not in buffers]
+        captures += [v for v in captured_values(op) if v not in captures]
+    if not all(constant(v) for v in captures):
+        return
+    name = fresh_symbol(module, "xla_gpu_rows")
+    stages, bodies, text = [], {}, ""
+    for index, op in enumerate(chain.ops):
+        combiner = _combiner(op, 1)[0] if has_reduction(op) else ""
+        if combiner is None:
+            return
+        stages.append(_row_stage(f"{name}_s{index}", op, buffers, combiner, chain.fills.get(index),
+                                 stored(chain, index)))
+        bodies[f"{name}_s{index}_body"] = op.regions[0]
+        text += region_declaration(op.regions[0], f"{name}_s{index}_body", captures)
+    sizes = _kernel_space(chain.ops[-1]).sizes
+    operands = tuple(Operand(position, str(v.type), str(element_type(v)), (), _layout(v))
+                     for position, v in enumerate(buffers))
+    kernel = RowKernel(name, operands, tuple(str(c.type) for c in captures), tuple(sizes[:-1]),
+                       sizes[-1], tuple(stages))
+    if not fits(kernel):
+        return
+    erase = chain.ops[:-1] + list(chain.fills.values())
+    replace_with_call(module, chain.ops[-1], row_kernel(kernel) + text, name, bodies, captures,
+                      operands=buffers)
+    for op in erase:
+        op.erase()
+
+
+def _row_stage(body: str, op: ir.Operation, buffers: list[ir.Value], combiner: str,
+               fill: ir.Operation | None, store: bool) -> RowStage:
+    maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    rank = maps[-1].n_dims
+    ins = list(op.operands)[:-1]
+    return RowStage(body, tuple(buffers.index(v) for v in ins),
+                    tuple(access(m, rank) for m in maps[:-1]),
+                    buffers.index(list(op.operands)[-1]),
+                    tuple(tuple(str(e) for e in m.results) for m in maps),
+                    combiner, constant_text(fill.operands[0]) if fill is not None else "", store)
 
 
 def _generics(module: ir.Operation) -> list[ir.Operation]:

@@ -241,7 +241,8 @@ func.func @main(%x: tensor<6x256xf32>) -> tensor<6x256xf32> {
     x = np.random.default_rng(0).standard_normal((6, 256)).astype(np.float32)
     np.testing.assert_allclose(run_emulated(cuda, x)[0], cpu.run(x)[0], rtol=1e-5, atol=1e-7)
     kernels = cuda.as_text("kernels")
-    assert kernels.count("gpu.func") == 3 and kernels.count("vector.load") >= 3
+    # one kernel (a block per row, row_chains.py) reading x once as 16-byte vectors
+    assert kernels.count("gpu.func") == 1 and kernels.count("vector.load") == 1
 
 
 # ---- the emulator faults where a GPU would ----------------------------------------------------
