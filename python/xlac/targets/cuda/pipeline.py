@@ -19,6 +19,7 @@ def bufferize(library: bool = False, tf32: bool = False) -> list[str]:
     (``library``: matmuls as cuBLASLt calls where it can take them)."""
     library_calls = [f"xla-gpu-library-matmuls{{tf32={str(tf32).lower()}}}"] if library else []
     return [
+        "xla-gpu-fusable-transposes",                     # a transpose beside a loop nest: a generic, fusable
         "xla-gpu-duplicate-cheap-producers",              # a cheap producer read by two loop nests: one copy each
         "xla-normalize-contractions{outline=true}",       # matmuls in functions of their own: kept out of ...
         "func.func(linalg-fuse-elementwise-ops)",         # ... elementwise fusion, which folds each copy in
