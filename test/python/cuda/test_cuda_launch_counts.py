@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pytest
 
 import xlac
 from conftest import require_shared
+from xlac_emulator.simt import run_emulated
 
 # program -> launches at most (measured when the fusion rerun went in; before it:
 # hf_bert 152, hf_vit 184, flax_cnn_train_step 151, flax_resnet18 102, jax_nbody 18)
@@ -52,9 +54,6 @@ func.func @main(%x: tensor<64x256xf32>, %g: tensor<256xf32>) -> tensor<64x256xf3
 def test_centred_rows_copied_into_their_readers_keep_values_and_launches():
     """x - mean, read by the variance sum and the scaling, computed in each of
     them: no more kernels than without the copies, the cpu target's values."""
-    import numpy as np
-    from xlac_emulator.simt import run_emulated
-
     cuda = xlac.compile(LAYERNORM, target="cuda")
     without = xlac.compile(LAYERNORM, target="cuda",
                            disable_passes=("xla-gpu-duplicate-cheap-producers",))
