@@ -104,6 +104,9 @@ _REGISTRY: dict[str, str] = {
     "xla-gpu-counted-loops": "gpu.gpu_counted_loops:GpuCountedLoops",
     "xla-gpu-whole-carries": "gpu.gpu_whole_carries:GpuWholeCarries",
     "xla-gpu-view-copy-to-linalg": "gpu.gpu_view_copy_to_linalg:GpuViewCopyToLinalg",
+    "xla-gpu-fusable-transposes": "gpu.gpu_fusable_transposes:GpuFusableTransposes",
+    "xla-gpu-duplicate-cheap-producers":
+        "gpu.gpu_duplicate_cheap_producers:GpuDuplicateCheapProducers",
 }
 
 

@@ -94,7 +94,8 @@ def test_the_cuda_kernel_passes_read_a_bounded_amount_per_op(monkeypatch):
     # a symbol table reads every symbol: none per kernel (a region's declaration is
     # never an external function), and the inlining's walks do not grow with the calls
     assert large["symbol tables"] == small["symbol tables"] <= 1, (small, large)
-    assert large["inline rounds"] == small["inline rounds"] <= 3, (small, large)
+    # (one more round: the contractions outlined for the fusion rerun put back)
+    assert large["inline rounds"] == small["inline rounds"] <= 4, (small, large)
     # no search finds an op's place by walking its block (one walk per op: quadratic)
     assert large["block walks"] == small["block walks"] == 0, (small, large)
 
@@ -104,4 +105,5 @@ def test_upstream_inline_does_not_run_on_the_kernels():
     spliced twice per call): the CUDA passes' helpers go through xla-gpu-inline-helpers."""
     steps = bufferize()
     assert "inline" not in steps
-    assert steps.index("xla-gpu-inline-helpers") > steps.index("xla-gpu-kernels")
+    last = len(steps) - 1 - steps[::-1].index("xla-gpu-inline-helpers")
+    assert last > steps.index("xla-gpu-kernels")

@@ -19,6 +19,11 @@ def bufferize(library: bool = False, tf32: bool = False) -> list[str]:
     (``library``: matmuls as cuBLASLt calls where it can take them)."""
     library_calls = [f"xla-gpu-library-matmuls{{tf32={str(tf32).lower()}}}"] if library else []
     return [
+        "xla-gpu-fusable-transposes",                     # a transpose beside a loop nest: a generic, fusable
+        "xla-gpu-duplicate-cheap-producers",              # a cheap producer read by two loop nests: one copy each
+        "xla-normalize-contractions{outline=true}",       # matmuls in functions of their own: kept out of ...
+        "func.func(linalg-fuse-elementwise-ops)",         # ... elementwise fusion, which folds each copy in
+        "xla-gpu-inline-helpers",                         # the matmuls back in place (linear; not upstream inline)
         f"xla-gpu-convolutions-as-matmuls{{narrow={str(library).lower()}}}",  # patches x filter: the matmul paths below
         "xla-gpu-counted-loops",                          # a known trip count: the host reads nothing back
         "xla-gpu-whole-carries",                          # loops carry whole buffers (not views) from the start

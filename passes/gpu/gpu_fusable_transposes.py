@@ -1,0 +1,70 @@
+"""xla-gpu-fusable-transposes: a transpose next to an elementwise loop nest as a
+linalg.generic, which elementwise fusion can fold together with it (cuda)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xlac.mlir import dialect, ir
+from xlac.passes.base import ModulePass, nested_ops
+
+
+@dataclass(frozen=True)
+class GpuFusableTransposes(ModulePass):
+    """Rewrite `linalg.transpose` on tensors into the equivalent all-parallel
+    `linalg.generic` when its input is made by a `linalg.generic` read by nothing
+    else, or when every reader of it is a `linalg.generic`.
+
+    Why: upstream elementwise fusion fuses generics only, so `q * scale`
+    followed by the transpose that splits attention heads was two kernels,
+    and so was a transpose whose one reader is a copy. As a generic (with the
+    input map permuted) the transpose fuses with its neighbour: one kernel,
+    which the shared-memory transpose kernels still emit coalesced. Transposes
+    between a matmul and a matmul stay named ops: the matmul kernels read
+    them in place, without a kernel. Example:
+
+        %t = linalg.transpose ins(%s : tensor<4x197x3x64xf32>) outs(%e : tensor<4x3x197x64xf32>)
+               permutation = [0, 2, 1, 3]
+        ->  %t = linalg.generic {indexing_maps = [(d0, d1, d2, d3) -> (d0, d2, d1, d3),
+                                                  (d0, d1, d2, d3) -> (d0, d1, d2, d3)],
+                                 iterator_types = [parallel x 4]} ins(%s) outs(%e) { yield %in }
+    """
+
+    name = "xla-gpu-fusable-transposes"
+    acts_on = frozenset({"linalg.transpose"})
+
+    def run(self, module: ir.Operation) -> None:
+        for op in nested_ops(module):
+            if op.name == "linalg.transpose" and op.results and _next_to_a_generic(op):
+                _as_generic(op)
+
+
+def _next_to_a_generic(transpose) -> bool:
+    source = transpose.operands[0]
+    made_by_generic = (isinstance(source, ir.OpResult) and source.owner.name == "linalg.generic"
+                       and len(list(source.uses)) == 1)
+    readers = [use.owner for use in transpose.results[0].uses]
+    return made_by_generic or (bool(readers) and all(r.name == "linalg.generic" for r in readers))
+
+
+def _as_generic(transpose) -> None:
+    linalg = dialect("linalg")
+    source, init = transpose.operands[0], transpose.operands[1]
+    permutation = list(ir.DenseI64ArrayAttr(transpose.attributes["permutation"]))
+    rank = len(permutation)
+    # output dim i is input dim permutation[i]: input dim j is read at loop dim i
+    read_at = [0] * rank
+    for i, j in enumerate(permutation):
+        read_at[j] = i
+    with ir.InsertionPoint(transpose), transpose.location:
+        dims = [ir.AffineDimExpr.get(d) for d in range(rank)]
+        maps = [ir.AffineMap.get(rank, 0, [dims[d] for d in read_at]), ir.AffineMap.get_identity(rank)]
+        parallel = ir.Attribute.parse("#linalg.iterator_type<parallel>")
+        generic = linalg.GenericOp([init.type], [source], [init], ir.ArrayAttr.get(
+            [ir.AffineMapAttr.get(m) for m in maps]), ir.ArrayAttr.get([parallel] * rank))
+        element = ir.RankedTensorType(init.type).element_type
+        block = generic.regions[0].blocks.append(element, element)
+        with ir.InsertionPoint(block):
+            linalg.YieldOp([block.arguments[0]])
+    transpose.results[0].replace_all_uses_with(generic.results[0])
+    transpose.erase()
