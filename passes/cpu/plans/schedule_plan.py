@@ -362,22 +362,17 @@ def reduction_plan(nest: LoopNest, machine: Machine) -> Plan | None:
 REDUCTION_LANES = 16         # the reduction schedules' vectors
 
 
-# With AVX-512 registers, 64 lanes or more made LLVM abort on the vectors' mask copies
-# ("Cannot emit physreg copy instruction": a CNN training step's bias gradients at
-# x86-64-v4); 32 compile, as 16 did.
+# AVX-512: from 64 lanes LLVM aborted on mask copies ("Cannot emit physreg copy", CNN step)
 MAX_AVX512_OUTER_LANES = 32
 
 
 def outer_reduction_lanes(nest: LoopNest, machine: Machine) -> int:
-    """The kept outputs one vector of ``xla_reduce_outer_*`` holds: half the
-    registers' bytes (AVX2: 64 f32, 32 f64), halved while the kept dim fills
-    less than half of it, never under 16. Each step down the reduced dims then
-    reads that many contiguous elements: with 16 (one 64-byte line of f32
-    from each row, the next 4 kB away), a 512x1024 f32 column sum took 0.27-0.33 ms
-    against XLA's 0.18-0.21 on AVX2; with 64, 0.12-0.14 (128: about the same,
-    all 16 registers)."""
+    """The kept outputs one vector of ``xla_reduce_outer_*`` holds: half the registers'
+    bytes (AVX2: 64 f32, 32 f64; AVX-512 at most 32), halved while the kept dim fills
+    less than half of it, never under 16. A 512x1024 f32 column sum on AVX2: 16 lanes
+    (one 64-byte line a row) 0.27-0.33 ms, 64 lanes 0.12-0.14 (XLA 0.18-0.21)."""
     lanes = max(REDUCTION_LANES, machine.registers // 2 * machine.vector_bytes // nest.element_bytes)
-    if machine.vector_bytes >= 64:           # AVX-512: see MAX_AVX512_OUTER_LANES
+    if machine.vector_bytes >= 64:
         lanes = min(lanes, MAX_AVX512_OUTER_LANES)
     while lanes > REDUCTION_LANES and 2 * nest.extents[0] <= lanes:
         lanes //= 2
