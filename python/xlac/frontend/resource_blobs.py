@@ -36,6 +36,7 @@ MIN_SECTION_BYTES = 1 << 20
 
 _HEAD = re.compile(rb"\{-#\s*dialect_resources\s*:\s*\{\s*builtin\s*:\s*\{")
 _KEY = re.compile(rb'\s*([A-Za-z_][\w.$-]*)\s*:\s*"0x')
+_COMMA = re.compile(rb"\s*,")
 _TAIL = re.compile(rb"\s*\}\s*\}\s*#-\}\s*$")
 _HANDLE = re.compile(r"^dense_resource<([A-Za-z_][\w.$-]*)>")
 _USE = b"dense_resource<"
@@ -71,7 +72,7 @@ def split_blobs(data: bytes) -> Blobs | None:
             return None
         blobs[key.group(1).decode()] = blob
         position = end + 1
-        comma = re.compile(rb"\s*,").match(data, position)
+        comma = _COMMA.match(data, position)
         position = comma.end() if comma else position
     if not _TAIL.match(data, position):
         return None
@@ -105,7 +106,9 @@ def bind_blobs(module: ir.Module, blobs: Blobs, source_name: str) -> bool:
     def visit(op):
         if op.name == "stablehlo.constant":
             value = op.attributes["value"]
-            found = _HANDLE.match(str(value)) if str(value.type) else None
+            # a dense weight is not printed: its text is all its hex
+            found = None if isinstance(value.maybe_downcast(), ir.DenseElementsAttr) \
+                else _HANDLE.match(str(value))
             if found:
                 constants.append((op, value, found.group(1)))
         return ir.WalkResult.ADVANCE
