@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.gpu.transpose_reshapes import split_generic
 
 
 @dataclass(frozen=True)
@@ -35,16 +36,38 @@ class GpuFusableTransposes(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
-            if op.name == "linalg.transpose" and op.results and _next_to_a_generic(op):
-                _as_generic(op)
+            if op.name == "linalg.transpose" and op.results:
+                _split_before(op)
+                if _next_to_a_generic(op):
+                    _as_generic(op)
+
+
+def _split_before(transpose) -> None:
+    """A single-use generic split into heads for ``transpose`` alone: the generic
+    computed on the split shape, so that the transpose reads it directly."""
+    split = transpose.operands[0]
+    if _single_use_result_of(split, {"tensor.expand_shape"}) and \
+            _single_use_result_of(split.owner.operands[0], {"linalg.generic"}):
+        split_generic(split.owner)
+
+
+RESHAPES = frozenset({"tensor.expand_shape", "tensor.collapse_shape"})
 
 
 def _next_to_a_generic(transpose) -> bool:
     source = transpose.operands[0]
-    made_by_generic = (isinstance(source, ir.OpResult) and source.owner.name == "linalg.generic"
-                       and len(list(source.uses)) == 1)
+    # through reshapes read by nothing else: the key and value projections' bias add,
+    # split into heads by an expand_shape, then transposed for the batch matmul
+    while _single_use_result_of(source, RESHAPES):
+        source = source.owner.operands[0]
+    made_by_generic = _single_use_result_of(source, {"linalg.generic"})
     readers = [use.owner for use in transpose.results[0].uses]
     return made_by_generic or (bool(readers) and all(r.name == "linalg.generic" for r in readers))
+
+
+def _single_use_result_of(value, names) -> bool:
+    return (isinstance(value, ir.OpResult) and value.owner.name in names
+            and len(list(value.uses)) == 1)
 
 
 def _as_generic(transpose) -> None:

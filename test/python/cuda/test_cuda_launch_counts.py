@@ -13,10 +13,13 @@ import xlac
 from conftest import require_shared
 from xlac_emulator.simt import run_emulated
 
-# program -> launches at most (measured when the fusion rerun went in; before it:
+# program -> launches at most (measured when heads split from a bias add were
+# transposed by its kernel; when the fusion rerun went in: hf_bert 136, hf_vit 172; before it:
 # hf_bert 152, hf_vit 184, flax_cnn_train_step 151, flax_resnet18 102, jax_nbody 18)
-MOST_LAUNCHES = {"hf_bert": 136, "hf_vit": 172, "flax_cnn_train_step": 147,
+MOST_LAUNCHES = {"hf_bert": 105, "hf_vit": 129, "flax_cnn_train_step": 147,
                  "flax_resnet18": 98, "jax_nbody": 17}
+# programs whose kernels are at most the plan's groups + 10% (XLA's fusion count)
+WITHIN_TEN_PERCENT = {"hf_bert", "hf_vit"}
 
 
 def _groups(exe) -> int:
@@ -30,7 +33,9 @@ def test_shared_model_launches_at_most_the_measured_count(name):
     text = require_shared("models", f"{name}.mlir").read_text()
     exe = xlac.compile(text, target="cuda")
     launches = exe.as_text("gpu").count("gpu.launch_func")
-    assert _groups(exe) <= launches <= MOST_LAUNCHES[name]
+    assert 0 < launches <= MOST_LAUNCHES[name]
+    if name in WITHIN_TEN_PERCENT:
+        assert launches <= 1.1 * _groups(exe)
 
 
 LAYERNORM = """
