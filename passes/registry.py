@@ -99,6 +99,7 @@ _REGISTRY: dict[str, str] = {
     "xla-gpu-convolutions-as-matmuls": "gpu.gpu_convolutions_as_matmuls:GpuConvolutionsAsMatmuls",
     "xla-gpu-share-conv-scratch": "gpu.gpu_share_conv_scratch:GpuShareConvScratch",
     "xla-gpu-epilogue-in-place": "gpu.gpu_epilogue_in_place:GpuEpilogueInPlace",
+    "xla-gpu-results-in-slices": "gpu.gpu_results_in_slices:GpuResultsInSlices",
     "xla-gpu-kernels": "gpu.gpu_kernels:GpuKernels",
     "xla-gpu-inline-helpers": "gpu.gpu_inline_helpers:GpuInlineHelpers",
     "xla-gpu-counted-loops": "gpu.gpu_counted_loops:GpuCountedLoops",

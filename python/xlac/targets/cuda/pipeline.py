@@ -30,13 +30,15 @@ def bufferize(library: bool = False, tf32: bool = False) -> list[str]:
         "xla-readonly-inputs",                            # inputs are copied to the device once per call
         "xla-own-fills",                                  # a fill per matmul: folded into its kernel, no copy
         "xla-gpu-epilogue-in-place",                      # a matmul's epilogue writes C: run in its kernel
+        "xla-gpu-results-in-slices",                      # a result padded or concatenated: written in place
         "xla-spread-readonly-reads",                      # a weight read 1,000 times: no quadratic analysis
         "xla-own-empties",                                # 1,000 fills into CSE's one empty: no quadratic analysis
         "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map "
         "allow-return-allocs-from-loops "
         "unknown-type-conversion=identity-layout-map}",   # a branch's results: whole buffers, not views
-        "canonicalize",
+        "func.func(cse)",                                 # a result written in its slice: the copy's two equal
+        "canonicalize",                                   # views made one, and the copy onto itself erased
         "xla-distinct-results",                           # `return %v, %v`: out-params would crash on one alloc
         "buffer-results-to-out-params{modify-public-functions=1 hoist-static-allocs=1}",
         "canonicalize",
