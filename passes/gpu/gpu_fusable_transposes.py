@@ -14,7 +14,12 @@ from xlac.passes.gpu.transpose_reshapes import split_generic
 class GpuFusableTransposes(ModulePass):
     """Rewrite `linalg.transpose` on tensors into the equivalent all-parallel
     `linalg.generic` when its input is made by a `linalg.generic` read by nothing
-    else, or when every reader of it is a `linalg.generic`.
+    else (maybe through reshapes read by nothing else), or when every reader of
+    it is a `linalg.generic`. A single-use generic split into heads
+    (`tensor.expand_shape`) for the transpose alone is first computed on the
+    split shape (transpose_reshapes.py), so that the transpose reads it directly:
+    BERT's and ViT's key and value heads, transposed for the batch matmuls, are
+    then written transposed by their bias add's kernel.
 
     Why: upstream elementwise fusion fuses generics only, so `q * scale`
     followed by the transpose that splits attention heads was two kernels,
@@ -35,8 +40,9 @@ class GpuFusableTransposes(ModulePass):
     acts_on = frozenset({"linalg.transpose"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
-            if op.name == "linalg.transpose" and op.results:
+        # listed first: the rewrites erase ops (and their regions) the walk would visit
+        for op in [op for op in nested_ops(module) if op.name == "linalg.transpose"]:
+            if op.results:
                 _split_before(op)
                 if _next_to_a_generic(op):
                     _as_generic(op)

@@ -45,7 +45,8 @@ class GpuResultsInSlices(ModulePass):
     acts_on = frozenset({"tensor.insert_slice", "tensor.pad"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        # listed first: a pad's region (its yield) goes with it
+        for op in [op for op in nested_ops(module) if op.name in self.acts_on]:
             if op.name == "tensor.pad" and _producer(op.operands[0], op) is not None:
                 op = _as_fill_and_insert(op)
             if op is not None and op.name == "tensor.insert_slice":
