@@ -23,10 +23,10 @@ class GpuResultsInSlices(ModulePass):
     the destination, a kernel per copy, and a pad was two (`linalg.map` filling
     the padded buffer, the copy). With the slice as its init the op writes the
     destination in place (one-shot bufferization pairs the extract_slice with the
-    insert_slice): ResNet's maxpool and residual outputs padded for the next
-    convolution, the flax CNN's per-tap weight gradients concatenated into one
-    [9, C, F] filter. XLA does the same (a pad or concatenate fused into its
-    operand's fusion, or an in-place dynamic-update-slice).
+    insert_slice): a ResNet block's output padded for the next convolution, the
+    flax CNN's per-tap weight gradients concatenated into one [9, C, F] filter.
+    XLA does the same (a pad or concatenate fused into its operand's fusion, or
+    an in-place dynamic-update-slice).
 
         %r = linalg.generic ... outs(%empty)
         %p = tensor.pad %r low[0, 1, 1, 0] high[0, 1, 1, 0] { yield %zero }
@@ -36,27 +36,33 @@ class GpuResultsInSlices(ModulePass):
         %r = linalg.generic ... outs(%s)
         %p = tensor.insert_slice %r into %f[0, 1, 1, 0] [shape of %r] [1, 1, 1, 1]
 
-    An op whose init is anything else (an epilogue already writing its matmul's
-    result) is left alone: taking it out of the matmul's kernel would cost the
-    kernel the copy saved.
+    An op whose init is anything else is left alone, with one exception: an
+    epilogue written in its convolution matmul's result (xla-gpu-epilogue-in-place,
+    ResNet's batch norm + relu) runs in the generated matmul's kernel, so taking
+    it out would cost the kernel the copy saved; but cuBLASLt (``library=true``)
+    runs only bias, relu and GELU itself, so an epilogue with any other op
+    (batch norm's subtract, rsqrt) is a kernel after the call either way, and
+    there it writes the slice.
     """
 
     name = "xla-gpu-results-in-slices"
     acts_on = frozenset({"tensor.insert_slice", "tensor.pad"})
+    library: bool = False           # matmuls go to cuBLASLt (xla-gpu-library-matmuls)
 
     def run(self, module: ir.Operation) -> None:
         # listed first: a pad's region (its yield) goes with it
         for op in [op for op in nested_ops(module) if op.name in self.acts_on]:
-            if op.name == "tensor.pad" and _producer(op.operands[0], op) is not None:
+            if op.name == "tensor.pad" and _producer(op.operands[0], op, self.library) is not None:
                 op = _as_fill_and_insert(op)
             if op is not None and op.name == "tensor.insert_slice":
-                _write_in_slice(op)
+                _write_in_slice(op, self.library)
 
 
-def _producer(value, reader) -> tuple[ir.Operation, list[ir.Operation]] | None:
+def _producer(value, reader, library: bool) -> tuple[ir.Operation, list[ir.Operation]] | None:
     """The linalg op making ``value`` for ``reader`` alone (in its block) and the
     reshapes between them, where its init is a tensor.empty or a single-use fill of
-    one; else None."""
+    one (or, with ``library``, a convolution's matmul result it does not read and
+    cuBLASLt cannot apply); else None."""
     reshapes = []
     while isinstance(value, ir.OpResult) and value.owner.name in RESHAPES and _one_use(value):
         reshapes.append(value.owner)
@@ -67,7 +73,7 @@ def _producer(value, reader) -> tuple[ir.Operation, list[ir.Operation]] | None:
         return None
     op = value.owner
     init = op.operands[len(op.operands) - 1]
-    if not _fresh(init):
+    if not (_fresh(init) or library and _epilogue_the_library_leaves(op, init)):
         return None
     return op, reshapes
 
@@ -79,6 +85,26 @@ def _fresh(init) -> bool:
     if owner.name == "linalg.fill":
         return _one_use(init) and _fresh_empty(owner.operands[1])
     return owner.name == "tensor.empty"
+
+
+# all the ops of the library's epilogues (bias, relu, GELU's tanh form)
+LIBRARY_EPILOGUE_OPS = frozenset({"arith.addf", "arith.mulf", "arith.maximumf", "math.tanh",
+                                  "arith.constant", "linalg.yield"})
+
+
+def _epilogue_the_library_leaves(op, init) -> bool:
+    """An elementwise generic writing its convolution matmul's result in place
+    whose region holds an op no cuBLASLt epilogue has."""
+    matmul = init.owner if isinstance(init, ir.OpResult) else None
+    if matmul is not None and matmul.name == "tensor.expand_shape":
+        matmul = matmul.operands[0].owner
+    if op.name != "linalg.generic" or not isinstance(matmul, ir.OpView) \
+            or matmul.name != "linalg.matmul" or "xla.conv" not in matmul.attributes:
+        return False
+    body = op.regions[0].blocks[0]
+    if list(body.arguments[len(body.arguments) - 1].uses):
+        return False
+    return any(inner.name not in LIBRARY_EPILOGUE_OPS for inner in body.operations)
 
 
 def _fresh_empty(value) -> bool:
@@ -111,10 +137,10 @@ def _as_fill_and_insert(pad) -> ir.Operation | None:
     return insert.operation
 
 
-def _write_in_slice(insert) -> None:
+def _write_in_slice(insert, library: bool) -> None:
     if len(insert.operands) != 2:       # dynamic offsets (a dynamic_update_slice): left alone
         return
-    found = _producer(insert.operands[0], insert)
+    found = _producer(insert.operands[0], insert, library)
     if found is None:
         return
     op, reshapes = found

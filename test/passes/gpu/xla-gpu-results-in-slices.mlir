@@ -1,4 +1,5 @@
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-gpu-results-in-slices)' --split-input-file | FileCheck %s
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-gpu-results-in-slices{library=true})' --split-input-file | FileCheck %s --check-prefix=LIBRARY
 
 #id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 
@@ -88,4 +89,42 @@ func.func @left_alone(%x: tensor<4x8xf32>, %dest: tensor<9x8xf32>, %at: index) -
   } -> tensor<4x8xf32>
   %d = tensor.insert_slice %s into %dest[%at, 0] [4, 8] [1, 1] : tensor<4x8xf32> into tensor<9x8xf32>
   return %p, %r, %q, %d : tensor<6x8xf32>, tensor<4x8xf32>, tensor<6x8xf32>, tensor<9x8xf32>
+}
+
+// -----
+
+/// Batch norm + relu written in its convolution matmul's result, then padded: left
+/// in place for the generated matmul kernel, which runs it; with cuBLASLt, which
+/// has no such epilogue (a subtract, an rsqrt), it writes the padded buffer's slice.
+// CHECK-LABEL: func.func @normalized_padded
+// CHECK: tensor.pad
+// CHECK-NOT: tensor.extract_slice
+// LIBRARY-LABEL: func.func @normalized_padded
+// LIBRARY: %[[FILLED:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%{{.*}} : tensor<1x4x4x8xf32>)
+// LIBRARY: %[[SLICE:.*]] = tensor.extract_slice %[[FILLED]][0, 1, 1, 0] [1, 2, 2, 8] [1, 1, 1, 1]
+// LIBRARY: %[[BN:.*]] = linalg.generic {{.*}} ins(%{{.*}}, %{{.*}} : tensor<1x2x2x8xf32>, tensor<8xf32>) outs(%[[SLICE]] : tensor<1x2x2x8xf32>)
+// LIBRARY: math.rsqrt
+// LIBRARY: tensor.insert_slice %[[BN]] into %[[FILLED]][0, 1, 1, 0] [1, 2, 2, 8] [1, 1, 1, 1]
+// LIBRARY-NOT: tensor.pad
+#id = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#channel = affine_map<(d0, d1, d2, d3) -> (d3)>
+func.func @normalized_padded(%patches: tensor<4x72xf32>, %w: tensor<72x8xf32>, %var: tensor<8xf32>) -> tensor<1x4x4x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %e = tensor.empty() : tensor<4x8xf32>
+  %z = linalg.fill ins(%zero : f32) outs(%e : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %m = linalg.matmul {xla.conv = "conv3x3 im2col"} ins(%patches, %w : tensor<4x72xf32>, tensor<72x8xf32>) outs(%z : tensor<4x8xf32>) -> tensor<4x8xf32>
+  %c = tensor.expand_shape %m [[0, 1, 2], [3]] output_shape [1, 2, 2, 8] : tensor<4x8xf32> into tensor<1x2x2x8xf32>
+  %r = linalg.generic {indexing_maps = [#id, #channel, #id], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%c, %var : tensor<1x2x2x8xf32>, tensor<8xf32>) outs(%c : tensor<1x2x2x8xf32>) {
+  ^bb0(%x: f32, %v: f32, %o: f32):
+    %s = math.rsqrt %v : f32
+    %n = arith.mulf %x, %s : f32
+    %y = arith.maximumf %n, %zero : f32
+    linalg.yield %y : f32
+  } -> tensor<1x2x2x8xf32>
+  %p = tensor.pad %r low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<1x2x2x8xf32> to tensor<1x4x4x8xf32>
+  return %p : tensor<1x4x4x8xf32>
 }
