@@ -25,7 +25,8 @@ machine, XLA's compile of the same program between them. Per program and interpr
 - **warm**: the same compile in another fresh process on that cache: a hit.
 - **micro-kernel library**: the cold compile again, in a fresh process with a new empty
   cache that holds only the micro-kernels the cold compile built (``micro-kernels/``: the
-  matmul register tiles, built once per machine, docs/compile-time.md): what every cold
+  matmul register tiles, built once per machine, docs/compile-time.md) and the memo of
+  xlac's build identity (``build-identity.json``, 0.08 s of CPU to make): what every cold
   compile but a machine's first pays. n/a where none were built (XLAC_MICRO_KERNELS=0, no
   matmul, or a CPU without FMA); the cold column includes building them.
 - with ``--per-pass``: the compile again, pass by pass with a trace (``Options.trace_to``,
@@ -200,6 +201,9 @@ def cold_and_warm(python: str, case: Case, limit_s: float, threads: int) -> dict
         if "error" not in cold and kernels.is_dir():
             with tempfile.TemporaryDirectory(prefix="xlac-cache-") as fresh:
                 shutil.copytree(kernels, Path(fresh) / "micro-kernels")
+                memo = Path(cache) / "build-identity.json"     # as any cache but a new one has
+                if memo.is_file():
+                    shutil.copyfile(memo, Path(fresh) / memo.name)
                 library = xlac_run(python, case, limit_s, threads, "cold", fresh)
     return {"cold": cold, "warm": warm, "kernels": library}
 
