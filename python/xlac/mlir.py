@@ -49,19 +49,24 @@ class _NoBindings(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 class _OpViewsOnly(_NoBindings):
     """The op classes of the dialects in ``VIEWS_ONLY`` without the rest of
-    their package, found ahead of the bindings' own modules.
+    their package (for ``llvm``, none: its ops are read as plain OpViews, as
+    those of dialects without bindings are), found ahead of the bindings' own
+    modules.
 
     Why: the bindings import a dialect's package the first time an op of it is
-    read, and ``torch_mlir.dialects.linalg`` builds every OpDSL named-op
+    read. ``torch_mlir.dialects.linalg`` builds every OpDSL named-op
     definition at import (0.1-0.2 s of each cold compile, more than the linalg
-    stage's own passes on a small program). Reading ops needs only their
-    generated classes; ``dialect("linalg")`` (building ops) imports the whole
-    package, whose classes then replace these.
+    stage's own passes on a small program); ``torch_mlir.dialects.llvm``
+    defines a class for each of its ~300 ops (40-80 ms, in the compiling
+    process and in each piece worker). xlac reads ops through the generic
+    interface (names, operands, results, attributes); ``dialect(name)``, where
+    ops are built, imports the whole package, whose classes then take over.
     """
 
     prefix = "xlac_dialect_op_views"
     VIEWS_ONLY = {"linalg": ("torch_mlir.dialects._linalg_ops_gen",
-                             "torch_mlir.dialects._linalg_enum_gen")}
+                             "torch_mlir.dialects._linalg_enum_gen"),
+                  "llvm": ()}
 
     def find_spec(self, name, path=None, target=None):
         if name == self.prefix or name.removeprefix(self.prefix + ".") in self.VIEWS_ONLY:
