@@ -1,4 +1,4 @@
-"""One xlac compile for compile_scaling.py: ``worker.py PROGRAM THREADS MODE [CACHE_DIR] [TRACE]``.
+"""One xlac compile for compile_scaling.py: ``worker.py PROGRAM THREADS MODE [CACHE_DIR|TRACE] [TARGET]``.
 
 Prints one JSON line. MODE:
 
@@ -82,7 +82,7 @@ def runner_times(spans: list) -> None:
     StageRunner.finish = kept
 
 
-def user_compile(path: str, threads: int, cache_dir: str) -> dict:
+def user_compile(path: str, threads: int, cache_dir: str, target: str) -> dict:
     """``cold`` / ``warm``: import xlac and compile, as a user's script does."""
     source = Path(path).read_text()
     start = time.perf_counter()
@@ -95,7 +95,7 @@ def user_compile(path: str, threads: int, cache_dir: str) -> dict:
     imported = time.perf_counter() - start      # so the import is counted here, not in the compile
     options = Options.from_env().replace(cache_dir=cache_dir, num_threads=threads)
     start, cpu_start = time.perf_counter(), time.process_time()
-    xlac.compile(source, options=options)
+    xlac.compile(source, target, options=options)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     stages: dict[str, float] = {}
     for stage, _, _, spent in times:
@@ -117,18 +117,18 @@ def workers_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def traced_compile(path: str, threads: int, trace_copy: str) -> dict:
+def traced_compile(path: str, threads: int, trace_copy: str, target: str) -> dict:
     """``passes``: pass by pass, traced, cache off; xlac's start-up out of the seconds."""
     import xlac
 
-    xlac.compile(TINY, cache=False)
+    xlac.compile(TINY, target, cache=False)
     with tempfile.TemporaryDirectory() as tmp:
         trace = Path(tmp) / "trace.json"
         options = xlac.Options.from_env().replace(trace_to=str(trace), cache_dir=None,
                                                   num_threads=threads)
         source = Path(path).read_text()
         start = time.perf_counter()
-        xlac.compile(source, cache=False, options=options)
+        xlac.compile(source, target, cache=False, options=options)
         seconds = time.perf_counter() - start
         events = json.loads(trace.read_text())["traceEvents"]
         if trace_copy:
@@ -141,8 +141,9 @@ def traced_compile(path: str, threads: int, trace_copy: str) -> dict:
 def main(argv: list[str]) -> None:
     path, threads, mode = argv[0], int(argv[1]), argv[2] if len(argv) > 2 else "passes"
     extra = argv[3] if len(argv) > 3 else ""
-    result = traced_compile(path, threads, extra) if mode == "passes" else \
-        user_compile(path, threads, extra)
+    target = argv[4] if len(argv) > 4 else "cpu"
+    result = traced_compile(path, threads, extra, target) if mode == "passes" else \
+        user_compile(path, threads, extra, target)
     print(json.dumps(result))
 
 
