@@ -147,3 +147,24 @@ def test_this_processes_running_threads_are_not_load(monkeypatch, running, own, 
 
 def test_own_running_threads_include_this_one():
     assert idle_workers._own_running_threads() >= 1
+
+
+def test_a_library_not_in_the_process_is_not_followed(monkeypatch):
+    """A loaded artifact's libiomp5 is followed only where it is loaded: the
+    check loads nothing."""
+    started = []
+    monkeypatch.setattr(idle_workers, "start_following", lambda *args: started.append(args))
+    idle_workers.follow_if_loaded(1, soname="libxlac-no-such-library.so")
+    assert started == []
+    idle_workers.follow_if_loaded(1, soname="libc.so.6")
+    assert started == [("libc.so.6", 1)]
+
+
+def test_started_once():
+    """A second start (a loaded artifact after the JIT) keeps the blocktime in force."""
+    follower = idle_workers._Follower()
+    follower.start("libc.so.6", 1)
+    follower.set_blocktime = _Setter()
+    follower.active = 0
+    follower.start("libc.so.6", 1)
+    assert follower.active == 0

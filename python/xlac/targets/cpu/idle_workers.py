@@ -33,8 +33,8 @@ class _Follower:
         self.set_blocktime = None
 
     def start(self, library_path: str | None, blocktime: int | None) -> None:
-        if library_path is None or blocktime is None:
-            return
+        if library_path is None or blocktime is None or self.set_blocktime is not None:
+            return                           # not ours, or followed already (from the blocktime in force)
         try:
             self.set_blocktime = ctypes.CDLL(library_path).kmp_set_blocktime
         except (OSError, AttributeError):
@@ -61,6 +61,16 @@ def start_following(library_path: str | None, blocktime: int | None) -> None:
     _FOLLOWER.start(library_path, blocktime)
 
 
+def follow_if_loaded(blocktime: int | None, soname: str = "libiomp5.so") -> None:
+    """``start_following`` where libiomp5 is in the process already (a loaded
+    artifact links it itself); nothing is loaded here."""
+    try:
+        ctypes.CDLL(soname, mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
+    except OSError:
+        return
+    start_following(soname, blocktime)
+
+
 def follow_load() -> None:
     """Before a call: look at the load again if it is time (a clock read otherwise)."""
     now = time.monotonic()
@@ -78,7 +88,8 @@ def cores_busy_elsewhere() -> bool:
             running = int(handle.read().split()[3].split("/")[0])
     except (OSError, ValueError, IndexError):
         return False
-    return running - _own_running_threads() >= cores
+    # this process's threads are only listed when the count alone says busy
+    return running >= cores and running - _own_running_threads() >= cores
 
 
 def _own_running_threads() -> int:

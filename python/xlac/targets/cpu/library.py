@@ -12,7 +12,7 @@ from pathlib import Path
 from xlac.artifact import container
 from xlac.errors import XlacError
 from xlac.signature import Signature
-from xlac.targets.cpu.idle_workers import follow_load
+from xlac.targets.cpu.idle_workers import follow_if_loaded, follow_load
 from xlac.targets.cpu.libraries import idle_workers_sleep, keep_freed_memory
 
 TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
@@ -112,6 +112,7 @@ def load_function(artifact, options) -> LibraryFunction:
         shim_for(options)
     container.check_library(artifact.code, artifact.what)    # nothing of it runs before this
     library = open_library(artifact.code)
+    follow_if_loaded(idle_workers_sleep())     # its libiomp5 (if it links one) follows the load
     return LibraryFunction(library, artifact.symbol, len(artifact.signature.inputs),
                            artifact.blob, artifact.grid, artifact.what)
 
