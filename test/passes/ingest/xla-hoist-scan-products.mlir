@@ -40,7 +40,8 @@ func.func @scan(%xs: tensor<4x2x3xf32>, %wa: tensor<3x2xf32>, %wb: tensor<3x2xf3
 // -----
 
 /// Left in the loop: weights the loop changes (%w + 1 carried on), a sequence
-/// the loop changes, a counter from 1, and a sequence of more rows than trips.
+/// the loop changes, a counter from 1, a sequence of more rows than trips, and
+/// weights stored [n, k] (a step may be lowered otherwise than a matmul).
 // CHECK-LABEL: func.func @not_invariant
 // CHECK: stablehlo.while
 // CHECK: stablehlo.dot_general
@@ -51,6 +52,9 @@ func.func @scan(%xs: tensor<4x2x3xf32>, %wa: tensor<3x2xf32>, %wb: tensor<3x2xf3
 // CHECK: stablehlo.while
 // CHECK: stablehlo.dot_general
 // CHECK-LABEL: func.func @longer_sequence
+// CHECK: stablehlo.while
+// CHECK: stablehlo.dot_general
+// CHECK-LABEL: func.func @weights_n_by_k
 // CHECK: stablehlo.while
 // CHECK: stablehlo.dot_general
 func.func @not_invariant(%xs: tensor<4x2x3xf32>, %w0: tensor<3x4xf32>) -> tensor<2x4xf32> {
@@ -129,6 +133,25 @@ func.func @longer_sequence(%xs: tensor<5x2x3xf32>, %w: tensor<3x4xf32>) -> tenso
       %sum = stablehlo.add %acc, %xw : tensor<2x4xf32>
       %n = stablehlo.add %i, %one : tensor<i32>
       stablehlo.return %n, %x, %sum : tensor<i32>, tensor<5x2x3xf32>, tensor<2x4xf32>
+    }
+  return %r#2 : tensor<2x4xf32>
+}
+func.func @weights_n_by_k(%xs: tensor<4x2x3xf32>, %w: tensor<4x3xf32>) -> tensor<2x4xf32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %one = stablehlo.constant dense<1> : tensor<i32>
+  %four = stablehlo.constant dense<4> : tensor<i32>
+  %z = stablehlo.constant dense<0.0> : tensor<2x4xf32>
+  %r:3 = stablehlo.while(%i = %zero, %x = %xs, %acc = %z) : tensor<i32>, tensor<4x2x3xf32>, tensor<2x4xf32>
+    cond {
+      %lt = stablehlo.compare LT, %i, %four, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %s = stablehlo.dynamic_slice %x, %i, %zero, %zero, sizes = [1, 2, 3] : (tensor<4x2x3xf32>, tensor<i32>, tensor<i32>, tensor<i32>) -> tensor<1x2x3xf32>
+      %xt = stablehlo.reshape %s : (tensor<1x2x3xf32>) -> tensor<2x3xf32>
+      %xw = stablehlo.dot_general %xt, %w, contracting_dims = [1] x [1] : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+      %sum = stablehlo.add %acc, %xw : tensor<2x4xf32>
+      %n = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %n, %x, %sum : tensor<i32>, tensor<4x2x3xf32>, tensor<2x4xf32>
     }
   return %r#2 : tensor<2x4xf32>
 }
