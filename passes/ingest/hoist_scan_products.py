@@ -111,12 +111,16 @@ def _row_times_matrix(dot: ir.Operation) -> bool:
         and _dims(numbers, "rhs_contracting_dimensions") == [0]
 
 
-def _bytes(dot: ir.Operation, trips: int) -> int:
+def _bytes(dot: ir.Operation, trips: int) -> float:
+    """Bytes of the hoisted product; infinite for an element of no width (complex)."""
     result = ir.RankedTensorType(dot.results[0].type)
+    width = getattr(result.element_type, "width", None)
+    if not width:
+        return float("inf")
     count = trips
     for extent in result.shape:
         count *= extent
-    return count * max(1, result.element_type.width // 8)
+    return count * max(1, width // 8)
 
 
 def _invariant(value: ir.Value, loop: ir.Operation, body: ir.Block, carried: set[int], budget: list):
