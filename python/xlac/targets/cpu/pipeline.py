@@ -15,8 +15,12 @@ if TYPE_CHECKING:
 
 
 def ingest_cpu(entry: str = "main") -> list[str]:
-    """input -> "stablehlo": every target's ingest, then the weights out of the code."""
+    """input -> "stablehlo": every target's ingest, scans' input products out of
+    their loops, then the weights out of the code."""
     return ingest(entry, "cpu") + [
+        # a scan's input projection: one product before the loop (the CPU's
+        # matmuls sum k in the same order whatever the rows: the same bits)
+        "xla-hoist-scan-products",
         "xla-constants-to-arguments",                     # weights as arguments: no IR literal reaches LLVM
     ]
 
