@@ -202,6 +202,7 @@ def _transpose_dot_chain(pairs: int) -> str:
     return "\n".join(lines + [f"  return %x{pairs} : {t}", "}"])
 
 
+@pytest.mark.heavy            # ~45 s on 2 cores (600 ops compiled); lit's xla-split-long-blocks test is the quick one
 def test_a_long_entry_is_compiled_in_parts_and_is_right():
     """xla-split-long-blocks cuts the entry of 600 transposes and dots into
     functions compiled apart (in parallel, in pieces); the result is the same."""
