@@ -25,7 +25,8 @@ machine, XLA's compile of the same program between them. Per program and interpr
 - **warm**: the same compile in another fresh process on that cache: a hit.
 - **micro-kernel library**: the cold compile again, in a fresh process with a new empty
   cache that holds only the micro-kernels the cold compile built (``micro-kernels/``: the
-  matmul register tiles, built once per machine, docs/compile-time.md): what every cold
+  matmul register tiles, built once per machine, docs/compile-time.md) and the memo of
+  xlac's build identity (``build-identity.json``, 0.08 s of CPU to make): what every cold
   compile but a machine's first pays. n/a where none were built (XLAC_MICRO_KERNELS=0, no
   matmul, or a CPU without FMA); the cold column includes building them.
 - with ``--per-pass``: the compile again, pass by pass with a trace (``Options.trace_to``,
@@ -36,8 +37,11 @@ XLA's seconds are its compile after a warm-up compile in this process (jax impor
 initialised), so they leave out what ``import jax`` costs; xlac's cold column leaves
 out the import of xlac and of the modules its compile loads, the MLIR bindings among them
 (reported beside it: a user's first compile pays both). Beside the wall times, CPU times: XLA's
-process (all its threads) and xlac's compiling process (not its parse and piece workers);
-``CPU/CPU`` is their ratio, steadier than the wall's on a loaded machine.
+process (all its threads), xlac's compiling process (``cold CPU s``) and its child processes
+(``workers CPU s``: the piece workers' LLVM and start-up, the parser, cc). ``library CPU s``
+is both for the compile with the micro-kernels built (the cold one where none are), and
+``library/XLA`` its wall time against XLA's; ``CPU/CPU`` is its CPU against XLA's,
+steadier than the wall's on a loaded machine.
 """
 
 from __future__ import annotations
@@ -51,6 +55,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from compile_scaling_tables import PHASES, format_row, pass_table, table, user_phases  # noqa: F401
+
 HERE = Path(__file__).resolve().parent
 SHARED_MODELS = HERE.parent.parent / "shared" / "models"
 EXPORTED_MODELS = HERE / "models"          # bench/export_models.py's (gitignored)
@@ -59,8 +65,6 @@ WORKER = HERE / "workers" / "compile_scaling_worker.py"
 # family -> the sizes run by default, and every size it has
 SIZES = {"mlp": ("1,4,16", "1,4,16,64"), "chain": ("1000,2000", "1000,2000,10000"),
          "transpose_dot": ("500", "500,2000")}
-# the passes named in the table; the rest are summed per stage
-NAMED = ("xla-fuse", "xla-apply-schedules", "one-shot-bufferize")
 
 
 def mlp_program(units: int):
@@ -149,7 +153,7 @@ def model_cases(names: list[str] | None) -> list[Case]:
     from jax._src.lib import xla_client
     from jax.extend.backend import get_backend
 
-    client = get_backend("cpu")
+    client = xla_backend(get_backend)
     devices = xla_client.DeviceList((client.local_devices()[0],))
     options = compiler.get_compile_options(num_replicas=1, num_partitions=1, backend=client)
     cases = []
@@ -161,6 +165,17 @@ def model_cases(names: list[str] | None) -> list[Case]:
     return cases
 
 
+def xla_backend(get_backend):
+    """XLA's client for ``TARGET``: its GPU client for cuda where jax has one, else its CPU
+    client (said in the output: then the XLA column is not the same target's compile)."""
+    if TARGET[0] == "cuda":
+        try:
+            return get_backend("gpu")
+        except RuntimeError:
+            print("note: jax has no GPU client here: XLA's column is its CPU compile", flush=True)
+    return get_backend("cpu")
+
+
 def xla_seconds(case: Case) -> tuple[float, float]:
     """XLA's compile of ``case``: wall seconds, and this process's CPU seconds (every thread)."""
     start, cpu_start = time.perf_counter(), time.process_time()
@@ -170,11 +185,11 @@ def xla_seconds(case: Case) -> tuple[float, float]:
 
 def xlac_run(python: str, case: Case, limit_s: float, threads: int, mode: str = "passes",
              extra: str = "") -> dict:
-    """Compile ``case`` in a fresh ``python`` process (the worker's ``mode``)."""
+    """Compile ``case`` for ``TARGET`` in a fresh ``python`` process (the worker's ``mode``)."""
     with tempfile.TemporaryDirectory() as tmp:
         source = Path(tmp) / "program.mlir"
         source.write_text(case.text)
-        command = [python, str(WORKER), str(source), str(threads), mode, extra]
+        command = [python, str(WORKER), str(source), str(threads), mode, extra, TARGET[0]]
         try:
             done = subprocess.run(command, capture_output=True, text=True, timeout=limit_s)
         except subprocess.TimeoutExpired:
@@ -197,57 +212,19 @@ def cold_and_warm(python: str, case: Case, limit_s: float, threads: int) -> dict
         if "error" not in cold and kernels.is_dir():
             with tempfile.TemporaryDirectory(prefix="xlac-cache-") as fresh:
                 shutil.copytree(kernels, Path(fresh) / "micro-kernels")
+                memo = Path(cache) / "build-identity.json"     # as any cache but a new one has
+                if memo.is_file():
+                    shutil.copyfile(memo, Path(fresh) / memo.name)
                 library = xlac_run(python, case, limit_s, threads, "cold", fresh)
     return {"cold": cold, "warm": warm, "kernels": library}
 
 
-def kernels_cell(result: dict) -> str:
-    """The cold compile with the micro-kernels built already, seconds; n/a without them."""
-    library = result.get("kernels")
-    if library is None:
-        return "n/a"
-    return library["error"] if "error" in library else f"{library['seconds']:.2f}"
-
-
-PHASES = ("front", "lowering", "LLVM codegen", "link/load", "cache store", "rest")
-
-
-def user_phases(cold: dict) -> dict[str, float]:
-    """The cold compile's seconds per phase (see the module's docstring)."""
-    stages, spans = cold.get("stages", {}), cold.get("spans", {})
-    link_load = spans.get("link", 0.0) + spans.get("load", 0.0)
-    out = {"front": spans.get("parse", 0.0) + sum(stages.get(s, 0.0) for s in FRONT_STAGES),
-           "lowering": sum(stages.get(s, 0.0) for s in ("bufferized", "llvm")),
-           "LLVM codegen": stages.get("machine code", 0.0) - link_load,
-           "link/load": link_load, "cache store": spans.get("cache store", 0.0)}
-    out["rest"] = cold["seconds"] - sum(out.values())
-    return out
-
-
-FRONT_STAGES = ("stablehlo", "fused", "linalg")
-
-
-def phases(result: dict) -> dict[str, float]:
-    """Seconds per named pass and per stage (the stage minus its named passes)."""
-    out: dict[str, float] = {}
-    for stage, step, seconds in result.get("times", []):
-        named = next((n for n in NAMED if step.startswith(n)), None)
-        key = named or stage
-        out[key] = out.get(key, 0.0) + seconds
-    return out
-
-
-def top_passes(result: dict, count: int = 4) -> str:
-    total: dict[str, float] = {}
-    for _, step, seconds in result.get("times", []):
-        name = step.split("{")[0]
-        total[name] = total.get(name, 0.0) + seconds
-    best = sorted(total.items(), key=lambda item: -item[1])[:count]
-    return ", ".join(f"{name} {seconds:.1f}" for name, seconds in best)
+TARGET = ["cpu"]     # what xlac compiles for (--target); XLA compiles for its backend of that kind
 
 
 def main(argv=None) -> int:
     args = parse_args(argv)
+    TARGET[0] = args.target
     cases = []
     for family in args.family:
         if family == "models":
@@ -293,66 +270,6 @@ def keep_best(found: dict, label: str, result: dict) -> None:
         found[label] = result
 
 
-def format_row(row: dict, interpreters) -> str:
-    parts = [f"{row['case'].name}: {row['case'].ops} ops, XLA {row['xla']:.2f} s"]
-    for label, _ in interpreters:
-        cold, warm = row["xlac"][label]["cold"], row["xlac"][label]["warm"]
-        if "error" in cold:
-            parts.append(f"{label} {cold['error']}")
-            continue
-        split = ", ".join(f"{k} {v:.2f}" for k, v in user_phases(cold).items())
-        parts.append(f"{label} cold {cold['seconds']:.2f} s ({split}), warm "
-                     + (warm["error"] if "error" in warm else f"{warm['seconds'] * 1e3:.0f} ms"))
-        passes = row["passes"].get(label)
-        if passes and "error" not in passes:
-            parts.append(f"{label} per pass {passes['seconds']:.2f} s ({top_passes(passes)})")
-    return "; ".join(parts)
-
-
-def table(rows: list[dict], interpreters) -> str:
-    """Per program and interpreter: cold, warm, XLA, their ratio, the cold compile's phases."""
-    header = ["program", "ops", "xlac", "cold s", "cold CPU s", "warm ms", "micro-kernel library",
-              "XLA s", "XLA CPU s", "cold/XLA", "CPU/CPU", "import s", *PHASES]
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in rows:
-        for label, _ in interpreters:
-            cold, warm = row["xlac"][label]["cold"], row["xlac"][label]["warm"]
-            cells = [row["case"].name, str(row["case"].ops), label]
-            if "error" in cold:
-                lines.append("| " + " | ".join(cells + [cold["error"]] + ["-"] * (len(header) - 4))
-                             + " |")
-                continue
-            split = user_phases(cold)
-            cells += [f"{cold['seconds']:.2f}", f"{cold.get('cpu', 0.0):.2f}",
-                      warm["error"] if "error" in warm else f"{warm['seconds'] * 1e3:.0f}",
-                      kernels_cell(row["xlac"][label]),
-                      f"{row['xla']:.2f}", f"{row['xla_cpu']:.2f}",
-                      f"{cold['seconds'] / max(row['xla'], 1e-9):.1f}",
-                      f"{cold.get('cpu', 0.0) / max(row['xla_cpu'], 1e-9):.1f}",
-                      f"{cold['import']:.2f}", *(f"{split[p]:.2f}" for p in PHASES)]
-            lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
-
-
-def pass_table(rows: list[dict], interpreters) -> str:
-    """``--per-pass``: seconds per stage and named pass of the traced compile."""
-    stages = ["stablehlo", "xla-fuse", "linalg", "xla-apply-schedules", "one-shot-bufferize",
-              "bufferized", "llvm", "machine code"]
-    lines = ["Per pass (traced, pass by pass, cache off), seconds; a stage's column is what "
-             "its named passes leave:", ""]
-    header = ["program", "xlac", "s", *stages]
-    lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in rows:
-        for label, _ in interpreters:
-            result = row["passes"].get(label, {})
-            if "error" in result or not result:
-                continue
-            split = phases(result)
-            lines.append("| " + " | ".join([row["case"].name, label, f"{result['seconds']:.2f}"]
-                                           + [f"{split.get(s, 0.0):.2f}" for s in stages]) + " |")
-    return "\n".join(lines)
-
-
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--family", action="append", choices=[*GENERATORS, "models"],
@@ -365,6 +282,8 @@ def parse_args(argv):
     parser.add_argument("--xlac", action="append",
                         help="LABEL=PYTHON: an interpreter with xlac installed (repeatable; "
                              "default: this one)")
+    parser.add_argument("--target", choices=["cpu", "cuda"], default="cpu",
+                        help="what xlac compiles for (cuda: no GPU needed to compile)")
     parser.add_argument("--threads", type=int, default=0, help="threads compiled for (0: every core)")
     parser.add_argument("--repeat", type=int, default=1,
                         help="compiles per interpreter, alternating the order; the fastest is kept")

@@ -34,6 +34,7 @@ class PassFailure(Exception):
 _last_failure = threading.local()
 _run = threading.local()              # what one run of a pass remembers (run_memo)
 _census = threading.local()           # the op names of the module, shared by a run of passes
+_walked = threading.local()           # the module's ops, shared by a run of passes that keep them
 
 
 def run_memo() -> dict | None:
@@ -59,6 +60,11 @@ class ModulePass:
     # and is skipped on the census of op names its Python neighbours share (one walk
     # for a run of such passes, not one each; see ``_op_census``). Empty: always run.
     acts_on: ClassVar[frozenset[str]] = frozenset()
+    # True: the pass creates and erases no op (it changes attributes or types in
+    # place), so the list of the module's ops (``module_ops``) is still the
+    # module's after it, for the next Python pass. A pass that sometimes does
+    # calls ``forget_module_ops`` when it has.
+    keeps_ops: ClassVar[bool] = False
 
     def run(self, module: ir.Operation) -> None:
         raise NotImplementedError
@@ -94,6 +100,7 @@ class ModulePass:
 
     def _callback_fresh(self, op: ir.Operation, pass_) -> None:
         _census.names = None                 # an upstream pass (or none) ran before: count anew
+        forget_module_ops()
         self._callback(op, pass_)
 
     def _callback(self, op: ir.Operation, pass_) -> None:
@@ -115,6 +122,8 @@ class ModulePass:
             pass_.signal_pass_failure()
         finally:
             _run.memo = outer
+            if not self.keeps_ops:
+                forget_module_ops()
 
 
 def _op_census(module: ir.Operation) -> frozenset[str]:
@@ -127,6 +136,26 @@ def _op_census(module: ir.Operation) -> frozenset[str]:
         names = _census.names = frozenset(found)
         _census.module = module
     return names
+
+
+def module_ops(module: ir.Operation) -> list[ir.Operation]:
+    """Every op nested in ``module`` (pre-order), walked once for a run of
+    Python passes of which all but the last keep them (``keeps_ops``): the
+    LLVM dialect's fix-ups each walked the whole module, a tenth of a second
+    on a big model. Outside a pass manager's run (a pass's ``run`` called
+    directly) nothing is kept."""
+    if run_memo() is None:
+        return nested_ops(module)
+    ops = getattr(_walked, "ops", None)
+    if ops is None or _walked.module != module:
+        ops = _walked.ops = nested_ops(module)
+        _walked.module = module
+    return ops
+
+
+def forget_module_ops() -> None:
+    """The list ``module_ops`` returned is stale: ops were created or erased."""
+    _walked.ops = _walked.module = None
 
 
 def _convert(text: str, annotation, where: str):

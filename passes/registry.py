@@ -72,6 +72,7 @@ _REGISTRY: dict[str, str] = {
     "xla-outline-top-k": "ingest.outline_top_k:OutlineTopK",
     "xla-sort-slice-to-top-k": "ingest.sort_slice_to_top_k:SortSliceToTopK",
     "xla-unroll-short-loops": "ingest.unroll_short_loops:UnrollShortLoops",
+    "xla-hoist-scan-products": "ingest.hoist_scan_products:HoistScanProducts",
     "xla-lower-top-k": "lower.lower_top_k:LowerTopK",
     "xla-concatenate-as-slices": "lower.concatenate_as_slices:ConcatenateAsSlices",
     "xla-rewrite-reduce-windows": "lower.rewrite_reduce_windows:RewriteReduceWindows",

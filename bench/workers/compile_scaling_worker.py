@@ -1,13 +1,14 @@
-"""One xlac compile for compile_scaling.py: ``worker.py PROGRAM THREADS MODE [CACHE_DIR] [TRACE]``.
+"""One xlac compile for compile_scaling.py: ``worker.py PROGRAM THREADS MODE [CACHE_DIR|TRACE] [TARGET]``.
 
 Prints one JSON line. MODE:
 
 ``cold``  the compile a user's first run does: a fresh process, ``import xlac`` then
           ``xlac.compile`` with the cache at CACHE_DIR (empty: nothing to find; the
           entry and its pieces are stored there, as a user's first compile stores them).
-          ``{"seconds": the compile call, "cpu": this process's CPU seconds in it (the
-          piece workers' are not counted), "import": import xlac and the modules the compile
-          loads (the MLIR bindings; imported here to wrap them), "spans", "stages"}``:
+          ``{"seconds": the compile call, "cpu": this process's CPU seconds in it,
+          "workers_cpu": its child processes' (piece workers, parser, cc), "import":
+          import xlac and the modules the compile loads (the MLIR bindings; imported
+          here to wrap them), "spans", "stages"}``:
           the phases are timed by wrapping the functions that do them (below), so the
           compile runs as users run it: each stage one pass manager, no trace.
 ``warm``  the same in a fresh process on the cache ``cold`` filled: a hit.
@@ -81,7 +82,7 @@ def runner_times(spans: list) -> None:
     StageRunner.finish = kept
 
 
-def user_compile(path: str, threads: int, cache_dir: str) -> dict:
+def user_compile(path: str, threads: int, cache_dir: str, target: str) -> dict:
     """``cold`` / ``warm``: import xlac and compile, as a user's script does."""
     source = Path(path).read_text()
     start = time.perf_counter()
@@ -94,26 +95,40 @@ def user_compile(path: str, threads: int, cache_dir: str) -> dict:
     imported = time.perf_counter() - start      # so the import is counted here, not in the compile
     options = Options.from_env().replace(cache_dir=cache_dir, num_threads=threads)
     start, cpu_start = time.perf_counter(), time.process_time()
-    xlac.compile(source, options=options)
+    xlac.compile(source, target, options=options)
     seconds, cpu = time.perf_counter() - start, time.process_time() - cpu_start
     stages: dict[str, float] = {}
     for stage, _, _, spent in times:
         stages[stage] = stages.get(stage, 0.0) + spent
-    return {"seconds": seconds, "cpu": cpu, "import": imported, "spans": spans, "stages": stages}
+    return {"seconds": seconds, "cpu": cpu, "workers_cpu": workers_cpu(), "import": imported,
+            "spans": spans, "stages": stages}
 
 
-def traced_compile(path: str, threads: int, trace_copy: str) -> dict:
+def workers_cpu() -> float:
+    """CPU seconds of the compile's child processes (the piece workers' LLVM and
+    start-up, the parser, cc): ended first, as the kernel counts only reaped ones."""
+    import resource
+
+    from xlac.frontend import isolation
+    from xlac.targets.cpu import pieces
+    pieces._close_workers()
+    isolation._WORKER._kill()
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def traced_compile(path: str, threads: int, trace_copy: str, target: str) -> dict:
     """``passes``: pass by pass, traced, cache off; xlac's start-up out of the seconds."""
     import xlac
 
-    xlac.compile(TINY, cache=False)
+    xlac.compile(TINY, target, cache=False)
     with tempfile.TemporaryDirectory() as tmp:
         trace = Path(tmp) / "trace.json"
         options = xlac.Options.from_env().replace(trace_to=str(trace), cache_dir=None,
                                                   num_threads=threads)
         source = Path(path).read_text()
         start = time.perf_counter()
-        xlac.compile(source, cache=False, options=options)
+        xlac.compile(source, target, cache=False, options=options)
         seconds = time.perf_counter() - start
         events = json.loads(trace.read_text())["traceEvents"]
         if trace_copy:
@@ -126,8 +141,9 @@ def traced_compile(path: str, threads: int, trace_copy: str) -> dict:
 def main(argv: list[str]) -> None:
     path, threads, mode = argv[0], int(argv[1]), argv[2] if len(argv) > 2 else "passes"
     extra = argv[3] if len(argv) > 3 else ""
-    result = traced_compile(path, threads, extra) if mode == "passes" else \
-        user_compile(path, threads, extra)
+    target = argv[4] if len(argv) > 4 else "cpu"
+    result = traced_compile(path, threads, extra, target) if mode == "passes" else \
+        user_compile(path, threads, extra, target)
     print(json.dumps(result))
 
 

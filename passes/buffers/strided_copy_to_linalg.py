@@ -35,7 +35,6 @@ class StridedCopyToLinalg(ModulePass):
     rows: bool = True
 
     def run(self, module: ir.Operation) -> None:
-        linalg = dialect("linalg")
         taken = symbols(module)
         for op in nested_ops(module):
             if op.name != "memref.copy" or not _is_strided(op):
@@ -44,8 +43,8 @@ class StridedCopyToLinalg(ModulePass):
             if text:
                 replace_with_call(module, op, text, name)
                 continue
-            with ir.InsertionPoint(op), op.location:
-                linalg.copy(op.operands[0], outs=[op.operands[1]])
+            with ir.InsertionPoint(op), op.location:     # the OpDSL: imported only here
+                dialect("linalg").copy(op.operands[0], outs=[op.operands[1]])
             op.erase()
 
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, forget_module_ops, module_ops, nested_ops
 
 # Ops that move bits without reading them as numbers: with i16 for bf16 they
 # mean the same. Anything else on a bf16 value keeps its function as it is.
@@ -42,9 +42,13 @@ class Bf16MemoryAsI16(ModulePass):
     """
 
     name = "xla-bf16-memory-as-i16"
+    keeps_ops = True                   # unless it retypes a function (below)
 
     def run(self, module: ir.Operation) -> None:
         holds = _memoized(_holds_bf16)      # types are uniqued: a program has a few dozen
+        if not _moves_bf16(module_ops(module), holds):
+            return                          # an f32 program: no function to look at
+        forget_module_ops()                 # a retyped function loses bitcasts and constants
         with ir.Location.unknown(module.context):      # type constructors want one
             for op in module.regions[0].blocks[0].operations:
                 func = op.operation
@@ -92,6 +96,12 @@ def _holds_bf16(type_: ir.Type) -> bool:
     return text.startswith("!llvm.array<") and "bf16" in text
 
 
+def _moves_bf16(ops: list[ir.Operation], holds=_holds_bf16) -> bool:
+    """Whether some move among ``ops`` makes a bf16 value: where none does, no
+    function has bf16 values (``_bf16_only_moved``), so none is retyped."""
+    return any(holds(r.type) for op in ops if op.name in _MOVES for r in op.results)
+
+
 def _bf16_only_moved(func: ir.Operation, holds=_holds_bf16) -> bool:
     """Whether ``func`` has bf16 values and only moves them.
 
@@ -102,7 +112,7 @@ def _bf16_only_moved(func: ir.Operation, holds=_holds_bf16) -> bool:
     if "bf16" in str(func.attributes["function_type"]):
         return False
     ops = nested_ops(func)
-    if not any(holds(r.type) for op in ops if op.name in _MOVES for r in op.results):
+    if not _moves_bf16(ops, holds):
         return False
     return all(op.name in _MOVES or not any(holds(v.type) for v in (*op.operands, *op.results))
                for op in ops)

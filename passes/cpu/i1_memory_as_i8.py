@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 
 # op -> (index of the value it writes or None, whether its result is read from memory)
 _MOVES = {"llvm.load": (None, True), "llvm.intr.masked.load": (None, True),
@@ -37,7 +37,7 @@ class I1MemoryAsI8(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         with ir.Location.unknown(module.context):
-            for op in nested_ops(module):
+            for op in module_ops(module):
                 if op.name in _MOVES and _moves_i1_vector(op):
                     _as_bytes(op)
 

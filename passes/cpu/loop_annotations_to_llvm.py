@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 
 
 @dataclass(frozen=True)
@@ -26,9 +26,10 @@ class LoopAnnotationsToLlvm(ModulePass):
     """
 
     name = "xla-loop-annotations-to-llvm"
+    keeps_ops = True                   # attributes only: the next fix-ups reuse its walk
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name in ("llvm.br", "llvm.cond_br") and "llvm.loop_annotation" in op.attributes:
                 op.attributes["loop_annotation"] = op.attributes["llvm.loop_annotation"]
                 del op.attributes["llvm.loop_annotation"]

@@ -37,7 +37,7 @@ class UnrollShortLoops(ModulePass):
         for op in reversed(nested_ops(module)):
             if op.name != "stablehlo.while":
                 continue
-            trips = _trip_count(op)
+            trips = trip_count(op)
             inside = nested_ops(op)
             # loops in loops stay: random_gamma's nested rejection loops, unrolled,
             # took 8x longer to compile (210 s) for no gain at run time
@@ -47,12 +47,12 @@ class UnrollShortLoops(ModulePass):
             _unroll(op, op.regions[1].blocks[0], trips)
 
 
-def _trip_count(op: ir.Operation) -> int | None:
+def trip_count(op: ir.Operation) -> int | None:
     """Trips of `for (i = c0; i < c1; i += 1)` in `op`, else None."""
     cond = op.regions[0].blocks[0]
     body = op.regions[1].blocks[0]
     ops = [o.operation for o in cond.operations]
-    compare = _defining_op(ops[-1].operands[0]) if ops[-1].operands else None
+    compare = defining_op(ops[-1].operands[0]) if ops[-1].operands else None
     if compare is None or compare.name != "stablehlo.compare" \
             or "LT" not in str(compare.attributes["comparison_direction"]):
         return None
@@ -60,15 +60,15 @@ def _trip_count(op: ir.Operation) -> int | None:
     if not isinstance(counter.owner, ir.Block) or counter.owner != cond:
         return None
     k = ir.BlockArgument(counter).arg_number
-    last, start = _constant(bound), _constant(op.operands[k])
+    last, start = scalar_constant(bound), scalar_constant(op.operands[k])
     step = _increment(body, k)
     if last is None or start is None or step != 1 or _is_unsigned(counter):
         return None
     return max(0, last - start)
 
 
-def _constant(value: ir.Value) -> int | None:
-    owner = _defining_op(value)
+def scalar_constant(value: ir.Value) -> int | None:
+    owner = defining_op(value)
     if owner is None or owner.name != "stablehlo.constant":
         return None
     attr = owner.attributes["value"]
@@ -80,18 +80,18 @@ def _constant(value: ir.Value) -> int | None:
 def _increment(body: ir.Block, k: int) -> int | None:
     """The constant the body adds to its argument ``k`` for result ``k``."""
     terminator = [o.operation for o in body.operations][-1]
-    add = _defining_op(terminator.operands[k])
+    add = defining_op(terminator.operands[k])
     if add is None or add.name != "stablehlo.add":
         return None
     a, b = add.operands
     if a == body.arguments[k]:
-        return _constant(b)
+        return scalar_constant(b)
     if b == body.arguments[k]:
-        return _constant(a)
+        return scalar_constant(a)
     return None
 
 
-def _defining_op(value: ir.Value) -> ir.Operation | None:
+def defining_op(value: ir.Value) -> ir.Operation | None:
     owner = value.owner
     return None if isinstance(owner, ir.Block) else owner.operation
 

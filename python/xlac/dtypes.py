@@ -56,6 +56,21 @@ def numpy_dtype(element_type: str) -> np.dtype:
     return dtype
 
 
+def storage_bytes(element_type: str) -> int:
+    """Bytes one element of ``element_type`` (MLIR spelling) takes in an array: its
+    numpy dtype's itemsize, known without importing numpy (a cache hit sizes its
+    buffers so): sub-byte types a byte each, a complex twice its part."""
+    if element_type.startswith("complex<"):
+        return 2 * storage_bytes(element_type[len("complex<"):-1])
+    if element_type == "bf16":
+        return 2
+    if element_type in _ML_DTYPES:             # the f8, f6 and f4 types: a byte each
+        return 1
+    if element_type not in _BASIC:
+        raise ValueError(f"element type {element_type} has no numpy dtype")
+    return max(1, int(element_type.lstrip("suif")) // 8)
+
+
 def _find_dtype(element_type: str) -> np.dtype:
     import numpy as np
     if element_type in _BASIC:

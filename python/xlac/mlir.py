@@ -47,9 +47,42 @@ class _NoBindings(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         pass
 
 
+class _OpViewsOnly(_NoBindings):
+    """The op classes of the dialects in ``VIEWS_ONLY`` without the rest of
+    their package (for ``llvm``, none: its ops are read as plain OpViews, as
+    those of dialects without bindings are), found ahead of the bindings' own
+    modules.
+
+    Why: the bindings import a dialect's package the first time an op of it is
+    read. ``torch_mlir.dialects.linalg`` builds every OpDSL named-op
+    definition at import (0.1-0.2 s of each cold compile, more than the linalg
+    stage's own passes on a small program); ``torch_mlir.dialects.llvm``
+    defines a class for each of its ~300 ops (40-80 ms, in the compiling
+    process and in each piece worker). xlac reads ops through the generic
+    interface (names, operands, results, attributes); ``dialect(name)``, where
+    ops are built, imports the whole package, whose classes then take over.
+    """
+
+    prefix = "xlac_dialect_op_views"
+    VIEWS_ONLY = {"linalg": ("torch_mlir.dialects._linalg_ops_gen",
+                             "torch_mlir.dialects._linalg_enum_gen"),
+                  "llvm": ()}
+
+    def find_spec(self, name, path=None, target=None):
+        if name == self.prefix or name.removeprefix(self.prefix + ".") in self.VIEWS_ONLY:
+            return importlib.machinery.ModuleSpec(name, self, is_package=name == self.prefix)
+        return None
+
+    def exec_module(self, module) -> None:
+        import importlib
+        for generated in self.VIEWS_ONLY.get(module.__name__.removeprefix(self.prefix + "."), ()):
+            importlib.import_module(generated)          # registers the dialect's op classes
+
+
 if not any(isinstance(finder, _NoBindings) for finder in sys.meta_path):
-    sys.meta_path.append(_NoBindings())
-    _mlir.globals.append_dialect_search_prefix(_NoBindings.prefix)
+    sys.meta_path += [_NoBindings(), _OpViewsOnly()]
+    _mlir.globals.dialect_search_modules = [_OpViewsOnly.prefix, *_mlir.globals.dialect_search_modules,
+                                            _NoBindings.prefix]
 
 
 def dialect(name: str):

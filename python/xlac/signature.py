@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from xlac.dtypes import SUB_BYTE_BITS, numpy_dtype, shape_str, tensor_type
+from xlac.dtypes import SUB_BYTE_BITS, numpy_dtype, shape_str, storage_bytes, tensor_type
 from xlac.errors import CompileError, InputError, error, format_location
 from xlac.record import record
 
@@ -38,7 +38,7 @@ class TensorSpec:
         count = 1
         for dim in self.shape:
             count *= dim
-        return count * self.dtype.itemsize
+        return count * storage_bytes(self.element_type)
 
     def accepts(self, shape: tuple[int, ...]) -> bool:
         """Does an array of ``shape`` fit (same rank, equal static dims)?"""

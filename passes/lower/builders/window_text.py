@@ -20,9 +20,36 @@ def blocked_scan_text(name: str, shape: list[int], element: str, dim: int, combi
     totals before (after) it. ``identity``: the combiner's, as a constant."""
     text = SsaText()
     t = tensor_type(shape, element)
-    out = _scan(text, "%x", shape, element, dim, combine, reverse)
+    if _scans_better_outer(shape, element, dim, combine):
+        out = _scan_outermost(text, shape, element, dim, combine, reverse)
+    else:
+        out = _scan(text, "%x", shape, element, dim, combine, reverse)
     return (f"func.func private @{name}(%x: {t}, %init: tensor<{element}>) -> {t} {{\n"
             + "\n".join(text.lines) + f"\n  return {out} : {t}\n}}\n")
+
+
+def _scans_better_outer(shape, element: str, dim: int, combine: str) -> bool:
+    """Whether to scan the innermost dim as the outermost of a transposed copy.
+    Inner, each of a block's 16 steps reads a column 16 elements apart (no
+    vectors); outer, each step is a whole contiguous row. Only where the
+    combiner is exact (integers, max, min, and, or): the transposes do not
+    change the order of the combines, but an exact combiner could take any."""
+    exact = not element.startswith(("f", "bf")) or combine in _EXACT_ON_FLOATS
+    return exact and len(shape) >= 2 and dim == len(shape) - 1 and shape[dim] > BLOCK
+
+
+_EXACT_ON_FLOATS = ("stablehlo.maximum", "stablehlo.minimum")
+
+
+def _scan_outermost(text: SsaText, shape, element, dim, combine, reverse) -> str:
+    order = [dim] + [d for d in range(len(shape)) if d != dim]
+    moved = [shape[d] for d in order]
+    back = [order.index(d) for d in range(len(shape))]
+    value = text.add(f"stablehlo.transpose %x, dims = {order} : ({tensor_type(shape, element)}) "
+                     f"-> {tensor_type(moved, element)}")
+    value = _scan(text, value, moved, element, 0, combine, reverse)
+    return text.add(f"stablehlo.transpose {value}, dims = {back} : ({tensor_type(moved, element)})"
+                    f" -> {tensor_type(shape, element)}")
 
 
 def _scan(text: SsaText, value: str, shape, element, dim, combine, reverse) -> str:

@@ -10,7 +10,7 @@ import inspect
 import xlac.passes.registry as registry
 from xlac.errors import CompileError, Diagnostic, collect_diagnostics, compile_error_from, error
 from xlac.mlir import ir, passmanager
-from xlac.passes.base import take_failure_kind
+from xlac.passes.base import forget_module_ops, take_failure_kind
 from xlac.passes.remarks import collected_remarks
 from xlac.pipeline.pipelines import NAMED_PIPELINES, named_pipeline
 from xlac.pipeline.text import Element, PipelineSyntaxError, parse_options, parse_pipeline
@@ -113,6 +113,8 @@ def run_passes(module: ir.Module, pipeline: str | list[str], hint: str = "",
         except ir.MLIRError as exc:
             kind = take_failure_kind() or CompileError
             raise compile_error_from(exc, diags, hint, kind) from None
+        finally:
+            forget_module_ops()              # no op of this run outlives it
     if any(record.severity == "error" for record in diags.records):
         raise CompileError(diags.records, hint)
     return [record for record in diags.records if record.severity == "remark"]

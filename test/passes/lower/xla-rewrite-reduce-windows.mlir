@@ -53,6 +53,28 @@ func.func @long_cumsum(%x: tensor<2x40xf32>) -> tensor<2x40xf32> {
 
 // -----
 
+/// An exact combiner (an integer sum) along the innermost dim: scanned as the
+/// outermost dim of a transposed copy, each step a contiguous row, not a
+/// column 16 elements apart; the order of the adds is the same.
+// CHECK-LABEL: func.func @inner_int_cumsum
+// CHECK: %[[T:.*]] = stablehlo.transpose %{{.*}}, dims = [1, 0] : (tensor<4x40xi32>) -> tensor<40x4xi32>
+// CHECK: stablehlo.pad %[[T]], %{{.*}}, low = [0, 0], high = [8, 0]
+// CHECK: stablehlo.reshape %{{.*}} : (tensor<48x4xi32>) -> tensor<3x16x4xi32>
+// CHECK: %[[S:.*]] = stablehlo.slice %{{.*}} [0:40, 0:4] : (tensor<48x4xi32>) -> tensor<40x4xi32>
+// CHECK: stablehlo.transpose %[[S]], dims = [1, 0] : (tensor<40x4xi32>) -> tensor<4x40xi32>
+// CHECK-NOT: reduce_window
+func.func @inner_int_cumsum(%x: tensor<4x40xi32>) -> tensor<4x40xi32> {
+  %zero = stablehlo.constant dense<0> : tensor<i32>
+  %0 = "stablehlo.reduce_window"(%x, %zero) <{padding = dense<[[0, 0], [39, 0]]> : tensor<2x2xi64>, window_dimensions = array<i64: 1, 40>}> ({
+  ^bb0(%a: tensor<i32>, %b: tensor<i32>):
+    %s = stablehlo.add %a, %b : tensor<i32>
+    stablehlo.return %s : tensor<i32>
+  }) : (tensor<4x40xi32>, tensor<i32>) -> tensor<4x40xi32>
+  return %0 : tensor<4x40xi32>
+}
+
+// -----
+
 /// A reversed scan (padding after): each window combined from its first
 /// element to its last, as XLA does.
 // CHECK-LABEL: func.func @reverse_cummax

@@ -177,6 +177,15 @@ def test_element_types_round_trip(element, dtype):
     np.testing.assert_array_equal(out, x)
 
 
+def test_storage_bytes_are_the_numpy_itemsize_of_every_element_type():
+    """A cache hit sizes buffers with ``storage_bytes`` (no numpy): it must agree."""
+    from xlac.dtypes import _BASIC, _ML_DTYPES, numpy_dtype, storage_bytes
+    for element in [*_BASIC, *_ML_DTYPES]:
+        assert storage_bytes(element) == numpy_dtype(element).itemsize, element
+    with pytest.raises(ValueError, match="no numpy dtype"):
+        storage_bytes("index")
+
+
 def test_sub_byte_integers_keep_their_sign():
     exe = xlac.compile("func.func @main(%x: tensor<4xi4>) -> tensor<4xi4> {\n"
                        "  %0 = stablehlo.negate %x : tensor<4xi4>\n"

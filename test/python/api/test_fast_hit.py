@@ -58,6 +58,18 @@ def test_a_hit_in_a_fresh_process_needs_no_mlir(tmp_path):
     assert "torch_mlir" not in fresh_process(run_it, cache_dir)
 
 
+def test_a_cuda_hit_in_a_fresh_process_is_not_parsed(tmp_path):
+    """A cuda program's code (PTX and its host schedule) loads from the input's key too."""
+    source = tmp_path / "p.mlir"
+    source.write_text(PROGRAM)
+    cache_dir = tmp_path / "cache"
+    compile_it = (f"import xlac, xlac.cache\nexe = xlac.compile({str(source)!r}, 'cuda')\n"
+                  "xlac.cache.flush()\nassert exe.target == 'cuda'")
+    parsing = ("xlac.frontend.isolation",)
+    assert fresh_process(compile_it, cache_dir, parsing) == ["xlac.frontend.isolation"]
+    assert fresh_process(compile_it, cache_dir, parsing + HEAVY) == []   # nor MLIR, nor numpy
+
+
 def test_a_hit_imports_no_standard_module_it_can_do_without(tmp_path):
     source = tmp_path / "p.mlir"
     source.write_text(PROGRAM)

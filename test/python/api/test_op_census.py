@@ -1,7 +1,9 @@
 """Python passes that name the ops they rewrite (``ModulePass.acts_on``) are skipped
 when none of those ops is in the module, on a census of op names that a run of
 Python passes shares (one walk, not one per pass); a pass that ran, or an
-upstream pass between two Python passes, makes the next one count again."""
+upstream pass between two Python passes, makes the next one count again. The list
+of the module's ops (``module_ops``) is shared the same way by passes that create
+and erase no op (``ModulePass.keeps_ops``)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import xlac.passes.registry as registry
 from xlac.context import new_context
 from xlac.frontend.parse import parse_module
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass
+from xlac.passes.base import ModulePass, module_ops
 from xlac.pipeline.pass_manager import run_passes
 
 PROGRAM = ("func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
@@ -58,13 +60,30 @@ class WantsLinalg(ModulePass):
         RAN.append("linalg")
 
 
+WALKS: list[list] = []          # the lists themselves: ids of freed ones are reused
+
+
+@dataclass(frozen=True)
+class ReadsOps(ModulePass):
+    """Records the op list it is given (test pass); keeps the ops."""
+
+    name = "xla-test-reads-ops"
+    keeps_ops = True
+
+    def run(self, module: ir.Operation) -> None:
+        ops = module_ops(module)
+        WALKS.append(ops)
+        RAN.append(f"ops:{len(ops)}")
+
+
 @pytest.fixture(autouse=True)
 def test_passes(monkeypatch):
-    classes = {c.name: c for c in (WantsAbs, AddsAbs, WantsLinalg)}
+    classes = {c.name: c for c in (WantsAbs, AddsAbs, WantsLinalg, ReadsOps)}
     real_names, real_class = registry.pass_names, registry.get_pass_class
     monkeypatch.setattr(registry, "pass_names", lambda: [*real_names(), *classes])
     monkeypatch.setattr(registry, "get_pass_class", lambda name: classes.get(name) or real_class(name))
     RAN.clear()
+    WALKS.clear()
 
 
 def _run(steps: list[str]) -> list[str]:
@@ -96,3 +115,17 @@ def test_the_passes_that_name_their_ops_name_real_ops():
     for name in registry.pass_names():
         for op_name in registry.get_pass_class(name).acts_on:
             assert ctx.is_registered_operation(op_name), (name, op_name)
+
+
+def test_passes_that_keep_the_ops_share_one_walk_and_one_that_does_not_makes_a_new_one():
+    steps = ["xla-test-reads-ops", "xla-test-reads-ops", "xla-test-adds-abs", "xla-test-reads-ops",
+             "func.func(canonicalize)", "xla-test-reads-ops"]
+    assert _run(steps) == ["ops:3", "ops:3", "adds", "ops:6", "ops:6"]
+    first, kept, after_change, after_upstream = WALKS
+    assert kept is first and after_change is not first and after_upstream is not after_change
+
+
+def test_outside_a_pass_manager_nothing_is_kept():
+    module = parse_module(new_context(), PROGRAM.encode(), "census.mlir")
+    first, second = module_ops(module.operation), module_ops(module.operation)
+    assert first is not second and len(first) == len(second) == 3

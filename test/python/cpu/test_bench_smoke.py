@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -168,3 +169,20 @@ def test_cuda_table_lists_each_programs_slowest_gpu_kernels_when_profiled():
                               kernels=3)
     assert "## Slowest xlac kernels" in md and "CUDA events around every launch" in md
     assert "| mlp | 5 | 0.8 | 50.0% 0.3 ms main_kernel_1 | 30.0% 0.2 ms main_kernel |" in md
+
+
+def test_compile_scaling_worker_times_a_cuda_compile_by_phase(tmp_path):
+    """compile_scaling.py --target cuda: the worker compiles for cuda (no GPU needed)
+    and its stages after the front count as lowering, its PTX as machine code."""
+    import compile_scaling
+    program = tmp_path / "tiny.mlir"
+    program.write_text(TINY)
+    worker = REPO / "bench" / "workers" / "compile_scaling_worker.py"
+    done = subprocess.run([sys.executable, str(worker), str(program), "1", "cold", str(tmp_path / "cache"),
+                           "cuda"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    cold = json.loads(done.stdout.strip().splitlines()[-1])
+    assert {"gpu-loops", "kernels", "gpu", "machine code"} <= set(cold["stages"])
+    split = compile_scaling.user_phases(cold)
+    assert split["lowering"] >= cold["stages"]["gpu"] > 0
+    assert split["LLVM codegen"] == cold["stages"]["machine code"] > 0

@@ -155,6 +155,23 @@ def test_a_worker_that_dies_is_a_compile_error(small_is_big):
         worker.compile(piece, 3)
 
 
+def test_a_worker_without_numpy_makes_the_objects_this_process_makes(small_is_big):
+    """Workers keep numpy out (a third of their start-up); the code is the same."""
+    from xlac.context import new_context
+    from xlac.frontend.parse import parse_module
+    from xlac.pipeline.pass_manager import run_passes
+    from xlac.targets.cpu.piece_worker import compile_piece
+    from xlac.targets.cpu.pipeline import cpu
+    module = parse_module(new_context(), _layers([0.5, 0.25]).encode(), "layers.mlir")
+    run_passes(module, cpu())
+    worker = pieces._Worker()
+    try:
+        for piece in pieces.split(module, "main", 2, pieces.function_texts(module, "main")):
+            assert worker.compile(piece, 3) == compile_piece(piece.bytecode, piece.external, 3)
+    finally:
+        worker.close()
+
+
 def test_a_module_with_a_mutable_global_stays_whole():
     from xlac.context import new_context
     from xlac.mlir import ir
@@ -185,6 +202,7 @@ def _transpose_dot_chain(pairs: int) -> str:
     return "\n".join(lines + [f"  return %x{pairs} : {t}", "}"])
 
 
+@pytest.mark.heavy            # ~45 s on 2 cores (600 ops compiled); lit's xla-split-long-blocks test is the quick one
 def test_a_long_entry_is_compiled_in_parts_and_is_right():
     """xla-split-long-blocks cuts the entry of 600 transposes and dots into
     functions compiled apart (in parallel, in pieces); the result is the same."""

@@ -34,6 +34,9 @@ CASES = {
     "reverse_cumsum_in_blocks": _window((2, 48), "f32", [(0, 0), (0, 47)], [1, 48], "add", "0.0"),
     "reverse_cummax": _window((3, 20), "f32", [(0, 0), (0, 19)], [1, 20], "maximum", "0xFF800000"),
     "cumprod_int": _window((9,), "i32", [(8, 0)], [9], "multiply", "1"),
+    # exact combiners along the innermost dim: scanned down a transposed copy
+    "cumsum_int_rows_3d": _window((2, 3, 40), "i64", [(0, 0), (0, 0), (39, 0)], [1, 1, 40], "add", "0"),
+    "reverse_cummin_int_rows": _window((5, 33), "i8", [(0, 0), (0, 32)], [1, 33], "minimum", "127"),
     "same_max_pool": _window((2, 9, 9, 8), "f32", [(0, 0), (1, 1), (1, 1), (0, 0)], [1, 3, 3, 1],
                              "maximum", "0xFF800000", [1, 2, 2, 1]),
 }

@@ -279,15 +279,19 @@ def test_cuda_programs_are_cached(monkeypatch, tmp_path, caplog):
     first = xlac.compile(FULL_SUM, target="cuda")
     from xlac import cache
     cache.flush()
-    (entry,) = tmp_path.glob("*.xlac")
-    with caplog.at_level("INFO", logger="xlac.cache"):
-        hit = xlac.compile(FULL_SUM, target="cuda")
-    assert "xlac cache hit" in caplog.text
+    entries = list(tmp_path.glob("*.xlac"))   # one entry under the program's and the input's keys
+    assert entries
+    from xlac.frontend import parse
+    monkeypatch.setattr(parse, "parse_module", lambda *a: pytest.fail("a hit parsed"))
+    hit = xlac.compile(FULL_SUM, target="cuda")            # found by the input's bytes: no parse
+    monkeypatch.undo()
+    monkeypatch.setenv("XLAC_CACHE_DIR", str(tmp_path))
     assert hit.as_text("ptx") == first.as_text("ptx") and hit.signature == first.signature
     assert hit.function.steps == first.function.steps
     assert hit.as_text("kernels") == first.as_text("kernels")
     assert xlac.compile(FULL_SUM).target == "cpu"          # another target: another entry
-    entry.write_bytes(entry.read_bytes().replace(b"main_kernel", b"main_kernex"))
+    for entry in entries:
+        entry.write_bytes(entry.read_bytes().replace(b"main_kernel", b"main_kernex"))
     with caplog.at_level("INFO", logger="xlac.cache"):
         rebuilt = xlac.compile(FULL_SUM, target="cuda")
     assert "checksum mismatch" in caplog.text and rebuilt.as_text("ptx") == first.as_text("ptx")

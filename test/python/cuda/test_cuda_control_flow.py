@@ -306,3 +306,19 @@ def test_control_flow_survives_serialization():
     assert again.function.steps == exe.function.steps
     args = CASES["nested whiles"][1]
     np.testing.assert_array_equal(_emulated(again, args)[0][0], _emulated(exe, args)[0][0])
+
+
+@pytest.mark.heavy                       # ~9 s on 2 cores: the emulator runs 8 N-body steps
+def test_the_nbody_scan_runs_on_the_device_as_on_the_cpu():
+    """jax_nbody: 8 velocity-Verlet steps in a lax.scan whose counter the device keeps
+    (the program the GPU run found refused), emulated, against the cpu target."""
+    from conftest import require_shared
+    from xlac_emulator.simt import run_emulated
+    text = require_shared("models", "jax_nbody.mlir").read_text()
+    stored = np.load(require_shared("models", "jax_nbody.inputs.npz"))
+    args = [stored[name] for name in stored.files]
+    exe = xlac.compile(text, target="cuda")
+    assert any(isinstance(step, Loop) for step in walk_steps(exe.function.steps))
+    got, want = run_emulated(exe, *args), xlac.compile(text)(*args)
+    for device, host in zip(got, want):
+        np.testing.assert_allclose(device, host, rtol=2e-5, atol=1e-5 * np.max(np.abs(host)))

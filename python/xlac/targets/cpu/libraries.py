@@ -12,12 +12,13 @@ import os
 import re
 
 from xlac.errors import CompileError, error
+from xlac.targets.cpu.idle_workers import start_following
 
 SPIN_MS = "1"          # KMP_BLOCKTIME where this process has cores to itself
 
 
 @functools.cache
-def idle_workers_sleep() -> None:
+def idle_workers_sleep() -> int | None:
     """How long libiomp5's idle workers spin before they sleep: 1 ms, or not
     at all where the cores are busy with other processes' work.
 
@@ -31,9 +32,13 @@ def idle_workers_sleep() -> None:
     runnable right now, before libiomp5 reads it at its first parallel
     region; both the JIT and a loaded library call this before running
     anything. The user's own KMP_BLOCKTIME wins (docs/cpu-runtime.md).
+    Returns the blocktime it set, None where the user set it. Later calls
+    look at the load again (``idle_workers.follow_load``).
     """
     if "KMP_BLOCKTIME" not in os.environ:
         os.environ["KMP_BLOCKTIME"] = "0" if cores_busy_elsewhere() else SPIN_MS
+        return int(os.environ["KMP_BLOCKTIME"])      # ours: idle_workers.follow_load may change it
+    return None
 
 
 def cores_busy_elsewhere(samples: int = 3) -> bool:
@@ -62,8 +67,10 @@ def openmp_library() -> str | None:
     symbol lookup finds it. None when the wheel is missing: programs without
     parallel loops still run.
     """
-    idle_workers_sleep()
-    return _load_openmp()
+    blocktime = idle_workers_sleep()
+    path = _load_openmp()
+    start_following(path, blocktime)
+    return path
 
 
 @functools.cache

@@ -12,6 +12,7 @@ from pathlib import Path
 from xlac.artifact import container
 from xlac.errors import XlacError
 from xlac.signature import Signature
+from xlac.targets.cpu.idle_workers import follow_if_loaded, follow_load
 from xlac.targets.cpu.libraries import idle_workers_sleep, keep_freed_memory
 
 TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
@@ -47,6 +48,7 @@ class LibraryFunction:
         self.grid = grid                 # an SPMD program's device grid (None: one device)
 
     def __call__(self, pointers: list[int]) -> None:
+        follow_load()
         inputs = (ctypes.c_void_p * max(self._num_inputs, 1))(*pointers[:self._num_inputs])
         rest = pointers[self._num_inputs:]
         outputs = (ctypes.c_void_p * max(len(rest), 1))(*rest)
@@ -64,6 +66,7 @@ class LibraryFunction:
         spare = SparePointerArrays(lambda: (input_type(), output_type()))
 
         def call(inputs, outputs) -> None:
+            follow_load()
             pointers = spare.take()
             pointers[0][:inputs_count] = data_pointers(inputs)
             pointers[1][:len(outputs)] = data_pointers(outputs)
@@ -109,6 +112,7 @@ def load_function(artifact, options) -> LibraryFunction:
         shim_for(options)
     container.check_library(artifact.code, artifact.what)    # nothing of it runs before this
     library = open_library(artifact.code)
+    follow_if_loaded(idle_workers_sleep())     # its libiomp5 (if it links one) follows the load
     return LibraryFunction(library, artifact.symbol, len(artifact.signature.inputs),
                            artifact.blob, artifact.grid, artifact.what)
 

@@ -13,6 +13,7 @@ from xlac.cpu_model import check_runnable, cpu_model
 from xlac.errors import CompileError, collect_diagnostics, compile_error_from, error
 from xlac.mlir import ExecutionEngine, ir
 from xlac.targets.cpu import micro_kernels
+from xlac.targets.cpu.idle_workers import follow_load
 from xlac.targets.cpu.kernel_clock import KernelClock
 from xlac.targets.cpu.libraries import keep_freed_memory, lapack_addresses, openmp_library
 
@@ -63,6 +64,7 @@ class CpuFunction:
         """Call with the data pointers of every input, then every output."""
         if not self._runnable:
             check_runnable(self._cpu_features)
+        follow_load()
         slots = (ctypes.c_void_p * len(pointers))(*pointers)
         packed = (ctypes.c_void_p * len(pointers))(
             *[ctypes.addressof(slots) + i * ctypes.sizeof(ctypes.c_void_p)
@@ -80,6 +82,7 @@ class CpuFunction:
         def call(inputs, outputs) -> None:
             # the packed ABI reads argument i from *packed[i]: the field of the
             # array object that holds its data pointer will do, no copy of it
+            follow_load()
             packed = spare.take()
             packed[:] = [id(a) + DATA_FIELD for a in (*inputs, *outputs)]
             function(packed)

@@ -26,7 +26,10 @@ from dataclasses import dataclass, fields, replace
 
 from xlac.dtypes import element_bytes
 from xlac.errors import CompileError, error
-from xlac.mlir import ir
+
+TYPE_CHECKING = False          # the runtime loads a cached schedule without MLIR: ir only to read one
+if TYPE_CHECKING:
+    from xlac.mlir import ir
 
 CASTS = ("arith.index_cast", "arith.index_castui", "arith.extui", "arith.extsi")
 _UNSIGNED_CASTS = ("arith.index_castui", "arith.extui")
@@ -129,6 +132,7 @@ def read_flow(op: ir.Operation, reader):
 
 
 def _read_back(op, reader) -> ReadBack:
+    from xlac.mlir import ir
     memref = ir.MemRefType(op.operands[0].type)
     strides, offset = memref.get_strides_and_offset()
     indices = [reader.constant(v) for v in list(op.operands)[1:]]
@@ -180,6 +184,7 @@ def _read_for(op, reader) -> Loop:
 
 
 def _read_branch(op, reader) -> Branch:
+    from xlac.mlir import ir
     selector = reader.ref(op.operands[0])
     if op.name == "scf.if":                            # regions: then, else; as a Branch: else, then
         keys, regions = (1,), [op.regions[1], op.regions[0]]
@@ -208,6 +213,7 @@ def _carried(op, reader) -> tuple[int, ...]:
 
 def _whole_buffers(op, values) -> None:
     """Control flow carries whole buffers only: a pointer is rebound or copied from its start."""
+    from xlac.mlir import ir
     for value in values:
         if not isinstance(value.type, ir.MemRefType) or "strided" in str(value.type) \
                 or not ir.MemRefType(value.type).has_static_shape:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import ctypes
 
 from xlac.targets.cuda.control_flow import Branch, Loop, ReadBack, walk_steps
-from xlac.targets.cuda.schedule import Alloc
+from xlac.targets.cuda.steps import Alloc
 
 _READS = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
           "i64": ctypes.c_int64, "u8": ctypes.c_uint8, "u16": ctypes.c_uint16, "u32": ctypes.c_uint32,

@@ -23,9 +23,10 @@ from xlac.errors import InputError
 from xlac.signature import as_input
 from xlac.targets.cuda.control_flow import Branch, Loop
 from xlac.targets.cuda.device_array import DeviceArray, as_device_array, is_device_value
+from xlac.targets.cuda.gemm_step import Gemm
 from xlac.targets.cuda.in_place import pointwise_in
 from xlac.targets.cuda.memory import Event, PoolBuffer, device_context
-from xlac.targets.cuda.schedule import Collective, Copy, Gemm, Launch, View
+from xlac.targets.cuda.steps import Collective, Copy, Launch, View
 
 
 class DeviceCaller:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from xlac.mlir import ir
+TYPE_CHECKING = False          # a cached program's Gemm steps load without MLIR
+if TYPE_CHECKING:
+    from xlac.mlir import ir
 
 GEMM_ATTRIBUTE = "xla.gemm"
 ORIGIN = "xla.conv"            # a convolution's matmul (xla-gpu-convolutions-as-matmuls) names it
@@ -47,6 +49,7 @@ def is_gemm(declaration: ir.Operation) -> bool:
 
 def gemm_step(op: ir.Operation, names: dict, declaration: ir.Operation) -> Gemm:
     """The step of a call of an ``xla.gemm`` declaration."""
+    from xlac.mlir import ir
     attrs = declaration.attributes
     transposed = list(ir.DenseI64ArrayAttr(attrs["xla.transposed"]))
     operands = list(op.operands)
@@ -65,6 +68,7 @@ def gemm_step(op: ir.Operation, names: dict, declaration: ir.Operation) -> Gemm:
 def _layout(value: ir.Value, flip: int) -> tuple[tuple[int, int, int], tuple[int, int, int], int]:
     """(batch, rows, cols), strides (batch, row, col) and offset of a matrix or batch of
     them; ``flip``: the value is the matrix's transpose (its last two dims swapped)."""
+    from xlac.mlir import ir
     memref = ir.MemRefType(value.type)
     strides, offset = memref.get_strides_and_offset()
     shape = list(memref.shape)

@@ -24,7 +24,7 @@ from xlac.dtypes import numpy_dtype
 from xlac.targets.cuda.control_flow import walk_steps
 from xlac.targets.cuda.errors import CudaError, CudaUnavailable
 from xlac.targets.cuda.nccl_types import BYTES, reduction_for
-from xlac.targets.cuda.schedule import Collective
+from xlac.targets.cuda.steps import Collective
 
 _ID_BYTES = 128
 

@@ -21,10 +21,11 @@ from xlac.targets.cuda.control_runtime import HostControl
 from xlac.targets.cuda.driver import open_driver
 from xlac.targets.cuda.errors import CudaError, CudaUnavailable  # noqa: F401 (the runtime's errors)
 from xlac.targets.cuda.faults import guarded_call, launched
+from xlac.targets.cuda.gemm_step import Gemm
 from xlac.targets.cuda.graphs import GraphCache
 from xlac.targets.cuda.memory import ArgumentStaging
-from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Gemm, Launch, View
 from xlac.targets.cuda.serialize import artifact_bytes, read_code
+from xlac.targets.cuda.steps import Alloc, Collective, Const, Copy, Launch, View
 
 _SCALARS = {"i1": ctypes.c_bool, "i8": ctypes.c_int8, "i16": ctypes.c_int16, "i32": ctypes.c_int32,
             "i64": ctypes.c_int64, "f32": ctypes.c_float, "f64": ctypes.c_double}

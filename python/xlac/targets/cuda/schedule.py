@@ -25,7 +25,6 @@ Values are named ``argN`` (the entry's arguments: inputs, then outputs) or ``tN`
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,57 +34,10 @@ from xlac.mlir import ir
 from xlac.targets.cuda.control_flow import FLOW_OPS, TERMINATORS, read_flow
 from xlac.targets.cuda.gemm_step import Gemm, gemm_step, is_gemm  # noqa: F401 (a step kind)
 from xlac.targets.cuda.nccl_types import reduction_for
+from xlac.targets.cuda.steps import Alloc, Collective, Const, Copy, Launch, View
 
 _VIEWS = {"memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast",
           "memref.reinterpret_cast"}
-
-
-@dataclass(frozen=True)
-class Alloc:
-    value: str
-    nbytes: int
-
-
-@dataclass(frozen=True)
-class View:
-    value: str
-    source: str
-
-
-@dataclass(frozen=True)
-class Const:
-    value: str
-    data: bytes
-
-
-@dataclass(frozen=True)
-class Copy:
-    source: str
-    target: str
-    nbytes: int
-
-
-@dataclass(frozen=True)
-class Launch:
-    kernel: str
-    grid: tuple[int, int, int]
-    block: tuple[int, int, int]
-    smem: int
-    args: tuple[tuple[str, object], ...]
-
-
-@dataclass(frozen=True)
-class Collective:
-    """One collective on device buffers (``buffers``: send, if any, then receive)."""
-
-    kind: str
-    element: str
-    buffers: tuple[str, ...]
-    count: int                      # elements per member (as xlac_mpi.c counts them)
-    nbytes: int                     # of the receive buffer
-    groups: tuple[tuple[int, ...], ...] = ()
-    pairs: tuple[tuple[int, int], ...] = ()
-    reduction: str = ""
 
 
 def read_schedule(module: ir.Module, entry: str) -> list:

@@ -16,7 +16,8 @@ from xlac.artifact.csrc import c_identifier
 from xlac.record import record
 from xlac.signature import Signature
 from xlac.targets.cuda.control_flow import Branch, Loop, ReadBack, step_fields
-from xlac.targets.cuda.schedule import Alloc, Collective, Const, Copy, Gemm, Launch, View
+from xlac.targets.cuda.gemm_step import Gemm
+from xlac.targets.cuda.steps import Alloc, Collective, Const, Copy, Launch, View
 
 
 @record

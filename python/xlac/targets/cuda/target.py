@@ -32,4 +32,5 @@ CUDA = Target(
     loader="xlac.targets.cuda.runtime:load_function",
     device_kind="gpu",
     profiles=True,                 # CUDA events around each launch (runtime.CudaFunction.profiled)
+    input_keyed=True,              # a hit loads the PTX and schedule: no MLIR
 )
