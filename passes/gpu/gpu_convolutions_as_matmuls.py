@@ -11,7 +11,10 @@ bufferization, a `linalg.matmul` of its patch matrix and its filter reshaped
 xla-gpu-matmul-kernels otherwise tiles. The patch matrix is a view of the
 input where it is a reshape (1x1 filters at unit stride), else an im2col loop
 kernel's scratch; a convolution whose scratch would pass ``max-scratch-mib``
-keeps the old kernel, and says so in a remark.
+keeps the old kernel, and says so in a remark. A constant `tensor.pad` of the
+input (a "SAME" 3x3 convolution's) is folded into the im2col: the pad's fill
+and copy (two kernels, or a fill where the producer writes in place) go, and
+the im2col reads the unpadded tensor with a bounds check (conv_gemm_text.py).
 
 bf16/f16 convolutions reach this pass widened (xla-widen-contractions): both
 operands converted from the narrow type. With ``narrow=true`` (the library
@@ -22,11 +25,11 @@ so cuBLASLt's tensor cores see bf16/f16 and the scratch is half the size.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
-from xlac.passes.gpu.conv_gemm_text import ConvGemm, helper_text
+from xlac.passes.gpu.conv_gemm_text import ConvGemm, Padding, helper_text
 from xlac.passes.gpu.gpu_inline_helpers import inline_call
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 from xlac.passes.remarks import emit_remarks
@@ -81,9 +84,27 @@ def describe(op: ir.Operation, narrow: bool) -> ConvGemm | None:
     patch = _narrow_element(op.operands[1]) if narrow and element == "f32" else None
     if patch is not None and not _narrow_input(op.operands[0], patch):
         patch = None
-    return ConvGemm(tuple(types[0].shape), tuple(types[1].shape), tuple(types[3].shape),
+    conv = ConvGemm(tuple(types[0].shape), tuple(types[1].shape), tuple(types[3].shape),
                     _window(op, "strides", spatial), _window(op, "dilations", spatial), element,
                     patch or element)
+    padding = _folded_padding(op.operands[0]) if conv.path() == "im2col" else None
+    return conv if padding is None else replace(conv, padding=padding)
+
+
+def _folded_padding(value: ir.Value) -> Padding | None:
+    """The padding of ``value`` the im2col can take: a `tensor.pad` of a constant,
+    static, of the spatial dims only, at most the input's extent a side."""
+    op = _producer(value)
+    if op is None or op.name != "tensor.pad":
+        return None
+    source = ir.RankedTensorType(op.operands[0].type)
+    low, high = (list(ir.DenseI64ArrayAttr(op.attributes[f"static_{side}"])) for side in ("low", "high"))
+    yielded = _producer(list(op.regions[0].blocks[0].operations)[-1].operands[0])
+    if len(list(op.operands)) != 1 or not source.has_static_shape or yielded is None \
+            or yielded.name != "arith.constant" or any(low[i] or high[i] for i in (0, -1)):
+        return None
+    padding = Padding(tuple(source.shape), tuple(low[1:-1]), str(yielded.attributes["value"]))
+    return padding if padding.fits(tuple(high[1:-1])) else None
 
 
 def _window(op: ir.Operation, name: str, spatial: int) -> tuple[int, ...]:
@@ -107,9 +128,12 @@ def _rewrite(module: ir.Operation, op: ir.Operation, conv: ConvGemm) -> None:
     name = fresh_symbol(module, "xla_conv_gemm")
     text = helper_text(name, conv, str(fill.operands[0].type) if fill is not None else None,
                        "xla.precision" in op.attributes, truncate)
+    pad = _producer(input_) if conv.padding is not None else None
+    if pad is not None:
+        operands[0] = pad.operands[0]
     call, added = replace_with_call(module, op, text, name, operands=operands)
     inline_call(added[name], call)
-    for dead in (fill, widened and widened[0]):   # the old init and the filter's widening, if no one else reads them
+    for dead in (fill, widened and widened[0], pad):   # old init, filter widening, pad: if unread
         _erase_if_unused(dead)
 
 
@@ -124,7 +148,7 @@ def _producer(value: ir.Value) -> ir.Operation | None:
 
 
 def _erase_if_unused(op: ir.Operation | None) -> None:
-    if op is not None and op.name in ("linalg.fill", "linalg.generic") \
+    if op is not None and op.name in ("linalg.fill", "linalg.generic", "tensor.pad") \
             and all(not list(r.uses) for r in op.results):
         op.erase()
 

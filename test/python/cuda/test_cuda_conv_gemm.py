@@ -113,6 +113,18 @@ def test_a_view_path_copies_nothing():
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_padded_convolution_pads_in_its_im2col(path):
+    """A "SAME" 3x3 convolution: the padding is the im2col's bounds check, not a fill
+    and a copy before it: the im2col and the GEMM, one kernel each (cuBLASLt: one
+    kernel and one call; before, a fill and a copy into a padded buffer came first)."""
+    exe = xlac.compile(program(CASES["3x3"], "f32"), target="cuda", options=PATHS[path])
+    launches = exe.as_text("gpu").count("gpu.launch_func")
+    assert launches == (1 if path == "cublaslt" else 2), launches
+    assert "tensor.pad" in exe.as_text("linalg")
+    assert "11x11" not in exe.as_text("gpu-loops")       # no padded buffer (2x11x11x8) left
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
 def test_ptx_of_convolution_gemms_is_accepted_by_ptxas(path):
     for name in ("3x3_stride2", "bf16_3x3", "conv3d"):
         ptxas(xlac.compile(program(*ALL[name]), target="cuda", options=PATHS[path]).as_text("ptx"))
