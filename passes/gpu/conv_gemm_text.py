@@ -148,6 +148,13 @@ def helper_text(name: str, conv: ConvGemm, fill: str | None, precision: bool, tr
             f"  {body}\n  return %r : {t_out}\n}}\n")
 
 
+def patch_matrix_lines(conv: ConvGemm) -> tuple[str, str, list[str]]:
+    """The input's type, the patch matrix's, and the lines making it (``%a``) from ``%x``."""
+    read = conv.padding.source if conv.padding is not None else conv.input
+    t_in, a_type = _tensor(read, conv.element), _tensor((conv.rows, conv.depth), conv.patch_element)
+    return t_in, a_type, _patch_lines(conv, t_in, a_type)
+
+
 def _patch_lines(conv: ConvGemm, t_in: str, a_type: str) -> list[str]:
     """``%a``: the patch matrix (rows: output pixels; columns: taps, then channels)."""
     d = conv.spatial

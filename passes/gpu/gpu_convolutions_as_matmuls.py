@@ -87,19 +87,19 @@ def describe(op: ir.Operation, narrow: bool) -> ConvGemm | None:
     conv = ConvGemm(tuple(types[0].shape), tuple(types[1].shape), tuple(types[3].shape),
                     _window(op, "strides", spatial), _window(op, "dilations", spatial), element,
                     patch or element)
-    padding = _folded_padding(op.operands[0]) if conv.path() == "im2col" else None
+    padding = folded_padding(op.operands[0]) if conv.path() == "im2col" else None
     return conv if padding is None else replace(conv, padding=padding)
 
 
-def _folded_padding(value: ir.Value) -> Padding | None:
+def folded_padding(value: ir.Value) -> Padding | None:
     """The padding of ``value`` the im2col can take: a `tensor.pad` of a constant,
     static, of the spatial dims only, at most the input's extent a side."""
-    op = _producer(value)
+    op = producer(value)
     if op is None or op.name != "tensor.pad":
         return None
     source = ir.RankedTensorType(op.operands[0].type)
     low, high = (list(ir.DenseI64ArrayAttr(op.attributes[f"static_{side}"])) for side in ("low", "high"))
-    yielded = _producer(list(op.regions[0].blocks[0].operations)[-1].operands[0])
+    yielded = producer(list(op.regions[0].blocks[0].operations)[-1].operands[0])
     if len(list(op.operands)) != 1 or not source.has_static_shape or yielded is None \
             or yielded.name != "arith.constant" or any(low[i] or high[i] for i in (0, -1)):
         return None
@@ -128,7 +128,7 @@ def _rewrite(module: ir.Operation, op: ir.Operation, conv: ConvGemm) -> None:
     name = fresh_symbol(module, "xla_conv_gemm")
     text = helper_text(name, conv, str(fill.operands[0].type) if fill is not None else None,
                        "xla.precision" in op.attributes, truncate)
-    pad = _producer(input_) if conv.padding is not None else None
+    pad = producer(input_) if conv.padding is not None else None
     if pad is not None:
         operands[0] = pad.operands[0]
     call, added = replace_with_call(module, op, text, name, operands=operands)
@@ -139,11 +139,11 @@ def _rewrite(module: ir.Operation, op: ir.Operation, conv: ConvGemm) -> None:
 
 def _constant_fill(init: ir.Value) -> ir.Operation | None:
     """The `linalg.fill` of a scalar that made ``init``, if it did."""
-    owner = _producer(init)
+    owner = producer(init)
     return owner if owner is not None and owner.name == "linalg.fill" else None
 
 
-def _producer(value: ir.Value) -> ir.Operation | None:
+def producer(value: ir.Value) -> ir.Operation | None:
     return None if isinstance(value.owner, ir.Block) else value.owner.operation
 
 
@@ -157,7 +157,7 @@ def _widening(value: ir.Value) -> tuple[ir.Operation, ir.Value, bool] | None:
     """The `arith.extf` generic that made ``value`` from bf16/f16 values (maybe
     transposing them: the layouts of NCHW programs), its source, and whether
     the source has ``value``'s layout; None if ``value`` is no exact widening."""
-    op = _producer(value)
+    op = producer(value)
     if op is None or op.name != "linalg.generic" or len(op.operands) != 2:
         return None
     body = [inner.operation for inner in op.regions[0].blocks[0].operations]
@@ -177,10 +177,10 @@ def _narrow_element(value: ir.Value) -> str | None:
 def _narrow_input(value: ir.Value, element: str) -> bool:
     """Is the convolution's input the widening of ``element`` values, maybe
     padded with zeros (so that storing its patches as ``element`` is exact)?"""
-    op = _producer(value)
+    op = producer(value)
     if op is not None and op.name == "tensor.pad":
         body = [inner.operation for inner in op.regions[0].blocks[0].operations]
-        owner = _producer(body[-1].operands[0])
+        owner = producer(body[-1].operands[0])
         if owner is None or owner.name != "arith.constant" or str(owner.attributes["value"]).split(":")[0].strip() \
                 not in ("0.000000e+00", "-0.000000e+00"):
             return False

@@ -162,7 +162,29 @@ def test_cnn_train_step_emulated_matches_cpu(path):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5 * np.abs(w).max())
     if path == "cublaslt":
         names = _conv_gemms(exe)
-        assert len(names) == _convolutions_at_linalg(text) >= 3, names
+        gradients = [n for n in names if n.endswith("weight gradient)")]
+        assert len(names) - len(gradients) == _convolutions_at_linalg(text) >= 3, names
+        assert gradients == ["cublasLtMatmul 72x16x64 f32 f32 (conv3x3/s2 im2col weight gradient)",
+                             "cublasLtMatmul 27x8x256 f32 f32 (conv3x3 im2col weight gradient)"], names
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_weight_gradients_are_one_gemm_per_layer(path):
+    """The train step's two weight gradients, split into 9 per-tap matmuls by
+    xla-canonicalize-convolutions, are one GEMM each on the GPU (after an im2col):
+    each tap's transpose and GEMM (2 launches or a launch and a call) go."""
+    text, _ = _cnn_train_step()
+
+    def work(exe):
+        gemms = [s for s in exe.function.steps if isinstance(s, Gemm)]
+        return exe.as_text("gpu").count("gpu.launch_func") + len(gemms), len(gemms)
+
+    one = work(xlac.compile(text, target="cuda", options=PATHS[path]))
+    per_tap = work(xlac.compile(text, target="cuda", options=PATHS[path],
+                                disable_passes=("xla-gpu-weight-gradients-as-one-matmul",)))
+    assert one[0] <= per_tap[0] - 2 * 9 * 2 + 2 * 3, (one, per_tap)   # 36 per-tap steps -> 3 a layer at most
+    if path == "cublaslt":
+        assert one[1] == per_tap[1] - 2 * 9 + 2, (one, per_tap)
 
 
 def _resnet_block() -> tuple[str, list[np.ndarray]]:
