@@ -100,7 +100,11 @@ def _chain(start: ir.Operation):
     same = all(t.ops[5].operands[0] == x and _same_value(m.operands[1], b) and _same_slice(t.ops[5], taps[0].ops[5])
                for t, m in zip(taps, matmuls))
     value = _constant(fill.operands[0]) if fill is not None and fill.name == "linalg.fill" else None
-    if not same or value is None or value.split(":")[0].strip() not in _ZEROS:
+    types = [ir.RankedTensorType(v.type) for v in (x, b, start.results[0])]
+    elements = {str(t.element_type) for t in types}
+    if not same or len(elements) != 1 or not all(t.has_static_shape for t in types):
+        return None
+    if value is None or value.split(":")[0].strip() not in _ZEROS:
         return None
     return taps, x, b, value, inserts[-1]
 
