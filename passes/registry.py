@@ -98,6 +98,8 @@ _REGISTRY: dict[str, str] = {
     "xla-gpu-matmul-kernels": "gpu.gpu_matmul_kernels:GpuMatmulKernels",
     "xla-gpu-library-matmuls": "gpu.gpu_library_matmuls:GpuLibraryMatmuls",
     "xla-gpu-convolutions-as-matmuls": "gpu.gpu_convolutions_as_matmuls:GpuConvolutionsAsMatmuls",
+    "xla-gpu-weight-gradients-as-one-matmul":
+        "gpu.gpu_weight_gradients_as_one_matmul:GpuWeightGradientsAsOneMatmul",
     "xla-gpu-share-conv-scratch": "gpu.gpu_share_conv_scratch:GpuShareConvScratch",
     "xla-gpu-epilogue-in-place": "gpu.gpu_epilogue_in_place:GpuEpilogueInPlace",
     "xla-gpu-results-in-slices": "gpu.gpu_results_in_slices:GpuResultsInSlices",

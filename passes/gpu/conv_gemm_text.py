@@ -8,6 +8,15 @@ filters at unit stride; a filter as large as its input with one output
 pixel) or an im2col: a loop kernel that gathers each output pixel's window
 into a scratch tensor, its innermost dimension the input's channels so that
 reads and writes coalesce.
+
+A zero (or other constant) padding of the input is folded into the im2col
+(``Padding``): it reads the unpadded input, the window's coordinate wrapped
+into range (``(i + S) mod S``: an in-bounds read whatever i is) and replaced by
+the pad value where it falls outside (a select on a 3^d mask constant indexed
+by ``(i + S) floordiv S``: 0 before the input, 1 inside, 2 after). Affine
+maps cannot clamp, and ``linalg.index`` would send the kernel down the slower
+loop route (xla-gpu-kernels); mod and floordiv by constants are affine, and the
+kernel emitters take any affine index.
 """
 
 from __future__ import annotations
@@ -17,6 +26,20 @@ from dataclasses import dataclass
 from xlac.dtypes import tensor_type
 
 ELEMENT_BYTES = {"f32": 4, "f64": 8, "bf16": 2, "f16": 2}   # the element types the rewrite takes
+
+
+@dataclass(frozen=True)
+class Padding:
+    """A constant padding of the spatial dims folded into the im2col."""
+
+    source: tuple[int, ...]          # the unpadded input: N, S.., C
+    low: tuple[int, ...]             # per spatial dim
+    value: str                       # the pad value's attribute text (``0.000000e+00 : f32``)
+
+    def fits(self, high: tuple[int, ...]) -> bool:
+        """Do the wrapped index and the 3-way mask cover the window: pads of at
+        most the input's extent on each side (all real convolutions' are)."""
+        return all(0 <= p <= s for p, s in zip((*self.low, *high), self.source[1:-1] * 2))
 
 
 @dataclass(frozen=True)
@@ -30,6 +53,7 @@ class ConvGemm:
     dilations: tuple[int, ...]
     element: str                     # of input, filter and output
     patch_element: str               # of the patch matrix and filter read by the matmul
+    padding: Padding | None = None   # folded into the im2col: ``input`` is then the padded shape
 
     @property
     def spatial(self) -> int:
@@ -95,7 +119,8 @@ def helper_text(name: str, conv: ConvGemm, fill: str | None, precision: bool, tr
     result expanded back to the convolution's shape. ``truncate``: the filter comes
     wide and is narrowed to the patches' type first (exact: it was widened)."""
     d = conv.spatial
-    t_in, t_out = _tensor(conv.input, conv.element), _tensor(conv.output, conv.element)
+    read = conv.padding.source if conv.padding is not None else conv.input
+    t_in, t_out = _tensor(read, conv.element), _tensor(conv.output, conv.element)
     t_weights = _tensor(conv.filter, conv.element if truncate else conv.patch_element)
     a_type = _tensor((conv.rows, conv.depth), conv.patch_element)
     b_type = _tensor((conv.depth, conv.channels), conv.patch_element)
@@ -123,6 +148,13 @@ def helper_text(name: str, conv: ConvGemm, fill: str | None, precision: bool, tr
             f"  {body}\n  return %r : {t_out}\n}}\n")
 
 
+def patch_matrix_lines(conv: ConvGemm) -> tuple[str, str, list[str]]:
+    """The input's type, the patch matrix's, and the lines making it (``%a``) from ``%x``."""
+    read = conv.padding.source if conv.padding is not None else conv.input
+    t_in, a_type = _tensor(read, conv.element), _tensor((conv.rows, conv.depth), conv.patch_element)
+    return t_in, a_type, _patch_lines(conv, t_in, a_type)
+
+
 def _patch_lines(conv: ConvGemm, t_in: str, a_type: str) -> list[str]:
     """``%a``: the patch matrix (rows: output pixels; columns: taps, then channels)."""
     d = conv.spatial
@@ -131,22 +163,60 @@ def _patch_lines(conv: ConvGemm, t_in: str, a_type: str) -> list[str]:
         return [f"%a = tensor.collapse_shape %x {_groups(split)} : {t_in} into {a_type}"]
     dims = [f"d{i}" for i in range(2 * d + 2)]   # n, o.., k.., c
     window = [f"d{1 + i} * {conv.strides[i]} + d{1 + d + i} * {conv.dilations[i]}" for i in range(d)]
-    source = f"affine_map<({', '.join(dims)}) -> (d0, {', '.join(window)}, d{2 * d + 1})>"
-    identity = f"affine_map<({', '.join(dims)}) -> ({', '.join(dims)})>"
+    domain = f"({', '.join(dims)})"
+    identity = f"affine_map<{domain} -> {domain}>"
     patch_shape = (*conv.output[:-1], *conv.filter[:-1])
     t_patch = _tensor(patch_shape, conv.patch_element)
     narrow = conv.patch_element != conv.element
     value = "%n" if narrow else "%in"
-    cast = [f"  %n = arith.truncf %in : {conv.element} to {conv.patch_element}"] if narrow else []
+    lines, ins, args, body = [f"%p = tensor.empty() : {t_patch}"], ["%x"], [f"%in: {conv.element}"], []
+    if conv.padding is None:
+        maps = [f"affine_map<{domain} -> (d0, {', '.join(window)}, d{2 * d + 1})>"]
+        types = [t_in]
+    else:
+        lines.append(_mask_constant(d))
+        maps, types = _padded_maps(conv, window, domain, t_in)
+        ins.append("%mask")
+        args.append("%inside: i8")
+        body = ["  %zero = arith.constant 0 : i8",
+                "  %keep = arith.cmpi ne, %inside, %zero : i8",
+                f"  %pad = arith.constant {conv.padding.value}",
+                f"  %in = arith.select %keep, %read, %pad : {conv.element}"]
+        args[0] = f"%read: {conv.element}"
+    if narrow:
+        body.append(f"  %n = arith.truncf %in : {conv.element} to {conv.patch_element}")
     parallel = ", ".join(['"parallel"'] * len(dims))
-    return [f"%p = tensor.empty() : {t_patch}",
-            f"%q = linalg.generic {{indexing_maps = [{source}, {identity}], iterator_types = [{parallel}]}} "
-            f"ins(%x : {t_in}) outs(%p : {t_patch}) {{",
-            f"^bb0(%in: {conv.element}, %out: {conv.patch_element}):",
-            *cast,
-            f"  linalg.yield {value} : {conv.patch_element}",
-            f"}} -> {t_patch}",
-            f"%a = tensor.collapse_shape %q {_groups([d + 1, d + 1])} : {t_patch} into {a_type}"]
+    return lines + [
+        f"%q = linalg.generic {{indexing_maps = [{', '.join(maps)}, {identity}], iterator_types = [{parallel}]}} "
+        f"ins({', '.join(ins)} : {', '.join(types)}) outs(%p : {t_patch}) {{",
+        f"^bb0({', '.join(args)}, %out: {conv.patch_element}):",
+        *body,
+        f"  linalg.yield {value} : {conv.patch_element}",
+        f"}} -> {t_patch}",
+        f"%a = tensor.collapse_shape %q {_groups([d + 1, d + 1])} : {t_patch} into {a_type}"]
+
+
+def _padded_maps(conv: ConvGemm, window: list[str], domain: str, t_in: str) -> tuple[list[str], list[str]]:
+    """The unpadded input's map (each window coordinate i - low wrapped into
+    range) and the mask's (which side of the input each coordinate is on)."""
+    padding = conv.padding
+    extents = padding.source[1:-1]
+    shifted = [f"{w} + {extent - low}" for w, low, extent in zip(window, padding.low, extents)]
+    wrapped = [f"({s}) mod {extent}" for s, extent in zip(shifted, extents)]
+    sides = [f"({s}) floordiv {extent}" for s, extent in zip(shifted, extents)]
+    d = conv.spatial
+    return ([f"affine_map<{domain} -> (d0, {', '.join(wrapped)}, d{2 * d + 1})>",
+             f"affine_map<{domain} -> ({', '.join(sides)})>"],
+            [t_in, _tensor((3,) * d, "i8")])
+
+
+def _mask_constant(spatial: int) -> str:
+    """``%mask``: 1 where every coordinate is inside the input (side 1 of 0, 1, 2)."""
+    def nested(depth: int, inside: bool) -> str:
+        if depth == spatial:
+            return "1" if inside else "0"
+        return "[" + ", ".join(nested(depth + 1, inside and side == 1) for side in range(3)) + "]"
+    return f"%mask = arith.constant dense<{nested(0, True)}> : {_tensor((3,) * spatial, 'i8')}"
 
 
 def _truncate_lines(conv: ConvGemm) -> list[str]:

@@ -11,7 +11,10 @@ bufferization, a `linalg.matmul` of its patch matrix and its filter reshaped
 xla-gpu-matmul-kernels otherwise tiles. The patch matrix is a view of the
 input where it is a reshape (1x1 filters at unit stride), else an im2col loop
 kernel's scratch; a convolution whose scratch would pass ``max-scratch-mib``
-keeps the old kernel, and says so in a remark.
+keeps the old kernel, and says so in a remark. A constant `tensor.pad` of the
+input (a "SAME" 3x3 convolution's) is folded into the im2col: the pad's fill
+and copy (two kernels, or a fill where the producer writes in place) go, and
+the im2col reads the unpadded tensor with a bounds check (conv_gemm_text.py).
 
 bf16/f16 convolutions reach this pass widened (xla-widen-contractions): both
 operands converted from the narrow type. With ``narrow=true`` (the library
@@ -22,11 +25,11 @@ so cuBLASLt's tensor cores see bf16/f16 and the scratch is half the size.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
-from xlac.passes.gpu.conv_gemm_text import ConvGemm, helper_text
+from xlac.passes.gpu.conv_gemm_text import ConvGemm, Padding, helper_text
 from xlac.passes.gpu.gpu_inline_helpers import inline_call
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 from xlac.passes.remarks import emit_remarks
@@ -81,9 +84,27 @@ def describe(op: ir.Operation, narrow: bool) -> ConvGemm | None:
     patch = _narrow_element(op.operands[1]) if narrow and element == "f32" else None
     if patch is not None and not _narrow_input(op.operands[0], patch):
         patch = None
-    return ConvGemm(tuple(types[0].shape), tuple(types[1].shape), tuple(types[3].shape),
+    conv = ConvGemm(tuple(types[0].shape), tuple(types[1].shape), tuple(types[3].shape),
                     _window(op, "strides", spatial), _window(op, "dilations", spatial), element,
                     patch or element)
+    padding = folded_padding(op.operands[0]) if conv.path() == "im2col" else None
+    return conv if padding is None else replace(conv, padding=padding)
+
+
+def folded_padding(value: ir.Value) -> Padding | None:
+    """The padding of ``value`` the im2col can take: a `tensor.pad` of a constant,
+    static, of the spatial dims only, at most the input's extent a side."""
+    op = producer(value)
+    if op is None or op.name != "tensor.pad":
+        return None
+    source = ir.RankedTensorType(op.operands[0].type)
+    low, high = (list(ir.DenseI64ArrayAttr(op.attributes[f"static_{side}"])) for side in ("low", "high"))
+    yielded = producer(list(op.regions[0].blocks[0].operations)[-1].operands[0])
+    if len(list(op.operands)) != 1 or not source.has_static_shape or yielded is None \
+            or yielded.name != "arith.constant" or any(low[i] or high[i] for i in (0, -1)):
+        return None
+    padding = Padding(tuple(source.shape), tuple(low[1:-1]), str(yielded.attributes["value"]))
+    return padding if padding.fits(tuple(high[1:-1])) else None
 
 
 def _window(op: ir.Operation, name: str, spatial: int) -> tuple[int, ...]:
@@ -107,24 +128,27 @@ def _rewrite(module: ir.Operation, op: ir.Operation, conv: ConvGemm) -> None:
     name = fresh_symbol(module, "xla_conv_gemm")
     text = helper_text(name, conv, str(fill.operands[0].type) if fill is not None else None,
                        "xla.precision" in op.attributes, truncate)
+    pad = producer(input_) if conv.padding is not None else None
+    if pad is not None:
+        operands[0] = pad.operands[0]
     call, added = replace_with_call(module, op, text, name, operands=operands)
     inline_call(added[name], call)
-    for dead in (fill, widened and widened[0]):   # the old init and the filter's widening, if no one else reads them
+    for dead in (fill, widened and widened[0], pad):   # old init, filter widening, pad: if unread
         _erase_if_unused(dead)
 
 
 def _constant_fill(init: ir.Value) -> ir.Operation | None:
     """The `linalg.fill` of a scalar that made ``init``, if it did."""
-    owner = _producer(init)
+    owner = producer(init)
     return owner if owner is not None and owner.name == "linalg.fill" else None
 
 
-def _producer(value: ir.Value) -> ir.Operation | None:
+def producer(value: ir.Value) -> ir.Operation | None:
     return None if isinstance(value.owner, ir.Block) else value.owner.operation
 
 
 def _erase_if_unused(op: ir.Operation | None) -> None:
-    if op is not None and op.name in ("linalg.fill", "linalg.generic") \
+    if op is not None and op.name in ("linalg.fill", "linalg.generic", "tensor.pad") \
             and all(not list(r.uses) for r in op.results):
         op.erase()
 
@@ -133,7 +157,7 @@ def _widening(value: ir.Value) -> tuple[ir.Operation, ir.Value, bool] | None:
     """The `arith.extf` generic that made ``value`` from bf16/f16 values (maybe
     transposing them: the layouts of NCHW programs), its source, and whether
     the source has ``value``'s layout; None if ``value`` is no exact widening."""
-    op = _producer(value)
+    op = producer(value)
     if op is None or op.name != "linalg.generic" or len(op.operands) != 2:
         return None
     body = [inner.operation for inner in op.regions[0].blocks[0].operations]
@@ -153,10 +177,10 @@ def _narrow_element(value: ir.Value) -> str | None:
 def _narrow_input(value: ir.Value, element: str) -> bool:
     """Is the convolution's input the widening of ``element`` values, maybe
     padded with zeros (so that storing its patches as ``element`` is exact)?"""
-    op = _producer(value)
+    op = producer(value)
     if op is not None and op.name == "tensor.pad":
         body = [inner.operation for inner in op.regions[0].blocks[0].operations]
-        owner = _producer(body[-1].operands[0])
+        owner = producer(body[-1].operands[0])
         if owner is None or owner.name != "arith.constant" or str(owner.attributes["value"]).split(":")[0].strip() \
                 not in ("0.000000e+00", "-0.000000e+00"):
             return False

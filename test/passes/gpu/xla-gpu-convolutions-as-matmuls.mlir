@@ -91,3 +91,59 @@ func.func @narrow(%x: tensor<2x15x4xbf16>, %w: tensor<3x4x8xbf16>) -> tensor<2x1
   %y = linalg.conv_1d_nwc_wcf {dilations = dense<2> : tensor<1xi64>, strides = dense<1> : tensor<1xi64>} ins(%xf, %wf : tensor<2x15x4xf32>, tensor<3x4x8xf32>) outs(%f : tensor<2x11x8xf32>) -> tensor<2x11x8xf32>
   return %y : tensor<2x11x8xf32>
 }
+
+// -----
+
+/// A "SAME" 3x3 convolution: the zero padding is folded into the im2col, which reads
+/// the unpadded input at (o + k - 1 + 6) mod 6 (always in bounds) and takes the pad
+/// value where the mask, indexed by (o + k - 1 + 6) floordiv 6, says the tap is
+/// outside (0 before, 1 inside, 2 after): no tensor.pad left, no linalg.index.
+// CHECK-DAG: #[[$READ:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> (d0, (d1 + d3 + 5) mod 6, (d2 + d4 + 5) mod 6, d5)>
+// CHECK-DAG: #[[$SIDE:.*]] = affine_map<(d0, d1, d2, d3, d4, d5) -> ((d1 + d3 + 5) floordiv 6, (d2 + d4 + 5) floordiv 6)>
+// CHECK-LABEL: func.func @same
+// CHECK-NOT: tensor.pad
+// CHECK: %[[MASK:.*]] = arith.constant dense<{{\[\[}}0, 0, 0], [0, 1, 0], [0, 0, 0]]> : tensor<3x3xi8>
+// CHECK: linalg.generic {indexing_maps = [#[[$READ]], #[[$SIDE]], {{.*}}]{{.*}} ins(%arg0, %[[MASK]] : tensor<2x6x6x4xf32>, tensor<3x3xi8>) outs({{.*}} : tensor<2x6x6x3x3x4xf32>)
+// CHECK: ^bb0(%[[READ_V:.*]]: f32, %[[INSIDE:.*]]: i8, %{{.*}}: f32):
+// CHECK: %[[KEEP:.*]] = arith.cmpi ne, %[[INSIDE]]
+// CHECK: arith.select %[[KEEP]], %[[READ_V]], %{{.*}} : f32
+// CHECK-NOT: linalg.index
+// CHECK: linalg.matmul {xla.conv = "conv3x3 im2col"} ins({{.*}} : tensor<72x36xf32>, tensor<36x8xf32>)
+// NARROW-LABEL: func.func @same
+// NARROW-NOT: tensor.pad
+// NARROW: arith.select
+// CAPPED-LABEL: func.func @same
+// CAPPED: tensor.pad
+// CAPPED: linalg.conv_2d_nhwc_hwcf
+func.func @same(%x: tensor<2x6x6x4xf32>, %w: tensor<3x3x4x8xf32>) -> tensor<2x6x6x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 1, 1, 0] high[0, 1, 1, 0] {
+  ^bb0(%i: index, %j: index, %k: index, %l: index):
+    tensor.yield %zero : f32
+  } : tensor<2x6x6x4xf32> to tensor<2x8x8x4xf32>
+  %e = tensor.empty() : tensor<2x6x6x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<2x6x6x8xf32>) -> tensor<2x6x6x8xf32>
+  // expected-remark @below {{convolution kept as a thread-per-output kernel: its im2col scratch (10368 bytes) is over max-scratch-mib=0}}
+  %y = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>} ins(%p, %w : tensor<2x8x8x4xf32>, tensor<3x3x4x8xf32>) outs(%f : tensor<2x6x6x8xf32>) -> tensor<2x6x6x8xf32>
+  return %y : tensor<2x6x6x8xf32>
+}
+
+// -----
+
+/// A padding the mask cannot cover (more than the input's extent on a side) stays a
+/// tensor.pad before a plain im2col.
+// CHECK-LABEL: func.func @wide_padding
+// CHECK: tensor.pad
+// CHECK: linalg.matmul {xla.conv = "conv3 im2col"}
+func.func @wide_padding(%x: tensor<1x2x4xf32>, %w: tensor<3x4x8xf32>) -> tensor<1x6x8xf32> {
+  %zero = arith.constant 0.0 : f32
+  %p = tensor.pad %x low[0, 3, 0] high[0, 3, 0] {
+  ^bb0(%i: index, %j: index, %k: index):
+    tensor.yield %zero : f32
+  } : tensor<1x2x4xf32> to tensor<1x8x4xf32>
+  %e = tensor.empty() : tensor<1x6x8xf32>
+  %f = linalg.fill ins(%zero : f32) outs(%e : tensor<1x6x8xf32>) -> tensor<1x6x8xf32>
+  // expected-remark @below {{convolution kept as a thread-per-output kernel: its im2col scratch (288 bytes) is over max-scratch-mib=0}}
+  %y = linalg.conv_1d_nwc_wcf {dilations = dense<1> : tensor<1xi64>, strides = dense<1> : tensor<1xi64>} ins(%p, %w : tensor<1x8x4xf32>, tensor<3x4x8xf32>) outs(%f : tensor<1x6x8xf32>) -> tensor<1x6x8xf32>
+  return %y : tensor<1x6x8xf32>
+}

@@ -83,12 +83,15 @@ def test_convolution_emulated_matches_cpu(name, path):
 @pytest.mark.parametrize("name", sorted(ALL))
 def test_every_convolution_reaching_the_gpu_stages_is_a_library_matmul(name):
     """On the library path each linalg convolution is a cuBLASLt call named after it,
-    but a grouped one, which has no channels-last linalg form: it keeps its kernel."""
+    but a grouped one, which has no channels-last linalg form: it keeps its kernel;
+    a weight gradient split into a matmul per tap is one call too."""
     case, element = ALL[name]
     text = program(case, element)
     convolutions = _convolutions_at_linalg(text)
     names = _conv_gemms(xlac.compile(text, target="cuda", options=LIBRARY))
-    assert len(names) == (0 if name == "grouped" else convolutions), (names, convolutions)
+    gradients = [n for n in names if n.endswith("weight gradient)")]
+    assert len(names) - len(gradients) == (0 if name == "grouped" else convolutions), (names, convolutions)
+    assert len(gradients) <= 1, names
     assert all(f" {'bf16' if element == 'bf16' else element} " in n for n in names), names
 
 
@@ -113,8 +116,20 @@ def test_a_view_path_copies_nothing():
 
 
 @pytest.mark.parametrize("path", sorted(PATHS))
+def test_a_padded_convolution_pads_in_its_im2col(path):
+    """A "SAME" 3x3 convolution: the padding is the im2col's bounds check, not a fill
+    and a copy before it: the im2col and the GEMM, one kernel each (cuBLASLt: one
+    kernel and one call; before, a fill and a copy into a padded buffer came first)."""
+    exe = xlac.compile(program(CASES["3x3"], "f32"), target="cuda", options=PATHS[path])
+    launches = exe.as_text("gpu").count("gpu.launch_func")
+    assert launches == (1 if path == "cublaslt" else 2), launches
+    assert "tensor.pad" in exe.as_text("linalg")
+    assert "11x11" not in exe.as_text("gpu-loops")       # no padded buffer (2x11x11x8) left
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
 def test_ptx_of_convolution_gemms_is_accepted_by_ptxas(path):
-    for name in ("3x3_stride2", "bf16_3x3", "conv3d"):
+    for name in ("3x3_stride2", "bf16_3x3", "conv3d", "weight_grad"):   # padded; a gradient in one GEMM
         ptxas(xlac.compile(program(*ALL[name]), target="cuda", options=PATHS[path]).as_text("ptx"))
 
 
@@ -150,7 +165,29 @@ def test_cnn_train_step_emulated_matches_cpu(path):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5 * np.abs(w).max())
     if path == "cublaslt":
         names = _conv_gemms(exe)
-        assert len(names) == _convolutions_at_linalg(text) >= 3, names
+        gradients = [n for n in names if n.endswith("weight gradient)")]
+        assert len(names) - len(gradients) == _convolutions_at_linalg(text) >= 3, names
+        assert gradients == ["cublasLtMatmul 72x16x64 f32 f32 (conv3x3/s2 im2col weight gradient)",
+                             "cublasLtMatmul 27x8x256 f32 f32 (conv3x3 im2col weight gradient)"], names
+
+
+@pytest.mark.parametrize("path", sorted(PATHS))
+def test_weight_gradients_are_one_gemm_per_layer(path):
+    """The train step's two weight gradients, split into 9 per-tap matmuls by
+    xla-canonicalize-convolutions, are one GEMM each on the GPU (after an im2col):
+    each tap's transpose and GEMM (2 launches or a launch and a call) go."""
+    text, _ = _cnn_train_step()
+
+    def work(exe):
+        gemms = [s for s in exe.function.steps if isinstance(s, Gemm)]
+        return exe.as_text("gpu").count("gpu.launch_func") + len(gemms), len(gemms)
+
+    one = work(xlac.compile(text, target="cuda", options=PATHS[path]))
+    per_tap = work(xlac.compile(text, target="cuda", options=PATHS[path],
+                                disable_passes=("xla-gpu-weight-gradients-as-one-matmul",)))
+    assert one[0] <= per_tap[0] - 2 * 9 * 2 + 2 * 3, (one, per_tap)   # 36 per-tap steps -> 3 a layer at most
+    if path == "cublaslt":
+        assert one[1] == per_tap[1] - 2 * 9 + 2, (one, per_tap)
 
 
 def _resnet_block() -> tuple[str, list[np.ndarray]]:

@@ -1,6 +1,7 @@
-"""A result padded for a convolution or concatenated with others is written in its
-slice of the larger buffer (xla-gpu-results-in-slices): no copy kernel after it, on
-both matmul paths, and the values stay the cpu target's."""
+"""A result concatenated with others is written in its slice of the larger buffer
+(xla-gpu-results-in-slices): no copy kernel after it, on both matmul paths, and the
+values stay the cpu target's. (A result padded for a convolution was too; the
+padding is now the convolution's im2col bounds check, test_cuda_conv_gemm.py.)"""
 
 from __future__ import annotations
 
@@ -51,9 +52,9 @@ def _compiled(contractions: str, disable=()):
 def test_padded_and_concatenated_results_are_written_in_place(contractions):
     exe = _compiled(contractions)
     copied = _compiled(contractions, ("xla-gpu-results-in-slices",))
-    # fill, relu into the padded buffer, im2col, 3 matmuls; without the pass the pad
-    # was a fill and a copy, and each matmul result was copied into the concatenation
-    assert _launches_and_copies(exe) == _launches_and_copies(copied) - 3 == 6
+    # relu, im2col (the padding is its bounds check: xla-gpu-convolutions-as-matmuls),
+    # 3 matmuls; without the pass each matmul result was copied into the concatenation
+    assert _launches_and_copies(exe) == _launches_and_copies(copied) - 2 == 5
     assert "memref.copy" not in exe.as_text("gpu")
     ptxas(exe.as_text("ptx"))
 
@@ -87,14 +88,15 @@ func.func @main(%x: tensor<2x8x8x4xf32>, %w: tensor<3x3x4x8xf32>, %v: tensor<8xf
 }"""
 
 
-def test_an_epilogue_cublaslt_leaves_writes_the_padded_buffer():
-    """On cuBLASLt the batch norm is a kernel after the call anyway: it writes the
-    padded buffer's interior, and the pad's copy is gone."""
+def test_an_epilogue_cublaslt_leaves_is_read_unpadded_by_the_next_im2col():
+    """On cuBLASLt the batch norm is a kernel after the call anyway; the second
+    convolution's padding is its im2col's bounds check (it was a fill and the batch
+    norm writing the padded buffer's interior): per convolution an im2col and a
+    call, and the epilogue, nothing else."""
     options = xlac.Options.from_env().replace(cuda_contractions="cublaslt", cache_dir="")
     exe = xlac.compile(NORMALIZED, target="cuda", options=options)
-    copied = xlac.compile(NORMALIZED, target="cuda", options=options.replace(
-        disable_passes=("xla-gpu-results-in-slices",)))
-    assert _launches_and_copies(exe) == _launches_and_copies(copied) - 1
+    assert _launches_and_copies(exe) == 2 * 2 + 1
+    assert "memref.copy" not in exe.as_text("gpu")
     rng = np.random.default_rng(1)
     args = [rng.standard_normal((2, 8, 8, 4)), rng.standard_normal((3, 3, 4, 8)),
             rng.uniform(0.5, 2.0, 8), rng.standard_normal((3, 3, 8, 8))]

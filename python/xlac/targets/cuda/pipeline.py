@@ -24,6 +24,7 @@ def bufferize(library: bool = False, tf32: bool = False) -> list[str]:
         "xla-normalize-contractions{outline=true}",       # matmuls in functions of their own: kept out of ...
         "func.func(linalg-fuse-elementwise-ops)",         # ... elementwise fusion, which folds each copy in
         "xla-gpu-inline-helpers",                         # the matmuls back in place (linear; not upstream inline)
+        "xla-gpu-weight-gradients-as-one-matmul",         # a matmul per filter tap: one of the patch matrix
         f"xla-gpu-convolutions-as-matmuls{{narrow={str(library).lower()}}}",  # patches x filter: the matmul paths below
         "xla-gpu-counted-loops",                          # a known trip count: the host reads nothing back
         "xla-gpu-whole-carries",                          # loops carry whole buffers (not views) from the start
