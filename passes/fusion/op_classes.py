@@ -68,6 +68,14 @@ def is_duplicable(op: ir.Operation) -> bool:
     return kind in (ELEMENTWISE, MOVEMENT) and not is_expensive(op)
 
 
+def is_one_value(op: ir.Operation) -> bool:
+    """A splat constant, or a broadcast of one element: in a kernel's loop, one
+    value held in a register, no load or instruction per element."""
+    if op_class(op) == CONSTANT:
+        return _is_splat(op)
+    return op.name == "stablehlo.broadcast_in_dim" and numel(op.operands[0].type) == 1
+
+
 def effectively_at_most_unary(op: ir.Operation) -> bool:
     """At most one operand as big as the result, broadcasts, iotas and small
     constants not counted (XLA's EffectivelyAtMostUnary).

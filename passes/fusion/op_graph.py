@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xlac.mlir import ir
-from xlac.passes.fusion.op_classes import OTHER, REDUCE, numel, op_class, type_text
+from xlac.passes.fusion.op_classes import OTHER, REDUCE, is_one_value, numel, op_class, type_text
 
 
 @dataclass
@@ -65,7 +65,13 @@ def op_weight(op: ir.Operation) -> float:
     float op may be a polynomial of dozens (sine, exp), and the limit is there
     for LLVM's time on a kernel: they count a quarter, so jax.random's
     threefry is one kernel (13.8 -> 0.5 ms for 1M numbers), not a pass over
-    memory per 64 ops."""
+    memory per 64 ops. A splat constant or a broadcast of one element counts
+    nothing: it is no instruction in the loop, and counted, the constants of
+    an expansion such as erfc's (about 25, copied into every kernel that uses
+    one) filled GELU's kernel, which left its bias add and its two broadcast
+    scalars out: each a pass over memory, the broadcasts written out whole."""
+    if is_one_value(op):
+        return 0.0
     results = [value.type for value in op.results]
     if results and op.name not in _COSTLY_INTEGER_OPS and all(
             isinstance(t, ir.RankedTensorType) and isinstance(t.element_type, ir.IntegerType)

@@ -107,7 +107,9 @@ class _Planner:
 
     def _try_fuse(self, producer: int, group: int) -> str:
         """Fuse ``producer`` into ``group`` and return "", or say why not."""
-        if self.groups.weight(group) >= self.max_ops:
+        # an op that weighs nothing (a splat, a broadcast scalar) joins a full
+        # kernel: left out, it would be written out whole for the kernel to read
+        if self.groups.weight(group) >= self.max_ops and self.graph.weights[producer] > 0:
             return f"the fusion already has max-ops={self.max_ops} ops"
         kind = self.graph.kinds[producer]
         if kind == REDUCE:

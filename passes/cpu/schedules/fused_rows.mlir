@@ -19,10 +19,12 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
     %in_chunk, %forall2 = transform.structured.fuse_into_containing_op %members into %forall
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.apply_cse to %forall2 : !transform.any_op
     %block, %loop = transform.structured.tile_using_for %chunk tile_sizes [%rows, 0]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
     %in_block, %loop2 = transform.structured.fuse_into_containing_op %in_chunk into %loop
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.apply_cse to %loop2 : !transform.any_op
     %reductions = transform.structured.match ops{["linalg.generic"]}
       attributes{iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>]}
       in %loop2 : (!transform.any_op) -> !transform.any_op
@@ -33,8 +35,16 @@ module attributes {transform.with_named_sequence} {
       %fill, %partial, %combine, %kloop = transform.structured.tile_reduction_using_for %row
         by tile_sizes = [0, 16]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-      transform.include @xla_vectorize_partial_2d failures(propagate) (%fill, %partial, %combine)
-        : (!transform.any_op, !transform.any_op, !transform.any_op) -> ()
+      transform.structured.vectorize %fill : !transform.any_op
+      transform.structured.vectorize %combine : !transform.any_op
+      transform.include @xla_peel_partial failures(suppress) (%partial, %kloop)
+        : (!transform.any_op, !transform.any_op) -> ()
+    }
+    %partials = transform.structured.match ops{["linalg.generic"]} attributes{xla_row_partial} in %loop2
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %partials : !transform.any_op {
+    ^bb0(%p: !transform.any_op):
+      transform.structured.vectorize %p vector_sizes [1, 16] : !transform.any_op
     }
     %maps = transform.structured.match ops{["linalg.generic"]}
       attributes{iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>]}
@@ -68,10 +78,12 @@ module attributes {transform.with_named_sequence} {
       -> (!transform.any_op, !transform.any_op)
     %in_chunk, %forall2 = transform.structured.fuse_into_containing_op %members into %forall
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.apply_cse to %forall2 : !transform.any_op
     %block, %loops:2 = transform.structured.tile_using_for %chunk tile_sizes [1, %rows, 0]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %in_block, %loop2 = transform.structured.fuse_into_containing_op %in_chunk into %loops#1
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.apply_cse to %loop2 : !transform.any_op
     %reductions = transform.structured.match ops{["linalg.generic"]}
       attributes{iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>,
                                    #linalg.iterator_type<reduction>]}
@@ -84,8 +96,15 @@ module attributes {transform.with_named_sequence} {
         by tile_sizes = [0, 0, 16]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
       transform.structured.vectorize %fill : !transform.any_op
-      transform.structured.vectorize %partial vector_sizes [1, 1, 16] : !transform.any_op
       transform.structured.vectorize %combine : !transform.any_op
+      transform.include @xla_peel_partial failures(suppress) (%partial, %kloop)
+        : (!transform.any_op, !transform.any_op) -> ()
+    }
+    %partials = transform.structured.match ops{["linalg.generic"]} attributes{xla_row_partial} in %loop2
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %partials : !transform.any_op {
+    ^bb0(%p: !transform.any_op):
+      transform.structured.vectorize %p vector_sizes [1, 1, 16] : !transform.any_op
     }
     %maps = transform.structured.match ops{["linalg.generic"]}
       attributes{iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>,
@@ -123,11 +142,13 @@ module attributes {transform.with_named_sequence} {
       -> (!transform.any_op, !transform.any_op)
     %in_chunk, %forall2 = transform.structured.fuse_into_containing_op %members into %forall
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.apply_cse to %forall2 : !transform.any_op
     %block, %loops:3 = transform.structured.tile_using_for %chunk tile_sizes [1, 1, %rows, 0]
       : (!transform.any_op, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     %in_block, %loop2 = transform.structured.fuse_into_containing_op %in_chunk into %loops#2
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.apply_cse to %loop2 : !transform.any_op
     %reductions = transform.structured.match ops{["linalg.generic"]}
       attributes{iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>,
                                    #linalg.iterator_type<parallel>, #linalg.iterator_type<reduction>]}
@@ -140,8 +161,15 @@ module attributes {transform.with_named_sequence} {
         by tile_sizes = [0, 0, 0, 16]
         : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
       transform.structured.vectorize %fill : !transform.any_op
-      transform.structured.vectorize %partial vector_sizes [1, 1, 1, 16] : !transform.any_op
       transform.structured.vectorize %combine : !transform.any_op
+      transform.include @xla_peel_partial failures(suppress) (%partial, %kloop)
+        : (!transform.any_op, !transform.any_op) -> ()
+    }
+    %partials = transform.structured.match ops{["linalg.generic"]} attributes{xla_row_partial} in %loop2
+      : (!transform.any_op) -> !transform.any_op
+    transform.foreach %partials : !transform.any_op {
+    ^bb0(%p: !transform.any_op):
+      transform.structured.vectorize %p vector_sizes [1, 1, 1, 16] : !transform.any_op
     }
     %maps = transform.structured.match ops{["linalg.generic"]}
       attributes{iterator_types = [#linalg.iterator_type<parallel>, #linalg.iterator_type<parallel>,
@@ -174,6 +202,20 @@ module attributes {transform.with_named_sequence} {
   transform.named_sequence @xla_peel_row(%loop: !transform.any_op {transform.readonly}) {
     %for = transform.cast %loop : !transform.any_op to !transform.op<"scf.for">
     %main, %rest = transform.loop.peel %for : (!transform.op<"scf.for">) -> (!transform.any_op, !transform.any_op)
+    transform.yield
+  }
+
+  // A row reduction's partial step (16 lanes accumulated per step) marked for
+  // vectorizing after its loop is peeled (the peel clones it into the tail),
+  // then the loop's last, partial step split off as in xla_peel_row: masked in
+  // every step, the 16-lane accumulator was read and written under a mask each
+  // step (ViT's 197-wide softmax rows: 13 masked steps per reduction per row).
+  // No-op failure when 16 divides the row (the mark is then all that is done).
+  transform.named_sequence @xla_peel_partial(
+      %partial: !transform.any_op {transform.readonly},
+      %kloop: !transform.any_op {transform.readonly}) {
+    transform.annotate %partial "xla_row_partial" : !transform.any_op
+    transform.include @xla_peel_row failures(propagate) (%kloop) : (!transform.any_op) -> ()
     transform.yield
   }
 

@@ -467,10 +467,19 @@ func.func @softmax(%x: tensor<1024x256xf32>) -> tensor<1024x256xf32> {
 // -----
 
 /// Softmax over rows of 197 (ViT's tokens), no multiple of the vector: the
-/// exp and divide loops run whole vectors unmasked and peel the row's last
-/// partial vector off into one masked step after the loop (masked in every
-/// step they were several times slower).
+/// max and sum loops carry their 16-lane accumulators in registers over whole
+/// steps, and the exp and divide loops run whole vectors unmasked; each peels
+/// the row's last partial vector off into one masked step after the loop
+/// (masked in every step they were several times slower, the reductions'
+/// accumulators read and written under a mask every step). exp is computed
+/// once per row, its one loop read by both the sum and the divide.
 // CHECK-LABEL: func.func @softmax_odd_rows
+// CHECK: scf.for %{{.*}} = %c0 to %c192 step %c16 iter_args(%{{.*}}) -> (vector<16xf32>)
+// CHECK: arith.maximumf {{.*}} : vector<16xf32>
+// CHECK: scf.yield
+// CHECK: %[[MAX_TAIL:.*]] = vector.constant_mask [5] : vector<16xi1>
+// CHECK: vector.transfer_read {{.*}}, %[[MAX_TAIL]]
+// CHECK: vector.multi_reduction <maximumf>
 // CHECK: scf.for %{{.*}} = %c0 to %c192 step
 // CHECK: math.exp {{.*}} : vector<{{[0-9]+}}xf32>
 // CHECK-NEXT: vector.transfer_write %{{[0-9]+}}, %{{[a-z_0-9]+}}[%c0, %c0] {in_bounds
@@ -478,6 +487,12 @@ func.func @softmax(%x: tensor<1024x256xf32>) -> tensor<1024x256xf32> {
 // CHECK: %[[EXP_TAIL:.*]] = vector.constant_mask [5]
 // CHECK: vector.transfer_read {{.*}}, %[[EXP_TAIL]]
 // CHECK: math.exp
+// CHECK-NOT: math.exp
+// CHECK: scf.for %{{.*}} = %c0 to %c192 step %c16 iter_args(%{{.*}}) -> (vector<16xf32>)
+// CHECK: arith.addf {{.*}} : vector<16xf32>
+// CHECK: scf.yield
+// CHECK: vector.multi_reduction <add>
+// CHECK-NOT: math.exp
 // CHECK: scf.for %{{.*}} = %c0 to %c192 step
 // CHECK: arith.divf {{.*}} : vector<{{[0-9]+}}xf32>
 // CHECK-NEXT: vector.transfer_write %{{[0-9]+}}, %{{[a-z_0-9]+}}[%c0, %c0] {in_bounds
@@ -485,6 +500,12 @@ func.func @softmax(%x: tensor<1024x256xf32>) -> tensor<1024x256xf32> {
 // CHECK: arith.divf
 // CHECK-NEXT: vector.transfer_write {{.*}}[%c0, %c0], %{{[0-9]+}} {in_bounds
 // AVX2-LABEL: func.func @softmax_odd_rows
+// AVX2: scf.for %{{.*}} = %c0 to %c192 step %c16 iter_args(%{{.*}}) -> (vector<16xf32>)
+// AVX2: arith.maximumf {{.*}} : vector<16xf32>
+// AVX2: scf.yield
+// AVX2: %[[MAX_TAIL:.*]] = vector.constant_mask [5] : vector<16xi1>
+// AVX2: vector.transfer_read {{.*}}, %[[MAX_TAIL]]
+// AVX2: vector.multi_reduction <maximumf>
 // AVX2: scf.for %{{.*}} = %c0 to %c192 step
 // AVX2: math.exp {{.*}} : vector<{{[0-9]+}}xf32>
 // AVX2-NEXT: vector.transfer_write %{{[0-9]+}}, %{{[a-z_0-9]+}}[%c0, %c0] {in_bounds
@@ -492,6 +513,12 @@ func.func @softmax(%x: tensor<1024x256xf32>) -> tensor<1024x256xf32> {
 // AVX2: %[[EXP_TAIL:.*]] = vector.constant_mask [5]
 // AVX2: vector.transfer_read {{.*}}, %[[EXP_TAIL]]
 // AVX2: math.exp
+// AVX2-NOT: math.exp
+// AVX2: scf.for %{{.*}} = %c0 to %c192 step %c16 iter_args(%{{.*}}) -> (vector<16xf32>)
+// AVX2: arith.addf {{.*}} : vector<16xf32>
+// AVX2: scf.yield
+// AVX2: vector.multi_reduction <add>
+// AVX2-NOT: math.exp
 // AVX2: scf.for %{{.*}} = %c0 to %c192 step
 // AVX2: arith.divf {{.*}} : vector<{{[0-9]+}}xf32>
 // AVX2-NEXT: vector.transfer_write %{{[0-9]+}}, %{{[a-z_0-9]+}}[%c0, %c0] {in_bounds

@@ -230,3 +230,22 @@ def test_integer_ops_count_a_quarter_against_max_ops():
             step = (want + np.uint32(13), want ^ np.uint32(13), want << np.uint32(13), want >> np.uint32(13))
             want = step[k % 4]
     np.testing.assert_array_equal(exe(x), want)
+
+
+def test_broadcast_scalars_join_a_full_kernel():
+    """A broadcast scalar weighs nothing against max-ops and joins a kernel that
+    is already full: left out, it was a tensor written out whole for every
+    kernel to read (GELU's erfc fills 64 ops; its 0.5 and 1/sqrt(2), shared by
+    every layer, were read from two 2.4 MB tensors)."""
+    negates = "\n".join(f"  %v{i + 1} = stablehlo.negate %v{i} : tensor<8xf32>" for i in range(1, 4))
+    text = ("func.func @main(%x: tensor<8xf32>) -> tensor<8xf32> {\n"
+            "  %c = stablehlo.constant dense<0.5> : tensor<f32>\n"
+            "  %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<f32>) -> tensor<8xf32>\n"
+            f"  %v1 = stablehlo.multiply %x, %b : tensor<8xf32>\n{negates}\n"
+            "  %v5 = stablehlo.multiply %v4, %b : tensor<8xf32>\n"
+            "  return %v5 : tensor<8xf32>\n}")
+    fused, remarks = run_fuse(text, "builtin.module(xla-fuse{max-ops=3 remarks=true})")
+    assert fusion_kinds(fused) == {"loop": 2}
+    outside = [line for line in fused.splitlines() if line.startswith("    %") and "xla.fusion" not in line]
+    assert not any("broadcast_in_dim" in line for line in outside), fused
+    assert fused.count("stablehlo.broadcast_in_dim") == 2     # one copy in each kernel
