@@ -102,3 +102,17 @@ def test_a_sibling_never_forked_is_replaced(split_pieces, monkeypatch):
         assert unforked not in pieces._IDLE and len(pieces._IDLE) == 1
     finally:
         pieces._close_workers()
+
+
+def test_a_seed_of_several_threads_forks_no_sibling(monkeypatch):
+    """It closes the siblings' pipes instead, which the compiling process sees."""
+    from xlac.targets.cpu import piece_worker
+    monkeypatch.setattr(piece_worker, "_threads", lambda: 2)
+    pipes_of = SiblingPipes()
+    handed = [os.dup(fd) for fd in pipes_of.theirs()]      # the seed's copies
+    pipes_of.close_theirs()
+    assert piece_worker._fork_siblings([tuple(handed)], answers=None) is None
+    for fd in handed:
+        with pytest.raises(OSError):
+            os.fstat(fd)                                   # closed
+    assert not pipes_of.sibling().started()

@@ -126,7 +126,7 @@ def _fork_siblings(siblings: list[tuple[int, int, int]], answers):
     None here. Only a process of one thread may fork (the copy gets only the
     calling thread, and the locks others held): one with more closes the
     pipes, and the compiling process starts those workers itself."""
-    if siblings and len(os.listdir("/proc/self/task")) == 1:
+    if siblings and _threads() == 1:
         for index in range(len(siblings)):
             if os.fork() == 0:
                 return _become_sibling(siblings, index, answers)
@@ -134,6 +134,14 @@ def _fork_siblings(siblings: list[tuple[int, int, int]], answers):
         for fd in fds:
             os.close(fd)
     return None
+
+
+def _threads() -> int:
+    """This process's threads (0: unknown, where there is no /proc)."""
+    try:
+        return len(os.listdir("/proc/self/task"))
+    except OSError:
+        return 0
 
 
 def _become_sibling(siblings: list[tuple[int, int, int]], index: int, seed_answers):

@@ -275,9 +275,11 @@ def start_workers(count: int) -> None:
             dead.close()
         alive = [w for w in _IDLE if w.alive()]
         started = []
-        if count > len(alive):
+        if count > len(alive) and hasattr(os, "pidfd_open"):     # Linux: siblings are watched so
             seed = _Worker(siblings=count - len(alive) - 1)
             started = [seed, *seed.siblings]
+        elif count > len(alive):
+            started = [_Worker() for _ in range(count - len(alive))]
         _IDLE[:] = alive + started
 
 
