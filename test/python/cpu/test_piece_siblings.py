@@ -53,6 +53,9 @@ def test_a_sibling_makes_the_objects_this_process_makes(split_pieces, seed):
     from xlac.targets.cpu.piece_worker import compile_piece
     sibling, = seed.siblings
     assert sibling.started() and sibling.process.pid != seed.process.pid
+    # a session of its own, as a started worker has: in its seed's, Linux's
+    # autogroups made the two share one core's time
+    assert os.getsid(sibling.process.pid) == sibling.process.pid
     for piece in split_pieces:
         expected = compile_piece(piece.bytecode, piece.external, 3)
         assert sibling.compile(piece, 3) == expected
