@@ -6,12 +6,16 @@ compiling process to start a worker itself."""
 from __future__ import annotations
 
 import os
+import signal
 
 import pytest
 
 from xlac.errors import CompileError
 from xlac.targets.cpu import pieces
 from xlac.targets.cpu.piece_siblings import SiblingPipes
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "pidfd_open"),
+                                reason="siblings are watched through pidfds (Linux)")
 
 _PROGRAM = """func.func public @main(%x: tensor<16x32xf32>, %w: tensor<32x32xf32>) -> tensor<16x32xf32> {
   %h = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<16x32xf32>, tensor<32x32xf32>) -> tensor<16x32xf32>
@@ -119,3 +123,47 @@ def test_a_seed_of_several_threads_forks_no_sibling(monkeypatch):
         with pytest.raises(OSError):
             os.fstat(fd)                                   # closed
     assert not pipes_of.sibling().started()
+
+
+_COMPILING_PROCESS = """
+import os, time
+from xlac.targets.cpu import pieces
+seed = pieces._Worker(siblings=1)
+sibling, = seed.siblings
+assert sibling.started()
+holder = os.fork()                  # holds the sibling's pipes open: no end of requests
+if holder == 0:
+    time.sleep(60)
+    os._exit(0)
+print(sibling.process.pid, holder, flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_sibling_ends_with_the_compiling_process():
+    """As a started worker does (its seed dies with its parent), though its own
+    parent is the seed: killed, the compiling process leaves no worker behind."""
+    import subprocess
+    import sys
+    import time
+    process = subprocess.Popen([sys.executable, "-c", _COMPILING_PROCESS], stdout=subprocess.PIPE)
+    try:
+        pid, holder = map(int, process.stdout.readline().split())
+    finally:
+        process.kill()
+        process.wait()
+    try:
+        deadline = time.monotonic() + 10
+        while _running(pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not _running(pid)
+    finally:
+        os.kill(holder, signal.SIGKILL)
+
+
+def _running(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False

@@ -13,6 +13,7 @@ import functools
 import io
 import json
 import os
+import select
 import sys
 import tempfile
 from pathlib import Path
@@ -126,10 +127,11 @@ def _fork_siblings(siblings: list[tuple[int, int, int]], answers):
     None here. Only a process of one thread may fork (the copy gets only the
     calling thread, and the locks others held): one with more closes the
     pipes, and the compiling process starts those workers itself."""
+    compiling_process = os.getppid()
     if siblings and _threads() == 1:
         for index in range(len(siblings)):
             if os.fork() == 0:
-                return _become_sibling(siblings, index, answers)
+                return _become_sibling(siblings, index, answers, compiling_process)
     for fds in siblings:
         for fd in fds:
             os.close(fd)
@@ -144,11 +146,13 @@ def _threads() -> int:
         return 0
 
 
-def _become_sibling(siblings: list[tuple[int, int, int]], index: int, seed_answers):
+def _become_sibling(siblings: list[tuple[int, int, int]], index: int, seed_answers,
+                    compiling_process: int):
     """In a forked sibling: its own pipes as stdin and stderr (and stdout),
     every other worker's closed (so their ends see their writers only), its pid
-    announced. It ends when its requests close, as the seed does; its seed
-    reaps it, so its CPU is counted with the compiling process's children."""
+    announced. It ends when its requests close, as the seed does, or when the
+    compiling process ends; its seed reaps it, so its CPU is counted with the
+    compiling process's children."""
     requests, answers, errors = siblings[index]
     os.setsid()           # a session, so a scheduler group, of its own, as a started worker's:
     seed_answers.close()  # in its seed's, the two shared one core's time (1.5x the wall)
@@ -161,7 +165,27 @@ def _become_sibling(siblings: list[tuple[int, int, int]], index: int, seed_answe
                 os.close(fd)
     stream = os.fdopen(answers, "wb")
     pipes.write_frames(stream, str(os.getpid()).encode())
+    _end_with(compiling_process)
     return stream
+
+
+def _end_with(pid: int) -> None:
+    """End when process ``pid`` does, as a started worker ends with its parent:
+    a sibling's parent is its seed (whose LLVM abort must not end it), so a
+    thread watches the compiling process through a pidfd (it exits once it
+    has the GIL: at once when idle, after the piece it is on otherwise)."""
+    import threading
+    try:
+        watched = os.pidfd_open(pid)
+    except ProcessLookupError:              # gone already
+        os._exit(0)
+    except (OSError, AttributeError):       # no pidfds: the end of its requests it is
+        return
+
+    def watch() -> None:
+        select.select([watched], [], [])
+        os._exit(0)
+    threading.Thread(target=watch, daemon=True, name="end-with-compiling-process").start()
 
 
 def _reap_siblings() -> None:
