@@ -32,6 +32,7 @@ import xlac.pipes as pipes
 from xlac.cpu_model import check_runnable, cpu_model
 from xlac.errors import CompileError, Diagnostic, error
 from xlac.mlir import ir
+from xlac.targets.cpu.piece_siblings import SiblingPipes
 
 PIECES_MIN_BYTES = 400_000       # LLVM-dialect text below which one JIT is quicker
 LIBRARY_NAME, LIBRARY_ORIGIN = "libxlac_module.so", "<compiled program>"   # what the pieces link into
@@ -163,16 +164,34 @@ def _named(op: ir.Operation) -> list:
 
 
 class _Worker:
-    """One ``piece_worker`` process, kept for the next piece and the next compile."""
+    """One ``piece_worker`` process, kept for the next piece and the next compile.
+    ``siblings`` more are forked from it once it has warmed up (``self.siblings``)."""
 
-    def __init__(self):
+    def __init__(self, siblings: int = 0):
         import subprocess
         import sys
         self.errors = tempfile.TemporaryFile()      # its last words, if it dies
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "xlac.targets.cpu.piece_worker", _warm_up_lock()],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE, stderr=self.errors, start_new_session=True)
+        pipes_of = [SiblingPipes() for _ in range(siblings)]
+        spec = ";".join(p.spec() for p in pipes_of)
+        try:
+            self.process = subprocess.Popen(
+                [sys.executable, "-m", "xlac.targets.cpu.piece_worker", _warm_up_lock(), spec],
+                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
+                start_new_session=True, pass_fds=[fd for p in pipes_of for fd in p.theirs()])
+        finally:
+            for sibling_pipes in pipes_of:
+                sibling_pipes.close_theirs()          # the worker holds them now
+        self.siblings = [_Worker._of(p.sibling(), p.errors) for p in pipes_of]
+
+    @classmethod
+    def _of(cls, process, errors) -> _Worker:
+        worker = cls.__new__(cls)
+        worker.process, worker.errors, worker.siblings = process, errors, []
+        return worker
+
+    def started(self) -> bool:
+        """Whether it runs: False for a sibling its seed could not fork."""
+        return getattr(self.process, "started", lambda: True)()
 
     def compile(self, piece: Piece, opt_level: int) -> bytes:
         header = json.dumps({"external": list(piece.external), "opt_level": opt_level})
@@ -205,6 +224,13 @@ class _Worker:
     def alive(self) -> bool:
         return self.process.poll() is None
 
+    def end_requests(self) -> None:
+        """Close its input: it exits once its siblings have (a seed reaps them)."""
+        try:
+            self.process.stdin.close()
+        except OSError:                      # a dead worker's pipe: nothing to flush into
+            pass
+
     def close(self) -> None:
         """End the worker: it exits when its input closes."""
         for stream in (self.process.stdin, self.process.stdout, self.errors):
@@ -234,26 +260,35 @@ _IDLE_LOCK = threading.Lock()
 @atexit.register
 def _close_workers() -> None:
     with _IDLE_LOCK:
+        for worker in _IDLE:                 # every input first: a seed waits for its siblings
+            worker.end_requests()
         for worker in _IDLE:
             worker.close()
         _IDLE.clear()
 
 
 def start_workers(count: int) -> None:
-    """Have ``count`` workers idle (starting: their imports run meanwhile)."""
+    """Have ``count`` workers idle (starting: their imports run meanwhile): one
+    started, the others forked from it once it is warmed up (``piece_siblings``)."""
     with _IDLE_LOCK:
         for dead in [w for w in _IDLE if not w.alive()]:
             dead.close()
         alive = [w for w in _IDLE if w.alive()]
-        _IDLE[:] = alive + [_Worker() for _ in range(count - len(alive))]
+        started = []
+        if count > len(alive) and hasattr(os, "pidfd_open"):     # Linux: siblings are watched so
+            seed = _Worker(siblings=count - len(alive) - 1)
+            started = [seed, *seed.siblings]
+        elif count > len(alive):
+            started = [_Worker() for _ in range(count - len(alive))]
+        _IDLE[:] = alive + started
 
 
 def _compile_on_worker(piece: Piece, opt_level: int) -> bytes:
     """``piece`` compiled by an idle worker (a new one if none is idle)."""
     with _IDLE_LOCK:
         worker = _IDLE.pop() if _IDLE else None
-    if worker is not None and not worker.alive():
-        worker.close()
+    if worker is not None and not (worker.alive() and worker.started()):
+        worker.close()                       # died, or a sibling its seed could not fork
         worker = None
     worker = worker or _Worker()
     result = worker.compile(piece, opt_level)
