@@ -257,20 +257,25 @@ def test_matrix_vector_product_reads_the_weight_as_stored(rows, explicit_transpo
             np.testing.assert_allclose(exe(x, w), x @ w.T, rtol=2e-5, atol=2e-4)
 
 
-@pytest.mark.parametrize("batch, m, k, n", [(8, 192, 64, 256), (4, 96, 32, 128)])   # whole tiles on both levels
-def test_short_k_batch_matmul_starts_its_tiles_from_zeros_in_registers(batch, m, k, n):
-    """Attention's Q.K^T (k the head size, C the largest tensor): each register
-    tile starts from zeros in registers, no fill pass over C before it (C was
-    zeroed, read back and written: 9-10% slower in one-process A/B runs);
-    every schedule applied and right on both levels."""
+def _batch_matmul(batch: int, m: int, k: int, n: int):
+    """A batch matmul program [batch, m, k] x [batch, k, n] and normal inputs for it."""
     text = (f"func.func @main(%a: tensor<{batch}x{m}x{k}xf32>, %b: tensor<{batch}x{k}x{n}xf32>)"
             f" -> tensor<{batch}x{m}x{n}xf32> {{\n"
             f"  %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1]"
             f" : (tensor<{batch}x{m}x{k}xf32>, tensor<{batch}x{k}x{n}xf32>) -> tensor<{batch}x{m}x{n}xf32>\n"
             f"  return %0 : tensor<{batch}x{m}x{n}xf32>\n}}")
     rng = np.random.default_rng(0)
-    a = rng.standard_normal((batch, m, k), dtype=np.float32)
-    b = rng.standard_normal((batch, k, n), dtype=np.float32)
+    return (text, rng.standard_normal((batch, m, k), dtype=np.float32),
+            rng.standard_normal((batch, k, n), dtype=np.float32))
+
+
+@pytest.mark.parametrize("batch, m, k, n", [(8, 192, 64, 256), (4, 96, 32, 128)])   # whole tiles on both levels
+def test_short_k_batch_matmul_starts_its_tiles_from_zeros_in_registers(batch, m, k, n):
+    """Attention's Q.K^T (k the head size, C the largest tensor): each register
+    tile starts from zeros in registers, no fill pass over C before it (C was
+    zeroed, read back and written: 9-10% slower in one-process A/B runs);
+    every schedule applied and right on both levels."""
+    text, a, b = _batch_matmul(batch, m, k, n)
     for cpu in ("x86-64-v3", "x86-64-v4", "host"):
         exe = xlac.compile(text, cpu=cpu, cache=False)
         assert "scalar loops" not in exe.fusion_report()
@@ -289,14 +294,7 @@ def test_peeled_edge_tiles_keep_their_accumulators_in_registers():
     192). Every contraction's accumulator is the k loop's iteration argument,
     on both levels, and the result is right."""
     batch, m, k, n = 12, 197, 64, 197
-    text = (f"func.func @main(%a: tensor<{batch}x{m}x{k}xf32>, %b: tensor<{batch}x{k}x{n}xf32>)"
-            f" -> tensor<{batch}x{m}x{n}xf32> {{\n"
-            f"  %0 = stablehlo.dot_general %a, %b, batching_dims = [0] x [0], contracting_dims = [2] x [1]"
-            f" : (tensor<{batch}x{m}x{k}xf32>, tensor<{batch}x{k}x{n}xf32>) -> tensor<{batch}x{m}x{n}xf32>\n"
-            f"  return %0 : tensor<{batch}x{m}x{n}xf32>\n}}")
-    rng = np.random.default_rng(0)
-    a = rng.standard_normal((batch, m, k), dtype=np.float32)
-    b = rng.standard_normal((batch, k, n), dtype=np.float32)
+    text, a, b = _batch_matmul(batch, m, k, n)
     for cpu in ("x86-64-v3", "x86-64-v4"):
         exe = xlac.compile(text, cpu=cpu, cache=False)
         assert "scalar loops" not in exe.fusion_report()
