@@ -10,6 +10,7 @@ from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops, post_order_positions
 from xlac.passes.buffers.own_fills import own_fill
 from xlac.passes.cpu.plans.contraction_plan import contraction_plan
+from xlac.passes.cpu.plans.epilogue_plan import epilogue_plan
 from xlac.passes.cpu.plans.fused_rows_plan import fused_rows_plan
 from xlac.passes.cpu.plans.parallel_loops_plan import parallel_loops_plan
 from xlac.passes.cpu.plans.schedule_functions import keep_planned, outline_planned
@@ -139,6 +140,12 @@ def _plans(ops: list[ir.Operation], machine: Machine) -> list[tuple[ir.Operation
     nests: dict = {}                # no IR edits below until the loop ends
     for op in reversed(ops):
         if op.operation not in fused and (plan := fused_rows_plan(op, machine, nests)) is not None:
+            grouped[op.operation] = plan
+            fused |= {member.operation for member in plan.members}
+    for op in ops:                  # a matmul's epilogue takes the matmul into its chunks
+        if op.operation not in fused and op.operation not in grouped \
+                and (plan := epilogue_plan(op, machine)) is not None \
+                and not fused & {member.operation for member in plan.members}:
             grouped[op.operation] = plan
             fused |= {member.operation for member in plan.members}
     plans = [(op, plan) for op in ops if op.operation not in fused

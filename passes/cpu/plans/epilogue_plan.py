@@ -1,0 +1,110 @@
+"""A matmul's elementwise epilogue scheduled inside the matmul's thread chunks.
+
+Read by xla-apply-schedules. xla-fuse's output fusion puts a dot and the
+elementwise ops reading its result (a bias add, a residual add) in one
+kernel, but linalg keeps them as two ops, and each got a schedule of its
+own: the matmul's threads wrote all of C, then the epilogue's threads read
+it all back (ViT: 43 such passes a call, ~0.1 ms each). Here the epilogue is
+the root: its thread chunks are the matmul's, the matmul (and its zero fill)
+is fused into each chunk, and the chunk's epilogue runs right after that
+chunk's tiles, while C is still in cache. The matmul's tiles and their
+summation order are those of its own plan, so results are bit for bit the same.
+"""
+
+from __future__ import annotations
+
+from xlac.mlir import ir
+from xlac.passes.cpu.plans.contraction_plan import contraction_plan
+from xlac.passes.cpu.plans.schedule_plan import Machine, Plan
+
+# matmul plans that have an epilogue variant (matmul.mlir), and the count of
+# their parameters before the chunk sizes end (cm, cn)
+_WITH_EPILOGUE = ("xla_matmul_block_packed",)
+_MAX_RANK = 4
+
+
+def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
+    """For an all-parallel generic reading one matmul's result (directly or
+    through a tensor.expand_shape of its rows) that nothing else reads: the
+    matmul's plan with this op as root and the matmul as its member, else None."""
+    if op.name != "linalg.generic" or not _plain_elementwise(op):
+        return None
+    found = _matmul_input(op)
+    if found is None:
+        return None
+    matmul, groups = found
+    plan = contraction_plan(matmul, machine)
+    if plan is None or plan.sequence not in _WITH_EPILOGUE or plan.members:
+        return None
+    cm, cn, *inner = plan.params
+    chunks = _epilogue_chunks(groups, ir.ShapedType(op.results[0].type).shape, cm, cn)
+    if chunks is None:
+        return None
+    rank = len(chunks)
+    return Plan(f"{plan.sequence}_epilogue_{rank}d", (*chunks, *inner), (matmul,))
+
+
+def _plain_elementwise(op: ir.Operation) -> bool:
+    """Every loop parallel, one result, static f32 shapes, no index reads
+    (an index-reading body, a concatenate, is no cheap epilogue)."""
+    iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+    if any("parallel" not in it for it in iterators) or len(op.results) != 1:
+        return False
+    result = ir.ShapedType(op.results[0].type)
+    if not result.has_static_shape or str(result.element_type) != "f32" or not 2 <= result.rank <= _MAX_RANK:
+        return False
+    body = op.regions[0].blocks[0]
+    return all(inner.operation.name not in ("linalg.index", "tensor.extract") and not inner.operation.regions
+               for inner in body.operations)
+
+
+def _matmul_input(op: ir.Operation) -> tuple[ir.Operation, list[list[int]]] | None:
+    """(the matmul, the epilogue dims each of C's two dims spans) for the one
+    input that is a matmul's only-read result, read with the identity map."""
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    inputs = len(op.operands) - 1
+    found = []
+    for value, amap in zip(list(op.operands)[:inputs], maps):
+        source, groups = _through_expand(value)
+        producer = source.owner
+        if isinstance(producer, ir.OpView) and producer.name == "linalg.matmul" \
+                and _read_once(source) and str(amap) == str(ir.AffineMap.get_identity(amap.n_dims)):
+            found.append((producer.operation, groups))
+    return found[0] if len(found) == 1 else None
+
+
+def _through_expand(value: ir.Value) -> tuple[ir.Value, list[list[int]]]:
+    """The value under a tensor.expand_shape that only this reads, with its
+    reassociation; else the value itself, one dim a group."""
+    owner = value.owner
+    if isinstance(owner, ir.OpView) and owner.name == "tensor.expand_shape" and _read_once(value):
+        groups = [[ir.IntegerAttr(d).value for d in ir.ArrayAttr(g)]
+                  for g in ir.ArrayAttr(owner.attributes["reassociation"])]
+        return owner.operands[0], groups
+    rank = ir.ShapedType(value.type).rank
+    return value, [[d] for d in range(rank)]
+
+
+def _read_once(value: ir.Value) -> bool:
+    return len(list(value.uses)) == 1
+
+
+def _epilogue_chunks(groups: list[list[int]], shape: list[int], cm: int, cn: int) -> tuple[int, ...] | None:
+    """The epilogue's chunk sizes giving the matmul's cm x cn chunks (0: whole),
+    or None where a chunk of C's rows is no box of the epilogue's dims."""
+    if len(groups) != 2:
+        return None
+    rows, columns = groups
+    chunks = [0] * len(shape)
+    if cn:
+        if len(columns) != 1:
+            return None
+        chunks[columns[0]] = cn
+    if cm:
+        inner = 1
+        for dim in rows[1:]:
+            inner *= shape[dim]
+        if cm % inner:
+            return None
+        chunks[rows[0]] = cm // inner
+    return tuple(chunks)

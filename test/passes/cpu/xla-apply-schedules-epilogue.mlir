@@ -1,0 +1,66 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-apply-schedules{threads=2 vector-bytes=32})' --split-input-file | FileCheck %s
+
+/// ViT's projection and its bias and residual adds (AVX2's block-packed
+/// matmul): C's rows reach the epilogue through an expand_shape. One thread
+/// loop: each chunk computes its columns of C in 6 x 16 register tiles, then
+/// adds the bias and the residual to those columns, 16 lanes at a time.
+// CHECK-LABEL: func.func @bias_residual
+// CHECK: scf.forall (%{{.*}}) in (12)
+// CHECK-NOT: scf.forall
+// CHECK: vector.contract
+// CHECK: %[[C:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [4, 197, 16]
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: %[[CV:.*]] = vector.transfer_read %[[C]]{{.*}} vector<16xf32>
+// CHECK: %[[SUM:.*]] = arith.addf %[[CV]], %{{.*}} : vector<16xf32>
+// CHECK: arith.addf %[[SUM]], %{{.*}} : vector<16xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: scf.forall
+// CHECK-NOT: linalg.
+// CHECK: return
+#id = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+func.func @bias_residual(%x: tensor<788x192xf32>, %w: tensor<192x192xf32>, %b: tensor<1x1x192xf32>,
+                         %r: tensor<4x197x192xf32>) -> tensor<4x197x192xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<788x192xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<788x192xf32>) -> tensor<788x192xf32>
+  %d = linalg.matmul ins(%x, %w : tensor<788x192xf32>, tensor<192x192xf32>) outs(%c : tensor<788x192xf32>) -> tensor<788x192xf32>
+  %e = tensor.expand_shape %d [[0, 1], [2]] output_shape [4, 197, 192] : tensor<788x192xf32> into tensor<4x197x192xf32>
+  %out = tensor.empty() : tensor<4x197x192xf32>
+  %s = linalg.generic {indexing_maps = [#id, #row, #id, #id], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%e, %b, %r : tensor<4x197x192xf32>, tensor<1x1x192xf32>, tensor<4x197x192xf32>) outs(%out : tensor<4x197x192xf32>) {
+  ^bb0(%in: f32, %bias: f32, %res: f32, %o: f32):
+    %0 = arith.addf %in, %bias : f32
+    %1 = arith.addf %0, %res : f32
+    linalg.yield %1 : f32
+  } -> tensor<4x197x192xf32>
+  return %s : tensor<4x197x192xf32>
+}
+
+// -----
+
+/// C read by the epilogue and returned too: the matmul's chunks must write
+/// all of C anyway, so the two keep their own thread loops.
+// CHECK-LABEL: func.func @c_read_twice
+// CHECK: scf.forall
+// CHECK: vector.contract
+// CHECK: scf.forall
+// CHECK: arith.addf %{{.*}} : vector<8xf32>
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#col = affine_map<(d0, d1) -> (d1)>
+func.func @c_read_twice(%x: tensor<788x192xf32>, %w: tensor<192x192xf32>, %b: tensor<192xf32>)
+    -> (tensor<788x192xf32>, tensor<788x192xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<788x192xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<788x192xf32>) -> tensor<788x192xf32>
+  %d = linalg.matmul ins(%x, %w : tensor<788x192xf32>, tensor<192x192xf32>) outs(%c : tensor<788x192xf32>) -> tensor<788x192xf32>
+  %out = tensor.empty() : tensor<788x192xf32>
+  %s = linalg.generic {indexing_maps = [#id2, #col, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%d, %b : tensor<788x192xf32>, tensor<192xf32>) outs(%out : tensor<788x192xf32>) {
+  ^bb0(%in: f32, %bias: f32, %o: f32):
+    %0 = arith.addf %in, %bias : f32
+    linalg.yield %0 : f32
+  } -> tensor<788x192xf32>
+  return %s, %d : tensor<788x192xf32>, tensor<788x192xf32>
+}

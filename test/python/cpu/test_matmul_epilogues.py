@@ -1,0 +1,79 @@
+"""A dot's bias and residual adds run in the matmul's thread chunks
+(epilogue_plan.py): one thread loop instead of two, results bit for bit those
+of the epilogue run as a pass of its own, and the interpreter's within rounding."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xlac
+from conftest import runnable_levels
+from xlac.reference.server import shared_server
+
+ROWS, IMAGES, K, N = 197, 4, 192, 192   # ViT's projection: 788 rows, AVX2's 6-row tiles leave 2 (peeled)
+
+
+def _program(k: int, epilogue: str, also_c: bool = False) -> str:
+    """x [IMAGES, ROWS, k] . w [k, N], then ``epilogue`` on %d (the dot),
+    %bb (the bias broadcast along rows) and %r (a residual); with ``also_c``
+    the dot is returned too, so C must be written whole (no epilogue fusion)."""
+    t = f"tensor<{IMAGES}x{ROWS}x{N}xf32>"
+    results = f"{t}, {t}" if also_c else t
+    returned = "%e, %d" if also_c else "%e"
+    return (f"func.func @main(%x: tensor<{IMAGES}x{ROWS}x{k}xf32>, %w: tensor<{k}x{N}xf32>, "
+            f"%b: tensor<{N}xf32>, %r: {t}) -> ({results}) {{\n"
+            f"  %d = stablehlo.dot_general %x, %w, contracting_dims = [2] x [0] : "
+            f"(tensor<{IMAGES}x{ROWS}x{k}xf32>, tensor<{k}x{N}xf32>) -> {t}\n"
+            f"  %bb = stablehlo.broadcast_in_dim %b, dims = [2] : (tensor<{N}xf32>) -> {t}\n"
+            f"{epilogue.format(t=t)}"
+            f"  return {returned} : {results}\n}}")
+
+
+BIAS_RESIDUAL = ("  %s = stablehlo.add %d, %bb : {t}\n"
+                 "  %e = stablehlo.add %s, %r : {t}\n")
+BIAS_RELU = ("  %s = stablehlo.add %d, %bb : {t}\n"
+             "  %z = stablehlo.constant dense<0.0> : {t}\n"
+             "  %e = stablehlo.maximum %s, %z : {t}\n")
+
+
+def _inputs(k: int) -> list[np.ndarray]:
+    rng = np.random.default_rng(0)
+    return [rng.standard_normal(shape, dtype=np.float32)
+            for shape in ((IMAGES, ROWS, k), (k, N), (N,), (IMAGES, ROWS, N))]
+
+
+@pytest.mark.parametrize("cpu", ["x86-64-v2", "x86-64-v3"])
+@pytest.mark.parametrize("k", [K, 768])           # one k block; three (the epilogue after the last)
+@pytest.mark.parametrize("epilogue", [BIAS_RESIDUAL, BIAS_RELU], ids=["bias_residual", "bias_relu"])
+def test_epilogue_in_the_matmul_chunks(cpu, k, epilogue):
+    text = _program(k, epilogue)
+    exe = xlac.compile(text, cache=False, cpu=cpu)
+    assert "not scheduled:" not in exe.fusion_report()
+    assert exe.as_text("bufferized").count("scf.forall") == 1      # one thread loop: C and epilogue
+    apart = xlac.compile(_program(k, epilogue, also_c=True), cache=False, cpu=cpu)
+    assert apart.as_text("bufferized").count("scf.forall") == 2     # C written whole, then the epilogue
+    if cpu not in runnable_levels(cpu):
+        pytest.skip(f"this CPU cannot run {cpu} code (compiled and scheduled: checked)")
+    inputs = _inputs(k)
+    got = np.asarray(exe(*inputs))
+    alone = np.asarray(apart(*inputs)[0])
+    np.testing.assert_array_equal(got.view(np.uint32), alone.view(np.uint32))   # same sums, same order
+    if k == K and cpu == "x86-64-v3":   # the interpreter's dot is slow (~35 s): once per epilogue
+        (want,) = shared_server().run(text.encode(), inputs)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+    else:
+        x, w, b, r = (i.astype(np.float64) for i in inputs)
+        s = x @ w + b
+        np.testing.assert_allclose(got, s + r if epilogue == BIAS_RESIDUAL else np.maximum(s, 0),
+                                   rtol=1e-4, atol=1e-3)
+
+
+def test_avx512_code_still_compiles():
+    """x86-64-v4's matmul plan has no epilogue variant: the two stay apart, and compile."""
+    exe = xlac.compile(_program(K, BIAS_RESIDUAL), cache=False, cpu="x86-64-v4")
+    assert "not scheduled:" not in exe.fusion_report()
+    if "x86-64-v4" in runnable_levels("x86-64-v4"):
+        inputs = _inputs(K)
+        (want,) = shared_server().run(_program(K, BIAS_RESIDUAL).encode(), inputs)
+        np.testing.assert_allclose(np.asarray(exe(*inputs)), want, rtol=1e-5, atol=1e-4)
