@@ -273,6 +273,8 @@ def _kernel_ops(root: ir.Operation, members: list[ir.Operation], positions: dict
     chosen = {root, *members}
     for op in list(chosen):
         _add_inits(op, chosen, block, roots | _destinations(root))
+    for member in members:
+        _add_reshapes_to(member, chosen, block)
     ops = sorted(chosen, key=lambda op: place[op])
     last = place[ops[-1]]
     for op in ops:
@@ -312,6 +314,23 @@ def _add_inits(op: ir.Operation, chosen: set, block: ir.Block, roots: set) -> No
                for result in init.results for use in result.uses):
             chosen.add(init)
             _add_inits(init, chosen, block, roots)
+
+
+def _add_reshapes_to(member: ir.Operation, chosen: set, block: ir.Block) -> None:
+    """Add the reshapes of ``member``'s results that only chosen ops read: a
+    matmul's C reaches its epilogue through the expand_shape of its rows
+    (epilogue_plan.py), and left outside, that read between the two kept the
+    group from moving into a function (every layer's copy scheduled again)."""
+    for result in member.results:
+        for use in result.uses:
+            reshape = use.owner.operation if hasattr(use.owner, "operation") else use.owner
+            if reshape.name in _RESHAPES and reshape.block == block and all(
+                    _ancestor_in(block, inner.owner.operation) in chosen
+                    for value in reshape.results for inner in value.uses):
+                chosen.add(reshape)
+
+
+_RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 
 
 def _ancestor_in(block: ir.Block, op: ir.Operation):
