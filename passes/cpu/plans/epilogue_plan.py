@@ -3,22 +3,28 @@
 Read by xla-apply-schedules. xla-fuse's output fusion puts a dot and the
 elementwise ops reading its result (a bias add, a residual add) in one
 kernel, but linalg keeps them as two ops, and each got a schedule of its
-own: the matmul's threads wrote all of C, then the epilogue's threads read
-it all back (ViT: 43 such passes a call, ~0.1 ms each). Here the epilogue is
-the root: its thread chunks are the matmul's, the matmul (and its zero fill)
-is fused into each chunk, and the chunk's epilogue runs right after that
-chunk's tiles, while C is still in cache. The matmul's tiles and their
-summation order are those of its own plan, so results are bit for bit the same.
+own: the matmul's threads zeroed and wrote all of C, then the epilogue's
+threads read it all back (ViT: 43 such passes a call, ~0.1 ms each). Here
+the epilogue is the root, its thread chunks the matmul's, and the matmul
+(with its zero fill) is fused into each chunk (matmul_epilogue.mlir):
+
+- k in one block (k <= bk): into each register tile too. A tile's
+  accumulators start as zeros in registers, run over k and go through the
+  epilogue at once; C is never zeroed nor read back from memory.
+- longer k: the chunk's epilogue runs once the chunk's tiles are done, C's
+  chunk still in cache.
+
+Each element of C is still summed over k in order, one FMA a step, as in the
+matmul's own plan: results are bit for bit the same.
 """
 
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.cpu.plans.contraction_plan import contraction_plan
+from xlac.passes.cpu.plans.contraction_plan import BLOCK, contraction_plan
 from xlac.passes.cpu.plans.schedule_plan import Machine, Plan
 
-# matmul plans that have an epilogue variant (matmul.mlir), and the count of
-# their parameters before the chunk sizes end (cm, cn)
+# the matmul plans with epilogue variants (their parameters: cm, cn, bn, bk, tm, tn)
 _WITH_EPILOGUE = ("xla_matmul_block_packed",)
 _MAX_RANK = 4
 
@@ -41,6 +47,12 @@ def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
     if chunks is None:
         return None
     rank = len(chunks)
+    shape = ir.ShapedType(op.results[0].type).shape
+    k = ir.ShapedType(matmul.operands[0].type).shape[1]
+    _, bk, tm, _ = inner
+    columns = cn or ir.ShapedType(matmul.results[0].type).shape[1]
+    if bk == k and columns <= BLOCK and _tiles_are_boxes(groups, shape, tm):
+        return Plan(f"xla_matmul_epilogue_tiles_{rank}d", (*chunks, *inner), (matmul,))
     return Plan(f"{plan.sequence}_epilogue_{rank}d", (*chunks, *inner), (matmul,))
 
 
@@ -87,6 +99,16 @@ def _through_expand(value: ir.Value) -> tuple[ir.Value, list[list[int]]]:
 
 def _read_once(value: ir.Value) -> bool:
     return len(list(value.uses)) == 1
+
+
+def _tiles_are_boxes(groups: list[list[int]], shape: list[int], tm: int) -> bool:
+    """Whether C's tm x tn register tiles can be tiled from the epilogue as
+    1 x .. x tm x tn boxes: C's rows its leading dims, its columns the last,
+    and the innermost row dim at least tm long (a tile never spans two of its
+    rows: 197 rows an image are 32 tiles and a masked one of 5)."""
+    rows, columns = groups
+    rank = len(shape)
+    return columns == [rank - 1] and rows == list(range(rank - 1)) and shape[rank - 2] >= tm
 
 
 def _epilogue_chunks(groups: list[list[int]], shape: list[int], cm: int, cn: int) -> tuple[int, ...] | None:

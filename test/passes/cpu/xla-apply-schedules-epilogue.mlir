@@ -1,19 +1,26 @@
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-apply-schedules{threads=2 vector-bytes=32})' --split-input-file | FileCheck %s
 
-/// ViT's projection and its bias and residual adds (AVX2's block-packed
-/// matmul): C's rows reach the epilogue through an expand_shape. One thread
-/// loop: each chunk computes its columns of C in 6 x 16 register tiles, then
-/// adds the bias and the residual to those columns, 16 lanes at a time.
+/// ViT's projection and its bias and residual adds (AVX2: 6 x 16 register
+/// tiles, k = 192 in one block): C's rows reach the epilogue through an
+/// expand_shape. One thread loop; in each chunk B's columns are packed once,
+/// and each register tile starts from zeros in registers (no zeroing pass),
+/// runs over k, and goes through the bias and residual adds at once.
+/// 197 = 32 x 6 + 5: each image's last 5 rows are one masked tile.
 // CHECK-LABEL: func.func @bias_residual
+// CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<6x16xf32>
 // CHECK: scf.forall (%{{.*}}) in (12)
 // CHECK-NOT: scf.forall
+// CHECK-NOT: linalg.fill
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %{{.*}} iter_args(%{{.*}}) -> (tensor<4x197x16xf32>)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C192:.*]] step %{{.*}} iter_args(%{{.*}}) -> (tensor<4x197x16xf32>)
+// CHECK: %[[ACC:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[ZEROS]]) -> (vector<6x16xf32>)
 // CHECK: vector.contract
-// CHECK: %[[C:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [4, 197, 16]
-// CHECK: scf.for
-// CHECK: scf.for
-// CHECK: %[[CV:.*]] = vector.transfer_read %[[C]]{{.*}} vector<16xf32>
-// CHECK: %[[SUM:.*]] = arith.addf %[[CV]], %{{.*}} : vector<16xf32>
-// CHECK: arith.addf %[[SUM]], %{{.*}} : vector<16xf32>
+// CHECK: %[[TILE:.*]] = vector.transfer_write %[[ACC]]
+// CHECK: %[[C:.*]] = tensor.expand_shape %[[TILE]] {{\[\[}}0, 1], [2]] output_shape [1, 6, 16]
+// CHECK: %[[CV:.*]] = vector.transfer_read %[[C]]{{.*}} vector<6x16xf32>
+// CHECK: %[[SUM:.*]] = arith.addf %[[CV]], %{{.*}} : vector<6x16xf32>
+// CHECK: arith.addf %[[SUM]], %{{.*}} : vector<6x16xf32>
+// CHECK: vector.mask %{{.*}} { vector.contract
 // CHECK: scf.forall.in_parallel
 // CHECK-NOT: scf.forall
 // CHECK-NOT: linalg.
@@ -63,4 +70,38 @@ func.func @c_read_twice(%x: tensor<788x192xf32>, %w: tensor<192x192xf32>, %b: te
     linalg.yield %0 : f32
   } -> tensor<788x192xf32>
   return %s, %d : tensor<788x192xf32>, tensor<788x192xf32>
+}
+
+// -----
+
+/// k = 768, three k blocks: the register tiles cannot finish one by one, so
+/// the epilogue runs on the chunk once its tiles are done, in the same thread
+/// loop (C's 788 x 16 chunk still in cache).
+// CHECK-LABEL: func.func @second_mlp_dot
+// CHECK: scf.forall (%{{.*}}) in (12)
+// CHECK-NOT: scf.forall
+// CHECK: vector.contract
+// CHECK: %[[C:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [4, 197, 16]
+// CHECK: %[[CV:.*]] = vector.transfer_read %[[C]]{{.*}} vector<16xf32>
+// CHECK: arith.addf %[[CV]], %{{.*}} : vector<16xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: scf.forall
+// CHECK: return
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#row3 = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+func.func @second_mlp_dot(%x: tensor<788x768xf32>, %w: tensor<768x192xf32>, %b: tensor<1x1x192xf32>)
+    -> tensor<4x197x192xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<788x192xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<788x192xf32>) -> tensor<788x192xf32>
+  %d = linalg.matmul ins(%x, %w : tensor<788x768xf32>, tensor<768x192xf32>) outs(%c : tensor<788x192xf32>) -> tensor<788x192xf32>
+  %e = tensor.expand_shape %d [[0, 1], [2]] output_shape [4, 197, 192] : tensor<788x192xf32> into tensor<4x197x192xf32>
+  %out = tensor.empty() : tensor<4x197x192xf32>
+  %s = linalg.generic {indexing_maps = [#id3, #row3, #id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%e, %b : tensor<4x197x192xf32>, tensor<1x1x192xf32>) outs(%out : tensor<4x197x192xf32>) {
+  ^bb0(%in: f32, %bias: f32, %o: f32):
+    %0 = arith.addf %in, %bias : f32
+    linalg.yield %0 : f32
+  } -> tensor<4x197x192xf32>
+  return %s : tensor<4x197x192xf32>
 }
