@@ -1,6 +1,7 @@
-"""A dot's bias and residual adds run in the matmul's thread chunks
-(epilogue_plan.py): one thread loop instead of two, results bit for bit those
-of the epilogue run as a pass of its own, and the interpreter's within rounding."""
+"""A dot's bias and residual adds run in the matmul's register tiles (k in one
+block) or thread chunks (longer k; epilogue_plan.py): one thread loop instead of
+two, results bit for bit those of the epilogue run as a pass of its own, and
+the interpreter's within rounding."""
 
 from __future__ import annotations
 
