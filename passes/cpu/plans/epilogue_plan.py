@@ -26,6 +26,9 @@ from xlac.passes.cpu.plans.schedule_plan import Machine, Plan
 
 # the matmul plans with epilogue variants (their parameters: cm, cn, bn, bk, tm, tn)
 _WITH_EPILOGUE = ("xla_matmul_block_packed",)
+# B made by a transpose or widening fused into the packing (GPT-2's [n, k] weights);
+# its epilogue variant has only register tiles, and only AVX2's registers are checked
+_FUSED_B = "xla_matmul_fused_b"
 _MAX_RANK = 4
 
 
@@ -40,7 +43,7 @@ def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
         return None
     matmul, groups = found
     plan = contraction_plan(matmul, machine)
-    if plan is None or plan.sequence not in _WITH_EPILOGUE or plan.members:
+    if plan is None or plan.sequence not in (*_WITH_EPILOGUE, _FUSED_B):
         return None
     cm, cn, *inner = plan.params
     chunks = _epilogue_chunks(groups, ir.ShapedType(op.results[0].type).shape, cm, cn)
@@ -51,7 +54,12 @@ def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
     k = ir.ShapedType(matmul.operands[0].type).shape[1]
     _, bk, tm, _ = inner
     columns = cn or ir.ShapedType(matmul.results[0].type).shape[1]
-    if bk == k and columns <= BLOCK and _tiles_are_boxes(groups, shape, tm):
+    tiles = bk == k and columns <= BLOCK and _tiles_are_boxes(groups, shape, tm)
+    if plan.sequence == _FUSED_B:      # B made by its producer: register tiles, AVX2 only
+        if not tiles or machine.registers >= 32:
+            return None
+        return Plan(f"xla_matmul_epilogue_tiles_fused_b_{rank}d", (*chunks, *inner), (matmul, *plan.members))
+    if tiles:
         return Plan(f"xla_matmul_epilogue_tiles_{rank}d", (*chunks, *inner), (matmul,))
     return Plan(f"{plan.sequence}_epilogue_{rank}d", (*chunks, *inner), (matmul,))
 

@@ -105,3 +105,47 @@ func.func @second_mlp_dot(%x: tensor<788x768xf32>, %w: tensor<768x192xf32>, %b: 
   } -> tensor<4x197x192xf32>
   return %s : tensor<4x197x192xf32>
 }
+
+// -----
+
+/// GPT-2's projection: the weight is [n, k] (PyTorch's Linear), B its
+/// transpose. The transpose of the chunk's columns is made in 16 x 16 blocks
+/// into the chunk's packed B, and the register tiles read it and finish with
+/// the bias and residual adds, in the same thread loop.
+// CHECK-LABEL: func.func @transposed_weight
+// CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<6x16xf32>
+// CHECK: scf.forall
+// CHECK-NOT: scf.forall
+// CHECK-NOT: linalg.transpose
+// CHECK: vector.transfer_read {{.*}} vector<16x16xf32>
+// CHECK: %[[ACC:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[ZEROS]]) -> (vector<6x16xf32>)
+// CHECK: vector.contract
+// CHECK: %[[TILE:.*]] = vector.transfer_write %[[ACC]]
+// CHECK: %[[C:.*]] = tensor.expand_shape %[[TILE]]
+// CHECK: %[[CV:.*]] = vector.transfer_read %[[C]]{{.*}} vector<6x16xf32>
+// CHECK: %[[SUM:.*]] = arith.addf %[[CV]], %{{.*}} : vector<6x16xf32>
+// CHECK: arith.addf %[[SUM]], %{{.*}} : vector<6x16xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: scf.forall
+// CHECK: return
+#idt = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#rowt = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+func.func @transposed_weight(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>, %b: tensor<1x1x256xf32>,
+                             %r: tensor<2x128x256xf32>) -> tensor<2x128x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %wt_empty = tensor.empty() : tensor<256x256xf32>
+  %wt = linalg.transpose ins(%w : tensor<256x256xf32>) outs(%wt_empty : tensor<256x256xf32>) permutation = [1, 0]
+  %empty = tensor.empty() : tensor<256x256xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %d = linalg.matmul ins(%x, %wt : tensor<256x256xf32>, tensor<256x256xf32>) outs(%c : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %e = tensor.expand_shape %d [[0, 1], [2]] output_shape [2, 128, 256] : tensor<256x256xf32> into tensor<2x128x256xf32>
+  %out = tensor.empty() : tensor<2x128x256xf32>
+  %s = linalg.generic {indexing_maps = [#idt, #rowt, #idt, #idt], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%e, %b, %r : tensor<2x128x256xf32>, tensor<1x1x256xf32>, tensor<2x128x256xf32>) outs(%out : tensor<2x128x256xf32>) {
+  ^bb0(%in: f32, %bias: f32, %res: f32, %o: f32):
+    %0 = arith.addf %in, %bias : f32
+    %1 = arith.addf %0, %res : f32
+    linalg.yield %1 : f32
+  } -> tensor<2x128x256xf32>
+  return %s : tensor<2x128x256xf32>
+}

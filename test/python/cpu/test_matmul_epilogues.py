@@ -15,17 +15,19 @@ from xlac.reference.server import shared_server
 ROWS, IMAGES, K, N = 197, 4, 192, 192   # ViT's projection: 788 rows, AVX2's 6-row tiles leave 2 (peeled)
 
 
-def _program(k: int, epilogue: str, also_c: bool = False) -> str:
-    """x [IMAGES, ROWS, k] . w [k, N], then ``epilogue`` on %d (the dot),
-    %bb (the bias broadcast along rows) and %r (a residual); with ``also_c``
-    the dot is returned too, so C must be written whole (no epilogue fusion)."""
+def _program(k: int, epilogue: str, also_c: bool = False, w_transposed: bool = False) -> str:
+    """x [IMAGES, ROWS, k] . w [k, N] (w [N, k] when ``w_transposed``, as
+    PyTorch keeps it), then ``epilogue`` on %d (the dot), %bb (the bias
+    broadcast along rows) and %r (a residual); with ``also_c`` the dot is
+    returned too, so C must be written whole (no epilogue fusion)."""
     t = f"tensor<{IMAGES}x{ROWS}x{N}xf32>"
+    w = f"tensor<{N}x{k}xf32>" if w_transposed else f"tensor<{k}x{N}xf32>"
     results = f"{t}, {t}" if also_c else t
     returned = "%e, %d" if also_c else "%e"
-    return (f"func.func @main(%x: tensor<{IMAGES}x{ROWS}x{k}xf32>, %w: tensor<{k}x{N}xf32>, "
+    return (f"func.func @main(%x: tensor<{IMAGES}x{ROWS}x{k}xf32>, %w: {w}, "
             f"%b: tensor<{N}xf32>, %r: {t}) -> ({results}) {{\n"
-            f"  %d = stablehlo.dot_general %x, %w, contracting_dims = [2] x [0] : "
-            f"(tensor<{IMAGES}x{ROWS}x{k}xf32>, tensor<{k}x{N}xf32>) -> {t}\n"
+            f"  %d = stablehlo.dot_general %x, %w, contracting_dims = [2] x [{int(w_transposed)}] : "
+            f"(tensor<{IMAGES}x{ROWS}x{k}xf32>, {w}) -> {t}\n"
             f"  %bb = stablehlo.broadcast_in_dim %b, dims = [2] : (tensor<{N}xf32>) -> {t}\n"
             f"{epilogue.format(t=t)}"
             f"  return {returned} : {results}\n}}")
@@ -38,10 +40,10 @@ BIAS_RELU = ("  %s = stablehlo.add %d, %bb : {t}\n"
              "  %e = stablehlo.maximum %s, %z : {t}\n")
 
 
-def _inputs(k: int) -> list[np.ndarray]:
+def _inputs(k: int, w_transposed: bool = False) -> list[np.ndarray]:
     rng = np.random.default_rng(0)
     return [rng.standard_normal(shape, dtype=np.float32)
-            for shape in ((IMAGES, ROWS, k), (k, N), (N,), (IMAGES, ROWS, N))]
+            for shape in ((IMAGES, ROWS, k), (N, k) if w_transposed else (k, N), (N,), (IMAGES, ROWS, N))]
 
 
 @pytest.mark.parametrize("cpu", ["x86-64-v2", "x86-64-v3"])
@@ -68,6 +70,24 @@ def test_epilogue_in_the_matmul_chunks(cpu, k, epilogue):
         s = x @ w + b
         np.testing.assert_allclose(got, s + r if epilogue == BIAS_RESIDUAL else np.maximum(s, 0),
                                    rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("cpu", ["x86-64-v2", "x86-64-v3"])
+def test_epilogue_with_b_transposed_in_the_packing(cpu):
+    """GPT-2's weights are [n, k]: B's transpose is made per chunk into the
+    packed buffer, and the bias and residual go onto each register tile."""
+    text = _program(K, BIAS_RESIDUAL, w_transposed=True)
+    exe = xlac.compile(text, cache=False, cpu=cpu)
+    assert "not scheduled:" not in exe.fusion_report()
+    assert exe.as_text("bufferized").count("scf.forall") == 1
+    apart = xlac.compile(_program(K, BIAS_RESIDUAL, also_c=True, w_transposed=True), cache=False, cpu=cpu)
+    if cpu not in runnable_levels(cpu):
+        pytest.skip(f"this CPU cannot run {cpu} code (compiled and scheduled: checked)")
+    inputs = _inputs(K, w_transposed=True)
+    got = np.asarray(exe(*inputs))
+    np.testing.assert_array_equal(got.view(np.uint32), np.asarray(apart(*inputs)[0]).view(np.uint32))
+    x, w, b, r = (i.astype(np.float64) for i in inputs)
+    np.testing.assert_allclose(got, x @ w.T + b + r, rtol=1e-4, atol=1e-3)
 
 
 def test_avx512_code_still_compiles():
