@@ -39,33 +39,38 @@ class Member:
 
 @dataclass(frozen=True)
 class GpuHorizontalLaunches(ModulePass):
-    """Run consecutive independent `gpu.launch`es as one launch whose blocks
-    are split among them (XLA's horizontal loop fusion).
+    """Run independent `gpu.launch`es as one launch whose blocks are split
+    among them (XLA's horizontal loop fusion).
 
     Why: a training step's optimizer updates one small tensor per parameter,
-    each its own kernel of one to a few blocks (the CNN train step's Adam
-    update: a kernel for m, one for v, one for the parameter, for each of 8
-    parameters), and the losses' small reductions beside them; a launch costs
-    more than such a kernel's work. The CPU plan has no such launches.
+    each its own kernels of one to a few blocks (the CNN train step's Adam
+    update: a kernel for m, one for v, one for the parameter, for each of its
+    parameters), and the loss's small reductions beside them; a launch costs
+    more than such a kernel's work. The CPU runs each fusion group as a loop
+    nest with no launch cost.
 
-    Launches with the same number of threads a block (any block and grid
-    shape) whose buffers do not conflict (no one writes a buffer another reads
-    or writes; buffers are compared by the allocation or argument they view)
-    become one launch of 1-D blocks and threads at the place of the last:
-    blocks [lo_i, lo_i + blocks_i) run launch i's body under an `scf.if`, with
-    its block and thread ids delinearised from the merged ones (a block runs
-    one body whole, so its barriers stay uniform). Host ops between them may
-    stay between when they touch none of their buffers (views, allocations,
-    constants, other kernels and GEMMs on other buffers); anything else ends
-    the group. Workgroup buffers are all kept (up to `max-shared-bytes` in
-    all, the static limit), and the captured values (the kernel's parameters)
-    up to `max-captures`.
+    Kernels of one depth in the host block's dependence graph (``launch_groups``:
+    buffers compared by the allocation or argument they view; no path between
+    two kernels of one depth) and of one thread count a block (any block and
+    grid shape) become one launch of 1-D blocks and threads: blocks
+    [lo_i, lo_i + blocks_i) run kernel i's body under an `scf.if`, its block and
+    thread ids delinearised from the merged ones (x fastest, so warps hold the
+    same threads, and a block runs one body whole: its barriers stay uniform).
+    The block's ops are reordered so each group's kernels are side by side.
+    Caps: the workgroup buffers of a group (all kept) within `max-shared-bytes`
+    (the static limit), its captured values (the kernel's parameters) within
+    `max-captures`, and a kernel of more than `wave-blocks` blocks (a wave of
+    256-thread blocks on 132 SMs) never beside one that stages `tiled-bytes`
+    or more a block (the tiled matmul): the merged kernel has the registers of
+    its heaviest part, which would set the big loop's occupancy.
     """
 
     name = "xla-gpu-horizontal-launches"
     acts_on = frozenset({"gpu.launch"})
     max_shared_bytes: int = 48 * 1024
     max_captures: int = 256
+    wave_blocks: int = 1056
+    tiled_bytes: int = 8192
 
     def run(self, module: ir.Operation) -> None:
         for block in host_blocks(module):
@@ -103,20 +108,41 @@ class GpuHorizontalLaunches(ModulePass):
 
     def _groups(self, members: list[Member | None], depth: list[int]) -> list[list[int]]:
         """Kernels of one depth and thread count, in order, cut where the caps say."""
-        by_key: dict[tuple[int, int], list[list[int]]] = {}
+        by_key: dict[tuple[int, int], list[_Chunk]] = {}
         for i, member in enumerate(members):
             if member is None:
                 continue
-            chunks = by_key.setdefault((depth[i], member.threads), [[]])
-            if chunks[-1] and not self._fits([members[j] for j in chunks[-1]], member):
-                chunks.append([])
-            chunks[-1].append(i)
-        return [chunk for chunks in by_key.values() for chunk in chunks if len(chunk) > 1]
+            chunks = by_key.setdefault((depth[i], member.threads), [_Chunk()])
+            if not chunks[-1].takes(member, self):
+                chunks.append(_Chunk())
+            chunks[-1].add(i, member, self)
+        return [c.positions for chunks in by_key.values() for c in chunks if len(c.positions) > 1]
 
-    def _fits(self, group: list[Member], member: Member) -> bool:
-        captures = set(member.captures).union(*(m.captures for m in group))
-        return len(captures) <= self.max_captures \
-            and member.shared_bytes + sum(m.shared_bytes for m in group) <= self.max_shared_bytes
+
+class _Chunk:
+    """A group being filled: what the caps need, kept as it grows (linear)."""
+
+    def __init__(self):
+        self.positions: list[int] = []
+        self.captures: set = set()
+        self.shared_bytes = 0
+        self.big = self.tiled = False
+
+    def takes(self, member: Member, caps: GpuHorizontalLaunches) -> bool:
+        big = self.big or member.blocks > caps.wave_blocks
+        tiled = self.tiled or member.shared_bytes >= caps.tiled_bytes
+        if big and tiled:
+            return False        # a tiled matmul's registers would set a big loop's occupancy
+        return self.shared_bytes + member.shared_bytes <= caps.max_shared_bytes and \
+            len(self.captures | member.captures) <= caps.max_captures
+
+    def add(self, position: int, member: Member, caps: GpuHorizontalLaunches) -> None:
+        self.positions.append(position)
+        self.captures |= member.captures
+        self.shared_bytes += member.shared_bytes
+        self.big |= member.blocks > caps.wave_blocks
+        self.tiled |= member.shared_bytes >= caps.tiled_bytes
+
 
 def _member(op: ir.Operation) -> Member | None:
     """``op`` as a part of a merged launch: a gpu.launch of constant sizes, one block
