@@ -67,11 +67,14 @@ def host_op_effects(op: ir.Operation) -> Effects:
     if len(op.regions) > 0 or (op.name == "func.call" and not _gemm_call(op)):
         return Effects(barrier=True)
     roots = {root(v) for v in op.operands if isinstance(v.type, ir.MemRefType)}
+    if op.name == "func.call":          # a GEMM (a, b, c, epilogue operands): writes c alone
+        return Effects(reads=roots, writes={root(op.operands[2])})
     return Effects(reads=set(roots), writes=set(roots))
 
 
 def _gemm_call(op: ir.Operation) -> bool:
-    """A cuBLASLt call: it touches its buffer operands and nothing else."""
+    """A cuBLASLt call (``gpu_library_matmuls``): it reads its buffer operands and
+    writes C, the third, and nothing else."""
     return str(op.attributes["callee"]).startswith("@xla_gemm_")
 
 

@@ -154,3 +154,36 @@ func.func @two_updates(%g0: memref<4xf32>, %g1: memref<4xf32>, %m0: memref<4xf32
   }
   return
 }
+
+// -----
+
+/// A cuBLASLt call writes only C (its third operand): the kernels before and after
+/// it that read its A run as one launch (where the first was: groups go first).
+// CHECK-LABEL: func.func @beside_a_gemm
+// CHECK: gpu.launch
+// CHECK-DAG: memref.store %{{.*}}, %arg3[
+// CHECK-DAG: memref.store %{{.*}}, %arg4[
+// CHECK: gpu.terminator
+// CHECK-NEXT: }
+// CHECK-NEXT: call @xla_gemm_0
+// CHECK-NOT: gpu.launch
+func.func private @xla_gemm_0(memref<4x4xf32>, memref<4x4xf32>, memref<4x4xf32>)
+func.func @beside_a_gemm(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x4xf32>,
+                         %x: memref<4x4xf32>, %y: memref<4x4xf32>) {
+  %c1 = arith.constant 1 : index
+  %c256 = arith.constant 256 : index
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %v = memref.load %a[%tx, %tx] : memref<4x4xf32>
+    memref.store %v, %x[%tx, %tx] : memref<4x4xf32>
+    gpu.terminator
+  }
+  call @xla_gemm_0(%a, %b, %c) : (memref<4x4xf32>, memref<4x4xf32>, memref<4x4xf32>) -> ()
+  gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+             threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+    %v = memref.load %a[%tx, %tx] : memref<4x4xf32>
+    memref.store %v, %y[%tx, %tx] : memref<4x4xf32>
+    gpu.terminator
+  }
+  return
+}
