@@ -6,7 +6,8 @@ A buffer is named by its root: views (subview, reshapes, casts, the shared
 convolution scratch's reinterpret_casts) are followed to the value they view.
 Distinct roots never overlap at run time: the schedule gives every allocation
 memory of its own for the whole call, and the function's arguments are distinct
-buffers (a donated input that a result may take over is decided on the final
+buffers (a loop's carried buffers are all one root: an iteration may carry one
+buffer twice) (a donated input that a result may take over is decided on the final
 schedule, ``device_calls.may_write_in_place``, which sees the merged kernels).
 """
 
@@ -55,6 +56,8 @@ def root(value: ir.Value):
         if owner.name not in VIEWS:
             return value
         value = owner.operands[0]
+    if value.owner.owner.operation.name != "func.func":
+        return "carried"        # a loop's carried buffers: two of them may be one buffer
     return value
 
 

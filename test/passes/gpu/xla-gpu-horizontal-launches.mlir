@@ -187,3 +187,37 @@ func.func @beside_a_gemm(%a: memref<4x4xf32>, %b: memref<4x4xf32>, %c: memref<4x
   }
   return
 }
+
+// -----
+
+/// In a host loop the carried buffers may be one buffer (an iteration may yield
+/// one value twice): kernels on two of them stay two launches.
+// CHECK-LABEL: func.func @carried
+// CHECK: scf.for
+// CHECK: gpu.launch
+// CHECK: gpu.launch
+// CHECK: scf.yield
+func.func @carried(%a: memref<4xf32>, %b: memref<4xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c256 = arith.constant 256 : index
+  %r:2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%x = %a, %y = %b) -> (memref<4xf32>, memref<4xf32>) {
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+      %v = memref.load %x[%tx] : memref<4xf32>
+      %w = arith.addf %v, %v : f32
+      memref.store %w, %x[%tx] : memref<4xf32>
+      gpu.terminator
+    }
+    gpu.launch blocks(%bx, %by, %bz) in (%gx = %c1, %gy = %c1, %gz = %c1)
+               threads(%tx, %ty, %tz) in (%sx = %c256, %sy = %c1, %sz = %c1) {
+      %v = memref.load %y[%tx] : memref<4xf32>
+      %w = arith.mulf %v, %v : f32
+      memref.store %w, %y[%tx] : memref<4xf32>
+      gpu.terminator
+    }
+    scf.yield %x, %y : memref<4xf32>, memref<4xf32>
+  } {xla.host_loop}
+  return
+}
