@@ -37,13 +37,27 @@ def region_declaration(region: ir.Region, name: str,
     return f"func.func private @{name}({args}) -> ({results})\n"
 
 
-def captured_values(op: ir.Operation) -> list[ir.Value]:
-    """Values the ops inside ``op`` use but ``op`` does not define, first use first."""
+def captured_values(op: ir.Operation, inner_ops: list[ir.Operation] | None = None) -> list[ir.Value]:
+    """Values the ops inside ``op`` use but ``op`` does not define, first use first.
+    ``inner_ops``: ``nested_ops(op)``, where the caller has walked it already.
+
+    Why sets: a value is defined inside when its op (a block argument's: the
+    block's op) is ``op`` or one inside it; looked up in the set of those ops,
+    not found by walking up from each operand, and the values found kept in a
+    set too (BERT's kernels: 16k parent walks and a list search per operand).
+    """
+    inner_ops = nested_ops(op) if inner_ops is None else inner_ops
+    inside = {op.operation, *inner_ops}
     found: list[ir.Value] = []
-    for inner in nested_ops(op):
+    seen: set = set()
+    for inner in inner_ops:
         for value in inner.operands:
-            if not _defined_inside(value, op) and value not in found:
+            if value in seen:
+                continue
+            owner = value.owner
+            if (owner.owner if isinstance(owner, ir.Block) else owner).operation not in inside:
                 found.append(value)
+            seen.add(value)
     return found
 
 

@@ -32,12 +32,14 @@ def outline_ops(module: ir.Operation, ops: Sequence[ir.Operation], name: str,
     read after them come back as results. The caller makes sure no op
     between the first and the last of ``ops`` reads one of their results.
     """
-    inside = {r for op in ops for r in op.results}
+    known = {r for op in ops for r in op.results}  # their own results, then each value taken
+    inner = [nested_ops(op) for op in ops]         # walked once: read here, rewired below
     captured: list[ir.Value] = []
-    for op in ops:
-        for value in [*op.operands, *captured_values(op)]:
-            if value not in inside and value not in captured:
+    for op, nested in zip(ops, inner):
+        for value in [*op.operands, *captured_values(op, nested)]:
+            if value not in known:
                 captured.append(value)
+                known.add(value)
     copies = [v for v in captured if copied(v)]
     arguments = [v for v in captured if v not in copies]
     members = set(ops)
@@ -61,12 +63,12 @@ def outline_ops(module: ir.Operation, ops: Sequence[ir.Operation], name: str,
     for value in copies:
         clone = value.owner.operation.clone(ir.InsertionPoint(end))
         mapping[value] = clone.results[0]
-    for op in ops:
+    for op, nested in zip(ops, inner):
         op.move_before(end)
-        for inner in [op, *nested_ops(op)]:
-            for i, value in enumerate(inner.operands):
+        for each in [op, *nested]:
+            for i, value in enumerate(each.operands):
                 if value in mapping:
-                    inner.operands[i] = mapping[value]
+                    each.operands[i] = mapping[value]
     return call
 
 

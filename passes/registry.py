@@ -45,6 +45,7 @@ _REGISTRY: dict[str, str] = {
     "xla-own-fills": "buffers.own_fills:OwnFills",
     "xla-own-empties": "buffers.own_empties:OwnEmpties",
     "xla-gpu-own-launch-constants": "gpu.gpu_own_launch_constants:GpuOwnLaunchConstants",
+    "xla-gpu-horizontal-launches": "gpu.gpu_horizontal_launches:GpuHorizontalLaunches",
     "xla-update-windows-in-place": "buffers.update_windows_in_place:UpdateWindowsInPlace",
     "xla-bf16-memory-as-i16": "cpu.bf16_memory_as_i16:Bf16MemoryAsI16",
     "xla-i1-memory-as-i8": "cpu.i1_memory_as_i8:I1MemoryAsI8",

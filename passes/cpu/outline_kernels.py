@@ -7,7 +7,6 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops, public_definitions
-from xlac.passes.helper_calls import captured_values
 
 KERNEL_STEM = "xla_kernel"
 # Ops that only name memory or a value: copied into each kernel that reads
@@ -83,13 +82,14 @@ class _Kernels:
         self.taken = taken
 
     def outline(self, group: list[ir.Operation]) -> None:
-        plan = _inputs_of(group)
+        reads = [read for op in group for read in _outside_reads(op)]
+        plan = _inputs_of(group, reads)
         if plan is None:
             return
         copied, arguments = plan
         name = self._fresh()
         call = _call(group, name, arguments)       # in the caller, before the ops move out
-        func = _new_function(self.module, group, name, copied, arguments)
+        func = _new_function(self.module, group, reads, name, copied, arguments)
         text = func.get_asm(enable_debug_info=False, use_local_scope=True,
                             assume_verified=True).replace(f"@{name}(", "@(", 1)
         if self.dedupe and text in self.by_text:
@@ -146,9 +146,31 @@ def _top_level(op, func: ir.Operation) -> ir.Operation:
     return op
 
 
-def _inputs_of(group: list[ir.Operation]) -> tuple[list[ir.Operation], list[ir.Value]] | None:
+def _outside_reads(op: ir.Operation) -> list[tuple[ir.Operation, int, ir.Value]]:
+    """``(reader, operand index, value)`` of each value ``op`` or an op inside
+    it reads that is made outside ``op``, ``op``'s own operands first, then
+    the ops inside in pre-order.
+
+    Why one list: what the kernel is passed, whether it frees one of those,
+    and where it reads them once moved were each a walk of every op inside
+    the kernel and of all their operands; only these reads matter to any.
+    """
+    nested = nested_ops(op)
+    inside = {op.operation, *nested}
+    reads = [(op, index, value) for index, value in enumerate(op.operands)]
+    for each in nested:
+        for index, value in enumerate(each.operands):
+            owner = value.owner
+            if (owner.owner if isinstance(owner, ir.Block) else owner).operation not in inside:
+                reads.append((each, index, value))
+    return reads
+
+
+def _inputs_of(group: list[ir.Operation], reads: list[tuple[ir.Operation, int, ir.Value]]
+               ) -> tuple[list[ir.Operation], list[ir.Value]] | None:
     """``(ops to copy in, in order; values to pass)``, or None if some value
-    the kernel reads cannot be passed as a plain pointer or number."""
+    the kernel reads cannot be passed as a plain pointer or number.
+    ``reads``: the group's ops' ``_outside_reads``, in order."""
     copied: list[ir.Operation] = []
     arguments: list[ir.Value] = []
     seen: set = set()
@@ -167,17 +189,16 @@ def _inputs_of(group: list[ir.Operation]) -> tuple[list[ir.Operation], list[ir.V
         return _passable(value.type)
 
     seen.update(r for op in group for r in op.results)   # made inside the kernel
-    values = [v for op in group for v in [*op.operands, *captured_values(op)]]
-    if not all(visit(v) for v in values) or _frees(group, set(arguments)):
+    if not all(visit(value) for _, _, value in reads) or _frees(reads, set(arguments)):
         return None
     return copied, arguments
 
 
-def _frees(group: list[ir.Operation], arguments: set) -> bool:
+def _frees(reads: list[tuple[ir.Operation, int, ir.Value]], arguments: set) -> bool:
     """Whether the group frees a buffer it is passed: a bare pointer is the
     buffer's aligned address, which is not what malloc returned."""
-    return any(inner.name in ("memref.dealloc", "memref.realloc") and inner.operands[0] in arguments
-               for op in group for inner in [op, *nested_ops(op)])
+    return any(index == 0 and value in arguments and reader.name in ("memref.dealloc", "memref.realloc")
+               for reader, index, value in reads)
 
 
 def _passable(t: ir.Type) -> bool:
@@ -205,9 +226,11 @@ def _bitcast(value: ir.Value, to: ir.Type) -> ir.Value:
     return ir.Operation.create("arith.bitcast", results=[to], operands=[value]).result
 
 
-def _new_function(module: ir.Operation, group: list[ir.Operation], name: str,
+def _new_function(module: ir.Operation, group: list[ir.Operation],
+                  reads: list[tuple[ir.Operation, int, ir.Value]], name: str,
                   copied: list[ir.Operation], arguments: list[ir.Value]) -> ir.Operation:
-    """``@name(arguments)`` holding copies of ``copied`` and then the group's ops."""
+    """``@name(arguments)`` holding copies of ``copied`` and then the group's
+    ops, whose ``reads`` of the caller's values read the kernel's own."""
     context = module.context
     types = [_crossing_type(v.type) for v in arguments]
     with group[0].location:
@@ -228,8 +251,9 @@ def _new_function(module: ir.Operation, group: list[ir.Operation], name: str,
         mapping.update(zip(original.results, clone.results))
     for op in group:
         op.move_before(end)
-        for inner in [op, *nested_ops(op)]:
-            _rewire(inner, mapping)
+    for reader, index, value in reads:      # a value made inside the group is in no mapping
+        if value in mapping:
+            reader.operands[index] = mapping[value]
     return func
 
 

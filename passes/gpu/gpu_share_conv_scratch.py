@@ -8,11 +8,15 @@ so the scratch of all convolutions was held at once (ResNet-18 at batch 2:
 is written by its im2col kernel and read by the matmul right after it, both on
 the program's one stream, so one buffer the size of the largest serves all:
 here each is made a `memref.reinterpret_cast` of a shared allocation (one per
-element type), at the start of the function.
+element type, and one more for 1x1 windows: a downsampling block's strided 1x1
+shortcut reads the input its first 3x3 convolution reads, and with a scratch of
+its own the two im2cols are independent and run as one launch,
+xla-gpu-horizontal-launches), at the start of the function.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from xlac.mlir import ir
@@ -36,17 +40,18 @@ class GpuShareConvScratch(ModulePass):
 
 
 def _share(block: ir.Block) -> None:
-    by_element: dict[str, list[ir.Operation]] = {}
+    by_element: dict[tuple[str, bool], list[ir.Operation]] = {}
     for op in block.operations:
         scratch = _scratch_of(op.operation)
         if scratch is not None:
-            by_element.setdefault(str(ir.MemRefType(scratch.results[0].type).element_type), []).append(scratch)
-    first = list(block.operations)[0]
+            element = str(ir.MemRefType(scratch.results[0].type).element_type)
+            by_element.setdefault((element, _one_tap(op.operation)), []).append(scratch)
     for allocs in by_element.values():
         if len(allocs) < 2:
             continue                                  # one scratch: nothing to share
         size = max(_elements(a) for a in allocs)
-        with ir.InsertionPoint(first), first.location:
+        # at the block's start as it is now: an earlier group may have erased its first op
+        with ir.InsertionPoint.at_block_begin(block), allocs[0].location:
             shared = ir.Operation.create(
                 "memref.alloc", results=[ir.MemRefType.get([size], allocs[0].results[0].type.element_type)],
                 attributes={"operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0]),
@@ -72,6 +77,13 @@ def _scratch_of(op: ir.Operation) -> ir.Operation | None:
     users = [u.owner for u in alloc.results[0].uses]
     writers = [u for u in users if u != collapse.operation and u.name == "linalg.generic"]
     return alloc.operation if len(users) == 2 and len(writers) == 1 else None
+
+
+def _one_tap(matmul: ir.Operation) -> bool:
+    """A 1x1 window's patch matrix (a strided shortcut's): in a scratch apart from
+    the larger windows', so that a block's shortcut and first convolution, which
+    read the same input, do not share one and can run side by side."""
+    return re.match(r"conv1(x1)*[/ ]", ir.StringAttr(matmul.attributes[ORIGIN]).value) is not None
 
 
 def _elements(alloc: ir.Operation) -> int:

@@ -16,7 +16,11 @@ the artifact itself (metadata, build identity, no load-time code) before
 mapping it. Work directories a killed process left behind are swept once
 per process (docs/security.md). Writes are atomic (a temporary file, then a
 rename) and happen on a background thread so a miss costs no extra wall time;
-one payload stored under several keys is one file with several names.
+a look-up of a key whose write has not started writes it itself rather than
+wait behind the queue. One payload stored under several keys is one file with
+several names. Eviction keeps a running total of the directory's bytes and
+scans it only when that passes the limit (or every ``_RESCAN_WRITES`` writes,
+for other processes' entries): a scan of a large cache costs tenths of a second.
 Logging: one line per hit or miss on the ``xlac.cache`` logger.
 """
 
@@ -81,8 +85,9 @@ def digest(*parts) -> str:
 class CompilationCache:
     """Entries in one private directory."""
 
-    def __init__(self, directory: Path):
+    def __init__(self, directory: Path, max_bytes: int = MAX_BYTES):
         self.directory = directory
+        self.max_bytes = max_bytes
 
     @classmethod
     def open(cls, directory: Path | None) -> CompilationCache | None:
@@ -126,9 +131,10 @@ class CompilationCache:
     def put(self, keys: list[str], produce: Callable[[], bytes], what: str) -> None:
         """Store ``produce()`` under every key in ``keys``, on the background thread."""
         _sweep_once()                         # a compile ran: a hit is not slowed by the sweep
-        future = _pool().submit(self._write, keys, produce, what)
+        job = _WriteOnce(lambda: self._write(keys, produce, what))
         for key in keys:
-            _PENDING[key] = future
+            _PENDING[key] = job
+        _pool().submit(job)
 
     def _write(self, keys: list[str], produce: Callable[[], bytes], what: str) -> None:
         try:
@@ -137,7 +143,7 @@ class CompilationCache:
             write_atomically(first, entry, mode=0o600)
             for key in keys[1:]:
                 _link(first, self._path(key))
-            _evict(self.directory, MAX_BYTES)
+            _USAGE.added(self.directory, len(entry) * len(keys), self.max_bytes)
         except Exception as exc:  # noqa: BLE001 - logged; the compile already succeeded
             log.warning("xlac cache: could not store %s (%s): %s", keys[0][:16], what, exc)
         finally:
@@ -198,13 +204,32 @@ def _link(source: Path, target: Path) -> None:
 
 
 _POOL: tuple[int, object] | None = None        # (pid, a ThreadPoolExecutor)
-_PENDING: dict = {}                   # key -> the future writing its entry
+_PENDING: dict = {}                   # key -> the _WriteOnce storing its entry
+
+
+class _WriteOnce:
+    """A write that runs once, on whichever thread calls it first: the writer
+    thread in queue order, or a look-up of one of its keys, which would
+    otherwise wait for every write queued before it (a process compiling
+    hundreds of programs runs far ahead of its one writer)."""
+
+    def __init__(self, write: Callable[[], None]):
+        import threading  # here: a hit writes nothing
+        self._write = write
+        self._lock = threading.Lock()
+        self._done = False
+
+    def __call__(self) -> None:
+        with self._lock:              # a second caller waits for this one write only
+            if not self._done:
+                self._done = True
+                self._write()
 
 
 def _wait_for_pending(key: str) -> None:
-    future = _PENDING.get(key)
-    if future is not None and _POOL is not None and _POOL[0] == os.getpid():
-        future.result()
+    job = _PENDING.get(key)
+    if job is not None and _POOL is not None and _POOL[0] == os.getpid():
+        job()                         # (a forked child's copy may hold a dead thread's lock)
 
 
 def _pool():
@@ -220,6 +245,8 @@ def flush() -> None:
     """Wait until every pending entry is written (tests, benchmarks)."""
     if _POOL is not None and _POOL[0] == os.getpid():
         _POOL[1].submit(lambda: None).result()
+        for job in list(_PENDING.values()):
+            job()                     # one a look-up took over may still be running
 
 
 def _touch(path: Path) -> None:
@@ -229,15 +256,50 @@ def _touch(path: Path) -> None:
         pass
 
 
-def _evict(directory: Path, limit: int) -> None:
+_RESCAN_WRITES = 512
+
+
+class _Usage:
+    """Bytes in each cache directory this process wrote to, counted as it
+    writes, scanned when the count passes the limit or has not been checked
+    for ``_RESCAN_WRITES`` writes (other processes write there too)."""
+
+    def __init__(self):
+        self._bytes: dict[Path, int] = {}
+        self._writes: dict[Path, int] = {}
+        self._lock: tuple[int, object] | None = None    # (pid, a Lock): a fork gets its own
+
+    def added(self, directory: Path, size: int, limit: int) -> None:
+        if self._lock is None or self._lock[0] != os.getpid():
+            import threading  # here: a hit writes nothing
+            self._lock = (os.getpid(), threading.Lock())
+        with self._lock[1]:
+            total = self._bytes.get(directory)
+            writes = self._writes.get(directory, 0) + 1
+            if total is None or total + size > limit or writes >= _RESCAN_WRITES:
+                total, writes = _evict(directory, limit), 0
+            else:
+                total += size
+            self._bytes[directory], self._writes[directory] = total, writes
+
+
+_USAGE = _Usage()
+
+
+def _evict(directory: Path, limit: int) -> int:
+    """Above ``limit``, drop the least recently used entries down to 90% of it
+    (at exactly the limit every later write would scan again); the bytes left."""
     entries = []
     for item in os.scandir(directory):
         if item.name.endswith(_SUFFIX) and item.is_file(follow_symlinks=False):
             info = item.stat(follow_symlinks=False)
             entries.append((info.st_mtime, info.st_size, item.path))
     total = sum(size for _, size, _ in entries)
+    if total <= limit:
+        return total
     for _, size, path in sorted(entries):
-        if total <= limit:
+        if total <= limit * 9 // 10:
             break
         Path(path).unlink(missing_ok=True)
         total -= size
+    return total

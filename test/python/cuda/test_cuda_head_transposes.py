@@ -66,18 +66,25 @@ def _launches_and_calls(exe) -> int:
     return gpu.count("gpu.launch_func") + len(re.findall(r"call @xla_gemm_\d+\(", gpu))
 
 
-def _compiled(contractions: str):
-    options = xlac.Options.from_env().replace(cuda_contractions=contractions, cache_dir="")
+def _compiled(contractions: str, disable=()):
+    options = xlac.Options.from_env().replace(cuda_contractions=contractions, cache_dir="",
+                                              disable_passes=disable)
     return xlac.compile(ATTENTION, target="cuda", options=options)
+
+
+# kernels side by side run as one launch (the three projections, the three bias adds)
+SIDE_BY_SIDE = {"generated": 6, "cublaslt": 9}
 
 
 @pytest.mark.parametrize("contractions", ["generated", "cublaslt"])
 def test_head_transposes_are_written_by_the_bias_add(contractions):
-    exe = _compiled(contractions)
+    apart = _compiled(contractions, ("xla-gpu-horizontal-launches",))
     # 3 projections, 3 bias adds writing Q, K^T and V per head, 2 batch matmuls, the
     # softmax's 2 kernels, the heads merged: the plan's 8 groups + 2 (13 when each
-    # head transpose was a kernel of its own)
-    assert _launches_and_calls(exe) == _groups(exe) + 2 == 10
+    # head transpose was a kernel of its own), each its own launch
+    assert _launches_and_calls(apart) == _groups(apart) + 2 == 10
+    exe = _compiled(contractions)
+    assert _launches_and_calls(exe) == SIDE_BY_SIDE[contractions]
     ptxas(exe.as_text("ptx"))           # the kernels that write transposed heads: valid sm_90
 
 

@@ -50,8 +50,9 @@ def _compiled(contractions: str, disable=()):
 
 @pytest.mark.parametrize("contractions", ["generated", "cublaslt"])
 def test_padded_and_concatenated_results_are_written_in_place(contractions):
-    exe = _compiled(contractions)
-    copied = _compiled(contractions, ("xla-gpu-results-in-slices",))
+    # each kernel its own launch (independent ones run as one otherwise)
+    exe = _compiled(contractions, ("xla-gpu-horizontal-launches",))
+    copied = _compiled(contractions, ("xla-gpu-results-in-slices", "xla-gpu-horizontal-launches"))
     # relu, im2col (the padding is its bounds check: xla-gpu-convolutions-as-matmuls),
     # 3 matmuls; without the pass each matmul result was copied into the concatenation
     assert _launches_and_copies(exe) == _launches_and_copies(copied) - 2 == 5

@@ -65,6 +65,7 @@ def outline() -> list[str]:
     return [
         "func.func(gpu-map-parallel-loops{mapping-policy=innermost-first})",  # last dim on threadIdx.x: coalesced
         "func.func(convert-parallel-loops-to-gpu)",
+        "xla-gpu-horizontal-launches",                    # independent kernels side by side: one launch
         "xla-gpu-own-launch-constants",                   # %c0 read by 2,000 launches: the sink below linear
         "func.func(gpu-launch-sink-index-computations)",
         "gpu-kernel-outlining",                           # one gpu.module per kernel (all kernels named main_kernel)
