@@ -29,7 +29,7 @@ _WITH_EPILOGUE = ("xla_matmul_block_packed",)
 # B made by a transpose or widening fused into the packing (GPT-2's [n, k] weights);
 # its epilogue variant has only register tiles, and only AVX2's registers are checked
 _FUSED_B = "xla_matmul_fused_b"
-_MAX_RANK = 4
+_MAX_RANK = 3      # [b, s, h] activations; matmul_epilogue.mlir has 2-D and 3-D sequences
 
 
 def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
