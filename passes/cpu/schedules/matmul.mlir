@@ -319,6 +319,61 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // Short k with rows a register tile does not fill (m = 512 in 6-row
+  // tiles): as @xla_batch_matmul_short_k, each tile starting from zeros in
+  // registers, and the row tiles left over peeled into one masked tile. The
+  // zero fill over C before the tiles (@xla_batch_matmul_peeled) wrote C
+  // once more and read it back: attention's 8 x 512 x 64 x 512 Q.K^T, C 8 MB.
+  // The columns must be whole (the planner's condition): n = 197's edge
+  // columns keep @xla_batch_matmul_peeled.
+  transform.named_sequence @xla_batch_matmul_short_k_peeled(
+      %op: !transform.any_op {transform.consumed},
+      %cb: !transform.param<i64> {transform.readonly},
+      %cm: !transform.param<i64> {transform.readonly},
+      %cn: !transform.param<i64> {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) {
+    %fill = transform.get_producer_of_operand %op[2] : (!transform.any_op) -> !transform.any_op
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%cb, %cm, %cn]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %fill_chunk, %forall2 = transform.structured.fuse_into_containing_op %fill into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:3 = transform.structured.fuse %chunk tile_sizes [1, %tm, %tn, 0]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @xla_peel failures(suppress) (%loops#1) : (!transform.any_op) -> ()
+    %fill_tiles = transform.structured.match ops{["linalg.fill"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    %fill_generic = transform.structured.generalize %fill_tiles : (!transform.any_op) -> !transform.any_op
+    %tiles = transform.structured.match ops{["linalg.batch_matmul"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    %generic = transform.structured.generalize %tiles : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %forall2 {
+      transform.apply_patterns.linalg.fold_unit_extent_dims_via_slices
+      transform.apply_patterns.linalg.tiling_canonicalization
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %folded = transform.structured.match ops{["linalg.generic"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    %named = transform.structured.specialize %folded : (!transform.any_op) -> !transform.any_op
+    %mm = transform.structured.match ops{["linalg.matmul"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    %zeros = transform.structured.match ops{["linalg.fill"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    %step, %kloop = transform.structured.tile_using_for %mm tile_sizes [0, 0, 1]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.structured.vectorize %step vector_sizes [%tm, %tn, 1] {create_named_contraction}
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.structured.vectorize %zeros vector_sizes [%tm, %tn]
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.include @xla_masks_out_of_loops failures(propagate) (%forall2)
+      : (!transform.any_op) -> ()
+    transform.include @xla_contract_to_fma failures(propagate) (%forall2)
+      : (!transform.any_op) -> ()
+    transform.yield
+  }
+
   // The same, peeling the rows and columns a register tile does not fill.
   transform.named_sequence @xla_batch_matmul_peeled(
       %op: !transform.any_op {transform.consumed},

@@ -285,6 +285,38 @@ def test_short_k_batch_matmul_starts_its_tiles_from_zeros_in_registers(batch, m,
             np.testing.assert_allclose(exe(a, b), a @ b, rtol=2e-5, atol=2e-4)
 
 
+def _sum_in_k_order(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a @ b for each batch, each product and each partial sum rounded to f32
+    in k order from 0: the order the register tiles add in where the level has
+    no FMA (x86-64-v2)."""
+    acc = np.zeros((a.shape[0], a.shape[1], b.shape[2]), np.float32)
+    for step in range(a.shape[2]):
+        acc = acc + a[:, :, step, None] * b[:, None, step, :]
+    return acc
+
+
+def test_short_k_batch_matmul_with_peeled_rows_starts_from_zeros_in_registers():
+    """Attention's Q.K^T with rows the register tile does not divide (512 in
+    AVX2's 6-row tiles; here 256 = 42 x 6 + 4, and 8-column tiles at
+    x86-64-v2): no zero fill of C before the tiles, the peeled rows' tile
+    starting from zeros as the whole ones do (the fill wrote C and the tiles
+    read it back: 8 MB twice for 8 x 512 x 64 x 512). Still k in order from
+    0: at x86-64-v2 (no FMA) equal bit for bit to the sums in that order."""
+    batch, m, k, n = 2, 256, 64, 64
+    text, a, b = _batch_matmul(batch, m, k, n)
+    for cpu in ("x86-64-v2", "x86-64-v3", "x86-64-v4", "host"):
+        exe = xlac.compile(text, cpu=cpu, cache=False)
+        assert "scalar loops" not in exe.fusion_report()
+        bufferized = exe.as_text("bufferized")
+        assert "linalg.fill" not in bufferized and "vector.transfer_write %cst" not in bufferized
+        if cpu not in runnable_levels(cpu):
+            continue
+        if cpu == "x86-64-v2":
+            np.testing.assert_array_equal(exe(a, b), _sum_in_k_order(a, b))
+        else:
+            np.testing.assert_allclose(exe(a, b), a @ b, rtol=2e-5, atol=2e-4)
+
+
 def test_peeled_edge_tiles_keep_their_accumulators_in_registers():
     """Attention's Q.K^T in ViT (12 x 197 x 64 x 197): 197 rows and columns
     leave edge tiles, peeled and masked. Each must carry its tile of C

@@ -1,0 +1,51 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-apply-schedules{threads=2 vector-bytes=32})' --split-input-file 2>/dev/null | FileCheck %s
+
+/// Attention's Q.K^T with k = 64 (the head size) and m = 512 rows, which
+/// AVX2's 6-row register tiles do not divide (512 = 85 x 6 + 2): every
+/// register tile, the whole ones and the peeled 2-row one alike, starts from
+/// zeros in registers; there is no zero fill of C before the tiles
+/// (@xla_batch_matmul_short_k_peeled). k runs 0 to 64 in order in each tile.
+// CHECK-LABEL: func.func @qk_rows_peeled
+// CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<6x16xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: scf.forall (%{{.*}}) in (8)
+// CHECK-NOT: vector.transfer_write %[[ZEROS]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C510:.*]] step %[[C6:.*]] iter_args
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C512:.*]] step %[[C16:.*]] iter_args
+// CHECK: %[[ACC:.*]] = scf.for %{{.*}} = %{{.*}} to %[[C64:.*]] step %{{.*}} iter_args(%{{.*}} = %[[ZEROS]]) -> (vector<6x16xf32>)
+// CHECK: vector.contract
+// CHECK: vector.transfer_write %[[ACC]], %{{.*}} {in_bounds = [true, true]} : vector<6x16xf32>, tensor<6x16xf32>
+// CHECK: %[[EDGE:.*]] = vector.constant_mask [2, 16] : vector<6x16xi1>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C512]] step %[[C16]] iter_args
+// CHECK: %[[EDGE_ACC:.*]] = scf.for %{{.*}} = %{{.*}} to %[[C64]] step %{{.*}} iter_args(%{{.*}} = %[[ZEROS]]) -> (vector<6x16xf32>)
+// CHECK: vector.mask %{{.*}} { vector.contract
+// CHECK: vector.transfer_write %[[EDGE_ACC]], %{{.*}}, %[[EDGE]] {{.*}} : vector<6x16xf32>, tensor<2x16xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @qk_rows_peeled(%q: tensor<8x512x64xf32>, %kt: tensor<8x64x512xf32>) -> tensor<8x512x512xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<8x512x512xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<8x512x512xf32>) -> tensor<8x512x512xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<8x512x64xf32>, tensor<8x64x512xf32>)
+                           outs(%c : tensor<8x512x512xf32>) -> tensor<8x512x512xf32>
+  return %s : tensor<8x512x512xf32>
+}
+
+// -----
+
+/// ViT's 197 columns are not whole 16-column tiles: the edge columns keep
+/// @xla_batch_matmul_peeled, which zeroes C in a pass of its own first.
+// CHECK-LABEL: func.func @qk_columns_peeled
+// CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<6x16xf32>
+// CHECK: scf.forall (%{{.*}}) in (12)
+// CHECK: vector.transfer_write %[[ZEROS]], %{{.*}} : vector<6x16xf32>, tensor<1x?x?xf32>
+// CHECK: return
+func.func @qk_columns_peeled(%q: tensor<12x197x64xf32>, %kt: tensor<12x64x197xf32>) -> tensor<12x197x197xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<12x197x197xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<12x197x197xf32>) -> tensor<12x197x197xf32>
+  %s = linalg.batch_matmul ins(%q, %kt : tensor<12x197x64xf32>, tensor<12x64x197xf32>)
+                           outs(%c : tensor<12x197x197xf32>) -> tensor<12x197x197xf32>
+  return %s : tensor<12x197x197xf32>
+}
