@@ -72,8 +72,10 @@ def _compiled(contractions: str, disable=()):
     return xlac.compile(ATTENTION, target="cuda", options=options)
 
 
-# kernels side by side run as one launch (the three projections, the three bias adds)
-SIDE_BY_SIDE = {"generated": 6, "cublaslt": 9}
+# kernels side by side run as one launch (the three projections, the three bias adds);
+# on cuBLASLt the projections are three calls, and since a call is known to write its
+# C alone, the bias adds after them are one launch: 5 calls + 3 launches
+SIDE_BY_SIDE = {"generated": 6, "cublaslt": 8}
 
 
 @pytest.mark.parametrize("contractions", ["generated", "cublaslt"])
