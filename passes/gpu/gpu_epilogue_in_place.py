@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.gpu.conv_epilogue_rows import collapse_epilogue
 
 _MATMULS = ("linalg.matmul", "linalg.batch_matmul")
 
@@ -32,18 +33,24 @@ class GpuEpilogueInPlace(ModulePass):
     A convolution's matmul (xla-gpu-convolutions-as-matmuls) is read through
     the `tensor.expand_shape` back to the convolution's shape: its epilogue
     (ResNet's batch norm) writes that view, so the result stays one buffer (a
-    fresh one each made ResNet-18 hold 12 MB more at batch 2).
+    fresh one each made ResNet-18 hold 12 MB more at batch 2). Unless
+    ``library``, it is first rewritten on the matmul's 2-D result
+    (`conv_epilogue_rows.py`), which it then writes: the generated matmul
+    kernel runs it. cuBLASLt runs no batch norm: there it stays on the view,
+    where `xla-gpu-results-in-slices{library=true}` can move it into a padded
+    buffer.
     """
 
     name = "xla-gpu-epilogue-in-place"
+    library: bool = False           # matmuls go to cuBLASLt (xla-gpu-library-matmuls)
 
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
             if op.name == "linalg.generic":
-                _write_into_matmul_result(op)
+                _write_into_matmul_result(op, not self.library)
 
 
-def _write_into_matmul_result(op: ir.Operation) -> None:
+def _write_into_matmul_result(op: ir.Operation, on_rows: bool) -> None:
     maps = [ir.AffineMapAttr(a).value for a in ir.ArrayAttr(op.attributes["indexing_maps"])]
     iterators = [str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"])]
     if len(op.results) != 1 or any("parallel" not in t for t in iterators):
@@ -58,10 +65,13 @@ def _write_into_matmul_result(op: ir.Operation) -> None:
     init = len(op.operands) - 1
     for index in range(init):
         value = op.operands[index]
-        owner = _matmul_behind_reshape(value) or value.owner
+        conv = _matmul_behind_reshape(value)
+        owner = conv or value.owner
         if isinstance(owner, ir.OpView) and owner.name in _MATMULS \
                 and value.type == op.results[0].type and str(maps[index]) == str(output_map) \
                 and len(list(value.uses)) == 1:
+            if conv is not None and on_rows and collapse_epilogue(op, value, conv):
+                return
             op.operands[init] = value
             return
 

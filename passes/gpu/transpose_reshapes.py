@@ -22,7 +22,7 @@ def split_generic(split) -> ir.Operation | None:
     """Rewrite ``expand_shape(generic(xs))`` as ``generic(expand_shape(xs))`` (the
     generic on the split shape); the new generic, or None where it does not apply."""
     generic = split.operands[0].owner
-    groups = _groups(split.attributes["reassociation"])
+    groups = reassociation_groups(split.attributes["reassociation"])
     maps = [ir.AffineMapAttr(m).value for m in ir.ArrayAttr(generic.attributes["indexing_maps"])]
     if not _splittable(generic, maps):
         return None
@@ -41,14 +41,14 @@ def split_generic(split) -> ir.Operation | None:
             [result_type], inputs, [init],
             ir.ArrayAttr.get([ir.AffineMapAttr.get(m) for m in input_maps + [ir.AffineMap.get_identity(rank)]]),
             ir.ArrayAttr.get([ir.Attribute.parse("#linalg.iterator_type<parallel>")] * rank))
-        _move_body(generic, new)
+        move_body(generic, new)
     split.results[0].replace_all_uses_with(new.results[0])
     split.erase()
     generic.erase()
     return new.operation
 
 
-def _groups(reassociation) -> list[list[int]]:
+def reassociation_groups(reassociation) -> list[list[int]]:
     return [[ir.IntegerAttr(d).value for d in ir.ArrayAttr(group)] for group in ir.ArrayAttr(reassociation)]
 
 
@@ -98,7 +98,7 @@ def _split_operand(value, affine_map, groups, new_dims, split_shape):
     return operand, read
 
 
-def _move_body(old, new) -> None:
+def move_body(old, new) -> None:
     """The old generic's body into the new one (same block arguments: a body without
     linalg.index does not see the loops' rank)."""
     old_block = old.regions[0].blocks[0]

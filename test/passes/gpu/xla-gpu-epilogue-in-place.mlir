@@ -1,4 +1,5 @@
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-gpu-epilogue-in-place)' --split-input-file | FileCheck %s
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-gpu-epilogue-in-place{library=true})' --split-input-file | FileCheck %s --check-prefix=LIB
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d1)>
@@ -63,15 +64,21 @@ func.func @kept(%a: tensor<8x4xf32>, %b: tensor<4x8xf32>, %acc: tensor<8x8xf32>)
 #id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
 
 /// A convolution's matmul (xla.conv) read through its expand back to NHWC: the
-/// epilogue writes the expanded result, one buffer; a plain matmul's expand is left.
+/// epilogue is computed on the matmul's rows, writing its result, and expanded after
+/// (the generated matmul kernel runs it); with cuBLASLt (library=true) it writes the
+/// expanded result, one buffer. A plain matmul's expand is left.
 // CHECK-LABEL: func.func @conv_epilogue
 // CHECK: %[[C:.*]] = linalg.matmul {xla.conv = "conv1x1 view"}
-// CHECK: %[[V:.*]] = tensor.expand_shape %[[C]]
-// CHECK: linalg.generic {{.*}} ins(%[[V]] : tensor<2x3x4x16xf32>) outs(%[[V]] : tensor<2x3x4x16xf32>)
+// CHECK: %[[R:.*]] = linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[C]] : tensor<24x16xf32>) outs(%[[C]] : tensor<24x16xf32>)
+// CHECK: tensor.expand_shape %[[R]] {{\[\[}}0, 1, 2], [3]]
 // CHECK: %[[D:.*]] = linalg.matmul ins
 // CHECK: %[[W:.*]] = tensor.expand_shape %[[D]]
 // CHECK: linalg.generic {{.*}} ins(%[[W]] : tensor<2x3x4x16xf32>) outs(%{{.*}} : tensor<2x3x4x16xf32>)
 // CHECK-NOT: outs(%[[W]]
+// LIB-LABEL: func.func @conv_epilogue
+// LIB: %[[C:.*]] = linalg.matmul {xla.conv = "conv1x1 view"}
+// LIB: %[[V:.*]] = tensor.expand_shape %[[C]]
+// LIB: linalg.generic {{.*}} ins(%[[V]] : tensor<2x3x4x16xf32>) outs(%[[V]] : tensor<2x3x4x16xf32>)
 func.func @conv_epilogue(%a: tensor<24x8xf32>, %b: tensor<8x16xf32>, %init: tensor<24x16xf32>) -> (tensor<2x3x4x16xf32>, tensor<2x3x4x16xf32>) {
   %zero = arith.constant 0.0 : f32
   %empty = tensor.empty() : tensor<2x3x4x16xf32>
@@ -92,4 +99,60 @@ func.func @conv_epilogue(%a: tensor<24x8xf32>, %b: tensor<8x16xf32>, %init: tens
     linalg.yield %m : f32
   } -> tensor<2x3x4x16xf32>
   return %r, %s : tensor<2x3x4x16xf32>, tensor<2x3x4x16xf32>
+}
+
+// -----
+
+#id4 = affine_map<(d0, d1, d2, d3) -> (d0, d1, d2, d3)>
+#chan = affine_map<(d0, d1, d2, d3) -> (d3)>
+#bcast = affine_map<(d0, d1, d2, d3) -> (0, 0, 0, d3)>
+#row = affine_map<(d0, d1, d2, d3) -> (d1)>
+
+/// ResNet's form: batch norm + residual + relu on a convolution's matmul. The residual
+/// (NHWC) is collapsed to rows and the 1x1x1xF parameter's expand moved, both before
+/// the matmul (the matmul kernel takes them as arguments); a channel map becomes
+/// (d1), a broadcast keeps its constants.
+// CHECK-LABEL: func.func @batch_norm_residual
+// CHECK: tensor.expand_shape %{{.*}} {{\[\[}}0, 1, 2, 3]] output_shape [1, 1, 1, 16]
+// CHECK: %[[RES:.*]] = tensor.collapse_shape %{{.*}} {{\[\[}}0, 1, 2], [3]] : tensor<2x3x4x16xf32> into tensor<24x16xf32>
+// CHECK: %[[C:.*]] = linalg.matmul {xla.conv
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[ID:.*]], #[[CH:.*]], #[[BC:.*]], #[[ID]], #[[ID]]], iterator_types = ["parallel", "parallel"]}
+// CHECK-SAME: ins(%[[C]], %{{.*}}, %{{.*}}, %[[RES]] : tensor<24x16xf32>, tensor<16xf32>, tensor<1x1x1x16xf32>, tensor<24x16xf32>) outs(%[[C]] : tensor<24x16xf32>)
+// CHECK: %[[OUT:.*]] = tensor.expand_shape %[[R]]
+// CHECK: return %[[OUT]]
+/// A map reading one row dim alone (d1 of NHWC) has no 2-D form: left on the view.
+// CHECK-LABEL: func.func @row_dim_alone
+// CHECK: %[[V:.*]] = tensor.expand_shape
+// CHECK: linalg.generic {{.*}} outs(%[[V]] : tensor<2x3x4x16xf32>)
+func.func @batch_norm_residual(%a: tensor<24x8xf32>, %b: tensor<8x16xf32>, %init: tensor<24x16xf32>,
+    %scale: tensor<16xf32>, %shift: tensor<16xf32>, %res: tensor<2x3x4x16xf32>) -> tensor<2x3x4x16xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<2x3x4x16xf32>
+  %c = linalg.matmul {xla.conv = "conv3x3 im2col"} ins(%a, %b : tensor<24x8xf32>, tensor<8x16xf32>) outs(%init : tensor<24x16xf32>) -> tensor<24x16xf32>
+  %v = tensor.expand_shape %c [[0, 1, 2], [3]] output_shape [2, 3, 4, 16] : tensor<24x16xf32> into tensor<2x3x4x16xf32>
+  %s4 = tensor.expand_shape %shift [[0, 1, 2, 3]] output_shape [1, 1, 1, 16] : tensor<16xf32> into tensor<1x1x1x16xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #chan, #bcast, #id4, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%v, %scale, %s4, %res : tensor<2x3x4x16xf32>, tensor<16xf32>, tensor<1x1x1x16xf32>, tensor<2x3x4x16xf32>) outs(%empty : tensor<2x3x4x16xf32>) {
+  ^bb0(%x: f32, %k: f32, %t: f32, %y: f32, %out: f32):
+    %m = arith.mulf %x, %k : f32
+    %p = arith.addf %m, %t : f32
+    %q = arith.addf %p, %y : f32
+    %z = arith.maximumf %q, %zero : f32
+    linalg.yield %z : f32
+  } -> tensor<2x3x4x16xf32>
+  return %r : tensor<2x3x4x16xf32>
+}
+
+func.func @row_dim_alone(%a: tensor<24x8xf32>, %b: tensor<8x16xf32>, %init: tensor<24x16xf32>,
+    %h: tensor<3xf32>) -> tensor<2x3x4x16xf32> {
+  %empty = tensor.empty() : tensor<2x3x4x16xf32>
+  %c = linalg.matmul {xla.conv = "conv3x3 im2col"} ins(%a, %b : tensor<24x8xf32>, tensor<8x16xf32>) outs(%init : tensor<24x16xf32>) -> tensor<24x16xf32>
+  %v = tensor.expand_shape %c [[0, 1, 2], [3]] output_shape [2, 3, 4, 16] : tensor<24x16xf32> into tensor<2x3x4x16xf32>
+  %r = linalg.generic {indexing_maps = [#id4, #row, #id4], iterator_types = ["parallel", "parallel", "parallel", "parallel"]}
+      ins(%v, %h : tensor<2x3x4x16xf32>, tensor<3xf32>) outs(%empty : tensor<2x3x4x16xf32>) {
+  ^bb0(%x: f32, %k: f32, %out: f32):
+    %m = arith.mulf %x, %k : f32
+    linalg.yield %m : f32
+  } -> tensor<2x3x4x16xf32>
+  return %r : tensor<2x3x4x16xf32>
 }

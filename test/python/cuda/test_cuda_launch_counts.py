@@ -13,7 +13,8 @@ import xlac
 from conftest import require_shared
 from xlac_emulator.simt import run_emulated
 
-# program -> launches at most (measured when independent kernels became one launch,
+# program -> launches at most (measured when a convolution's batch norm/relu/residual became
+# its generated GEMM's epilogue: flax_resnet18 45, 57 before; when independent kernels became one launch,
 # xla-gpu-horizontal-launches; before: hf_bert 105, hf_vit 129, flax_cnn_train_step 90,
 # flax_resnet18 64, jax_nbody 17; ResNet-18 63 with it, 57 once its strided 1x1
 # shortcuts had a patch scratch of their own); when convolutions' zero padding went into their
@@ -23,9 +24,9 @@ from xlac_emulator.simt import run_emulated
 # flax_cnn_train_step 147, flax_resnet18 98; when the fusion rerun went in: hf_bert 136,
 # hf_vit 172; before it: hf_bert 152, hf_vit 184, flax_cnn_train_step 151, flax_resnet18 102, jax_nbody 18)
 MOST_LAUNCHES = {"hf_bert": 80, "hf_vit": 95, "flax_cnn_train_step": 39,
-                 "flax_resnet18": 57, "jax_nbody": 11}
+                 "flax_resnet18": 45, "jax_nbody": 11}
 # programs whose kernels are at most the plan's groups + 10% (XLA's fusion count)
-WITHIN_TEN_PERCENT = {"hf_bert", "hf_vit", "flax_cnn_train_step", "jax_nbody"}
+WITHIN_TEN_PERCENT = {"hf_bert", "hf_vit", "flax_cnn_train_step", "flax_resnet18", "jax_nbody"}
 
 
 def _groups(exe) -> int:

@@ -30,7 +30,7 @@ def bufferize(library: bool = False, tf32: bool = False) -> list[str]:
         "xla-gpu-whole-carries",                          # loops carry whole buffers (not views) from the start
         "xla-readonly-inputs",                            # inputs are copied to the device once per call
         "xla-own-fills",                                  # a fill per matmul: folded into its kernel, no copy
-        "xla-gpu-epilogue-in-place",                      # a matmul's epilogue writes C: run in its kernel
+        f"xla-gpu-epilogue-in-place{{library={str(library).lower()}}}",  # a matmul's epilogue writes C: run in its kernel
         f"xla-gpu-results-in-slices{{library={str(library).lower()}}}",  # padded or concatenated: in place
         "xla-spread-readonly-reads",                      # a weight read 1,000 times: no quadratic analysis
         "xla-own-empties",                                # 1,000 fills into CSE's one empty: no quadratic analysis
