@@ -9,9 +9,11 @@ import pytest
 
 import xlac
 
+# two kernels: a tanh before a dot is a kernel of its own (after it, it would be
+# the dot's epilogue, one kernel named after its last line)
 PROGRAM = """func.func @main(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>) -> tensor<256x256xf32> {
-  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
-  %1 = stablehlo.tanh %0 : tensor<256x256xf32>
+  %0 = stablehlo.tanh %x : tensor<256x256xf32>
+  %1 = stablehlo.dot_general %0, %w, contracting_dims = [1] x [0] : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
   return %1 : tensor<256x256xf32>
 }"""
 
@@ -27,7 +29,7 @@ def test_profile_names_each_kernel_by_its_source_line(tmp_path):
     profile.write_trace(tmp_path / "trace.json")
     spans = [e for e in json.loads((tmp_path / "trace.json").read_text())["traceEvents"] if e["ph"] == "X"]
     assert len(spans) == 3 * len(kernels) and all(e["dur"] >= 0 for e in spans)
-    np.testing.assert_allclose(exe(x, x), np.tanh(x @ x), rtol=1e-5)   # the executable is untouched
+    np.testing.assert_allclose(exe(x, x), np.tanh(x) @ x, rtol=1e-5)   # the executable is untouched
 
 
 def test_loaded_code_cannot_be_profiled():
