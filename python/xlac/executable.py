@@ -186,7 +186,11 @@ class Executable:
                                      "compiled here from its program"),
                                "profile the result of xlac.compile on a target that "
                                "profiles (cpu, cuda)")
-        return profile_calls(recompile(profile=True), arrays, runs)
+        profile = profile_calls(recompile(profile=True), arrays, runs)
+        if "fused" not in self.stages:
+            return profile
+        from xlac.debug.profile import named_after_fusions
+        return named_after_fusions(profile, self._stages.module("fused").operation)
 
     def fusion_graph(self, path) -> list | None:
         """Write the program's graph, its kernels as groups (numbered as in

@@ -6,12 +6,14 @@
 
 On the CPU the times come from clock calls around each kernel
 (xla-profile-kernels): a kernel is an op of the entry function that does work
-after scheduling (a parallel region, a loop nest, a copy); its name is its
-source location and op, the same location ``exe.fusion_report()`` gives its
-fusion. On a GPU (target "cuda") they come from CUDA events recorded on the
-stream around each launch and device copy (``xlac.targets.cuda.event_clock``):
-a kernel is named as its ``gpu.func`` in the "kernels" stage, a copy as
-``memcpy ...``, and the host's read-backs of loop predicates are counted.
+after scheduling (a parallel region, a loop nest, a copy, a call of an
+outlined kernel); its name is its source location and the fusion
+``exe.fusion_report()`` lists there (``<input>:3:8 fusion 0: dot_general,
+tanh``), or the op where the report has none or several. On a GPU (target
+"cuda") they come from CUDA events recorded on the stream around each launch
+and device copy (``xlac.targets.cuda.event_clock``): a kernel is named as its
+``gpu.func`` in the "kernels" stage, a copy as ``memcpy ...``, and the host's
+read-backs of loop predicates are counted.
 """
 
 from __future__ import annotations
@@ -90,6 +92,26 @@ class Profile:
     def write_trace(self, path) -> None:
         with open(path, "w") as handle:
             json.dump(self.chrome_trace(), handle)
+
+
+def named_after_fusions(profile: Profile, fused_module) -> Profile:
+    """Each kernel named after the fusion ``exe.fusion_report()`` lists at its
+    location (``<input>:3:8 fusion 0: dot_general, tanh``) rather than after the
+    op that runs it after scheduling (the call of an outlined kernel, a parallel
+    region), which says nothing of what it computes. A location that several
+    kernels of the report share keeps the op's name."""
+    from xlac.debug.kernels import kernels
+    labels: dict[str, set[str]] = {}
+    for kernel in kernels(fused_module):
+        label = f"{kernel.title}: {kernel.op_names}" if kernel.is_fusion else kernel.title
+        labels.setdefault(kernel.location, set()).add(label)
+    names = []
+    for name in profile.names:
+        location, _, _ = name.partition(" ")
+        found = labels.get(location, ())
+        names.append(f"{location} {next(iter(found))}" if len(found) == 1 else name)
+    profile.names = names
+    return profile
 
 
 def _category(name: str) -> str:

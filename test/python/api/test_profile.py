@@ -36,3 +36,20 @@ def test_loaded_code_cannot_be_profiled():
     exe = xlac.deserialize(xlac.compile(PROGRAM, cache=False).serialize())
     with pytest.raises(xlac.CompileError, match="cannot profile"):
         exe.profile(np.ones((256, 256), np.float32), np.ones((256, 256), np.float32))
+
+
+DOT_THEN_TANH = """func.func @main(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>) -> tensor<256x256xf32> {
+  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+  %1 = stablehlo.tanh %0 : tensor<256x256xf32>
+  return %1 : tensor<256x256xf32>
+}"""
+
+
+def test_a_kernel_is_named_after_its_fusion_in_the_report():
+    exe = xlac.compile(DOT_THEN_TANH, cache=False)
+    x = np.ones((256, 256), np.float32) / 256
+    names = [k.name for k in exe.profile(x, x, runs=2).kernels()]
+    # one kernel, the outlined call of the dot with its epilogue: named as the
+    # report's fusion at its location, not "func.call"
+    assert names == ["<input>:3:8 fusion 0: dot_general, tanh"]
+    assert "fusion 0   output       dot_general, tanh" in exe.fusion_report()
