@@ -244,9 +244,7 @@ def _pool():
 def flush() -> None:
     """Wait until every pending entry is written (tests, benchmarks)."""
     if _POOL is not None and _POOL[0] == os.getpid():
-        _POOL[1].submit(lambda: None).result()
-        for job in list(_PENDING.values()):
-            job()                     # one a look-up took over may still be running
+        _POOL[1].submit(lambda: None).result()     # (a job a look-up runs holds its lock)
 
 
 def _touch(path: Path) -> None:
