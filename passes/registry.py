@@ -26,6 +26,7 @@ _REGISTRY: dict[str, str] = {
     "xla-lower-control-flow": "lower.lower_control_flow:LowerControlFlow",
     "xla-lower-structural": "lower.lower_structural:LowerStructural",
     "xla-empty-entry-buffers": "buffers.empty_entry_buffers:EmptyEntryBuffers",
+    "xla-constant-table": "cpu.constant_table:ConstantTable",
     "xla-constant-arguments-to-globals":
         "buffers.constant_arguments_to_globals:ConstantArgumentsToGlobals",
     "xla-lower-select-and-scatter": "lower.lower_select_and_scatter:LowerSelectAndScatter",

@@ -16,11 +16,22 @@ _CAPTURING = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
 # how the compiler reads its bytes (xlac.targets.cpu.constants).
 _HEX_ELEMENTS = 100
 
+# A `dense_resource` constant of this many bytes or more is taken whatever its
+# element count: its bytes are read from its blob, and it is how exporters
+# (torch-mlir) hold a model's weights, small ones (a BatchNorm's 64 scales)
+# included. Left in the code, ResNet-18's 81 small ones nearly doubled the
+# code its pieces compile (308 kB of bytecode against 169 kB with them as
+# arguments) and 0.7 s of a 2-core compile; MLIR cannot fold a resource, so
+# none of them was folded before LLVM anyway. Smaller (a scalar) stay: LLVM
+# folds those.
+_RESOURCE_MIN_BYTES = 64
+
 
 @dataclass(frozen=True)
 class ConstantsToArguments(ModulePass):
     """Make each `stablehlo.constant` of the entry holding `min-bytes` or more
-    (more than 100 elements, no splat) a new trailing argument of the entry, marked `{xla.constant = i}`;
+    (more than 100 elements, no splat), or a `dense_resource` of 64 bytes or
+    more, a new trailing argument of the entry, marked `{xla.constant = i}`;
     the module attribute `xla.constant_arguments` lists the values, the i-th
     for the i-th such argument (the attribute, not a copy of its data).
 
@@ -29,7 +40,8 @@ class ConstantsToArguments(ModulePass):
     time (LLVM's object code, pieces printing each global they used as hex).
     As arguments they cost the passes nothing, and the compiler owns their
     bytes (the JIT's symbols, an artifact's read-only data): docs/compile-time.md.
-    Small constants stay: LLVM may fold them, and they cost little to compile.
+    Small constants stay: LLVM may fold them, and they cost little to compile;
+    but a resource (an exporter's weight, which MLIR cannot fold) goes from 64 bytes.
 
         func.func public @main(%x: tensor<64xf32>) -> tensor<64xf32> {
           %w = stablehlo.constant dense_resource<w> : tensor<64xf32>
@@ -55,10 +67,21 @@ class ConstantsToArguments(ModulePass):
         if op.name != "stablehlo.constant" or not _captured(op):
             return False
         tensor = op.results[0].type
-        if _byte_size(tensor) < self.min_bytes or _count(tensor) <= _HEX_ELEMENTS:
+        size = _byte_size(tensor)
+        if size < min(self.min_bytes, _RESOURCE_MIN_BYTES):
             return False
         value = op.attributes["value"]          # after the type: complex ones cannot be read
+        if _is_resource(value):
+            return True
+        if size < self.min_bytes or _count(tensor) <= _HEX_ELEMENTS:
+            return False
         return not (isinstance(value, ir.DenseElementsAttr) and value.is_splat)
+
+
+def _is_resource(value: ir.Attribute) -> bool:
+    """Whether ``value`` is a `dense_resource` (the bindings give it no class of
+    its own to test; it prints as its handle, not its blob)."""
+    return not isinstance(value, ir.DenseElementsAttr) and str(value).startswith("dense_resource<")
 
 
 def _captured(op: ir.Operation) -> bool:

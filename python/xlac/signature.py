@@ -160,6 +160,19 @@ def constant_symbol(index: int) -> str:
     return f"__xlac_constant_{index}"
 
 
+def constant_index(symbol: str) -> int | None:
+    """The index ``constant_symbol`` made ``symbol`` from, or None if it did not."""
+    prefix = "__xlac_constant_"
+    digits = symbol[len(prefix):]
+    return int(digits) if symbol.startswith(prefix) and digits.isdigit() else None
+
+
+# xla-constant-table: the code reads constant i's address from entry i of this
+# table, which the loader fills (the JIT, a library's loader) or an
+# xla-compile library defines over the data it links.
+CONSTANT_TABLE_SYMBOL = "__xlac_constant_table"
+
+
 def _constant_arguments(func: ir.Operation) -> set[int]:
     """The arguments holding the program's own constants (xla-constants-to-arguments):
     the compiled code gives them, not the caller."""

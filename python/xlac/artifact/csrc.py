@@ -8,7 +8,8 @@ For prefix ``model`` and entry ``main`` the library exports::
 
 The compiled code itself (MLIR's bare-pointer convention: one pointer per
 input, then one per output) is linked in under a private name, and its large
-constants as read-only data beside it (``constants_source``).
+constants as read-only data beside it (``constants_source``) or, in a library
+xlac loads itself, a table the loader fills (``empty_table_source``).
 """
 
 from __future__ import annotations
@@ -61,18 +62,37 @@ def constant_symbol(prefix: str, entry: str, index: int) -> str:
     return f"{impl_symbol(prefix, entry)}_constant_{index}"
 
 
-def constants_source(constants: list[tuple[str, int, str]], alignment: int) -> str:
+def constant_table_symbol(prefix: str, entry: str) -> str:
+    """The table of an entry's constants' addresses its code reads (xla-constant-table)."""
+    return f"{api_symbol(prefix, entry)}_constant_table"
+
+
+def constants_source(table: str, constants: list[tuple[str, int, str]], alignment: int) -> str:
     """Assembly defining each ``(symbol, size, file)`` as that file's bytes in
     read-only data, ``alignment``-aligned, hidden (``prefix_main`` is all a
-    library exports). ``.rodata``, not x86-64's large ``.lrodata``: GNU ld 2.40
-    puts that in the library's writable segment."""
+    library exports), and the entry's ``table`` of their addresses (filled by
+    the dynamic loader, read-only after it). ``.rodata``, not x86-64's large
+    ``.lrodata``: GNU ld 2.40 puts that in the library's writable segment."""
     lines = ['\t.section .rodata,"a",@progbits']
     for symbol, size, path in constants:
         quoted = path.replace("\\", "\\\\").replace('"', '\\"')
         lines += [f"\t.balign {alignment}", f"\t.globl {symbol}", f"\t.hidden {symbol}",
                   f"\t.type {symbol}, @object", f"\t.size {symbol}, {size}", f"{symbol}:",
                   f'\t.incbin "{quoted}"']
+    lines += ['\t.section .data.rel.ro,"aw",@progbits', "\t.balign 8", f"\t.globl {table}",
+              f"\t.hidden {table}", f"\t.type {table}, @object",
+              f"\t.size {table}, {8 * len(constants)}", f"{table}:"]
+    lines += [f"\t.quad {symbol}" for symbol, _, _ in constants]
     return "\n".join(lines + ['\t.section .note.GNU-stack,"",@progbits', ""])
+
+
+def empty_table_source(table: str, count: int) -> str:
+    """Assembly defining ``table``: ``count`` zeroed pointers the loader fills
+    with the addresses of the constants an artifact carries beside its code
+    (``xlac.targets.cpu.constant_data``); exported for it to find."""
+    return "\n".join(["\t.bss", "\t.balign 8", f"\t.globl {table}", f"\t.type {table}, @object",
+                      f"\t.size {table}, {8 * count}", f"{table}:", f"\t.zero {8 * count}",
+                      '\t.section .note.GNU-stack,"",@progbits', ""])
 
 
 def header(prefix: str, entries: dict[str, Signature], origin: str, version: str,

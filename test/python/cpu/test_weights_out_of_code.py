@@ -1,7 +1,8 @@
 """Large constants leave the code (xla-constants-to-arguments,
-xla-constant-arguments-to-globals, xlac.targets.cpu.constants): the compiled
-function owns their bytes, LLVM never sees them, and the program computes
-what it computes with the same values passed as arguments, bit for bit."""
+xla-constant-arguments-to-globals, xla-constant-table, xlac.targets.cpu.constants):
+the compiled function owns their bytes, LLVM never sees them, a library xlac
+loads carries them beside its code, and the program computes what it computes
+with the same values passed as arguments, bit for bit."""
 
 from __future__ import annotations
 
@@ -15,9 +16,10 @@ import numpy as np
 import pytest
 
 import xlac
+from xlac.artifact import container
 from xlac.options import Options
 from xlac.reference.server import shared_server
-from xlac.targets.cpu import pieces
+from xlac.targets.cpu import constant_data, pieces
 
 BIN = Path(sys.executable).parent
 RNG = np.random.default_rng(7)
@@ -169,13 +171,114 @@ def test_the_weights_never_reach_llvm(with_constants):
         assert with_constants.as_text(stage)
 
 
-def test_pieces_link_the_constants_into_their_library(monkeypatch, with_arguments):
+_MATMUL = ("contracting_dims = [1] x [0] : (tensor<32x32xf32>, tensor<32x32xf32>) "
+           "-> tensor<32x32xf32>")
+
+
+def test_kernels_over_different_weights_are_one_function():
+    """Two layers alike but for their weights: one kernel function, as with
+    the weights as arguments (each weight is passed in, not copied in)."""
+    weights = [RNG.standard_normal((32, 32)).astype(np.float32) for _ in range(2)]
+
+    def layers(as_constants: bool) -> str:
+        reads = [f"%w{k} = stablehlo.constant dense_resource<w{k}> : tensor<32x32xf32>"
+                 for k in range(2)] if as_constants else []
+        params = "%x: tensor<32x32xf32>" + ("" if as_constants else
+                                             ", %w0: tensor<32x32xf32>, %w1: tensor<32x32xf32>")
+        text = (f"func.func public @main({params}) -> tensor<32x32xf32> {{\n  "
+                + "\n  ".join(reads + [
+                    f"%a = stablehlo.dot_general %x, %w0, {_MATMUL}",
+                    "%t = stablehlo.tanh %a : tensor<32x32xf32>",
+                    f"%b = stablehlo.dot_general %t, %w1, {_MATMUL}",
+                    "%u = stablehlo.tanh %b : tensor<32x32xf32>",
+                    "return %u : tensor<32x32xf32>"]) + "\n}\n")
+        if as_constants:
+            text += "{-#\n  dialect_resources: {\n    builtin: {\n      " + ",\n      ".join(
+                f'w{k}: "0x{_blob(w)}"' for k, w in enumerate(weights)) + "\n    }\n  }\n#-}\n"
+        return text
+
+    x = RNG.standard_normal((32, 32)).astype(np.float32)
+    kept, passed = _compile(layers(True)), _compile(layers(False))
+    _same(kept(x), passed(x, *weights))
+    functions = [exe.as_text("llvm").split("{-#")[0].count("llvm.func @xla_kernel")
+                 for exe in (kept, passed)]
+    assert functions[0] == functions[1]
+
+
+def _weights_in(data: bytes) -> list[bool]:
+    return [value.tobytes() in data for value in ARGUMENTS]
+
+
+def test_pieces_carry_the_constants_beside_their_library(monkeypatch, with_arguments):
+    """The library a program in pieces runs from links no weight byte (its
+    table of their addresses is filled at load); its artifact carries them
+    after the library, where a load finds them again."""
     monkeypatch.setattr(pieces, "PIECES_MIN_BYTES", 0)
     exe = _compile(_program(as_constants=True))
     assert isinstance(exe.function, pieces.PiecesFunction)
     _same(exe(X, np.array(False)), with_arguments[False])
-    again = xlac.deserialize(exe.serialize())
+    blob = exe.serialize()
+    body, metadata = container.unpack(blob)
+    code = constant_data.code_of(memoryview(body), metadata)
+    assert _weights_in(bytes(code)) == [False] * len(ARGUMENTS)
+    assert _weights_in(body[len(code):]) == [True] * len(ARGUMENTS)
+    again = xlac.deserialize(blob)
     _same(again(X, np.array(True)), with_arguments[True])
+    _same(again(X, np.array(False)), with_arguments[False])
+
+
+def test_a_jit_executable_serializes_its_constants_beside_its_code(with_constants,
+                                                                   with_arguments):
+    body, metadata = container.unpack(with_constants.serialize())
+    code = constant_data.code_of(memoryview(body), metadata)
+    assert len(metadata[constant_data.KEY]["entries"]["main"]) == len(WEIGHTS) + 1
+    assert _weights_in(bytes(code)) == [False] * len(ARGUMENTS)
+
+
+def test_an_artifact_placing_a_constant_outside_it_is_refused(with_constants):
+    body, metadata = container.unpack(with_constants.serialize())
+    spans = metadata[constant_data.KEY]["entries"]["main"]
+    spans[-1] = [spans[-1][0], len(body)]                     # past its end
+    with pytest.raises(container.ArtifactError, match="places a constant outside it"):
+        xlac.deserialize(container.pack(body, metadata))
+
+
+_HIT = """
+import sys, numpy as np, xlac, xlac.cache
+from xlac.targets.cpu import pieces
+if sys.argv[1] == "pieces":
+    pieces.PIECES_MIN_BYTES = 0
+exe = xlac.compile(sys.argv[2])
+x = np.load(sys.argv[3])
+for p in (True, False):
+    for k, out in enumerate(exe(x, np.array(p))):
+        np.save(f"{sys.argv[4]}_{p}_{k}.npy", out)
+xlac.cache.flush()
+print(type(exe.function).__name__)
+"""
+
+
+@pytest.mark.parametrize("how", ["jit", "pieces"])
+def test_a_cache_hit_in_a_fresh_process_reads_the_constants(tmp_path, how, with_arguments):
+    """A miss and then a hit, each in a process of its own: the hit's library
+    (from the cache entry) reads the constants the entry carries beside it."""
+    source = tmp_path / "model.mlir"
+    source.write_text(_program(as_constants=True))
+    np.save(tmp_path / "x.npy", X)
+    env = {"XLAC_CACHE_DIR": str(tmp_path / "cache"), "XLAC_PROGRESS": "off",
+           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
+    kinds = []
+    for run in ("miss", "hit"):
+        done = subprocess.run([sys.executable, "-c", _HIT, how, str(source), str(tmp_path / "x.npy"),
+                               str(tmp_path / run)], capture_output=True, text=True, timeout=600,
+                              env=env)
+        assert done.returncode == 0, done.stderr
+        kinds.append(done.stdout.split()[-1])
+        for p in (True, False):
+            got = [np.load(tmp_path / f"{run}_{p}_{k}.npy") for k in range(3)]
+            _same(got, with_arguments[p])
+    assert kinds[0] == ("PiecesFunction" if how == "pieces" else "CpuFunction")
+    assert kinds[1] == "LibraryFunction"                   # the entry's library: a hit
 
 
 def test_a_serialized_executable_carries_its_constants(with_constants, with_arguments):
@@ -195,7 +298,8 @@ def test_a_changed_constant_is_a_cache_miss(tmp_path, with_arguments):
 
 
 def test_a_c_program_calls_a_library_with_constants(tmp_path, with_arguments):
-    """xla-compile's library holds the constants in read-only data; C passes x and p only."""
+    """xla-compile's library holds the constants in read-only data, and the
+    table of their addresses the code reads: C passes x and p only."""
     compiler = shutil.which("cc")
     if compiler is None:
         pytest.skip("no C compiler")
@@ -216,6 +320,8 @@ def test_a_c_program_calls_a_library_with_constants(tmp_path, with_arguments):
     assert (tmp_path / "out1.bin").read_bytes() == want[1].tobytes()
     loaded = xlac.load(tmp_path / "libmodel.so")
     _same(loaded(X, np.array(True)), want)
+    body, metadata = container.read(tmp_path / "libmodel.so")
+    assert constant_data.KEY not in metadata and _weights_in(body) == [True] * len(ARGUMENTS)
 
 
 _C_CALLER = r"""

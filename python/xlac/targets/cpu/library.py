@@ -12,6 +12,7 @@ from pathlib import Path
 from xlac.artifact import container
 from xlac.errors import XlacError
 from xlac.signature import Signature
+from xlac.targets.cpu.constant_data import addresses_in, code_of, fill_table
 from xlac.targets.cpu.idle_workers import follow_if_loaded, follow_load
 from xlac.targets.cpu.libraries import idle_workers_sleep, keep_freed_memory
 
@@ -32,6 +33,7 @@ class LibraryFunction:
     data pointers of every input, then every output."""
 
     stage_texts: dict = {}           # nothing but the code travels with it
+    constant_bytes = None            # the buffer holding the constants the code reads, if any
 
     def __init__(self, library: ctypes.CDLL, symbol: str, num_inputs: int, blob: bytes,
                  grid: DeviceGrid | None = None, what: str = "the library"):
@@ -97,9 +99,13 @@ class LoadedArtifact:
         self._extra.update(extra)
 
     def __call__(self) -> bytes:
+        blob = self._blob
+        if not isinstance(blob, (bytes, memoryview)):
+            blob = bytes(blob)              # packed when first asked for (constant_data.PackedLater)
         if not self._extra:
-            return bytes(self._blob)        # a cache hit's is a view of the entry read
-        library, metadata = container.unpack(self._blob)
+            return bytes(blob)              # a cache hit's is a view of the entry read
+        # what precedes the metadata stays as it is: a library, the constants after it
+        library, metadata = container.unpack(blob)
         return container.pack(library, metadata | self._extra)
 
 
@@ -110,11 +116,18 @@ def load_function(artifact, options) -> LibraryFunction:
     if artifact.grid is not None:              # its libxlac_mpi.so: this process's, by soname
         from xlac.spmd.mpi import shim_for
         shim_for(options)
-    container.check_library(artifact.code, artifact.what)    # nothing of it runs before this
-    library = open_library(artifact.code)
+    code = code_of(artifact.code, artifact.metadata)      # the constants carried after it
+    addresses, owner = addresses_in(artifact.code, artifact.metadata, artifact.entry,
+                                    artifact.what)
+    container.check_library(code, artifact.what)    # nothing of it runs before this
+    library = open_library(code)
+    if addresses:
+        fill_table(library, artifact.symbol, addresses, artifact.what)
     follow_if_loaded(idle_workers_sleep())     # its libiomp5 (if it links one) follows the load
-    return LibraryFunction(library, artifact.symbol, len(artifact.signature.inputs),
-                           artifact.blob, artifact.grid, artifact.what)
+    function = LibraryFunction(library, artifact.symbol, len(artifact.signature.inputs),
+                               artifact.blob, artifact.grid, artifact.what)
+    function.constant_bytes = owner            # the code reads them: they live as long as it
+    return function
 
 
 def open_library(data: bytes) -> ctypes.CDLL:

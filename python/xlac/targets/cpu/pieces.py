@@ -32,6 +32,8 @@ import xlac.pipes as pipes
 from xlac.cpu_model import check_runnable, cpu_model
 from xlac.errors import CompileError, Diagnostic, error
 from xlac.mlir import ir
+from xlac.targets.cpu import constant_data
+from xlac.targets.cpu.constant_data import fill_table
 from xlac.targets.cpu.piece_siblings import SiblingPipes
 
 PIECES_MIN_BYTES = 400_000       # LLVM-dialect text below which one JIT is quicker
@@ -346,9 +348,8 @@ class PiecesFunction:
 
     def __init__(self, pieces: list[Piece], entry: str, signature, cpu_features, workers: int,
                  cache=None, wrapper=None, constants: tuple = (), cache_dir=None):
-        from xlac.artifact import container
         from xlac.targets.cpu.library import LibraryFunction, open_library
-        from xlac.targets.cpu.serialize import EntryObject, link_library
+        from xlac.targets.cpu.serialize import EntryObject, link_code
         with tempfile.TemporaryDirectory(prefix="xlac-pieces-") as workdir:
             combined = compile_pieces(pieces, Path(workdir), workers, cache=cache)
             self._object = combined.read_bytes()
@@ -356,16 +357,20 @@ class PiecesFunction:
             undefined = tuple(sorted({name for piece in pieces for name in piece.external}))
             entry_object = EntryObject(entry, combined, signature, undefined=undefined,
                                        constants=constants, cache_dir=cache_dir)
-            blob, _ = link_library([entry_object],
-                                   "xlac", LIBRARY_NAME, LIBRARY_ORIGIN, Path(workdir),
-                                   cpu_features, wrapper_object=wrapper)
+            # the constants stay out of the library: its loader (here, and a
+            # cache hit's) points the code's table at bytes it owns
+            library_bytes, meta, _ = link_code([entry_object], "xlac", LIBRARY_NAME,
+                                               LIBRARY_ORIGIN, Path(workdir), cpu_features,
+                                               wrapper_object=wrapper, constants_beside=True)
         self._runnable = not cpu_model("host").lacks(cpu_features)   # else: refused, not SIGILL
         self._features = cpu_features
-        self.constants = constants           # in the library; xla-compile links them again
-        library_bytes, meta = container.unpack_view(blob, verified=True)    # packed just now
+        self.constants = constants           # the code reads these arrays; xla-compile links them
         symbol = meta["entries"][entry]["symbol"]
-        self._library = LibraryFunction(open_library(library_bytes), symbol,
-                                        len(signature.inputs), blob)
+        library = open_library(library_bytes)
+        if constants:
+            fill_table(library, symbol, [c.address for c in constants], LIBRARY_ORIGIN)
+        self._library = LibraryFunction(library, symbol, len(signature.inputs),
+                                        constant_data.PackedLater(library_bytes, meta, {entry: constants}))
 
     def __call__(self, pointers: list[int]) -> None:
         if not self._runnable:
@@ -385,3 +390,4 @@ class PiecesFunction:
 
     def start_collectives(self) -> None:
         pass
+

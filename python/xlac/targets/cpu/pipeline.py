@@ -143,7 +143,8 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         # no convert-cf-to-llvm: convert-openmp-to-llvm above applies cf's patterns to the whole module
         "reconcile-unrealized-casts",
         # the Python fix-ups of the LLVM dialect, in a row: one walk of the module for the
-        # first three (base.py's module_ops), not one each
+        # first four (base.py's module_ops), not one each
+        "xla-constant-table",                             # constants' addresses from a table the loader fills
         "xla-loop-annotations-to-llvm",                   # loop annotations where the translation to LLVM IR reads them
         "xla-bf16-memory-as-i16",                         # no per-lane bf16 store LLVM would truncate via __truncsfbf2
         "xla-i1-memory-as-i8",                            # bool vectors move as bytes: LLVM packs vector<Nxi1> as bits

@@ -12,7 +12,9 @@ import ctypes
 from xlac.cpu_model import check_runnable, cpu_model
 from xlac.errors import CompileError, collect_diagnostics, compile_error_from, error
 from xlac.mlir import ExecutionEngine, ir
+from xlac.signature import CONSTANT_TABLE_SYMBOL
 from xlac.targets.cpu import micro_kernels
+from xlac.targets.cpu.constant_data import table_of
 from xlac.targets.cpu.idle_workers import follow_load
 from xlac.targets.cpu.kernel_clock import KernelClock
 from xlac.targets.cpu.libraries import keep_freed_memory, lapack_addresses, openmp_library
@@ -50,8 +52,10 @@ class CpuFunction:
         for name, where in {**lapack_addresses(external),
                             **micro_kernels.addresses_for(external, cpu_features, cache_dir)}.items():
             self._engine.raw_register_runtime(name, ctypes.c_void_p(where))   # before any lookup
-        for constant in constants:
-            self._engine.raw_register_runtime(constant.symbol, ctypes.c_void_p(constant.address))
+        self._constant_table = table_of(constants)      # the code reads their addresses here
+        if self._constant_table is not None:
+            self._engine.raw_register_runtime(CONSTANT_TABLE_SYMBOL,
+                                              ctypes.c_void_p(ctypes.addressof(self._constant_table)))
         self.clock = _clock(module)
         if self.clock is not None:
             self.clock.register(self._engine)

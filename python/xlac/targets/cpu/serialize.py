@@ -19,9 +19,9 @@ from pathlib import Path
 from xlac.artifact import container, csrc
 from xlac.errors import CompileError, error
 from xlac.files import find_c_compiler
-from xlac.signature import Signature
+from xlac.signature import CONSTANT_ALIGNMENT, CONSTANT_TABLE_SYMBOL, Signature
 from xlac.spmd.grid import DeviceGrid
-from xlac.targets.cpu import micro_kernels
+from xlac.targets.cpu import constant_data, micro_kernels
 from xlac.targets.cpu.libraries import (
     LAPACK_HINT,
     LAPACK_PREFIX,
@@ -74,10 +74,10 @@ class PendingArtifact:
 
     def __call__(self) -> bytes:
         try:
-            blob, _ = link_library([self._object], "xlac", "libxlac_module.so",
-                                   "<serialized executable>", self._workdir, self._features,
-                                   self._extra)
-            return blob
+            library, metadata, _ = link_code([self._object], "xlac", "libxlac_module.so",
+                                             "<serialized executable>", self._workdir,
+                                             self._features, self._extra, constants_beside=True)
+            return constant_data.pack(library, metadata, _constants_by_entry([self._object]))
         finally:
             self._cleanup()
 
@@ -125,9 +125,27 @@ def _write_sources(sources: tuple[str, str], prefix: str, workdir: Path) -> Path
 
 
 def link_library(objects: list[EntryObject], prefix: str, soname: str, origin: str,
-                 workdir: Path, cpu_features, extra: dict | None = None,
-                 wrapper_object: WrapperObject | None = None) -> tuple[bytes, str]:
-    """``(artifact bytes, header text)``: a shared library exporting ``prefix_<entry>``."""
+                 workdir: Path, cpu_features, extra: dict | None = None) -> tuple[bytes, str]:
+    """``(artifact bytes, header text)``: a shared library exporting
+    ``prefix_<entry>``, its constants linked in (what ``xla-compile`` writes:
+    a C program loads it alone)."""
+    library, metadata, header_text = link_code(objects, prefix, soname, origin, workdir,
+                                               cpu_features, extra)
+    return container.pack(library, metadata), header_text
+
+
+def _constants_by_entry(objects: list[EntryObject]) -> dict[str, tuple]:
+    return {o.entry: o.constants for o in objects if o.constants}
+
+
+def link_code(objects: list[EntryObject], prefix: str, soname: str, origin: str,
+              workdir: Path, cpu_features, extra: dict | None = None,
+              wrapper_object: WrapperObject | None = None,
+              constants_beside: bool = False) -> tuple[bytes, dict, str]:
+    """``(library bytes, metadata, header text)``: a shared library exporting
+    ``prefix_<entry>``. ``constants_beside``: the entries' constants are not
+    linked; each entry's table of their addresses is exported, zeroed, for
+    xlac's loader to fill (``xlac.targets.cpu.constant_data``)."""
     workdir = Path(workdir)
     signatures = {o.entry: o.signature for o in objects}
     grids = {o.entry: o.grid for o in objects if o.grid is not None}
@@ -141,19 +159,20 @@ def link_library(objects: list[EntryObject], prefix: str, soname: str, origin: s
     private = [_localize(o, prefix, workdir, lapack) for o in objects]
     # the prebuilt matmul micro-kernels the code calls, linked in: the library needs no cache
     kernels = micro_kernels.objects_for(undefined, cpu_features, objects[0].cache_dir)
-    data = [_constants_source(o, prefix, workdir) for o in objects if o.constants]
+    data = [_constants_source(o, prefix, workdir, constants_beside)
+            for o in objects if o.constants]
     library = workdir / soname
     # -nostartfiles: no initializers at all, so a library that has one is not
     # xlac's and is refused before it is opened (xlac.artifact.elf).
     _run([c_compiler(), "-shared", "-fPIC", "-O2", "-nostartfiles", "-o", str(library), str(wrapper),
           *private, *kernels, *data,
-          f"-Wl,--version-script={_version_script(objects, prefix, workdir)}",
+          f"-Wl,--version-script={_version_script(objects, prefix, workdir, constants_beside)}",
           f"-Wl,-soname,{soname}", "-Wl,--no-undefined", "-Wl,-z,noexecstack",
           *link_flags(_mpi_libraries(objects)), *_lapack_flags(lapack)], "linking the library")
     metadata = container.metadata_for(
         "cpu", {o.entry: (csrc.api_symbol(prefix, o.entry), o.signature, o.grid) for o in objects},
         cpu_features, {"prefix": prefix, "source": origin} | (extra or {}))
-    return container.pack(library.read_bytes(), metadata), header_text
+    return library.read_bytes(), metadata, header_text
 
 
 def _mpi_libraries(objects: list[EntryObject]) -> list[str]:
@@ -218,36 +237,41 @@ def _localize(obj: EntryObject, prefix: str, workdir: Path, lapack: list[str] = 
     renames = [f"--redefine-sym={name}={LAPACK_PREFIX}{name}" for name in lapack]
     init = [f"--redefine-sym=__xlac_init={impl}_init", f"--keep-global-symbol={impl}_init"] \
         if obj.grid is not None else []
-    if obj.constants:                     # one entry's constants apart from another's
-        table = workdir / f"{obj.object_path.stem}.constants.map"
-        table.write_text("".join(f"{c.symbol} {csrc.constant_symbol(prefix, obj.entry, k)}\n"
-                                 for k, c in enumerate(obj.constants)))
-        renames.append(f"--redefine-syms={table}")
+    if obj.constants:                     # one entry's table apart from another's
+        renames.append(f"--redefine-sym={CONSTANT_TABLE_SYMBOL}="
+                       f"{csrc.constant_table_symbol(prefix, obj.entry)}")
     _run([objcopy, f"--redefine-sym={obj.entry}={impl}", f"--keep-global-symbol={impl}",
           *renames, *init, str(obj.object_path), str(out)], "renaming the entry's symbols")
     return str(out)
 
 
-def _constants_source(obj: EntryObject, prefix: str, workdir: Path) -> str:
-    """Assembly of the entry's constants: each one's bytes in a file it includes,
-    so they go from memory to the library without passing through LLVM."""
-    from xlac.signature import CONSTANT_ALIGNMENT
+def _constants_source(obj: EntryObject, prefix: str, workdir: Path, beside: bool) -> str:
+    """Assembly of the entry's table of constants and, unless they are carried
+    ``beside`` the library, of the constants: each one's bytes in a file it
+    includes, so they go from memory to the library without passing through LLVM."""
+    table = csrc.constant_table_symbol(prefix, obj.entry)
+    source = workdir / f"{csrc.impl_symbol(prefix, obj.entry)}_constants.s"
+    if beside:
+        source.write_text(csrc.empty_table_source(table, len(obj.constants)))
+        return str(source)
     listed = []
     for k, constant in enumerate(obj.constants):
         symbol = csrc.constant_symbol(prefix, obj.entry, k)
         path = workdir / f"{symbol}.bin"
         path.write_bytes(constant.data)
         listed.append((symbol, constant.data.size, str(path)))
-    source = workdir / f"{csrc.impl_symbol(prefix, obj.entry)}_constants.s"
-    source.write_text(csrc.constants_source(listed, CONSTANT_ALIGNMENT))
+    source.write_text(csrc.constants_source(table, listed, CONSTANT_ALIGNMENT))
     return str(source)
 
 
-def _version_script(objects: list[EntryObject], prefix: str, workdir: Path) -> Path:
+def _version_script(objects: list[EntryObject], prefix: str, workdir: Path,
+                    constants_beside: bool = False) -> Path:
     names = []
     for obj in objects:
         name = csrc.api_symbol(prefix, obj.entry)
         names += [name, f"{name}_signature"] + ([f"{name}_init"] if obj.grid is not None else [])
+        if constants_beside and obj.constants:
+            names.append(csrc.constant_table_symbol(prefix, obj.entry))
     script = workdir / "exports.map"
     script.write_text("{\n  global: " + "; ".join(names) + ";\n  local: *;\n};\n")
     return script
