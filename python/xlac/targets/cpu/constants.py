@@ -1,12 +1,15 @@
 """A CPU program's large constants, as the compiled code owns them.
 
 ``xla-constants-to-arguments`` takes the entry's large constants out of the
-program (the module attribute ``xla.constant_arguments`` keeps their values)
-and ``xla-constant-arguments-to-globals`` has the code read constant ``i``
-from the external symbol ``__xlac_constant_i``. Here their bytes are read
-once, after the passes, into arrays the compiled function keeps: the JIT
-resolves each symbol to its array, an artifact's library holds them in its
-read-only data (``xlac.targets.cpu.serialize``). They never pass through LLVM.
+program (the module attribute ``xla.constant_arguments`` keeps their values),
+``xla-constant-arguments-to-globals`` has the code read constant ``i`` from
+the external symbol ``__xlac_constant_i`` and ``xla-constant-table`` its
+address from entry ``i`` of ``__xlac_constant_table``. Here their bytes are
+read once, after the passes, into arrays the compiled function keeps: the
+JIT's table points at them, as does a library's run in this process; an
+artifact carries them beside its library (``xlac.targets.cpu.constant_data``),
+an ``xla-compile`` library in its read-only data (``xlac.targets.cpu.serialize``).
+They never pass through LLVM.
 
 The bindings give the bytes of a plain ``dense`` attribute of a numpy type
 as a buffer, and nothing else (a ``dense_resource`` blob has no accessor at
