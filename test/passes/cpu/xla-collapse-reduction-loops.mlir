@@ -78,3 +78,22 @@ func.func @short_columns(%x: tensor<512x1024x2xf32>, %init: tensor<1024x2xf32>) 
   } -> tensor<1024x2xf32>
   return %0 : tensor<1024x2xf32>
 }
+
+// -----
+
+/// An elementwise op whose innermost loop is shorter than a vector (a
+/// broadcast of complex pairs): merged with its neighbour, 2048 lanes a row.
+// CHECK-LABEL: func.func @short_rows
+// CHECK: %[[F:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1]] : tensor<1024x2xf32> into tensor<2048xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[F]] : tensor<2048xf32>)
+// CHECK: tensor.expand_shape {{.*}} : tensor<512x2048xf32> into tensor<512x1024x2xf32>
+#row_in = affine_map<(d0, d1, d2) -> (d1, d2)>
+#row_out = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @short_rows(%v: tensor<1024x2xf32>, %init: tensor<512x1024x2xf32>) -> tensor<512x1024x2xf32> {
+  %0 = linalg.generic {indexing_maps = [#row_in, #row_out], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%v : tensor<1024x2xf32>) outs(%init : tensor<512x1024x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<512x1024x2xf32>
+  return %0 : tensor<512x1024x2xf32>
+}

@@ -97,3 +97,14 @@ func.func @offset_sum(%a: tensor<4xcomplex<f32>>) -> tensor<complex<f32>> {
       : (tensor<4xcomplex<f32>>, tensor<complex<f32>>) -> tensor<complex<f32>>
   return %0 : tensor<complex<f32>>
 }
+
+// -----
+
+/// A c64 transpose moving the minor dim: 8-byte scalars move as fast as XLA's,
+/// pairs would not (no register blocks with the parts innermost): kept complex.
+// CHECK-LABEL: func.func @c64_transpose
+// CHECK: stablehlo.transpose {{.*}} : (tensor<4x8xcomplex<f32>>) -> tensor<8x4xcomplex<f32>>
+func.func @c64_transpose(%a: tensor<4x8xcomplex<f32>>) -> tensor<8x4xcomplex<f32>> {
+  %0 = stablehlo.transpose %a, dims = [1, 0] : (tensor<4x8xcomplex<f32>>) -> tensor<8x4xcomplex<f32>>
+  return %0 : tensor<8x4xcomplex<f32>>
+}
