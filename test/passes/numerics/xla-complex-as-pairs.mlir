@@ -108,3 +108,23 @@ func.func @c64_transpose(%a: tensor<4x8xcomplex<f32>>) -> tensor<8x4xcomplex<f32
   %0 = stablehlo.transpose %a, dims = [1, 0] : (tensor<4x8xcomplex<f32>>) -> tensor<8x4xcomplex<f32>>
   return %0 : tensor<8x4xcomplex<f32>>
 }
+
+// -----
+
+/// A c64 broadcast along a new minor dim (a column): pairs would run 2-lane
+/// vectors along the parts; kept complex. Along rows (next) the pairs broadcast.
+// CHECK-LABEL: func.func @c64_column
+// CHECK: stablehlo.broadcast_in_dim {{.*}} : (tensor<4xcomplex<f32>>) -> tensor<4x8xcomplex<f32>>
+func.func @c64_column(%a: tensor<4xcomplex<f32>>) -> tensor<4x8xcomplex<f32>> {
+  %0 = stablehlo.broadcast_in_dim %a, dims = [0] : (tensor<4xcomplex<f32>>) -> tensor<4x8xcomplex<f32>>
+  return %0 : tensor<4x8xcomplex<f32>>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @c64_row
+// CHECK: stablehlo.broadcast_in_dim %{{.*}}, dims = [1, 2] : (tensor<8x2xf32>) -> tensor<4x8x2xf32>
+func.func @c64_row(%a: tensor<8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>> {
+  %0 = stablehlo.broadcast_in_dim %a, dims = [1] : (tensor<8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>>
+  return %0 : tensor<4x8xcomplex<f32>>
+}
