@@ -39,7 +39,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     from run import XLA_MAX_ISA
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="f32, bf16, i8, i1; 1-3 timed calls")
-    parser.add_argument("--types", help="comma-separated: f32,f64,f16,bf16,i8,i32,i64,ui8,i1,c64")
+    parser.add_argument("--types", help="comma-separated: f32,f64,f16,bf16,i8,i32,i64,ui8,i1,c64,c128")
     parser.add_argument("--classes", help="comma-separated op classes (default: all)")
     parser.add_argument("--cpu", choices=sorted(XLA_MAX_ISA), help="the CPU level both compile for")
     parser.add_argument("--threads", type=int, help="pin the run to N CPUs")

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-TYPES = ("f32", "f64", "f16", "bf16", "i8", "i32", "i64", "ui8", "i1", "c64")
+TYPES = ("f32", "f64", "f16", "bf16", "i8", "i32", "i64", "ui8", "i1", "c64", "c128")
 QUICK_TYPES = ("f32", "bf16", "i8", "i1")
 ROWS, COLS = 512, 1024
 
@@ -37,7 +37,7 @@ def dtype(element: str):
     import ml_dtypes
     return {"f32": np.float32, "f64": np.float64, "f16": np.float16, "bf16": ml_dtypes.bfloat16,
             "i8": np.int8, "i32": np.int32, "i64": np.int64, "ui8": np.uint8, "i1": np.bool_,
-            "c64": np.complex64}[element]
+            "c64": np.complex64, "c128": np.complex128}[element]
 
 
 def _array(rng, shape, element):
@@ -47,7 +47,7 @@ def _array(rng, shape, element):
     if kind in "iu":
         return rng.integers(0, 8, shape).astype(dtype(element))
     if kind == "c":
-        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+        return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype(element))
     return rng.standard_normal(shape, dtype=np.float32).astype(dtype(element))
 
 
@@ -134,7 +134,7 @@ def _builders():
 
     def convolution(layout):
         def build(rng, e):
-            if e in ("i1", "c64") or e.startswith(("i", "ui")):
+            if e in ("i1", "c64", "c128") or e.startswith(("i", "ui")):
                 return None                  # XLA CPU: float convolutions only
             dims = ("NHWC", "HWIO", "NHWC") if layout == "nhwc" else ("NCHW", "OIHW", "NCHW")
             x = a(rng, e, (8, 32, 32, 64) if layout == "nhwc" else (8, 64, 32, 32))
@@ -164,7 +164,7 @@ def _builders():
 
     def sort(axis):
         def build(rng, e):
-            if e == "c64":
+            if e in ("c64", "c128"):
                 return None                  # StableHLO's compare has no order for complex
             return lambda x: jnp.sort(x, axis), lambda x: np.sort(x, axis), (a(rng, e),)
         return build
@@ -197,7 +197,7 @@ def _builders():
 
     def convert(transposed):
         def build(rng, e):
-            to = np.int32 if e == "f32" else (np.complex128 if e == "c64" else np.float32)
+            to = {"f32": np.int32, "c64": np.complex128, "c128": np.complex64}.get(e, np.float32)
             if transposed:
                 return (lambda x: x.T.astype(to), lambda x: x.T.astype(to),
                         (a(rng, e, (COLS, ROWS)),))

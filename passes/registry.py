@@ -82,6 +82,7 @@ _REGISTRY: dict[str, str] = {
     "xla-canonicalize-convolutions": "lower.canonicalize_convolutions:CanonicalizeConvolutions",
     "xla-widen-contractions": "numerics.widen_contractions:WidenContractions",
     "xla-widen-narrow-sums": "numerics.widen_narrow_sums:WidenNarrowSums",
+    "xla-complex-as-pairs": "numerics.complex_as_pairs:ComplexAsPairs",
     "xla-widen-narrow-iotas": "numerics.widen_narrow_iotas:WidenNarrowIotas",
     "xla-mark-contraction-precision": "numerics.mark_contraction_precision:MarkContractionPrecision",
     "xla-normalize-contractions": "lower.normalize_contractions:NormalizeContractions",

@@ -3,6 +3,7 @@ vector copies, or as linalg.copy."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from xlac.mlir import dialect, ir
@@ -39,6 +40,8 @@ class StridedCopyToLinalg(ModulePass):
         for op in nested_ops(module):
             if op.name != "memref.copy" or not _is_strided(op):
                 continue
+            if self.rows:
+                _merge_short_rows(op)
             text = _row_copy_text(op, name := fresh_name(taken, "xla_copy_rows")) if self.rows else ""
             if text:
                 replace_with_call(module, op, text, name)
@@ -83,6 +86,40 @@ def _row_copy_text(copy: ir.Operation, name: str) -> str:
     lines += ["}"] * (rank - 1)
     body = "\n  ".join(lines)
     return f"func.func private @{name}(%src: {source}, %dst: {target}) {{\n  {body}\n  return\n}}\n"
+
+
+def _merge_short_rows(copy: ir.Operation) -> None:
+    """Give ``copy`` operands whose rows are shorter than a vector (a complex
+    tensor's 2 parts, xla-complex-as-pairs) their trailing dims merged, where
+    both sides hold them contiguously: rows of 2 lanes became one vector copy
+    each (a concatenate of c64 pairs along their rows 1.6x XLA, as complex
+    0.96x); merged, the rows are whole again."""
+    types = [ir.MemRefType(v.type) for v in copy.operands]
+    shape = list(types[0].shape)
+    if len(shape) < 2 or any(n < 0 for n in shape) or not _vector_element(types[0].element_type) \
+            or shape[-1] * types[0].element_type.width // 8 >= ROW_BYTES:
+        return
+    layouts = [t.get_strides_and_offset() for t in types]
+    first = len(shape) - 1                 # the first dim of the contiguous tail on both sides
+    while first > 0 and all(strides[first - 1] == strides[first] * shape[first] and
+                            strides[-1] == 1 for strides, _ in layouts):
+        first -= 1
+    if first == len(shape) - 1:
+        return
+    groups = [[d] for d in range(first)] + [list(range(first, len(shape)))]
+    merged = [*shape[:first], math.prod(shape[first:])]
+    with ir.InsertionPoint(copy), copy.location:
+        for index, (memref, (strides, offset)) in enumerate(zip(types, layouts)):
+            layout = None if _is_contiguous(memref) and offset == 0 else \
+                ir.StridedLayoutAttr.get(offset, [*strides[:first], 1])   # identity stays identity
+            collapsed = ir.MemRefType.get(merged, memref.element_type, layout, memref.memory_space)
+            reassociation = ir.ArrayAttr.get([ir.ArrayAttr.get(
+                [ir.IntegerAttr.get(ir.IntegerType.get_signless(64), d) for d in group])
+                for group in groups])
+            view = ir.Operation.create("memref.collapse_shape", results=[collapsed],
+                                       operands=[copy.operands[index]],
+                                       attributes={"reassociation": reassociation})
+            copy.operands[index] = view.results[0]
 
 
 def _vector_copy(indices: list[str], lanes: int, element: ir.Type, source, target,

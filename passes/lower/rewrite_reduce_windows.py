@@ -93,6 +93,21 @@ def _rewrite(module: ir.Operation, op: ir.Operation) -> None:
                                                   attrs, combine), name)
 
 
+def is_scan_window(op: ir.Operation) -> bool:
+    """Whether ``op``'s window shape is one this pass rewrites as a scan (one
+    windowed dim, all of it, padded by n-1 on one side; plain strides), its
+    element type and init aside: xla-complex-as-pairs asks it of a complex
+    window, whose parts' f32 scans are what it would become."""
+    shape = list(ir.RankedTensorType(op.operands[0].type).shape)
+    rank = len(shape)
+    window = _ints(op, "window_dimensions", 1, rank)
+    others = _ints(op, "window_strides", 1, rank) + _ints(op, "window_dilations", 1, rank) + \
+        _ints(op, "base_dilations", 1, rank)
+    scanned = [d for d in range(rank) if window[d] != 1]
+    return all(d == 1 for d in others) and len(scanned) == 1 and \
+        _is_scan(shape[scanned[0]], window[scanned[0]], _padding(op, rank), scanned[0])
+
+
 def _init_is_identity(op: ir.Operation, combine: str) -> bool:
     """Whether ``op``'s init is the combiner's identity: then the padding it
     means can be anywhere in a scan, and the scan needs no init of its own."""

@@ -69,14 +69,17 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     and a HIGHEST precision is marked on the dot for its matmul.
     ``narrow_sums_in_f32``: f16/bf16/f8 sums accumulate in f32, rounded once
     (xla-widen-narrow-sums), for a target whose f32 reductions run in vector
-    lanes (the CPU's).
+    lanes (the CPU's); with them, complex tensors of sums and moves as pairs
+    of their parts (xla-complex-as-pairs).
     """
     sort = "xla-lower-sort{parallel-rows=true}" if parallel_rows else "xla-lower-sort"
     split_complex = ["xla-split-complex-contractions"] if complex_as_real else []
     library = true_flag(library_contractions)
     widen = "xla-widen-contractions{keep-narrow=true}" if library else "xla-widen-contractions"
     mark = ["xla-mark-contraction-precision"] if library else []
-    widen_sums = ["xla-widen-narrow-sums"] if true_flag(narrow_sums_in_f32) else []
+    # complex sums and moves as f32/f64 pairs: for the same targets, whose real
+    # reduction schedules are the vector ones
+    widen_sums = ["xla-widen-narrow-sums", "xla-complex-as-pairs"] if true_flag(narrow_sums_in_f32) else []
     combine = [f"xla-combine-all-reduces{{bucket-bytes={int(collective_bucket_bytes)}}}"] \
         if int(collective_bucket_bytes) > 0 else []
     return [
@@ -103,7 +106,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         *split_complex,                                   # complex dot/conv as four real ones: the real schedules
         widen,                                            # narrow/mixed dot/conv in f32 or i32, as XLA: one rounding, wide schedules
         *mark,                                            # precision=HIGHEST: the matmul's compute type
-        *widen_sums,                                      # f16/bf16 sums in f32, rounded once: vector lanes
+        *widen_sums,                                      # f16/bf16 sums in f32, rounded once; complex sums as part pairs: vector lanes
         "xla-canonicalize-convolutions",                  # any layout, dilated input, weight gradients -> NHWC x HWIO
         "xla-flatten-reductions",                         # reduce over neighbouring dims: one dim, rows or columns
         "xla-rewrite-reduce-windows",                     # cumsum & co as log-step scans; padded windows -> pad + pooling

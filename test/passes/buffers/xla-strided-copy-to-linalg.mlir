@@ -87,3 +87,20 @@ func.func @contiguous(%src: memref<4x4xf32>, %dst: memref<4x4xf32>) {
   memref.copy %src, %dst : memref<4x4xf32> to memref<4x4xf32>
   return
 }
+
+// -----
+
+/// Rows of 2 (complex pairs) contiguous with the dim before them on both
+/// sides: merged into rows of 2048 first (a concatenate of c64 along its
+/// rows), so each row is 64-byte vector copies, not one 2-lane copy per pair.
+// CHECK-LABEL: func.func private @xla_copy_rows
+// CHECK: %[[V:.*]] = vector.transfer_read {{.*}} : memref<512x2048xf32>, vector<16xf32>
+// CHECK: vector.transfer_write %[[V]], {{.*}} : vector<16xf32>, memref<512x2048xf32, strided<[4096, 1], offset: 2048>>
+// CHECK-LABEL: func.func @pairs
+// CHECK: %[[S:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : memref<512x1024x2xf32> into memref<512x2048xf32>
+// CHECK: %[[D:.*]] = memref.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : memref<512x1024x2xf32, strided<[4096, 2, 1], offset: 2048>> into memref<512x2048xf32, strided<[4096, 1], offset: 2048>>
+// CHECK: call @xla_copy_rows_{{[0-9]+}}(%[[S]], %[[D]])
+func.func @pairs(%src: memref<512x1024x2xf32>, %dst: memref<512x1024x2xf32, strided<[4096, 2, 1], offset: 2048>>) {
+  memref.copy %src, %dst : memref<512x1024x2xf32> to memref<512x1024x2xf32, strided<[4096, 2, 1], offset: 2048>>
+  return
+}

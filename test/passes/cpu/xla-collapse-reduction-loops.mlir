@@ -57,3 +57,43 @@ func.func @kept(%t: tensor<8x4x16xf32>, %init: tensor<4xf32>, %y: tensor<4x8x16x
   } -> tensor<4x8x16xf32>
   return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4x8x16xf32>
 }
+
+// -----
+
+/// A column sum whose kept dims end in a short one (complex pairs: 1024 x 2):
+/// as it is, the schedule would read along the rows (16 rows apart per lane),
+/// so the kept dims merge into 2048 columns.
+// CHECK-LABEL: func.func @short_columns
+// CHECK: %[[F:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : tensor<512x1024x2xf32> into tensor<512x2048xf32>
+// CHECK: %[[S:.*]] = linalg.generic {{.*}} ins(%[[F]] : tensor<512x2048xf32>)
+// CHECK: tensor.expand_shape %[[S]] {{\[}}[0, 1]] output_shape [1024, 2] : tensor<2048xf32> into tensor<1024x2xf32>
+#cols_in = affine_map<(d0, d1, d2) -> (d2, d0, d1)>
+#cols_out = affine_map<(d0, d1, d2) -> (d0, d1)>
+func.func @short_columns(%x: tensor<512x1024x2xf32>, %init: tensor<1024x2xf32>) -> tensor<1024x2xf32> {
+  %0 = linalg.generic {indexing_maps = [#cols_in, #cols_out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : tensor<512x1024x2xf32>) outs(%init : tensor<1024x2xf32>) {
+  ^bb0(%a: f32, %acc: f32):
+    %s = arith.addf %a, %acc : f32
+    linalg.yield %s : f32
+  } -> tensor<1024x2xf32>
+  return %0 : tensor<1024x2xf32>
+}
+
+// -----
+
+/// An elementwise op whose innermost loop is shorter than a vector (a
+/// broadcast of complex pairs): merged with its neighbour, 2048 lanes a row.
+// CHECK-LABEL: func.func @short_rows
+// CHECK: %[[F:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0, 1]] : tensor<1024x2xf32> into tensor<2048xf32>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]} ins(%[[F]] : tensor<2048xf32>)
+// CHECK: tensor.expand_shape {{.*}} : tensor<512x2048xf32> into tensor<512x1024x2xf32>
+#row_in = affine_map<(d0, d1, d2) -> (d1, d2)>
+#row_out = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @short_rows(%v: tensor<1024x2xf32>, %init: tensor<512x1024x2xf32>) -> tensor<512x1024x2xf32> {
+  %0 = linalg.generic {indexing_maps = [#row_in, #row_out], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%v : tensor<1024x2xf32>) outs(%init : tensor<512x1024x2xf32>) {
+  ^bb0(%a: f32, %o: f32):
+    linalg.yield %a : f32
+  } -> tensor<512x1024x2xf32>
+  return %0 : tensor<512x1024x2xf32>
+}

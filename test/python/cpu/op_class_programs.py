@@ -12,11 +12,13 @@ from __future__ import annotations
 CLASSES = ("elementwise", "broadcast", "reduce", "reduce_window", "transpose", "dot_general",
            "convolution", "gather", "scatter", "sort", "concatenate", "pad", "slice", "select",
            "convert", "iota", "cumsum")
-TYPES = ("f32", "f64", "f16", "bf16", "i8", "i32", "i64", "ui8", "i1", "complex<f32>")
+TYPES = ("f32", "f64", "f16", "bf16", "i8", "i32", "i64", "ui8", "i1", "complex<f32>",
+         "complex<f64>")
 
 # (class, type) pairs StableHLO refuses, and the rule that says so
 NOT_ALLOWED = {
-    ("sort", "complex<f32>"): "compare LT/GT of complex numbers is not defined",
+    **{("sort", c): "compare LT/GT of complex numbers is not defined"
+       for c in ("complex<f32>", "complex<f64>")},
     ("iota", "i1"): "iota's result is an integer, float or complex tensor",
 }
 
@@ -163,7 +165,7 @@ def _select(e, t):
 def _convert(e, t):           # to f32, or from f32 where the type is f32
     target = "i32" if e == "f32" else "f32"
     if e.startswith("complex"):
-        target = "complex<f64>"
+        target = "complex<f64>" if e == "complex<f32>" else "complex<f32>"
     out = f"tensor<{ROWS}x{COLS}x{target}>"
     return (f"func.func @main(%a: {t}) -> {out} {{\n"
             f"  %0 = stablehlo.convert %a : ({t}) -> {out}\n  return %0 : {out}\n}}")

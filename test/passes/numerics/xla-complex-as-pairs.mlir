@@ -1,0 +1,130 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-complex-as-pairs)' --split-input-file | FileCheck %s
+
+/// A column sum of complex numbers: the sum of the parts' pairs, from a scalar 0.
+// CHECK-LABEL: func.func @column_sum
+// CHECK-SAME: (%[[A:.*]]: tensor<4x8x2xf32>) -> tensor<8x2xf32>
+// CHECK: %[[Z:.*]] = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+// CHECK: %[[S:.*]] = stablehlo.reduce(%[[A]] init: %[[Z]]) applies stablehlo.add across dimensions = [0] : (tensor<4x8x2xf32>, tensor<f32>) -> tensor<8x2xf32>
+// CHECK: return %[[S]] : tensor<8x2xf32>
+func.func @column_sum(%a: tensor<4x8xcomplex<f32>>) -> tensor<8xcomplex<f32>> {
+  %z = stablehlo.constant dense<(0.0, 0.0)> : tensor<complex<f32>>
+  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0]
+      : (tensor<4x8xcomplex<f32>>, tensor<complex<f32>>) -> tensor<8xcomplex<f32>>
+  return %0 : tensor<8xcomplex<f32>>
+}
+
+// -----
+
+/// Moves keep the parts' dim last; real/imag are slices of it, complex a concatenate.
+// CHECK-LABEL: func.func @moves
+// CHECK-SAME: (%[[A:.*]]: tensor<8x4x2xf64>, %[[R:.*]]: tensor<4x2xf64>) -> (tensor<4x8x2xf32>, tensor<4x8xf64>)
+// CHECK: %[[T:.*]] = stablehlo.transpose %[[A]], dims = [1, 0, 2] : (tensor<8x4x2xf64>) -> tensor<4x8x2xf64>
+// CHECK: %[[B:.*]] = stablehlo.broadcast_in_dim %[[R]], dims = [0, 2] : (tensor<4x2xf64>) -> tensor<4x8x2xf64>
+// CHECK: %[[S:.*]] = stablehlo.subtract %[[T]], %[[B]] : tensor<4x8x2xf64>
+// CHECK: %[[I:.*]] = stablehlo.slice %[[S]] [0:4, 0:8, 1:2] : (tensor<4x8x2xf64>) -> tensor<4x8x1xf64>
+// CHECK: %[[IM:.*]] = stablehlo.reshape %[[I]] : (tensor<4x8x1xf64>) -> tensor<4x8xf64>
+// CHECK: %[[W:.*]] = stablehlo.convert %[[S]] : (tensor<4x8x2xf64>) -> tensor<4x8x2xf32>
+// CHECK: return %[[W]], %[[IM]]
+func.func @moves(%a: tensor<8x4xcomplex<f64>>, %r: tensor<4xcomplex<f64>>) -> (tensor<4x8xcomplex<f32>>, tensor<4x8xf64>) {
+  %t = stablehlo.transpose %a, dims = [1, 0] : (tensor<8x4xcomplex<f64>>) -> tensor<4x8xcomplex<f64>>
+  %b = stablehlo.broadcast_in_dim %r, dims = [0] : (tensor<4xcomplex<f64>>) -> tensor<4x8xcomplex<f64>>
+  %s = stablehlo.subtract %t, %b : tensor<4x8xcomplex<f64>>
+  %i = stablehlo.imag %s : (tensor<4x8xcomplex<f64>>) -> tensor<4x8xf64>
+  %w = stablehlo.convert %s : (tensor<4x8xcomplex<f64>>) -> tensor<4x8xcomplex<f32>>
+  return %w, %i : tensor<4x8xcomplex<f32>>, tensor<4x8xf64>
+}
+
+// -----
+
+/// complex(re, im) of real tensors: the two side by side in a new last dim.
+// CHECK-LABEL: func.func @joined
+// CHECK: %[[RE:.*]] = stablehlo.reshape %{{.*}} : (tensor<3xf32>) -> tensor<3x1xf32>
+// CHECK: %[[IM:.*]] = stablehlo.reshape %{{.*}} : (tensor<3xf32>) -> tensor<3x1xf32>
+// CHECK: stablehlo.concatenate %[[RE]], %[[IM]], dim = 1 : (tensor<3x1xf32>, tensor<3x1xf32>) -> tensor<3x2xf32>
+func.func @joined(%re: tensor<3xf32>, %im: tensor<3xf32>) -> tensor<3xcomplex<f32>> {
+  %c = stablehlo.complex %re, %im : tensor<3xcomplex<f32>>
+  return %c : tensor<3xcomplex<f32>>
+}
+
+// -----
+
+/// A scan (cumsum's window) on the pairs, the parts' dim a window of 1; the
+/// private function it calls is retyped with it.
+// CHECK-LABEL: func.func @scan
+// CHECK-SAME: (%{{.*}}: tensor<2x6x2xf32>) -> tensor<2x6x2xf32>
+// CHECK: call @cumsum(%{{.*}}) : (tensor<2x6x2xf32>) -> tensor<2x6x2xf32>
+// CHECK-LABEL: func.func private @cumsum
+// CHECK: "stablehlo.reduce_window"
+// CHECK-SAME: padding = dense<{{\[}}[0, 0], [5, 0], [0, 0]]> : tensor<3x2xi64>
+// CHECK-SAME: window_dimensions = array<i64: 1, 6, 1>
+// CHECK: (tensor<2x6x2xf32>, tensor<f32>) -> tensor<2x6x2xf32>
+func.func @scan(%a: tensor<2x6xcomplex<f32>>) -> tensor<2x6xcomplex<f32>> {
+  %0 = call @cumsum(%a) : (tensor<2x6xcomplex<f32>>) -> tensor<2x6xcomplex<f32>>
+  return %0 : tensor<2x6xcomplex<f32>>
+}
+func.func private @cumsum(%a: tensor<2x6xcomplex<f32>>) -> tensor<2x6xcomplex<f32>> {
+  %z = stablehlo.constant dense<(0.0, 0.0)> : tensor<complex<f32>>
+  %0 = "stablehlo.reduce_window"(%a, %z) <{padding = dense<[[0, 0], [5, 0]]> : tensor<2x2xi64>,
+      window_dimensions = array<i64: 1, 6>}> ({
+  ^bb0(%x: tensor<complex<f32>>, %y: tensor<complex<f32>>):
+    %s = stablehlo.add %x, %y : tensor<complex<f32>>
+    stablehlo.return %s : tensor<complex<f32>>
+  }) : (tensor<2x6xcomplex<f32>>, tensor<complex<f32>>) -> tensor<2x6xcomplex<f32>>
+  return %0 : tensor<2x6xcomplex<f32>>
+}
+
+// -----
+
+/// A complex multiply has no pair form: the function keeps its complex tensors.
+// CHECK-LABEL: func.func @product
+// CHECK-SAME: tensor<4xcomplex<f32>>
+// CHECK: stablehlo.multiply {{.*}} : tensor<4xcomplex<f32>>
+// CHECK: stablehlo.add {{.*}} : tensor<4xcomplex<f32>>
+func.func @product(%a: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+  %p = stablehlo.multiply %a, %a : tensor<4xcomplex<f32>>
+  %s = stablehlo.add %p, %a : tensor<4xcomplex<f32>>
+  return %s : tensor<4xcomplex<f32>>
+}
+
+// -----
+
+/// A sum from (1, 2): no one scalar both parts start from, so no pairs.
+// CHECK-LABEL: func.func @offset_sum
+// CHECK: stablehlo.reduce({{.*}}) applies stablehlo.add across dimensions = [0] : (tensor<4xcomplex<f32>>
+func.func @offset_sum(%a: tensor<4xcomplex<f32>>) -> tensor<complex<f32>> {
+  %z = stablehlo.constant dense<(1.0, 2.0)> : tensor<complex<f32>>
+  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0]
+      : (tensor<4xcomplex<f32>>, tensor<complex<f32>>) -> tensor<complex<f32>>
+  return %0 : tensor<complex<f32>>
+}
+
+// -----
+
+/// A c64 transpose moving the minor dim: 8-byte scalars move as fast as XLA's,
+/// pairs would not (no register blocks with the parts innermost): kept complex.
+// CHECK-LABEL: func.func @c64_transpose
+// CHECK: stablehlo.transpose {{.*}} : (tensor<4x8xcomplex<f32>>) -> tensor<8x4xcomplex<f32>>
+func.func @c64_transpose(%a: tensor<4x8xcomplex<f32>>) -> tensor<8x4xcomplex<f32>> {
+  %0 = stablehlo.transpose %a, dims = [1, 0] : (tensor<4x8xcomplex<f32>>) -> tensor<8x4xcomplex<f32>>
+  return %0 : tensor<8x4xcomplex<f32>>
+}
+
+// -----
+
+/// A c64 broadcast along a new minor dim (a column): pairs would run 2-lane
+/// vectors along the parts; kept complex. Along rows (next) the pairs broadcast.
+// CHECK-LABEL: func.func @c64_column
+// CHECK: stablehlo.broadcast_in_dim {{.*}} : (tensor<4xcomplex<f32>>) -> tensor<4x8xcomplex<f32>>
+func.func @c64_column(%a: tensor<4xcomplex<f32>>) -> tensor<4x8xcomplex<f32>> {
+  %0 = stablehlo.broadcast_in_dim %a, dims = [0] : (tensor<4xcomplex<f32>>) -> tensor<4x8xcomplex<f32>>
+  return %0 : tensor<4x8xcomplex<f32>>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @c64_row
+// CHECK: stablehlo.broadcast_in_dim %{{.*}}, dims = [1, 2] : (tensor<8x2xf32>) -> tensor<4x8x2xf32>
+func.func @c64_row(%a: tensor<8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>> {
+  %0 = stablehlo.broadcast_in_dim %a, dims = [1] : (tensor<8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>>
+  return %0 : tensor<4x8xcomplex<f32>>
+}

@@ -1,0 +1,140 @@
+"""Complex tensors moved as pairs of their parts (xla-complex-as-pairs): sums,
+scans, adds and data movement of c64/c128 on the f32/f64 vector schedules, at
+SSE4.2 and AVX2 (AVX-512: compiled and scheduled, run where the host can),
+against the StableHLO reference interpreter; a program with another complex
+op keeps its complex tensors."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xlac
+from conftest import runnable_levels
+from xlac.reference.server import shared_server
+
+LEVELS = ("x86-64-v2", "x86-64-v3", "x86-64-v4")
+_TYPES = {"complex<f32>": (np.complex64, "f32"), "complex<f64>": (np.complex128, "f64")}
+ROWS, COLS = 37, 300                    # remainders in both dims
+
+
+def _sum(c: str, dim: int) -> str:
+    t, out = f"tensor<{ROWS}x{COLS}x{c}>", f"tensor<{(COLS, ROWS)[dim]}x{c}>"
+    return f"""func.func @main(%a: {t}) -> {out} {{
+  %z = stablehlo.constant dense<(0.0, 0.0)> : tensor<{c}>
+  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [{dim}]
+      : ({t}, tensor<{c}>) -> {out}
+  return %0 : {out}
+}}"""
+
+
+def _cumsum(c: str) -> str:
+    """A scan along the rows, as jnp.cumsum writes it (a private function called)."""
+    t = f"tensor<{ROWS}x{COLS}x{c}>"
+    return f"""func.func public @main(%a: {t}) -> {t} {{
+  %0 = call @cumsum(%a) : ({t}) -> {t}
+  return %0 : {t}
+}}
+func.func private @cumsum(%a: {t}) -> {t} {{
+  %z = stablehlo.constant dense<(0.0, 0.0)> : tensor<{c}>
+  %0 = "stablehlo.reduce_window"(%a, %z) <{{padding = dense<[[0, 0], [{COLS - 1}, 0]]> : tensor<2x2xi64>,
+      window_dimensions = array<i64: 1, {COLS}>}}> ({{
+  ^bb0(%x: tensor<{c}>, %y: tensor<{c}>):
+    %s = stablehlo.add %x, %y : tensor<{c}>
+    stablehlo.return %s : tensor<{c}>
+  }}) : ({t}, tensor<{c}>) -> {t}
+  return %0 : {t}
+}}"""
+
+
+def _moves(c: str) -> str:
+    """Adds, negations and movement; real/imag/complex; a convert to the other
+    width. A c64 transpose keeps the program complex (8-byte scalars move as
+    fast): c128 only."""
+    part = _TYPES[c][1]
+    other = "complex<f64>" if c == "complex<f32>" else "complex<f32>"
+    t, tt, p = f"tensor<{ROWS}x{COLS}x{c}>", f"tensor<{COLS}x{ROWS}x{c}>", f"tensor<{ROWS}x{COLS}x{part}>"
+    row, padded = f"tensor<{COLS}x{c}>", f"tensor<{ROWS + 2}x{COLS + 8}x{c}>"
+    read = f"  %bt = stablehlo.transpose %b, dims = [1, 0] : ({tt}) -> {t}" if c == "complex<f64>" \
+        else f"  %bt = stablehlo.negate %b : {t}"
+    b = tt if c == "complex<f64>" else t
+    return f"""func.func @main(%a: {t}, %b: {b}, %r: {row}) -> ({padded}, tensor<{ROWS}x{COLS}x{other}>) {{
+{read}
+  %rb = stablehlo.broadcast_in_dim %r, dims = [1] : ({row}) -> {t}
+  %s = stablehlo.add %a, %bt : {t}
+  %d = stablehlo.subtract %s, %rb : {t}
+  %n = stablehlo.negate %d : {t}
+  %re = stablehlo.real %n : ({t}) -> {p}
+  %im = stablehlo.imag %a : ({t}) -> {p}
+  %m = stablehlo.multiply %re, %im : {p}
+  %c = stablehlo.complex %m, %re : {t}
+  %one = stablehlo.constant dense<(1.5, -2.0)> : {t}
+  %e = stablehlo.add %c, %one : {t}
+  %z = stablehlo.constant dense<(0.0, 0.0)> : tensor<{c}>
+  %pd = stablehlo.pad %e, %z, low = [1, 4], high = [1, 4], interior = [0, 0] : ({t}, tensor<{c}>) -> {padded}
+  %w = stablehlo.convert %n : ({t}) -> tensor<{ROWS}x{COLS}x{other}>
+  return %pd, %w : {padded}, tensor<{ROWS}x{COLS}x{other}>
+}}"""
+
+
+def _complex(shape, dtype, rng) -> np.ndarray:
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(dtype)
+
+
+def _inputs(kind: str, c: str) -> list[np.ndarray]:
+    rng, dtype = np.random.default_rng(1), _TYPES[c][0]
+    if kind == "moves":
+        b = (COLS, ROWS) if c == "complex<f64>" else (ROWS, COLS)
+        return [_complex((ROWS, COLS), dtype, rng), _complex(b, dtype, rng),
+                _complex((COLS,), dtype, rng)]
+    return [_complex((ROWS, COLS), dtype, rng)]
+
+
+_PROGRAMS = {"sum_rows": lambda c: _sum(c, 1), "sum_columns": lambda c: _sum(c, 0),
+             "cumsum": _cumsum, "moves": _moves}
+
+
+@pytest.mark.parametrize("cpu", LEVELS)
+@pytest.mark.parametrize("element", sorted(_TYPES))
+@pytest.mark.parametrize("kind", sorted(_PROGRAMS))
+def test_complex_pairs_are_vectorized_and_match_the_interpreter(kind, element, cpu):
+    text = _PROGRAMS[kind](element)
+    exe = xlac.compile(text, cache=False, cpu=cpu)
+    assert "not scheduled:" not in exe.fusion_report(), exe.fusion_report()
+    if cpu not in runnable_levels(cpu):
+        pytest.skip(f"this CPU cannot run {cpu} code (compiled and scheduled: checked)")
+    inputs = _inputs(kind, element)
+    got = exe(*inputs)
+    got = list(got) if isinstance(got, (list, tuple)) else [got]
+    want = shared_server().run(text.encode(), inputs)
+    assert [g.dtype for g in got] == [np.asarray(w).dtype for w in want]
+    # sums in lanes add in another order than the interpreter's one by one
+    tolerance = 1e-5 if element == "complex<f32>" else 1e-13
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=tolerance, atol=tolerance * np.abs(w).max())
+
+
+_PRODUCT = """func.func @main(%a: tensor<64x128xcomplex<f32>>) -> tensor<128xcomplex<f32>> {
+  %p = stablehlo.multiply %a, %a : tensor<64x128xcomplex<f32>>
+  %z = stablehlo.constant dense<(0.0, 0.0)> : tensor<complex<f32>>
+  %0 = stablehlo.reduce(%p init: %z) applies stablehlo.add across dimensions = [0]
+      : (tensor<64x128xcomplex<f32>>, tensor<complex<f32>>) -> tensor<128xcomplex<f32>>
+  return %0 : tensor<128xcomplex<f32>>
+}"""
+
+
+def test_a_program_with_another_complex_op_keeps_complex_tensors():
+    """A complex multiply has no pair form: the whole program stays complex
+    (joining the pairs back for it would be a scalar loop of its own)."""
+    from xlac.compiler import resolve_options
+    from xlac.pipeline.stage_texts import StageTexts
+    from xlac.targets import get_target
+    stages = StageTexts(get_target("cpu"), _PRODUCT.encode(), "product.mlir", "main",
+                        resolve_options(None, cpu="x86-64-v3"))
+    module, _ = stages._run_until("linalg")
+    text = str(module)
+    assert "64x128xcomplex<f32>" in text and "x2xf32" not in text
+    rng = np.random.default_rng(0)
+    x = _complex((64, 128), np.complex64, rng)
+    got = xlac.compile(_PRODUCT, cache=False)(x)
+    np.testing.assert_allclose(got, (x * x).sum(0), rtol=1e-5)
