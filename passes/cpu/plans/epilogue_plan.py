@@ -28,7 +28,7 @@ from xlac.passes.cpu.plans.schedule_plan import Machine, Plan
 _WITH_EPILOGUE = ("xla_matmul_block_packed",)
 # B made by a transpose or widening fused into the packing (GPT-2's [n, k] weights);
 # its epilogue variant has only register tiles, and only AVX2's registers are checked
-_FUSED_B = "xla_matmul_fused_b"
+_FUSED_B = ("xla_matmul_fused_b", "xla_matmul_fused_b_short_k")
 _MAX_RANK = 3      # [b, s, h] activations; matmul_epilogue.mlir has 2-D and 3-D sequences
 
 
@@ -43,7 +43,7 @@ def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
         return None
     matmul, groups = found
     plan = contraction_plan(matmul, machine)
-    if plan is None or plan.sequence not in (*_WITH_EPILOGUE, _FUSED_B):
+    if plan is None or plan.sequence not in (*_WITH_EPILOGUE, *_FUSED_B):
         return None
     cm, cn, *inner = plan.params
     chunks = _epilogue_chunks(groups, ir.ShapedType(op.results[0].type).shape, cm, cn)
@@ -55,7 +55,7 @@ def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
     _, bk, tm, _ = inner
     columns = cn or ir.ShapedType(matmul.results[0].type).shape[1]
     tiles = bk == k and columns <= BLOCK and _tiles_are_boxes(groups, shape, tm)
-    if plan.sequence == _FUSED_B:      # B made by its producer: register tiles, AVX2 only
+    if plan.sequence in _FUSED_B:      # B made by its producer: register tiles, AVX2 only
         if not tiles or machine.registers >= 32:
             return None
         return Plan(f"xla_matmul_epilogue_tiles_fused_b_{rank}d", (*chunks, *inner), (matmul, *plan.members))

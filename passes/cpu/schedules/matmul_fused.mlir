@@ -61,6 +61,64 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // @xla_matmul_fused_b with k in one block (k <= bk, AVX2's 6 x 16 tiles):
+  // the chunk's B is made whole first (k x cn, cn <= bn: in L2), then each
+  // column's tiles start from zeros in registers (the fill fused into every
+  // register tile, as @xla_matmul_short_k does) and store C once. The zero
+  // fill pass over the chunk and the tiles' read of it back are gone: an LM
+  // head's C (256 x 8000: 8 MB) was written three times over. Columns
+  // outside the rows: a k x tn panel of B stays in L1 for all the rows.
+  // Parameters as @xla_matmul_fused_b's (bn and bk unused: bk = k).
+  transform.named_sequence @xla_matmul_fused_b_short_k(
+      %op: !transform.any_op {transform.consumed},
+      %producer: !transform.any_op {transform.consumed},
+      %cm: !transform.param<i64> {transform.readonly},
+      %cn: !transform.param<i64> {transform.readonly},
+      %bn: !transform.param<i64> {transform.readonly},
+      %bk: !transform.param<i64> {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) {
+    %fill = transform.get_producer_of_operand %op[2] : (!transform.any_op) -> !transform.any_op
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%cm, %cn]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %fill_chunk, %forall2 = transform.structured.fuse_into_containing_op %fill into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %made, %forall3 = transform.structured.fuse_into_containing_op %producer into %forall2
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %block16, %blocks:2 = transform.structured.tile_using_for %made tile_sizes [16, 16]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %block16 vector_sizes [16, 16] : !transform.any_op
+    transform.include @xla_transpose_in_registers failures(propagate) (%forall3)
+      : (!transform.any_op) -> ()
+    // columns, then rows, each taking the fill of its part of C along
+    %column, %cloop = transform.structured.fuse %chunk tile_sizes [0, %tn, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %tile, %rows = transform.structured.fuse %column tile_sizes [%tm, 0, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.include @xla_peel failures(suppress) (%rows) : (!transform.any_op) -> ()
+    transform.apply_patterns to %forall3 {
+      transform.apply_patterns.linalg.tiling_canonicalization
+      transform.apply_patterns.scf.for_loop_canonicalization
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    %mms = transform.structured.match ops{["linalg.matmul"]} in %forall3
+      : (!transform.any_op) -> !transform.any_op
+    %step, %kloop = transform.structured.tile_using_for %mms tile_sizes [0, 0, 1]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.structured.vectorize %step vector_sizes [%tm, %tn, 1] {create_named_contraction}
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    %zeros = transform.structured.match ops{["linalg.fill"]} in %forall3
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %zeros vector_sizes [%tm, %tn]
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.include @xla_masks_out_of_loops failures(propagate) (%forall3)
+      : (!transform.any_op) -> ()
+    transform.include @xla_contract_to_fma failures(propagate) (%forall3)
+      : (!transform.any_op) -> ()
+    transform.yield
+  }
+
   // AVX2's @xla_matmul_block_packed with B widened: the widening, fused into
   // the k-block loop, writes each bk x bn block of B in f32 (or i32) into a
   // buffer of its own, one vector row of tn at a time: that block is the
