@@ -55,10 +55,12 @@ def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
     _, bk, tm, _ = inner
     columns = cn or ir.ShapedType(matmul.results[0].type).shape[1]
     tiles = bk == k and columns <= BLOCK and _tiles_are_boxes(groups, shape, tm)
-    if plan.sequence in _FUSED_B:      # B made by its producer: register tiles, AVX2 only
-        if not tiles or machine.registers >= 32:
+    if plan.sequence in _FUSED_B:      # B made by its producer: AVX2 only
+        if machine.registers >= 32:
             return None
-        return Plan(f"xla_matmul_epilogue_tiles_fused_b_{rank}d", (*chunks, *inner), (matmul, *plan.members))
+        if tiles:
+            return Plan(f"xla_matmul_epilogue_tiles_fused_b_{rank}d", (*chunks, *inner), (matmul, *plan.members))
+        return Plan(f"xla_matmul_fused_b_epilogue_{rank}d", (*chunks, *inner), (matmul, *plan.members))
     if tiles:
         return Plan(f"xla_matmul_epilogue_tiles_{rank}d", (*chunks, *inner), (matmul,))
     return Plan(f"{plan.sequence}_epilogue_{rank}d", (*chunks, *inner), (matmul,))

@@ -360,4 +360,76 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> ()
     transform.yield
   }
+
+  // B made by its producer (matmul_fused.mlir's @xla_matmul_fused_b) and k in
+  // more than one block (GPT-2's second MLP dot, k = 1024): the chunk as
+  // @xla_matmul_fused_b_chunk makes it, then its epilogue, C's chunk still in
+  // cache, as @xla_matmul_block_packed_epilogue_*d. %group: the matmul, then
+  // the producer of B.
+  transform.named_sequence @xla_matmul_fused_b_epilogue_2d(
+      %epilogue: !transform.any_op {transform.consumed},
+      %group: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %bn: !transform.param<i64> {transform.readonly},
+      %bk: !transform.param<i64> {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) {
+    %op, %producer = transform.split_handle %group
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %fill = transform.get_producer_of_operand %op[2] : (!transform.any_op) -> !transform.any_op
+    %epilogue_chunk, %forall = transform.structured.tile_using_forall %epilogue tile_sizes [%c0, %c1]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    transform.apply_patterns to %forall {
+      transform.apply_patterns.tensor.bubble_up_extract_slice
+    } : !transform.any_op
+    %chunk, %forall2 = transform.structured.fuse_into_containing_op %op into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %fill_chunk, %forall3 = transform.structured.fuse_into_containing_op %fill into %forall2
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @xla_matmul_fused_b_chunk failures(propagate)
+        (%chunk, %fill_chunk, %producer, %forall3, %bn, %bk, %tm, %tn)
+      : (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
+         !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
+    %row, %rows:2 = transform.structured.tile_using_for %epilogue_chunk tile_sizes [1, %tn]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %row vector_sizes [1, %tn] {vectorize_nd_extract}
+      : !transform.any_op, !transform.param<i64>
+    transform.yield
+  }
+
+  transform.named_sequence @xla_matmul_fused_b_epilogue_3d(
+      %epilogue: !transform.any_op {transform.consumed},
+      %group: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %c2: !transform.param<i64> {transform.readonly},
+      %bn: !transform.param<i64> {transform.readonly},
+      %bk: !transform.param<i64> {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) {
+    %op, %producer = transform.split_handle %group
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %fill = transform.get_producer_of_operand %op[2] : (!transform.any_op) -> !transform.any_op
+    %epilogue_chunk, %forall = transform.structured.tile_using_forall %epilogue tile_sizes [%c0, %c1, %c2]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    transform.apply_patterns to %forall {
+      transform.apply_patterns.tensor.bubble_up_extract_slice
+    } : !transform.any_op
+    %chunk, %forall2 = transform.structured.fuse_into_containing_op %op into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %fill_chunk, %forall3 = transform.structured.fuse_into_containing_op %fill into %forall2
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @xla_matmul_fused_b_chunk failures(propagate)
+        (%chunk, %fill_chunk, %producer, %forall3, %bn, %bk, %tm, %tn)
+      : (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
+         !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
+    %row, %rows:3 = transform.structured.tile_using_for %epilogue_chunk tile_sizes [1, 1, %tn]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %row vector_sizes [1, 1, %tn] {vectorize_nd_extract}
+      : !transform.any_op, !transform.param<i64>
+    transform.yield
+  }
 }

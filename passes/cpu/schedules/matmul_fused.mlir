@@ -27,6 +27,24 @@ module attributes {transform.with_named_sequence} {
       -> (!transform.any_op, !transform.any_op)
     %fill_chunk, %forall2 = transform.structured.fuse_into_containing_op %fill into %forall
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @xla_matmul_fused_b_chunk failures(propagate)
+        (%chunk, %fill_chunk, %producer, %forall2, %bn, %bk, %tm, %tn)
+      : (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
+         !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield
+  }
+
+  // @xla_matmul_fused_b within one thread's chunk (%forall2: the thread loop,
+  // into which the producer of B is fused).
+  transform.named_sequence @xla_matmul_fused_b_chunk(
+      %chunk: !transform.any_op {transform.consumed},
+      %fill_chunk: !transform.any_op {transform.consumed},
+      %producer: !transform.any_op {transform.consumed},
+      %forall2: !transform.any_op {transform.readonly},
+      %bn: !transform.param<i64> {transform.readonly},
+      %bk: !transform.param<i64> {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) {
     transform.include @xla_fill_tiles failures(propagate) (%fill_chunk, %tm, %tn)
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
     %panel, %nblock = transform.structured.tile_using_for %chunk tile_sizes [0, %bn, 0]

@@ -98,3 +98,52 @@ def test_avx512_code_still_compiles():
         inputs = _inputs(K)
         (want,) = shared_server().run(_program(K, BIAS_RESIDUAL).encode(), inputs)
         np.testing.assert_allclose(np.asarray(exe(*inputs)), want, rtol=1e-5, atol=1e-4)
+
+
+def _gpt2_linear(k: int, n: int, residual: bool, also_c: bool = False) -> str:
+    """GPT-2's linears: x [2, 128, k] . w^T (w [n, k], as its checkpoint keeps
+    it) + bias, + a residual; with ``also_c`` the dot is returned too."""
+    x, t = f"tensor<2x128x{k}xf32>", f"tensor<2x128x{n}xf32>"
+    results = f"{t}, {t}" if also_c else t
+    args = f"%x: {x}, %w: tensor<{n}x{k}xf32>, %b: tensor<{n}xf32>" + (f", %r: {t}" if residual else "")
+    epilogue = (f"  %s = stablehlo.add %d, %bb : {t}\n  %e = stablehlo.add %r, %s : {t}\n" if residual
+                else f"  %e = stablehlo.add %d, %bb : {t}\n")
+    return (f"func.func @main({args}) -> ({results}) {{\n"
+            f"  %d = stablehlo.dot_general %x, %w, contracting_dims = [2] x [1] : "
+            f"({x}, tensor<{n}x{k}xf32>) -> {t}\n"
+            f"  %bb = stablehlo.broadcast_in_dim %b, dims = [2] : (tensor<{n}xf32>) -> {t}\n"
+            + epilogue +
+            f"  return {'%e, %d' if also_c else '%e'} : {results}\n}}")
+
+
+@pytest.mark.parametrize("k, n, residual", [
+    (256, 768, False),      # the attention's Q, K, V projection: register tiles
+    (256, 256, True),       # its output projection: register tiles
+    (1024, 256, True),      # the MLP's second dot, four k blocks: the chunk's epilogue
+], ids=["qkv", "attn_out", "mlp_out"])
+def test_gpt2_linears_keep_their_epilogues(k, n, residual):
+    """Every GPT-2 matmul with a bias (and residual) is one kernel at
+    x86-64-v3, its B transposed in the packing and the epilogue in its tiles
+    or chunks (the MLP's k = 1024 one was a second kernel reading C back);
+    two at x86-64-v2 (its 8-lane tiles keep B's transpose a kernel of its
+    own, the epilogue in the matmul's); x86-64-v4 compiles (its plan keeps
+    the epilogue apart).
+    Results bit for bit those of the epilogue run apart."""
+    text = _gpt2_linear(k, n, residual)
+    rng = np.random.default_rng(1)
+    shapes = [(2, 128, k), (n, k), (n,)] + ([(2, 128, n)] if residual else [])
+    inputs = [rng.standard_normal(shape, dtype=np.float32) for shape in shapes]
+    for cpu, kernels in (("x86-64-v2", 2), ("x86-64-v3", 1), ("x86-64-v4", None)):
+        exe = xlac.compile(text, cache=False, cpu=cpu)
+        assert "not scheduled:" not in exe.fusion_report()
+        if kernels is None:
+            continue
+        assert exe.as_text("llvm").count("llvm.func @xla_kernel_") == kernels   # no epilogue kernel
+        if cpu not in runnable_levels(cpu):
+            continue
+        got = np.asarray(exe(*inputs))
+        apart = xlac.compile(_gpt2_linear(k, n, residual, also_c=True), cache=False, cpu=cpu)
+        np.testing.assert_array_equal(got.view(np.uint32), np.asarray(apart(*inputs)[0]).view(np.uint32))
+        x, w, b, *r = (i.astype(np.float64) for i in inputs)
+        want = x @ w.T + b + (r[0] if residual else 0)
+        np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
