@@ -149,3 +149,73 @@ func.func @transposed_weight(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>, %
   } -> tensor<2x128x256xf32>
   return %s : tensor<2x128x256xf32>
 }
+
+// -----
+
+/// GPT-2's second MLP dot, its weight [n, k]: k = 1024 is four blocks, so the
+/// bias and residual adds run on the chunk once its tiles are done (C's
+/// chunk still in cache), in the same thread loop as the transposed packing
+/// and the tiles: no second loop over C.
+// CHECK-LABEL: func.func @transposed_weight_long_k
+// CHECK: scf.forall
+// CHECK-NOT: scf.forall
+// CHECK-NOT: linalg.transpose
+// CHECK: vector.transfer_read {{.*}} vector<16x16xf32>
+// CHECK: vector.contract
+// CHECK: vector.transfer_read {{.*}} : tensor<2x128x32xf32>, vector<16xf32>
+// CHECK: %[[SUM:[0-9]+]] = arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
+// CHECK-NEXT: arith.addf %[[SUM]], %{{.*}} : vector<16xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: scf.forall
+// CHECK-NOT: linalg.generic
+// CHECK: return
+#idl = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#rowl = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+func.func @transposed_weight_long_k(%x: tensor<256x1024xf32>, %w: tensor<256x1024xf32>, %b: tensor<1x1x256xf32>,
+                                    %r: tensor<2x128x256xf32>) -> tensor<2x128x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %wt_empty = tensor.empty() : tensor<1024x256xf32>
+  %wt = linalg.transpose ins(%w : tensor<256x1024xf32>) outs(%wt_empty : tensor<1024x256xf32>) permutation = [1, 0]
+  %empty = tensor.empty() : tensor<256x256xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %d = linalg.matmul ins(%x, %wt : tensor<256x1024xf32>, tensor<1024x256xf32>) outs(%c : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %e = tensor.expand_shape %d [[0, 1], [2]] output_shape [2, 128, 256] : tensor<256x256xf32> into tensor<2x128x256xf32>
+  %out = tensor.empty() : tensor<2x128x256xf32>
+  %s = linalg.generic {indexing_maps = [#idl, #rowl, #idl, #idl], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%e, %b, %r : tensor<2x128x256xf32>, tensor<1x1x256xf32>, tensor<2x128x256xf32>) outs(%out : tensor<2x128x256xf32>) {
+  ^bb0(%in: f32, %bias: f32, %res: f32, %o: f32):
+    %0 = arith.addf %in, %bias : f32
+    %1 = arith.addf %0, %res : f32
+    linalg.yield %1 : f32
+  } -> tensor<2x128x256xf32>
+  return %s : tensor<2x128x256xf32>
+}
+
+// -----
+
+/// GPT-2's LM head, no epilogue: 256 x 256 x 8000 with B the tied embedding
+/// transposed. k is one block, so chunks one block of columns wide (160 of
+/// 8000: the chunk's B, made whole, 160 KiB) and each register tile starting
+/// from zeros in registers: no zero fill of C's chunk before the tiles.
+// CHECK-LABEL: func.func @lm_head
+// CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<6x16xf32>
+// CHECK: scf.forall (%{{.*}}) in (50)
+// CHECK-NOT: scf.forall
+// CHECK-NOT: linalg.fill
+// CHECK-NOT: linalg.transpose
+// CHECK: vector.transfer_read {{.*}} vector<16x16xf32>
+// CHECK: %[[ACC:.*]] = scf.for {{.*}} iter_args(%{{.*}} = %[[ZEROS]]) -> (vector<6x16xf32>)
+// CHECK: vector.contract
+// CHECK: vector.transfer_write %[[ACC]]
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: scf.forall
+// CHECK: return
+func.func @lm_head(%x: tensor<256x256xf32>, %w: tensor<8000x256xf32>) -> tensor<256x8000xf32> {
+  %zero = arith.constant 0.0 : f32
+  %wt_empty = tensor.empty() : tensor<256x8000xf32>
+  %wt = linalg.transpose ins(%w : tensor<8000x256xf32>) outs(%wt_empty : tensor<256x8000xf32>) permutation = [1, 0]
+  %empty = tensor.empty() : tensor<256x8000xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<256x8000xf32>) -> tensor<256x8000xf32>
+  %d = linalg.matmul ins(%x, %wt : tensor<256x256xf32>, tensor<256x8000xf32>) outs(%c : tensor<256x8000xf32>) -> tensor<256x8000xf32>
+  return %d : tensor<256x8000xf32>
+}
