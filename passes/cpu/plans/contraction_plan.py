@@ -101,10 +101,9 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     producer = _b_producer(op) if fuse_producers and size == 4 else None
     if producer is not None and few_rows and bk % 16 == 0 and tn % 16 == 0:
         if bk == k and machine.registers < 32:
-            # k in one block: tiles from zeros in registers, no zero fill pass over C;
-            # a chunk of columns one block wide, so that its B, made whole, stays in L2
-            # (GPT-2's 256 x 256 x 8000 LM head: chunks of 800 columns -> 160)
-            return Plan("xla_matmul_fused_b_short_k", (chunks[0], bn, bn, bk, tm, tn), (producer,))
+            # k in one block: tiles from zeros in registers, no zero fill pass over C
+            # (GPT-2's 256 x 256 x 8000 LM head: its 8 MB C was zeroed, read back, written)
+            return Plan("xla_matmul_fused_b_short_k", chunks + (bn, bk, tm, tn), (producer,))
         return Plan("xla_matmul_fused_b", chunks + (bn, bk, tm, tn), (producer,))
     if machine.registers < 32:
         if producer is not None and _is_widening(producer):     # rows of a block: no transposes

@@ -80,12 +80,12 @@ module attributes {transform.with_named_sequence} {
   }
 
   // @xla_matmul_fused_b with k in one block (k <= bk, AVX2's 6 x 16 tiles):
-  // the chunk's B is made whole first (k x cn, cn <= bn: in L2), then each
-  // column's tiles start from zeros in registers (the fill fused into every
-  // register tile, as @xla_matmul_short_k does) and store C once. The zero
-  // fill pass over the chunk and the tiles' read of it back are gone: an LM
-  // head's C (256 x 8000: 8 MB) was written three times over. Columns
-  // outside the rows: a k x tn panel of B stays in L1 for all the rows.
+  // per column tile, its k x tn panel of B is made (16 x 16 register
+  // transposes, into a buffer of its own) and the rows' register tiles then
+  // start from zeros in registers (the fill fused into every tile, as
+  // @xla_matmul_short_k does) and store C once. The zero fill pass over the
+  // chunk and the tiles' read of it back are gone: an LM head's C (256 x
+  // 8000: 8 MB, chunks of 800 columns past L2) was written three times over.
   // Parameters as @xla_matmul_fused_b's (bn and bk unused: bk = k).
   transform.named_sequence @xla_matmul_fused_b_short_k(
       %op: !transform.any_op {transform.consumed},
@@ -104,14 +104,18 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     %made, %forall3 = transform.structured.fuse_into_containing_op %producer into %forall2
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
-    %block16, %blocks:2 = transform.structured.tile_using_for %made tile_sizes [16, 16]
+    // columns, then rows, each taking the fill of its part of C along; the
+    // column loop takes B's producer too: each k x tn panel made into a
+    // buffer of its own, contiguous
+    %column, %cloop = transform.structured.fuse %chunk tile_sizes [0, %tn, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %panel = transform.structured.match ops{["linalg.generic", "linalg.transpose"]} in %cloop
+      : (!transform.any_op) -> !transform.any_op
+    %block16, %blocks:2 = transform.structured.tile_using_for %panel tile_sizes [16, 16]
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.structured.vectorize %block16 vector_sizes [16, 16] : !transform.any_op
     transform.include @xla_transpose_in_registers failures(propagate) (%forall3)
       : (!transform.any_op) -> ()
-    // columns, then rows, each taking the fill of its part of C along
-    %column, %cloop = transform.structured.fuse %chunk tile_sizes [0, %tn, 0]
-      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
     %tile, %rows = transform.structured.fuse %column tile_sizes [%tm, 0, 0]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
     transform.include @xla_peel failures(suppress) (%rows) : (!transform.any_op) -> ()

@@ -194,12 +194,12 @@ func.func @transposed_weight_long_k(%x: tensor<256x1024xf32>, %w: tensor<256x102
 // -----
 
 /// GPT-2's LM head, no epilogue: 256 x 256 x 8000 with B the tied embedding
-/// transposed. k is one block, so chunks one block of columns wide (160 of
-/// 8000: the chunk's B, made whole, 160 KiB) and each register tile starting
-/// from zeros in registers: no zero fill of C's chunk before the tiles.
+/// transposed. k is one block, so each column tile's panel of B is made in
+/// 16 x 16 register transposes and each register tile starts from zeros in
+/// registers: no zero fill of C's chunk (800 columns) before the tiles.
 // CHECK-LABEL: func.func @lm_head
 // CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<6x16xf32>
-// CHECK: scf.forall (%{{.*}}) in (50)
+// CHECK: scf.forall (%{{.*}}) in (10)
 // CHECK-NOT: scf.forall
 // CHECK-NOT: linalg.fill
 // CHECK-NOT: linalg.transpose
