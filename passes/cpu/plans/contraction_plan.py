@@ -80,7 +80,8 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     bk = _block(k, 1)
     if op.name == "linalg.batch_matmul":
         whole = m % tm == 0 and n % tn == 0
-        if n % tn == 0 and k <= SHORT_K and all(c == 0 or e % c == 0 for e, c in zip(nest.extents, chunks)):
+        if n % tn == 0 and _k_unblocked(k, n, size, machine) \
+                and all(c == 0 or e % c == 0 for e, c in zip(nest.extents, chunks)):
             # rows left over (m = 512 in 6-row tiles) peeled: still no zero fill pass over C
             return Plan(f"xla_batch_matmul_short_k{'' if whole else '_peeled'}", chunks + (tm, tn))
         return Plan(f"xla_batch_matmul{'' if whole else '_peeled'}", chunks + (bk, tm, tn))
@@ -111,6 +112,19 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
         return Plan("xla_matmul_block_packed", chunks + (bn, bk, tm, tn))
     return Plan("xla_matmul", chunks + (_row_block(chunks[0] or m, min(k, BLOCK), tm, size),
                                         bn, bk, tm, tn))
+
+
+def _k_unblocked(k: int, n: int, element_bytes: int, machine: Machine) -> bool:
+    """Whether a batch matmul's register tiles run all of k, starting from
+    zeros in registers (the short-k schedules): k in one block, or, with
+    AVX2's 16 registers, a batch's whole k x n of B in L2, where k blocks
+    keep nothing closer. Blocked, C is zeroed in a pass of its own and every
+    tile reads it back once per block (attention's P.V, 8 x 512 x 512 x 64:
+    k = 512 in two blocks, B 128 KiB a batch). Each element is still summed
+    over k in order from 0."""
+    if k <= SHORT_K:
+        return True
+    return machine.registers < 32 and k * n * element_bytes <= BLOCK * BLOCK * 4
 
 
 def _no_unit_remainder(size: int, tile: int) -> int:

@@ -49,3 +49,56 @@ func.func @qk_columns_peeled(%q: tensor<12x197x64xf32>, %kt: tensor<12x64x197xf3
                            outs(%c : tensor<12x197x197xf32>) -> tensor<12x197x197xf32>
   return %s : tensor<12x197x197xf32>
 }
+
+// -----
+
+/// Attention's P.V: k = 512 (the sequence) is past one 256-deep block, but a
+/// batch's 512 x 64 of B is 128 KiB, in L2: the register tiles run all of k
+/// from zeros in registers (@xla_batch_matmul_short_k_peeled) instead of k
+/// blocks over C zeroed first and read back once per block. k runs 0 to 512
+/// in order in each tile.
+// CHECK-LABEL: func.func @pv_k_in_two_blocks
+// CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<6x16xf32>
+// CHECK-NOT: linalg.fill
+// CHECK: scf.forall (%{{.*}}) in (8)
+// CHECK-NOT: vector.transfer_write %[[ZEROS]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C510:.*]] step %[[C6:.*]] iter_args
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C64:.*]] step %[[C16:.*]] iter_args
+// CHECK: %[[ACC:.*]] = scf.for %{{.*}} = %{{.*}} to %[[C512:.*]] step %{{.*}} iter_args(%{{.*}} = %[[ZEROS]]) -> (vector<6x16xf32>)
+// CHECK: vector.contract
+// CHECK: vector.transfer_write %[[ACC]], %{{.*}} {in_bounds = [true, true]} : vector<6x16xf32>, tensor<6x16xf32>
+// CHECK: %[[EDGE:.*]] = vector.constant_mask [2, 16] : vector<6x16xi1>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %[[C64]] step %[[C16]] iter_args
+// CHECK: %[[EDGE_ACC:.*]] = scf.for %{{.*}} = %{{.*}} to %[[C512]] step %{{.*}} iter_args(%{{.*}} = %[[ZEROS]]) -> (vector<6x16xf32>)
+// CHECK: vector.mask %{{.*}} { vector.contract
+// CHECK: vector.transfer_write %[[EDGE_ACC]], %{{.*}}, %[[EDGE]] {{.*}} : vector<6x16xf32>, tensor<2x16xf32>
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: linalg.
+// CHECK: return
+func.func @pv_k_in_two_blocks(%p: tensor<8x512x512xf32>, %v: tensor<8x512x64xf32>) -> tensor<8x512x64xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<8x512x64xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<8x512x64xf32>) -> tensor<8x512x64xf32>
+  %s = linalg.batch_matmul ins(%p, %v : tensor<8x512x512xf32>, tensor<8x512x64xf32>)
+                           outs(%c : tensor<8x512x64xf32>) -> tensor<8x512x64xf32>
+  return %s : tensor<8x512x64xf32>
+}
+
+// -----
+
+/// k = 512 with a batch's B of 512 x 256 (512 KiB, past L2) keeps its
+/// 256-deep k blocks and the zero fill of C before them (@xla_batch_matmul).
+// CHECK-LABEL: func.func @k_blocked_wide_b
+// CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00>
+// CHECK: scf.forall
+// CHECK: vector.transfer_write %[[ZEROS]]
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C256:c256.*]] iter_args
+// CHECK: return
+func.func @k_blocked_wide_b(%a: tensor<4x96x512xf32>, %b: tensor<4x512x256xf32>) -> tensor<4x96x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<4x96x256xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<4x96x256xf32>) -> tensor<4x96x256xf32>
+  %s = linalg.batch_matmul ins(%a, %b : tensor<4x96x512xf32>, tensor<4x512x256xf32>)
+                           outs(%c : tensor<4x96x256xf32>) -> tensor<4x96x256xf32>
+  return %s : tensor<4x96x256xf32>
+}

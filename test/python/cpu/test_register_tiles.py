@@ -349,6 +349,30 @@ def test_short_k_batch_matmul_with_peeled_rows_starts_from_zeros_in_registers():
             np.testing.assert_allclose(exe(a, b), a @ b, rtol=2e-5, atol=2e-4)
 
 
+def test_batch_matmul_with_k_in_two_blocks_and_b_in_l2_has_no_zero_fill():
+    """Attention's P.V (8 x 512 x 512 x 64: k = 512 is the sequence, two
+    256-deep blocks): with 16 registers each tile runs all of k from zeros in
+    registers, one kernel and no fill of C before it (C was zeroed, then read
+    back and written once per k block), the peeled rows' tile as well. k in
+    order from 0: x86-64-v2's result is the sums in that order bit for bit.
+    AVX-512 keeps its blocked plan and must still compile."""
+    batch, m, k, n = 2, 256, 512, 64                       # 42 6-row tiles and 4 rows
+    text, a, b = _batch_matmul(batch, m, k, n)
+    for cpu in ("x86-64-v2", "x86-64-v3", "x86-64-v4", "host"):
+        exe = xlac.compile(text, cpu=cpu, cache=False)
+        assert "scalar loops" not in exe.fusion_report()
+        bufferized = exe.as_text("bufferized")
+        if cpu != "x86-64-v4":
+            assert "linalg.fill" not in bufferized and "vector.transfer_write %cst" not in bufferized
+            assert bufferized.count("scf.forall") == 1
+        if cpu not in runnable_levels(cpu):
+            continue
+        if cpu == "x86-64-v2":
+            np.testing.assert_array_equal(exe(a, b), _sum_in_k_order(a, b))
+        else:
+            np.testing.assert_allclose(exe(a, b), a @ b, rtol=2e-5, atol=5e-4)
+
+
 def test_peeled_edge_tiles_keep_their_accumulators_in_registers():
     """Attention's Q.K^T in ViT (12 x 197 x 64 x 197): 197 rows and columns
     leave edge tiles, peeled and masked. Each must carry its tile of C
