@@ -26,7 +26,7 @@ from xlac.passes.cpu.plans.schedule_plan import (
     loop_nest,
 )
 
-BLOCK = 256                  # n and k blocks at most: a 256 x 256 f32 block of B is 256 KiB, in L2
+BLOCK = 256                  # n and k blocks at most (k: see _whole_k_block); 256 x 256 f32 of B: 256 KiB, in L2
 MIN_TILE_M = 4               # fewer rows per register tile reuse each B load too little
 
 
