@@ -26,7 +26,7 @@ from xlac.passes.cpu.plans.schedule_plan import (
     loop_nest,
 )
 
-BLOCK = 256                  # n and k blocks at most: a 256 x 256 f32 block of B is 256 KiB, in L2
+BLOCK = 256                  # n and k blocks at most (k: see _whole_k_block); 256 x 256 f32 of B: 256 KiB, in L2
 MIN_TILE_M = 4               # fewer rows per register tile reuse each B load too little
 
 
@@ -109,6 +109,7 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     if machine.registers < 32:
         if producer is not None and _is_widening(producer):     # rows of a block: no transposes
             return Plan("xla_matmul_block_packed_fused_b", chunks + (bn, bk, tm, tn), (producer,))
+        bn, bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size)
         return Plan("xla_matmul_block_packed", chunks + (bn, bk, tm, tn))
     return Plan("xla_matmul", chunks + (_row_block(chunks[0] or m, min(k, BLOCK), tm, size),
                                         bn, bk, tm, tn))
@@ -203,6 +204,29 @@ def _static_b_blocks(n: int, k: int, chunk_n: int, bn: int, bk: int, tn: int) ->
     that fails costs a retry of every op one by one (ViT's 4 x 192 x 1000
     head on AVX2, 1000 columns in chunks of 128: 87 s)."""
     return n % tn == 0 and n % chunk_n == 0 and chunk_n % bn == 0 and bn % tn == 0 and k % bk == 0
+
+
+WHOLE_K = 1024               # AVX2's packed blocks: k up to this runs as one block, B's block narrower
+MIN_WHOLE_K_TILES = 4        # ... of at least this many column tiles, each row tile's A read from L2 once for them
+
+
+def _whole_k_block(k: int, chunk_n: int, bn: int, bk: int, tn: int, element_bytes: int) -> tuple[int, int]:
+    """(bn, bk) for AVX2's whole packed blocks: all of a k up to WHOLE_K in
+    one block, as many columns as keep the block the bytes of a 256 x 256 f32
+    one (256 KiB, in L2), in whole tiles dividing the chunk; else (bn, bk).
+    Every k block is a pass over the chunk's C, each register tile's rows
+    read and written back: at 1024^3, C's 4 MiB from L3 four times over
+    (bn = bk = 256: 76 GFLOP/s on one core, 75% of its peak; bn = 64,
+    bk = 1024: 84; docs/PERFORMANCE.md). Fewer columns cost more than that
+    saves: a row tile's rows of A, all of k, are read again from L2 every
+    few column tiles (1008^3 in blocks 48 wide: 80 -> 76), so k beyond
+    WHOLE_K, or a chunk without MIN_WHOLE_K_TILES tiles to a block, keeps
+    the 256 blocks. The FMAs run in the same k order either way: same results."""
+    if element_bytes != 4 or not BLOCK < k <= WHOLE_K:
+        return bn, bk
+    fits = [b for b in range(MIN_WHOLE_K_TILES * tn, chunk_n + 1, tn)
+            if chunk_n % b == 0 and b * k * element_bytes <= BLOCK * BLOCK * 4]
+    return (max(fits), k) if fits else (bn, bk)
 
 
 def _row_block(rows: int, k: int, tm: int, element_bytes: int = 4) -> int:

@@ -1,6 +1,8 @@
 // f32 matmul and batch matmul. Each thread takes a chunk of C (scf.forall;
 // the fill that zeroes C is fused into it). Within a chunk, n and k are cut
-// into blocks (bn x bk, at most 256 x 256); each block is walked a column
+// into blocks (bn x bk, at most 256 x 256; AVX2's whole packed blocks take
+// all of a k up to 1024, fewer columns: contraction_plan._whole_k_block);
+// each block is walked a column
 // panel (bk x tn) at a time, and the panel is first copied ("packed") into a
 // contiguous buffer of its own (32 KiB with AVX-512's tn = 32), which every
 // row tile of the chunk then reads: read in place, B's rows lie a power of
