@@ -45,11 +45,12 @@ func.func @matmul(%a: tensor<64x128xf32>, %b: tensor<128x64xf32>) -> tensor<64x6
 // CHECK: scf.for %{{.*}} step %[[C8:.*]] iter_args
 // CHECK: vector.transfer_read %[[PACKED]]{{.*}} vector<32xf32>
 // CHECK: vector.contract {{.*}} into vector<8x32xf32>
-/// AVX2 (6 x 16 tiles; 4 x 16 here, dividing 128): the whole 256 x 128
-/// block packed first, then row tiles outside column tiles.
+/// AVX2 (6 x 16 tiles; 4 x 16 here, dividing 128): the whole block packed
+/// first, all of k in it (512 x 128: k up to 1024 is one block where the
+/// block stays within 256 KiB), then row tiles outside column tiles.
 // AVX2-LABEL: func.func @packed
 // AVX2: scf.forall (%{{.*}}) in (8)
-// AVX2: %[[BLOCK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<256x128xf32>
+// AVX2: %[[BLOCK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<512x128xf32>
 // AVX2: vector.transfer_write {{.*}} : vector<16xf32>, memref<1x16xf32
 // AVX2: %[[PACKED:.*]] = bufferization.to_tensor %[[BLOCK]]
 // AVX2: scf.for %{{.*}} step %[[C4:.*]] iter_args
