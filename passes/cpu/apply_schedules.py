@@ -19,6 +19,7 @@ from xlac.passes.cpu.plans.schedule_script import (
     MEMBER_TAG,
     PLANNED_TAG,
     append_schedules,
+    clean_up,
     interpret,
 )
 from xlac.passes.cpu.plans.unscheduled import left_whole, lowered_loops, mark_planned, tensors, unplanned
@@ -246,8 +247,9 @@ def _apply(module: ir.Operation, planned: list[tuple[ir.Operation, Plan]],
     # a trial (not ``commit``) asks only whether the schedules apply: without
     # the cleanup over the whole module, each trial costs its own kernel's
     # work (ViT, one group failing: 43 trials 2.7 -> 0.4 s)
-    why = (append_schedules(copy, [plan for _, plan in planned], order, cleanup=commit)
-           or interpret(copy))
+    why = append_schedules(copy, [plan for _, plan in planned], order) or interpret(copy)
+    if commit and not why:
+        why = clean_up(copy)
     if why:
         if remarks is not None:
             remarks += [(op, f"xla-apply-schedules: schedule {plan.sequence} did not apply to {op.name} "
@@ -304,7 +306,7 @@ def _applies_in(function: ir.Operation, item: tuple[ir.Operation, Plan]) -> bool
     del op.attributes[_TAG]
     for member in members:
         del member.attributes[_MEMBER_TAG]
-    return not (append_schedules(alone.operation, [plan], order, cleanup=False)
+    return not (append_schedules(alone.operation, [plan], order)
                 or interpret(alone.operation))
 
 

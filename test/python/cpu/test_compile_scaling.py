@@ -63,9 +63,9 @@ def _schedule_counting(monkeypatch, blocks: int, share: bool = False) -> tuple[i
         calls[0] += 1
         return real_nest(op)
 
-    def kept(module, plans, order, cleanup=True):
-        texts.append(schedule_script._main_text(plans, *order, cleanup))
-        return real_append(module, plans, order, cleanup)
+    def kept(module, plans, order):
+        texts.append(schedule_script._main_text(plans, *order))
+        return real_append(module, plans, order)
 
     monkeypatch.setattr(fused_rows_plan, "_row_nest", counted)
     monkeypatch.setattr(apply_schedules, "append_schedules", kept)
