@@ -105,7 +105,7 @@ _COMPILE_IN_FRESH_PROCESS = textwrap.dedent("""
     import sys, numpy as np, xlac
     from xlac.targets.cpu import micro_kernels
     m, k, n = map(int, sys.argv[2:5])
-    exe = xlac.compile(sys.argv[1], options=xlac.Options.from_env().replace(pieces=False))
+    exe = xlac.compile(sys.argv[1], options=xlac.Options.from_env().replace(pieces=False, cpu="x86-64-v3"))
     a = np.ones((m, k), np.float32); b = np.ones((k, n), np.float32)
     assert (np.asarray(exe(a, b)) == k).all()
     print(",".join(micro_kernels.BUILT))
