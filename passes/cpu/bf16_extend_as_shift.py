@@ -11,8 +11,9 @@ from xlac.passes.base import ModulePass, module_ops
 @dataclass(frozen=True)
 class Bf16ExtendAsShift(ModulePass):
     """Every `llvm.fpext` from bf16 (scalar or vector) becomes integer code:
-    its bits as i16, widened to i32, shifted left by 16, read as f32. Exact:
-    a bf16 is the upper half of the f32 with the same value.
+    its bits as i16, widened to i32, shifted left by 16, read as f32 (then
+    widened to f64 where that is the result). Exact: a bf16 is the upper half
+    of the f32 with the same value.
 
     Why: where the CPU converts f32 -> bf16 natively (AVX512-BF16) the
     roundings stay `llvm.fptrunc` and the widenings `llvm.fpext`, and LLVM's
@@ -61,6 +62,7 @@ def _as_shift(op: ir.Operation) -> None:
     point, location = ir.InsertionPoint(op), op.location
     source, wide = op.operands[0], op.results[0].type
     i16, i32 = (_like(source.type, ir.IntegerType.get_signless(w)) for w in (16, 32))
+    f32 = _like(source.type, ir.F32Type.get())
 
     def make(name, operands, result, attributes=None):
         return ir.Operation.create(name, results=[result], operands=operands,
@@ -74,5 +76,8 @@ def _as_shift(op: ir.Operation) -> None:
         sixteen = ir.DenseElementsAttr.get_splat(i32, sixteen)
     shift = make("llvm.mlir.constant", [], i32, {"value": sixteen})
     shifted = make("llvm.shl", [widened, shift], i32)
-    op.results[0].replace_all_uses_with(make("llvm.bitcast", [shifted], wide))
+    value = make("llvm.bitcast", [shifted], f32)
+    if f32 != wide:                    # to f64: the rest of the way in hardware, exact too
+        value = make("llvm.fpext", [value], wide)
+    op.results[0].replace_all_uses_with(value)
     op.erase()

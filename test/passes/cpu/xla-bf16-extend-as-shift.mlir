@@ -25,3 +25,16 @@ llvm.func @widen(%v: vector<17xbf16>, %s: bf16, %h: f16) -> vector<17xbf16> {
   %hw = llvm.fpext %h : f16 to f32
   llvm.return %r : vector<17xbf16>
 }
+
+// -----
+
+/// A widening to f64 goes through f32: the shift makes the f32, hardware the rest.
+// CHECK-LABEL: llvm.func @to_f64
+// CHECK: %[[S:.*]] = llvm.shl %{{.*}}, %{{.*}} : vector<4xi32>
+// CHECK: %[[F:.*]] = llvm.bitcast %[[S]] : vector<4xi32> to vector<4xf32>
+// CHECK: %[[D:.*]] = llvm.fpext %[[F]] : vector<4xf32> to vector<4xf64>
+// CHECK: llvm.return %[[D]]
+llvm.func @to_f64(%v: vector<4xbf16>) -> vector<4xf64> {
+  %w = llvm.fpext %v : vector<4xbf16> to vector<4xf64>
+  llvm.return %w : vector<4xf64>
+}
