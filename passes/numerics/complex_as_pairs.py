@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.cpu.plans.pair_transpose_plan import complex_transpose_in_blocks
 from xlac.passes.fusion.inline_fusions import GROUP_ATTR, KIND_ATTR
 from xlac.passes.lower.rewrite_reduce_windows import is_scan_window
 
@@ -137,19 +138,22 @@ def _summed_down_columns(op: ir.Operation) -> bool:
 
 def _moves_c64_minor_dim(op: ir.Operation) -> bool:
     """Whether transpose or broadcast ``op`` of c64 gives its result a minor
-    dim other than its operand's. As one 8-byte scalar a c64 moves as XLA's
-    does; as f32 pairs the parts' dim stays innermost on both sides, which no
-    register-block transpose takes and which a broadcast's vectors run along
-    (2 lanes), measured interleaved on AVX2: a 512x1024 transpose 1.64x XLA
-    as pairs, 1.07x as c64; a column broadcast 0.33 ms against 0.21 (XLA
-    0.17). c128 pairs are the faster (transpose 1.07x against 1.89x;
+    dim other than its operand's, where the pairs get no register blocks.
+    As f32 pairs the parts' dim stays innermost on both sides; a transpose
+    whose swapped dims are multiples of 4 moves 4x4 blocks of pairs
+    (pair_transpose_plan.py: 512x1024 0.9-1.0 ms, 3.0-3.1 as c64), any
+    other walks the output pair by pair and a broadcast's vectors run along
+    the parts (2 lanes), measured interleaved on AVX2: a 512x1024 transpose
+    1.64x XLA pair by pair, 1.07x as c64; a column broadcast 0.33 ms against
+    0.21 (XLA 0.17). c128 pairs are the faster (transpose 1.07x against 1.89x;
     broadcast 0.45 against 0.40 ms, XLA 0.67): kept."""
     tensor = ir.RankedTensorType(op.operands[0].type)
     if ir.ComplexType(tensor.element_type).element_type != ir.F32Type.get():
         return False
     rank = ir.RankedTensorType(op.results[0].type).rank
     if op.name == "stablehlo.transpose":
-        return list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))[-1] != rank - 1
+        permutation = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
+        return permutation[-1] != rank - 1 and not complex_transpose_in_blocks(tensor.shape, permutation)
     dims = list(ir.DenseI64ArrayAttr(op.attributes["broadcast_dimensions"]))
     return rank > 0 and (not dims or dims[-1] != rank - 1)
 

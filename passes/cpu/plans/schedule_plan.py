@@ -17,6 +17,7 @@ from xlac.passes.cpu.expand_f8_casts import FORMATS as F8_FORMATS
 from xlac.passes.cpu.plans.body_reads import gather_safe
 from xlac.passes.cpu.plans.chunks import thread_tiles
 from xlac.passes.cpu.plans.loop_trips import enclosing_trips
+from xlac.passes.cpu.plans.pair_transpose_plan import pair_transpose_tiles
 
 
 @dataclass(frozen=True)
@@ -249,8 +250,7 @@ def _elementwise_plan(nest: LoopNest, machine: Machine, math_heavy: bool = False
 
 
 def _transpose_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan | None:
-    # linalg.transpose's permutation says which input dim each output dim is;
-    # the plans take the input map's view: which loop (output dim) each input dim is
+    # its permutation: each output dim's input dim; the plans': each input dim's loop (output dim)
     permutation = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
     return _swap_plan([permutation.index(k) for k in range(len(permutation))], nest, machine)
 
@@ -271,8 +271,9 @@ def copy_permutation(op: ir.Operation) -> list[int] | None:
 
 
 def _swap_plan(permutation: list[int], nest: LoopNest, machine: Machine) -> Plan | None:
-    """A copy through a permutation: register blocks where the input walks
-    another loop contiguously than the output, else the elementwise walk."""
+    """A permuted copy: register blocks where its input (or its pairs) runs along another loop, else rows."""
+    if pairs := pair_transpose_tiles(nest.extents, permutation, machine.threads):
+        return Plan(*pairs)
     return _blocked_transpose_plan(permutation[-1], nest, machine) or _elementwise_plan(nest, machine)
 
 

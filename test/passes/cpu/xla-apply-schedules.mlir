@@ -361,6 +361,39 @@ func.func @transpose(%a: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
 
 // -----
 
+/// Complex numbers as pairs of their parts (xla-complex-as-pairs: c64 as
+/// [..., 2] f32): the parts' dim stays last and two others swap. 4x4 blocks
+/// of pairs, both parts, read by rows of the input's pairs and each pair put
+/// in its new place in registers; not one pair at a time from another row.
+// CHECK-LABEL: func.func @transpose_pairs
+// CHECK: scf.forall
+// CHECK: %[[BLOCK:.*]] = vector.transfer_read {{.*}} : tensor<256x512x2xf32>, vector<4x4x2xf32>
+// CHECK: vector.extract %[[BLOCK]][0, 1] : vector<2xf32> from vector<4x4x2xf32>
+// CHECK: vector.transfer_write {{.*}} : vector<4x4x2xf32>, tensor<
+// CHECK-NOT: vector.gather
+// AVX2-LABEL: func.func @transpose_pairs
+// AVX2: vector.transfer_read {{.*}} : tensor<256x512x2xf32>, vector<4x4x2xf32>
+func.func @transpose_pairs(%a: tensor<256x512x2xf32>) -> tensor<512x256x2xf32> {
+  %e = tensor.empty() : tensor<512x256x2xf32>
+  %t = linalg.transpose ins(%a : tensor<256x512x2xf32>) outs(%e : tensor<512x256x2xf32>) permutation = [1, 0, 2]
+  return %t : tensor<512x256x2xf32>
+}
+
+// -----
+
+/// c128 pairs ([..., 2] f64), the innermost two complex dims of three swapped:
+/// the same blocks, one of the outer dim at a time.
+// CHECK-LABEL: func.func @transpose_pairs_3d
+// CHECK: vector.transfer_read {{.*}} : tensor<4x64x128x2xf64>, vector<4x4x2xf64>
+// CHECK-NOT: vector.gather
+func.func @transpose_pairs_3d(%a: tensor<4x64x128x2xf64>) -> tensor<4x128x64x2xf64> {
+  %e = tensor.empty() : tensor<4x128x64x2xf64>
+  %t = linalg.transpose ins(%a : tensor<4x64x128x2xf64>) outs(%e : tensor<4x128x64x2xf64>) permutation = [0, 2, 1, 3]
+  return %t : tensor<4x128x64x2xf64>
+}
+
+// -----
+
 /// Bytes: the same 16x16 blocks and unpacks, on AVX2 as on AVX-512.
 // CHECK-LABEL: func.func @transpose_bytes
 // CHECK: vector.transfer_read {{.*}} : tensor<512x1024xi8>, vector<16x16xi8>

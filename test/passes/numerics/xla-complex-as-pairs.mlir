@@ -134,13 +134,34 @@ func.func @offset_sum(%a: tensor<4xcomplex<f32>>) -> tensor<complex<f32>> {
 
 // -----
 
-/// A c64 transpose moving the minor dim: 8-byte scalars move as fast as XLA's,
-/// pairs would not (no register blocks with the parts innermost): kept complex.
+/// A c64 transpose moving the minor dim, its swapped dims multiples of 4: pairs,
+/// which the CPU moves in 4x4 blocks of pairs (pair_transpose_plan.py).
 // CHECK-LABEL: func.func @c64_transpose
-// CHECK: stablehlo.transpose {{.*}} : (tensor<4x8xcomplex<f32>>) -> tensor<8x4xcomplex<f32>>
+// CHECK: stablehlo.transpose %{{.*}}, dims = [1, 0, 2] : (tensor<4x8x2xf32>) -> tensor<8x4x2xf32>
 func.func @c64_transpose(%a: tensor<4x8xcomplex<f32>>) -> tensor<8x4xcomplex<f32>> {
   %0 = stablehlo.transpose %a, dims = [1, 0] : (tensor<4x8xcomplex<f32>>) -> tensor<8x4xcomplex<f32>>
   return %0 : tensor<8x4xcomplex<f32>>
+}
+
+// -----
+
+/// One whose swapped dims are not: the pairs would walk the output pair by
+/// pair (1.64x XLA), 8-byte scalars move faster: kept complex. So is a 4-D
+/// one (5-D as pairs: no block schedule of that rank).
+// CHECK-LABEL: func.func @c64_transpose_odd
+// CHECK: stablehlo.transpose {{.*}} : (tensor<6x8xcomplex<f32>>) -> tensor<8x6xcomplex<f32>>
+func.func @c64_transpose_odd(%a: tensor<6x8xcomplex<f32>>) -> tensor<8x6xcomplex<f32>> {
+  %0 = stablehlo.transpose %a, dims = [1, 0] : (tensor<6x8xcomplex<f32>>) -> tensor<8x6xcomplex<f32>>
+  return %0 : tensor<8x6xcomplex<f32>>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @c64_transpose_4d
+// CHECK: stablehlo.transpose {{.*}} : (tensor<2x2x4x8xcomplex<f32>>) -> tensor<2x2x8x4xcomplex<f32>>
+func.func @c64_transpose_4d(%a: tensor<2x2x4x8xcomplex<f32>>) -> tensor<2x2x8x4xcomplex<f32>> {
+  %0 = stablehlo.transpose %a, dims = [0, 1, 3, 2] : (tensor<2x2x4x8xcomplex<f32>>) -> tensor<2x2x8x4xcomplex<f32>>
+  return %0 : tensor<2x2x8x4xcomplex<f32>>
 }
 
 // -----

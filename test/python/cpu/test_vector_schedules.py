@@ -32,8 +32,6 @@ _WINDOW = "reduce_window's windowed maps (d0 + d2) fit no plan; pooling needs NH
 # checked: when the pair gets a vector schedule, the test says to strike it.
 ALLOWED = {
     **{(c, t): _COMPLEX for c in ("gather", "iota", "select") for t in _COMPLEX_TYPES},
-    ("transpose", "complex<f32>"): "a c64 transpose stays 8-byte scalars, as fast as XLA's "
-    "(as f32 pairs the parts stay innermost: no register-block transpose takes it)",
     **{("scatter", t): _SCALAR_LOWERING for t in TYPES},
     **{("sort", t): _SCALAR_LOWERING + " (rows on the threads: integer keys by a radix sort, "
        "others by a merge sort; no sorting network yet)" for t in TYPES if t not in _COMPLEX_TYPES},
@@ -120,6 +118,23 @@ def test_transposed_layouts_move_register_blocks(kind, element):
     in_registers = rf"vector\.shuffle [^\n]*: vector<({side}|{side * side})x\w+>, vector<"
     assert re.search(in_registers, text), f"{kind} {element}: no block transposed in registers"
     assert "vector.gather" not in text, f"{kind} {element} gathers its transposed operand"
+
+
+# Complex transposes move as pairs of their parts (xla-complex-as-pairs), the
+# parts' dim last on both sides: 4x4 blocks of pairs, both parts
+# (pair_transpose_plan.py), read by rows; no complex<f32> scalar loop, no gather.
+@pytest.mark.parametrize("kind", ["transpose", "transpose_3d"])
+@pytest.mark.parametrize("element", _COMPLEX_TYPES)
+def test_complex_transposes_move_blocks_of_pairs(kind, element):
+    stages = StageTexts(_TARGET, _transposed_program(kind, element).encode(), f"{kind}.mlir", "main",
+                        _OPTIONS)
+    module, remarks = stages._run_until("bufferized")
+    text = module.operation.get_asm(large_elements_limit=16)
+    assert not [r.message for r in remarks if r.message.startswith("xla-apply-schedules:")]
+    reads = set(re.findall(r"vector\.transfer_read [^\n]*, (vector<[^>]*>)", text))
+    part = "f32" if element == "complex<f32>" else "f64"
+    assert reads == {f"vector<4x4x2x{part}>"}, (kind, element, reads)
+    assert "complex<" not in text and "vector.gather" not in text
 
 
 # A sum of negated elements (a gradient's reduce(negate(x))): canonicalization
