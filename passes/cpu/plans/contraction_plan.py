@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from xlac.mlir import ir
-from xlac.passes.cpu.plans.chunks import divisor, static_tiles
+from xlac.passes.cpu.plans.chunks import CHUNKS_PER_THREAD, divisor, static_tiles
 from xlac.passes.cpu.plans.schedule_plan import (
     CONTRACTIONS,
     POOLINGS,
@@ -76,7 +76,8 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     tm, tn = register_tile(m, n, machine, size)
     if op.name == "linalg.batch_matmul":
         tm, tn = _no_unit_remainder(m, tm), _no_unit_remainder(n, tn)
-    chunks = static_tiles(tuple(nest.extents[:-1]), machine.threads, (1,) * len(batch) + (tm, tn), k)
+    chunks = static_tiles(tuple(nest.extents[:-1]), machine.threads, (1,) * len(batch) + (tm, tn), k,
+                          _chunks_per_thread(op, k, n, size, machine))
     bk = _block(k, 1)
     if op.name == "linalg.batch_matmul":
         whole = m % tm == 0 and n % tn == 0
@@ -113,6 +114,23 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
         return Plan("xla_matmul_block_packed", chunks + (bn, bk, tm, tn))
     return Plan("xla_matmul", chunks + (_row_block(chunks[0] or m, min(k, BLOCK), tm, size),
                                         bn, bk, tm, tn))
+
+
+F64_CHUNKS_PER_THREAD = 2   # AVX-512 f64 matmuls whose B is beyond L2: fewer, taller row chunks
+
+
+def _chunks_per_thread(op: ir.Operation, k: int, n: int, element_bytes: int, machine: Machine) -> int:
+    """Row chunks per thread: F64_CHUNKS_PER_THREAD for an AVX-512 f64 matmul
+    whose B is larger than L2 keeps beside A (A_IN_L2), else the usual. Each
+    chunk of rows packs all of B again, panel by panel, and an f64 B of that
+    size comes from L3 each time (512^3 on two threads: B's 2 MiB packed 8
+    times in 64-row chunks; in 128-row chunks 4 times, 2.3 -> 2.1 ms, XLA 2.0;
+    docs/PERFORMANCE.md). f32 (whose B is half the bytes) and AVX2's block-
+    packed plans keep theirs; the k order of each sum is the same either way."""
+    if element_bytes == 8 and machine.registers >= 32 and op.name == "linalg.matmul" \
+            and k * n * element_bytes > A_IN_L2:
+        return F64_CHUNKS_PER_THREAD
+    return CHUNKS_PER_THREAD
 
 
 def _k_unblocked(k: int, n: int, element_bytes: int, machine: Machine) -> bool:

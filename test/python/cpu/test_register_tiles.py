@@ -73,25 +73,26 @@ _WIDEN = ("  %bt = tensor.empty() : tensor<{k}x{n}xf32>\n"
 
 
 def _matmul_plan(m: int, k: int, n: int, machine: Machine, b_transposed: bool = False,
-                 b_widened: bool = False, named: bool = False):
-    """The one plan for a linalg.matmul, B made by a transpose of an n x k
-    argument when ``b_transposed`` (the named linalg.transpose when ``named``),
-    by widening a bf16 one when ``b_widened``."""
+                 b_widened: bool = False, named: bool = False, element: str = "f32"):
+    """The one plan for a linalg.matmul of ``element`` (f32 or f64), B made by
+    a transpose of an n x k f32 argument when ``b_transposed`` (the named
+    linalg.transpose when ``named``), by widening a bf16 one when ``b_widened``."""
     from xlac.context import new_context
     from xlac.mlir import ir
     from xlac.passes.cpu import apply_schedules
 
     b = (f"%w: tensor<{n}x{k}xf32>" if b_transposed else f"%w: tensor<{k}x{n}xbf16>" if b_widened
-         else f"%b: tensor<{k}x{n}xf32>")
+         else f"%b: tensor<{k}x{n}x{element}>")
     producer = (_NAMED_TRANSPOSE if named else _TRANSPOSE) if b_transposed \
         else _WIDEN if b_widened else ""
-    text = (f"func.func @main(%a: tensor<{m}x{k}xf32>, {b}) -> tensor<{m}x{n}xf32> {{\n"
+    e = element
+    text = (f"func.func @main(%a: tensor<{m}x{k}x{e}>, {b}) -> tensor<{m}x{n}x{e}> {{\n"
             + producer.format(k=k, n=n) +
-            f"  %z = arith.constant 0.0 : f32\n  %e = tensor.empty() : tensor<{m}x{n}xf32>\n"
-            f"  %f = linalg.fill ins(%z : f32) outs(%e : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>\n"
-            f"  %r = linalg.matmul ins(%a, %b : tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) "
-            f"outs(%f : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>\n"
-            f"  return %r : tensor<{m}x{n}xf32>\n}}")
+            f"  %z = arith.constant 0.0 : {e}\n  %e = tensor.empty() : tensor<{m}x{n}x{e}>\n"
+            f"  %f = linalg.fill ins(%z : {e}) outs(%e : tensor<{m}x{n}x{e}>) -> tensor<{m}x{n}x{e}>\n"
+            f"  %r = linalg.matmul ins(%a, %b : tensor<{m}x{k}x{e}>, tensor<{k}x{n}x{e}>) "
+            f"outs(%f : tensor<{m}x{n}x{e}>) -> tensor<{m}x{n}x{e}>\n"
+            f"  return %r : tensor<{m}x{n}x{e}>\n}}")
     with new_context():
         module = ir.Module.parse(text)
         planned = apply_schedules._plans(apply_schedules._linalg_ops(module.operation), machine)
