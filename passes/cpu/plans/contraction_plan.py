@@ -80,7 +80,7 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     bk = _block(k, 1)
     if op.name == "linalg.batch_matmul":
         whole = m % tm == 0 and n % tn == 0
-        if n % tn == 0 and _k_unblocked(k, n, size, machine) \
+        if n % tn == 0 and _k_unblocked(k, n, size) \
                 and all(c == 0 or e % c == 0 for e, c in zip(nest.extents, chunks)):
             # rows left over (m = 512 in 6-row tiles) peeled: still no zero fill pass over C
             return Plan(f"xla_batch_matmul_short_k{'' if whole else '_peeled'}", chunks + (tm, tn))
@@ -88,6 +88,11 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     whole = m % tm == 0 and n % tn == 0 and all(c == 0 or e % c == 0
                                                 for e, c in zip(nest.extents, chunks))
     columns = _column_chunks(m, n, min(k, BLOCK), tn, machine, size) if n % tn == 0 else None
+    producer = _b_producer(op) if fuse_producers and size == 4 else None
+    if producer is not None and machine.registers >= 32 and _is_transpose_2d(producer):
+        fused = _fused_b_avx512(m, n, k, bk, tm, tn, columns, machine, producer)
+        if fused is not None:
+            return fused
     if k <= SHORT_K and whole and not columns:
         return Plan("xla_matmul_short_k", chunks + (tm, tn))
     chunks = columns or chunks
@@ -99,7 +104,6 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     # (B transposed, 1024^3: 100 -> 82 GFLOP/s), a gain for few (256 x 256 x 8000: 88 -> 107)
     few_rows = machine.registers >= 32 or m <= FUSED_B_ROWS_AVX2
     # the fused panels are made in 16 x 16 blocks of 4-byte elements
-    producer = _b_producer(op) if fuse_producers and size == 4 else None
     if producer is not None and few_rows and bk % 16 == 0 and tn % 16 == 0:
         if bk == k and machine.registers < 32:
             # k in one block: tiles from zeros in registers, no zero fill pass over C
@@ -115,17 +119,35 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
                                         bn, bk, tm, tn))
 
 
-def _k_unblocked(k: int, n: int, element_bytes: int, machine: Machine) -> bool:
+def _fused_b_avx512(m: int, n: int, k: int, bk: int, tm: int, tn: int, columns: tuple[int, int] | None,
+                    machine: Machine, producer: ir.Operation) -> Plan | None:
+    """AVX-512's plan for B made by a transpose fused into its panels
+    (GPT-2's [n, k] weights), or None. Before the short-k plan, which
+    made B in a kernel of its own (a 768 x 256 transpose written and read
+    back) and left the bias to a kernel of its own too: the fused-B plans
+    have epilogue variants (epilogue_plan). Chunks of columns: with chunks of
+    rows each one made all of B again (256 x 1024 x 256, k = 1024: eight
+    32-row chunks, each transposing all 1 MB of B). k in one block: the
+    tiles start from zeros in registers, no fill pass over C."""
+    chunks = columns or (0, static_tiles((n,), machine.threads, (tn,), m * k)[0])
+    bn = _block(chunks[-1] or n, tn)
+    if bk % 16 or tn % 16 or not _static_b_blocks(n, k, chunks[-1] or n, bn, bk, tn):
+        return None
+    name = "xla_matmul_fused_b_short_k" if bk == k else "xla_matmul_fused_b"
+    return Plan(name, chunks + (bn, bk, tm, tn), (producer,))
+
+
+def _k_unblocked(k: int, n: int, element_bytes: int) -> bool:
     """Whether a batch matmul's register tiles run all of k, starting from
-    zeros in registers (the short-k schedules): k in one block, or, with
-    AVX2's 16 registers, a batch's whole k x n of B in L2, where k blocks
-    keep nothing closer. Blocked, C is zeroed in a pass of its own and every
+    zeros in registers (the short-k schedules): k in one block, or a batch's
+    whole k x n of B in L2, where k blocks keep nothing closer (AVX2's 6 x 16
+    tiles and AVX-512's 8 x 32 alike). Blocked, C is zeroed in a pass of its own and every
     tile reads it back once per block (attention's P.V, 8 x 512 x 512 x 64:
     k = 512 in two blocks, B 128 KiB a batch). Each element is still summed
     over k in order from 0."""
     if k <= SHORT_K:
         return True
-    return machine.registers < 32 and k * n * element_bytes <= BLOCK * BLOCK * 4
+    return k * n * element_bytes <= BLOCK * BLOCK * 4
 
 
 def _no_unit_remainder(size: int, tile: int) -> int:

@@ -276,8 +276,8 @@ module attributes {transform.with_named_sequence} {
   // from its zero fill (fused into the tile, in registers) instead of a fill
   // pass over the whole chunk first: C is written once, not zeroed, read and
   // written again (attention's Q.K^T, k = head size, C the largest tensor).
-  // With AVX2's 16 registers also a longer k whose batch of B is in L2
-  // (attention's P.V, k = 512: contraction_plan's _k_unblocked).
+  // Also a longer k whose batch of B is in L2 (attention's P.V, k = 512:
+  // contraction_plan's _k_unblocked).
   transform.named_sequence @xla_batch_matmul_short_k(
       %op: !transform.any_op {transform.consumed},
       %cb: !transform.param<i64> {transform.readonly},

@@ -114,20 +114,25 @@ def test_short_k_wide_b_is_split_by_columns(machine):
 
 
 @pytest.mark.parametrize("m, k, n, avx512, avx2", [
-    (256, 256, 1024, "xla_matmul_fused_b", "xla_matmul_fused_b_short_k"),   # GPT-2's linears
+    (256, 256, 1024, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k"),   # GPT-2's linears
+    (256, 256, 256, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k"),    # whole 8-row tiles
     (256, 1024, 256, "xla_matmul_fused_b", "xla_matmul_fused_b"),           # its MLP's second dot
-    (64, 128, 1024, "xla_matmul_fused_b", "xla_matmul_fused_b_short_k"),    # chunks of columns
+    (64, 128, 1024, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k"),    # chunks of columns
     (576, 512, 96, "xla_matmul_fused_b", "xla_matmul_block_packed"),     # AVX2: many rows
     (96, 520, 644, "xla_matmul_peeled", "xla_matmul_peeled"),                 # n no multiple of the tile
 ])
 def test_transposed_b_is_packed_by_the_transpose(m, k, n, avx512, avx2):
     """B = transpose(W) (PyTorch's Linear weights, [n, k]): the transpose is
     fused into the packing of B's panels, no transposed B in memory (GPT-2
-    1.19 -> 1.12x XLA's time); AVX2 keeps its whole-block packing for many rows."""
+    1.19 -> 1.12x XLA's time); AVX2 keeps its whole-block packing for many rows.
+    AVX-512's fused panels go by chunks of columns: each thread makes its
+    columns of B once (with chunks of rows every chunk made all of B)."""
     for machine, sequence in ((AVX512, avx512), (AVX2, avx2)):
         plan = _matmul_plan(m, k, n, machine, b_transposed=True)
         assert plan.sequence == sequence
         assert len(plan.members) == sequence.startswith("xla_matmul_fused_b")
+        if machine is AVX512 and plan.members:
+            assert plan.params[0] == 0 and plan.params[1] < n
     _check_dot_on_both_levels(m, k, n, b_transposed=True)
 
 
@@ -135,15 +140,15 @@ def test_lm_head_tiles_start_from_zeros_in_registers():
     """GPT-2's LM head (256 x 256 x 8000, B the tied embedding transposed): k
     in one block, so on AVX2 each register tile starts from zeros in
     registers, no fill pass over C (8 MB: zeroed, read back by the tiles and
-    written again), chunks of columns as before. One kernel, no zero fill,
-    right on every level; AVX-512 keeps @xla_matmul_fused_b (compiled here,
-    run where it can be)."""
+    written again), chunks of columns as before; AVX-512's 8 x 32 tiles the
+    same. One kernel, no zero fill, right on every level (x86-64-v4 run where
+    it can be)."""
     m, k, n = 256, 256, 8000
     avx2 = _matmul_plan(m, k, n, AVX2, b_transposed=True)
     cm, cn, bn, bk, tm, tn = avx2.params
     assert avx2.sequence == "xla_matmul_fused_b_short_k" and len(avx2.members) == 1
     assert (cm, bk, tm, tn) == (0, k, 6, 16) and n % cn == 0 and cn < n
-    assert _matmul_plan(m, k, n, AVX512, b_transposed=True).sequence == "xla_matmul_fused_b"
+    assert _matmul_plan(m, k, n, AVX512, b_transposed=True).sequence == "xla_matmul_fused_b_short_k"
     text = (f"func.func @main(%x: tensor<2x128x{k}xf32>, %w: tensor<{n}x{k}xf32>) -> tensor<2x128x{n}xf32> {{\n"
             f"  %0 = stablehlo.dot_general %x, %w, contracting_dims = [2] x [1] : "
             f"(tensor<2x128x{k}xf32>, tensor<{n}x{k}xf32>) -> tensor<2x128x{n}xf32>\n"
@@ -155,9 +160,8 @@ def test_lm_head_tiles_start_from_zeros_in_registers():
         exe = xlac.compile(text, cpu=cpu, cache=False)
         assert "scalar loops" not in exe.fusion_report()
         assert exe.as_text("llvm").count("llvm.func @xla_kernel_") == 1      # no transpose kernel
-        if cpu == "x86-64-v3":
-            bufferized = exe.as_text("bufferized")
-            assert "linalg.fill" not in bufferized and "vector.transfer_write %cst" not in bufferized
+        bufferized = exe.as_text("bufferized")
+        assert "linalg.fill" not in bufferized and "vector.transfer_write %cst" not in bufferized
         if cpu in runnable_levels(cpu):
             np.testing.assert_allclose(exe(x, w), x @ w.T, rtol=2e-5, atol=2e-4)
 
