@@ -209,9 +209,9 @@ def test_short_k_wide_b_is_right():
 
 
 @pytest.mark.parametrize("m, k, n, avx512, avx2", [
-    (1024, 1024, 1024, "xla_matmul", "xla_matmul_block_packed"),    # AVX2: 6-row tiles peeled
-    (197, 768, 768, "xla_matmul", "xla_matmul_block_packed"),
-    (64, 1024, 1024, "xla_matmul", "xla_matmul_block_packed"),      # chunks of columns
+    (1024, 1024, 1024, "xla_matmul_block_packed", "xla_matmul_block_packed"),   # AVX2: 6-row tiles peeled
+    (197, 768, 768, "xla_matmul", "xla_matmul_block_packed"),     # AVX-512: chunks of 3 column tiles
+    (64, 1024, 1024, "xla_matmul_block_packed", "xla_matmul_block_packed"),     # chunks of columns
     (1030, 520, 96, "xla_matmul", "xla_matmul_block_packed"),
     (96, 520, 644, "xla_matmul_peeled", "xla_matmul_peeled"),     # n no multiple of the tile
     (4, 192, 1000, "xla_matmul_peeled", "xla_matmul_peeled"),     # ViT's head: chunks of 128 of 1000
@@ -225,31 +225,37 @@ def test_packed_matmuls(m, k, n, avx512, avx2):
     _check_dot_on_both_levels(m, k, n)
 
 
-@pytest.mark.parametrize("m, k, n, threads, blocks", [
-    (1024, 1024, 1024, 1, (64, 1024)),      # one k block: C read and written once (76 -> 84 GFLOP/s)
-    (1024, 1024, 1024, 2, (64, 1024)),      # chunks of 128 columns
-    (960, 960, 960, 1, (64, 960)),
-    (1008, 1008, 1008, 1, (144, 252)),      # 48 columns to a whole-k block: too few, 256 blocks kept
-    (2048, 2048, 2048, 1, (256, 256)),      # k beyond 1024
-    (512, 256, 1024, 1, (256, 256)),        # k one block already
+@pytest.mark.parametrize("m, k, n, threads, avx2, avx512", [
+    (1024, 1024, 1024, 1, (64, 1024), (128, 1024)),     # one k block: C read and written once
+    (1024, 1024, 1024, 2, (64, 1024), (128, 1024)),     # chunks of 128 columns, of 128 rows
+    (960, 960, 960, 1, (64, 960), None),                # AVX-512: 96 or 160 columns, no 4 tiles in 512 KiB
+    (1008, 1008, 1008, 1, (144, 252), (112, 1008)),     # AVX2: 48 columns too few, 256 blocks kept
+    (2048, 2048, 2048, 1, (256, 256), None),            # k beyond 1024
+    (512, 256, 1024, 1, (256, 256), None),              # k one block already
 ])
-def test_avx2_packed_block_takes_all_of_k(m, k, n, threads, blocks):
-    """AVX2's whole packed blocks hold all of a k up to 1024 (and as many
-    columns as keep the block 256 KiB) where that leaves four column tiles
-    or more; AVX-512's panels keep their 256 blocks."""
+def test_packed_block_takes_all_of_k(m, k, n, threads, avx2, avx512):
+    """The whole packed blocks hold all of a k up to 1024 (and as many
+    columns as keep the block 256 KiB with AVX2, 512 KiB with AVX-512)
+    where that leaves four column tiles or more; else AVX2 packs 256
+    blocks and AVX-512 keeps its panels (None)."""
     plan = _matmul_plan(m, k, n, Machine(threads, 32))
-    assert plan.sequence == "xla_matmul_block_packed" and plan.params[-4:-2] == blocks
-    avx512 = _matmul_plan(m, k, n, Machine(threads, 64))
-    assert avx512.sequence != "xla_matmul_block_packed" and (k <= 256 or avx512.params[-3] <= 256)
+    assert plan.sequence == "xla_matmul_block_packed" and plan.params[-4:-2] == avx2
+    plan = _matmul_plan(m, k, n, Machine(threads, 64))
+    if avx512 is None:
+        assert plan.sequence != "xla_matmul_block_packed" and (k <= 256 or plan.params[-3] <= 256)
+    else:
+        assert plan.sequence == "xla_matmul_block_packed" and plan.params[-4:-2] == avx512
 
 
-def test_avx2_whole_k_block_is_right_on_every_level():
-    """k = 640 in one packed block of a 64-column chunk (x86-64-v2's 6 x 8
-    tiles and AVX2's 6 x 16), run on SSE and AVX2 code against numpy;
-    AVX-512 compiled."""
+def test_whole_k_block_is_right_on_every_level():
+    """k = 640 in one packed block (x86-64-v2's 6 x 8 tiles and AVX2's 6 x
+    16 in a block 64 columns wide, AVX-512's 7 x 32 in one 128 wide: one
+    thread), run on each level the host has against numpy."""
     m, k, n = 98, 640, 512                                # 98 = 16 x 6 + 2: rows peeled too
-    for machine in (Machine(2, 16), Machine(2, 32)):
+    for machine in (Machine(1, 16), Machine(1, 32)):
         assert _matmul_plan(m, k, n, machine).params[-4:-2] == (64, 640)
+    avx512 = _matmul_plan(m, k, n, Machine(1, 64))
+    assert avx512.sequence == "xla_matmul_block_packed" and avx512.params[-4:] == (128, 640, 7, 32)
     text = (f"func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{\n"
             f"  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
             f"(tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>\n"
@@ -257,7 +263,7 @@ def test_avx2_whole_k_block_is_right_on_every_level():
     rng = np.random.default_rng(5)
     a, b = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
     for cpu in ("x86-64-v2", "x86-64-v3", "x86-64-v4"):
-        exe = xlac.compile(text, cpu=cpu, cache=False)
+        exe = xlac.compile(text, cpu=cpu, cache=False, options=xlac.Options().replace(num_threads=1))
         assert "scalar loops" not in exe.fusion_report()
         if cpu in runnable_levels(cpu):
             np.testing.assert_allclose(exe(a, b), a @ b, rtol=2e-5, atol=2e-4)
