@@ -269,6 +269,27 @@ def test_whole_k_block_is_right_on_every_level():
             np.testing.assert_allclose(exe(a, b), a @ b, rtol=2e-5, atol=2e-4)
 
 
+def test_avx512_whole_k_block_sums_as_the_panels_do():
+    """AVX-512's whole-k block (one thread: 98 x 640 x 512 in 640 x 128
+    blocks, 14 row tiles of 7) and its 160-deep panels (two threads, chunks
+    of 64 columns) run the same FMAs in the same k order from 0: equal bit
+    for bit."""
+    if runnable_levels("x86-64-v4") != ["x86-64-v4"]:
+        pytest.skip("x86-64-v4 code runs only where the host has AVX-512")
+    m, k, n = 98, 640, 512
+    assert _matmul_plan(m, k, n, Machine(2, 64)).sequence == "xla_matmul"
+    text = (f"func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{\n"
+            f"  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
+            f"(tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>\n"
+            f"  return %0 : tensor<{m}x{n}xf32>\n}}")
+    rng = np.random.default_rng(6)
+    a, b = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
+    whole, panels = (xlac.compile(text, cpu="x86-64-v4", cache=False,
+                                  options=xlac.Options().replace(num_threads=threads))(a, b)
+                     for threads in (1, 2))
+    np.testing.assert_array_equal(whole, panels)
+
+
 def test_tall_chunk_is_cut_into_row_blocks():
     """A chunk's rows of a 256-deep block of A stay in L2 (512 KiB) or are cut
     into blocks that do, in whole register tiles."""
