@@ -114,7 +114,7 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     whole_bn, whole_bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
     if whole_bk > BLOCK:
         # AVX-512 too: all of k in one packed block, row tiles outside (1024^3,
-        # one core: 127 -> 151 GFLOP/s; docs/PERFORMANCE.md)
+        # one core: 110 -> 126 GFLOP/s median, 127 -> 155 best; docs/PERFORMANCE.md)
         return Plan("xla_matmul_block_packed", chunks + (whole_bn, whole_bk, tm, tn))
     return Plan("xla_matmul", chunks + (_row_block(chunks[0] or m, min(k, BLOCK), tm, size),
                                         bn, bk, tm, tn))

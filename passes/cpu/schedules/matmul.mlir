@@ -66,8 +66,9 @@ module attributes {transform.with_named_sequence} {
   }
 
   // With AVX2's 16 registers (6 x 16 tiles), and with AVX-512's 8 x 32 where
-  // all of k fits one block (1024^3 on one core: 127 -> 151 GFLOP/s against
-  // the panels): the whole bk x bn block of B
+  // all of k fits one block (1024^3 on one core of an AVX-512 Xeon: 110 ->
+  // 126 GFLOP/s median under load, 127 -> 155 best, against the panels): the
+  // whole bk x bn block of B
   // packed at once (rows of bn, contiguous), then row tiles outside column
   // tiles, rows peeled where 6 does not divide m. Each row tile's 6 rows of A
   // stay in L1 across the block's columns; with column tiles outside, every
