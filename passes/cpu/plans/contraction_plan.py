@@ -112,9 +112,11 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
         bn, bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
         return Plan("xla_matmul_block_packed", chunks + (bn, bk, tm, tn))
     whole_bn, whole_bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
-    if whole_bk > BLOCK:
+    if whole_bk > BLOCK and (chunks[0] or m) * (chunks[-1] or n) * size >= whole_k_block_bytes(machine):
         # AVX-512 too: all of k in one packed block, row tiles outside (1024^3,
-        # one core: 110 -> 126 GFLOP/s median, 127 -> 155 best; docs/PERFORMANCE.md)
+        # one core: 110 -> 126 GFLOP/s median, 127 -> 155 best; docs/PERFORMANCE.md),
+        # where the chunk's C is too large for L2 to keep across 256-deep blocks;
+        # a smaller C (64 x 256) is faster in the panels (137.8 against 128.8)
         return Plan("xla_matmul_block_packed", chunks + (whole_bn, whole_bk, tm, tn))
     return Plan("xla_matmul", chunks + (_row_block(chunks[0] or m, min(k, BLOCK), tm, size),
                                         bn, bk, tm, tn))

@@ -4,7 +4,9 @@
 /// AVX-512 (8 x 32 tiles), k up to 1024: all of k in one packed block of B,
 /// as many columns as keep it within 512 KiB (1024 x 128), copied whole, then
 /// row tiles outside column tiles, each tile's k loop over all 1024 steps:
-/// C read and written once, not once per 256-deep block.
+/// C read and written once, not once per 256-deep block. Only where a
+/// chunk's C is 512 KiB or more (xla-apply-schedules.mlir's @packed, chunks
+/// of 128 x 128, keeps the panels: C stays in L2 across the blocks).
 // CHECK-LABEL: func.func @square
 // CHECK-NOT: scf.forall
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C128:.*]] iter_args

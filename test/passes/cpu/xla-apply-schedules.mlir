@@ -29,18 +29,20 @@ func.func @matmul(%a: tensor<64x128xf32>, %b: tensor<128x64xf32>) -> tensor<64x6
 
 // -----
 
-/// k long, up to 1024: all of k in one block of B, packed whole before the
-/// register tiles read it (xla-apply-schedules-whole-k.mlir: the 256-deep
-/// panels beyond). AVX-512: chunks of columns (B is the larger operand), each
-/// chunk's 512 x 128 block (256 KiB, within AVX-512's 512) copied into an
-/// aligned buffer, then row tiles outside column tiles.
+/// k long: blocks of 256 x 256, B packed before the register tiles read it.
+/// AVX-512: chunks of columns (B is the larger operand), each 256 x 32 panel
+/// of B copied into an aligned buffer of its own, row tiles inside the
+/// column tile reading the copy.
 // CHECK-LABEL: func.func @packed
 // CHECK: scf.forall (%{{.*}}) in (8)
-// CHECK: %[[BLOCK:.*]] = memref.alloc() {alignment = 64 : i64} : memref<512x128xf32>
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C256:.*]] iter_args
+// CHECK-NEXT: scf.for %{{.*}} = %{{.*}} step %[[C32:.*]] iter_args
+// CHECK: %[[PANEL:.*]] = memref.alloc() {alignment = 64 : i64} : memref<256x32xf32>
+// CHECK: scf.for
+// CHECK: vector.transfer_read {{.*}} vector<32xf32>
 // CHECK: vector.transfer_write {{.*}} : vector<32xf32>, memref<1x32xf32
-// CHECK: %[[PACKED:.*]] = bufferization.to_tensor %[[BLOCK]]
+// CHECK: %[[PACKED:.*]] = bufferization.to_tensor %[[PANEL]]
 // CHECK: scf.for %{{.*}} step %[[C8:.*]] iter_args
-// CHECK-NEXT: scf.for %{{.*}} step %[[C32:.*]] iter_args
 // CHECK: vector.transfer_read %[[PACKED]]{{.*}} vector<32xf32>
 // CHECK: vector.contract {{.*}} into vector<8x32xf32>
 /// AVX2 (6 x 16 tiles; 4 x 16 here, dividing 128): the whole block packed
