@@ -112,11 +112,12 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
         bn, bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
         return Plan("xla_matmul_block_packed", chunks + (bn, bk, tm, tn))
     whole_bn, whole_bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
-    if whole_bk > BLOCK and (chunks[0] or m) * (chunks[-1] or n) * size >= whole_k_block_bytes(machine):
+    if whole_bk > BLOCK and (chunks[0] or m) >= MIN_WHOLE_K_ROW_TILES * tm:
         # AVX-512 too: all of k in one packed block, row tiles outside (1024^3,
         # one core: 110 -> 126 GFLOP/s median, 127 -> 155 best; docs/PERFORMANCE.md),
-        # where the chunk's C is too large for L2 to keep across 256-deep blocks;
-        # a smaller C (64 x 256) is faster in the panels (137.8 against 128.8)
+        # where enough row tiles read each block from L2; fewer are faster with
+        # the panels in L1 (one core, 128 x 1024 x 1024: 128 against 120 GFLOP/s;
+        # 64 x 1024 x 256: 138 against 129)
         return Plan("xla_matmul_block_packed", chunks + (whole_bn, whole_bk, tm, tn))
     return Plan("xla_matmul", chunks + (_row_block(chunks[0] or m, min(k, BLOCK), tm, size),
                                         bn, bk, tm, tn))
@@ -215,6 +216,7 @@ def _static_b_blocks(n: int, k: int, chunk_n: int, bn: int, bk: int, tn: int) ->
 
 WHOLE_K = 1024               # packed blocks: k up to this runs as one block, B's block narrower
 MIN_WHOLE_K_TILES = 4        # ... of at least this many column tiles, each row tile's A read from L2 once for them
+MIN_WHOLE_K_ROW_TILES = 32   # AVX-512: ... and a chunk of at least this many row tiles reading each block
 
 
 def whole_k_block_bytes(machine: Machine) -> int:

@@ -5,8 +5,8 @@
 /// as many columns as keep it within 512 KiB (1024 x 128), copied whole, then
 /// row tiles outside column tiles, each tile's k loop over all 1024 steps:
 /// C read and written once, not once per 256-deep block. Only where a
-/// chunk's C is 512 KiB or more (xla-apply-schedules.mlir's @packed, chunks
-/// of 128 x 128, keeps the panels: C stays in L2 across the blocks).
+/// chunk has 32 row tiles or more to read each block: two threads' chunks
+/// of 128 rows keep the 256 x 32 panels (in L1 while 16 row tiles go by).
 // CHECK-LABEL: func.func @square
 // CHECK-NOT: scf.forall
 // CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %[[C128:.*]] iter_args
@@ -18,10 +18,10 @@
 // CHECK: scf.for %{{.*}} = %{{.*}} to %[[C1024:.*]] step %{{.*}} iter_args(%{{.*}}) -> (vector<8x32xf32>)
 // CHECK: vector.transfer_read %[[PACKED]]{{.*}} vector<32xf32>
 // CHECK: vector.contract {{.*}} into vector<8x32xf32>
-/// Two threads: chunks of 128 rows, each the same blocks.
 // TWO-LABEL: func.func @square
 // TWO: scf.forall (%{{.*}}) in (8)
-// TWO: memref.alloc() {alignment = 64 : i64} : memref<1024x128xf32>
+// TWO: memref.alloc() {alignment = 64 : i64} : memref<256x32xf32>
+// TWO-NOT: memref<1024x128xf32>
 // TWO: vector.contract {{.*}} into vector<8x32xf32>
 func.func @square(%a: tensor<1024x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<1024x1024xf32> {
   %zero = arith.constant 0.0 : f32
@@ -63,4 +63,22 @@ func.func @no_whole_block(%a: tensor<960x960xf32>, %b: tensor<960x960xf32>) -> t
   %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<960x960xf32>) -> tensor<960x960xf32>
   %r = linalg.matmul ins(%a, %b : tensor<960x960xf32>, tensor<960x960xf32>) outs(%c : tensor<960x960xf32>) -> tensor<960x960xf32>
   return %r : tensor<960x960xf32>
+}
+
+// -----
+
+/// 256 rows (32 tiles of 8): two threads take chunks of 128 columns, each one
+/// whole-k block of B read by all the row tiles.
+// TWO-LABEL: func.func @wide
+// TWO: scf.forall (%{{.*}}) in (8)
+// TWO: memref.alloc() {alignment = 64 : i64} : memref<1024x128xf32>
+// TWO: scf.for %{{.*}} step %{{.*}} iter_args
+// TWO-NEXT: scf.for %{{.*}} step %{{.*}} iter_args
+// TWO: vector.contract {{.*}} into vector<8x32xf32>
+func.func @wide(%a: tensor<256x1024xf32>, %b: tensor<1024x1024xf32>) -> tensor<256x1024xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<256x1024xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  %r = linalg.matmul ins(%a, %b : tensor<256x1024xf32>, tensor<1024x1024xf32>) outs(%c : tensor<256x1024xf32>) -> tensor<256x1024xf32>
+  return %r : tensor<256x1024xf32>
 }

@@ -209,7 +209,7 @@ def test_short_k_wide_b_is_right():
 
 
 @pytest.mark.parametrize("m, k, n, avx512, avx2", [
-    (1024, 1024, 1024, "xla_matmul_block_packed", "xla_matmul_block_packed"),   # AVX2: 6-row tiles peeled
+    (1024, 1024, 1024, "xla_matmul", "xla_matmul_block_packed"),    # AVX2: 6-row tiles peeled
     (197, 768, 768, "xla_matmul", "xla_matmul_block_packed"),     # AVX-512: chunks of 3 column tiles
     (64, 1024, 1024, "xla_matmul", "xla_matmul_block_packed"),   # chunks of columns; AVX-512: C small
     (1030, 520, 96, "xla_matmul", "xla_matmul_block_packed"),
@@ -227,18 +227,19 @@ def test_packed_matmuls(m, k, n, avx512, avx2):
 
 @pytest.mark.parametrize("m, k, n, threads, avx2, avx512", [
     (1024, 1024, 1024, 1, (64, 1024), (128, 1024)),     # one k block: C read and written once
-    (1024, 1024, 1024, 2, (64, 1024), (128, 1024)),     # chunks of 128 columns, of 128 rows
+    (1024, 1024, 1024, 2, (64, 1024), None),            # AVX2: chunks of 128 columns; AVX-512: 128 rows
     (960, 960, 960, 1, (64, 960), None),                # AVX-512: 96 or 160 columns, no 4 tiles in 512 KiB
     (1008, 1008, 1008, 1, (144, 252), (112, 1008)),     # AVX2: 48 columns too few, 256 blocks kept
     (2048, 2048, 2048, 1, (256, 256), None),            # k beyond 1024
     (512, 256, 1024, 1, (256, 256), None),              # k one block already
-    (512, 1024, 256, 2, (32, 256), None),               # AVX-512: chunks of 64 x 256, C small
+    (512, 1024, 256, 2, (32, 256), None),               # AVX-512: chunks of 64 rows, 8 tiles
+    (256, 1024, 1024, 2, (64, 1024), (128, 1024)),      # chunks of 128 columns, all 32 row tiles
 ])
 def test_packed_block_takes_all_of_k(m, k, n, threads, avx2, avx512):
     """The whole packed blocks hold all of a k up to 1024 (and as many
     columns as keep the block 256 KiB with AVX2, 512 KiB with AVX-512)
-    where that leaves four column tiles or more (AVX-512: and the chunk's C
-    is 512 KiB or more); else AVX2 packs 256 blocks and AVX-512 keeps its
+    where that leaves four column tiles or more (AVX-512: and the chunk has
+    32 row tiles or more); else AVX2 packs 256 blocks and AVX-512 keeps its
     panels (None)."""
     plan = _matmul_plan(m, k, n, Machine(threads, 32))
     assert plan.sequence == "xla_matmul_block_packed" and plan.params[-4:-2] == avx2
@@ -270,13 +271,13 @@ def test_whole_k_block_is_right_on_every_level():
 
 
 def test_avx512_whole_k_block_sums_as_the_panels_do():
-    """AVX-512's whole-k block (one thread: 202 x 640 x 768 in 640 x 192
-    blocks, 25 row tiles of 8 and 2 rows peeled) and its 160-deep panels (two
+    """AVX-512's whole-k block (one thread: 266 x 640 x 768 in 640 x 192
+    blocks, 33 row tiles of 8 and 2 rows peeled) and its 160-deep panels (two
     threads, chunks of 96 columns) run the same FMAs in the same k order from
     0: equal bit for bit."""
     if runnable_levels("x86-64-v4") != ["x86-64-v4"]:
         pytest.skip("x86-64-v4 code runs only where the host has AVX-512")
-    m, k, n = 202, 640, 768
+    m, k, n = 266, 640, 768
     assert _matmul_plan(m, k, n, Machine(1, 64)).params[-4:] == (192, 640, 8, 32)
     assert _matmul_plan(m, k, n, Machine(2, 64)).sequence == "xla_matmul"
     text = (f"func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{\n"
