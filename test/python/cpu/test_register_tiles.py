@@ -250,6 +250,16 @@ def test_packed_block_takes_all_of_k(m, k, n, threads, avx2, avx512):
         assert plan.sequence == "xla_matmul_block_packed" and plan.params[-4:-2] == avx512
 
 
+def _plain_dot(m: int, k: int, n: int, seed: int) -> tuple[str, np.ndarray, np.ndarray]:
+    """An m x k x n f32 dot_general's program and random inputs."""
+    text = (f"func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{\n"
+            f"  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
+            f"(tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>\n"
+            f"  return %0 : tensor<{m}x{n}xf32>\n}}")
+    rng = np.random.default_rng(seed)
+    return text, rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
+
+
 def test_whole_k_block_is_right_on_every_level():
     """k = 640 in one packed block of a 64-column chunk (x86-64-v2's 6 x 8
     tiles and AVX2's 6 x 16), run on each level the host has against numpy;
@@ -257,12 +267,7 @@ def test_whole_k_block_is_right_on_every_level():
     m, k, n = 98, 640, 512                                # 98 = 16 x 6 + 2: rows peeled too
     for machine in (Machine(1, 16), Machine(1, 32)):
         assert _matmul_plan(m, k, n, machine).params[-4:-2] == (64, 640)
-    text = (f"func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{\n"
-            f"  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
-            f"(tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>\n"
-            f"  return %0 : tensor<{m}x{n}xf32>\n}}")
-    rng = np.random.default_rng(5)
-    a, b = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
+    text, a, b = _plain_dot(m, k, n, seed=5)
     for cpu in ("x86-64-v2", "x86-64-v3", "x86-64-v4"):
         exe = xlac.compile(text, cpu=cpu, cache=False, options=xlac.Options().replace(num_threads=1))
         assert "scalar loops" not in exe.fusion_report()
@@ -280,12 +285,7 @@ def test_avx512_whole_k_block_sums_as_the_panels_do():
     m, k, n = 266, 640, 768
     assert _matmul_plan(m, k, n, Machine(1, 64)).params[-4:] == (192, 640, 8, 32)
     assert _matmul_plan(m, k, n, Machine(2, 64)).sequence == "xla_matmul"
-    text = (f"func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{\n"
-            f"  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
-            f"(tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>\n"
-            f"  return %0 : tensor<{m}x{n}xf32>\n}}")
-    rng = np.random.default_rng(6)
-    a, b = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
+    text, a, b = _plain_dot(m, k, n, seed=6)
     whole, panels = (xlac.compile(text, cpu="x86-64-v4", cache=False,
                                   options=xlac.Options().replace(num_threads=threads))(a, b)
                      for threads in (1, 2))
