@@ -28,32 +28,70 @@ func.func @cumsum(%x: tensor<2x4xf32>) -> tensor<2x4xf32> {
 
 /// A longer scan (40 = 3 blocks of 16, the last padded with 0): each block
 /// scanned in order, the blocks' totals (their last elements) scanned, and
-/// each block offset by the total of the blocks before it.
+/// each block offset by the total of the blocks before it. Down the
+/// outermost dim, so no transposed copy.
 // CHECK-LABEL: func.func @long_cumsum
-// CHECK: %[[PADDED:.*]] = stablehlo.pad %{{.*}}, %{{.*}}, low = [0, 0], high = [0, 8]{{.*}} -> tensor<2x48xf32>
-// CHECK: stablehlo.reshape %[[PADDED]] : (tensor<2x48xf32>) -> tensor<2x3x16xf32>
-// CHECK-COUNT-15: stablehlo.add %{{.*}} : tensor<2x3x1xf32>
-// CHECK: %[[WITHIN:.*]] = stablehlo.concatenate {{.*}} dim = 2
-// CHECK: stablehlo.slice %[[WITHIN]] [0:2, 0:3, 15:16]
-// CHECK-COUNT-2: stablehlo.add %{{.*}} : tensor<2x1xf32>
-// CHECK: %[[BEFORE:.*]] = stablehlo.pad %{{.*}}, low = [0, 1], high = [0, 0]{{.*}} -> tensor<2x3xf32>
-// CHECK: %[[SPREAD:.*]] = stablehlo.broadcast_in_dim %[[BEFORE]], dims = [0, 1]
-// CHECK: stablehlo.add %[[SPREAD]], %[[WITHIN]] : tensor<2x3x16xf32>
-// CHECK: stablehlo.slice %{{.*}} [0:2, 0:40] : (tensor<2x48xf32>) -> tensor<2x40xf32>
+// CHECK-NOT: stablehlo.transpose
+// CHECK: %[[PADDED:.*]] = stablehlo.pad %{{.*}}, %{{.*}}, low = [0, 0], high = [8, 0]{{.*}} -> tensor<48x2xf32>
+// CHECK: stablehlo.reshape %[[PADDED]] : (tensor<48x2xf32>) -> tensor<3x16x2xf32>
+// CHECK-COUNT-15: stablehlo.add %{{.*}} : tensor<3x1x2xf32>
+// CHECK: %[[WITHIN:.*]] = stablehlo.concatenate {{.*}} dim = 1
+// CHECK: stablehlo.slice %[[WITHIN]] [0:3, 15:16, 0:2]
+// CHECK-COUNT-2: stablehlo.add %{{.*}} : tensor<1x2xf32>
+// CHECK: %[[BEFORE:.*]] = stablehlo.pad %{{.*}}, low = [1, 0], high = [0, 0]{{.*}} -> tensor<3x2xf32>
+// CHECK: %[[SPREAD:.*]] = stablehlo.broadcast_in_dim %[[BEFORE]], dims = [0, 2]
+// CHECK: stablehlo.add %[[SPREAD]], %[[WITHIN]] : tensor<3x16x2xf32>
+// CHECK: stablehlo.slice %{{.*}} [0:40, 0:2] : (tensor<48x2xf32>) -> tensor<40x2xf32>
 // CHECK-NOT: reduce_window
-func.func @long_cumsum(%x: tensor<2x40xf32>) -> tensor<2x40xf32> {
+func.func @long_cumsum(%x: tensor<40x2xf32>) -> tensor<40x2xf32> {
   %zero = stablehlo.constant dense<0.0> : tensor<f32>
-  %0 = "stablehlo.reduce_window"(%x, %zero) <{padding = dense<[[0, 0], [39, 0]]> : tensor<2x2xi64>, window_dimensions = array<i64: 1, 40>}> ({
+  %0 = "stablehlo.reduce_window"(%x, %zero) <{padding = dense<[[39, 0], [0, 0]]> : tensor<2x2xi64>, window_dimensions = array<i64: 40, 1>}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %s = stablehlo.add %a, %b : tensor<f32>
     stablehlo.return %s : tensor<f32>
-  }) : (tensor<2x40xf32>, tensor<f32>) -> tensor<2x40xf32>
-  return %0 : tensor<2x40xf32>
+  }) : (tensor<40x2xf32>, tensor<f32>) -> tensor<40x2xf32>
+  return %0 : tensor<40x2xf32>
 }
 
 // -----
 
-/// An exact combiner (an integer sum) along the innermost dim: scanned as the
+/// A float sum along the innermost dim, and along the dim before a complex
+/// tensor's 2 parts (xla-complex-as-pairs): scanned as the outermost dim of
+/// a transposed copy too, the parts' dim kept last. The transposes move data
+/// only: each element's adds are the same, in the same order (it rounds as
+/// before, bit for bit).
+// CHECK-LABEL: func.func @inner_float_cumsum
+// CHECK: stablehlo.transpose %{{.*}}, dims = [1, 0] : (tensor<4x40xf64>) -> tensor<40x4xf64>
+// CHECK: stablehlo.reshape %{{.*}} : (tensor<48x4xf64>) -> tensor<3x16x4xf64>
+// CHECK: stablehlo.transpose %{{.*}}, dims = [1, 0] : (tensor<40x4xf64>) -> tensor<4x40xf64>
+// CHECK-LABEL: func.func @pairs_cumsum
+// CHECK: stablehlo.transpose %{{.*}}, dims = [1, 0, 2] : (tensor<4x40x2xf32>) -> tensor<40x4x2xf32>
+// CHECK: stablehlo.reshape %{{.*}} : (tensor<48x4x2xf32>) -> tensor<3x16x4x2xf32>
+// CHECK: stablehlo.transpose %{{.*}}, dims = [1, 0, 2] : (tensor<40x4x2xf32>) -> tensor<4x40x2xf32>
+// CHECK-NOT: reduce_window
+func.func @inner_float_cumsum(%x: tensor<4x40xf64>) -> tensor<4x40xf64> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f64>
+  %0 = "stablehlo.reduce_window"(%x, %zero) <{padding = dense<[[0, 0], [39, 0]]> : tensor<2x2xi64>, window_dimensions = array<i64: 1, 40>}> ({
+  ^bb0(%a: tensor<f64>, %b: tensor<f64>):
+    %s = stablehlo.add %a, %b : tensor<f64>
+    stablehlo.return %s : tensor<f64>
+  }) : (tensor<4x40xf64>, tensor<f64>) -> tensor<4x40xf64>
+  return %0 : tensor<4x40xf64>
+}
+
+func.func @pairs_cumsum(%x: tensor<4x40x2xf32>) -> tensor<4x40x2xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %0 = "stablehlo.reduce_window"(%x, %zero) <{padding = dense<[[0, 0], [39, 0], [0, 0]]> : tensor<3x2xi64>, window_dimensions = array<i64: 1, 40, 1>}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<4x40x2xf32>, tensor<f32>) -> tensor<4x40x2xf32>
+  return %0 : tensor<4x40x2xf32>
+}
+
+// -----
+
+/// An integer sum along the innermost dim: scanned as the
 /// outermost dim of a transposed copy, each step a contiguous row, not a
 /// column 16 elements apart; the order of the adds is the same.
 // CHECK-LABEL: func.func @inner_int_cumsum

@@ -75,7 +75,41 @@ func.func private @cumsum(%a: tensor<2x6xcomplex<f32>>) -> tensor<2x6xcomplex<f3
 
 // -----
 
-/// A complex multiply has no pair form: the function keeps its complex tensors.
+/// A complex multiply summed down its columns: the interpreter's (ac - bd, ad + bc)
+/// on the parts' slices, joined in the minor dim, and the column sum of the pairs.
+// CHECK-LABEL: func.func @column_sum_of_products
+// CHECK-SAME: (%[[A:.*]]: tensor<4x8x2xf32>, %[[B:.*]]: tensor<4x8x2xf32>) -> tensor<8x2xf32>
+// CHECK: %[[SA:.*]] = stablehlo.slice %[[A]] [0:4, 0:8, 0:1]
+// CHECK: %[[RA:.*]] = stablehlo.reshape %[[SA]] : (tensor<4x8x1xf32>) -> tensor<4x8xf32>
+// CHECK: %[[SB:.*]] = stablehlo.slice %[[A]] [0:4, 0:8, 1:2]
+// CHECK: %[[RB:.*]] = stablehlo.reshape %[[SB]]
+// CHECK: %[[SC:.*]] = stablehlo.slice %[[B]] [0:4, 0:8, 0:1]
+// CHECK: %[[RC:.*]] = stablehlo.reshape %[[SC]]
+// CHECK: %[[SD:.*]] = stablehlo.slice %[[B]] [0:4, 0:8, 1:2]
+// CHECK: %[[RD:.*]] = stablehlo.reshape %[[SD]]
+// CHECK: %[[AC:.*]] = stablehlo.multiply %[[RA]], %[[RC]] : tensor<4x8xf32>
+// CHECK: %[[BD:.*]] = stablehlo.multiply %[[RB]], %[[RD]] : tensor<4x8xf32>
+// CHECK: %[[RE:.*]] = stablehlo.subtract %[[AC]], %[[BD]] : tensor<4x8xf32>
+// CHECK: %[[AD:.*]] = stablehlo.multiply %[[RA]], %[[RD]] : tensor<4x8xf32>
+// CHECK: %[[BC:.*]] = stablehlo.multiply %[[RB]], %[[RC]] : tensor<4x8xf32>
+// CHECK: %[[IM:.*]] = stablehlo.add %[[AD]], %[[BC]] : tensor<4x8xf32>
+// CHECK: %[[RE2:.*]] = stablehlo.reshape %[[RE]]
+// CHECK: %[[IM2:.*]] = stablehlo.reshape %[[IM]]
+// CHECK: %[[P:.*]] = stablehlo.concatenate %[[RE2]], %[[IM2]], dim = 2 : (tensor<4x8x1xf32>, tensor<4x8x1xf32>) -> tensor<4x8x2xf32>
+// CHECK: stablehlo.reduce(%[[P]] init: %{{.*}}) applies stablehlo.add across dimensions = [0] : (tensor<4x8x2xf32>, tensor<f32>) -> tensor<8x2xf32>
+// CHECK-NOT: complex
+func.func @column_sum_of_products(%a: tensor<4x8xcomplex<f32>>, %b: tensor<4x8xcomplex<f32>>) -> tensor<8xcomplex<f32>> {
+  %p = stablehlo.multiply %a, %b : tensor<4x8xcomplex<f32>>
+  %z = stablehlo.constant dense<(0.0, 0.0)> : tensor<complex<f32>>
+  %0 = stablehlo.reduce(%p init: %z) applies stablehlo.add across dimensions = [0]
+      : (tensor<4x8xcomplex<f32>>, tensor<complex<f32>>) -> tensor<8xcomplex<f32>>
+  return %0 : tensor<8xcomplex<f32>>
+}
+
+// -----
+
+/// A complex multiply used otherwise (an add; a row sum) has no pair form:
+/// the function keeps its complex tensors.
 // CHECK-LABEL: func.func @product
 // CHECK-SAME: tensor<4xcomplex<f32>>
 // CHECK: stablehlo.multiply {{.*}} : tensor<4xcomplex<f32>>

@@ -6,6 +6,8 @@ contractions accumulated in f32 on the f32 schedules."""
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import ml_dtypes
 import numpy as np
@@ -13,6 +15,7 @@ import pytest
 
 import xlac
 from conftest import require_shared, run_conformance, runnable_levels, summarize
+from xlac.cpu_model import cpu_model
 
 BF16 = ml_dtypes.bfloat16
 PROGRAM = """func.func @main(%x: tensor<64x64xbf16>, %w: tensor<64x64xbf16>) -> tensor<64x64xbf16> {
@@ -107,3 +110,56 @@ def test_a_16_bit_float_scalar_crosses_into_its_kernel(type_name, dtype, cpu):
         pytest.skip(f"this CPU cannot run {cpu} code")
     x = np.random.default_rng(2).standard_normal((64, 256)).astype(dtype)
     np.testing.assert_array_equal(exe(x, np.int32(3)), np.pad(x, ((1, 1), (8, 8)), constant_values=3))
+
+
+# Where the CPU rounds to bf16 natively (AVX512-BF16) LLVM's instcombine turned
+# fptrunc(fadd(fpext a, fpext b)) into bf16 arithmetic, which its X86 backend
+# cannot legalize on 16k + 1 lanes: a layer norm over 33 columns aborted the
+# process ("Do not know how to soft promote this operator's operand!").
+SEVENTEEN_LANES = """llvm.func @add(%p: !llvm.ptr, %q: !llvm.ptr, %o: !llvm.ptr) attributes {
+    target_cpu = "x86-64-v4", target_features = #llvm.target_features<[FEATURES]>} {
+  %a = llvm.load %p {alignment = 2 : i64} : !llvm.ptr -> vector<17xbf16>
+  %b = llvm.load %q {alignment = 2 : i64} : !llvm.ptr -> vector<17xbf16>
+  %x = llvm.fpext %a : vector<17xbf16> to vector<17xf32>
+  %y = llvm.fpext %b : vector<17xbf16> to vector<17xf32>
+  %z = llvm.fadd %x, %y : vector<17xf32>
+  %t = llvm.fptrunc %z : vector<17xf32> to vector<17xbf16>
+  llvm.store %t, %o {alignment = 2 : i64} : vector<17xbf16>, !llvm.ptr
+  llvm.return
+}"""
+
+_JIT_IN_FRESH_PROCESS = """
+import sys
+from xlac.mlir import ExecutionEngine, bare_context, ir
+from xlac.pipeline.pass_manager import run_passes
+with bare_context():
+    module = ir.Module.parse(sys.stdin.read())
+    run_passes(module, ["xla-bf16-extend-as-shift"])
+    engine = ExecutionEngine(module, opt_level=3)
+    assert engine.raw_lookup("add")
+"""
+
+
+def test_bf16_widenings_leave_llvm_no_bf16_arithmetic_to_legalize():
+    """Compiled (not run) for AVX-512 with AVX512-BF16 on any x86 host, in a
+    process of its own: the failure was an abort."""
+    features = ", ".join(f'"+{f}"' for f in ("avx", "avx2", "fma", "f16c", "avx512f", "avx512bw",
+                                             "avx512dq", "avx512vl", "avx512bf16"))
+    done = subprocess.run([sys.executable, "-c", _JIT_IN_FRESH_PROCESS], text=True,
+                          input=SEVENTEEN_LANES.replace("FEATURES", features),
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+
+
+@pytest.mark.parametrize("columns", [17, 33])
+def test_native_bf16_rows_of_16k_plus_1_match_the_integer_roundings(columns):
+    if "avx512_bf16" not in cpu_model("host").features:
+        pytest.skip("the host has no AVX512-BF16: its code rounds in integer code, tested above")
+    text = (f"func.func @main(%x: tensor<3x{columns}xbf16>, %y: tensor<3x{columns}xbf16>) -> tensor<3x{columns}xbf16> {{\n"
+            f"  %0 = stablehlo.multiply %x, %y : tensor<3x{columns}xbf16>\n"
+            f"  %1 = stablehlo.add %0, %x : tensor<3x{columns}xbf16>\n"
+            f"  return %1 : tensor<3x{columns}xbf16>\n}}")
+    rng = np.random.default_rng(3)
+    x, y = (rng.standard_normal((3, columns)).astype(BF16) for _ in range(2))
+    native, integer = (xlac.compile(text, cache=False, cpu=cpu)(x, y) for cpu in ("host", "x86-64-v4"))
+    np.testing.assert_array_equal(native.view(np.uint16), integer.view(np.uint16))

@@ -115,27 +115,56 @@ def test_complex_pairs_are_vectorized_and_match_the_interpreter(kind, element, c
         np.testing.assert_allclose(g, w, rtol=tolerance, atol=tolerance * np.abs(w).max())
 
 
-_PRODUCT = """func.func @main(%a: tensor<64x128xcomplex<f32>>) -> tensor<128xcomplex<f32>> {
-  %p = stablehlo.multiply %a, %a : tensor<64x128xcomplex<f32>>
-  %z = stablehlo.constant dense<(0.0, 0.0)> : tensor<complex<f32>>
-  %0 = stablehlo.reduce(%p init: %z) applies stablehlo.add across dimensions = [0]
-      : (tensor<64x128xcomplex<f32>>, tensor<complex<f32>>) -> tensor<128xcomplex<f32>>
-  return %0 : tensor<128xcomplex<f32>>
-}"""
+def _product_sum(c: str, dim: int, rows: int = 64, cols: int = 128) -> str:
+    """``jnp.sum(a * b, dim)``: a complex multiply summed over one dim."""
+    t, out = f"tensor<{rows}x{cols}x{c}>", f"tensor<{(cols, rows)[dim]}x{c}>"
+    return f"""func.func @main(%a: {t}, %b: {t}) -> {out} {{
+  %p = stablehlo.multiply %a, %b : {t}
+  %z = stablehlo.constant dense<(0.0, 0.0)> : tensor<{c}>
+  %0 = stablehlo.reduce(%p init: %z) applies stablehlo.add across dimensions = [{dim}]
+      : ({t}, tensor<{c}>) -> {out}
+  return %0 : {out}
+}}"""
 
 
-def test_a_program_with_another_complex_op_keeps_complex_tensors():
-    """A complex multiply has no pair form: the whole program stays complex
-    (joining the pairs back for it would be a scalar loop of its own)."""
+def _linalg_text(text: str, cpu: str) -> str:
     from xlac.compiler import resolve_options
     from xlac.pipeline.stage_texts import StageTexts
     from xlac.targets import get_target
-    stages = StageTexts(get_target("cpu"), _PRODUCT.encode(), "product.mlir", "main",
-                        resolve_options(None, cpu="x86-64-v3"))
+    stages = StageTexts(get_target("cpu"), text.encode(), "product.mlir", "main",
+                        resolve_options(None, cpu=cpu))
     module, _ = stages._run_until("linalg")
-    text = str(module)
-    assert "64x128xcomplex<f32>" in text and "x2xf32" not in text
+    return str(module)
+
+
+@pytest.mark.parametrize("cpu", LEVELS)
+@pytest.mark.parametrize("element", sorted(_TYPES))
+def test_a_product_summed_down_columns_is_pairs(element, cpu):
+    """`jnp.sum(a * b, 0)`: the multiply as the parts' (ac - bd, ad + bc) and
+    the column sum on the f32/f64 schedules (as complex: a scalar loop walking
+    the rows, c64 512x1024 5x XLA), agreeing with the interpreter's multiply."""
+    text = _product_sum(element, 0, ROWS, COLS)
+    assert f"{ROWS}x{COLS}x2x{_TYPES[element][1]}" in _linalg_text(text, cpu)
+    exe = xlac.compile(text, cache=False, cpu=cpu)
+    assert "not scheduled:" not in exe.fusion_report(), exe.fusion_report()
+    if cpu not in runnable_levels(cpu):
+        pytest.skip(f"this CPU cannot run {cpu} code (compiled and scheduled: checked)")
+    rng = np.random.default_rng(4)
+    inputs = [_complex((ROWS, COLS), _TYPES[element][0], rng) for _ in range(2)]
+    (want,) = shared_server().run(text.encode(), inputs)
+    tolerance = 1e-5 if element == "complex<f32>" else 1e-13
+    np.testing.assert_allclose(exe(*inputs), want, rtol=tolerance,
+                               atol=tolerance * np.abs(want).max())
+
+
+def test_a_program_with_another_complex_op_keeps_complex_tensors():
+    """A complex multiply summed along its rows has no pair form (the complex
+    loop is the faster there): the whole program stays complex (joining the
+    pairs back for it would be a scalar loop of its own)."""
+    text = _product_sum("complex<f32>", 1)
+    linalg = _linalg_text(text, "x86-64-v3")
+    assert "64x128xcomplex<f32>" in linalg and "x2xf32" not in linalg
     rng = np.random.default_rng(0)
-    x = _complex((64, 128), np.complex64, rng)
-    got = xlac.compile(_PRODUCT, cache=False)(x)
-    np.testing.assert_allclose(got, (x * x).sum(0), rtol=1e-5)
+    x, y = (_complex((64, 128), np.complex64, rng) for _ in range(2))
+    got = xlac.compile(text, cache=False)(x, y)
+    np.testing.assert_allclose(got, (x * y).sum(1), rtol=1e-5)

@@ -105,7 +105,7 @@ _COMPILE_IN_FRESH_PROCESS = textwrap.dedent("""
     import sys, numpy as np, xlac
     from xlac.targets.cpu import micro_kernels
     m, k, n = map(int, sys.argv[2:5])
-    exe = xlac.compile(sys.argv[1], options=xlac.Options.from_env().replace(pieces=False))
+    exe = xlac.compile(sys.argv[1], options=xlac.Options.from_env().replace(pieces=False, cpu="x86-64-v3"))
     a = np.ones((m, k), np.float32); b = np.ones((k, n), np.float32)
     assert (np.asarray(exe(a, b)) == k).all()
     print(",".join(micro_kernels.BUILT))
@@ -125,8 +125,7 @@ def _compile_elsewhere(m: int, k: int, n: int, cache_dir) -> str:
 
 def test_kernels_are_built_once_and_reused_by_other_processes(tmp_path):
     built = _compile_elsewhere(96, 128, 48, tmp_path)
-    # AVX2's 6 x 16 tile, AVX-512's 8 x 16 on a host that has it (48 columns); and its library
-    assert built.startswith(("xlac_ukernel_f32_6x16", "xlac_ukernel_f32_8x16"))
+    assert built.startswith("xlac_ukernel_f32_6x16")       # and, for the JIT, its library
     kept = sorted(p.name for p in (tmp_path / "micro-kernels").iterdir())
     assert any(name.endswith(".o") for name in kept) and any(name.endswith(".so") for name in kept)
     # another program of the same tile, in another process: nothing built again

@@ -93,6 +93,8 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
     emulated, casts, math_types = (_EMULATED, "xla-expand-f8-casts", "extra-types=f16 ") \
         if true_flag(native_f16) else (_EMULATED + ",f16", "xla-expand-f8-casts{f16=true}", "")
     clock = ["xla-profile-kernels"] if true_flag(profile) else []   # exe.profile(): a clock around each kernel
+    # native roundings keep LLVM's fpext, which instcombine would shrink into bf16 arithmetic
+    widen_bf16 = ["xla-bf16-extend-as-shift"] if true_flag(native_bf16) else []
     calls = ["xla-micro-kernel-calls"] if true_flag(micro_kernels) else []
     return [
         *calls,                                           # register tiles -> calls of prebuilt kernels
@@ -148,6 +150,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "xla-loop-annotations-to-llvm",                   # loop annotations where the translation to LLVM IR reads them
         "xla-bf16-memory-as-i16",                         # no per-lane bf16 store LLVM would truncate via __truncsfbf2
         "xla-i1-memory-as-i8",                            # bool vectors move as bytes: LLVM packs vector<Nxi1> as bits
+        *widen_bf16,                                      # bf16 -> f32 as a shift: no bf16 arithmetic for LLVM to legalize
         "xla-split-long-blocks",                          # an entry of thousands of calls: parts compiled in parallel
         f"xla-target-cpu{{cpu={cpu}}}",                   # code for the chosen CPU level, not the JIT's host
     ]
