@@ -113,8 +113,16 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     if machine.registers < 32:
         if producer is not None and _is_widening(producer):     # rows of a block: no transposes
             return Plan("xla_matmul_block_packed_fused_b", chunks + (bn, bk, tm, tn), (producer,))
-        bn, bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size)
+        bn, bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
         return Plan("xla_matmul_block_packed", chunks + (bn, bk, tm, tn))
+    whole_bn, whole_bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
+    if whole_bk > BLOCK and (chunks[0] or m) >= MIN_WHOLE_K_ROW_TILES * tm:
+        # AVX-512 too: all of k in one packed block, row tiles outside (1024^3,
+        # one core: 110 -> 126 GFLOP/s median, 127 -> 155 best; docs/PERFORMANCE.md),
+        # where enough row tiles read each block from L2; fewer are faster with
+        # the panels in L1 (one core, 128 x 1024 x 1024: 128 against 120 GFLOP/s;
+        # 64 x 1024 x 256: 138 against 129)
+        return Plan("xla_matmul_block_packed", chunks + (whole_bn, whole_bk, tm, tn))
     return Plan("xla_matmul", chunks + (_row_block(chunks[0] or m, min(k, BLOCK), tm, size),
                                         bn, bk, tm, tn))
 
@@ -228,17 +236,27 @@ def _static_b_blocks(n: int, k: int, chunk_n: int, bn: int, bk: int, tn: int) ->
     return n % tn == 0 and n % chunk_n == 0 and chunk_n % bn == 0 and bn % tn == 0 and k % bk == 0
 
 
-WHOLE_K = 1024               # AVX2's packed blocks: k up to this runs as one block, B's block narrower
+WHOLE_K = 1024               # packed blocks: k up to this runs as one block, B's block narrower
 MIN_WHOLE_K_TILES = 4        # ... of at least this many column tiles, each row tile's A read from L2 once for them
+MIN_WHOLE_K_ROW_TILES = 32   # AVX-512: ... and a chunk of at least this many row tiles reading each block
 
 
-def _whole_k_block(k: int, chunk_n: int, bn: int, bk: int, tn: int, element_bytes: int) -> tuple[int, int]:
-    """(bn, bk) for AVX2's whole packed blocks: all of a k up to WHOLE_K in
-    one block, as many columns as keep the block the bytes of a 256 x 256 f32
-    one (256 KiB, in L2), in whole tiles dividing the chunk; else (bn, bk).
+def whole_k_block_bytes(machine: Machine) -> int:
+    """Bytes of B's whole-k block: half of L2 on the smallest L2 of the CPUs
+    of its vector width, the rest left to A's and C's lines going by. AVX2
+    and SSE: 256 KiB (AMD Zen 2 and 3: 512 KiB of L2 a core); AVX-512: 512 KiB
+    (Zen 4: 1 MiB; Intel's Skylake-SP to Emerald Rapids: 1-2 MiB)."""
+    return (2 if machine.vector_bytes >= 64 else 1) * BLOCK * BLOCK * 4
+
+
+def _whole_k_block(k: int, chunk_n: int, bn: int, bk: int, tn: int, element_bytes: int,
+                   machine: Machine) -> tuple[int, int]:
+    """(bn, bk) for whole packed blocks: all of a k up to WHOLE_K in one
+    block, as many columns as keep the block within whole_k_block_bytes (in
+    L2), in whole tiles dividing the chunk; else (bn, bk).
     Every k block is a pass over the chunk's C, each register tile's rows
     read and written back: at 1024^3, C's 4 MiB from L3 four times over
-    (bn = bk = 256: 76 GFLOP/s on one core, 75% of its peak; bn = 64,
+    (AVX2, bn = bk = 256: 76 GFLOP/s on one core, 75% of its peak; bn = 64,
     bk = 1024: 84; docs/PERFORMANCE.md). Fewer columns cost more than that
     saves: a row tile's rows of A, all of k, are read again from L2 every
     few column tiles (1008^3 in blocks 48 wide: 80 -> 76), so k beyond
@@ -247,7 +265,7 @@ def _whole_k_block(k: int, chunk_n: int, bn: int, bk: int, tn: int, element_byte
     if element_bytes != 4 or not BLOCK < k <= WHOLE_K:
         return bn, bk
     fits = [b for b in range(MIN_WHOLE_K_TILES * tn, chunk_n + 1, tn)
-            if chunk_n % b == 0 and b * k * element_bytes <= BLOCK * BLOCK * 4]
+            if chunk_n % b == 0 and b * k * element_bytes <= whole_k_block_bytes(machine)]
     return (max(fits), k) if fits else (bn, bk)
 
 
