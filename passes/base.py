@@ -153,6 +153,20 @@ def module_ops(module: ir.Operation) -> list[ir.Operation]:
     return ops
 
 
+def memoized_by_type(test):
+    """``test`` of a type, asked once per distinct type of this run (not
+    across runs: a type is its context's). Asking each value's type anew was
+    xla-bf16-memory-as-i16's time: 36 ms on ViT's f32 LLVM dialect, 16 ms memoized."""
+    known: dict = {}
+
+    def cached(type_: ir.Type) -> bool:
+        found = known.get(type_)
+        if found is None:
+            found = known[type_] = test(type_)
+        return found
+    return cached
+
+
 def forget_module_ops() -> None:
     """The list ``module_ops`` returned is stale: ops were created or erased."""
     _walked.ops = _walked.module = None

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, forget_module_ops, module_ops, nested_ops
+from xlac.passes.base import ModulePass, forget_module_ops, memoized_by_type, module_ops, nested_ops
 
 # Ops that move bits without reading them as numbers: with i16 for bf16 they
 # mean the same. Anything else on a bf16 value keeps its function as it is.
@@ -45,7 +45,7 @@ class Bf16MemoryAsI16(ModulePass):
     keeps_ops = True                   # unless it retypes a function (below)
 
     def run(self, module: ir.Operation) -> None:
-        holds = _memoized(_holds_bf16)      # types are uniqued: a program has a few dozen
+        holds = memoized_by_type(_holds_bf16)      # types are uniqued: a program has a few dozen
         if not _moves_bf16(module_ops(module), holds):
             return                          # an f32 program: no function to look at
         forget_module_ops()                 # a retyped function loses bitcasts and constants
@@ -55,20 +55,6 @@ class Bf16MemoryAsI16(ModulePass):
                 if func.name == "llvm.func" and len(func.regions[0].blocks) \
                         and _bf16_only_moved(func, holds):
                     _retype(func)
-
-
-def _memoized(test):
-    """``test`` of a type, asked once per distinct type of this run (not
-    across runs: a type is its context's). Asking each value's type anew was
-    this pass's time: 36 ms on ViT's f32 LLVM dialect, 16 ms memoized."""
-    known: dict = {}
-
-    def cached(type_: ir.Type) -> bool:
-        found = known.get(type_)
-        if found is None:
-            found = known[type_] = test(type_)
-        return found
-    return cached
 
 
 def _as_i16(type_: ir.Type) -> ir.Type | None:

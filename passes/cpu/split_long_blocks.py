@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import dialect, ir
-from xlac.passes.base import ModulePass
+from xlac.passes.base import ModulePass, memoized_by_type
 from xlac.passes.helper_calls import fresh_name, symbols
 
 # Cheap values copied into each part that uses them rather than passed in.
@@ -62,9 +62,10 @@ def _runs(ops: list[ir.Operation], max_ops: int) -> list[list[ir.Operation]]:
     """Consecutive movable ops, cut every ``max_ops``; runs shorter than a
     tenth of that are left in place (a call costs more than they do)."""
     runs, current, shortest = [], [], max(2, max_ops // 10)
+    holds_masks = memoized_by_type(_holds_i1_vector)
     for op in ops:
         movable = op.name not in _STAYS and not op.regions and op.name not in _COPIED \
-            and not _is_terminator(op)
+            and not _is_terminator(op) and not _touches(op, holds_masks)
         if movable:
             current.append(op)
         if not movable or len(current) == max_ops:
@@ -74,6 +75,20 @@ def _runs(ops: list[ir.Operation], max_ops: int) -> list[list[ir.Operation]]:
     if len(current) >= shortest:
         runs.append(current)
     return runs
+
+
+def _touches(op: ir.Operation, holds) -> bool:
+    """Whether ``op`` reads or makes a value of a type ``holds`` says yes to."""
+    return any(holds(v.type) for v in op.operands) or any(holds(r.type) for r in op.results)
+
+
+def _holds_i1_vector(type_: ir.Type) -> bool:
+    """Vectors of i1, alone or in an array or struct. Such values never cross
+    into a part: an AVX-512 target keeps a vector<1xi1> in a mask register,
+    and LLVM aborted ("Cannot emit physreg copy instruction") passing 64 of
+    them to a part of a CNN training step's entry (its ops stay, and with
+    them every op that reads or makes such a value, so none is passed)."""
+    return "xi1>" in str(type_)
 
 
 def _is_terminator(op: ir.Operation) -> bool:

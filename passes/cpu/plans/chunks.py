@@ -41,14 +41,14 @@ def thread_tiles(extents: tuple[int, ...], threads: int, align: tuple[int, ...] 
 
 
 def static_tiles(extents: tuple[int, ...], threads: int, align: tuple[int, ...],
-                 inner_work: int = 1) -> tuple[int, ...]:
+                 inner_work: int = 1, per_thread: int = CHUNKS_PER_THREAD) -> tuple[int, ...]:
     """Like ``thread_tiles``, but each chunk divides its extent where it can, in
     whole ``align`` tiles: every chunk then has the same static shape, and the
-    register tiles inside need no masks."""
+    register tiles inside need no masks. About ``per_thread`` chunks a thread."""
     total = math.prod(extents) * inner_work
     if total // CHUNK_WORK < 2 or threads == 1:
         return tuple(extents)
-    parts = max(2, min(threads * CHUNKS_PER_THREAD, total // CHUNK_WORK))
+    parts = max(2, min(threads * per_thread, total // CHUNK_WORK))
     sizes = [0] * len(extents)
     for dim, extent in enumerate(extents):
         last = dim == len(extents) - 1

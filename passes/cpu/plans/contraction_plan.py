@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from xlac.mlir import ir
-from xlac.passes.cpu.plans.chunks import divisor, static_tiles
+from xlac.passes.cpu.plans.chunks import CHUNKS_PER_THREAD, divisor, static_tiles
 from xlac.passes.cpu.plans.schedule_plan import (
     CONTRACTIONS,
     POOLINGS,
@@ -76,11 +76,12 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     tm, tn = register_tile(m, n, machine, size)
     if op.name == "linalg.batch_matmul":
         tm, tn = _no_unit_remainder(m, tm), _no_unit_remainder(n, tn)
-    chunks = static_tiles(tuple(nest.extents[:-1]), machine.threads, (1,) * len(batch) + (tm, tn), k)
+    chunks = static_tiles(tuple(nest.extents[:-1]), machine.threads, (1,) * len(batch) + (tm, tn), k,
+                          _chunks_per_thread(op, k, n, size, machine))
     bk = _block(k, 1)
     if op.name == "linalg.batch_matmul":
         whole = m % tm == 0 and n % tn == 0
-        if n % tn == 0 and _k_unblocked(k, n, size, machine) \
+        if n % tn == 0 and _k_unblocked(k, n, size) \
                 and all(c == 0 or e % c == 0 for e, c in zip(nest.extents, chunks)):
             # rows left over (m = 512 in 6-row tiles) peeled: still no zero fill pass over C
             return Plan(f"xla_batch_matmul_short_k{'' if whole else '_peeled'}", chunks + (tm, tn))
@@ -88,6 +89,11 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     whole = m % tm == 0 and n % tn == 0 and all(c == 0 or e % c == 0
                                                 for e, c in zip(nest.extents, chunks))
     columns = _column_chunks(m, n, min(k, BLOCK), tn, machine, size) if n % tn == 0 else None
+    producer = _b_producer(op) if fuse_producers and size == 4 else None
+    if producer is not None and machine.registers >= 32 and _is_transpose_2d(producer):
+        fused = _fused_b_avx512(m, n, k, bk, tm, tn, columns, machine, producer)
+        if fused is not None:
+            return fused
     if k <= SHORT_K and whole and not columns:
         return Plan("xla_matmul_short_k", chunks + (tm, tn))
     chunks = columns or chunks
@@ -99,7 +105,6 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     # (B transposed, 1024^3: 100 -> 82 GFLOP/s), a gain for few (256 x 256 x 8000: 88 -> 107)
     few_rows = machine.registers >= 32 or m <= FUSED_B_ROWS_AVX2
     # the fused panels are made in 16 x 16 blocks of 4-byte elements
-    producer = _b_producer(op) if fuse_producers and size == 4 else None
     if producer is not None and few_rows and bk % 16 == 0 and tn % 16 == 0:
         if bk == k and machine.registers < 32:
             # k in one block: tiles from zeros in registers, no zero fill pass over C
@@ -109,23 +114,66 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     if machine.registers < 32:
         if producer is not None and _is_widening(producer):     # rows of a block: no transposes
             return Plan("xla_matmul_block_packed_fused_b", chunks + (bn, bk, tm, tn), (producer,))
-        bn, bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size)
+        bn, bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
         return Plan("xla_matmul_block_packed", chunks + (bn, bk, tm, tn))
+    whole_bn, whole_bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
+    if whole_bk > BLOCK and (chunks[0] or m) >= MIN_WHOLE_K_ROW_TILES * tm:
+        # AVX-512 too: all of k in one packed block, row tiles outside (1024^3,
+        # one core: 110 -> 126 GFLOP/s median, 127 -> 155 best; docs/PERFORMANCE.md),
+        # where enough row tiles read each block from L2; fewer are faster with
+        # the panels in L1 (one core, 128 x 1024 x 1024: 128 against 120 GFLOP/s;
+        # 64 x 1024 x 256: 138 against 129)
+        return Plan("xla_matmul_block_packed", chunks + (whole_bn, whole_bk, tm, tn))
     return Plan("xla_matmul", chunks + (_row_block(chunks[0] or m, min(k, BLOCK), tm, size),
                                         bn, bk, tm, tn))
 
 
-def _k_unblocked(k: int, n: int, element_bytes: int, machine: Machine) -> bool:
+F64_CHUNKS_PER_THREAD = 2   # AVX-512 f64 matmuls whose B is beyond L2: fewer, taller row chunks
+
+
+def _chunks_per_thread(op: ir.Operation, k: int, n: int, element_bytes: int, machine: Machine) -> int:
+    """Row chunks per thread: F64_CHUNKS_PER_THREAD for an AVX-512 f64 matmul
+    whose B is larger than L2 keeps beside A (A_IN_L2), else the usual. Each
+    chunk of rows packs all of B again, panel by panel, and an f64 B of that
+    size comes from L3 each time (512^3 on two threads: B's 2 MiB packed 8
+    times in 64-row chunks, 4 times in 128-row ones: 4.3 -> 4.0 ms median,
+    XLA 3.7; docs/PERFORMANCE.md). f32 (whose B is half the bytes) and AVX2's
+    block-packed plans keep theirs; the k order of each sum is the same either way."""
+    if element_bytes == 8 and machine.registers >= 32 and op.name == "linalg.matmul" \
+            and k * n * element_bytes > A_IN_L2:
+        return F64_CHUNKS_PER_THREAD
+    return CHUNKS_PER_THREAD
+
+
+def _fused_b_avx512(m: int, n: int, k: int, bk: int, tm: int, tn: int, columns: tuple[int, int] | None,
+                    machine: Machine, producer: ir.Operation) -> Plan | None:
+    """AVX-512's plan for B made by a transpose fused into its panels
+    (GPT-2's [n, k] weights), or None. Before the short-k plan, which
+    made B in a kernel of its own (a 768 x 256 transpose written and read
+    back) and left the bias to a kernel of its own too: the fused-B plans
+    have epilogue variants (epilogue_plan). Chunks of columns: with chunks of
+    rows each one made all of B again (256 x 1024 x 256, k = 1024: eight
+    32-row chunks, each transposing all 1 MB of B). k in one block: the
+    tiles start from zeros in registers, no fill pass over C."""
+    chunks = columns or (0, static_tiles((n,), machine.threads, (tn,), m * k)[0])
+    bn = _block(chunks[-1] or n, tn)
+    if bk % 16 or tn % 16 or not _static_b_blocks(n, k, chunks[-1] or n, bn, bk, tn):
+        return None
+    name = "xla_matmul_fused_b_short_k" if bk == k else "xla_matmul_fused_b"
+    return Plan(name, chunks + (bn, bk, tm, tn), (producer,))
+
+
+def _k_unblocked(k: int, n: int, element_bytes: int) -> bool:
     """Whether a batch matmul's register tiles run all of k, starting from
-    zeros in registers (the short-k schedules): k in one block, or, with
-    AVX2's 16 registers, a batch's whole k x n of B in L2, where k blocks
-    keep nothing closer. Blocked, C is zeroed in a pass of its own and every
+    zeros in registers (the short-k schedules): k in one block, or a batch's
+    whole k x n of B in L2, where k blocks keep nothing closer (AVX2's 6 x 16
+    tiles and AVX-512's 8 x 32 alike). Blocked, C is zeroed in a pass of its own and every
     tile reads it back once per block (attention's P.V, 8 x 512 x 512 x 64:
     k = 512 in two blocks, B 128 KiB a batch). Each element is still summed
     over k in order from 0."""
     if k <= SHORT_K:
         return True
-    return machine.registers < 32 and k * n * element_bytes <= BLOCK * BLOCK * 4
+    return k * n * element_bytes <= BLOCK * BLOCK * 4
 
 
 def _no_unit_remainder(size: int, tile: int) -> int:
@@ -206,17 +254,27 @@ def _static_b_blocks(n: int, k: int, chunk_n: int, bn: int, bk: int, tn: int) ->
     return n % tn == 0 and n % chunk_n == 0 and chunk_n % bn == 0 and bn % tn == 0 and k % bk == 0
 
 
-WHOLE_K = 1024               # AVX2's packed blocks: k up to this runs as one block, B's block narrower
+WHOLE_K = 1024               # packed blocks: k up to this runs as one block, B's block narrower
 MIN_WHOLE_K_TILES = 4        # ... of at least this many column tiles, each row tile's A read from L2 once for them
+MIN_WHOLE_K_ROW_TILES = 32   # AVX-512: ... and a chunk of at least this many row tiles reading each block
 
 
-def _whole_k_block(k: int, chunk_n: int, bn: int, bk: int, tn: int, element_bytes: int) -> tuple[int, int]:
-    """(bn, bk) for AVX2's whole packed blocks: all of a k up to WHOLE_K in
-    one block, as many columns as keep the block the bytes of a 256 x 256 f32
-    one (256 KiB, in L2), in whole tiles dividing the chunk; else (bn, bk).
+def whole_k_block_bytes(machine: Machine) -> int:
+    """Bytes of B's whole-k block: half of L2 on the smallest L2 of the CPUs
+    of its vector width, the rest left to A's and C's lines going by. AVX2
+    and SSE: 256 KiB (AMD Zen 2 and 3: 512 KiB of L2 a core); AVX-512: 512 KiB
+    (Zen 4: 1 MiB; Intel's Skylake-SP to Emerald Rapids: 1-2 MiB)."""
+    return (2 if machine.vector_bytes >= 64 else 1) * BLOCK * BLOCK * 4
+
+
+def _whole_k_block(k: int, chunk_n: int, bn: int, bk: int, tn: int, element_bytes: int,
+                   machine: Machine) -> tuple[int, int]:
+    """(bn, bk) for whole packed blocks: all of a k up to WHOLE_K in one
+    block, as many columns as keep the block within whole_k_block_bytes (in
+    L2), in whole tiles dividing the chunk; else (bn, bk).
     Every k block is a pass over the chunk's C, each register tile's rows
     read and written back: at 1024^3, C's 4 MiB from L3 four times over
-    (bn = bk = 256: 76 GFLOP/s on one core, 75% of its peak; bn = 64,
+    (AVX2, bn = bk = 256: 76 GFLOP/s on one core, 75% of its peak; bn = 64,
     bk = 1024: 84; docs/PERFORMANCE.md). Fewer columns cost more than that
     saves: a row tile's rows of A, all of k, are read again from L2 every
     few column tiles (1008^3 in blocks 48 wide: 80 -> 76), so k beyond
@@ -225,7 +283,7 @@ def _whole_k_block(k: int, chunk_n: int, bn: int, bk: int, tn: int, element_byte
     if element_bytes != 4 or not BLOCK < k <= WHOLE_K:
         return bn, bk
     fits = [b for b in range(MIN_WHOLE_K_TILES * tn, chunk_n + 1, tn)
-            if chunk_n % b == 0 and b * k * element_bytes <= BLOCK * BLOCK * 4]
+            if chunk_n % b == 0 and b * k * element_bytes <= whole_k_block_bytes(machine)]
     return (max(fits), k) if fits else (bn, bk)
 
 

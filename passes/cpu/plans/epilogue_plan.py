@@ -26,8 +26,8 @@ from xlac.passes.cpu.plans.schedule_plan import Machine, Plan
 
 # the matmul plans with epilogue variants (their parameters: cm, cn, bn, bk, tm, tn)
 _WITH_EPILOGUE = ("xla_matmul_block_packed",)
-# B made by a transpose or widening fused into the packing (GPT-2's [n, k] weights);
-# its epilogue variant has only register tiles, and only AVX2's registers are checked
+# B made by a transpose or widening fused into its panels (GPT-2's [n, k] weights):
+# epilogue in the register tiles (k in one block) or after the chunk's tiles
 _FUSED_B = ("xla_matmul_fused_b", "xla_matmul_fused_b_short_k")
 _MAX_RANK = 3      # [b, s, h] activations; matmul_epilogue.mlir has 2-D and 3-D sequences
 
@@ -45,6 +45,8 @@ def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
     plan = contraction_plan(matmul, machine)
     if plan is None or plan.sequence not in (*_WITH_EPILOGUE, *_FUSED_B):
         return None
+    if plan.sequence in _WITH_EPILOGUE and machine.registers >= 32:
+        return None     # AVX-512's whole-k blocks: their epilogue variants not yet measured there
     cm, cn, *inner = plan.params
     chunks = _epilogue_chunks(groups, ir.ShapedType(op.results[0].type).shape, cm, cn)
     if chunks is None:
@@ -55,9 +57,7 @@ def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
     _, bk, tm, _ = inner
     columns = cn or ir.ShapedType(matmul.results[0].type).shape[1]
     tiles = bk == k and columns <= BLOCK and _tiles_are_boxes(groups, shape, tm)
-    if plan.sequence in _FUSED_B:      # B made by its producer: AVX2 only
-        if machine.registers >= 32:
-            return None
+    if plan.sequence in _FUSED_B:      # B made by its producer
         if tiles:
             return Plan(f"xla_matmul_epilogue_tiles_fused_b_{rank}d", (*chunks, *inner), (matmul, *plan.members))
         return Plan(f"xla_matmul_fused_b_epilogue_{rank}d", (*chunks, *inner), (matmul, *plan.members))

@@ -1,6 +1,6 @@
 // f32 matmul and batch matmul. Each thread takes a chunk of C (scf.forall;
 // the fill that zeroes C is fused into it). Within a chunk, n and k are cut
-// into blocks (bn x bk, at most 256 x 256; AVX2's whole packed blocks take
+// into blocks (bn x bk, at most 256 x 256; the whole packed blocks take
 // all of a k up to 1024, fewer columns: contraction_plan._whole_k_block);
 // each block is walked a column
 // panel (bk x tn) at a time, and the panel is first copied ("packed") into a
@@ -16,7 +16,8 @@
 // vector.contract -> tm x (tn / lanes) FMAs per step. With AVX2's 16
 // registers the whole block is packed first and row tiles go outside
 // column tiles instead (@xla_matmul_block_packed: measured faster there,
-// slower with AVX-512's larger tiles). The planner
+// slower with AVX-512's larger tiles in 256-deep blocks, faster again with all
+// of a k up to 1024 in one block, which AVX-512 takes too). The planner
 // (contraction_plan.py) picks the tile for the CPU: 8 x 32 f32 with
 // AVX-512's 32 zmm registers (16 accumulators), 6 x 16 with AVX2's 16 ymm
 // (12), sizes that divide the extents where it can, so that tiles are
@@ -64,7 +65,11 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
-  // With AVX2's 16 registers (6 x 16 tiles): the whole bk x bn block of B
+  // With AVX2's 16 registers (6 x 16 tiles), and with AVX-512's 8 x 32 where
+  // all of k fits one block read by 32 row tiles or more (contraction_plan;
+  // 1024^3 on one core of an AVX-512 Xeon: 110 ->
+  // 126 GFLOP/s median under load, 127 -> 155 best, against the panels): the
+  // whole bk x bn block of B
   // packed at once (rows of bn, contiguous), then row tiles outside column
   // tiles, rows peeled where 6 does not divide m. Each row tile's 6 rows of A
   // stay in L1 across the block's columns; with column tiles outside, every
@@ -276,8 +281,8 @@ module attributes {transform.with_named_sequence} {
   // from its zero fill (fused into the tile, in registers) instead of a fill
   // pass over the whole chunk first: C is written once, not zeroed, read and
   // written again (attention's Q.K^T, k = head size, C the largest tensor).
-  // With AVX2's 16 registers also a longer k whose batch of B is in L2
-  // (attention's P.V, k = 512: contraction_plan's _k_unblocked).
+  // Also a longer k whose batch of B is in L2 (attention's P.V, k = 512:
+  // contraction_plan's _k_unblocked).
   transform.named_sequence @xla_batch_matmul_short_k(
       %op: !transform.any_op {transform.consumed},
       %cb: !transform.param<i64> {transform.readonly},

@@ -4,6 +4,9 @@ its content (xla-outline-kernels, xlac.targets.cpu.pieces)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -216,3 +219,45 @@ def test_a_long_entry_is_compiled_in_parts_and_is_right():
     for _ in range(pairs):
         want = want.T @ w
     np.testing.assert_allclose(exe(x, w), want, rtol=1e-3, atol=1e-3)
+
+
+def _masks_chain(lanes: int) -> str:
+    """An LLVM entry comparing and selecting ``lanes`` one-lane vectors, with
+    f32 work on both sides: a vector<1xi1> per lane between them."""
+    f, m = "vector<1xf32>", "vector<1xi1>"
+    lines = ['llvm.func @main(%p: !llvm.ptr) attributes {target_cpu = "x86-64-v4", '
+             'target_features = #llvm.target_features<[FEATURES]>} {']
+    for i in range(lanes):
+        lines += [f"  %x{i} = llvm.load %p : !llvm.ptr -> {f}",
+                  f"  %a{i} = llvm.fmul %x{i}, %x{i} : {f}",
+                  f"  %m{i} = llvm.fcmp \"olt\" %a{i}, %x{i} : {f}"]
+    for i in range(lanes):
+        lines += [f"  %s{i} = llvm.select %m{i}, %a{i}, %x{i} : {m}, {f}",
+                  f"  %b{i} = llvm.fadd %s{i}, %s{i} : {f}",
+                  f"  llvm.store %b{i}, %p : {f}, !llvm.ptr"]
+    return "\n".join(lines + ["  llvm.return", "}"])
+
+
+_SPLIT_AND_JIT = """
+import sys
+from xlac.mlir import ExecutionEngine, bare_context, ir
+from xlac.pipeline.pass_manager import run_passes
+with bare_context():
+    module = ir.Module.parse(sys.stdin.read())
+    run_passes(module, ["xla-split-long-blocks{max-ops=16 longer-than=16}"])
+    assert "llvm.func @xla_part_" in str(module)
+    engine = ExecutionEngine(module, opt_level=3)
+    assert engine.raw_lookup("main")
+"""
+
+
+def test_parts_take_no_mask_vectors_an_avx512_target_would_abort_on():
+    """Compiled (not run) for AVX-512 on any x86 host, in a process of its own:
+    passing vector<1xi1> values to a part aborted LLVM ("Cannot emit physreg
+    copy instruction") on a CNN training step's entry."""
+    features = ", ".join(f'"+{f}"' for f in ("avx", "avx2", "fma", "f16c", "avx512f", "avx512bw",
+                                             "avx512dq", "avx512vl"))
+    done = subprocess.run([sys.executable, "-c", _SPLIT_AND_JIT], text=True,
+                          input=_masks_chain(24).replace("FEATURES", features),
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -73,25 +73,26 @@ _WIDEN = ("  %bt = tensor.empty() : tensor<{k}x{n}xf32>\n"
 
 
 def _matmul_plan(m: int, k: int, n: int, machine: Machine, b_transposed: bool = False,
-                 b_widened: bool = False, named: bool = False):
-    """The one plan for a linalg.matmul, B made by a transpose of an n x k
-    argument when ``b_transposed`` (the named linalg.transpose when ``named``),
-    by widening a bf16 one when ``b_widened``."""
+                 b_widened: bool = False, named: bool = False, element: str = "f32"):
+    """The one plan for a linalg.matmul of ``element`` (f32 or f64), B made by
+    a transpose of an n x k f32 argument when ``b_transposed`` (the named
+    linalg.transpose when ``named``), by widening a bf16 one when ``b_widened``."""
     from xlac.context import new_context
     from xlac.mlir import ir
     from xlac.passes.cpu import apply_schedules
 
     b = (f"%w: tensor<{n}x{k}xf32>" if b_transposed else f"%w: tensor<{k}x{n}xbf16>" if b_widened
-         else f"%b: tensor<{k}x{n}xf32>")
+         else f"%b: tensor<{k}x{n}x{element}>")
     producer = (_NAMED_TRANSPOSE if named else _TRANSPOSE) if b_transposed \
         else _WIDEN if b_widened else ""
-    text = (f"func.func @main(%a: tensor<{m}x{k}xf32>, {b}) -> tensor<{m}x{n}xf32> {{\n"
+    e = element
+    text = (f"func.func @main(%a: tensor<{m}x{k}x{e}>, {b}) -> tensor<{m}x{n}x{e}> {{\n"
             + producer.format(k=k, n=n) +
-            f"  %z = arith.constant 0.0 : f32\n  %e = tensor.empty() : tensor<{m}x{n}xf32>\n"
-            f"  %f = linalg.fill ins(%z : f32) outs(%e : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>\n"
-            f"  %r = linalg.matmul ins(%a, %b : tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) "
-            f"outs(%f : tensor<{m}x{n}xf32>) -> tensor<{m}x{n}xf32>\n"
-            f"  return %r : tensor<{m}x{n}xf32>\n}}")
+            f"  %z = arith.constant 0.0 : {e}\n  %e = tensor.empty() : tensor<{m}x{n}x{e}>\n"
+            f"  %f = linalg.fill ins(%z : {e}) outs(%e : tensor<{m}x{n}x{e}>) -> tensor<{m}x{n}x{e}>\n"
+            f"  %r = linalg.matmul ins(%a, %b : tensor<{m}x{k}x{e}>, tensor<{k}x{n}x{e}>) "
+            f"outs(%f : tensor<{m}x{n}x{e}>) -> tensor<{m}x{n}x{e}>\n"
+            f"  return %r : tensor<{m}x{n}x{e}>\n}}")
     with new_context():
         module = ir.Module.parse(text)
         planned = apply_schedules._plans(apply_schedules._linalg_ops(module.operation), machine)
@@ -114,20 +115,25 @@ def test_short_k_wide_b_is_split_by_columns(machine):
 
 
 @pytest.mark.parametrize("m, k, n, avx512, avx2", [
-    (256, 256, 1024, "xla_matmul_fused_b", "xla_matmul_fused_b_short_k"),   # GPT-2's linears
+    (256, 256, 1024, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k"),   # GPT-2's linears
+    (256, 256, 256, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k"),    # whole 8-row tiles
     (256, 1024, 256, "xla_matmul_fused_b", "xla_matmul_fused_b"),           # its MLP's second dot
-    (64, 128, 1024, "xla_matmul_fused_b", "xla_matmul_fused_b_short_k"),    # chunks of columns
+    (64, 128, 1024, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k"),    # chunks of columns
     (576, 512, 96, "xla_matmul_fused_b", "xla_matmul_block_packed"),     # AVX2: many rows
     (96, 520, 644, "xla_matmul_peeled", "xla_matmul_peeled"),                 # n no multiple of the tile
 ])
 def test_transposed_b_is_packed_by_the_transpose(m, k, n, avx512, avx2):
     """B = transpose(W) (PyTorch's Linear weights, [n, k]): the transpose is
     fused into the packing of B's panels, no transposed B in memory (GPT-2
-    1.19 -> 1.12x XLA's time); AVX2 keeps its whole-block packing for many rows."""
+    1.19 -> 1.12x XLA's time); AVX2 keeps its whole-block packing for many rows.
+    AVX-512's fused panels go by chunks of columns: each thread makes its
+    columns of B once (with chunks of rows every chunk made all of B)."""
     for machine, sequence in ((AVX512, avx512), (AVX2, avx2)):
         plan = _matmul_plan(m, k, n, machine, b_transposed=True)
         assert plan.sequence == sequence
         assert len(plan.members) == sequence.startswith("xla_matmul_fused_b")
+        if machine is AVX512 and plan.members:
+            assert plan.params[0] == 0 and plan.params[1] < n
     _check_dot_on_both_levels(m, k, n, b_transposed=True)
 
 
@@ -135,15 +141,15 @@ def test_lm_head_tiles_start_from_zeros_in_registers():
     """GPT-2's LM head (256 x 256 x 8000, B the tied embedding transposed): k
     in one block, so on AVX2 each register tile starts from zeros in
     registers, no fill pass over C (8 MB: zeroed, read back by the tiles and
-    written again), chunks of columns as before. One kernel, no zero fill,
-    right on every level; AVX-512 keeps @xla_matmul_fused_b (compiled here,
-    run where it can be)."""
+    written again), chunks of columns as before; AVX-512's 8 x 32 tiles the
+    same. One kernel, no zero fill, right on every level (x86-64-v4 run where
+    it can be)."""
     m, k, n = 256, 256, 8000
     avx2 = _matmul_plan(m, k, n, AVX2, b_transposed=True)
     cm, cn, bn, bk, tm, tn = avx2.params
     assert avx2.sequence == "xla_matmul_fused_b_short_k" and len(avx2.members) == 1
     assert (cm, bk, tm, tn) == (0, k, 6, 16) and n % cn == 0 and cn < n
-    assert _matmul_plan(m, k, n, AVX512, b_transposed=True).sequence == "xla_matmul_fused_b"
+    assert _matmul_plan(m, k, n, AVX512, b_transposed=True).sequence == "xla_matmul_fused_b_short_k"
     text = (f"func.func @main(%x: tensor<2x128x{k}xf32>, %w: tensor<{n}x{k}xf32>) -> tensor<2x128x{n}xf32> {{\n"
             f"  %0 = stablehlo.dot_general %x, %w, contracting_dims = [2] x [1] : "
             f"(tensor<2x128x{k}xf32>, tensor<{n}x{k}xf32>) -> tensor<2x128x{n}xf32>\n"
@@ -155,9 +161,8 @@ def test_lm_head_tiles_start_from_zeros_in_registers():
         exe = xlac.compile(text, cpu=cpu, cache=False)
         assert "scalar loops" not in exe.fusion_report()
         assert exe.as_text("llvm").count("llvm.func @xla_kernel_") == 1      # no transpose kernel
-        if cpu == "x86-64-v3":
-            bufferized = exe.as_text("bufferized")
-            assert "linalg.fill" not in bufferized and "vector.transfer_write %cst" not in bufferized
+        bufferized = exe.as_text("bufferized")
+        assert "linalg.fill" not in bufferized and "vector.transfer_write %cst" not in bufferized
         if cpu in runnable_levels(cpu):
             np.testing.assert_allclose(exe(x, w), x @ w.T, rtol=2e-5, atol=2e-4)
 
@@ -210,8 +215,8 @@ def test_short_k_wide_b_is_right():
 
 @pytest.mark.parametrize("m, k, n, avx512, avx2", [
     (1024, 1024, 1024, "xla_matmul", "xla_matmul_block_packed"),    # AVX2: 6-row tiles peeled
-    (197, 768, 768, "xla_matmul", "xla_matmul_block_packed"),
-    (64, 1024, 1024, "xla_matmul", "xla_matmul_block_packed"),      # chunks of columns
+    (197, 768, 768, "xla_matmul", "xla_matmul_block_packed"),     # AVX-512: chunks of 3 column tiles
+    (64, 1024, 1024, "xla_matmul", "xla_matmul_block_packed"),   # chunks of columns; AVX-512: C small
     (1030, 520, 96, "xla_matmul", "xla_matmul_block_packed"),
     (96, 520, 644, "xla_matmul_peeled", "xla_matmul_peeled"),     # n no multiple of the tile
     (4, 192, 1000, "xla_matmul_peeled", "xla_matmul_peeled"),     # ViT's head: chunks of 128 of 1000
@@ -225,42 +230,71 @@ def test_packed_matmuls(m, k, n, avx512, avx2):
     _check_dot_on_both_levels(m, k, n)
 
 
-@pytest.mark.parametrize("m, k, n, threads, blocks", [
-    (1024, 1024, 1024, 1, (64, 1024)),      # one k block: C read and written once (76 -> 84 GFLOP/s)
-    (1024, 1024, 1024, 2, (64, 1024)),      # chunks of 128 columns
-    (960, 960, 960, 1, (64, 960)),
-    (1008, 1008, 1008, 1, (144, 252)),      # 48 columns to a whole-k block: too few, 256 blocks kept
-    (2048, 2048, 2048, 1, (256, 256)),      # k beyond 1024
-    (512, 256, 1024, 1, (256, 256)),        # k one block already
+@pytest.mark.parametrize("m, k, n, threads, avx2, avx512", [
+    (1024, 1024, 1024, 1, (64, 1024), (128, 1024)),     # one k block: C read and written once
+    (1024, 1024, 1024, 2, (64, 1024), None),            # AVX2: chunks of 128 columns; AVX-512: 128 rows
+    (960, 960, 960, 1, (64, 960), None),                # AVX-512: 96 or 160 columns, no 4 tiles in 512 KiB
+    (1008, 1008, 1008, 1, (144, 252), (112, 1008)),     # AVX2: 48 columns too few, 256 blocks kept
+    (2048, 2048, 2048, 1, (256, 256), None),            # k beyond 1024
+    (512, 256, 1024, 1, (256, 256), None),              # k one block already
+    (512, 1024, 256, 2, (32, 256), None),               # AVX-512: chunks of 64 rows, 8 tiles
+    (256, 1024, 1024, 2, (64, 1024), (128, 1024)),      # chunks of 128 columns, all 32 row tiles
 ])
-def test_avx2_packed_block_takes_all_of_k(m, k, n, threads, blocks):
-    """AVX2's whole packed blocks hold all of a k up to 1024 (and as many
-    columns as keep the block 256 KiB) where that leaves four column tiles
-    or more; AVX-512's panels keep their 256 blocks."""
+def test_packed_block_takes_all_of_k(m, k, n, threads, avx2, avx512):
+    """The whole packed blocks hold all of a k up to 1024 (and as many
+    columns as keep the block 256 KiB with AVX2, 512 KiB with AVX-512)
+    where that leaves four column tiles or more (AVX-512: and the chunk has
+    32 row tiles or more); else AVX2 packs 256 blocks and AVX-512 keeps its
+    panels (None)."""
     plan = _matmul_plan(m, k, n, Machine(threads, 32))
-    assert plan.sequence == "xla_matmul_block_packed" and plan.params[-4:-2] == blocks
-    avx512 = _matmul_plan(m, k, n, Machine(threads, 64))
-    assert avx512.sequence != "xla_matmul_block_packed" and (k <= 256 or avx512.params[-3] <= 256)
+    assert plan.sequence == "xla_matmul_block_packed" and plan.params[-4:-2] == avx2
+    plan = _matmul_plan(m, k, n, Machine(threads, 64))
+    if avx512 is None:
+        assert plan.sequence != "xla_matmul_block_packed" and (k <= 256 or plan.params[-3] <= 256)
+    else:
+        assert plan.sequence == "xla_matmul_block_packed" and plan.params[-4:-2] == avx512
 
 
-def test_avx2_whole_k_block_is_right_on_every_level():
-    """k = 640 in one packed block of a 64-column chunk (x86-64-v2's 6 x 8
-    tiles and AVX2's 6 x 16), run on SSE and AVX2 code against numpy;
-    AVX-512 compiled."""
-    m, k, n = 98, 640, 512                                # 98 = 16 x 6 + 2: rows peeled too
-    for machine in (Machine(2, 16), Machine(2, 32)):
-        assert _matmul_plan(m, k, n, machine).params[-4:-2] == (64, 640)
+def _plain_dot(m: int, k: int, n: int, seed: int) -> tuple[str, np.ndarray, np.ndarray]:
+    """An m x k x n f32 dot_general's program and random inputs."""
     text = (f"func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{\n"
             f"  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
             f"(tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>\n"
             f"  return %0 : tensor<{m}x{n}xf32>\n}}")
-    rng = np.random.default_rng(5)
-    a, b = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
+    rng = np.random.default_rng(seed)
+    return text, rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
+
+
+def test_whole_k_block_is_right_on_every_level():
+    """k = 640 in one packed block of a 64-column chunk (x86-64-v2's 6 x 8
+    tiles and AVX2's 6 x 16), run on each level the host has against numpy;
+    AVX-512 compiled (its panels: C, 98 x 512, is small)."""
+    m, k, n = 98, 640, 512                                # 98 = 16 x 6 + 2: rows peeled too
+    for machine in (Machine(1, 16), Machine(1, 32)):
+        assert _matmul_plan(m, k, n, machine).params[-4:-2] == (64, 640)
+    text, a, b = _plain_dot(m, k, n, seed=5)
     for cpu in ("x86-64-v2", "x86-64-v3", "x86-64-v4"):
-        exe = xlac.compile(text, cpu=cpu, cache=False)
+        exe = xlac.compile(text, cpu=cpu, cache=False, options=xlac.Options().replace(num_threads=1))
         assert "scalar loops" not in exe.fusion_report()
         if cpu in runnable_levels(cpu):
             np.testing.assert_allclose(exe(a, b), a @ b, rtol=2e-5, atol=2e-4)
+
+
+def test_avx512_whole_k_block_sums_as_the_panels_do():
+    """AVX-512's whole-k block (one thread: 266 x 640 x 768 in 640 x 192
+    blocks, 33 row tiles of 8 and 2 rows peeled) and its 160-deep panels (two
+    threads, chunks of 96 columns) run the same FMAs in the same k order from
+    0: equal bit for bit."""
+    if runnable_levels("x86-64-v4") != ["x86-64-v4"]:
+        pytest.skip("x86-64-v4 code runs only where the host has AVX-512")
+    m, k, n = 266, 640, 768
+    assert _matmul_plan(m, k, n, Machine(1, 64)).params[-4:] == (192, 640, 8, 32)
+    assert _matmul_plan(m, k, n, Machine(2, 64)).sequence == "xla_matmul"
+    text, a, b = _plain_dot(m, k, n, seed=6)
+    whole, panels = (xlac.compile(text, cpu="x86-64-v4", cache=False,
+                                  options=xlac.Options().replace(num_threads=threads))(a, b)
+                     for threads in (1, 2))
+    np.testing.assert_array_equal(whole, panels)
 
 
 def test_tall_chunk_is_cut_into_row_blocks():
