@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import xlac
+import xlac.cache
 from conftest import runnable_levels
 from xlac.targets.cpu import micro_kernels
 
@@ -148,6 +149,7 @@ def test_artifact_runs_without_the_micro_kernel_directory(tmp_path):
     assert any((cache / "micro-kernels").iterdir())     # the kernels are kept with the cache
     artifact = tmp_path / "matmul.xlac"
     artifact.write_bytes(exe.serialize())
+    xlac.cache.flush()                                 # the writer thread is done with it
     shutil.rmtree(cache)                               # no cache, no kernels left
     env = dict(os.environ, XLAC_CACHE_DIR=str(tmp_path / "empty"))
     done = subprocess.run([sys.executable, "-c", _LOAD_IN_FRESH_PROCESS, str(artifact)], env=env,
