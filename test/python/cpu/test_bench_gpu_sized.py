@@ -46,19 +46,24 @@ def _export(folder: Path, names) -> None:
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory) -> Path:
-    """Every program at 1/256 (the models only where their packages are installed)."""
+    """Every kernel program at 1/256."""
     if importlib.util.find_spec("jax") is None:
         pytest.skip("the benchmark exports with jax: pip install -e '.[bench]'")
     folder = tmp_path_factory.mktemp("gpu_sized")
-    have_models = all(importlib.util.find_spec(p) is not None for p in MODEL_PACKAGES)
-    _export(folder, KERNELS + (MODELS if have_models else ()))
+    _export(folder, KERNELS)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def tiny_models(tmp_path_factory) -> Path:
+    """The models at 1/256 (exporting them from transformers takes half a minute: heavy tests)."""
+    folder = tmp_path_factory.mktemp("gpu_sized_models")
+    _export(folder, MODELS)
     return folder
 
 
 def _case(name: str):
-    marks = []
-    if name in MODELS:
-        marks.append(needs_model_packages)
+    marks = [needs_model_packages, pytest.mark.heavy] if name in MODELS else []
     return pytest.param(name, marks=marks, id=name)
 
 
@@ -80,11 +85,12 @@ def test_the_export_says_how_to_draw_every_argument(tiny):
     assert abs(float(inputs[0].std()) - 1.0) < 0.2
 
 
+@pytest.mark.heavy
 @needs_jax
 @needs_model_packages
-def test_a_models_weights_keep_their_spread_and_its_token_ids_their_range(tiny):
-    bert = next(p for p in sized_programs(tiny) if p.name == "bert_base")
-    meta = json.loads((tiny / "bert_base.json").read_text())
+def test_a_models_weights_keep_their_spread_and_its_token_ids_their_range(tiny_models):
+    bert = next(p for p in sized_programs(tiny_models) if p.name == "bert_base")
+    meta = json.loads((tiny_models / "bert_base.json").read_text())
     ids, mask = meta["inputs"][-2:]
     assert ids["dtype"] == "int32" and ids["low"] == 0 and ids["high"] > 1 and (mask["low"], mask["high"]) == (1, 2)
     assert any(r.get("mean") == 1.0 and r.get("std") == 0.0 for r in meta["inputs"])    # a layer-norm scale
@@ -97,11 +103,12 @@ def test_a_models_weights_keep_their_spread_and_its_token_ids_their_range(tiny):
 
 
 @pytest.mark.parametrize("name", [_case(n) for n in KERNELS + MODELS])
-def test_each_program_compiles_for_cuda(tiny, name):
+def test_each_program_compiles_for_cuda(request, name):
     pytest.importorskip("llvmlite", reason="the cuda extra is not installed: pip install 'xlac[cuda]'")
     import xlac
     from xlac.targets.cuda.ptx import ptxas, wheel_file
-    exe = xlac.compile((tiny / f"{name}.mlir").read_text(), target="cuda", cache=False)
+    folder = request.getfixturevalue("tiny_models" if name in MODELS else "tiny")
+    exe = xlac.compile((folder / f"{name}.mlir").read_text(), target="cuda", cache=False)
     ptx = exe.as_text("ptx")
     assert ".entry" in ptx
     if wheel_file("bin/ptxas") is not None:

@@ -57,7 +57,7 @@ def test_bf16_matmul_takes_the_f32_schedule():
     assert "not scheduled:" not in report, report
 
 
-@pytest.mark.slow
+@pytest.mark.heavy
 def test_bf16_and_f16_conformance_at_the_avx2_level(tmp_path):
     """The public suite's bf16/f16 programs, compiled for x86-64-v3 (AVX2, no AVX512-BF16)."""
     runner = require_shared("conformance", "run_conformance.py")

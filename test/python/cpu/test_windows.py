@@ -55,7 +55,7 @@ def test_rewritten_windows_match_the_interpreter(name):
     np.testing.assert_allclose(exe(x), want, rtol=1e-5, atol=1e-5)
 
 
-@pytest.mark.parametrize("element", ["f32", "bf16", "f16"])
+@pytest.mark.parametrize("element", ["f32", "bf16", pytest.param("f16", marks=pytest.mark.heavy)])
 @pytest.mark.parametrize("body", ["add", "multiply", "maximum"])
 def test_scans_round_as_xla_does(element, body):
     """Scans of floats, forward and reversed, short (one block) and long (the
