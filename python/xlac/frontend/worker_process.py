@@ -79,6 +79,7 @@ def _serve_in_child(serve, reads: int, writes: int, stderr, parent_ends: tuple[i
         os.setsid()
         os.dup2(stderr.fileno(), 2)
         _crash_dumps_to_stderr()
+        _only_own_descriptors(reads, writes)
         serve(os.fdopen(reads, "rb"), os.fdopen(writes, "wb"))
     except BaseException:  # noqa: BLE001 - the child must never return into the caller's code
         status = 70
@@ -93,3 +94,18 @@ def _crash_dumps_to_stderr() -> None:
     import faulthandler
     if faulthandler.is_enabled():
         faulthandler.enable(file=2)
+
+
+def _only_own_descriptors(*keep: int) -> None:
+    """Close every descriptor the fork copied but ``keep`` and stderr: a fork
+    holds all of the caller's (non-inheritable ones too; that flag is for
+    exec), so a pipe the caller's process writes to a process of its own would
+    not end while this child lives. Its stdin and stdout become /dev/null."""
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, os.sysconf("SC_OPEN_MAX"))

@@ -56,3 +56,11 @@ def test_the_threads_the_bindings_import_started_are_safe_and_one_more_is_not():
                  "threading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
                  "print(xlac.mlir.fork_is_safe())\n")
     assert lines[:2] == ["True", "False"]
+
+
+def test_the_forked_parser_holds_no_descriptor_of_the_caller():
+    # a pipe the script opened before its first compile ends when the script closes it
+    lines = _run("import os, select\nreads, writes = os.pipe()\n" + COMPILE +
+                 "os.close(writes)\nprint(select.select([reads], [], [], 10)[0] == [reads] "
+                 "and os.read(reads, 1) == b'')\n")
+    assert lines[:2] == ["ForkedWorker", "True"]
