@@ -11,15 +11,31 @@ from __future__ import annotations
 import functools
 import importlib.abc
 import importlib.machinery
+import os
 import sys
 
-from torch_mlir import ir, passmanager  # noqa: F401  (re-exported)
-from torch_mlir._mlir_libs import _mlir
-from torch_mlir._mlir_libs import _stablehlo as stablehlo
-from torch_mlir.execution_engine import ExecutionEngine  # noqa: F401
+
+def _threads() -> frozenset[str] | None:
+    """This process's thread ids (None: unknown, where there is no /proc)."""
+    try:
+        return frozenset(os.listdir("/proc/self/task"))
+    except OSError:
+        return None
+
+
+# The threads the bindings' import starts are numpy's pool when numpy was not
+# loaded before it and this process had one thread then (none other could start any).
+_before = None if "numpy" in sys.modules else _threads()
+from torch_mlir import ir, passmanager  # noqa: E402, F401  (re-exported)
+from torch_mlir._mlir_libs import _mlir  # noqa: E402
+from torch_mlir._mlir_libs import _stablehlo as stablehlo  # noqa: E402
+from torch_mlir.execution_engine import ExecutionEngine  # noqa: E402, F401
+
+_after = _threads() if _before is not None and len(_before) == 1 else None
+_NUMPYS_POOL = _after - _before if _after is not None and "numpy" in sys.modules else frozenset()
 
 __all__ = ["ir", "passmanager", "stablehlo", "ExecutionEngine", "bare_context",
-           "dialect", "translate_to_llvm_ir"]
+           "dialect", "translate_to_llvm_ir", "fork_is_safe"]
 
 
 class _NoBindings(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -142,3 +158,18 @@ def text_without_blobs(module, leave_out: str | None = None) -> bytes:
             attributes[leave_out] = kept
     return b"\n".join([header, *(op.operation.get_asm(binary=True, large_elements_limit=16)
                                   for op in module.body.operations)])
+
+
+def fork_is_safe() -> bool:
+    """Whether this process may fork a helper now: the calling thread is its
+    only one but numpy's idle pool, which OpenBLAS shuts down around a fork
+    itself (its ``pthread_atfork`` handlers). A fork copies the calling thread
+    alone, so a lock any other thread (a user's, JAX's) held would stay held in
+    the child for good: then spawn. A pool restarted after a fork has new
+    thread ids, unknown: later forks spawn. Why: the bindings' import starts
+    that pool, so a user's script was never single-threaded when it parsed its
+    first program, and spawned its isolated parser, a new interpreter importing
+    the bindings on the path of every cold compile (0.2-0.4 s of wall;
+    docs/compile-time.md, twentieth round)."""
+    threads = _threads()
+    return threads is not None and len(threads - _NUMPYS_POOL) == 1

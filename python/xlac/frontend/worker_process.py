@@ -3,11 +3,13 @@
 A fresh interpreter takes a second or more to import MLIR; the CLIs (one
 program per process) would pay that every run. A process with one thread can
 fork instead: the child has everything imported already and starts in
-milliseconds. With more threads (a user's process running JAX, or a pool) a
-fork could copy a lock some other thread held, so those spawn a fresh
-interpreter, once per process; the CLIs fork anyway (``may_fork``): their
-only other thread is numpy's idle BLAS pool, which the parser never touches
-and which OpenBLAS itself makes safe across a fork.
+milliseconds. So does a process whose only other threads are numpy's idle
+BLAS pool, which the parser never touches and which OpenBLAS itself makes
+safe across a fork (``xlac.mlir.fork_is_safe``): a user's script, once the
+bindings' import started that pool. With other threads (a user's process
+running JAX, or a pool of its own) a fork could copy a lock some other thread
+held, so those spawn a fresh interpreter, once per process; the CLIs fork
+anyway (``may_fork``).
 """
 
 from __future__ import annotations
@@ -24,17 +26,11 @@ _WORKER_MAIN = "from xlac.frontend import isolated_worker; isolated_worker.serve
 def start_worker(stderr, serve, may_fork: bool = False):
     """A running worker with ``stdin``, ``stdout``, ``poll``, ``wait`` and ``kill``;
     forked, it runs ``serve(reader, writer)`` (``isolated_worker.serve``)."""
-    if may_fork or _single_threaded():
+    from xlac.mlir import fork_is_safe
+    if may_fork or fork_is_safe():
         return ForkedWorker(stderr, serve)
     return subprocess.Popen([sys.executable, "-c", _WORKER_MAIN], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=stderr, start_new_session=True)
-
-
-def _single_threaded() -> bool:
-    try:
-        return len(os.listdir("/proc/self/task")) == 1
-    except OSError:
-        return False
 
 
 class ForkedWorker:
@@ -82,8 +78,34 @@ def _serve_in_child(serve, reads: int, writes: int, stderr, parent_ends: tuple[i
             os.close(fd)
         os.setsid()
         os.dup2(stderr.fileno(), 2)
+        _crash_dumps_to_stderr()
+        _only_own_descriptors(reads, writes)
         serve(os.fdopen(reads, "rb"), os.fdopen(writes, "wb"))
     except BaseException:  # noqa: BLE001 - the child must never return into the caller's code
         status = 70
     finally:
         os._exit(status)
+
+
+def _crash_dumps_to_stderr() -> None:
+    """A caller's faulthandler (pytest's, ``python -X faulthandler``) wrote to
+    the caller's own stream: the child's crash dump goes to its stderr, the
+    worker's error file, as a spawned worker's would."""
+    import faulthandler
+    if faulthandler.is_enabled():
+        faulthandler.enable(file=2)
+
+
+def _only_own_descriptors(*keep: int) -> None:
+    """Close every descriptor the fork copied but ``keep`` and stderr: a fork
+    holds all of the caller's (non-inheritable ones too; that flag is for
+    exec), so a pipe the caller's process writes to a process of its own would
+    not end while this child lives. Its stdin and stdout become /dev/null."""
+    null = os.open(os.devnull, os.O_RDWR)
+    os.dup2(null, 0)
+    os.dup2(null, 1)
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, os.sysconf("SC_OPEN_MAX"))
