@@ -67,3 +67,40 @@ func.func @dynamic(%a: tensor<4x?xf32>, %b: tensor<4x5xf32>) -> tensor<4x?xf32> 
   %r = stablehlo.concatenate %a, %b, dim = 1 : (tensor<4x?xf32>, tensor<4x5xf32>) -> tensor<4x?xf32>
   return %r : tensor<4x?xf32>
 }
+
+// -----
+
+/// A roll along the innermost axis (slices of one tensor side by side) that
+/// an op of its kernel reads stays: as slices it would end the kernel's loop.
+// CHECK-LABEL: func.func @roll_read_in_its_kernel
+// CHECK: stablehlo.concatenate
+// CHECK-NOT: tensor.insert_slice
+func.func @roll_read_in_its_kernel(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %a = stablehlo.slice %x [0:4, 1:8] {xla.fusion_group = 2 : i64} : (tensor<4x8xf32>) -> tensor<4x7xf32>
+  %b = stablehlo.slice %x [0:4, 0:1] {xla.fusion_group = 2 : i64} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %r = stablehlo.concatenate %a, %b, dim = 1 {xla.fusion_group = 2 : i64} : (tensor<4x7xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  %n = stablehlo.add %r, %x {xla.fusion_group = 2 : i64} : tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
+
+// -----
+
+/// The same roll as its kernel's result (no op of its group reads it), and a
+/// concatenate of two tensors that its kernel reads: row copies.
+// CHECK-LABEL: func.func @roll_as_result
+// CHECK: tensor.insert_slice
+// CHECK-NOT: stablehlo.concatenate
+// CHECK-LABEL: func.func @two_tensors_read_in_their_kernel
+// CHECK: tensor.insert_slice
+// CHECK-NOT: stablehlo.concatenate
+func.func @roll_as_result(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
+  %a = stablehlo.slice %x [0:4, 1:8] {xla.fusion_group = 3 : i64} : (tensor<4x8xf32>) -> tensor<4x7xf32>
+  %b = stablehlo.slice %x [0:4, 0:1] {xla.fusion_group = 3 : i64} : (tensor<4x8xf32>) -> tensor<4x1xf32>
+  %r = stablehlo.concatenate %a, %b, dim = 1 {xla.fusion_group = 3 : i64} : (tensor<4x7xf32>, tensor<4x1xf32>) -> tensor<4x8xf32>
+  return %r : tensor<4x8xf32>
+}
+func.func @two_tensors_read_in_their_kernel(%x: tensor<4x3xf32>, %y: tensor<4x5xf32>) -> tensor<4x8xf32> {
+  %r = stablehlo.concatenate %x, %y, dim = 1 {xla.fusion_group = 4 : i64} : (tensor<4x3xf32>, tensor<4x5xf32>) -> tensor<4x8xf32>
+  %n = stablehlo.negate %r {xla.fusion_group = 4 : i64} : tensor<4x8xf32>
+  return %n : tensor<4x8xf32>
+}
