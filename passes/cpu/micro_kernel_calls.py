@@ -15,9 +15,12 @@ from xlac.passes.cpu.register_tile_loops import (
     inside,
     register_tile_loop,
 )
+from xlac.passes.cpu.streaming_c import ResultBuffers
 from xlac.passes.cpu.strided_tile_loops import strided_tile_loop
 
 PREFIX = "xlac_ukernel_f32_"                  # xlac.targets.cpu.micro_kernels.PREFIX
+STREAM = "_nt"                                # ... and .STREAM
+STREAM_BYTES = 4 << 20                        # a written-once result larger than this is stored past the caches
 
 
 @dataclass(frozen=True)
@@ -58,6 +61,11 @@ class MicroKernelCalls(ModulePass):
     convolution's tile (strided_tile_loops.py): the same loop, but C's rows
     contracted one at a time with every s-th row of A's read and put back.
     Loops under 128 k steps (channels) stay: a call would not pay (MIN_K).
+
+    A tile starting from zeros whose C is a result of the program (an
+    argument of the public entry, directly or through the kernel calls)
+    larger than STREAM_BYTES calls the ``_nt`` kernel, which stores C with
+    non-temporal stores (streaming_c.py says why).
     """
 
     name = "xla-micro-kernel-calls"
@@ -66,18 +74,23 @@ class MicroKernelCalls(ModulePass):
     def run(self, module: ir.Operation) -> None:
         declared: set[str] = set()
         loops = [op for op in nested_ops(module) if op.name == "scf.for"]   # before any erasure
+        results = ResultBuffers(module)
+        fenced: set[ir.Operation] = set()
         for op in loops:
             tile = register_tile_loop(op) or in_place_tile_loop(op) or strided_tile_loop(op)
             if tile is not None:
-                name = _replace(tile)
+                stream = tile.read_c is None and results.is_large_result(tile.write_c.operands[1], STREAM_BYTES)
+                if stream:
+                    _fence_after(_outermost_loop(op), fenced)
+                name = _replace(tile, stream)
                 if name not in declared:
                     _declare(module, name)
                     declared.add(name)
 
 
-def _replace(tile: Tile) -> str:
+def _replace(tile: Tile, stream: bool = False) -> str:
     """The call in place of the tile's read, loop and write; its callee's name."""
-    name = f"{PREFIX}{tile.rows}x{tile.columns}"
+    name = f"{PREFIX}{tile.rows}x{tile.columns}{STREAM if stream else ''}"
     loop = tile.loop
     before = tile.read_c if tile.read_c is not None and not tile.inside else loop
     with ir.InsertionPoint(before), loop.location:
@@ -101,6 +114,35 @@ def _replace(tile: Tile) -> str:
     if tile.read_c is not None and not tile.inside:
         tile.read_c.erase()
     return name
+
+
+def _outermost_loop(loop: ir.Operation) -> ir.Operation:
+    """The outermost scf.for around ``loop`` (itself included) within its thread chunk."""
+    outer, parent = loop, loop.parent
+    while parent is not None and parent.name not in ("scf.forall", "func.func"):
+        if parent.name == "scf.for":
+            outer = parent
+        parent = parent.parent
+    return outer
+
+
+def _fence_after(loop: ir.Operation, fenced: set[ir.Operation]) -> None:
+    """An ``sfence`` after ``loop``: its non-temporal stores are ordered before
+    anything the thread does next (the thread pool's barrier, whose locked
+    instructions drain them too, or the next kernel on this thread)."""
+    if loop in fenced:
+        return
+    fenced.add(loop)
+    with _after(loop), loop.location:
+        ir.Operation.create("llvm.inline_asm", attributes={
+            "asm_string": ir.StringAttr.get("sfence"), "constraints": ir.StringAttr.get(""),
+            "has_side_effects": ir.UnitAttr.get()})
+
+
+def _after(op: ir.Operation) -> ir.InsertionPoint:
+    """Right after ``op`` (a loop: its block's terminator, at least, follows it)."""
+    ops = [inner.operation for inner in op.block.operations]
+    return ir.InsertionPoint(ops[ops.index(op) + 1])
 
 
 def _at(value: ir.Value, loop: ir.Operation, lower: ir.Value) -> ir.Value:

@@ -97,6 +97,9 @@ class PreparedCall:
         self._count = -1 if signature.is_dynamic else len(signature.inputs)
         self._inputs = tuple((spec.shape, spec.dtype) for spec in signature.inputs)
         self._outputs = tuple((spec.shape, spec.dtype) for spec in signature.outputs)
+        self._output_bytes = tuple(0 if signature.is_dynamic else
+                                   int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize
+                                   for shape, dtype in self._outputs)
         self._sub_byte = tuple((index, spec.element_type) for index, spec
                                in enumerate(signature.outputs)
                                if spec.element_type in SUB_BYTE_BITS)
@@ -117,11 +120,28 @@ class PreparedCall:
 
     def run(self, inputs) -> list[np.ndarray]:
         empty = np.empty
-        outputs = [empty(shape, dtype) for shape, dtype in self._outputs]
+        outputs = [empty(shape, dtype) if size < ALIGNED_OUTPUT_BYTES else aligned_empty(shape, dtype)
+                   for (shape, dtype), size in zip(self._outputs, self._output_bytes)]
         self._call(inputs, outputs)
         for index, element_type in self._sub_byte:
             outputs[index] = widen_sub_byte(outputs[index], element_type)
         return outputs
+
+
+ALIGNED_OUTPUT_BYTES = 1 << 20     # outputs this large start on a cache line
+CACHE_LINE = 64
+
+
+def aligned_empty(shape, dtype) -> np.ndarray:
+    """``np.empty(shape, dtype)`` starting on a cache line. numpy's own
+    start 16 bytes in: every 64-byte vector store of such an output spans
+    two lines, and the non-temporal stores of a streamed matmul result
+    (xla-micro-kernel-calls) need whole lines."""
+    dtype = np.dtype(dtype)
+    size = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    raw = np.empty(size + CACHE_LINE, np.uint8)
+    start = -raw.ctypes.data % CACHE_LINE
+    return raw[start:start + size].view(dtype).reshape(shape)
 
 
 def widen_sub_byte(array: np.ndarray, element_type: str) -> np.ndarray:

@@ -20,6 +20,8 @@ matmul's own plan: results are bit for bit the same.
 
 from __future__ import annotations
 
+import math
+
 from xlac.mlir import ir
 from xlac.passes.cpu.plans.contraction_plan import BLOCK, contraction_plan
 from xlac.passes.cpu.plans.schedule_plan import Machine, Plan
@@ -30,6 +32,9 @@ _WITH_EPILOGUE = ("xla_matmul_block_packed",)
 # epilogue in the register tiles (k in one block) or after the chunk's tiles
 _FUSED_B = ("xla_matmul_fused_b", "xla_matmul_fused_b_short_k")
 _MAX_RANK = 3      # [b, s, h] activations; matmul_epilogue.mlir has 2-D and 3-D sequences
+# AVX-512's plain plans (BERT's and ViT's [k, n] weights; their params: cm, cn, tm, tn
+# and cm, cn, bm, bn, bk, tm, tn): with k in one block, the register-tile epilogue
+_PLAIN_AVX512 = ("xla_matmul_short_k", "xla_matmul")
 
 
 def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
@@ -43,6 +48,8 @@ def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
         return None
     matmul, groups = found
     plan = contraction_plan(matmul, machine)
+    if plan is not None and machine.registers >= 32 and plan.sequence in _PLAIN_AVX512:
+        return _plain_avx512_tiles(op, plan, matmul, groups)
     if plan is None or plan.sequence not in (*_WITH_EPILOGUE, *_FUSED_B):
         return None
     if plan.sequence in _WITH_EPILOGUE and machine.registers >= 32:
@@ -64,6 +71,28 @@ def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
     if tiles:
         return Plan(f"xla_matmul_epilogue_tiles_{rank}d", (*chunks, *inner), (matmul,))
     return Plan(f"{plan.sequence}_epilogue_{rank}d", (*chunks, *inner), (matmul,))
+
+
+def _plain_avx512_tiles(op: ir.Operation, plan: Plan, matmul: ir.Operation,
+                        groups: list[list[int]]) -> Plan | None:
+    """AVX-512's register-tile epilogue for a plain plan whose k is one block
+    and whose chunk is at most BLOCK columns (packed once, as AVX2's
+    block-packed chunk is), or None (longer k keeps the epilogue a kernel of
+    its own: the panels' plan has no chunk variant)."""
+    cm, cn, *rest = plan.params
+    tm, tn = rest[-2:]
+    k = ir.ShapedType(matmul.operands[0].type).shape[1]
+    n = ir.ShapedType(matmul.results[0].type).shape[1]
+    columns = cn or n
+    shape = ir.ShapedType(op.results[0].type).shape
+    if k > BLOCK or columns > BLOCK or columns % tn or not _tiles_are_boxes(groups, shape, tm):
+        return None
+    # chunks of whole images' rows: BERT's 64-row chunks of [4, 128] rows are 128
+    inner = math.prod(shape[d] for d in groups[0][1:])
+    chunks = _epilogue_chunks(groups, shape, -(-cm // inner) * inner if cm else 0, cn)
+    if chunks is None:
+        return None
+    return Plan(f"xla_matmul_epilogue_tiles_{len(chunks)}d", (*chunks, columns, k, tm, tn), (matmul,))
 
 
 def _plain_elementwise(op: ir.Operation) -> bool:

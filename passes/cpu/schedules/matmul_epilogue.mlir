@@ -255,6 +255,8 @@ module attributes {transform.with_named_sequence} {
     transform.structured.vectorize %block16 vector_sizes [16, 16] : !transform.any_op
     transform.include @xla_transpose_in_registers failures(propagate) (%forall4)
       : (!transform.any_op) -> ()
+    transform.include @xla_transpose_by_unpacks failures(propagate) (%forall4)
+      : (!transform.any_op) -> ()
     %tile, %loops:2 = transform.structured.tile_using_for %epilogue_chunk tile_sizes [%tm, %tn]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.apply_patterns to %forall4 {
@@ -322,6 +324,8 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.structured.vectorize %block16 vector_sizes [16, 16] : !transform.any_op
     transform.include @xla_transpose_in_registers failures(propagate) (%forall4)
+      : (!transform.any_op) -> ()
+    transform.include @xla_transpose_by_unpacks failures(propagate) (%forall4)
       : (!transform.any_op) -> ()
     %tile, %loops:3 = transform.structured.tile_using_for %epilogue_chunk tile_sizes [1, %tm, %tn]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)

@@ -66,6 +66,8 @@ module attributes {transform.with_named_sequence} {
     transform.structured.vectorize %block16 vector_sizes [16, 16] : !transform.any_op
     transform.include @xla_transpose_in_registers failures(propagate) (%forall3)
       : (!transform.any_op) -> ()
+    transform.include @xla_transpose_by_unpacks failures(propagate) (%forall3)
+      : (!transform.any_op) -> ()
     %tile, %loops:2 = transform.structured.tile_using_for %column tile_sizes [%tm, 0, 1]
       : (!transform.any_op, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op)
@@ -115,6 +117,8 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     transform.structured.vectorize %block16 vector_sizes [16, 16] : !transform.any_op
     transform.include @xla_transpose_in_registers failures(propagate) (%forall3)
+      : (!transform.any_op) -> ()
+    transform.include @xla_transpose_by_unpacks failures(propagate) (%forall3)
       : (!transform.any_op) -> ()
     %tile, %rows = transform.structured.fuse %column tile_sizes [%tm, 0, 0]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)

@@ -90,15 +90,18 @@ func.func @lm_head(%a: tensor<64x128xf32>, %b: tensor<128x1024xf32>) -> tensor<6
 
 /// B made by a transpose of an n x k weight (PyTorch's Linear): the
 /// transpose is fused into the column tiles, each 128 x 32 panel of B made
-/// from 16 x 16 blocks of W transposed in registers, and the row tiles read
-/// the panel; no transposed copy of all of B.
+/// from 16 x 16 blocks of W transposed in registers (by two-row unpacks, as
+/// the transpose kernels: one 256-lane shuffle spilled), and the row tiles
+/// read the panel; no transposed copy of all of B.
 // CHECK-LABEL: func.func @transposed_b
 // CHECK-SAME: %[[W:[a-z0-9]+]]: tensor<1024x128xf32>
 // CHECK: scf.forall (%{{.*}}) in (8)
 // CHECK: scf.for %{{.*}} step %[[C32:.*]] iter_args
 // CHECK: %[[PANEL:.*]] = scf.for
 // CHECK: %[[BLOCK:.*]] = vector.transfer_read %[[W]]{{.*}} vector<16x16xf32>
-// CHECK: vector.transpose %[[BLOCK]], [1, 0]
+// CHECK: vector.extract %[[BLOCK]][0]
+// CHECK: vector.shuffle {{.*}} [0, 16, 1, 17, 4, 20, 5, 21, 8, 24, 9, 25, 12, 28, 13, 29] : vector<16xf32>, vector<16xf32>
+// CHECK-NOT: vector.transpose
 // CHECK: vector.transfer_read %[[PANEL]]{{.*}} vector<32xf32>
 // CHECK: vector.contract {{.*}} into vector<8x32xf32>
 // CHECK-NOT: linalg.generic

@@ -268,3 +268,65 @@ func.func @strided_convolution_tile(%x: memref<2x15x15x128xf32>, %f: memref<3x3x
   }
   return
 }
+
+// -----
+
+#a = affine_map<(d0, d1, d2) -> (d0, d2)>
+#b = affine_map<(d0, d1, d2) -> (d2, d1)>
+#c = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+/// A tile from zeros written into a result of the program (an argument of
+/// the public entry) of 8 MiB: the kernel storing C with non-temporal stores,
+/// and one sfence after the outermost loop of the tiles; the same tile into a
+/// buffer of the program's own (read again later) keeps the plain kernel.
+// CHECK-LABEL: func.func @streamed_result
+// CHECK: scf.for
+// CHECK: call @xlac_ukernel_f32_8x32_nt(
+// CHECK: }
+// CHECK-NEXT: llvm.inline_asm has_side_effects "sfence", ""
+// CHECK-NEXT: return
+// CHECK-LABEL: func.func @kept_buffer
+// CHECK-NOT: sfence
+// CHECK: call @xlac_ukernel_f32_8x32(
+// CHECK-NOT: sfence
+func.func @streamed_result(%A: memref<256x256xf32>, %B: memref<256x32xf32>, %out: memref<2x128x8192xf32>, %j: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c256 = arith.constant 256 : index
+  %cst = arith.constant 0.000000e+00 : f32
+  %zeros = arith.constant dense<0.000000e+00> : vector<8x32xf32>
+  %C = memref.collapse_shape %out [[0, 1], [2]] : memref<2x128x8192xf32> into memref<256x8192xf32>
+  scf.for %i = %c0 to %c256 step %c8 {
+    %r = scf.for %k = %c0 to %c256 step %c1 iter_args(%acc = %zeros) -> (vector<8x32xf32>) {
+      %a = vector.transfer_read %A[%i, %k], %cst {in_bounds = [true, true]} : memref<256x256xf32>, vector<8x1xf32>
+      %b = vector.transfer_read %B[%k, %c0], %cst {in_bounds = [true]} : memref<256x32xf32>, vector<32xf32>
+      %b2 = vector.shape_cast %b : vector<32xf32> to vector<1x32xf32>
+      %s = vector.contract {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %a, %b2, %acc : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+      scf.yield %s : vector<8x32xf32>
+    }
+    vector.transfer_write %r, %C[%i, %j] {in_bounds = [true, true]} : vector<8x32xf32>, memref<256x8192xf32>
+  }
+  return
+}
+
+func.func @kept_buffer(%A: memref<256x256xf32>, %B: memref<256x32xf32>, %j: index) -> memref<256x8192xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c256 = arith.constant 256 : index
+  %cst = arith.constant 0.000000e+00 : f32
+  %zeros = arith.constant dense<0.000000e+00> : vector<8x32xf32>
+  %C = memref.alloc() : memref<256x8192xf32>
+  scf.for %i = %c0 to %c256 step %c8 {
+    %r = scf.for %k = %c0 to %c256 step %c1 iter_args(%acc = %zeros) -> (vector<8x32xf32>) {
+      %a = vector.transfer_read %A[%i, %k], %cst {in_bounds = [true, true]} : memref<256x256xf32>, vector<8x1xf32>
+      %b = vector.transfer_read %B[%k, %c0], %cst {in_bounds = [true]} : memref<256x32xf32>, vector<32xf32>
+      %b2 = vector.shape_cast %b : vector<32xf32> to vector<1x32xf32>
+      %s = vector.contract {indexing_maps = [#a, #b, #c], iterator_types = ["parallel", "parallel", "reduction"], kind = #vector.kind<add>} %a, %b2, %acc : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+      scf.yield %s : vector<8x32xf32>
+    }
+    vector.transfer_write %r, %C[%i, %j] {in_bounds = [true, true]} : vector<8x32xf32>, memref<256x8192xf32>
+  }
+  return %C : memref<256x8192xf32>
+}

@@ -98,14 +98,22 @@ def test_epilogue_with_b_transposed_in_the_packing(cpu):
     np.testing.assert_allclose(got, x @ w.T + b + r, rtol=1e-4, atol=1e-3)
 
 
-def test_avx512_code_still_compiles():
-    """x86-64-v4's matmul plan has no epilogue variant: the two stay apart, and compile."""
-    exe = xlac.compile(_program(K, BIAS_RESIDUAL), cache=False, cpu="x86-64-v4")
+@pytest.mark.parametrize("k, loops", [(K, 1), (768, 2)])
+def test_avx512_plain_plan_epilogue_in_its_register_tiles(k, loops):
+    """x86-64-v4's plain plans (ViT's and BERT's [k, n] weights): with k in one
+    block the epilogue runs in the register tiles (one thread loop), bit for
+    bit the epilogue run apart; longer k keeps it a loop of its own."""
+    exe = xlac.compile(_program(k, BIAS_RESIDUAL), cache=False, cpu="x86-64-v4")
     assert "not scheduled:" not in exe.fusion_report()
-    if "x86-64-v4" in runnable_levels("x86-64-v4"):
-        inputs = _inputs(K)
-        x, w, b, r = (i.astype(np.float64) for i in inputs)
-        np.testing.assert_allclose(np.asarray(exe(*inputs)), x @ w + b + r, rtol=1e-4, atol=1e-3)
+    assert exe.as_text("bufferized").count("scf.forall") == loops
+    if "x86-64-v4" not in runnable_levels("x86-64-v4"):
+        pytest.skip("this CPU cannot run x86-64-v4 code (compiled and scheduled: checked)")
+    apart = xlac.compile(_program(k, BIAS_RESIDUAL, also_c=True), cache=False, cpu="x86-64-v4")
+    inputs = _inputs(k)
+    got = np.asarray(exe(*inputs))
+    np.testing.assert_array_equal(got.view(np.uint32), np.asarray(apart(*inputs)[0]).view(np.uint32))
+    x, w, b, r = (i.astype(np.float64) for i in inputs)
+    np.testing.assert_allclose(got, x @ w + b + r, rtol=1e-4, atol=1e-3)
 
 
 def _gpt2_linear(k: int, n: int, residual: bool, also_c: bool = False) -> str:

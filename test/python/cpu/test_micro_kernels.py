@@ -196,3 +196,29 @@ def test_resnet_layer_convolution_calls_the_micro_kernel(layer, tile):
     text, _ = _convolution(*layer)
     llvm = xlac.compile(text, options=_options(True, "x86-64-v3"), cache=False).as_text("llvm")
     assert f"llvm.call @xlac_ukernel_f32_{tile}(" in llvm
+
+
+def test_stream_kernel_text_stores_c_non_temporally_where_aligned():
+    assert micro_kernels.symbol(8, 32, stream=True) == "xlac_ukernel_f32_8x32_nt"
+    assert micro_kernels.tile_of("xlac_ukernel_f32_8x32_nt") == (8, 32)
+    assert micro_kernels.streams("xlac_ukernel_f32_8x32_nt") and not micro_kernels.streams("xlac_ukernel_f32_8x32")
+    text = micro_kernels.mlir_text(6, 16, stream=True)
+    assert text.count("nontemporal") == 6 and "scf.if %aligned" in text
+    assert "nontemporal" not in micro_kernels.mlir_text(6, 16)
+
+
+def test_large_result_written_once_is_streamed_and_starts_on_a_cache_line():
+    """An LM head (x . W^T, W [n, k]) whose 4.5 MiB result is written once from
+    zeros in registers: the _nt kernel, an sfence, a 64-byte aligned output."""
+    a_type, w_type, c_type = "tensor<2x128x128xf32>", "tensor<4608x128xf32>", "tensor<2x128x4608xf32>"
+    text = (f"func.func @main(%x: {a_type}, %w: {w_type}) -> {c_type} {{\n"
+            f"  %0 = stablehlo.dot_general %x, %w, contracting_dims = [2] x [1] : ({a_type}, {w_type}) -> {c_type}\n"
+            f"  return %0 : {c_type}\n}}")
+    exe = xlac.compile(text, options=_options(True, "x86-64-v3"), cache=False)
+    llvm = exe.as_text("llvm")
+    assert "llvm.call @xlac_ukernel_f32_6x16_nt(" in llvm and "sfence" in llvm
+    rng = np.random.default_rng(0)
+    x, w = rng.standard_normal((2, 128, 128), dtype=np.float32), rng.standard_normal((4608, 128), dtype=np.float32)
+    got = np.asarray(exe(x, w))
+    assert got.ctypes.data % 64 == 0
+    np.testing.assert_allclose(got, x @ w.T, rtol=2e-5, atol=5e-4)

@@ -17,6 +17,11 @@ self-contained), and the JIT binds them from a shared library built beside.
 ABI (every argument an i64, pointers as addresses; strides in elements):
 ``(c, ldc, a, lda, b, ldb, k, accumulate)``; ``accumulate`` 0 starts the
 accumulators at zero instead of reading C (a fill fused into the tile).
+
+``xlac_ukernel_f32_<tm>x<tn>_nt`` (xla-micro-kernel-calls' choice for a C
+written once and larger than the caches keep: docs/pipeline.md) stores C's
+rows with non-temporal stores where they are 64-byte aligned: no read of
+each line of C before it is written over.
 """
 
 from __future__ import annotations
@@ -30,12 +35,13 @@ import tempfile
 from pathlib import Path
 
 PREFIX = "xlac_ukernel_f32_"
-_NAME = re.compile(rf"^{PREFIX}(\d+)x(\d+)$")
+STREAM = "_nt"                         # suffix: C stored past the caches
+_NAME = re.compile(rf"^{PREFIX}(\d+)x(\d+)({STREAM})?$")
 MAX_ROWS, MAX_COLUMNS = 8, 32          # AVX-512's 8 x 32 is the largest register tile
 
 
-def symbol(tm: int, tn: int) -> str:
-    return f"{PREFIX}{tm}x{tn}"
+def symbol(tm: int, tn: int, stream: bool = False) -> str:
+    return f"{PREFIX}{tm}x{tn}{STREAM if stream else ''}"
 
 
 def tile_of(name: str) -> tuple[int, int] | None:
@@ -50,14 +56,21 @@ def supported(tm: int, tn: int, lanes: int) -> bool:
     return 1 <= tm <= MAX_ROWS and tn % lanes == 0 and 0 < tn <= MAX_COLUMNS
 
 
-def mlir_text(tm: int, tn: int) -> str:
+def streams(name: str) -> bool:
+    """Whether micro-kernel ``name`` stores C with non-temporal stores."""
+    found = _NAME.match(name)
+    return bool(found and found[3])
+
+
+def mlir_text(tm: int, tn: int, stream: bool = False) -> str:
     """The micro-kernel as MLIR: func, scf, arith, vector and llvm pointer ops."""
     vec = f"vector<{tn}xf32>"
     rows = range(tm)
-    lines = [f"func.func @{symbol(tm, tn)}(%c: i64, %ldc: i64, %a: i64, %lda: i64, %b: i64, "
+    lines = [f"func.func @{symbol(tm, tn, stream)}(%c: i64, %ldc: i64, %a: i64, %lda: i64, %b: i64, "
              "%ldb: i64, %k: i64, %accumulate: i64) {",
              "  %zero_i = arith.constant 0 : i64",
              "  %one = arith.constant 1 : i64",
+             "  %four = arith.constant 4 : i64",
              f"  %zero = arith.constant dense<0.0> : {vec}",
              "  %cp = llvm.inttoptr %c : i64 to !llvm.ptr",
              "  %ap = llvm.inttoptr %a : i64 to !llvm.ptr",
@@ -88,10 +101,26 @@ def mlir_text(tm: int, tn: int) -> str:
                   f"    %next{r} = vector.fma %ab{r}, %bv, %acc{r} : {vec}"]
     lines.append(f"    scf.yield {', '.join(f'%next{r}' for r in rows)} : {types}")
     lines.append("  }")
-    for r in rows:
-        lines.append(f"  llvm.store %sum#{r}, %cr{r} {{alignment = 4 : i64}} : {vec}, !llvm.ptr")
+    lines += _stores(tm, vec, stream)
     lines += ["  return", "}"]
     return "\n".join(lines) + "\n"
+
+
+def _stores(tm: int, vec: str, stream: bool) -> list[str]:
+    """C's rows stored; with ``stream``, non-temporal where C and its row
+    stride are 64-byte aligned (a non-temporal vector store must be), else
+    as plain stores."""
+    plain = [f"  llvm.store %sum#{r}, %cr{r} {{alignment = 4 : i64}} : {vec}, !llvm.ptr" for r in range(tm)]
+    if not stream:
+        return plain
+    streamed = [f"    llvm.store %sum#{r}, %cr{r} {{alignment = 64 : i64, nontemporal}} : {vec}, !llvm.ptr"
+                for r in range(tm)]
+    return ["  %c63 = arith.constant 63 : i64",
+            "  %ldc_bytes = arith.muli %ldc, %four : i64",
+            "  %misaligned = arith.ori %c, %ldc_bytes : i64",
+            "  %low = arith.andi %misaligned, %c63 : i64",
+            "  %aligned = arith.cmpi eq, %low, %zero_i : i64",
+            "  scf.if %aligned {", *streamed, "  } else {", *["  " + line for line in plain], "  }"]
 
 
 # The program's own lowering of these ops (xlac.targets.cpu.pipeline.lower_to_llvm),
@@ -100,17 +129,17 @@ _LOWERING = ["convert-scf-to-cf", "convert-vector-to-llvm", "convert-arith-to-ll
              "convert-func-to-llvm", "convert-cf-to-llvm", "reconcile-unrealized-casts"]
 
 
-def object_code(tm: int, tn: int, cpu: str) -> bytes:
+def object_code(tm: int, tn: int, cpu: str, stream: bool = False) -> bytes:
     """The micro-kernel's relocatable object for CPU level ``cpu`` (host: this one)."""
     from xlac.context import new_context
     from xlac.mlir import ExecutionEngine, ir
     from xlac.pipeline.pass_manager import run_passes
     with new_context() as context, ir.Location.unknown(context):
-        module = ir.Module.parse(mlir_text(tm, tn))
+        module = ir.Module.parse(mlir_text(tm, tn, stream))
         run_passes(module, [*_LOWERING, f"xla-target-cpu{{cpu={cpu}}}"],
                    "making a micro-kernel")
         engine = ExecutionEngine(module, opt_level=3, enable_pic=True)
-        engine.raw_lookup(symbol(tm, tn))             # compiles the module
+        engine.raw_lookup(symbol(tm, tn, stream))     # compiles the module
         with tempfile.TemporaryDirectory(prefix="xlac-ukernel-") as workdir:
             path = Path(workdir) / "kernel.o"
             engine.dump_to_object_file(str(path))
@@ -149,9 +178,9 @@ def directory(cache_dir: Path | None) -> Path:
     return kept
 
 
-def _key(tm: int, tn: int, features) -> str:
+def _key(name: str, features) -> str:
     from xlac.artifact.container import build_identity
-    text = json.dumps([symbol(tm, tn), sorted(features), build_identity()], sort_keys=True)
+    text = json.dumps([name, sorted(features), build_identity()], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:24]
 
 
@@ -164,9 +193,9 @@ def object_path(name: str, features, cache_dir: Path | None) -> Path:
     harmless: each writes whole files, atomically)."""
     from xlac.files import write_atomically
     tm, tn = tile_of(name)
-    path = directory(cache_dir) / f"{name}-{_key(tm, tn, features)}.o"
+    path = directory(cache_dir) / f"{name}-{_key(name, features)}.o"
     if not path.exists():
-        write_atomically(path, object_code(tm, tn, level_for(features)))
+        write_atomically(path, object_code(tm, tn, level_for(features), streams(name)))
         BUILT.append(name)
     return path
 
