@@ -5,6 +5,7 @@ python bench/matmul_peak.py                           # 1024^3: xlac at host and
 python bench/matmul_peak.py --rounds 8 --calls 30 --xla
 python bench/matmul_peak.py --only xlac --levels x86-64-v4 --tree main=../main   # before/after
 python bench/matmul_peak.py --shape 512x1024x256 --threads 2
+python bench/matmul_peak.py --only peak --bf16-peaks  # vdpbf16ps and AMX's bf16 peaks, where the CPU has them
 ```
 
 Every configuration (xlac at a level and from a source tree, numpy's OpenBLAS, XLA,
@@ -20,6 +21,9 @@ The peak is measured, not computed from a nominal clock: ``fma_peak.c``'s indepe
 ``vfmadd231ps`` chains on registers alone, zmm (AVX-512) and ymm (AVX2), whose clock
 may differ on the same core. xlac's code at a level (and OpenBLAS, XLA: the host's) is
 held against the peak of that level's vectors; the best of the loop's runs counts.
+``--bf16-peaks`` adds the bf16 dot-product instructions' loops (``vdpbf16ps``, AMX's
+``tdpbf16ps``) where /proc/cpuinfo lists them, as multiples of the zmm FMA peak: what a
+bf16 x bf16 -> f32 matmul could gain by them on this CPU.
 """
 
 from __future__ import annotations
@@ -37,6 +41,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 WIDE = {"x86-64-v4": "zmm", "x86-64-v3": "ymm", "x86-64-v2": "xmm"}
 PORT_FLOPS = {"zmm": 64, "ymm": 32}    # f32 FLOPs a cycle with two FMA ports that wide (Zen 4's zmm: half)
+PEAK_LOOPS = {"zmm": "fma_loop_zmm", "ymm": "fma_loop_ymm",    # fma_peak.c's loop for each peak
+              "bf16-zmm": "dpbf16_loop_zmm", "amx-bf16": "amx_bf16_loop"}
+BF16_PEAKS = {"bf16-zmm": "avx512_bf16", "amx-bf16": "amx_bf16"}   # the CPU flag each needs
 
 
 def program(m: int, k: int, n: int) -> str:
@@ -68,9 +75,11 @@ def child(kind: str, level: str, shape: tuple[int, int, int], calls: int) -> dic
     """One configuration's calls, in this process (set up by ``_environment``)."""
     if kind == "peak":
         library = ctypes.CDLL(str(_peak_library()))
-        loop = getattr(library, f"fma_loop_{level}")
+        loop = getattr(library, PEAK_LOOPS[level])
         loop.argtypes, loop.restype = [ctypes.c_long], ctypes.c_double
         flops = loop(100_000)
+        if flops < 0:
+            raise SystemExit(f"{PEAK_LOOPS[level]}: the kernel refused the tile state")
         return {"flops": flops, "times": _timed(lambda: loop(100_000), calls)}
     a, b = _inputs(*shape)
     flops = 2.0 * shape[0] * shape[1] * shape[2]
@@ -156,6 +165,12 @@ def configurations(args) -> list[dict]:
         configs.append({"name": "xla", "kind": "xla", "level": host, "vectors": WIDE[host]})
     for vectors in dict.fromkeys(c["vectors"] for c in configs if c["vectors"] != "xmm"):
         configs.append({"name": f"peak {vectors}", "kind": "peak", "level": vectors, "vectors": vectors})
+    if args.bf16_peaks:
+        flags = Path("/proc/cpuinfo").read_text().split()
+        names = [name for name, flag in BF16_PEAKS.items() if flag in flags]
+        if names and not any(c["name"] == "peak zmm" for c in configs):   # what they are held against
+            names.insert(0, "zmm")
+        configs += [{"name": f"peak {name}", "kind": "peak", "level": name, "vectors": name} for name in names]
     return configs
 
 
@@ -206,11 +221,18 @@ def table(rows: list[dict], args) -> str:
         if "error" in r:
             lines.append(f"| {r['name']} | failed: {r['error']} | | | |")
             continue
-        pct = f"{r['median_pct']:.0f}% / {r['best_pct']:.0f}%" if "median_pct" in r else \
-            f"(the peak: {r['best'] / PORT_FLOPS[r['vectors']]:.2f} GHz if 2 FMA ports of its width)"
+        pct = f"{r['median_pct']:.0f}% / {r['best_pct']:.0f}%" if "median_pct" in r else peak_note(r, rows)
         lines.append(f"| {r['name']} | {r['ms']:.2f} | {r['median']:.1f} [{r['range'][0]:.1f}-{r['range'][1]:.1f}]"
                      f" | {r['best']:.1f} | {pct} |")
     return "\n".join(lines)
+
+
+def peak_note(row: dict, rows: list[dict]) -> str:
+    """A peak's clock (FMA loops) or its multiple of the zmm FMA peak (bf16 loops)."""
+    if row["vectors"] in PORT_FLOPS:
+        return f"(the peak: {row['best'] / PORT_FLOPS[row['vectors']]:.2f} GHz if 2 FMA ports of its width)"
+    fma = next((r["best"] for r in rows if r.get("kind") == "peak" and r["vectors"] == "zmm"), None)
+    return f"({row['best'] / fma:.2f}x the zmm FMA peak)" if fma else ""
 
 
 def main() -> None:
@@ -223,6 +245,8 @@ def main() -> None:
                         help="also xlac imported from another source tree (main's, say)")
     parser.add_argument("--only", default="", help="kinds: xlac,openblas,xla,peak")
     parser.add_argument("--xla", action="store_true", help="XLA too (jax; one thread: Eigen pool off)")
+    parser.add_argument("--bf16-peaks", action="store_true",
+                        help="also vdpbf16ps's and AMX's bf16 peaks, where the CPU has them")
     parser.add_argument("--threads", type=int, default=1)
     parser.add_argument("--cpu", type=int, default=0, help="the CPU one-thread processes are pinned to")
     parser.add_argument("--clock", choices=("cpu", "wall"), default="cpu")
