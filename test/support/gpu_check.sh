@@ -78,6 +78,15 @@ print(f"{target}: {source.stat().st_size / 2**20:.1f} MiB -> {target.stat().st_s
 PY
   done
   du -sh .whl
+  keep_out_of_git
+}
+
+keep_out_of_git() {  # .whl/ and shared/ travel as themselves, never as files of the tree
+  local exclude
+  exclude=$(git rev-parse --git-path info/exclude) && mkdir -p "$(dirname "$exclude")" || return 1
+  for path in /.whl/ /shared/; do
+    grep -qxF "$path" "$exclude" 2>/dev/null || echo "$path" >> "$exclude"
+  done
 }
 
 if [ "${1:-}" = prepare ]; then prepare; exit $?; fi
