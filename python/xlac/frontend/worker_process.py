@@ -6,7 +6,7 @@ fork instead: the child has everything imported already and starts in
 milliseconds. So does a process whose only other threads are numpy's idle
 BLAS pool, which the parser never touches and which OpenBLAS itself makes
 safe across a fork (``xlac.mlir.fork_is_safe``): a user's script, once the
-bindings' import started that pool. With other threads (a user's process
+bindings' import started that pool or its own ``import numpy`` did. With other threads (a user's process
 running JAX, or a pool of its own) a fork could copy a lock some other thread
 held, so those spawn a fresh interpreter, once per process; the CLIs fork
 anyway (``may_fork``).

@@ -47,8 +47,29 @@ def test_a_script_with_a_thread_of_its_own_spawns_its_parser():
     assert _run(started + COMPILE)[0] == "Popen"
 
 
-def test_numpy_imported_first_leaves_its_threads_unknown():
-    assert _run("import numpy\n" + COMPILE)[0] == "Popen"
+def test_numpy_imported_first_forks_beside_its_pool():
+    assert _run("import numpy\n" + COMPILE)[0] == "ForkedWorker"
+
+
+def test_numpy_imported_first_and_a_thread_of_the_scripts_spawns():
+    started = "import threading, time\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+    assert _run("import numpy\n" + started + COMPILE)[0] == "Popen"
+
+
+def test_a_thread_started_from_c_beside_numpys_pool_spawns():
+    # a native thread Python does not know of (as a runtime's are) makes the count one too many
+    native = ("import ctypes, ctypes.util\nlibc = ctypes.CDLL(ctypes.util.find_library('c'))\n"
+              "pause = ctypes.cast(libc.pause, ctypes.c_void_p)\n"
+              "assert libc.pthread_create(ctypes.byref(ctypes.c_ulong()), None, pause, None) == 0\n")
+    assert _run("import numpy\n" + native + COMPILE)[0] == "Popen"
+
+
+def test_jax_running_spawns():
+    pytest.importorskip("jax")
+    # its runtime's threads started with the first array (its import alone starts none)
+    lines = _run("import jax\nimport xlac.mlir\nprint(xlac.mlir.fork_is_safe())\n"
+                 "jax.numpy.ones(1).block_until_ready()\nprint(xlac.mlir.fork_is_safe())\n")
+    assert lines[:2] == ["True", "False"]
 
 
 def test_the_threads_the_bindings_import_started_are_safe_and_one_more_is_not():
