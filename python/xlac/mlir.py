@@ -13,6 +13,7 @@ import importlib.abc
 import importlib.machinery
 import sys
 
+from xlac import blas_pool
 from xlac.blas_pool import pool_before_bindings
 from xlac.blas_pool import threads as _threads
 
@@ -26,7 +27,8 @@ from torch_mlir._mlir_libs import _stablehlo as stablehlo  # noqa: E402
 from torch_mlir.execution_engine import ExecutionEngine  # noqa: E402, F401
 
 _after = _threads() if _pool_before is not None else None
-_NUMPYS_POOL = (_after - _before) | _pool_before if _after is not None and "numpy" in sys.modules else frozenset()
+blas_pool.note_pool((_after - _before) | _pool_before if _after is not None and "numpy" in sys.modules
+                    else frozenset())
 
 __all__ = ["ir", "passmanager", "stablehlo", "ExecutionEngine", "bare_context",
            "dialect", "translate_to_llvm_ir", "fork_is_safe"]
@@ -160,11 +162,11 @@ def fork_is_safe() -> bool:
     itself (its ``pthread_atfork`` handlers). A fork copies the calling thread
     alone, so a lock any other thread (a user's, JAX's) held would stay held in
     the child for good: then spawn. A pool restarted after a fork has new
-    thread ids, unknown: later forks spawn (``xlac.blas_pool`` tells the
-    pool's threads, also where numpy was imported first). Why: the bindings' import starts
+    thread ids, unknown, but where xlac forked (``blas_pool.fork``) and
+    started it again. ``xlac.blas_pool`` tells the pool's threads, also where
+    numpy was imported first. Why: the bindings' import starts
     that pool, so a user's script was never single-threaded when it parsed its
     first program, and spawned its isolated parser, a new interpreter importing
     the bindings on the path of every cold compile (0.2-0.4 s of wall;
     docs/compile-time.md, twentieth round)."""
-    threads = _threads()
-    return threads is not None and len(threads - _NUMPYS_POOL) == 1
+    return blas_pool.fork_is_safe()

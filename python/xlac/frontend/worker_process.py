@@ -34,14 +34,16 @@ def start_worker(stderr, serve, may_fork: bool = False):
 
 
 class ForkedWorker:
-    """A forked child serving requests on a pair of pipes; Popen's interface."""
+    """A forked child serving requests on a pair of pipes; Popen's interface.
+    Of the caller's descriptors it keeps ``keep`` and ``stderr`` (as its 2)."""
 
-    def __init__(self, stderr, serve):
+    def __init__(self, stderr, serve, keep: tuple[int, ...] = ()):
+        from xlac.blas_pool import fork
         to_child, from_parent = os.pipe()
         to_parent, from_child = os.pipe()
-        pid = os.fork()
+        pid = fork()
         if pid == 0:                                      # the worker: never returns
-            _serve_in_child(serve, to_child, from_child, stderr, (from_parent, to_parent))
+            _serve_in_child(serve, to_child, from_child, stderr, (from_parent, to_parent), keep)
         os.close(to_child)
         os.close(from_child)
         self.pid = pid
@@ -71,7 +73,8 @@ class ForkedWorker:
             pass
 
 
-def _serve_in_child(serve, reads: int, writes: int, stderr, parent_ends: tuple[int, int]) -> None:
+def _serve_in_child(serve, reads: int, writes: int, stderr, parent_ends: tuple[int, int],
+                    keep: tuple[int, ...]) -> None:
     status = 0
     try:
         for fd in parent_ends:
@@ -79,7 +82,7 @@ def _serve_in_child(serve, reads: int, writes: int, stderr, parent_ends: tuple[i
         os.setsid()
         os.dup2(stderr.fileno(), 2)
         _crash_dumps_to_stderr()
-        _only_own_descriptors(reads, writes)
+        _only_own_descriptors(reads, writes, *keep)
         serve(os.fdopen(reads, "rb"), os.fdopen(writes, "wb"))
     except BaseException:  # noqa: BLE001 - the child must never return into the caller's code
         status = 70
