@@ -85,3 +85,33 @@ def test_the_forked_parser_holds_no_descriptor_of_the_caller():
                  "os.close(writes)\nprint(select.select([reads], [], [], 10)[0] == [reads] "
                  "and os.read(reads, 1) == b'')\n")
     assert lines[:2] == ["ForkedWorker", "True"]
+
+
+PIECE_WORKERS = """
+import io, os
+from xlac.mlir import ir
+from xlac.targets.cpu import pieces, piece_worker
+with piece_worker._context() as context:
+    buffer = io.BytesIO()
+    ir.Module.parse(piece_worker._WARM_UP, context).operation.write_bytecode(buffer)
+piece = pieces.Piece("piece0", buffer.getvalue(), "key", ())
+seed = pieces._Worker(siblings=1)
+sibling, = seed.siblings
+started = sibling.started()                      # its pid: its first frame
+objects = {worker.compile(piece, 3)[:4] for worker in (seed, sibling)}
+print(type(seed.process).__name__, started, objects == {b"\\x7fELF"})
+for worker in (seed, sibling):
+    worker.end_requests()
+for worker in (seed, sibling):
+    worker.close()
+print(seed.process.returncode, sibling.process.poll() is not None)    # both ended
+"""
+
+
+def test_the_piece_workers_seed_is_forked_beside_numpys_pool_and_its_sibling_from_it():
+    assert _run("import numpy\n" + PIECE_WORKERS)[:2] == ["ForkedWorker True True", "0 True"]
+
+
+def test_the_piece_workers_seed_is_started_beside_a_thread_of_the_scripts():
+    started = "import threading, time\nthreading.Thread(target=time.sleep, args=(30,), daemon=True).start()\n"
+    assert _run("import numpy\n" + started + PIECE_WORKERS)[:2] == ["Popen True True", "0 True"]
