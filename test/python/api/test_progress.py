@@ -137,9 +137,8 @@ def test_the_clis_take_the_flags(tmp_path):
 
 def test_the_clock_thread_stops_while_paused_and_a_closed_display_stays_stopped():
     # a fork beside the progress display copies none of its thread's locks
-    import threading
     shown = CompileProgress("log", "p", ["a"], 3, io.StringIO(), delay=0)
-    ticking = lambda: any(t.name == "xlac-progress" and t.is_alive() for t in threading.enumerate())  # noqa: E731
+    ticking = lambda: shown._ticker.is_alive()  # noqa: E731
     with progress.tickers_paused():
         assert not ticking()
     assert ticking()
