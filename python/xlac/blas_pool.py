@@ -35,19 +35,16 @@ def fork_is_safe() -> bool:
 
 
 def fork() -> int:
-    """``os.fork`` where ``fork_is_safe``, the pool told again in the parent:
-    OpenBLAS shut it down around the fork (its ``pthread_atfork`` handler)
-    and starts it again, with new thread ids, at its next threaded call.
-    Started here, while the caller's thread is the process's one (no other
-    could start any), its new threads are the pool's, and the next fork is
-    as safe (without it, the parser's fork left the piece workers spawning)."""
+    """``os.fork``, the pool's threads forgotten in the parent: OpenBLAS shut
+    them down around the fork (its ``pthread_atfork`` handler) and starts new
+    ones at its next threaded call, ids unknown (a later fork then spawns; one
+    reused by another thread must not pass for the pool's). Not started again
+    here: a new pool spins for 0.12 s of CPU before it sleeps, and a compile
+    makes no BLAS call, so the process stays single-threaded and the piece
+    workers' fork after the parser's is safe without it."""
     pid = os.fork()
     if pid:
-        before = threads()
-        if before is not None and len(before) == 1:
-            _restart_openblas()
-            after = threads()
-            note_pool(after - before if after is not None else frozenset())
+        note_pool(_known & (threads() or frozenset()))
     return pid
 
 
@@ -102,22 +99,6 @@ def _openblas_pthreads() -> int | None:
     if get_parallel is None or get_num_threads is None or get_parallel() != 1:
         return None                     # 1: pthreads; 0 has no pool, 2 is OpenMP's (libgomp's) pool
     return get_num_threads()
-
-
-def _restart_openblas() -> None:
-    """OpenBLAS's pool started again at its thread count (setting the count starts it)."""
-    libraries = _loaded_openblas()
-    if len(libraries) != 1:
-        return
-    import ctypes
-    try:
-        library = ctypes.CDLL(libraries.pop(), mode=os.RTLD_NOLOAD | os.RTLD_LAZY)
-    except OSError:
-        return
-    get_num_threads, set_num_threads = (_symbol(library, name) for name in ("get_num_threads", "set_num_threads"))
-    if get_num_threads is not None and set_num_threads is not None:
-        set_num_threads.argtypes = [ctypes.c_int]
-        set_num_threads(get_num_threads())
 
 
 def _loaded_openblas() -> set[str]:

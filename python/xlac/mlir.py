@@ -162,9 +162,10 @@ def fork_is_safe() -> bool:
     itself (its ``pthread_atfork`` handlers). A fork copies the calling thread
     alone, so a lock any other thread (a user's, JAX's) held would stay held in
     the child for good: then spawn. A pool restarted after a fork has new
-    thread ids, unknown, but where xlac forked (``blas_pool.fork``) and
-    started it again. ``xlac.blas_pool`` tells the pool's threads, also where
-    numpy was imported first. Why: the bindings' import starts
+    thread ids, unknown: later forks spawn (``blas_pool.fork``; the process
+    is single-threaded until the pool restarts, and forks meanwhile).
+    ``xlac.blas_pool`` tells the pool's threads, also where numpy was imported
+    first. Why: the bindings' import starts
     that pool, so a user's script was never single-threaded when it parsed its
     first program, and spawned its isolated parser, a new interpreter importing
     the bindings on the path of every cold compile (0.2-0.4 s of wall;
