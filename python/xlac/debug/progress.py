@@ -20,6 +20,8 @@ import threading
 import time
 import weakref
 
+from xlac.forking import register_pauser
+
 DELAY = 2.0                    # seconds of silence before anything is shown
 _TICK = 0.5                    # how often the bar's clock is redrawn
 MODES = ("auto", "bar", "log", "off")
@@ -156,6 +158,9 @@ def tickers_paused():
         for display in paused:
             if not display._stop.is_set():
                 display._start_ticker()
+
+
+register_pauser(tickers_paused)
 
 
 def _new_bar(title: str, total: int, stream, start: float):

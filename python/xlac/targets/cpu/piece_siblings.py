@@ -28,11 +28,10 @@ def start_seed(errors, lock_path: str, sibling_spec: str, sibling_fds: list[int]
     import functools
     import sys
 
-    from xlac.debug.progress import tickers_paused
-    from xlac.frontend.worker_process import ForkedWorker
+    from xlac.forking import ForkedWorker, threads_paused
     from xlac.mlir import fork_is_safe
     from xlac.targets.cpu.piece_worker import serve_forked
-    with tickers_paused():
+    with threads_paused():
         if fork_is_safe():
             return ForkedWorker(errors, functools.partial(serve_forked, lock_path, sibling_spec),
                                 keep=tuple(sibling_fds))
