@@ -11,28 +11,24 @@ from __future__ import annotations
 import functools
 import importlib.abc
 import importlib.machinery
-import os
 import sys
 
+from xlac import blas_pool
+from xlac.blas_pool import pool_before_bindings
+from xlac.blas_pool import threads as _threads
 
-def _threads() -> frozenset[str] | None:
-    """This process's thread ids (None: unknown, where there is no /proc)."""
-    try:
-        return frozenset(os.listdir("/proc/self/task"))
-    except OSError:
-        return None
-
-
-# The threads the bindings' import starts are numpy's pool when numpy was not
-# loaded before it and this process had one thread then (none other could start any).
-_before = None if "numpy" in sys.modules else _threads()
+# numpy's pool: the threads the bindings' import starts (it imports numpy) and,
+# where a script imported numpy first, the pool that was there before it.
+_before = _threads()
+_pool_before = pool_before_bindings(_before)
 from torch_mlir import ir, passmanager  # noqa: E402, F401  (re-exported)
 from torch_mlir._mlir_libs import _mlir  # noqa: E402
 from torch_mlir._mlir_libs import _stablehlo as stablehlo  # noqa: E402
 from torch_mlir.execution_engine import ExecutionEngine  # noqa: E402, F401
 
-_after = _threads() if _before is not None and len(_before) == 1 else None
-_NUMPYS_POOL = _after - _before if _after is not None and "numpy" in sys.modules else frozenset()
+_after = _threads() if _pool_before is not None else None
+blas_pool.note_pool((_after - _before) | _pool_before if _after is not None and "numpy" in sys.modules
+                    else frozenset())
 
 __all__ = ["ir", "passmanager", "stablehlo", "ExecutionEngine", "bare_context",
            "dialect", "translate_to_llvm_ir", "fork_is_safe"]
@@ -166,10 +162,12 @@ def fork_is_safe() -> bool:
     itself (its ``pthread_atfork`` handlers). A fork copies the calling thread
     alone, so a lock any other thread (a user's, JAX's) held would stay held in
     the child for good: then spawn. A pool restarted after a fork has new
-    thread ids, unknown: later forks spawn. Why: the bindings' import starts
+    thread ids, unknown: later forks spawn (``blas_pool.fork``; the process
+    is single-threaded until the pool restarts, and forks meanwhile).
+    ``xlac.blas_pool`` tells the pool's threads, also where numpy was imported
+    first. Why: the bindings' import starts
     that pool, so a user's script was never single-threaded when it parsed its
     first program, and spawned its isolated parser, a new interpreter importing
     the bindings on the path of every cold compile (0.2-0.4 s of wall;
     docs/compile-time.md, twentieth round)."""
-    threads = _threads()
-    return threads is not None and len(threads - _NUMPYS_POOL) == 1
+    return blas_pool.fork_is_safe()

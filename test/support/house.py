@@ -65,7 +65,7 @@ def modules() -> dict[str, Path]:
 
 
 def part_of(module: str) -> str:
-    if module == "xlac.mlir":
+    if module in ("xlac.mlir", "xlac.blas_pool"):      # the bindings, and the threads their import starts
         return "mlir"
     if module in _API or module == "xlac":
         return "api"

@@ -14,13 +14,18 @@ a whole stage of ``passes`` passes) starts and
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import threading
 import time
+import weakref
+
+from xlac.forking import register_pauser
 
 DELAY = 2.0                    # seconds of silence before anything is shown
 _TICK = 0.5                    # how often the bar's clock is redrawn
 MODES = ("auto", "bar", "log", "off")
+_LIVE: weakref.WeakSet = weakref.WeakSet()       # the displays whose clock may be ticking
 
 
 def compile_progress(mode: str, title: str, stages: list[str], total_steps: int,
@@ -61,6 +66,12 @@ class CompileProgress:
         self._bar = None
         self._lock = threading.Lock()
         self._stop = threading.Event()
+        self._halt = threading.Event()           # set: the ticker ends (closed, or paused)
+        self._start_ticker()
+        _LIVE.add(self)
+
+    def _start_ticker(self) -> None:
+        self._halt.clear()
         self._ticker = threading.Thread(target=self._tick, name="xlac-progress", daemon=True)
         self._ticker.start()
 
@@ -85,6 +96,7 @@ class CompileProgress:
         if self._stop.is_set():
             return
         self._stop.set()
+        self._halt.set()
         with self._lock:
             seconds = time.perf_counter() - self._start
             if self._bar is not None:
@@ -95,7 +107,7 @@ class CompileProgress:
                 self._write(f"xlac: {self.title}: compiled in {seconds:.1f} s")
 
     def _tick(self) -> None:
-        while not self._stop.wait(_TICK):
+        while not self._halt.wait(_TICK):
             with self._lock:
                 if not self._stop.is_set():
                     self._show()
@@ -129,6 +141,26 @@ class CompileProgress:
     def _write(self, line: str) -> None:
         self.lines.append(line)
         print(line, file=self.stream, flush=True)
+
+
+@contextlib.contextmanager
+def tickers_paused():
+    """No display's clock thread runs inside (each ended, joined, then started
+    again): a fork there copies no thread of theirs that held a lock (the
+    stream's, the display's), so ``xlac.mlir.fork_is_safe`` may say yes."""
+    paused = [display for display in list(_LIVE) if display._ticker.is_alive()]
+    for display in paused:
+        display._halt.set()
+        display._ticker.join()
+    try:
+        yield
+    finally:
+        for display in paused:
+            if not display._stop.is_set():
+                display._start_ticker()
+
+
+register_pauser(tickers_paused)
 
 
 def _new_bar(title: str, total: int, stream, start: float):

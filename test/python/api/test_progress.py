@@ -133,3 +133,15 @@ def test_the_clis_take_the_flags(tmp_path):
     done = subprocess.run([str(tool), str(program), "--progress", "loud"],
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 2 and "invalid choice: 'loud'" in done.stderr
+
+
+def test_the_clock_thread_stops_while_paused_and_a_closed_display_stays_stopped():
+    # a fork beside the progress display copies none of its thread's locks
+    shown = CompileProgress("log", "p", ["a"], 3, io.StringIO(), delay=0)
+    ticking = lambda: shown._ticker.is_alive()  # noqa: E731
+    with progress.tickers_paused():
+        assert not ticking()
+    assert ticking()
+    with progress.tickers_paused():
+        shown.close()
+    assert not ticking()

@@ -21,6 +21,25 @@ import tempfile
 import xlac.pipes as pipes
 
 
+def start_seed(errors, lock_path: str, sibling_spec: str, sibling_fds: list[int]):
+    """A worker forked from this process where that is safe (``fork_is_safe``,
+    the progress clock paused: its imports, 0.13-0.16 s of CPU, are ours
+    already), else started: ``python -m xlac.targets.cpu.piece_worker``."""
+    import functools
+    import sys
+
+    from xlac.forking import ForkedWorker, threads_paused
+    from xlac.mlir import fork_is_safe
+    from xlac.targets.cpu.piece_worker import serve_forked
+    with threads_paused():
+        if fork_is_safe():
+            return ForkedWorker(errors, functools.partial(serve_forked, lock_path, sibling_spec),
+                                keep=tuple(sibling_fds))
+    return subprocess.Popen([sys.executable, "-m", "xlac.targets.cpu.piece_worker", lock_path,
+                             sibling_spec], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=errors, start_new_session=True, pass_fds=sibling_fds)
+
+
 class SiblingPipes:
     """The pipes and the error file of one sibling, both ends, until the seed starts."""
 

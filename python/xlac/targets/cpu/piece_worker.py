@@ -98,21 +98,33 @@ def _without_numpy() -> None:
     sys.modules.setdefault("numpy", None)           # None: `import numpy` raises ImportError
 
 
-def serve() -> None:
-    """Answer requests until stdin closes; first, warmed up, fork a sibling
-    worker on each set of pipes ``argv[2]`` names."""
+def serve(lock_path: str | None = None, sibling_spec: str = "", requests=None, answers=None) -> None:
+    """Answer requests until they end; first, warmed up, fork a sibling
+    worker on each set of pipes ``sibling_spec`` names. Started (``python -m``):
+    requests on stdin, answers on stdout; forked (``serve_forked``): the streams given."""
     _end_with_parent()
-    _without_numpy()
-    answers = os.fdopen(os.dup(1), "wb")
+    if requests is None:
+        _without_numpy()
+        requests, answers = sys.stdin.buffer, os.fdopen(os.dup(1), "wb")
     os.dup2(2, 1)                     # whatever LLVM prints goes to stderr, not into a frame
     try:
-        _warm_up_in_turn(sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] else None)
+        _warm_up_in_turn(lock_path)
     except Exception:  # noqa: BLE001 - a real request reports whatever is wrong
         pass
-    siblings = _sibling_pipes(sys.argv[2] if len(sys.argv) > 2 else "")
+    siblings = _sibling_pipes(sibling_spec)
     forked = _fork_siblings(siblings, answers)
-    _answer(sys.stdin.buffer, forked or answers)
+    _answer(*(forked or (requests, answers)))
     _reap_siblings()
+
+
+def serve_forked(lock_path: str | None, sibling_spec: str, requests, answers) -> None:
+    """``serve`` in a worker forked from the compiling process (``pieces._Worker``):
+    its imports are the caller's already. The caller's objects are frozen out
+    of the collector: a collection would write to every page of them, copying
+    the pages the fork shares."""
+    import gc
+    gc.freeze()
+    serve(lock_path, sibling_spec, requests, answers)
 
 
 def _sibling_pipes(spec: str) -> list[tuple[int, int, int]]:
@@ -123,8 +135,8 @@ def _sibling_pipes(spec: str) -> list[tuple[int, int, int]]:
 def _fork_siblings(siblings: list[tuple[int, int, int]], answers):
     """Fork a worker on each sibling's pipes: its imports, context and LLVM's
     set-up are this one's, made once (each worker's start was 0.13-0.24 s of
-    CPU; a fork is a few ms). Returns, in a forked sibling, its answers stream;
-    None here. Only a process of one thread may fork (the copy gets only the
+    CPU; a fork is a few ms). Returns, in a forked sibling, its requests and
+    answers streams; None here. Only a process of one thread may fork (the copy gets only the
     calling thread, and the locks others held): one with more closes the
     pipes, and the compiling process starts those workers itself."""
     compiling_process = os.getppid()
@@ -166,7 +178,7 @@ def _become_sibling(siblings: list[tuple[int, int, int]], index: int, seed_answe
     stream = os.fdopen(answers, "wb")
     pipes.write_frames(stream, str(os.getpid()).encode())
     _end_with(compiling_process)
-    return stream
+    return os.fdopen(0, "rb"), stream   # not sys.stdin: a forked seed's is the caller's stream
 
 
 def _end_with(pid: int) -> None:
@@ -213,4 +225,4 @@ def _answer(requests, answers) -> None:
 
 
 if __name__ == "__main__":
-    serve()
+    serve(sys.argv[1] if len(sys.argv) > 1 and sys.argv[1] else None, sys.argv[2] if len(sys.argv) > 2 else "")

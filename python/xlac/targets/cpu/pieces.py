@@ -34,7 +34,7 @@ from xlac.errors import CompileError, Diagnostic, error
 from xlac.mlir import ir
 from xlac.targets.cpu import constant_data
 from xlac.targets.cpu.constant_data import fill_table
-from xlac.targets.cpu.piece_siblings import SiblingPipes
+from xlac.targets.cpu.piece_siblings import SiblingPipes, start_seed
 
 PIECES_MIN_BYTES = 400_000       # LLVM-dialect text below which one JIT is quicker
 LIBRARY_NAME, LIBRARY_ORIGIN = "libxlac_module.so", "<compiled program>"   # what the pieces link into
@@ -170,16 +170,11 @@ class _Worker:
     ``siblings`` more are forked from it once it has warmed up (``self.siblings``)."""
 
     def __init__(self, siblings: int = 0):
-        import subprocess
-        import sys
         self.errors = tempfile.TemporaryFile()      # its last words, if it dies
         pipes_of = [SiblingPipes() for _ in range(siblings)]
-        spec = ";".join(p.spec() for p in pipes_of)
         try:
-            self.process = subprocess.Popen(
-                [sys.executable, "-m", "xlac.targets.cpu.piece_worker", _warm_up_lock(), spec],
-                stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.errors,
-                start_new_session=True, pass_fds=[fd for p in pipes_of for fd in p.theirs()])
+            self.process = start_seed(self.errors, _warm_up_lock(), ";".join(p.spec() for p in pipes_of),
+                                          [fd for p in pipes_of for fd in p.theirs()])
         finally:
             for sibling_pipes in pipes_of:
                 sibling_pipes.close_theirs()          # the worker holds them now
