@@ -42,7 +42,10 @@ def fork() -> int:
     here: a new pool spins for 0.12 s of CPU before it sleeps, and a compile
     makes no BLAS call, so the process stays single-threaded and the piece
     workers' fork after the parser's is safe without it."""
-    pid = os.fork()
+    import warnings
+    with warnings.catch_warnings():     # 3.12+ warns of any fork beside other threads: these are the pool's
+        warnings.filterwarnings("ignore", message=".*fork.*", category=DeprecationWarning)
+        pid = os.fork()
     if pid:
         note_pool(_known & (threads() or frozenset()))
     return pid
