@@ -33,7 +33,8 @@ _WITH_EPILOGUE = ("xla_matmul_block_packed",)
 _FUSED_B = ("xla_matmul_fused_b", "xla_matmul_fused_b_short_k")
 _MAX_RANK = 3      # [b, s, h] activations; matmul_epilogue.mlir has 2-D and 3-D sequences
 # AVX-512's plain plans (BERT's and ViT's [k, n] weights; their params: cm, cn, tm, tn
-# and cm, cn, bm, bn, bk, tm, tn): with k in one block, the register-tile epilogue
+# and cm, cn, bm, bn, bk, tm, tn): with k in one block, the register-tile epilogue;
+# longer k (xla_matmul's panels), the epilogue after the chunk's panels
 _PLAIN_AVX512 = ("xla_matmul_short_k", "xla_matmul")
 
 
@@ -75,22 +76,26 @@ def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
 
 def _plain_avx512_tiles(op: ir.Operation, plan: Plan, matmul: ir.Operation,
                         groups: list[list[int]]) -> Plan | None:
-    """AVX-512's register-tile epilogue for a plain plan whose k is one block
-    and whose chunk is at most BLOCK columns (packed once, as AVX2's
-    block-packed chunk is), or None (longer k keeps the epilogue a kernel of
-    its own: the panels' plan has no chunk variant)."""
+    """AVX-512's epilogue for a plain plan: in the register tiles where k is
+    one block and the chunk at most BLOCK columns (packed once, as AVX2's
+    block-packed chunk is); after the chunk's panels where k is longer
+    (`xla_matmul`: ViT's and BERT's second MLP dots), or None."""
     cm, cn, *rest = plan.params
     tm, tn = rest[-2:]
     k = ir.ShapedType(matmul.operands[0].type).shape[1]
     n = ir.ShapedType(matmul.results[0].type).shape[1]
     columns = cn or n
     shape = ir.ShapedType(op.results[0].type).shape
-    if k > BLOCK or columns > BLOCK or columns % tn or not _tiles_are_boxes(groups, shape, tm):
-        return None
     # chunks of whole images' rows: BERT's 64-row chunks of [4, 128] rows are 128
     inner = math.prod(shape[d] for d in groups[0][1:])
     chunks = _epilogue_chunks(groups, shape, -(-cm // inner) * inner if cm else 0, cn)
     if chunks is None:
+        return None
+    if k > BLOCK:
+        if plan.sequence != "xla_matmul":
+            return None
+        return Plan(f"xla_matmul_epilogue_{len(chunks)}d", (*chunks, *rest), (matmul,))
+    if columns > BLOCK or columns % tn or not _tiles_are_boxes(groups, shape, tm):
         return None
     return Plan(f"xla_matmul_epilogue_tiles_{len(chunks)}d", (*chunks, columns, k, tm, tn), (matmul,))
 
