@@ -50,7 +50,7 @@ def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
     matmul, groups = found
     plan = contraction_plan(matmul, machine)
     if plan is not None and machine.registers >= 32 and plan.sequence in _PLAIN_AVX512:
-        return _plain_avx512_tiles(op, plan, matmul, groups)
+        return _plain_avx512_tiles(op, plan, matmul, groups, machine.threads)
     if plan is None or plan.sequence not in (*_WITH_EPILOGUE, *_FUSED_B):
         return None
     if plan.sequence in _WITH_EPILOGUE and machine.registers >= 32:
@@ -75,7 +75,7 @@ def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
 
 
 def _plain_avx512_tiles(op: ir.Operation, plan: Plan, matmul: ir.Operation,
-                        groups: list[list[int]]) -> Plan | None:
+                        groups: list[list[int]], threads: int) -> Plan | None:
     """AVX-512's epilogue for a plain plan: in the register tiles where k is
     one block and the chunk at most BLOCK columns (packed once, as AVX2's
     block-packed chunk is); after the chunk's panels where k is longer
@@ -94,10 +94,25 @@ def _plain_avx512_tiles(op: ir.Operation, plan: Plan, matmul: ir.Operation,
     if k > BLOCK:
         if plan.sequence != "xla_matmul":
             return None
+        if _images_apart(cm, cn, shape, groups, threads, k, n):
+            return Plan("xla_matmul_epilogue_3d", (1, 0, 0, 0, *rest[1:]), (matmul,))
         return Plan(f"xla_matmul_epilogue_{len(chunks)}d", (*chunks, *rest), (matmul,))
     if columns > BLOCK or columns % tn or not _tiles_are_boxes(groups, shape, tm):
         return None
     return Plan(f"xla_matmul_epilogue_tiles_{len(chunks)}d", (*chunks, columns, k, tm, tn), (matmul,))
+
+
+def _images_apart(cm: int, cn: int, shape: list[int], groups: list[list[int]], threads: int,
+                  k: int, n: int) -> bool:
+    """Whether chunks of one image's rows beat the plan's chunks of columns:
+    each column chunk read all of A again (ViT's second MLP dot, 788 x 768
+    . 768 x 192: A 2.4 MB read by six 32-column chunks), an image's chunk
+    packs B's panels once (590 KB). Images a multiple of the threads, A
+    the larger operand. ViT's dot alone, two threads: 0.93x and 0.86x per
+    round; one core 0.99x (docs/PERFORMANCE.md)."""
+    rows = shape[groups[0][1]] if len(groups[0]) == 2 else 0
+    return bool(cn) and not cm and len(shape) == 3 and shape[0] % threads == 0 \
+        and rows * shape[0] * k > k * n
 
 
 def _plain_elementwise(op: ir.Operation) -> bool:
