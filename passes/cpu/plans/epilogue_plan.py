@@ -94,8 +94,9 @@ def _plain_avx512_tiles(op: ir.Operation, plan: Plan, matmul: ir.Operation,
     if k > BLOCK:
         if plan.sequence != "xla_matmul":
             return None
-        if _images_apart(cm, cn, shape, groups, threads, k, n):
-            return Plan("xla_matmul_epilogue_3d", (1, 0, 0, 0, *rest[1:]), (matmul,))
+        if _images_apart(cm, cn, shape, groups, threads, n):
+            bm = rest[0] if rest[0] < shape[1] else 0       # an image's rows: A's row blocks only past bm
+            return Plan("xla_matmul_epilogue_3d", (1, 0, 0, bm, *rest[1:]), (matmul,))
         return Plan(f"xla_matmul_epilogue_{len(chunks)}d", (*chunks, *rest), (matmul,))
     if columns > BLOCK or columns % tn or not _tiles_are_boxes(groups, shape, tm):
         return None
@@ -103,16 +104,15 @@ def _plain_avx512_tiles(op: ir.Operation, plan: Plan, matmul: ir.Operation,
 
 
 def _images_apart(cm: int, cn: int, shape: list[int], groups: list[list[int]], threads: int,
-                  k: int, n: int) -> bool:
+                  n: int) -> bool:
     """Whether chunks of one image's rows beat the plan's chunks of columns:
     each column chunk read all of A again (ViT's second MLP dot, 788 x 768
     . 768 x 192: A 2.4 MB read by six 32-column chunks), an image's chunk
     packs B's panels once (590 KB). Images a multiple of the threads, A
     the larger operand. ViT's dot alone, two threads: 0.93x and 0.86x per
     round; one core 0.99x (docs/PERFORMANCE.md)."""
-    rows = shape[groups[0][1]] if len(groups[0]) == 2 else 0
-    return bool(cn) and not cm and len(shape) == 3 and shape[0] % threads == 0 \
-        and rows * shape[0] * k > k * n
+    return bool(cn) and not cm and groups[0] == [0, 1] and shape[0] % threads == 0 \
+        and shape[0] * shape[1] > n
 
 
 def _plain_elementwise(op: ir.Operation) -> bool:
