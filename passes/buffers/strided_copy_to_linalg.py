@@ -139,6 +139,15 @@ def _is_strided(copy: ir.Operation) -> bool:
 
 
 def _is_contiguous(memref: ir.MemRefType) -> bool:
+    """What finalize-memref-to-llvm copies with one memcpy: an identity layout,
+    or a static shape in row-major strides; anything else (a dynamic number
+    of rows of a strided subview: a chunk of a matmul's C) it makes a call
+    to `memrefCopy`."""
+    if isinstance(memref.layout, ir.AffineMapAttr) \
+            and memref.layout.value == ir.AffineMap.get_identity(memref.rank):
+        return True
+    if not memref.has_static_shape:
+        return False
     strides, _ = memref.get_strides_and_offset()
     expected, running = [], 1
     for size in reversed(memref.shape):

@@ -33,7 +33,8 @@ _WITH_EPILOGUE = ("xla_matmul_block_packed",)
 _FUSED_B = ("xla_matmul_fused_b", "xla_matmul_fused_b_short_k")
 _MAX_RANK = 3      # [b, s, h] activations; matmul_epilogue.mlir has 2-D and 3-D sequences
 # AVX-512's plain plans (BERT's and ViT's [k, n] weights; their params: cm, cn, tm, tn
-# and cm, cn, bm, bn, bk, tm, tn): with k in one block, the register-tile epilogue
+# and cm, cn, bm, bn, bk, tm, tn): with k in one block, the register-tile epilogue;
+# longer k (xla_matmul's panels), the epilogue after the chunk's panels
 _PLAIN_AVX512 = ("xla_matmul_short_k", "xla_matmul")
 
 
@@ -49,7 +50,7 @@ def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
     matmul, groups = found
     plan = contraction_plan(matmul, machine)
     if plan is not None and machine.registers >= 32 and plan.sequence in _PLAIN_AVX512:
-        return _plain_avx512_tiles(op, plan, matmul, groups)
+        return _plain_avx512_tiles(op, plan, matmul, groups, machine.threads)
     if plan is None or plan.sequence not in (*_WITH_EPILOGUE, *_FUSED_B):
         return None
     if plan.sequence in _WITH_EPILOGUE and machine.registers >= 32:
@@ -74,25 +75,44 @@ def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
 
 
 def _plain_avx512_tiles(op: ir.Operation, plan: Plan, matmul: ir.Operation,
-                        groups: list[list[int]]) -> Plan | None:
-    """AVX-512's register-tile epilogue for a plain plan whose k is one block
-    and whose chunk is at most BLOCK columns (packed once, as AVX2's
-    block-packed chunk is), or None (longer k keeps the epilogue a kernel of
-    its own: the panels' plan has no chunk variant)."""
+                        groups: list[list[int]], threads: int) -> Plan | None:
+    """AVX-512's epilogue for a plain plan: in the register tiles where k is
+    one block and the chunk at most BLOCK columns (packed once, as AVX2's
+    block-packed chunk is); after the chunk's panels where k is longer
+    (`xla_matmul`: ViT's and BERT's second MLP dots), or None."""
     cm, cn, *rest = plan.params
     tm, tn = rest[-2:]
     k = ir.ShapedType(matmul.operands[0].type).shape[1]
     n = ir.ShapedType(matmul.results[0].type).shape[1]
     columns = cn or n
     shape = ir.ShapedType(op.results[0].type).shape
-    if k > BLOCK or columns > BLOCK or columns % tn or not _tiles_are_boxes(groups, shape, tm):
-        return None
     # chunks of whole images' rows: BERT's 64-row chunks of [4, 128] rows are 128
     inner = math.prod(shape[d] for d in groups[0][1:])
     chunks = _epilogue_chunks(groups, shape, -(-cm // inner) * inner if cm else 0, cn)
     if chunks is None:
         return None
+    if k > BLOCK:
+        if plan.sequence != "xla_matmul":
+            return None
+        if _images_apart(cm, cn, shape, groups, threads, n):
+            bm = rest[0] if rest[0] < shape[1] else 0       # an image's rows: A's row blocks only past bm
+            return Plan("xla_matmul_epilogue_3d", (1, 0, 0, bm, *rest[1:]), (matmul,))
+        return Plan(f"xla_matmul_epilogue_{len(chunks)}d", (*chunks, *rest), (matmul,))
+    if columns > BLOCK or columns % tn or not _tiles_are_boxes(groups, shape, tm):
+        return None
     return Plan(f"xla_matmul_epilogue_tiles_{len(chunks)}d", (*chunks, columns, k, tm, tn), (matmul,))
+
+
+def _images_apart(cm: int, cn: int, shape: list[int], groups: list[list[int]], threads: int,
+                  n: int) -> bool:
+    """Whether chunks of one image's rows beat the plan's chunks of columns:
+    each column chunk read all of A again (ViT's second MLP dot, 788 x 768
+    . 768 x 192: A 2.4 MB read by six 32-column chunks), an image's chunk
+    packs B's panels once (590 KB). Images a multiple of the threads, A
+    the larger operand. ViT's dot alone, two threads: 0.93x and 0.86x per
+    round; one core 0.99x (docs/PERFORMANCE.md)."""
+    return bool(cn) and not cm and groups[0] == [0, 1] and shape[0] % threads == 0 \
+        and shape[0] * shape[1] > n
 
 
 def _plain_elementwise(op: ir.Operation) -> bool:

@@ -43,6 +43,25 @@ module attributes {transform.with_named_sequence} {
       -> (!transform.any_op, !transform.any_op)
     %fill_chunk, %forall2 = transform.structured.fuse_into_containing_op %fill into %forall
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.include @xla_matmul_chunk failures(propagate)
+        (%chunk, %fill_chunk, %forall2, %bm, %bn, %bk, %tm, %tn)
+      : (!transform.any_op, !transform.any_op, !transform.any_op, !transform.param<i64>,
+         !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+         !transform.param<i64>) -> ()
+    transform.yield
+  }
+
+  // @xla_matmul within one thread's chunk (%forall2: the forall; also the
+  // chunk of @xla_matmul_epilogue_*d, which runs its epilogue after it).
+  transform.named_sequence @xla_matmul_chunk(
+      %chunk: !transform.any_op {transform.consumed},
+      %fill_chunk: !transform.any_op {transform.consumed},
+      %forall2: !transform.any_op {transform.readonly},
+      %bm: !transform.param<i64> {transform.readonly},
+      %bn: !transform.param<i64> {transform.readonly},
+      %bk: !transform.param<i64> {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) {
     transform.include @xla_fill_tiles failures(propagate) (%fill_chunk, %tm, %tn)
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
     %panel, %mnblock:2 = transform.structured.tile_using_for %chunk tile_sizes [%bm, %bn, 0]

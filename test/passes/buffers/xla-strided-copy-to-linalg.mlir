@@ -104,3 +104,29 @@ func.func @pairs(%src: memref<512x1024x2xf32>, %dst: memref<512x1024x2xf32, stri
   memref.copy %src, %dst : memref<512x1024x2xf32> to memref<512x1024x2xf32, strided<[4096, 2, 1], offset: 2048>>
   return
 }
+
+// -----
+
+/// Row-major strides but a dynamic number of rows and an offset (a row block
+/// of a matmul chunk's own C buffer, 788 = 512 + 276 rows): not one memcpy
+/// for finalize-memref-to-llvm, which would call memrefCopy; row copies here.
+// CHECK-LABEL: func.func private @xla_copy_rows
+// CHECK: vector.transfer_read {{.*}} vector<16xf32>
+// CHECK-LABEL: func.func @dynamic_rows
+// CHECK-NOT: memref.copy
+// CHECK: call @xla_copy_rows_{{[0-9]+}}
+func.func @dynamic_rows(%src: memref<?x32xf32, strided<[32, 1], offset: ?>>,
+                        %dst: memref<?x32xf32, strided<[32, 1], offset: ?>>) {
+  memref.copy %src, %dst : memref<?x32xf32, strided<[32, 1], offset: ?>> to memref<?x32xf32, strided<[32, 1], offset: ?>>
+  return
+}
+
+// -----
+
+/// A dynamic shape with the identity layout stays a copy (one memcpy).
+// CHECK-LABEL: func.func @dynamic_identity
+// CHECK: memref.copy
+func.func @dynamic_identity(%src: memref<?x32xf32>, %dst: memref<?x32xf32>) {
+  memref.copy %src, %dst : memref<?x32xf32> to memref<?x32xf32>
+  return
+}
