@@ -14,6 +14,9 @@ later k block reads it back).
 
 from __future__ import annotations
 
+import math
+
+from xlac.dtypes import element_bytes
 from xlac.mlir import ir
 from xlac.passes.base import nested_ops
 
@@ -68,8 +71,4 @@ def _bytes(value: ir.Value) -> int:
     shaped = ir.MemRefType(value.type)
     if not shaped.has_static_shape:
         return 0
-    width = shaped.element_type.width if hasattr(shaped.element_type, "width") else 32
-    count = 1
-    for d in shaped.shape:
-        count *= d
-    return count * max(width, 8) // 8
+    return math.prod(shaped.shape) * (element_bytes(shaped.element_type) or 1)
