@@ -15,6 +15,15 @@ def kernels_cell(result: dict) -> str:
     return library["error"] if "error" in library else f"{library['seconds']:.2f}"
 
 
+def second_cells(result: dict, xla: float) -> list[str]:
+    """The process's second compile: wall s, its CPU s, wall against XLA's."""
+    second = result.get("second")
+    if second is None or "error" in second:
+        return [second["error"] if second else "n/a", "-", "-"]
+    return [f"{second['seconds']:.2f}", f"{all_cpu(second):.2f}",
+            f"{second['seconds'] / max(xla, 1e-9):.1f}"]
+
+
 PHASES = ("front", "lowering", "LLVM codegen", "link/load", "cache store", "rest")
 
 
@@ -61,7 +70,8 @@ def format_row(row: dict, interpreters) -> str:
             continue
         split = ", ".join(f"{k} {v:.2f}" for k, v in user_phases(cold).items())
         parts.append(f"{label} cold {cold['seconds']:.2f} s ({split}), warm "
-                     + (warm["error"] if "error" in warm else f"{warm['seconds'] * 1e3:.0f} ms"))
+                     + (warm["error"] if "error" in warm else f"{warm['seconds'] * 1e3:.0f} ms")
+                     + f", second {second_cells(row['xlac'][label], row['xla'])[0]} s")
         passes = row["passes"].get(label)
         if passes and "error" not in passes:
             parts.append(f"{label} per pass {passes['seconds']:.2f} s ({top_passes(passes)})")
@@ -72,7 +82,8 @@ def table(rows: list[dict], interpreters) -> str:
     """Per program and interpreter: cold, warm, XLA, their ratio, the cold compile's phases."""
     header = ["program", "ops", "xlac", "cold s", "cold CPU s", "workers CPU s", "warm ms",
               "micro-kernel library", "library CPU s", "XLA s", "XLA CPU s", "cold/XLA",
-              "library/XLA", "CPU/CPU", "import s", *PHASES]
+              "library/XLA", "CPU/CPU", "second s", "second CPU s", "second/XLA", "import s",
+              *PHASES]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     for row in rows:
         for label, _ in interpreters:
@@ -93,6 +104,7 @@ def table(rows: list[dict], interpreters) -> str:
                       f"{cold['seconds'] / max(row['xla'], 1e-9):.1f}",
                       f"{library['seconds'] / max(row['xla'], 1e-9):.1f}",
                       f"{all_cpu(library) / max(row['xla_cpu'], 1e-9):.1f}",
+                      *second_cells(row["xlac"][label], row["xla"]),
                       f"{cold['import']:.2f}", *(f"{split[p]:.2f}" for p in PHASES)]
             lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)

@@ -186,3 +186,24 @@ def test_compile_scaling_worker_times_a_cuda_compile_by_phase(tmp_path):
     split = compile_scaling.user_phases(cold)
     assert split["lowering"] >= cold["stages"]["gpu"] > 0
     assert split["LLVM codegen"] == cold["stages"]["machine code"] > 0
+
+
+def test_compile_scaling_second_compile_counts_only_its_own_work(tmp_path):
+    """compile_scaling.py's ``second`` column: the worker compiles a warm-up program
+    first (into a cache of its own), then times the program; the warm-up's stages and
+    its workers' CPU stay out of the result, and its cache is gone."""
+    import compile_scaling_tables
+    program = tmp_path / "tiny.mlir"
+    program.write_text(TINY)
+    cache = tmp_path / "cache"
+    worker = REPO / "bench" / "workers" / "compile_scaling_worker.py"
+    done = subprocess.run([sys.executable, str(worker), str(program), "1", "second", str(cache), "cpu"],
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr
+    second = json.loads(done.stdout.strip().splitlines()[-1])
+    assert second["seconds"] > 0 and second["workers_cpu"] >= 0
+    assert {"stablehlo", "machine code"} <= set(second["stages"])
+    assert second["stages"]["machine code"] < second["seconds"]       # one compile's, not two
+    assert list(cache.iterdir())                                       # the program's entry
+    cells = compile_scaling_tables.second_cells({"second": second}, xla=second["seconds"] / 2)
+    assert cells[0] == f"{second['seconds']:.2f}" and cells[2] == "2.0"
