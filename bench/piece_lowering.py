@@ -14,9 +14,10 @@ In one process, CPU seconds of each step (``time.process_time``): today's tail o
 stage on the whole module, the texts, the split and each piece's LLVM; then the early
 split, and each piece's parse, tail of the stage and LLVM. The workers' share is
 scheduled largest first on ``--workers`` workers, as ``compile_pieces`` hands them out;
-the critical path after outlining is the compiling process's share plus that. The check:
+the critical path after outlining is the compiling process's share plus that. The checks:
 every kernel's LLVM-dialect function from its piece equals the one from the whole
-module (``same``/``differ``).
+module (``same``/``differ``), and every function's machine code from both paths' objects
+disassembles alike but for the pieces' layout (``machine code``; needs objdump).
 """
 
 from __future__ import annotations
@@ -24,6 +25,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import io
+import re
+import shutil
+import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -60,7 +65,7 @@ def project(name: str, workers: int) -> str:
     cut = steps.index("xla-outline-kernels") + 1
     run_passes(module, steps[:cut], verify_each=False)
     today, whole = split_late(copy(module), steps[cut:], 4 * workers)
-    early, jobs, tails, same, differ = split_early(module, steps[cut:], 4 * workers, whole)
+    early, jobs, tails, objects, same, differ = split_early(module, steps[cut:], 4 * workers, whole)
     main_today = today["tail"] + today["texts"] + today["split"]
     late_path = main_today + schedule(today["llvm"], workers)
     early_path = early + schedule(jobs, workers)
@@ -70,7 +75,8 @@ def project(name: str, workers: int) -> str:
             f"{max(today['llvm']):.3f}) | early {early_path:.3f} s = compiling process {early:.3f} + "
             f"pieces {schedule(jobs, workers):.3f} (CPU {sum(jobs):.3f}, of it the tail {tails:.3f}; "
             f"largest {max(jobs):.3f}) | "
-            f"saved {late_path - early_path:.3f} s | functions same {same}, differ {differ}")
+            f"saved {late_path - early_path:.3f} s | functions same {same}, differ {differ} | "
+            f"machine code {same_code(today['objects'], objects)}")
 
 
 def split_late(module, tail: list[str], count: int):
@@ -84,8 +90,9 @@ def split_late(module, tail: list[str], count: int):
     texts_s, start = clock() - start, clock()
     found = pieces.split(module, "main", count, texts)
     split_s = clock() - start
-    llvm = [machine_code(p.bytecode, p.external) for p in found]
-    return {"tail": tail_s, "texts": texts_s, "split": split_s, "llvm": llvm}, texts
+    llvm, objects = zip(*(machine_code(p.bytecode, p.external) for p in found))
+    return {"tail": tail_s, "texts": texts_s, "split": split_s, "llvm": list(llvm),
+            "objects": objects}, texts
 
 
 def split_early(module, tail: list[str], count: int, whole: dict[str, str]):
@@ -96,7 +103,7 @@ def split_early(module, tail: list[str], count: int, whole: dict[str, str]):
     start = clock()
     blobs = early_pieces(module, count)
     early = clock() - start
-    jobs, tails, same, differ = [], [], 0, 0
+    jobs, tails, objects, same, differ = [], [], [], 0, 0
     for members, blob in blobs:
         start = clock()
         piece = ir.Module.parse(blob, module.context)
@@ -109,8 +116,10 @@ def split_early(module, tail: list[str], count: int, whole: dict[str, str]):
             text = defined[member].get_asm(enable_debug_info=False, use_local_scope=True,
                                            assume_verified=True)
             same, differ = (same + 1, differ) if text == whole[member] else (same, differ + 1)
-        jobs.append(lowered + machine_code(bytecode(piece), external))
-    return early, jobs, sum(tails), same, differ
+        seconds, code = machine_code(bytecode(piece), external)
+        jobs.append(lowered + seconds)
+        objects.append(code)
+    return early, jobs, sum(tails), objects, same, differ
 
 
 def early_pieces(module, count: int) -> list[tuple[list[str], bytes]]:
@@ -142,12 +151,46 @@ def early_pieces(module, count: int) -> list[tuple[list[str], bytes]]:
     return result
 
 
-def machine_code(piece_bytecode: bytes, external: tuple[str, ...]) -> float:
-    """CPU seconds of one piece's object code, as a worker makes it."""
+def machine_code(piece_bytecode: bytes, external: tuple[str, ...]) -> tuple[float, bytes]:
+    """CPU seconds of one piece's object code, as a worker makes it, and the code."""
     from xlac.targets.cpu.piece_worker import compile_piece
     start = clock()
-    compile_piece(piece_bytecode, external, 3)
-    return clock() - start
+    code = compile_piece(piece_bytecode, external, 3)
+    return clock() - start, code
+
+
+def same_code(today: list[bytes], early: list[bytes]) -> str:
+    """How many functions disassemble alike from both paths' objects, with what only the
+    pieces' layout moves left out: offsets into sections in relocations and operands,
+    the nops that pad loop heads to their alignment, the addresses' symbol names."""
+    if shutil.which("objdump") is None:
+        return "not compared (no objdump)"
+    before, after = disassembly(today), disassembly(early)
+    alike = sum(after.get(name) == text for name, text in before.items())
+    return f"{alike} of {len(before)} functions alike, {len(after)} after"
+
+
+def padding(line: str) -> bool:
+    """Whether ``line`` is an alignment nop (``xchg %ax,%ax`` is the 2-byte one)."""
+    instruction = line.split("#")[0]
+    return "nop" in instruction or instruction.split() == ["xchg", "%ax,%ax"]
+
+
+def disassembly(objects: list[bytes]) -> dict[str, str]:
+    """Each function symbol's instructions (``objdump -d -r``), layout left out."""
+    functions = {}
+    for code in objects:
+        with tempfile.NamedTemporaryFile(suffix=".o") as file:
+            file.write(code)
+            file.flush()
+            text = subprocess.run(["objdump", "-d", "-r", "--no-show-raw-insn", "--no-addresses",
+                                   file.name], capture_output=True, text=True, check=True).stdout
+        for chunk in re.split(r"\n(?=<)", text):
+            if (head := re.match(r"<([^>]+)>:", chunk)) is not None:
+                lines = (re.sub(r"<[^>]*>", "<>", re.sub(r"(\.[\w.]+)[+-]0x[0-9a-f]+", r"\1", line))
+                         for line in chunk.splitlines()[1:])
+                functions[head[1]] = "\n".join(line for line in lines if not padding(line))
+    return functions
 
 
 def schedule(jobs: list[float], workers: int) -> float:
