@@ -1,0 +1,213 @@
+"""xla-amx-contractions: a large bf16 x bf16 -> f32 matmul becomes a
+``linalg.matmul`` on the bf16 operands marked for the AMX micro-kernel
+(xla-amx-calls calls it after bufferization)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from xlac.mlir import ir
+from xlac.passes.base import ModulePass, functions, nested_ops
+from xlac.passes.helper_calls import parse_at
+
+MARK = "xla.amx"                     # the matmuls xla-apply-schedules leaves to xla-amx-calls
+ZEROS = "xla.amx_zeros"              # ... whose C starts at zero (their init an empty tensor)
+ALIGN = 32                           # the kernel's block: C 32 x 32, k 32 at a time
+
+
+@dataclass(frozen=True)
+class AmxContractions(ModulePass):
+    """Give each f32 `linalg.matmul` whose operands are widened bf16 (an
+    elementwise generic yielding `arith.extf` of a bf16 value) and whose
+    m x n x k is at least `min-work` its bf16 operands back and the mark
+    `xla.amx`: the schedules leave it, xla-amx-calls makes it a thread loop
+    of AMX micro-kernel calls (xlac.targets.cpu.amx_kernels).
+
+    Why: on a CPU with AMX one core's `tdpbf16ps` does about 18x the FLOPs
+    of its f32 FMAs (docs/PERFORMANCE.md); XLA's bf16 dots run it.
+
+    A bf16 operand is the producer's bf16 input where the producer only
+    widens it, else its f32 result narrowed again (exact: it is a widened
+    bf16). Shapes that are not multiples of 32 are padded with zeros (A's
+    rows and k, B's k and columns, C's rows and columns) and C cut back: a
+    copy of each padded operand. The pipeline runs this pass only at the
+    host level of a CPU with `amx_bf16` and `amx_tile` whose kernel granted
+    the tile state (xlac.targets.cpu.pipeline).
+    """
+
+    name = "xla-amx-contractions"
+    min_work: int = 1 << 24
+
+    def run(self, module: ir.Operation) -> None:
+        for func in functions(module):
+            for op in [o for o in nested_ops(func) if o.name == "linalg.matmul"]:
+                operands = _bf16_operands(op)
+                if operands is not None and _work(op) >= self.min_work:
+                    _rewrite(op, operands)
+
+
+def _shape(value: ir.Value) -> list[int]:
+    return list(ir.RankedTensorType(value.type).shape)
+
+
+def _element(value: ir.Value) -> str:
+    return str(ir.ShapedType(value.type).element_type)
+
+
+def _work(op: ir.Operation) -> int:
+    m, k = _shape(op.operands[0])
+    return m * k * _shape(op.operands[1])[1]
+
+
+def _bf16_operands(op: ir.Operation) -> list[tuple[ir.Value, bool]] | None:
+    """For A and B: (the value, whether it is bf16 already), or None where
+    the matmul is not one of widened bf16 operands into f32 of static shape."""
+    if MARK in op.attributes or len(op.operands) != 3 or len(op.results) != 1 \
+            or not all(isinstance(v.type, ir.RankedTensorType) and ir.RankedTensorType(v.type).has_static_shape
+                       for v in op.operands) or _element(op.results[0]) != "f32":
+        return None
+    found = [_widened_bf16(v) for v in list(op.operands)[:2]]
+    return None if None in found else found
+
+
+def _widened_bf16(value: ir.Value) -> tuple[ir.Value, bool] | None:
+    """(``value``'s bf16 source, True) where an elementwise generic only widens
+    a bf16 tensor into it, (``value``, False) where its generic ends in a widening
+    of bf16, else None."""
+    if _element(value) != "f32" or not isinstance(value.owner, ir.OpView) \
+            or value.owner.operation.name != "linalg.generic":
+        return None
+    producer = value.owner.operation
+    if len(producer.results) != 1 or any(str(t) != '#linalg.iterator_type<parallel>'
+                                         for t in ir.ArrayAttr(producer.attributes["iterator_types"])):
+        return None
+    block = producer.regions[0].blocks[0]
+    body = [o.operation for o in block.operations]
+    yielded = body[-1].operands[0]
+    if not isinstance(yielded.owner, ir.OpView) or yielded.owner.operation.name != "arith.extf" \
+            or str(yielded.owner.operation.operands[0].type) != "bf16":
+        return None
+    source = yielded.owner.operation.operands[0]
+    maps = [str(m) for m in ir.ArrayAttr(producer.attributes["indexing_maps"])]
+    if len(body) == 2 and len(producer.operands) == 2 and source == block.arguments[0] \
+            and len(set(maps)) == 1 and _shape(producer.operands[0]) == _shape(value):
+        return producer.operands[0], True
+    return value, False
+
+
+def _narrowed(value: ir.Value, before: ir.Operation) -> ir.Value | None:
+    """``value``'s producer made again before ``before`` with a bf16 result
+    (its yield the bf16 value it widened): one pass writing bf16, not f32 and
+    then a narrowing copy. None where its body has nested regions."""
+    producer = value.owner.operation
+    old_block = producer.regions[0].blocks[0]
+    body = [o.operation for o in old_block.operations]
+    if any(len(o.regions) for o in body):
+        return None
+    bf16 = ir.BF16Type.get(context=before.context)
+    shape = _shape(value)
+    with before.location, ir.InsertionPoint(before):
+        empty = ir.Operation.create("tensor.empty", results=[ir.RankedTensorType.get(shape, bf16)])
+        inputs = list(producer.operands)[:-1]
+        attributes = {name: producer.attributes[name] for name in ("indexing_maps", "iterator_types")}
+        attributes["operandSegmentSizes"] = ir.DenseI32ArrayAttr.get([len(inputs), 1])
+        narrow = ir.Operation.create("linalg.generic", results=[empty.result.type],
+                                     operands=[*inputs, empty.result], attributes=attributes, regions=1)
+    arguments = [a.type for a in old_block.arguments][:-1] + [bf16]
+    block = narrow.regions[0].blocks.append(*arguments, arg_locs=[before.location] * len(arguments))
+    mapping = list(zip(old_block.arguments, block.arguments))
+    with ir.InsertionPoint(block):
+        for inner in body[:-1]:
+            clone = inner.clone()
+            for index, operand in enumerate(clone.operands):
+                clone.operands[index] = next((new for old, new in mapping if old == operand), operand)
+            mapping += list(zip(inner.results, clone.results))
+        widened = body[-1].operands[0].owner.operation.operands[0]
+        yielded = next((new for old, new in mapping if old == widened), widened)
+        ir.Operation.create("linalg.yield", operands=[yielded], loc=body[-1].location)
+    return narrow.results[0]
+
+
+def _padded(m: int) -> int:
+    return -(-m // ALIGN) * ALIGN
+
+
+def _helper_text(op: ir.Operation, operands: list[tuple[ir.Value, bool]]) -> str:
+    """A function of (A, B, C) computing the matmul with the marked bf16 one."""
+    (m, k), n = _shape(op.operands[0]), _shape(op.operands[1])[1]
+    mp, kp, np_ = _padded(m), _padded(k), _padded(n)
+    lines = ["  %zb = arith.constant 0.0 : bf16", "  %zf = arith.constant 0.0 : f32"]
+    names = []
+    for name, (_, is_bf16), (rows, cols), (prow, pcol) in \
+            zip("ab", operands, [(m, k), (k, n)], [(mp, kp), (kp, np_)]):
+        bf16 = f"tensor<{rows}x{cols}xbf16>"
+        current = f"%{name}"
+        if not is_bf16:
+            lines += [f"  %{name}e = tensor.empty() : {bf16}",
+                      f"  %{name}n = linalg.generic {{indexing_maps = [#id, #id], iterator_types = "
+                      f"[\"parallel\", \"parallel\"]}} ins(%{name} : tensor<{rows}x{cols}xf32>) "
+                      f"outs(%{name}e : {bf16}) {{\n  ^bb0(%x: f32, %o: bf16):\n"
+                      f"    %t = arith.truncf %x : f32 to bf16\n    linalg.yield %t : bf16\n  }} -> {bf16}"]
+            current = f"%{name}n"
+        names.append(_pad(lines, current, name, "bf16", (rows, cols), (prow, pcol), "%zb"))
+    c = _pad(lines, "%c", "c", "f32", (m, n), (mp, np_), "%zf")
+    zeros = _zero_fill(op.operands[2])
+    if zeros:                                # the kernel starts from zeros: no fill, no copy of one
+        lines.append(f"  %ce = tensor.empty() : tensor<{mp}x{np_}xf32>")
+        c = "%ce"
+    marks = f"{MARK}, {ZEROS}" if zeros else MARK
+    lines.append(f"  %r = linalg.matmul {{{marks}}} ins({names[0]}, {names[1]} : tensor<{mp}x{kp}xbf16>, "
+                 f"tensor<{kp}x{np_}xbf16>) outs({c} : tensor<{mp}x{np_}xf32>) -> tensor<{mp}x{np_}xf32>")
+    result = "%r"
+    if (mp, np_) != (m, n):
+        lines.append(f"  %cut = tensor.extract_slice %r[0, 0] [{m}, {n}] [1, 1] : "
+                     f"tensor<{mp}x{np_}xf32> to tensor<{m}x{n}xf32>")
+        result = "%cut"
+    types = [str(v.type) for v, _ in operands] + [str(op.operands[2].type)]
+    return ("#id = affine_map<(d0, d1) -> (d0, d1)>\n"
+            f"func.func private @amx(%a: {types[0]}, %b: {types[1]}, %c: {types[2]}) -> {types[2]} {{\n"
+            + "\n".join(lines) + f"\n  return {result} : {types[2]}\n}}\n")
+
+
+def _zero_fill(value: ir.Value) -> bool:
+    """Whether ``value`` is a `linalg.fill` of +0.0."""
+    fill = value.owner
+    if not isinstance(fill, ir.OpView) or fill.operation.name != "linalg.fill":
+        return False
+    constant = fill.operation.operands[0].owner
+    if not isinstance(constant, ir.OpView) or constant.operation.name != "arith.constant" \
+            or not isinstance(constant.operation.attributes["value"], ir.FloatAttr):
+        return False
+    zero = ir.FloatAttr(constant.operation.attributes["value"]).value
+    return zero == 0.0 and math.copysign(1.0, zero) > 0
+
+
+def _pad(lines: list[str], value: str, name: str, element: str, shape, padded, zero: str) -> str:
+    if tuple(shape) == tuple(padded):
+        return value
+    lines.append(f"  %{name}p = tensor.pad {value} low[0, 0] high[{padded[0] - shape[0]}, "
+                 f"{padded[1] - shape[1]}] {{\n  ^bb0(%i: index, %j: index):\n    tensor.yield {zero} : {element}\n"
+                 f"  }} : tensor<{shape[0]}x{shape[1]}x{element}> to tensor<{padded[0]}x{padded[1]}x{element}>")
+    return f"%{name}p"
+
+
+def _rewrite(op: ir.Operation, operands: list[tuple[ir.Value, bool]]) -> None:
+    """The helper's ops in place of ``op``, its arguments the operands."""
+    producers = [v.owner.operation for v in op.operands if isinstance(v.owner, ir.OpView)]
+    for index, (value, is_bf16) in enumerate(operands):
+        if not is_bf16 and (narrow := _narrowed(value, op)) is not None:
+            operands[index] = (narrow, True)
+    parsed = parse_at(_helper_text(op, operands), op)
+    block = list(parsed.body.operations)[0].operation.regions[0].blocks[0]
+    arguments = [operands[0][0], operands[1][0], op.operands[2]]
+    body = [o.operation for o in block.operations]
+    for inner in body[:-1]:
+        inner.move_before(op)
+        for old, new in zip(block.arguments, arguments):
+            inner.replace_uses_of_with(old, new)
+    op.results[0].replace_all_uses_with(body[-1].operands[0])
+    op.erase()
+    for producer in dict.fromkeys(producers):        # the widenings and fill nothing reads now
+        if not any(True for _ in producer.results[0].uses):
+            producer.erase()
