@@ -151,11 +151,12 @@ def _helper_text(op: ir.Operation, operands: list[tuple[ir.Value, bool]]) -> str
                       f"    %t = arith.truncf %x : f32 to bf16\n    linalg.yield %t : bf16\n  }} -> {bf16}"]
             current = f"%{name}n"
         names.append(_pad(lines, current, name, "bf16", (rows, cols), (prow, pcol), "%zb"))
-    c = _pad(lines, "%c", "c", "f32", (m, n), (mp, np_), "%zf")
     zeros = _zero_fill(op.operands[2])
     if zeros:                                # the kernel starts from zeros: no fill, no copy of one
         lines.append(f"  %ce = tensor.empty() : tensor<{mp}x{np_}xf32>")
         c = "%ce"
+    else:
+        c = _pad(lines, "%c", "c", "f32", (m, n), (mp, np_), "%zf")
     marks = f"{MARK}, {ZEROS}" if zeros else MARK
     lines.append(f"  %r = linalg.matmul {{{marks}}} ins({names[0]}, {names[1]} : tensor<{mp}x{kp}xbf16>, "
                  f"tensor<{kp}x{np_}xbf16>) outs({c} : tensor<{mp}x{np_}xf32>) -> tensor<{mp}x{np_}xf32>")
