@@ -35,6 +35,7 @@ class AmxCalls(ModulePass):
             if not _fits(op):                  # scalar loops: slow, still right
                 del op.attributes[MARK]
                 if zeros:
+                    del op.attributes[ZEROS]
                     _fill_zeros(op)
                 continue
             name = fresh_symbol(module, "xla_amx_matmul_")

@@ -145,7 +145,8 @@ def _helper_text(op: ir.Operation, operands: list[tuple[ir.Value, bool]]) -> str
     """A function of (A, B, C) computing the matmul with the marked bf16 one."""
     (m, k), n = _shape(op.operands[0]), _shape(op.operands[1])[1]
     mp, kp, np_ = _padded(m), _padded(k), _padded(n)
-    lines = ["  %zb = arith.constant 0.0 : bf16", "  %zf = arith.constant 0.0 : f32"]
+    lines = ["  %zb = arith.constant 0.0 : bf16", "  %zf = arith.constant 0.0 : f32"] \
+        if (mp, kp, np_) != (m, k, n) else []
     names = []
     for name, (_, is_bf16), (rows, cols), (prow, pcol) in \
             zip("ab", operands, [(m, k), (k, n)], [(mp, kp), (kp, np_)]):
@@ -217,6 +218,21 @@ def _rewrite(op: ir.Operation, operands: list[tuple[ir.Value, bool]]) -> None:
             inner.replace_uses_of_with(old, new)
     op.results[0].replace_all_uses_with(body[-1].operands[0])
     op.erase()
-    for producer in dict.fromkeys(producers):        # the widenings and fill nothing reads now
-        if not any(True for _ in producer.results[0].uses):
-            producer.erase()
+    _erase_unused(producers)                  # the widenings, the fill and their empties
+
+
+_DEAD_IF_UNUSED = ("linalg.generic", "linalg.fill", "tensor.empty")
+
+
+def _erase_unused(ops: list[ir.Operation]) -> None:
+    """Erase each of ``ops`` (and then the producers of its operands) that
+    nothing reads any more and only makes a tensor."""
+    pending, erased = list(ops), set()
+    while pending:
+        op = pending.pop()
+        if op in erased or op.name not in _DEAD_IF_UNUSED or len(op.results) != 1 \
+                or any(True for _ in op.results[0].uses):
+            continue
+        pending += [v.owner.operation for v in op.operands if isinstance(v.owner, ir.OpView)]
+        erased.add(op)
+        op.erase()
