@@ -18,7 +18,7 @@ ALIGN = 32                           # the kernel's block: C 32 x 32, k 32 at a 
 
 @dataclass(frozen=True)
 class AmxContractions(ModulePass):
-    """Give each f32 `linalg.matmul` whose operands are widened bf16 (an
+    """Give each f32 `linalg.matmul` (or `linalg.batch_matmul`) whose operands are widened bf16 (an
     elementwise generic yielding `arith.extf` of a bf16 value) and whose
     m x n x k is at least `min-work` (m and n at least 16) its bf16 operands back and the mark
     `xla.amx`: the schedules leave it, xla-amx-calls makes it a thread loop
@@ -43,7 +43,7 @@ class AmxContractions(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         for func in functions(module):
-            for op in [o for o in nested_ops(func) if o.name == "linalg.matmul"]:
+            for op in [o for o in nested_ops(func) if o.name in ("linalg.matmul", "linalg.batch_matmul")]:
                 operands = _bf16_operands(op)
                 if operands is not None and _work(op) >= self.min_work and _little_padding(op):
                     _rewrite(op, operands)
@@ -58,14 +58,13 @@ def _element(value: ir.Value) -> str:
 
 
 def _work(op: ir.Operation) -> int:
-    m, k = _shape(op.operands[0])
-    return m * k * _shape(op.operands[1])[1]
+    return math.prod(_shape(op.operands[0])) * _shape(op.operands[1])[-1]
 
 
 def _little_padding(op: ir.Operation) -> bool:
     """At least 16 rows and 16 columns: padded to 32, at most half of the
     kernel's work is on zeros (a matrix-vector product is not its kind)."""
-    return _shape(op.operands[0])[0] >= ALIGN // 2 and _shape(op.operands[1])[1] >= ALIGN // 2
+    return _shape(op.operands[0])[-2] >= ALIGN // 2 and _shape(op.operands[1])[-1] >= ALIGN // 2
 
 
 def _bf16_operands(op: ir.Operation) -> list[tuple[ir.Value, bool]] | None:
@@ -141,41 +140,52 @@ def _padded(m: int) -> int:
     return -(-m // ALIGN) * ALIGN
 
 
+def _tensor(shape, element: str) -> str:
+    return f"tensor<{'x'.join(str(d) for d in shape)}x{element}>"
+
+
 def _helper_text(op: ir.Operation, operands: list[tuple[ir.Value, bool]]) -> str:
-    """A function of (A, B, C) computing the matmul with the marked bf16 one."""
-    (m, k), n = _shape(op.operands[0]), _shape(op.operands[1])[1]
+    """A function of (A, B, C) computing the matmul with the marked bf16 one
+    (a batch matmul's leading dim is its batch)."""
+    a_shape, n = _shape(op.operands[0]), _shape(op.operands[1])[-1]
+    lead, (m, k) = a_shape[:-2], a_shape[-2:]
     mp, kp, np_ = _padded(m), _padded(k), _padded(n)
+    rank = len(a_shape)
     lines = ["  %zb = arith.constant 0.0 : bf16", "  %zf = arith.constant 0.0 : f32"] \
         if (mp, kp, np_) != (m, k, n) else []
-    names = []
-    for name, (_, is_bf16), (rows, cols), (prow, pcol) in \
-            zip("ab", operands, [(m, k), (k, n)], [(mp, kp), (kp, np_)]):
-        bf16 = f"tensor<{rows}x{cols}xbf16>"
+    names, parallel = [], ", ".join(['"parallel"'] * rank)
+    for name, (_, is_bf16), shape, padded in \
+            zip("ab", operands, [[*lead, m, k], [*lead, k, n]], [[*lead, mp, kp], [*lead, kp, np_]]):
+        bf16 = _tensor(shape, "bf16")
         current = f"%{name}"
         if not is_bf16:
             lines += [f"  %{name}e = tensor.empty() : {bf16}",
                       f"  %{name}n = linalg.generic {{indexing_maps = [#id, #id], iterator_types = "
-                      f"[\"parallel\", \"parallel\"]}} ins(%{name} : tensor<{rows}x{cols}xf32>) "
+                      f"[{parallel}]}} ins(%{name} : {_tensor(shape, 'f32')}) "
                       f"outs(%{name}e : {bf16}) {{\n  ^bb0(%x: f32, %o: bf16):\n"
                       f"    %t = arith.truncf %x : f32 to bf16\n    linalg.yield %t : bf16\n  }} -> {bf16}"]
             current = f"%{name}n"
-        names.append(_pad(lines, current, name, "bf16", (rows, cols), (prow, pcol), "%zb"))
+        names.append(_pad(lines, current, name, "bf16", shape, padded, "%zb"))
+    c_shape, c_padded = [*lead, m, n], [*lead, mp, np_]
     zeros = _zero_fill(op.operands[2])
     if zeros:                                # the kernel starts from zeros: no fill, no copy of one
-        lines.append(f"  %ce = tensor.empty() : tensor<{mp}x{np_}xf32>")
+        lines.append(f"  %ce = tensor.empty() : {_tensor(c_padded, 'f32')}")
         c = "%ce"
     else:
-        c = _pad(lines, "%c", "c", "f32", (m, n), (mp, np_), "%zf")
+        c = _pad(lines, "%c", "c", "f32", c_shape, c_padded, "%zf")
     marks = f"{MARK}, {ZEROS}" if zeros else MARK
-    lines.append(f"  %r = linalg.matmul {{{marks}}} ins({names[0]}, {names[1]} : tensor<{mp}x{kp}xbf16>, "
-                 f"tensor<{kp}x{np_}xbf16>) outs({c} : tensor<{mp}x{np_}xf32>) -> tensor<{mp}x{np_}xf32>")
+    named = "linalg.batch_matmul" if lead else "linalg.matmul"
+    lines.append(f"  %r = {named} {{{marks}}} ins({names[0]}, {names[1]} : {_tensor([*lead, mp, kp], 'bf16')}, "
+                 f"{_tensor([*lead, kp, np_], 'bf16')}) outs({c} : {_tensor(c_padded, 'f32')}) -> "
+                 f"{_tensor(c_padded, 'f32')}")
     result = "%r"
-    if (mp, np_) != (m, n):
-        lines.append(f"  %cut = tensor.extract_slice %r[0, 0] [{m}, {n}] [1, 1] : "
-                     f"tensor<{mp}x{np_}xf32> to tensor<{m}x{n}xf32>")
+    if c_shape != c_padded:
+        lines.append(f"  %cut = tensor.extract_slice %r[{', '.join(['0'] * rank)}] [{', '.join(map(str, c_shape))}] "
+                     f"[{', '.join(['1'] * rank)}] : {_tensor(c_padded, 'f32')} to {_tensor(c_shape, 'f32')}")
         result = "%cut"
     types = [str(v.type) for v, _ in operands] + [str(op.operands[2].type)]
-    return ("#id = affine_map<(d0, d1) -> (d0, d1)>\n"
+    dims = ", ".join(f"d{i}" for i in range(rank))
+    return (f"#id = affine_map<({dims}) -> ({dims})>\n"
             f"func.func private @amx(%a: {types[0]}, %b: {types[1]}, %c: {types[2]}) -> {types[2]} {{\n"
             + "\n".join(lines) + f"\n  return {result} : {types[2]}\n}}\n")
 
@@ -194,11 +204,12 @@ def _zero_fill(value: ir.Value) -> bool:
 
 
 def _pad(lines: list[str], value: str, name: str, element: str, shape, padded, zero: str) -> str:
-    if tuple(shape) == tuple(padded):
+    if list(shape) == list(padded):
         return value
-    lines.append(f"  %{name}p = tensor.pad {value} low[0, 0] high[{padded[0] - shape[0]}, "
-                 f"{padded[1] - shape[1]}] {{\n  ^bb0(%i: index, %j: index):\n    tensor.yield {zero} : {element}\n"
-                 f"  }} : tensor<{shape[0]}x{shape[1]}x{element}> to tensor<{padded[0]}x{padded[1]}x{element}>")
+    indices = ", ".join(f"%i{d}: index" for d in range(len(shape)))
+    lines.append(f"  %{name}p = tensor.pad {value} low[{', '.join(['0'] * len(shape))}] "
+                 f"high[{', '.join(str(p - d) for d, p in zip(shape, padded))}] {{\n  ^bb0({indices}):\n"
+                 f"    tensor.yield {zero} : {element}\n  }} : {_tensor(shape, element)} to {_tensor(padded, element)}")
     return f"%{name}p"
 
 

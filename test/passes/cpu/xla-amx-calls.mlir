@@ -44,3 +44,16 @@ func.func @ragged(%a: memref<60x128xbf16>, %b: memref<128x96xbf16>, %c: memref<6
     outs(%c : memref<60x96xf32>)
   return
 }
+
+// -----
+
+/// A batch matmul: the batch is the thread loop's first dim.
+// CHECK-LABEL: func.func @batch
+// CHECK: func.func private @xla_amx_matmul_
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (5, 1, 3)
+// CHECK: func.call @xlac_ukernel_amx_bf16_32x32
+func.func @batch(%a: memref<5x64x128xbf16>, %b: memref<5x128x96xbf16>, %c: memref<5x64x96xf32>) {
+  linalg.batch_matmul {xla.amx, xla.amx_zeros} ins(%a, %b : memref<5x64x128xbf16>, memref<5x128x96xbf16>)
+    outs(%c : memref<5x64x96xf32>)
+  return
+}

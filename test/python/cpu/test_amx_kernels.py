@@ -110,25 +110,29 @@ def test_kernel_compiles_for_an_amx_target():
         assert engine.raw_lookup(amx_kernels.SYMBOL)
 
 
-def _dot(m: int, k: int, n: int) -> str:
-    a, b, c = f"tensor<{m}x{k}xbf16>", f"tensor<{k}x{n}xbf16>", f"tensor<{m}x{n}xf32>"
+def _dot(m: int, k: int, n: int, batch: int = 0) -> str:
+    lead = f"{batch}x" if batch else ""
+    dims = "batching_dims = [0] x [0], contracting_dims = [2] x [1]" if batch else "contracting_dims = [1] x [0]"
+    a, b, c = f"tensor<{lead}{m}x{k}xbf16>", f"tensor<{lead}{k}x{n}xbf16>", f"tensor<{lead}{m}x{n}xf32>"
     return (f"func.func @main(%a: {a}, %b: {b}) -> {c} {{\n"
-            f"  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : ({a}, {b}) -> {c}\n"
+            f"  %0 = stablehlo.dot_general %a, %b, {dims} : ({a}, {b}) -> {c}\n"
             f"  return %0 : {c}\n}}")
 
 
 @pytest.mark.skipif(not _HOST_AMX, reason="this host has no AMX")
-@pytest.mark.parametrize("m, k, n", [(256, 512, 256), (200, 1000, 100)])
-def test_amx_matmul_matches_f64(m, k, n):
+@pytest.mark.parametrize("m, k, n, batch", [(256, 512, 256, 0), (200, 1000, 100, 0), (100, 70, 50, 3)])
+def test_amx_matmul_matches_f64(m, k, n, batch):
     rng = np.random.default_rng(m + k + n)
-    a = rng.standard_normal((m, k)).astype(ml_dtypes.bfloat16)
-    b = rng.standard_normal((k, n)).astype(ml_dtypes.bfloat16)
-    exe = xlac.compile(_dot(m, k, n), cache=False)
+    lead = (batch,) if batch else ()
+    a = rng.standard_normal(lead + (m, k)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal(lead + (k, n)).astype(ml_dtypes.bfloat16)
+    exe = xlac.compile(_dot(m, k, n, batch), cache=False)
     if not uses_amx(cpu_model("host"), xlac.Options.from_env().micro_kernels):
         pytest.skip("the micro-kernels are off, or Linux refused the tile state")
     assert "xlac_ukernel_amx_bf16_32x32" in exe.as_text("llvm")
     got = np.asarray(exe(a, b))
-    expected = a.astype(np.float64) @ b.astype(np.float64)
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    expected = a64 @ b64
     # f32 sums of exact products: k * 2^-24 * sum |a||b| bounds the error
-    bound = k * 2.0 ** -24 * (np.abs(a.astype(np.float64)) @ np.abs(b.astype(np.float64)))
+    bound = k * 2.0 ** -24 * (np.abs(a64) @ np.abs(b64))
     assert np.all(np.abs(got - expected) <= bound + 1e-30)
