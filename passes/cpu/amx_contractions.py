@@ -28,8 +28,11 @@ class AmxContractions(ModulePass):
     of its f32 FMAs (docs/PERFORMANCE.md); XLA's bf16 dots run it.
 
     A bf16 operand is the producer's bf16 input where the producer only
-    widens it, else its f32 result narrowed again (exact: it is a widened
-    bf16). Shapes that are not multiples of 32 are padded with zeros (A's
+    widens it, else the producer made again with a bf16 result (it yields
+    the bf16 value it widened: one pass writing bf16), else (a body with
+    regions, or one that reads its output) its f32 result narrowed again
+    (exact: it is a widened bf16). A matmul with indexing maps of its own (a
+    transposed operand) is left as it is. Shapes that are not multiples of 32 are padded with zeros (A's
     rows and k, B's k and columns, C's rows and columns) and C cut back: a
     copy of each padded operand. The pipeline runs this pass only at the
     host level of a CPU with `amx_bf16` and `amx_tile` whose kernel granted
@@ -67,10 +70,24 @@ def _little_padding(op: ir.Operation) -> bool:
     return _shape(op.operands[0])[-2] >= ALIGN // 2 and _shape(op.operands[1])[-1] >= ALIGN // 2
 
 
+_PLAIN_MAPS = {
+    "linalg.matmul": ["(d0, d1, d2) -> (d0, d2)", "(d0, d1, d2) -> (d2, d1)", "(d0, d1, d2) -> (d0, d1)"],
+    "linalg.batch_matmul": ["(d0, d1, d2, d3) -> (d0, d1, d3)", "(d0, d1, d2, d3) -> (d0, d3, d2)",
+                            "(d0, d1, d2, d3) -> (d0, d1, d2)"]}
+
+
+def _plain_maps(op: ir.Operation) -> bool:
+    """Whether the matmul reads A[m, k] and B[k, n] as they lie (no transposing maps)."""
+    if "indexing_maps" not in op.attributes:
+        return True
+    maps = [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    return maps == [f"affine_map<{m}>" for m in _PLAIN_MAPS[op.name]]
+
+
 def _bf16_operands(op: ir.Operation) -> list[tuple[ir.Value, bool]] | None:
     """For A and B: (the value, whether it is bf16 already), or None where
     the matmul is not one of widened bf16 operands into f32 of static shape."""
-    if MARK in op.attributes or len(op.operands) != 3 or len(op.results) != 1 \
+    if MARK in op.attributes or not _plain_maps(op) or len(op.operands) != 3 or len(op.results) != 1 \
             or not all(isinstance(v.type, ir.RankedTensorType) and ir.RankedTensorType(v.type).has_static_shape
                        for v in op.operands) or _element(op.results[0]) != "f32":
         return None
@@ -106,11 +123,12 @@ def _widened_bf16(value: ir.Value) -> tuple[ir.Value, bool] | None:
 def _narrowed(value: ir.Value, before: ir.Operation) -> ir.Value | None:
     """``value``'s producer made again before ``before`` with a bf16 result
     (its yield the bf16 value it widened): one pass writing bf16, not f32 and
-    then a narrowing copy. None where its body has nested regions."""
+    then a narrowing copy. None where its body has nested regions or reads
+    its output (whose element type changes)."""
     producer = value.owner.operation
     old_block = producer.regions[0].blocks[0]
     body = [o.operation for o in old_block.operations]
-    if any(len(o.regions) for o in body):
+    if any(len(o.regions) for o in body) or any(True for _ in old_block.arguments[-1].uses):
         return None
     bf16 = ir.BF16Type.get(context=before.context)
     shape = _shape(value)

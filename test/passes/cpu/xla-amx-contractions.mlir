@@ -41,3 +41,32 @@ func.func @f32_operand(%a: tensor<64x128xf32>, %b: tensor<128x96xf32>, %c: tenso
   %p = linalg.matmul ins(%a, %b : tensor<64x128xf32>, tensor<128x96xf32>) outs(%c : tensor<64x96xf32>) -> tensor<64x96xf32>
   return %p : tensor<64x96xf32>
 }
+
+// -----
+
+#id2 = affine_map<(d0, d1) -> (d0, d1)>
+#at = affine_map<(d0, d1, d2) -> (d2, d0)>
+#bm = affine_map<(d0, d1, d2) -> (d2, d1)>
+#cm = affine_map<(d0, d1, d2) -> (d0, d1)>
+
+/// A matmul with indexing maps of its own (A transposed): left as it is.
+// CHECK-LABEL: func.func @transposed
+// CHECK-NOT: xla.amx
+func.func @transposed(%a: tensor<128x64xbf16>, %b: tensor<128x96xbf16>, %c: tensor<64x96xf32>) -> tensor<64x96xf32> {
+  %ea = tensor.empty() : tensor<128x64xf32>
+  %wa = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<128x64xbf16>) outs(%ea : tensor<128x64xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %w = arith.extf %x : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<128x64xf32>
+  %eb = tensor.empty() : tensor<128x96xf32>
+  %wb = linalg.generic {indexing_maps = [#id2, #id2], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<128x96xbf16>) outs(%eb : tensor<128x96xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %w = arith.extf %x : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<128x96xf32>
+  %p = linalg.matmul indexing_maps = [#at, #bm, #cm] ins(%wa, %wb : tensor<128x64xf32>, tensor<128x96xf32>) outs(%c : tensor<64x96xf32>) -> tensor<64x96xf32>
+  return %p : tensor<64x96xf32>
+}
