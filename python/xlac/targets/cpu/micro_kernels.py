@@ -18,6 +18,10 @@ ABI (every argument an i64, pointers as addresses; strides in elements):
 ``(c, ldc, a, lda, b, ldb, k, accumulate)``; ``accumulate`` 0 starts the
 accumulators at zero instead of reading C (a fill fused into the tile).
 
+``xlac_ukernel_amx_bf16_32x32`` (xlac.targets.cpu.amx_kernels: bf16 matmuls
+on AMX tiles, at the host level of a CPU with AMX) is kept, linked and bound
+the same way; only its MLIR and its ABI are its own.
+
 ``xlac_ukernel_f32_<tm>x<tn>_nt`` (xla-micro-kernel-calls' choice for a C
 written once and larger than the caches keep: docs/pipeline.md) stores C's
 rows with non-temporal stores where they are 64-byte aligned: no read of
