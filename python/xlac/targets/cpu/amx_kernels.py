@@ -52,8 +52,9 @@ def request_tile_state() -> bool:
     it the first tile instruction kills the process (SIGILL). False where the
     request fails (no AMX, a kernel before 5.16, not Linux): harmless there."""
     import ctypes
-    import platform
-    if platform.system() != "Linux" or platform.machine() not in ("x86_64", "AMD64"):
+    import os
+    system = os.uname()                # not platform: a cache hit imports no more than it needs
+    if system.sysname != "Linux" or system.machine != "x86_64":
         return False
     try:
         libc = ctypes.CDLL(None, use_errno=True)
