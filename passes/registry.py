@@ -95,6 +95,8 @@ _REGISTRY: dict[str, str] = {
     "xla-unmask-contractions": "cpu.unmask_contractions:UnmaskContractions",
     "xla-narrow-index-vectors": "cpu.narrow_index_vectors:NarrowIndexVectors",
     "xla-micro-kernel-calls": "cpu.micro_kernel_calls:MicroKernelCalls",
+    "xla-amx-contractions": "cpu.amx_contractions:AmxContractions",
+    "xla-amx-calls": "cpu.amx_calls:AmxCalls",
     "xla-no-unroll-fill-loops": "cpu.no_unroll_fill_loops:NoUnrollFillLoops",
     "xla-no-unroll-elementwise-loops": "cpu.no_unroll_elementwise_loops:NoUnrollElementwiseLoops",
     "xla-loop-annotations-to-llvm": "cpu.loop_annotations_to_llvm:LoopAnnotationsToLlvm",

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops, post_order_positions
 from xlac.passes.buffers.own_fills import own_fill
+from xlac.passes.cpu.amx_contractions import MARK as AMX_MARK
 from xlac.passes.cpu.plans.contraction_plan import contraction_plan
 from xlac.passes.cpu.plans.epilogue_plan import epilogue_plan
 from xlac.passes.cpu.plans.fused_rows_plan import fused_rows_plan
@@ -193,7 +194,8 @@ def _linalg_ops(module: ir.Operation) -> list[ir.Operation]:
     found = []
     for func in functions(module):
         found += [op for op in nested_ops(func) if op.name.startswith("linalg.")
-                  and op.name != "linalg.yield" and op.parent.name != "linalg.generic"]
+                  and op.name != "linalg.yield" and op.parent.name != "linalg.generic"
+                  and AMX_MARK not in op.attributes]      # xla-amx-calls' own
     return found
 
 

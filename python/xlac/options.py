@@ -74,7 +74,8 @@ KNOBS = (
          "(docs/compile-time.md)"),
     Knob("micro_kernels", "XLAC_MICRO_KERNELS", "0: compile every matmul's register tiles "
          "into the program; default: call micro-kernels compiled once per machine and CPU "
-         "level, kept in the cache directory (docs/compile-time.md)"),
+         "level, kept in the cache directory (docs/compile-time.md); 0 also keeps large bf16 "
+         "matmuls off the AMX kernel (docs/pipeline.md)"),
     Knob("verify_each", "XLAC_VERIFY_EACH", "1: verify the IR after every pass (as mlir-opt "
          "does); default: after each stage, as XLA verifies after each pass pipeline (verifying "
          "after each of the ~100 passes was 25-30% of a big program's compile)", "--verify-each"),

@@ -12,6 +12,7 @@ from pathlib import Path
 from xlac.artifact import container
 from xlac.errors import XlacError
 from xlac.signature import Signature
+from xlac.targets.cpu import amx_kernels
 from xlac.targets.cpu.constant_data import addresses_in, code_of, fill_table
 from xlac.targets.cpu.idle_workers import follow_if_loaded, follow_load
 from xlac.targets.cpu.libraries import idle_workers_sleep, keep_freed_memory
@@ -137,7 +138,11 @@ def open_library(data: bytes) -> ctypes.CDLL:
     inode it has seen, for a library it already holds. So the code lives in
     a memfd (whose inodes are never reused) reached through a symlink of a
     name never used before (``/proc/self/fd/N`` numbers are reused).
+    A library with the AMX micro-kernel linked in gets Linux's leave to use
+    the tiles for this process first (xlac.targets.cpu.amx_kernels).
     """
+    if amx_kernels.SYMBOL.encode() in (data if isinstance(data, bytes) else bytes(data)):
+        amx_kernels.request_tile_state()
     idle_workers_sleep()
     if not hasattr(os, "memfd_create"):
         return _open_from_kept_file(data)

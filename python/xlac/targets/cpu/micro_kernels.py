@@ -18,6 +18,10 @@ ABI (every argument an i64, pointers as addresses; strides in elements):
 ``(c, ldc, a, lda, b, ldb, k, accumulate)``; ``accumulate`` 0 starts the
 accumulators at zero instead of reading C (a fill fused into the tile).
 
+``xlac_ukernel_amx_bf16_32x32`` (xlac.targets.cpu.amx_kernels: bf16 matmuls
+on AMX tiles, at the host level of a CPU with AMX) is kept, linked and bound
+the same way; only its MLIR and its ABI are its own.
+
 ``xlac_ukernel_f32_<tm>x<tn>_nt`` (xla-micro-kernel-calls' choice for a C
 written once and larger than the caches keep: docs/pipeline.md) stores C's
 rows with non-temporal stores where they are 64-byte aligned: no read of
@@ -54,6 +58,12 @@ def supported(tm: int, tn: int, lanes: int) -> bool:
     """Whether there is a micro-kernel for a tm x tn f32 tile with ``lanes``
     f32 lanes per vector: whole vectors, the planner's tile sizes at most."""
     return 1 <= tm <= MAX_ROWS and tn % lanes == 0 and 0 < tn <= MAX_COLUMNS
+
+
+def is_kernel(name: str) -> bool:
+    """Whether ``name`` is a micro-kernel's symbol (an f32 tile's or the AMX one's)."""
+    from xlac.targets.cpu.amx_kernels import SYMBOL
+    return name == SYMBOL or tile_of(name) is not None
 
 
 def streams(name: str) -> bool:
@@ -131,15 +141,20 @@ _LOWERING = ["convert-scf-to-cf", "convert-vector-to-llvm", "convert-arith-to-ll
 
 def object_code(tm: int, tn: int, cpu: str, stream: bool = False) -> bytes:
     """The micro-kernel's relocatable object for CPU level ``cpu`` (host: this one)."""
+    return compiled(mlir_text(tm, tn, stream), symbol(tm, tn, stream), cpu)
+
+
+def compiled(text: str, name: str, cpu: str) -> bytes:
+    """The relocatable object of the micro-kernel ``name`` in MLIR ``text``."""
     from xlac.context import new_context
     from xlac.mlir import ExecutionEngine, ir
     from xlac.pipeline.pass_manager import run_passes
     with new_context() as context, ir.Location.unknown(context):
-        module = ir.Module.parse(mlir_text(tm, tn, stream))
+        module = ir.Module.parse(text)
         run_passes(module, [*_LOWERING, f"xla-target-cpu{{cpu={cpu}}}"],
                    "making a micro-kernel")
         engine = ExecutionEngine(module, opt_level=3, enable_pic=True)
-        engine.raw_lookup(symbol(tm, tn, stream))     # compiles the module
+        engine.raw_lookup(name)                        # compiles the module
         with tempfile.TemporaryDirectory(prefix="xlac-ukernel-") as workdir:
             path = Path(workdir) / "kernel.o"
             engine.dump_to_object_file(str(path))
@@ -192,10 +207,15 @@ def object_path(name: str, features, cache_dir: Path | None) -> Path:
     if no process compiled it before (another process doing it meanwhile is
     harmless: each writes whole files, atomically)."""
     from xlac.files import write_atomically
-    tm, tn = tile_of(name)
+    from xlac.targets.cpu import amx_kernels
     path = directory(cache_dir) / f"{name}-{_key(name, features)}.o"
     if not path.exists():
-        write_atomically(path, object_code(tm, tn, level_for(features), streams(name)))
+        if name == amx_kernels.SYMBOL:
+            code = compiled(amx_kernels.mlir_text(), name, level_for(features))
+        else:
+            tm, tn = tile_of(name)
+            code = object_code(tm, tn, level_for(features), streams(name))
+        write_atomically(path, code)
         BUILT.append(name)
     return path
 
@@ -222,12 +242,15 @@ def shared_library(name: str, features, cache_dir: Path | None) -> Path:
 
 def objects_for(names, features, cache_dir: Path | None) -> list[str]:
     """The object files of the micro-kernels among ``names`` (symbols some code calls)."""
-    return [str(object_path(n, features, cache_dir)) for n in sorted(set(names)) if tile_of(n)]
+    return [str(object_path(n, features, cache_dir)) for n in sorted(set(names)) if is_kernel(n)]
 
 
 def addresses_for(names, features, cache_dir: Path | None) -> dict[str, int]:
     """Where each micro-kernel among ``names`` is, loaded in this process (for the JIT)."""
-    return {n: _address(n, tuple(sorted(features)), cache_dir) for n in set(names) if tile_of(n)}
+    from xlac.targets.cpu import amx_kernels
+    if amx_kernels.SYMBOL in names:           # Linux's leave to use the tiles, before any call
+        amx_kernels.request_tile_state()
+    return {n: _address(n, tuple(sorted(features)), cache_dir) for n in set(names) if is_kernel(n)}
 
 
 @functools.cache

@@ -26,7 +26,8 @@ def ingest_cpu(entry: str = "main") -> list[str]:
 
 
 def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
-              i1_vectors: bool | str = True, overlap_collectives: str = "auto") -> list[str]:
+              i1_vectors: bool | str = True, overlap_collectives: str = "auto",
+              amx: bool | str = False) -> list[str]:
     """"linalg" -> "bufferized": memrefs; results written into caller-owned buffers.
 
     ``threads`` and ``vector_bytes`` are the schedules' (0: this host's);
@@ -44,6 +45,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         "xla-collapse-reduction-loops",                   # (n, g, c | h, w) -> (n, g*c | h*w): a column reduction
         "xla-speculate-branch-reads",                     # a concatenate's branch per element: a select of clamped reads
         "xla-additive-reductions",                        # `out - v` folds as `out + (-v)`: a vectorizable sum
+        *(["xla-amx-contractions"] if true_flag(amx) else []),   # bf16 matmuls left to the AMX kernel
         # per op class: scf.forall over the threads' chunks, tiles for caches
         # and registers, vector ops (passes/cpu/schedules/); on tensors, so the
         # bufferization below sees only in-place slices and needs no copies
@@ -95,7 +97,8 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
     clock = ["xla-profile-kernels"] if true_flag(profile) else []   # exe.profile(): a clock around each kernel
     # native roundings keep LLVM's fpext, which instcombine would shrink into bf16 arithmetic
     widen_bf16 = ["xla-bf16-extend-as-shift"] if true_flag(native_bf16) else []
-    calls = ["xla-micro-kernel-calls"] if true_flag(micro_kernels) else []
+    # the AMX matmuls xla-amx-contractions marked (none: a no-op), then the f32 register tiles
+    calls = ["xla-amx-calls", "xla-micro-kernel-calls"] if true_flag(micro_kernels) else []
     return [
         *calls,                                           # register tiles -> calls of prebuilt kernels
         "xla-constant-arguments-to-globals",              # ... read from symbols the compiler gives their bytes
@@ -169,8 +172,18 @@ def stablehlo_stage(entry: str, options: Options) -> list[str]:
 def bufferized_stage(entry: str, options: Options) -> list[str]:
     """The "bufferized" stage's steps: threads and vector width of the chosen CPU."""
     i1_vectors = "xla-i1-memory-as-i8" not in options.disable_passes
-    return bufferize(options.threads(), cpu_model(options.cpu).vector_bytes, i1_vectors,
-                     options.overlap_collectives)
+    model = cpu_model(options.cpu)
+    return bufferize(options.threads(), model.vector_bytes, i1_vectors,
+                     options.overlap_collectives, uses_amx(model, options.micro_kernels))
+
+
+def uses_amx(model, micro_kernels: bool) -> bool:
+    """Whether programs for ``model`` run large bf16 matmuls on the AMX
+    micro-kernel: at the host level only (AMX is in no named level), where the
+    CPU has it and this process got the tile state from Linux (asked here, at
+    compile time), and the micro-kernels are on (the kernel is one of them)."""
+    from xlac.targets.cpu.amx_kernels import usable
+    return bool(micro_kernels) and model.name == "host" and usable(model.features)
 
 
 def llvm_stage(entry: str, options: Options) -> list[str]:
@@ -184,9 +197,10 @@ def llvm_stage(entry: str, options: Options) -> list[str]:
 
 def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
         remarks: bool | str = False, native_bf16: bool | str = False,
-        micro_kernels: bool | str = False) -> list[str]:
+        micro_kernels: bool | str = False, amx: bool | str = False) -> list[str]:
     """The whole CPU pipeline (``xla-cpu-pipeline``): input -> LLVM dialect ready for the JIT
-    (``micro_kernels``: calls to the prebuilt kernels, which xlac's JIT and link bind)."""
+    (``micro_kernels``: calls to the prebuilt kernels, which xlac's JIT and link bind;
+    ``amx``: large bf16 matmuls on the AMX one, see ``bufferize``)."""
     return (ingest_cpu(entry) + fuse(remarks) + lower_to_linalg(narrow_sums_in_f32=True)
-            + bufferize(threads, vector_bytes)
+            + bufferize(threads, vector_bytes, amx=amx)
             + lower_to_llvm(native_bf16, micro_kernels=micro_kernels))

@@ -1,0 +1,137 @@
+"""xla-amx-calls: a bf16 matmul xla-amx-contractions marked becomes a
+thread loop of calls to the AMX micro-kernel (xlac.targets.cpu.amx_kernels)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from xlac.mlir import ir
+from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.cpu.amx_contractions import ALIGN, MARK, ZEROS
+from xlac.passes.helper_calls import fresh_symbol, parse_at
+
+SYMBOL = "xlac_ukernel_amx_bf16_32x32"    # xlac.targets.cpu.amx_kernels.SYMBOL
+ROWS = 256                                # C's rows per call: a chunk's A (256 x k bf16) stays in L2
+
+
+@dataclass(frozen=True)
+class AmxCalls(ModulePass):
+    """Replace each `linalg.matmul {xla.amx}` on memrefs (bf16 A[m x k],
+    B[k x n], f32 C[m x n], all multiples of 32, unit inner strides) by a
+    call of a function holding `scf.forall` over C's chunks of ROWS rows x 32
+    columns (and a `linalg.batch_matmul`'s batch), each a call of `xlac_ukernel_amx_bf16_32x32(c, ldc, a, lda, b,
+    ldb, k, rows, accumulate)`. A `linalg.fill` of zero into C just before
+    the matmul is dropped (the kernel starts from zeros: accumulate 0).
+    A matmul that does not fit stays (scalar loops later: slow, still right)."""
+
+    name = "xla-amx-calls"
+    acts_on = frozenset({"linalg.matmul", "linalg.batch_matmul"})
+
+    def run(self, module: ir.Operation) -> None:
+        marked = [op for op in nested_ops(module) if op.name in self.acts_on and MARK in op.attributes]
+        declared = False
+        for op in marked:
+            zeros = ZEROS in op.attributes
+            if not _fits(op):                  # scalar loops: slow, still right
+                del op.attributes[MARK]
+                if zeros:
+                    del op.attributes[ZEROS]
+                    _fill_zeros(op)
+                continue
+            name = fresh_symbol(module, "xla_amx_matmul_")
+            _add_functions(module, op, _function_text(op, name, accumulate=not zeros), not declared)
+            declared = True
+            ir.Operation.create("func.call", operands=list(op.operands),
+                                attributes={"callee": ir.FlatSymbolRefAttr.get(name)},
+                                loc=op.location, ip=ir.InsertionPoint(op))
+            op.erase()
+
+
+def _fits(op: ir.Operation) -> bool:
+    types = [ir.MemRefType(v.type) for v in op.operands]
+    if [str(t.element_type) for t in types] != ["bf16", "bf16", "f32"]:
+        return False
+    if any(not t.has_static_shape or any(d % ALIGN for d in t.shape[-2:]) for t in types):
+        return False
+    return all(t.get_strides_and_offset()[0][-1] == 1 for t in types)
+
+
+def _fill_zeros(op: ir.Operation) -> None:
+    """A `linalg.fill` of 0.0 into the matmul's C before it."""
+    c = op.operands[2]
+    parsed = parse_at(f"func.func private @f(%c: {c.type}) {{\n  %z = arith.constant 0.0 : f32\n"
+                      f"  linalg.fill ins(%z : f32) outs(%c : {c.type})\n  return\n}}\n", op)
+    block = list(parsed.body.operations)[0].operation.regions[0].blocks[0]
+    for inner in [o.operation for o in block.operations][:-1]:
+        inner.move_before(op)
+        inner.replace_uses_of_with(block.arguments[0], c)
+
+
+def _metadata(name: str, type_: str, element: str, rank: int) -> list[str]:
+    results = ", ".join([f"%{name}base", f"%{name}off", *[f"%{name}s{d}" for d in range(rank)],
+                         *[f"%{name}st{d}" for d in range(rank)]])
+    return [f"  {results} = memref.extract_strided_metadata %{name} : {type_} -> "
+            f"memref<{element}>, index, {', '.join(['index'] * 2 * rank)}",
+            f"  %{name}ptr = memref.extract_aligned_pointer_as_index %{name}base : memref<{element}> -> index"]
+
+
+def _address(name: str, rank: int, row: str | None, col: str | None, bytes_: str) -> list[str]:
+    """``%{name}at``: the address of ``name``[batch][row][col] (None: 0), and
+    ``%{name}ld``: its row stride."""
+    terms = ([(f"%{name}bat", "%bi", f"%{name}st0")] if rank == 3 else []) \
+        + ([(f"%{name}row", row, f"%{name}st{rank - 2}")] if row else [])
+    lines, at = [], f"%{name}off"
+    for value, index, stride in terms:
+        lines += [f"    {value} = arith.muli {index}, {stride} : index",
+                  f"    {value}_el = arith.addi {at}, {value} : index"]
+        at = f"{value}_el"
+    if col:
+        lines.append(f"    %{name}col_el = arith.addi {at}, {col} : index")
+        at = f"%{name}col_el"
+    return lines + [f"    %{name}bytes = arith.muli {at}, {bytes_} : index",
+                    f"    %{name}at = arith.addi %{name}ptr, %{name}bytes : index",
+                    f"    %{name}at_i = arith.index_cast %{name}at : index to i64",
+                    f"    %{name}ld_i = arith.index_cast %{name}st{rank - 2} : index to i64"]
+
+
+def _function_text(op: ir.Operation, name: str, accumulate: bool) -> str:
+    types = [str(v.type) for v in op.operands]
+    a_shape = ir.MemRefType(op.operands[0].type).shape
+    rank, (m, k) = len(a_shape), a_shape[-2:]
+    n = ir.MemRefType(op.operands[1].type).shape[-1]
+    rows = min(ROWS, m)
+    loops = ([f"{a_shape[0]}"] if rank == 3 else []) + [str(-(-m // rows)), str(n // ALIGN)]
+    ivs = (["%bi"] if rank == 3 else []) + ["%i", "%j"]
+    lines = [f"func.func private @{name}(%a: {types[0]}, %b: {types[1]}, %c: {types[2]}) {{",
+             *_metadata("a", types[0], "bf16", rank), *_metadata("b", types[1], "bf16", rank),
+             *_metadata("c", types[2], "f32", rank),
+             "  %c2 = arith.constant 2 : index", "  %c4 = arith.constant 4 : index",
+             "  %c32 = arith.constant 32 : index", f"  %rows = arith.constant {rows} : index",
+             f"  %m = arith.constant {m} : index",
+             f"  %k = arith.constant {k} : i64", f"  %acc = arith.constant {int(accumulate)} : i64",
+             f"  scf.forall ({', '.join(ivs)}) in ({', '.join(loops)}) {{",
+             "    %row = arith.muli %i, %rows : index",
+             "    %col = arith.muli %j, %c32 : index",
+             "    %left = arith.subi %m, %row : index",
+             "    %nrows = arith.minsi %left, %rows : index",
+             "    %nrows_i = arith.index_cast %nrows : index to i64",
+             *_address("a", rank, "%row", None, "%c2"),
+             *_address("b", rank, None, "%col", "%c2"),
+             *_address("c", rank, "%row", "%col", "%c4"),
+             f"    func.call @{SYMBOL}(%cat_i, %cld_i, %aat_i, %ald_i, %bat_i, %bld_i, %k, %nrows_i, %acc)"
+             " : (" + ", ".join(["i64"] * 9) + ") -> ()",
+             "  }", "  return", "}"]
+    return "\n".join(lines) + "\n"
+
+
+def _add_functions(module: ir.Operation, at: ir.Operation, text: str, declare: bool) -> None:
+    """The function in ``text`` into ``module``, with the kernel's declaration if ``declare``."""
+    parsed = parse_at(_DECLARATION + text, at)
+    declaration, function = [o.operation for o in parsed.body.operations]
+    body = module.regions[0].blocks[0]
+    body.append(function)
+    if declare:
+        body.append(declaration)
+
+
+_DECLARATION = f"func.func private @{SYMBOL}(" + ", ".join(["i64"] * 9) + ")\n"

@@ -1,0 +1,214 @@
+"""The AMX micro-kernel of bf16 x bf16 -> f32 contractions, and the tile
+state the process must ask Linux for before running it.
+
+Intel AMX (``amx_tile``, ``amx_bf16``: a host feature, never part of the
+named levels x86-64-v2/v3/v4) multiplies 16 x 32 bf16 tiles by 16 x 16
+k-paired bf16 tiles into 16 x 16 f32 accumulators (``tdpbf16ps``). The
+kernel is generated from MLIR like the f32 micro-kernels
+(xlac.targets.cpu.micro_kernels compiles and caches it) through LLVM's
+AMX intrinsics that take tile numbers as immediates
+(``llvm.x86.tileloadd64(i8 tile, ptr, i64 stride)``, ``llvm.x86.tdpbf16ps(
+i8 dst, i8 a, i8 b)``): no ``x86_amx`` values, which the LLVM dialect
+cannot spell.
+
+``xlac_ukernel_amx_bf16_32x32(c, ldc, a, lda, b, ldb, k, rows, accumulate)``
+(every argument an i64; strides in elements): C[rows x 32] (f32) (+)=
+A[rows x k] (bf16) . B[k x 32] (bf16). ``rows`` and ``k`` are multiples of 32
+(xla-amx-contractions pads the operands where they are not). The kernel
+packs B's 32 columns as k-pairs (the VNNI layout ``tdpbf16ps`` reads: row p
+holds B[2p, j], B[2p+1, j] side by side) on its stack, KB rows of k at a
+time, then runs C's 32 x 32 blocks as four 16 x 16 accumulators (tiles 0-3;
+A's two row halves tiles 4-5, B's two column halves tiles 6-7). Each call
+loads its tile configuration (``ldtilecfg``: per thread, cheap) and releases
+the tiles at its end.
+
+Numerics: ``tdpbf16ps`` adds each k-pair's two products (exact in f32)
+before adding them to the accumulator, treats denormal inputs as zero,
+flushes denormal results and ignores MXCSR (Intel SDM): a summation order of
+its own, within the tolerances the conformance suite checks bf16 dots with
+(docs/PERFORMANCE.md's AMX section).
+"""
+
+from __future__ import annotations
+
+import functools
+
+SYMBOL = "xlac_ukernel_amx_bf16_32x32"
+KB = 1024                          # k rows of B packed at a time: 64 KB of stack
+FEATURES = ("amx_bf16", "amx_tile")
+
+_ARCH_PRCTL, _ARCH_REQ_XCOMP_PERM, _XFEATURE_XTILEDATA = 158, 0x1023, 18
+
+
+def has_amx(features) -> bool:
+    """Whether a CPU of ``features`` runs the kernel."""
+    return all(f in features for f in FEATURES)
+
+
+@functools.cache
+def request_tile_state() -> bool:
+    """Ask Linux (once per process) to let this process's threads use AMX's
+    tile data: ``arch_prctl(ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA)``. Without
+    it the first tile instruction kills the process (SIGILL). False where the
+    request fails (no AMX, a kernel before 5.16, not Linux): harmless there."""
+    import ctypes
+    import os
+    system = os.uname()                # not platform: a cache hit imports no more than it needs
+    if system.sysname != "Linux" or system.machine != "x86_64":
+        return False
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.syscall(ctypes.c_long(_ARCH_PRCTL), ctypes.c_long(_ARCH_REQ_XCOMP_PERM),
+                            ctypes.c_long(_XFEATURE_XTILEDATA)) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def usable(features) -> bool:
+    """Whether code for a CPU of ``features`` compiled here may use the kernel:
+    the CPU has AMX and this process got the tile state."""
+    return has_amx(features) and request_tile_state()
+
+
+def _config() -> str:
+    """ldtilecfg's 64 bytes: palette 1; tiles 0-7 16 rows of 64 bytes."""
+    data = [0] * 64
+    data[0] = 1
+    for tile in range(8):
+        data[16 + 2 * tile] = 64   # colsb, a little-endian u16
+        data[48 + tile] = 16       # rows
+    return ", ".join(str(v) for v in data)
+
+
+def _call(name: str, *operands: tuple[str, str]) -> str:
+    values = ", ".join(v for v, _ in operands)
+    types = ", ".join(t for _, t in operands)
+    return f'llvm.call_intrinsic "llvm.x86.{name}"({values}) : ({types}) -> ()'
+
+
+def _tile(n: int) -> tuple[str, str]:
+    return (f"%t{n}", "i8")
+
+
+def _ptr(name: str) -> tuple[str, str]:
+    return (name, "!llvm.ptr")
+
+
+def _i64(name: str) -> tuple[str, str]:
+    return (name, "i64")
+
+
+def mlir_text() -> str:
+    """The kernel as MLIR: func, scf, arith, vector and llvm ops."""
+    tiles = [f"  %t{n} = llvm.mlir.constant({n} : i8) : i8" for n in range(8)]
+    return "\n".join([
+        f"func.func @{SYMBOL}(%c: i64, %ldc: i64, %a: i64, %lda: i64, %b: i64, %ldb: i64, "
+        "%k: i64, %rows: i64, %accumulate: i64) {",
+        *tiles,
+        "  %c0 = arith.constant 0 : i64",
+        "  %c1 = arith.constant 1 : i64",
+        "  %c2 = arith.constant 2 : i64",
+        "  %c4 = arith.constant 4 : i64",
+        "  %c16 = arith.constant 16 : i64",
+        "  %c32 = arith.constant 32 : i64",
+        "  %c64 = arith.constant 64 : i64",
+        "  %c128 = arith.constant 128 : i64",
+        f"  %kb = arith.constant {KB} : i64",
+        "  %n64 = llvm.mlir.constant(64 : i64) : i64",
+        f"  %npanel = llvm.mlir.constant({KB * 64} : i64) : i64",
+        "  %cfg = llvm.alloca %n64 x i8 {alignment = 64 : i64} : (i64) -> !llvm.ptr",
+        f"  %cfgv = llvm.mlir.constant(dense<[{_config()}]> : vector<64xi8>) : vector<64xi8>",
+        "  llvm.store %cfgv, %cfg {alignment = 64 : i64} : vector<64xi8>, !llvm.ptr",
+        "  %panel = llvm.alloca %npanel x i8 {alignment = 64 : i64} : (i64) -> !llvm.ptr",
+        "  " + _call("ldtilecfg", _ptr("%cfg")),
+        "  %ldc_bytes = arith.muli %ldc, %c4 : i64",
+        "  %lda_bytes = arith.muli %lda, %c2 : i64",
+        "  %ldb_bytes = arith.muli %ldb, %c2 : i64",
+        "  %from_c = arith.cmpi ne, %accumulate, %c0 : i64",
+        "  scf.for %k0 = %c0 to %k step %kb : i64 {",
+        "    %left = arith.subi %k, %k0 : i64",
+        "    %kn = arith.minsi %left, %kb : i64",
+        *["    " + line for line in _pack()],
+        "    %started = arith.cmpi ne, %k0, %c0 : i64",
+        "    %load_c = arith.ori %from_c, %started : i1",
+        "    scf.for %r = %c0 to %rows step %c32 : i64 {",
+        *["      " + line for line in _block()],
+        "    }",
+        "  }",
+        "  " + _call("tilerelease"),
+        "  return",
+        "}",
+    ]) + "\n"
+
+
+def _pack() -> list[str]:
+    """B[k0 : k0 + kn, 0 : 32] into the panel as k-pairs: 128 bytes a pair."""
+    mask = ", ".join(f"{j}, {j + 32}" for j in range(32))
+    return [
+        "%pairs = arith.divsi %kn, %c2 : i64",
+        "scf.for %p = %c0 to %pairs step %c1 : i64 {",
+        "  %row = arith.muli %p, %c2 : i64",
+        "  %krow = arith.addi %k0, %row : i64",
+        "  %off0 = arith.muli %krow, %ldb_bytes : i64",
+        "  %off1 = arith.addi %off0, %ldb_bytes : i64",
+        "  %a0 = arith.addi %b, %off0 : i64",
+        "  %a1 = arith.addi %b, %off1 : i64",
+        "  %p0 = llvm.inttoptr %a0 : i64 to !llvm.ptr",
+        "  %p1 = llvm.inttoptr %a1 : i64 to !llvm.ptr",
+        "  %v0 = llvm.load %p0 {alignment = 2 : i64} : !llvm.ptr -> vector<32xi16>",
+        "  %v1 = llvm.load %p1 {alignment = 2 : i64} : !llvm.ptr -> vector<32xi16>",
+        f"  %both = llvm.shufflevector %v0, %v1 [{mask}] : vector<32xi16>",
+        "  %to = arith.muli %p, %c128 : i64",
+        "  %dst = llvm.getelementptr %panel[%to] : (!llvm.ptr, i64) -> !llvm.ptr, i8",
+        "  llvm.store %both, %dst {alignment = 64 : i64} : vector<64xi16>, !llvm.ptr",
+        "}",
+    ]
+
+
+def _block() -> list[str]:
+    """C[r : r + 32, 0 : 32] (+)= A[r : r + 32, k0 : k0 + kn] . panel."""
+    c_tiles = [(0, "%cr0", "0"), (1, "%cr0", "64"), (2, "%cr1", "0"), (3, "%cr1", "64")]
+    lines = [
+        "%r16 = arith.addi %r, %c16 : i64",
+        "%crow0 = arith.muli %r, %ldc_bytes : i64",
+        "%crow1 = arith.muli %r16, %ldc_bytes : i64",
+        "%cb0 = arith.addi %c, %crow0 : i64",
+        "%cb1 = arith.addi %c, %crow1 : i64",
+        "%cr0 = llvm.inttoptr %cb0 : i64 to !llvm.ptr",
+        "%cr1 = llvm.inttoptr %cb1 : i64 to !llvm.ptr",
+        "scf.if %load_c {",
+        *[f"  %ct{n} = llvm.getelementptr {base}[{off}] : (!llvm.ptr) -> !llvm.ptr, i8\n      "
+          + _call("tileloadd64", _tile(n), _ptr(f"%ct{n}"), _i64("%ldc_bytes")) for n, base, off in c_tiles],
+        "} else {",
+        *["  " + _call("tilezero", _tile(n)) for n in range(4)],
+        "}",
+        "%arow0 = arith.muli %r, %lda_bytes : i64",
+        "%arow1 = arith.muli %r16, %lda_bytes : i64",
+        "%k0_bytes = arith.muli %k0, %c2 : i64",
+        "%ab0 = arith.addi %a, %arow0 : i64",
+        "%ab1 = arith.addi %a, %arow1 : i64",
+        "%ak0 = arith.addi %ab0, %k0_bytes : i64",
+        "%ak1 = arith.addi %ab1, %k0_bytes : i64",
+        "scf.for %kk = %c0 to %kn step %c32 : i64 {",
+        "  %kk_bytes = arith.muli %kk, %c2 : i64",
+        "  %aa0 = arith.addi %ak0, %kk_bytes : i64",
+        "  %aa1 = arith.addi %ak1, %kk_bytes : i64",
+        "  %ap0 = llvm.inttoptr %aa0 : i64 to !llvm.ptr",
+        "  %ap1 = llvm.inttoptr %aa1 : i64 to !llvm.ptr",
+        "  %boff = arith.muli %kk, %c64 : i64",         # kk / 2 pairs of 128 bytes
+        "  %bp0 = llvm.getelementptr %panel[%boff] : (!llvm.ptr, i64) -> !llvm.ptr, i8",
+        "  %bp1 = llvm.getelementptr %bp0[64] : (!llvm.ptr) -> !llvm.ptr, i8",
+        "  " + _call("tileloadd64", _tile(4), _ptr("%ap0"), _i64("%lda_bytes")),
+        "  " + _call("tileloadd64", _tile(5), _ptr("%ap1"), _i64("%lda_bytes")),
+        "  " + _call("tileloadd64", _tile(6), _ptr("%bp0"), _i64("%c128")),
+        "  " + _call("tileloadd64", _tile(7), _ptr("%bp1"), _i64("%c128")),
+        "  " + _call("tdpbf16ps", _tile(0), _tile(4), _tile(6)),
+        "  " + _call("tdpbf16ps", _tile(1), _tile(4), _tile(7)),
+        "  " + _call("tdpbf16ps", _tile(2), _tile(5), _tile(6)),
+        "  " + _call("tdpbf16ps", _tile(3), _tile(5), _tile(7)),
+        "}",
+    ]
+    for n, base, off in c_tiles:
+        lines += [f"%cs{n} = llvm.getelementptr {base}[{off}] : (!llvm.ptr) -> !llvm.ptr, i8",
+                  _call("tilestored64", _tile(n), _ptr(f"%cs{n}"), _i64("%ldc_bytes"))]
+    return lines

@@ -1,0 +1,59 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-amx-calls)' --split-input-file | FileCheck %s
+
+/// A marked bf16 matmul starting from zeros: a thread loop over C's chunks of
+/// 256 rows (all 64 here) x 32 columns, one AMX kernel call each, with the
+/// addresses of C, A and B at the chunk, their row strides, k, the chunk's
+/// rows and accumulate 0.
+// CHECK-LABEL: func.func @from_zeros
+// CHECK-NOT: linalg.matmul
+// CHECK: call @xla_amx_matmul_[[N:.*]](%arg0, %arg1, %arg2)
+// CHECK: func.func private @xla_amx_matmul_[[N]](
+// CHECK: %[[K:.*]] = arith.constant 128 : i64
+// CHECK: %[[ACC:.*]] = arith.constant 0 : i64
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (1, 3)
+// CHECK: func.call @xlac_ukernel_amx_bf16_32x32({{.*}}, %[[K]], %{{.*}}, %[[ACC]])
+// CHECK: func.func private @xlac_ukernel_amx_bf16_32x32(i64, i64, i64, i64, i64, i64, i64, i64, i64)
+func.func @from_zeros(%a: memref<64x128xbf16>, %b: memref<128x96xbf16>, %c: memref<64x96xf32>) {
+  linalg.matmul {xla.amx, xla.amx_zeros} ins(%a, %b : memref<64x128xbf16>, memref<128x96xbf16>)
+    outs(%c : memref<64x96xf32>)
+  return
+}
+
+// -----
+
+/// Accumulating into C (no xla.amx_zeros): accumulate 1.
+// CHECK-LABEL: func.func @into_c
+// CHECK: func.func private @xla_amx_matmul_
+// CHECK: arith.constant 1 : i64
+// CHECK: func.call @xlac_ukernel_amx_bf16_32x32
+func.func @into_c(%a: memref<64x128xbf16>, %b: memref<128x96xbf16>, %c: memref<64x96xf32>) {
+  linalg.matmul {xla.amx} ins(%a, %b : memref<64x128xbf16>, memref<128x96xbf16>)
+    outs(%c : memref<64x96xf32>)
+  return
+}
+
+// -----
+
+/// Not a multiple of 32: left a plain matmul (unmarked), its zeros a fill.
+// CHECK-LABEL: func.func @ragged
+// CHECK: linalg.fill
+// CHECK: linalg.matmul ins
+// CHECK-NOT: xlac_ukernel_amx
+func.func @ragged(%a: memref<60x128xbf16>, %b: memref<128x96xbf16>, %c: memref<60x96xf32>) {
+  linalg.matmul {xla.amx, xla.amx_zeros} ins(%a, %b : memref<60x128xbf16>, memref<128x96xbf16>)
+    outs(%c : memref<60x96xf32>)
+  return
+}
+
+// -----
+
+/// A batch matmul: the batch is the thread loop's first dim.
+// CHECK-LABEL: func.func @batch
+// CHECK: func.func private @xla_amx_matmul_
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (5, 1, 3)
+// CHECK: func.call @xlac_ukernel_amx_bf16_32x32
+func.func @batch(%a: memref<5x64x128xbf16>, %b: memref<5x128x96xbf16>, %c: memref<5x64x96xf32>) {
+  linalg.batch_matmul {xla.amx, xla.amx_zeros} ins(%a, %b : memref<5x64x128xbf16>, memref<5x128x96xbf16>)
+    outs(%c : memref<5x64x96xf32>)
+  return
+}

@@ -1,0 +1,138 @@
+"""bf16 x bf16 -> f32 matmuls on the AMX micro-kernel (xla-amx-contractions,
+xla-amx-calls, xlac.targets.cpu.amx_kernels): chosen only at the host level
+of a CPU with AMX, the passes' rewrites, the kernel compiled for an AMX
+target anywhere, and (where this host has AMX) results against f64 numpy."""
+
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import pytest
+
+import xlac
+from xlac.context import new_context
+from xlac.cpu_model import CpuModel, cpu_model, host_features
+from xlac.mlir import ExecutionEngine, ir
+from xlac.pipeline.pass_manager import run_passes
+from xlac.targets.cpu import amx_kernels
+from xlac.targets.cpu.pipeline import uses_amx
+
+_AMX = ("amx_bf16", "amx_tile", "avx512f", "avx512_bf16", "fma")
+_HOST_AMX = amx_kernels.has_amx(host_features())
+
+
+def test_amx_only_at_the_host_level_of_a_cpu_with_it(monkeypatch):
+    monkeypatch.setattr(amx_kernels, "request_tile_state", lambda: True)
+    assert uses_amx(CpuModel("host", _AMX), micro_kernels=True)
+    assert not uses_amx(CpuModel("host", _AMX), micro_kernels=False)
+    assert not uses_amx(CpuModel("host", ("avx2", "fma")), micro_kernels=True)
+    for level in ("x86-64-v2", "x86-64-v3", "x86-64-v4"):
+        assert not uses_amx(cpu_model(level), micro_kernels=True)
+    monkeypatch.setattr(amx_kernels, "request_tile_state", lambda: False)   # Linux said no
+    assert not uses_amx(CpuModel("host", _AMX), micro_kernels=True)
+
+
+def test_tile_state_request_is_harmless_anywhere():
+    assert amx_kernels.request_tile_state() in (True, False)
+    assert amx_kernels.request_tile_state() == amx_kernels.request_tile_state()
+
+
+_WIDENED = """
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @main(%a: tensor<64x96xbf16>, %b: tensor<96x40xbf16>) -> tensor<64x40xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ea = tensor.empty() : tensor<64x96xf32>
+  %wa = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<64x96xbf16>) outs(%ea : tensor<64x96xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %w = arith.extf %x : bf16 to f32
+    %r = arith.maximumf %w, %zero : f32
+    %n = arith.truncf %r : f32 to bf16
+    %e = arith.extf %n : bf16 to f32
+    linalg.yield %e : f32
+  } -> tensor<64x96xf32>
+  %eb = tensor.empty() : tensor<96x40xf32>
+  %wb = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<96x40xbf16>) outs(%eb : tensor<96x40xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %w = arith.extf %x : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<96x40xf32>
+  %ec = tensor.empty() : tensor<64x40xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%ec : tensor<64x40xf32>) -> tensor<64x40xf32>
+  %p = linalg.matmul ins(%wa, %wb : tensor<64x96xf32>, tensor<96x40xf32>) outs(%c : tensor<64x40xf32>) -> tensor<64x40xf32>
+  return %p : tensor<64x40xf32>
+}
+"""
+
+
+def _rewritten(pipeline: list[str]) -> str:
+    with new_context() as context, ir.Location.unknown(context):
+        module = ir.Module.parse(_WIDENED)
+        run_passes(module, pipeline)
+        return str(module)
+
+
+def test_widened_bf16_matmul_becomes_a_marked_bf16_matmul_padded_to_32():
+    text = _rewritten(["xla-amx-contractions{min-work=1}"])
+    # A: the producer again, writing bf16; B: the bf16 argument itself; C from zeros
+    assert "xla.amx, xla.amx_zeros" in text
+    assert "ins(%arg1 : tensor<96x40xbf16>)" not in text          # B's widening is gone
+    assert "tensor<64x96xbf16>, tensor<96x64xbf16>) outs(" in text   # B's columns padded 40 -> 64
+    assert "tensor.extract_slice" in text and "linalg.fill" not in text
+    assert text.count("linalg.generic") == 1                        # A's, narrowed
+
+
+def test_small_matmul_keeps_todays_path():
+    text = _rewritten(["xla-amx-contractions"])                    # 64 x 96 x 40: under min-work
+    assert "xla.amx" not in text
+
+
+def test_marked_matmul_becomes_a_thread_loop_of_kernel_calls():
+    from xlac.targets.cpu.pipeline import bufferize
+    steps = [s for s in bufferize(threads=2, vector_bytes=32) if s != "xla-amx-contractions"]
+    text = _rewritten(["xla-amx-contractions{min-work=1}", *steps, "xla-amx-calls"])
+    assert "scf.forall" in text and "call @xlac_ukernel_amx_bf16_32x32(" in text
+    assert "linalg.matmul" not in text
+
+
+def test_kernel_compiles_for_an_amx_target():
+    """Anywhere: LLVM makes AMX code for a function whose features name AMX."""
+    with new_context() as context, ir.Location.unknown(context):
+        module = ir.Module.parse(amx_kernels.mlir_text())
+        run_passes(module, ["convert-scf-to-cf", "convert-vector-to-llvm", "convert-arith-to-llvm",
+                            "convert-func-to-llvm", "convert-cf-to-llvm", "reconcile-unrealized-casts"])
+        features = ir.Attribute.parse('#llvm.target_features<["+avx512f", "+amx-tile", "+amx-bf16"]>')
+        for op in module.body.operations:
+            if op.operation.name == "llvm.func" and op.operation.regions[0].blocks:
+                op.operation.attributes["target_features"] = features
+        engine = ExecutionEngine(module, opt_level=2, enable_pic=True)
+        assert engine.raw_lookup(amx_kernels.SYMBOL)
+
+
+def _dot(m: int, k: int, n: int, batch: int = 0) -> str:
+    lead = f"{batch}x" if batch else ""
+    dims = "batching_dims = [0] x [0], contracting_dims = [2] x [1]" if batch else "contracting_dims = [1] x [0]"
+    a, b, c = f"tensor<{lead}{m}x{k}xbf16>", f"tensor<{lead}{k}x{n}xbf16>", f"tensor<{lead}{m}x{n}xf32>"
+    return (f"func.func @main(%a: {a}, %b: {b}) -> {c} {{\n"
+            f"  %0 = stablehlo.dot_general %a, %b, {dims} : ({a}, {b}) -> {c}\n"
+            f"  return %0 : {c}\n}}")
+
+
+@pytest.mark.skipif(not _HOST_AMX, reason="this host has no AMX")
+@pytest.mark.parametrize("m, k, n, batch", [(256, 512, 256, 0), (200, 1000, 100, 0), (100, 70, 50, 3)])
+def test_amx_matmul_matches_f64(m, k, n, batch):
+    rng = np.random.default_rng(m + k + n)
+    lead = (batch,) if batch else ()
+    a = rng.standard_normal(lead + (m, k)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal(lead + (k, n)).astype(ml_dtypes.bfloat16)
+    exe = xlac.compile(_dot(m, k, n, batch), cache=False)
+    if not uses_amx(cpu_model("host"), xlac.Options.from_env().micro_kernels):
+        pytest.skip("the micro-kernels are off, or Linux refused the tile state")
+    assert "xlac_ukernel_amx_bf16_32x32" in exe.as_text("llvm")
+    got = np.asarray(exe(a, b))
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    expected = a64 @ b64
+    # f32 sums of exact products: k * 2^-24 * sum |a||b| bounds the error
+    bound = k * 2.0 ** -24 * (np.abs(a64) @ np.abs(b64))
+    assert np.all(np.abs(got - expected) <= bound + 1e-30)
