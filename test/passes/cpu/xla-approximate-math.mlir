@@ -7,12 +7,21 @@
 // CHECK: %[[E:.*]] = call @xla_exp_v16f32(%[[X]]) : (vector<16xf32>) -> vector<16xf32>
 // CHECK: %[[T:.*]] = call @xla_tanh_v16f32(%[[E]])
 // CHECK: return %[[T]]
+/// exp: below -104 the result is +0 by a select, those lanes computing exp(0)
+/// (their products would underflow: a microcode assist per vector on Intel);
+/// tanh's exp(2|x|) cannot go there and has no such select.
 // CHECK-LABEL: func.func private @xla_exp_v16f32
+// CHECK: %[[BOUND:.*]] = arith.constant dense<-1.040000e+02>
+// CHECK: %[[UNDER:.*]] = arith.cmpf olt, %{{.*}}, %[[BOUND]]
+// CHECK: arith.select %[[UNDER]]
 // CHECK: math.roundeven
 // CHECK: math.fma
 // CHECK-NOT: math.exp
+// CHECK: arith.select %[[UNDER]]
 // CHECK: arith.cmpf uno
 // CHECK-LABEL: func.func private @xla_tanh_v16f32
+// CHECK-NOT: arith.cmpf olt
+// CHECK: math.roundeven
 // CHECK: math.copysign
 /// Inlined, no libm call is left.
 // INLINED-LABEL: func.func @vector_exp_tanh
