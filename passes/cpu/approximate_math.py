@@ -126,18 +126,14 @@ class _Emitter:
 
     def exp(self, x: str, underflows: bool = True) -> str:
         """exp(x); ``underflows``: x may be below _EXP_ZERO_BELOW (not so for
-        tanh's exp(2|x|)), where the result is +0 as before, taken by a select:
-        those lanes compute exp(0) instead. Their own products would underflow
-        to zero, and on Intel cores each vector multiply whose result underflows
-        takes a microcode assist (~150 cycles): GPT-2's causal softmax, half its
-        scores masked to -3.4e38, spent ~80% of its time there."""
-        under = None
-        if underflows:
-            under = self._emit(f"arith.cmpf olt, {x}, {self.const(_EXP_ZERO_BELOW)} : {self.float}")
-            x_in = self._emit(f"arith.select {under}, {self.const(0.0)}, {x} : {self.bool}, {self.float}")
-        else:
-            x_in = x
-        clamped = self.op("arith.minimumf", self.op("arith.maximumf", x_in, self.const(_EXP_ZERO_BELOW)),
+        tanh's exp(2|x|)). There the result is +0 as before, but by a product
+        with an exact zero: the second half of 2^k is made +0.0 in those lanes.
+        Their product p * 2^(k/2) * 2^(k - k/2) underflowed to zero, and on
+        Intel cores each vector multiply whose result underflows takes a
+        microcode assist (~150 cycles); GPT-2's causal softmax, half its scores
+        masked to -3.4e38, spent ~80% of its time there. Late, on x (live
+        anyway for the NaN test), the compare adds no long-lived register."""
+        clamped = self.op("arith.minimumf", self.op("arith.maximumf", x, self.const(_EXP_ZERO_BELOW)),
                           self.const(88.75))
         k = self.op("math.roundeven", self.op("arith.mulf", clamped, self.const(1.4426950408889634)))
         r = self.op("math.fma", k, self.const(-0.693145751953125), clamped)      # ln2 high bits
@@ -147,9 +143,11 @@ class _Emitter:
         ki = self._emit(f"arith.fptosi {k} : {self.float} to {self.int}")
         half = self.op("arith.shrsi", ki, self.const(1, True), type_=self.int)
         rest = self.op("arith.subi", ki, half, type_=self.int)
-        scaled = self.op("arith.mulf", self.op("arith.mulf", p, self._pow2(half)), self._pow2(rest))
-        if under is not None:
-            scaled = self._emit(f"arith.select {under}, {self.const(0.0)}, {scaled} : {self.bool}, {self.float}")
+        second = self._pow2(rest)
+        if underflows:
+            under = self._emit(f"arith.cmpf olt, {x}, {self.const(_EXP_ZERO_BELOW)} : {self.float}")
+            second = self._emit(f"arith.select {under}, {self.const(0.0)}, {second} : {self.bool}, {self.float}")
+        scaled = self.op("arith.mulf", self.op("arith.mulf", p, self._pow2(half)), second)
         nan = self._emit(f"arith.cmpf uno, {x}, {x} : {self.float}")
         return self._emit(f"arith.select {nan}, {x}, {scaled} : {self.bool}, {self.float}")
 
