@@ -17,6 +17,8 @@ _EXP_P = (0.49999988592958855, 0.1666651843720967, 0.04166953339547885,
 # tanh(x) = x + x^3 * Q(x^2) on [0, 0.625]
 _TANH_Q = (-0.33333330657349786, 0.13333201332790984, -0.05394625145441634,
            0.021698201659365222, -0.008171768758937333, 0.0021382075013689837)
+# exp(-104) = 0.97 * 2^-150, under half the smallest subnormal: +0, as for all below
+_EXP_ZERO_BELOW = -104.0
 _TANH_SMALL = 0.625     # below: the odd polynomial; above: 1 - 2/(exp(2|x|)+1)
 _TANH_SATURATE = 10.0   # 2/(exp(20)+1) is below half an ulp of 1.0f
 
@@ -122,8 +124,16 @@ class _Emitter:
             acc = self.op("math.fma", acc, x, self.const(c))
         return acc
 
-    def exp(self, x: str) -> str:
-        clamped = self.op("arith.minimumf", self.op("arith.maximumf", x, self.const(-104.0)),
+    def exp(self, x: str, underflows: bool = True) -> str:
+        """exp(x); ``underflows``: x may be below _EXP_ZERO_BELOW (not so for
+        tanh's exp(2|x|)). There the result is +0 as before, but by a product
+        with an exact zero: the second half of 2^k is made +0.0 in those lanes.
+        Their product p * 2^(k/2) * 2^(k - k/2) underflowed to zero, and on
+        Intel cores each vector multiply whose result underflows takes a
+        microcode assist (~150 cycles); GPT-2's causal softmax, half its scores
+        masked to -3.4e38, spent ~80% of its time there. Late, on x (live
+        anyway for the NaN test), the compare adds no long-lived register."""
+        clamped = self.op("arith.minimumf", self.op("arith.maximumf", x, self.const(_EXP_ZERO_BELOW)),
                           self.const(88.75))
         k = self.op("math.roundeven", self.op("arith.mulf", clamped, self.const(1.4426950408889634)))
         r = self.op("math.fma", k, self.const(-0.693145751953125), clamped)      # ln2 high bits
@@ -133,7 +143,11 @@ class _Emitter:
         ki = self._emit(f"arith.fptosi {k} : {self.float} to {self.int}")
         half = self.op("arith.shrsi", ki, self.const(1, True), type_=self.int)
         rest = self.op("arith.subi", ki, half, type_=self.int)
-        scaled = self.op("arith.mulf", self.op("arith.mulf", p, self._pow2(half)), self._pow2(rest))
+        second = self._pow2(rest)
+        if underflows:
+            under = self._emit(f"arith.cmpf olt, {x}, {self.const(_EXP_ZERO_BELOW)} : {self.float}")
+            second = self._emit(f"arith.select {under}, {self.const(0.0)}, {second} : {self.bool}, {self.float}")
+        scaled = self.op("arith.mulf", self.op("arith.mulf", p, self._pow2(half)), second)
         nan = self._emit(f"arith.cmpf uno, {x}, {x} : {self.float}")
         return self._emit(f"arith.select {nan}, {x}, {scaled} : {self.bool}, {self.float}")
 
@@ -201,7 +215,7 @@ class _Emitter:
         x2 = self.op("arith.mulf", x, x)
         small = self.op("math.fma", self.op("arith.mulf", x2, ax), self.poly(x2, _TANH_Q), ax)
         e = self.exp(self.op("arith.mulf", self.op("arith.minimumf", ax, self.const(_TANH_SATURATE)),
-                             self.const(2.0)))
+                             self.const(2.0)), underflows=False)
         one = self.const(1.0)
         t = self.op("arith.subf", one,
                     self.op("arith.divf", self.const(2.0), self.op("arith.addf", e, one)))

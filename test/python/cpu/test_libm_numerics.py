@@ -95,3 +95,53 @@ def test_log_polynomials_are_within_ulps_with_libm_special_values(op, reference,
     assert _ulps(got[finite], want[finite]) <= ulps
     np.testing.assert_array_equal(got[~finite], want[~finite])      # -inf, NaN, +inf
     assert np.signbit(got[x == 0]).tolist() == np.signbit(want[x == 0]).tolist()
+
+
+@pytest.mark.parametrize("cpu", ["x86-64-v3", "host"])
+def test_exp_below_the_subnormals_is_zero_and_the_band_above_is_right(cpu):
+    """exp(x) for x < -104 is +0 by a select (those lanes compute exp(0): their
+    products would underflow, a microcode assist per vector on Intel; a causal
+    softmax's masked scores, -3.4e38, all go there); from -104 up, the
+    subnormal results are still those of the polynomial, within an ulp of the
+    smallest subnormal of float64's, and the normal ones within 2 ulp."""
+    rng = np.random.default_rng(7)
+    x = np.concatenate([rng.uniform(-110, -80, 20000), [-104.0, -104.00001, -103.99999, -1e4,
+                        -3.4028235e38, -np.inf, np.nan, 0.0, 88.0]]).astype(np.float32)
+    got = np.asarray(xlac.compile(_unary("stablehlo.exponential", "f32", x.size), cpu=cpu,
+                                  cache=False)(x))
+    want = np.exp(x.astype(np.float64))
+    below = x < -104
+    assert (got[below] == 0).all() and not np.signbit(got[below]).any()
+    rest = ~below & ~np.isnan(x)
+    smallest = 2.0 ** -149
+    normal = want >= float(np.finfo(np.float32).tiny)
+    assert np.max(np.abs(got[rest & ~normal] - want[rest & ~normal])) <= smallest
+    assert _ulps(got[rest & normal], want[rest & normal].astype(np.float32)) <= 2
+    assert np.isnan(got[np.isnan(x)]).all()
+
+
+def test_causal_softmax_at_x86_64_v3_matches_float64():
+    """A softmax over rows whose upper triangle is masked with -3.4e38 (GPT-2's
+    attention) against numpy in float64: the masked entries are exactly 0."""
+    scores = np.random.default_rng(3).standard_normal((2, 16, 16)).astype(np.float32)
+    mask = np.triu(np.full((16, 16), -3.4028235e38, np.float32), 1)
+    t, r = "tensor<2x16x16xf32>", "tensor<2x16xf32>"
+    text = (f"func.func @main(%s: {t}, %m: tensor<16x16xf32>) -> {t} {{\n"
+            f"  %mb = stablehlo.broadcast_in_dim %m, dims = [1, 2] : (tensor<16x16xf32>) -> {t}\n"
+            f"  %x = stablehlo.add %s, %mb : {t}\n"
+            "  %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>\n"
+            "  %zero = stablehlo.constant dense<0.0> : tensor<f32>\n"
+            f"  %max = stablehlo.reduce(%x init: %ninf) applies stablehlo.maximum across dimensions = [2]"
+            f" : ({t}, tensor<f32>) -> {r}\n"
+            f"  %mx = stablehlo.broadcast_in_dim %max, dims = [0, 1] : ({r}) -> {t}\n"
+            f"  %d = stablehlo.subtract %x, %mx : {t}\n  %e = stablehlo.exponential %d : {t}\n"
+            f"  %sum = stablehlo.reduce(%e init: %zero) applies stablehlo.add across dimensions = [2]"
+            f" : ({t}, tensor<f32>) -> {r}\n"
+            f"  %sb = stablehlo.broadcast_in_dim %sum, dims = [0, 1] : ({r}) -> {t}\n"
+            f"  %p = stablehlo.divide %e, %sb : {t}\n  return %p : {t}\n}}")
+    got = np.asarray(xlac.compile(text, cpu="x86-64-v3", cache=False)(scores, mask))
+    x = scores.astype(np.float64) + mask
+    e = np.exp(x - x.max(axis=2, keepdims=True))
+    want = e / e.sum(axis=2, keepdims=True)
+    np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7)
+    assert (got[:, np.triu_indices(16, 1)[0], np.triu_indices(16, 1)[1]] == 0).all()
