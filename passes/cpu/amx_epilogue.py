@@ -10,6 +10,7 @@ runs), into the chunk loop."""
 from __future__ import annotations
 
 from xlac.mlir import ir
+
 EPILOGUE = "xla.amx_epilogue"
 LANES = 16
 
