@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.cpu.amx_contractions import ALIGN, MARK, ZEROS
+from xlac.passes.cpu.amx_epilogue import epilogue_text, find_epilogue, unmark_epilogues
 from xlac.passes.helper_calls import fresh_symbol, parse_at
 
 SYMBOL = "xlac_ukernel_amx_bf16_32x32"    # xlac.targets.cpu.amx_kernels.SYMBOL
@@ -39,12 +40,18 @@ class AmxCalls(ModulePass):
                     _fill_zeros(op)
                 continue
             name = fresh_symbol(module, "xla_amx_matmul_")
-            _add_functions(module, op, _function_text(op, name, accumulate=not zeros), not declared)
+            epilogue, fused = find_epilogue(op)
+            _add_functions(module, op, _function_text(op, name, not zeros, epilogue, fused), not declared)
             declared = True
-            ir.Operation.create("func.call", operands=list(op.operands),
+            outputs = [epilogue.operands[1]] if epilogue is not None else []
+            # at the consumer: its output may be allocated after the matmul
+            at = epilogue if epilogue is not None else op
+            ir.Operation.create("func.call", operands=[*op.operands, *outputs],
                                 attributes={"callee": ir.FlatSymbolRefAttr.get(name)},
-                                loc=op.location, ip=ir.InsertionPoint(op))
-            op.erase()
+                                loc=op.location, ip=ir.InsertionPoint(at))
+            for done in {op, at}:
+                done.erase()
+        unmark_epilogues(nested_ops(module))    # any left: the schedules are past, scalar loops
 
 
 def _fits(op: ir.Operation) -> bool:
@@ -94,7 +101,11 @@ def _address(name: str, rank: int, row: str | None, col: str | None, bytes_: str
                     f"    %{name}ld_i = arith.index_cast %{name}st{rank - 2} : index to i64"]
 
 
-def _function_text(op: ir.Operation, name: str, accumulate: bool) -> str:
+def _function_text(op: ir.Operation, name: str, accumulate: bool, epilogue: ir.Operation | None,
+                   fused: bool = True) -> str:
+    """The thread loop; ``epilogue``: the elementwise consumer of C applied to
+    each chunk after its call (into the function's fourth argument, %o), or
+    (not ``fused``) in a second thread loop over blocks of 32 whole rows."""
     types = [str(v.type) for v in op.operands]
     a_shape = ir.MemRefType(op.operands[0].type).shape
     rank, (m, k) = len(a_shape), a_shape[-2:]
@@ -102,34 +113,74 @@ def _function_text(op: ir.Operation, name: str, accumulate: bool) -> str:
     rows = min(ROWS, m)
     loops = ([f"{a_shape[0]}"] if rank == 3 else []) + [str(-(-m // rows)), str(n // ALIGN)]
     ivs = (["%bi"] if rank == 3 else []) + ["%i", "%j"]
-    lines = [f"func.func private @{name}(%a: {types[0]}, %b: {types[1]}, %c: {types[2]}) {{",
+    out = f", %o: {epilogue.operands[1].type}" if epilogue is not None else ""
+    call = _epilogue_call(epilogue, f"{name}_epilogue", rank, types[2]) if epilogue is not None else ""
+    forall = [f"  scf.forall ({', '.join(ivs)}) in ({', '.join(loops)}) {{",
+              "    %row = arith.muli %i, %rows : index", "    %col = arith.muli %j, %c32 : index",
+              "    %left = arith.subi %m, %row : index", "    %nrows = arith.minsi %left, %rows : index"]
+    chunk = [call.format(col="%col", ncols="%c32")] if fused and call else []
+    after = [] if fused or not call else [
+        f"  scf.forall ({', '.join(ivs[:-1])}) in ({', '.join(loops[:-2] + [str(-(-m // ALIGN))])}) {{",
+        "    %row = arith.muli %i, %c32 : index", "    %left = arith.subi %m, %row : index",
+        "    %nrows = arith.minsi %left, %c32 : index", call.format(col="%c0", ncols="%n"), "  }"]
+    lines = [f"func.func private @{name}(%a: {types[0]}, %b: {types[1]}, %c: {types[2]}{out}) {{",
              *_metadata("a", types[0], "bf16", rank), *_metadata("b", types[1], "bf16", rank),
              *_metadata("c", types[2], "f32", rank),
              "  %c2 = arith.constant 2 : index", "  %c4 = arith.constant 4 : index",
              "  %c32 = arith.constant 32 : index", f"  %rows = arith.constant {rows} : index",
-             f"  %m = arith.constant {m} : index",
-             f"  %k = arith.constant {k} : i64", f"  %acc = arith.constant {int(accumulate)} : i64",
-             f"  scf.forall ({', '.join(ivs)}) in ({', '.join(loops)}) {{",
-             "    %row = arith.muli %i, %rows : index",
-             "    %col = arith.muli %j, %c32 : index",
-             "    %left = arith.subi %m, %row : index",
-             "    %nrows = arith.minsi %left, %rows : index",
+             f"  %m = arith.constant {m} : index", "  %c0 = arith.constant 0 : index",
+             f"  %n = arith.constant {n} : index", f"  %k = arith.constant {k} : i64",
+             f"  %acc = arith.constant {int(accumulate)} : i64",
+             *forall,
              "    %nrows_i = arith.index_cast %nrows : index to i64",
              *_address("a", rank, "%row", None, "%c2"),
              *_address("b", rank, None, "%col", "%c2"),
              *_address("c", rank, "%row", "%col", "%c4"),
              f"    func.call @{SYMBOL}(%cat_i, %cld_i, %aat_i, %ald_i, %bat_i, %bld_i, %k, %nrows_i, %acc)"
              " : (" + ", ".join(["i64"] * 9) + ") -> ()",
-             "  }", "  return", "}"]
-    return "\n".join(lines) + "\n"
+             *chunk, "  }", *after, "  return", "}"]
+    helper = _epilogue_function(epilogue, f"{name}_epilogue", rank, types[2]) if epilogue is not None else ""
+    return "\n".join(lines) + "\n" + helper
+
+
+def _epilogue_function(epilogue: ir.Operation, name: str, rank: int, c_type: str) -> str:
+    """``@name``: a chunk's rows x ncols columns of C through ``epilogue``
+    into %o, 32 columns (two vectors) at a time. A function of its own, called with `no_inline`:
+    its loops inside the thread chunk, beside the kernel call, would be blocks
+    in the `memref.alloca_scope` the OpenMP lowering wraps the chunk in."""
+    out_type = str(epilogue.operands[1].type)
+    lead = ["%bi"] if rank == 3 else []
+    hoisted, body = [], []
+    for half in range(2):                   # both 16-column halves, unrolled
+        indices = ", ".join([*lead, "%er", f"%ec{half}"])
+        constants, ops = epilogue_text(epilogue, indices, c_type, out_type, tag=f"h{half}")
+        hoisted, body = hoisted + constants, body + ops
+    batch = ", %bi: index" if rank == 3 else ""
+    return "\n".join([
+        f"func.func private @{name}(%c: {c_type}, %o: {out_type}, %row: index, %col: index, "
+        f"%nrows: index, %ncols: index{batch}) {{",
+        "  %c0 = arith.constant 0 : index", "  %c1 = arith.constant 1 : index",
+        "  %c16 = arith.constant 16 : index", "  %c32 = arith.constant 32 : index", *hoisted,
+        "  scf.for %r = %c0 to %nrows step %c1 {", "    %er = arith.addi %row, %r : index",
+        "    scf.for %cc = %c0 to %ncols step %c32 {", "      %ec0 = arith.addi %col, %cc : index",
+        "      %ec1 = arith.addi %ec0, %c16 : index",
+        *[line[2:] for line in body], "    }", "  }", "  return", "}"]) + "\n"
+
+
+def _epilogue_call(epilogue: ir.Operation, name: str, rank: int, c_type: str) -> str:
+    """The call of ``@name``, its {col} and {ncols} to fill in."""
+    batch = (", %bi", ", index") if rank == 3 else ("", "")
+    return (f"    func.call @{name}(%c, %o, %row, {{col}}, %nrows, {{ncols}}{batch[0]}) {{{{no_inline}}}} : "
+            f"({c_type}, {epilogue.operands[1].type}, index, index, index, index{batch[1]}) -> ()")
 
 
 def _add_functions(module: ir.Operation, at: ir.Operation, text: str, declare: bool) -> None:
     """The function in ``text`` into ``module``, with the kernel's declaration if ``declare``."""
     parsed = parse_at(_DECLARATION + text, at)
-    declaration, function = [o.operation for o in parsed.body.operations]
+    declaration, *defined = [o.operation for o in parsed.body.operations]
     body = module.regions[0].blocks[0]
-    body.append(function)
+    for function in defined:
+        body.append(function)
     if declare:
         body.append(declaration)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops
+from xlac.passes.cpu.amx_epilogue import mark_epilogues
 from xlac.passes.helper_calls import parse_at
 
 MARK = "xla.amx"                     # the matmuls xla-apply-schedules leaves to xla-amx-calls
@@ -50,6 +51,7 @@ class AmxContractions(ModulePass):
                 operands = _bf16_operands(op)
                 if operands is not None and _work(op) >= self.min_work and _little_padding(op):
                     _rewrite(op, operands)
+            mark_epilogues([o for o in nested_ops(func) if MARK in o.attributes])
 
 
 def _shape(value: ir.Value) -> list[int]:

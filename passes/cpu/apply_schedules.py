@@ -10,6 +10,7 @@ from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops, post_order_positions
 from xlac.passes.buffers.own_fills import own_fill
 from xlac.passes.cpu.amx_contractions import MARK as AMX_MARK
+from xlac.passes.cpu.amx_epilogue import EPILOGUE as AMX_EPILOGUE
 from xlac.passes.cpu.plans.contraction_plan import contraction_plan
 from xlac.passes.cpu.plans.epilogue_plan import epilogue_plan
 from xlac.passes.cpu.plans.fused_rows_plan import fused_rows_plan
@@ -195,7 +196,7 @@ def _linalg_ops(module: ir.Operation) -> list[ir.Operation]:
     for func in functions(module):
         found += [op for op in nested_ops(func) if op.name.startswith("linalg.")
                   and op.name != "linalg.yield" and op.parent.name != "linalg.generic"
-                  and AMX_MARK not in op.attributes]      # xla-amx-calls' own
+                  and AMX_MARK not in op.attributes and AMX_EPILOGUE not in op.attributes]  # xla-amx-calls' own
     return found
 
 

@@ -96,8 +96,9 @@ def empty_table_source(table: str, count: int) -> str:
 
 
 def header(prefix: str, entries: dict[str, Signature], origin: str, version: str,
-           grids: dict | None = None) -> str:
-    """``grids``: entry -> device grid, for SPMD entries (they call MPI)."""
+           grids: dict | None = None, amx: bool = False) -> str:
+    """``grids``: entry -> device grid, for SPMD entries (they call MPI).
+    ``amx``: the library runs the AMX kernel (its entries ask for the tile state)."""
     grids = grids or {}
     guard = f"XLAC_{prefix.upper()}_H"
     lines = [f"/* {prefix}: ahead-of-time compiled by xlac {version} from {origin}.",
@@ -105,6 +106,8 @@ def header(prefix: str, entries: dict[str, Signature], origin: str, version: str
              f"#ifndef {guard}", f"#define {guard}", "",
              "#include <stddef.h>", "#include <stdint.h>", "",
              "#ifdef __cplusplus", 'extern "C" {', "#endif", "", _COMMON]
+    if amx:
+        lines += _AMX_NOTE
     if grids:
         lines += _SPMD_COMMON
     for entry, signature in entries.items():
@@ -131,17 +134,35 @@ def _entry_declarations(prefix: str, entry: str, signature: Signature) -> list[s
 
 
 def wrapper(prefix: str, entries: dict[str, Signature], header_name: str,
-            grids: dict | None = None) -> str:
-    """C source defining the exported functions over the compiled entries."""
-    lines = [f'#include "{header_name}"', ""]
+            grids: dict | None = None, amx: bool = False) -> str:
+    """C source defining the exported functions over the compiled entries.
+    ``amx``: each entry asks Linux for the AMX tile state before its code runs."""
+    lines = [f'#include "{header_name}"', "", *(_AMX_REQUEST if amx else [])]
     for entry, signature in entries.items():
-        lines += _entry_definitions(prefix, entry, signature)
+        lines += _entry_definitions(prefix, entry, signature, amx)
         if entry in (grids or {}):
             name, impl = api_symbol(prefix, entry), impl_symbol(prefix, entry)
             lines += [f"extern void {impl}_init(void);",
                       f"int {name}_init(void) {{ {impl}_init(); return 0; }}", ""]
     return "\n".join(lines)
 
+
+# A library whose code runs the AMX kernel (xlac.targets.cpu.amx_kernels):
+# Linux gives a process the tile state only when asked, else the first tile
+# instruction is SIGILL. Each entry asks before its code runs (a library
+# built with -nostartfiles has no constructor to do it at load).
+_AMX_NOTE = ["/* The code runs bf16 matmuls on AMX tiles: each entry asks Linux for the tile",
+             " * state (arch_prctl ARCH_REQ_XCOMP_PERM, XFEATURE_XTILEDATA) before its first",
+             " * run, and returns 2 without running where Linux refuses it. */", ""]
+_AMX_REQUEST = ["#include <sys/syscall.h>", "#include <unistd.h>", "",
+                "/* 1 once Linux granted the tile state; the request is idempotent, so",
+                " * threads racing on the first call at worst ask twice. */",
+                "static int xlac_amx_granted;", "",
+                "static int xlac_amx_ready(void) {",
+                "  if (__atomic_load_n(&xlac_amx_granted, __ATOMIC_ACQUIRE)) return 1;",
+                "  if (syscall(SYS_arch_prctl, 0x1023, 18) != 0) return 0;",
+                "  __atomic_store_n(&xlac_amx_granted, 1, __ATOMIC_RELEASE);",
+                "  return 1;", "}", ""]
 
 # The MPI shim's calls a C program makes around an SPMD entry (libxlac_mpi.so).
 _SPMD_COMMON = ["/* SPMD entries run on one MPI rank each (rank = replica * partitions + partition),",
@@ -162,7 +183,7 @@ def _spmd_declarations(prefix: str, entry: str, grid) -> list[str]:
             f"int {name}_init(void);", ""]
 
 
-def _entry_definitions(prefix: str, entry: str, signature: Signature) -> list[str]:
+def _entry_definitions(prefix: str, entry: str, signature: Signature, amx: bool = False) -> list[str]:
     name, impl = api_symbol(prefix, entry), impl_symbol(prefix, entry)
     n_in, n_out = len(signature.inputs), len(signature.outputs)
     params = ", ".join(["void *"] * (n_in + n_out)) or "void"
@@ -176,6 +197,7 @@ def _entry_definitions(prefix: str, entry: str, signature: Signature) -> list[st
               f"const xlac_signature *{name}_signature(void) {{ return &{name}_sig; }}", "",
               f"int {name}(const void *const *inputs, void *const *outputs) {{",
               f"  if ({'!inputs || ' if n_in else ''}{'!outputs' if n_out else '0'}) return 1;",
+              *(["  if (!xlac_amx_ready()) return 2;"] if amx else []),
               f"  {impl}({', '.join(args)});", "  return 0;", "}", ""]
     return lines
 

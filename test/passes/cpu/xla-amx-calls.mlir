@@ -57,3 +57,63 @@ func.func @batch(%a: memref<5x64x128xbf16>, %b: memref<5x128x96xbf16>, %c: memre
     outs(%c : memref<5x64x96xf32>)
   return
 }
+
+// -----
+
+/// The marked elementwise consumer of C (a ReLU rounded to bf16) runs in the
+/// matmul's chunks: a no_inline call after each kernel call, over the chunk's
+/// rows, two 16-lane vectors of the same ops at a time; the consumer is gone.
+// CHECK-LABEL: func.func @epilogue
+// CHECK-NOT: linalg.generic
+// CHECK: call @xla_amx_matmul_[[N:.*]](%arg0, %arg1, %arg2, %arg3)
+// CHECK: func.func private @xla_amx_matmul_[[N]](
+// CHECK: scf.forall
+// CHECK: func.call @xlac_ukernel_amx_bf16_32x32
+// CHECK-NEXT: func.call @xla_amx_matmul_[[N]]_epilogue({{.*}}) {no_inline}
+// CHECK-NEXT: }
+// CHECK-NEXT: return
+// CHECK: func.func private @xla_amx_matmul_[[N]]_epilogue(
+// CHECK: vector.load {{.*}} vector<16xf32>
+// CHECK-NEXT: arith.maximumf {{.*}} : vector<16xf32>
+// CHECK-NEXT: arith.truncf {{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK-NEXT: vector.store {{.*}} vector<16xbf16>
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @epilogue(%a: memref<64x128xbf16>, %b: memref<128x96xbf16>, %c: memref<64x96xf32>,
+                    %o: memref<64x96xbf16>) {
+  %zero = arith.constant 0.0 : f32
+  linalg.matmul {xla.amx, xla.amx_zeros} ins(%a, %b : memref<64x128xbf16>, memref<128x96xbf16>)
+    outs(%c : memref<64x96xf32>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<64x96xf32>) outs(%o : memref<64x96xbf16>) attrs = {xla.amx_epilogue} {
+  ^bb0(%x: f32, %y: bf16):
+    %r = arith.maximumf %x, %zero : f32
+    %t = arith.truncf %r : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return
+}
+
+// -----
+
+/// A consumer writing into the matmul's A (x = relu(x @ w) after buffer
+/// reuse) would overwrite rows other chunks still read: it runs in a second
+/// thread loop, over blocks of 32 whole rows, after the matmul's.
+// CHECK-LABEL: func.func @epilogue_into_a
+// CHECK: func.func private @xla_amx_matmul_[[N:.*]](
+// CHECK: scf.forall
+// CHECK: func.call @xlac_ukernel_amx_bf16_32x32
+// CHECK-NEXT: }
+// CHECK-NEXT: scf.forall (%{{.*}}) in (2)
+// CHECK: func.call @xla_amx_matmul_[[N]]_epilogue({{.*}}) {no_inline}
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @epilogue_into_a(%a: memref<64x128xbf16>, %b: memref<128x128xbf16>, %c: memref<64x128xf32>) {
+  linalg.matmul {xla.amx, xla.amx_zeros} ins(%a, %b : memref<64x128xbf16>, memref<128x128xbf16>)
+    outs(%c : memref<64x128xf32>)
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<64x128xf32>) outs(%a : memref<64x128xbf16>) attrs = {xla.amx_epilogue} {
+  ^bb0(%x: f32, %y: bf16):
+    %t = arith.truncf %x : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  return
+}

@@ -70,3 +70,44 @@ func.func @transposed(%a: tensor<128x64xbf16>, %b: tensor<128x96xbf16>, %c: tens
   %p = linalg.matmul indexing_maps = [#at, #bm, #cm] ins(%wa, %wb : tensor<128x64xf32>, tensor<128x96xf32>) outs(%c : tensor<64x96xf32>) -> tensor<64x96xf32>
   return %p : tensor<64x96xf32>
 }
+
+// -----
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+
+/// The one elementwise consumer of the marked matmul (a ReLU rounded to
+/// bf16: identity maps, scalar arith ops and constants) is marked for
+/// xla-amx-calls to run in the matmul's chunks; the schedules leave it.
+// CHECK-LABEL: func.func @epilogue
+// CHECK: linalg.matmul {xla.amx, xla.amx_zeros}
+// CHECK: linalg.generic
+// CHECK-SAME: attrs = {xla.amx_epilogue}
+func.func @epilogue(%a: tensor<64x128xbf16>, %b: tensor<128x96xbf16>) -> tensor<64x96xbf16> {
+  %zero = arith.constant 0.0 : f32
+  %ea = tensor.empty() : tensor<64x128xf32>
+  %wa = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<64x128xbf16>) outs(%ea : tensor<64x128xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %w = arith.extf %x : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<64x128xf32>
+  %eb = tensor.empty() : tensor<128x96xf32>
+  %wb = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<128x96xbf16>) outs(%eb : tensor<128x96xf32>) {
+  ^bb0(%x: bf16, %o: f32):
+    %w = arith.extf %x : bf16 to f32
+    linalg.yield %w : f32
+  } -> tensor<128x96xf32>
+  %ec = tensor.empty() : tensor<64x96xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%ec : tensor<64x96xf32>) -> tensor<64x96xf32>
+  %p = linalg.matmul ins(%wa, %wb : tensor<64x128xf32>, tensor<128x96xf32>) outs(%c : tensor<64x96xf32>) -> tensor<64x96xf32>
+  %eo = tensor.empty() : tensor<64x96xbf16>
+  %r = linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%p : tensor<64x96xf32>) outs(%eo : tensor<64x96xbf16>) {
+  ^bb0(%x: f32, %o: bf16):
+    %m = arith.maximumf %x, %zero : f32
+    %t = arith.truncf %m : f32 to bf16
+    linalg.yield %t : bf16
+  } -> tensor<64x96xbf16>
+  return %r : tensor<64x96xbf16>
+}

@@ -136,3 +136,47 @@ def test_amx_matmul_matches_f64(m, k, n, batch):
     # f32 sums of exact products: k * 2^-24 * sum |a||b| bounds the error
     bound = k * 2.0 ** -24 * (np.abs(a64) @ np.abs(b64))
     assert np.all(np.abs(got - expected) <= bound + 1e-30)
+
+
+def _chain(shapes: list[tuple[int, ...]], epilogue: bool) -> str:
+    """x @ w1 (@ w2 ...), each dot's f32 C then, with ``epilogue``, max(C, 0)
+    rounded to bf16 (the last one too), else C itself (one dot)."""
+    batch = len(shapes[0]) == 3
+    dims = "batching_dims = [0] x [0], contracting_dims = [2] x [1]" if batch else "contracting_dims = [1] x [0]"
+    t = lambda shape, e: f"tensor<{'x'.join(map(str, shape))}x{e}>"   # noqa: E731
+    args = ", ".join(f"%w{i}: {t(s, 'bf16')}" for i, s in enumerate(shapes))
+    lines, x, lead = [], "%w0", shapes[0][:-2]
+    for i, w in enumerate(shapes[1:], 1):
+        c = (*lead, shapes[0][-2], w[-1])
+        lines.append(f"  %c{i} = stablehlo.dot_general {x}, %w{i}, {dims} : "
+                     f"({t((*lead, shapes[0][-2], w[-2]), 'bf16')}, {t(w, 'bf16')}) -> {t(c, 'f32')}")
+        if not epilogue:
+            return f"func.func @main({args}) -> {t(c, 'f32')} {{\n" + "\n".join(lines) + \
+                f"\n  return %c{i} : {t(c, 'f32')}\n}}"
+        lines += [f"  %z{i} = stablehlo.constant dense<0.0> : {t(c, 'f32')}",
+                  f"  %r{i} = stablehlo.maximum %c{i}, %z{i} : {t(c, 'f32')}",
+                  f"  %x{i} = stablehlo.convert %r{i} : ({t(c, 'f32')}) -> {t(c, 'bf16')}"]
+        x = f"%x{i}"
+    return f"func.func @main({args}) -> {t(c, 'bf16')} {{\n" + "\n".join(lines) + \
+        f"\n  return {x} : {t(c, 'bf16')}\n}}"
+
+
+@pytest.mark.skipif(not _HOST_AMX, reason="this host has no AMX")
+@pytest.mark.parametrize("shapes", [[(2, 64, 128), (2, 128, 96)], [(64, 128), (128, 128), (128, 128)]])
+def test_epilogue_in_the_chunks_is_the_separate_one_bit_for_bit(shapes):
+    """ReLU and the rounding to bf16 run in the AMX chunks (after a batch
+    matmul's too), or after the matmul where the next dot's A is their
+    output: bitwise the same as on the f32 result of the dot alone."""
+    rng = np.random.default_rng(len(shapes))
+    arrays = [rng.standard_normal(s).astype(ml_dtypes.bfloat16) for s in shapes]
+    fused = xlac.compile(_chain(shapes, epilogue=True), cache=False)
+    if not uses_amx(cpu_model("host"), xlac.Options.from_env().micro_kernels):
+        pytest.skip("the micro-kernels are off, or Linux refused the tile state")
+    assert "_epilogue" in fused.as_text("llvm")
+    dot = {}
+    x = arrays[0]
+    for w in arrays[1:]:
+        if w.shape not in dot:
+            dot[w.shape] = xlac.compile(_chain([x.shape, w.shape], epilogue=False), cache=False)
+        x = np.maximum(np.asarray(dot[w.shape](x, w)), 0).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(np.asarray(fused(*arrays)).view(np.uint16), x.view(np.uint16))

@@ -21,7 +21,7 @@ from xlac.errors import CompileError, error
 from xlac.files import find_c_compiler
 from xlac.signature import CONSTANT_ALIGNMENT, CONSTANT_TABLE_SYMBOL, Signature
 from xlac.spmd.grid import DeviceGrid
-from xlac.targets.cpu import constant_data, micro_kernels
+from xlac.targets.cpu import amx_kernels, constant_data, micro_kernels
 from xlac.targets.cpu.libraries import (
     LAPACK_HINT,
     LAPACK_PREFIX,
@@ -110,11 +110,13 @@ class WrapperObject:
         return self._compiled.result() if sources == self.sources else None
 
 
-def _c_sources(prefix: str, signatures: dict, origin: str, grids: dict) -> tuple[str, str]:
-    """``(header text, wrapper text)`` of a library exporting ``prefix_<entry>``."""
+def _c_sources(prefix: str, signatures: dict, origin: str, grids: dict,
+               amx: bool = False) -> tuple[str, str]:
+    """``(header text, wrapper text)`` of a library exporting ``prefix_<entry>``;
+    ``amx``: its code calls the AMX kernel."""
     identity = container.build_identity()
-    return (csrc.header(prefix, signatures, origin, identity["xlac"], grids),
-            csrc.wrapper(prefix, signatures, f"{prefix}.h", grids))
+    return (csrc.header(prefix, signatures, origin, identity["xlac"], grids, amx),
+            csrc.wrapper(prefix, signatures, f"{prefix}.h", grids, amx))
 
 
 def _write_sources(sources: tuple[str, str], prefix: str, workdir: Path) -> Path:
@@ -149,12 +151,12 @@ def link_code(objects: list[EntryObject], prefix: str, soname: str, origin: str,
     workdir = Path(workdir)
     signatures = {o.entry: o.signature for o in objects}
     grids = {o.entry: o.grid for o in objects if o.grid is not None}
-    sources = _c_sources(prefix, signatures, origin, grids)
+    undefined = {n for o in objects
+                 for n in (o.undefined if o.undefined is not None else _undefined(o.object_path))}
+    sources = _c_sources(prefix, signatures, origin, grids, amx_kernels.SYMBOL in undefined)
     header_text = sources[0]
     wrapper = (wrapper_object.object_for(sources) if wrapper_object is not None else None) \
         or _write_sources(sources, prefix, workdir)
-    undefined = {n for o in objects
-                 for n in (o.undefined if o.undefined is not None else _undefined(o.object_path))}
     lapack = sorted(lapack_names(undefined))
     private = [_localize(o, prefix, workdir, lapack) for o in objects]
     # the prebuilt matmul micro-kernels the code calls, linked in: the library needs no cache
