@@ -309,12 +309,14 @@ def _conv_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan | Non
     n, oh, ow, f, kh, kw, c = nest.extents
     lanes = machine.vector_bytes // nest.element_bytes
     accumulators = 16 if machine.registers >= 32 else 12
-    tiles = [t for t in (_conv_tile(ow, f, lanes, v, accumulators) for v in (2, 1)) if t]
+    tiles = [t for t in (_conv_tile(ow, f, lanes, v, accumulators)
+                         for v in filter_vectors(machine)) if t]
     tc = divisor(c, lanes)
     if not (tiles and tc):
         return None
     # most FMAs per value loaded (tw broadcasts + vectors filter loads per c):
-    # a 7-wide row in one 7x8 tile, not seven 1x16 tiles re-reading the filter
+    # a 7-wide row in one 7x8 tile, not seven 1x16 tiles re-reading the filter;
+    # ties go to the first, the most filters
     tw, tf = max(tiles, key=lambda t: t[0] * t[1] / (t[0] * lanes + t[1]))
     name = CONTRACTIONS["linalg.conv_2d_nhwc_hwcf"]
     if _filters_outer(op, nest, tw, tf):
@@ -345,11 +347,25 @@ def _filters_outer(op: ir.Operation, nest: LoopNest, tw: int, tf: int) -> bool:
     return filter_bytes > FILTER_IN_L2 and filter_reads > input_reads
 
 
+def filter_vectors(machine: Machine) -> tuple[int, ...]:
+    """The filter widths, in vectors, a register tile may take, widest first.
+
+    Why four with AVX2's 16 registers (SSE unmeasured, unchanged): neither 6 pixels nor 3 vectors of
+    filters divide most rows and filter counts (32 pixels, 128 filters), so
+    the tile holds 8 accumulators either way; 2 pixels x 4 vectors loads
+    2 broadcasts and 4 filter vectors per channel instead of 4 and 2, and
+    ran the U-Net's 3x3 convolutions 3-4% faster than 4 x 2 at x86-64-v3.
+    """
+    return (4, 2, 1) if machine.vector_bytes == 32 else (2, 1)
+
+
 def _conv_tile(ow: int, f: int, lanes: int, vectors: int,
                accumulators: int) -> tuple[int, int] | None:
-    """(pixels, filters) of a register tile: up to two vectors of filters
-    (any divisor of f when it is no multiple of the lanes), or exactly one."""
-    if vectors == 2:
+    """(pixels, filters) of a register tile: four vectors of filters, up to
+    two (any divisor of f when it is no multiple of the lanes), or exactly one."""
+    if vectors == 4:
+        tf = 4 * lanes if f % (4 * lanes) == 0 else None
+    elif vectors == 2:
         tf = divisor(f, 2 * lanes, lanes) or divisor(f, 2 * lanes)
     else:
         tf = lanes if f % lanes == 0 else None

@@ -304,3 +304,47 @@ def test_tall_chunk_is_cut_into_row_blocks():
     assert _row_block(1024, 256, 8) == 512
     assert _row_block(1024, 256, 6) == 510
     assert _row_block(1024, 100, 8) == 0
+
+
+def _conv_plan(pixels: int, c: int, f: int, machine: Machine):
+    """The plan of a 3x3 NHWC convolution of 2 x pixels x pixels x c, f filters."""
+    from xlac.context import new_context
+    from xlac.mlir import ir
+    from xlac.passes.cpu import apply_schedules
+    p, q = pixels, pixels + 2
+    text = (f"func.func @main(%x: tensor<2x{q}x{q}x{c}xf32>, %w: tensor<3x3x{c}x{f}xf32>) -> tensor<2x{p}x{p}x{f}xf32> {{\n"
+            f"  %z = arith.constant 0.0 : f32\n  %e = tensor.empty() : tensor<2x{p}x{p}x{f}xf32>\n"
+            f"  %o = linalg.fill ins(%z : f32) outs(%e : tensor<2x{p}x{p}x{f}xf32>) -> tensor<2x{p}x{p}x{f}xf32>\n"
+            f"  %r = linalg.conv_2d_nhwc_hwcf ins(%x, %w : tensor<2x{q}x{q}x{c}xf32>, tensor<3x3x{c}x{f}xf32>) "
+            f"outs(%o : tensor<2x{p}x{p}x{f}xf32>) -> tensor<2x{p}x{p}x{f}xf32>\n"
+            f"  return %r : tensor<2x{p}x{p}x{f}xf32>\n}}")
+    with new_context():
+        module = ir.Module.parse(text)
+        planned = apply_schedules._plans(apply_schedules._linalg_ops(module.operation), machine)
+        [plan] = [plan for op, plan in planned if op.name == "linalg.conv_2d_nhwc_hwcf"]
+        return plan
+
+
+def test_avx2_conv_tiles_take_four_filter_vectors():
+    """x86-64-v3's register tile of the U-Net's 3x3 convolutions: 2 pixels x 32
+    filters (4 x 16 before); a 7-pixel row keeps 7 x 8; AVX-512 keeps 8 x 32."""
+    assert _conv_plan(32, 128, 128, AVX2).params[-3:] == (2, 32, 8)
+    assert _conv_plan(7, 64, 64, AVX2).params[-3:-1] == (7, 8)
+    assert _conv_plan(32, 128, 128, AVX512).params[-3:-1] == (8, 32)
+
+
+def test_avx2_conv_with_four_filter_vectors_is_right():
+    """A 3x3 SAME convolution in x86-64-v3's 2 x 32 tiles against numpy."""
+    shapes = "(tensor<2x8x8x16xf32>, tensor<3x3x16x32xf32>) -> tensor<2x8x8x32xf32>"
+    text = ("func.func @main(%x: tensor<2x8x8x16xf32>, %w: tensor<3x3x16x32xf32>) -> tensor<2x8x8x32xf32> {\n"
+            "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], "
+            "window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
+            f"{shapes}\n  return %y : tensor<2x8x8x32xf32>\n}}")
+    assert _conv_plan(8, 16, 32, AVX2).params[-3:-1] == (2, 32)
+    rng = np.random.default_rng(3)
+    x, w = rng.standard_normal((2, 8, 8, 16), dtype=np.float32), rng.standard_normal((3, 3, 16, 32), dtype=np.float32)
+    padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
+    want = sum(np.einsum("nhwc,cf->nhwf", padded[:, i:i + 8, j:j + 8], w[i, j]) for i in range(3) for j in range(3))
+    exe = xlac.compile(text, cpu="x86-64-v3", cache=False)
+    if "x86-64-v3" in runnable_levels("x86-64-v3"):
+        np.testing.assert_allclose(exe(x, w), want, rtol=1e-5, atol=1e-4)
