@@ -217,10 +217,11 @@ func.func @conv_filters_outer(%x: tensor<2x9x9x512xf32>, %w: tensor<3x3x512x512x
 // CHECK: memref.alloc() {alignment = 64 : i64} : memref<3x3x256x32xf32>
 // CHECK: vector.contract {{.*}} into vector<8x32xf32>
 // CHECK-NOT: linalg.conv_2d_nhwc_hwcf
+/// AVX2's tiles: 2 pixels x 4 vectors of filters (no 6 x 16 or 4 x 24 tile divides).
 // AVX2-LABEL: func.func @conv_filters_outer_larger_input
-// AVX2: scf.forall (%{{.*}}) in (8)
-// AVX2: memref.alloc() {alignment = 64 : i64} : memref<3x3x256x16xf32>
-// AVX2: vector.contract {{.*}} into vector<4x16xf32>
+// AVX2: scf.forall (%{{.*}}, %{{.*}}) in (2, 4)
+// AVX2: memref.alloc() {alignment = 64 : i64} : memref<3x3x256x32xf32>
+// AVX2: vector.contract {{.*}} into vector<2x32xf32>
 // AVX2-NOT: linalg.conv_2d_nhwc_hwcf
 func.func @conv_filters_outer_larger_input(%x: tensor<2x34x34x256xf32>, %w: tensor<3x3x256x128xf32>) -> tensor<2x32x32x128xf32> {
   %zero = arith.constant 0.0 : f32
