@@ -350,12 +350,11 @@ def _filters_outer(op: ir.Operation, nest: LoopNest, tw: int, tf: int) -> bool:
 def filter_vectors(machine: Machine) -> tuple[int, ...]:
     """The filter widths, in vectors, a register tile may take, widest first.
 
-    Why four with AVX2's 16 registers (SSE unmeasured, unchanged): neither 6 pixels nor 3 vectors of
-    filters divide most rows and filter counts (32 pixels, 128 filters), so
-    the tile holds 8 accumulators either way; 2 pixels x 4 vectors loads
-    2 broadcasts and 4 filter vectors per channel instead of 4 and 2, and
-    ran the U-Net's 3x3 convolutions 3-4% faster than 4 x 2 at x86-64-v3.
-    """
+    Why four with AVX2's 16 registers (SSE unmeasured, unchanged): neither 6
+    pixels nor 3 vectors of filters divide most rows and filter counts (32
+    pixels, 128 filters), so a tile holds 8 accumulators either way; 2 pixels
+    x 4 vectors ran ResNet-18 10% and the U-Net 3.6% faster than 4 x 2 at
+    x86-64-v3 (docs/PERFORMANCE.md). 2 pixels at most: 3 x 32 needs 17 registers."""
     return (4, 2, 1) if machine.vector_bytes == 32 else (2, 1)
 
 
@@ -371,7 +370,7 @@ def _conv_tile(ow: int, f: int, lanes: int, vectors: int,
         tf = lanes if f % lanes == 0 else None
     if not tf:
         return None
-    tw = divisor(ow, min(8, accumulators // max(1, tf // lanes)))
+    tw = divisor(ow, 2 if vectors == 4 else min(8, accumulators // max(1, tf // lanes)))
     return (tw, tf) if tw else None
 
 

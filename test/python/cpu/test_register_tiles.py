@@ -77,10 +77,6 @@ def _matmul_plan(m: int, k: int, n: int, machine: Machine, b_transposed: bool = 
     """The one plan for a linalg.matmul of ``element`` (f32 or f64), B made by
     a transpose of an n x k f32 argument when ``b_transposed`` (the named
     linalg.transpose when ``named``), by widening a bf16 one when ``b_widened``."""
-    from xlac.context import new_context
-    from xlac.mlir import ir
-    from xlac.passes.cpu import apply_schedules
-
     b = (f"%w: tensor<{n}x{k}xf32>" if b_transposed else f"%w: tensor<{k}x{n}xbf16>" if b_widened
          else f"%b: tensor<{k}x{n}x{element}>")
     producer = (_NAMED_TRANSPOSE if named else _TRANSPOSE) if b_transposed \
@@ -93,10 +89,18 @@ def _matmul_plan(m: int, k: int, n: int, machine: Machine, b_transposed: bool = 
             f"  %r = linalg.matmul ins(%a, %b : tensor<{m}x{k}x{e}>, tensor<{k}x{n}x{e}>) "
             f"outs(%f : tensor<{m}x{n}x{e}>) -> tensor<{m}x{n}x{e}>\n"
             f"  return %r : tensor<{m}x{n}x{e}>\n}}")
+    return _plan_of(text, "linalg.matmul", machine)
+
+
+def _plan_of(text: str, op_name: str, machine: Machine):
+    """The one plan xla-apply-schedules makes for the ``op_name`` op of ``text``."""
+    from xlac.context import new_context
+    from xlac.mlir import ir
+    from xlac.passes.cpu import apply_schedules
     with new_context():
         module = ir.Module.parse(text)
         planned = apply_schedules._plans(apply_schedules._linalg_ops(module.operation), machine)
-        [plan] = [plan for op, plan in planned if op.name == "linalg.matmul"]
+        [plan] = [plan for op, plan in planned if op.name == op_name]
         return plan
 
 
@@ -308,9 +312,6 @@ def test_tall_chunk_is_cut_into_row_blocks():
 
 def _conv_plan(pixels: int, c: int, f: int, machine: Machine):
     """The plan of a 3x3 NHWC convolution of 2 x pixels x pixels x c, f filters."""
-    from xlac.context import new_context
-    from xlac.mlir import ir
-    from xlac.passes.cpu import apply_schedules
     p, q = pixels, pixels + 2
     text = (f"func.func @main(%x: tensor<2x{q}x{q}x{c}xf32>, %w: tensor<3x3x{c}x{f}xf32>) -> tensor<2x{p}x{p}x{f}xf32> {{\n"
             f"  %z = arith.constant 0.0 : f32\n  %e = tensor.empty() : tensor<2x{p}x{p}x{f}xf32>\n"
@@ -318,11 +319,7 @@ def _conv_plan(pixels: int, c: int, f: int, machine: Machine):
             f"  %r = linalg.conv_2d_nhwc_hwcf ins(%x, %w : tensor<2x{q}x{q}x{c}xf32>, tensor<3x3x{c}x{f}xf32>) "
             f"outs(%o : tensor<2x{p}x{p}x{f}xf32>) -> tensor<2x{p}x{p}x{f}xf32>\n"
             f"  return %r : tensor<2x{p}x{p}x{f}xf32>\n}}")
-    with new_context():
-        module = ir.Module.parse(text)
-        planned = apply_schedules._plans(apply_schedules._linalg_ops(module.operation), machine)
-        [plan] = [plan for op, plan in planned if op.name == "linalg.conv_2d_nhwc_hwcf"]
-        return plan
+    return _plan_of(text, "linalg.conv_2d_nhwc_hwcf", machine)
 
 
 def test_avx2_conv_tiles_take_four_filter_vectors():
