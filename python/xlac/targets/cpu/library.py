@@ -138,11 +138,12 @@ def open_library(data: bytes) -> ctypes.CDLL:
     inode it has seen, for a library it already holds. So the code lives in
     a memfd (whose inodes are never reused) reached through a symlink of a
     name never used before (``/proc/self/fd/N`` numbers are reused).
-    A library with the AMX micro-kernel linked in gets Linux's leave to use
-    the tiles for this process first (xlac.targets.cpu.amx_kernels).
+    The process asks Linux once for leave to use AMX tiles before it opens
+    any library (xlac.targets.cpu.amx_kernels; cached, a no-op without AMX):
+    one with the AMX micro-kernel linked in needs it, and asking once costs
+    less than looking for the kernel's symbol in every library's bytes.
     """
-    if amx_kernels.SYMBOL.encode() in (data if isinstance(data, bytes) else bytes(data)):
-        amx_kernels.request_tile_state()
+    amx_kernels.request_tile_state()
     idle_workers_sleep()
     if not hasattr(os, "memfd_create"):
         return _open_from_kept_file(data)
