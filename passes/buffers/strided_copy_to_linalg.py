@@ -11,9 +11,6 @@ from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.helper_calls import fresh_name, replace_with_call, symbols
 
 ROW_BYTES = 64                  # one AVX-512 vector, two AVX2 ones: the copy's step along a row
-THREADED_BYTES = 1 << 20        # a copy of this many bytes or more shares its outer dim out
-CHUNKS = 16                     # in this many parts at most (a few per thread: the load moves)
-_PARALLEL = ("scf.forall", "scf.parallel", "omp.parallel", "omp.wsloop")
 _WIDTHS = (1, 8, 16, 32, 64)    # element widths copied by vectors (not index, complex); an
 #                                 i1 is a byte in memory (xla-i1-memory-as-i8 moves its vectors)
 
@@ -30,11 +27,7 @@ class StridedCopyToLinalg(ModulePass):
     over the outer dims around 64-byte vector loads and stores along the row
     (`@xla_copy_rows_<n>`, inlined later). As linalg.copy (what other copies
     become) it was a scalar loop nest that LLVM's -O3 vectorized and unrolled
-    itself: 60-140 ms of machine code per copy. A copy of 1 MiB or more
-    outside any parallel loop (a concatenate along its rows, a pad's
-    interior: kernels of their own) hands out chunks of its outer dim to the
-    threads (`scf.forall`): one thread's copy took 1.8-2.5x XLA's time for
-    a 512x2048 c128 concatenate along its rows at x86-64-v3. `rows=false` (the CUDA
+    itself: 60-140 ms of machine code per copy. `rows=false` (the CUDA
     pipeline: its kernels map linalg ops to threads) makes every copy a
     linalg.copy.
     """
@@ -49,8 +42,7 @@ class StridedCopyToLinalg(ModulePass):
                 continue
             if self.rows:
                 _merge_short_rows(op)
-            name = fresh_name(taken, "xla_copy_rows")
-            text = _row_copy_text(op, name, _chunks(op)) if self.rows else ""
+            text = _row_copy_text(op, name := fresh_name(taken, "xla_copy_rows")) if self.rows else ""
             if text:
                 replace_with_call(module, op, text, name)
                 continue
@@ -59,26 +51,9 @@ class StridedCopyToLinalg(ModulePass):
             op.erase()
 
 
-def _chunks(copy: ir.Operation) -> int:
-    """How many parts the copy's outer dim is cut into for the threads (1: none)."""
-    source = ir.MemRefType(copy.operands[0].type)
-    if not _vector_element(source.element_type) or not source.has_static_shape \
-            or source.rank < 2 or source.shape[0] < 2:
-        return 1
-    if math.prod(source.shape) * max(1, source.element_type.width // 8) < THREADED_BYTES:
-        return 1
-    parent = copy.parent
-    while parent is not None and parent.name != "func.func":
-        if parent.name in _PARALLEL:
-            return 1
-        parent = parent.parent
-    return min(CHUNKS, source.shape[0])
-
-
-def _row_copy_text(copy: ir.Operation, name: str, chunks: int = 1) -> str:
-    """``@name(%src, %dst)``: the copy as row loops of vector copies, the outer
-    one in ``chunks`` parallel parts; "" where its rows are not contiguous, not
-    static or not of a vector element."""
+def _row_copy_text(copy: ir.Operation, name: str) -> str:
+    """``@name(%src, %dst)``: the copy as row loops of vector copies; "" where
+    its rows are not contiguous, not static or not of a vector element."""
     source, target = (ir.MemRefType(v.type) for v in copy.operands)
     element = source.element_type
     rank = source.rank
@@ -100,18 +75,7 @@ def _row_copy_text(copy: ir.Operation, name: str, chunks: int = 1) -> str:
             else [f"%n{dim} = arith.constant {size} : index"]
         loops.append(f"scf.for %i{dim} = %c0 to %n{dim} step %c1 {{")
         indices.append(f"%i{dim}")
-    if chunks > 1:
-        loops[0:1] = _chunked_outer_loop(source.shape[0], chunks)
-    lines = constants + loops + _copy_body(indices, lanes, full, length, element, source, target)
-    lines += ["}"] * (rank - 1 + (chunks > 1))
-    body = "\n  ".join(lines)
-    return f"func.func private @{name}(%src: {source}, %dst: {target}) {{\n  {body}\n  return\n}}\n"
-
-
-def _copy_body(indices: list[str], lanes: int, full: int, length: int, element: ir.Type,
-               source, target) -> list[str]:
-    """One row's copy: vectors of ``lanes``, then the tail past ``full``."""
-    lines = []
+    lines = constants + loops
     if full == lanes:
         lines += _vector_copy(indices + ["%c0"], lanes, element, source, target)
     elif full:
@@ -119,20 +83,9 @@ def _copy_body(indices: list[str], lanes: int, full: int, length: int, element: 
                   *_vector_copy(indices + ["%j"], lanes, element, source, target), "}"]
     if full < length:
         lines += _vector_copy(indices + ["%full"], length - full, element, source, target, "%tail")
-    return lines
-
-
-def _chunked_outer_loop(rows: int, chunks: int) -> list[str]:
-    """The loop over dim 0 (``%i0``) as ``chunks`` parallel parts of its rows
-    (the last one shorter): two loop headers, closed by two braces."""
-    per = -(-rows // chunks)
-    parts = -(-rows // per)
-    return [f"%per = arith.constant {per} : index",
-            f"scf.forall (%t) in ({parts}) {{",
-            "%first = arith.muli %t, %per : index",
-            "%next = arith.addi %first, %per : index",
-            "%end = arith.minsi %next, %n0 : index",
-            "scf.for %i0 = %first to %end step %c1 {"]
+    lines += ["}"] * (rank - 1)
+    body = "\n  ".join(lines)
+    return f"func.func private @{name}(%src: {source}, %dst: {target}) {{\n  {body}\n  return\n}}\n"
 
 
 def _merge_short_rows(copy: ir.Operation) -> None:

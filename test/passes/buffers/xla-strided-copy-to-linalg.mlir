@@ -93,14 +93,7 @@ func.func @contiguous(%src: memref<4x4xf32>, %dst: memref<4x4xf32>) {
 /// Rows of 2 (complex pairs) contiguous with the dim before them on both
 /// sides: merged into rows of 2048 first (a concatenate of c64 along its
 /// rows), so each row is 64-byte vector copies, not one 2-lane copy per pair.
-/// 4 MiB: the 512 rows are cut into 16 parts of 32 for the threads.
 // CHECK-LABEL: func.func private @xla_copy_rows
-// CHECK: %[[PER:.*]] = arith.constant 32 : index
-// CHECK: scf.forall (%[[T:.*]]) in (16)
-// CHECK: %[[FIRST:.*]] = arith.muli %[[T]], %[[PER]]
-// CHECK: %[[NEXT:.*]] = arith.addi %[[FIRST]], %[[PER]]
-// CHECK: %[[END:.*]] = arith.minsi %[[NEXT]]
-// CHECK: scf.for %{{.*}} = %[[FIRST]] to %[[END]]
 // CHECK: %[[V:.*]] = vector.transfer_read {{.*}} : memref<512x2048xf32>, vector<16xf32>
 // CHECK: vector.transfer_write %[[V]], {{.*}} : vector<16xf32>, memref<512x2048xf32, strided<[4096, 1], offset: 2048>>
 // CHECK-LABEL: func.func @pairs
@@ -135,20 +128,5 @@ func.func @dynamic_rows(%src: memref<?x32xf32, strided<[32, 1], offset: ?>>,
 // CHECK: memref.copy
 func.func @dynamic_identity(%src: memref<?x32xf32>, %dst: memref<?x32xf32>) {
   memref.copy %src, %dst : memref<?x32xf32> to memref<?x32xf32>
-  return
-}
-
-// -----
-
-/// The same copy inside a parallel loop (a chunk's copy): its rows stay one
-/// thread's loop, no parallel loop nested in another.
-// CHECK-LABEL: func.func private @xla_copy_rows
-// CHECK-NOT: scf.forall
-// CHECK: scf.for
-// CHECK-LABEL: func.func @in_a_parallel_loop
-func.func @in_a_parallel_loop(%src: memref<512x2048xf32>, %dst: memref<512x2048xf32, strided<[4096, 1], offset: 2048>>) {
-  scf.forall (%t) in (2) {
-    memref.copy %src, %dst : memref<512x2048xf32> to memref<512x2048xf32, strided<[4096, 1], offset: 2048>>
-  }
   return
 }
