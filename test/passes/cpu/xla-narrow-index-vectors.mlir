@@ -50,3 +50,70 @@ func.func @kept(%j: index, %v: vector<4xindex>) -> (vector<4xi64>, i8, vector<4x
   %d = arith.index_cast %v : vector<4xindex> to vector<4xi8>
   return %a, %c, %d : vector<4xi64>, i8, vector<4xi8>
 }
+
+// -----
+
+/// An f64 iota's lanes: the loop's induction variable (0 .. 1020) plus the
+/// step fit i32, so they are added and converted as i32 (AVX2 converts i32
+/// lanes to f64 in one instruction, i64 lanes one by one). An affine.apply of
+/// a bounded loop variable counts too.
+// CHECK-LABEL: func.func @f64_iota_lanes
+// CHECK: %[[J:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK: %[[B:.*]] = vector.broadcast %[[J]] : i32 to vector<4xi32>
+// CHECK: %[[S:.*]] = arith.addi %[[B]], %{{.*}} : vector<4xi32>
+// CHECK: arith.sitofp %[[S]] : vector<4xi32> to vector<4xf64>
+// CHECK-NOT: vector<4xi64>
+// CHECK: arith.index_cast %{{.*}} : index to i32
+// CHECK: arith.sitofp %{{.*}} : vector<4xi32> to vector<4xf32>
+// CHECK-NOT: vector<4xi64>
+func.func @f64_iota_lanes(%out: memref<1024xf64>, %out2: memref<1024xf32>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %c256 = arith.constant 256 : index
+  %c1024 = arith.constant 1024 : index
+  scf.for %j = %c0 to %c1024 step %c4 {
+    %s = vector.step : vector<4xindex>
+    %b = vector.broadcast %j : index to vector<4xindex>
+    %v = arith.addi %b, %s : vector<4xindex>
+    %c = arith.index_cast %v : vector<4xindex> to vector<4xi64>
+    %f = arith.sitofp %c : vector<4xi64> to vector<4xf64>
+    vector.store %f, %out[%j] : memref<1024xf64>, vector<4xf64>
+  }
+  scf.forall (%i) in (4) {
+    %k = affine.apply affine_map<(d0) -> (d0 * 256 + 252)>(%i)
+    %s = vector.step : vector<4xindex>
+    %b = vector.broadcast %k : index to vector<4xindex>
+    %v = arith.addi %b, %s : vector<4xindex>
+    %c = arith.index_castui %v : vector<4xindex> to vector<4xi64>
+    %f = arith.uitofp %c : vector<4xi64> to vector<4xf32>
+    vector.store %f, %out2[%k] : memref<1024xf32>, vector<4xf32>
+  }
+  return
+}
+
+// -----
+
+/// Kept in i64: a loop bound past i32, or a leaf of unknown range (an argument).
+// CHECK-LABEL: func.func @f64_lanes_kept
+// CHECK: arith.sitofp %{{.*}} : vector<4xi64> to vector<4xf64>
+// CHECK: arith.sitofp %{{.*}} : vector<4xi64> to vector<4xf64>
+func.func @f64_lanes_kept(%n: index, %out: memref<?xf64>) {
+  %c0 = arith.constant 0 : index
+  %c4 = arith.constant 4 : index
+  %big = arith.constant 4294967296 : index
+  scf.for %j = %c0 to %big step %c4 {
+    %s = vector.step : vector<4xindex>
+    %b = vector.broadcast %j : index to vector<4xindex>
+    %v = arith.addi %b, %s : vector<4xindex>
+    %c = arith.index_cast %v : vector<4xindex> to vector<4xi64>
+    %f = arith.sitofp %c : vector<4xi64> to vector<4xf64>
+    vector.store %f, %out[%c0] : memref<?xf64>, vector<4xf64>
+  }
+  %s = vector.step : vector<4xindex>
+  %b = vector.broadcast %n : index to vector<4xindex>
+  %v = arith.addi %b, %s : vector<4xindex>
+  %c = arith.index_cast %v : vector<4xindex> to vector<4xi64>
+  %f = arith.sitofp %c : vector<4xi64> to vector<4xf64>
+  vector.store %f, %out[%c0] : memref<?xf64>, vector<4xf64>
+  return
+}

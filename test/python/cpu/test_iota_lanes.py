@@ -52,3 +52,17 @@ def test_long_narrow_float_iota_counts_in_f32(element, length):
     # counted as i32 (the f32 iota's lowering), converted once
     assert re.search(r"arith\.index_cast %\w+ : index to i32", exe.as_text("linalg")), exe.as_text("linalg")
     _matches_the_interpreter(text, exe)
+
+
+@pytest.mark.parametrize("element", ["f64"])
+@pytest.mark.parametrize("dim", [0, 1])
+def test_f64_iota_converts_i32_lanes(element, dim):
+    """An f64 iota's lanes (loop-bounded, below 2^31) are added and converted
+    as i32: AVX2 has no i64 -> f64 vector conversion."""
+    text = _iota(element, (40, 300), dim)
+    exe = xlac.compile(text, cache=False, cpu="x86-64-v3")
+    bufferized = exe.as_text("bufferized")
+    assert not re.search(r"sitofp %\w+ : vector<\d+xi64>", bufferized), bufferized
+    if dim == 1:
+        assert re.search(r"sitofp %\w+ : vector<\d+xi32> to vector<\d+xf64>", bufferized), bufferized
+    _matches_the_interpreter(text, exe)
