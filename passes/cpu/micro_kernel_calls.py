@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.cpu.edge_tile_loops import edge_tile_loop
 from xlac.passes.cpu.register_tile_loops import (
     Tile,
     in_place_tile_loop,
@@ -77,7 +78,8 @@ class MicroKernelCalls(ModulePass):
         results = ResultBuffers(module)
         fenced: set[ir.Operation] = set()
         for op in loops:
-            tile = register_tile_loop(op) or in_place_tile_loop(op) or strided_tile_loop(op)
+            tile = register_tile_loop(op) or in_place_tile_loop(op) or strided_tile_loop(op) \
+                or edge_tile_loop(op)
             if tile is not None:
                 stream = tile.read_c is None and results.is_large_result(tile.write_c.operands[1], STREAM_BYTES)
                 if stream:
@@ -100,7 +102,7 @@ def _replace(tile: Tile, stream: bool = False) -> str:
         a_at = [_at(v, loop, lower) for v in indices(tile.read_a)]
         if tile.a_first:                       # a strided tile's first row of A's read
             a_at[-2] = _arith("arith.addi", a_at[-2], _index_constant(tile.a_first))
-        a, lda = _address(tile.read_a.operands[0], a_at)
+        a, lda = _address(_at(tile.read_a.operands[0], loop, lower), a_at)
         if tile.a_step != 1:                   # ... and every a_step-th row after it
             lda = _arith("arith.muli", lda, _constant_i64(tile.a_step))
         b, ldb = _address(tile.read_b.operands[0], [_at(v, loop, lower) for v in indices(tile.read_b)])

@@ -1,0 +1,43 @@
+"""A matmul's masked edge tile (rows the register tile does not divide) as a
+call of the micro-kernel of its kept rows (passes/cpu/edge_tile_loops.py):
+the same results bit for bit as the masked tile compiled into the program."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import xlac
+from conftest import runnable_levels
+
+# GPT-2's first MLP dot in small: two images of 128 rows (21 x 6 + 2 at
+# AVX2, 16 x 8 at AVX-512: no edge there), bias and tanh in the register tiles
+_PROGRAM = """
+func.func @main(%x: tensor<2x128x256xf32>, %w: tensor<256x64xf32>, %b: tensor<64xf32>) -> tensor<2x128x64xf32> {
+  %0 = stablehlo.dot_general %x, %w, contracting_dims = [2] x [0] : (tensor<2x128x256xf32>, tensor<256x64xf32>) -> tensor<2x128x64xf32>
+  %1 = stablehlo.broadcast_in_dim %b, dims = [2] : (tensor<64xf32>) -> tensor<2x128x64xf32>
+  %2 = stablehlo.add %0, %1 : tensor<2x128x64xf32>
+  %3 = stablehlo.tanh %2 : tensor<2x128x64xf32>
+  return %3 : tensor<2x128x64xf32>
+}
+"""
+
+
+def _compile(cpu: str, micro_kernels: bool):
+    options = xlac.Options.from_env().replace(micro_kernels=micro_kernels, cpu=cpu, num_threads=2)
+    return xlac.compile(_PROGRAM, options=options, cache=False)
+
+
+@pytest.mark.parametrize("cpu", ["x86-64-v3"])
+def test_edge_tile_calls_the_kept_rows_kernel_with_the_same_results(cpu):
+    called = _compile(cpu, True)
+    llvm = called.as_text("llvm")
+    assert "xlac_ukernel_f32_2x16" in llvm and "xlac_ukernel_f32_6x16" in llvm
+    if cpu not in runnable_levels(cpu):
+        pytest.skip(f"this host cannot run {cpu} code")
+    rng = np.random.default_rng(7)
+    args = (rng.standard_normal((2, 128, 256), dtype=np.float32) * np.float32(0.1),
+            rng.standard_normal((256, 64), dtype=np.float32) * np.float32(0.1),
+            rng.standard_normal(64, dtype=np.float32))
+    got, expected = np.asarray(called(*args)), np.asarray(_compile(cpu, False)(*args))
+    assert np.array_equal(got, expected)
