@@ -27,16 +27,16 @@ from xlac.passes.cpu.plans.loop_trips import constant_index
 from xlac.passes.cpu.register_tile_loops import (
     MIN_K,
     Tile,
-    _linear,
-    _matmul_maps,
-    _minor_identity,
-    _next_to,
-    _uncast,
     fits,
     indices,
     invariant,
+    linear,
+    matmul_maps,
+    minor_identity,
+    next_to,
     plain_memref,
     read_of,
+    uncast,
 )
 
 _ALLOWED = ("vector.contract", "scf.yield", "vector.transfer_read", "vector.shape_cast",
@@ -57,17 +57,17 @@ def edge_tile_loop(loop: ir.Operation) -> Tile | None:
     ops = [op.operation for op in body.operations]
     contracts = [op for op in ops if op.name == "vector.contract"]
     if len(contracts) != 1 or not all(op.name in _ALLOWED for op in ops) \
-            or ops[-1].operands[0] != contracts[0].result or not _matmul_maps(contracts[0]) \
+            or ops[-1].operands[0] != contracts[0].result or not matmul_maps(contracts[0]) \
             or contracts[0].operands[2] != body.arguments[1]:
         return None
-    read_a, read_b = _masked_a(contracts[0].operands[0], loop), read_of(_uncast(contracts[0].operands[1]))
+    read_a, read_b = _masked_a(contracts[0].operands[0], loop), read_of(uncast(contracts[0].operands[1]))
     if read_a is None or read_b is None or ir.VectorType(read_b.result.type).shape[-1] != columns:
         return None
     rows = _mask_rows(read_a, 1)
     *b_lead, b_row, b_column = indices(read_b)
     write_c = _masked_write(loop, rows, columns)
     if rows is None or write_c is None or not fits(rows, columns) \
-            or not _linear(b_row, body.arguments[0], loop) \
+            or not linear(b_row, body.arguments[0], loop) \
             or not all(invariant(v, loop) for v in (*b_lead, b_column)):
         return None
     return Tile(loop, None, write_c, read_a, read_b, rows, columns)
@@ -95,13 +95,13 @@ def _masked_a(value: ir.Value, loop: ir.Operation) -> ir.Operation | None:
     memref = read.operands[0]
     if not plain_memref(memref.type) or ir.MemRefType(memref.type).rank != 2 \
             or len(read.operands) != 5 or "false" in str(read.attributes["in_bounds"]) \
-            or not _minor_identity(read.attributes["permutation_map"], 2) \
+            or not minor_identity(read.attributes["permutation_map"], 2) \
             or ir.VectorType(read.result.type).shape[1] != 1:
         return None
     k = loop.regions[0].blocks[0].arguments[0]
     row, column = indices(read)
     if invariant(memref, loop):
-        return read if invariant(row, loop) and _linear(column, k, loop) else None
+        return read if invariant(row, loop) and linear(column, k, loop) else None
     view = memref.owner
     if not isinstance(view, ir.OpView) or view.operation.name != "memref.subview" \
             or any(constant_index(v) != 0 for v in (row, column)):
@@ -114,7 +114,7 @@ def _masked_a(value: ir.Value, loop: ir.Operation) -> ir.Operation | None:
             or any(s != 1 for s in ir.DenseI64ArrayAttr(view.attributes["static_strides"])) \
             or not invariant(view.operands[0], loop) or offsets[1] != dynamic:
         return None
-    return read if _linear(given[-1], k, loop) and all(invariant(v, loop) for v in given[:-1]) else None
+    return read if linear(given[-1], k, loop) and all(invariant(v, loop) for v in given[:-1]) else None
 
 
 def _mask_rows(transfer: ir.Operation, columns: int) -> int | None:
@@ -139,8 +139,8 @@ def _masked_write(loop: ir.Operation, rows: int | None, columns: int) -> ir.Oper
     if write.name != "vector.transfer_write" or not plain_memref(memref) \
             or len(write.operands) != ir.MemRefType(memref).rank + 3 \
             or "false" in str(write.attributes["in_bounds"]) \
-            or not _minor_identity(write.attributes["permutation_map"], 2) \
-            or write.parent.operation != loop.parent.operation or not _next_to(loop, write) \
+            or not minor_identity(write.attributes["permutation_map"], 2) \
+            or write.parent.operation != loop.parent.operation or not next_to(loop, write) \
             or _mask_rows(write, columns) != rows \
             or not all(invariant(v, loop) for v in (*indices(write), write.operands[1])):
         return None

@@ -49,7 +49,7 @@ def in_place_tile_loop(loop: ir.Operation) -> Tile | None:
     allowed = ("vector.contract", "scf.yield", "vector.transfer_read", "vector.transfer_write",
                "memref.subview", *_PURE)
     if len(contracts) != 1 or len(writes) != 1 or not all(op.name in allowed for op in ops) \
-            or not _matmul_maps(contracts[0]) or writes[0].operands[0] != contracts[0].result:
+            or not matmul_maps(contracts[0]) or writes[0].operands[0] != contracts[0].result:
         return None
     contract, write_c = contracts[0], writes[0]
     rows, columns = ir.VectorType(contract.result.type).shape
@@ -78,7 +78,7 @@ def written_back(read_c: ir.Operation, write_c: ir.Operation, loop: ir.Operation
     memref = write_c.operands[1].type
     return plain_memref(memref) and "false" not in str(write_c.attributes["in_bounds"]) \
         and len(write_c.operands) == ir.MemRefType(memref).rank + 2 \
-        and _minor_identity(write_c.attributes["permutation_map"], 2) \
+        and minor_identity(write_c.attributes["permutation_map"], 2) \
         and _same_place(read_c, write_c) \
         and all(invariant(v, loop) for v in (*indices(read_c), *indices(write_c),
                                               write_c.operands[1]))
@@ -99,7 +99,7 @@ def operands_fit(read_a: ir.Operation, read_b: ir.Operation, loop: ir.Operation)
     k = loop.regions[0].blocks[0].arguments[0]
     *a_lead, a_row, a_column = indices(read_a)
     *b_lead, b_row, b_column = indices(read_b)
-    return _linear(a_column, k, loop) and _linear(b_row, k, loop) \
+    return linear(a_column, k, loop) and linear(b_row, k, loop) \
         and all(invariant(v, loop) for v in (*a_lead, a_row, *b_lead, b_column))
 
 
@@ -140,14 +140,14 @@ def register_tile_loop(loop: ir.Operation) -> Tile | None:
     contract = _only_contract(body)
     if contract is None or contract.operands[2] != body.arguments[1]:
         return None
-    read_a, read_b = read_of(contract.operands[0]), read_of(_uncast(contract.operands[1]))
+    read_a, read_b = read_of(contract.operands[0]), read_of(uncast(contract.operands[1]))
     k = body.arguments[0]
     if read_a is None or read_b is None or ir.VectorType(read_a.result.type).shape != [rows, 1] \
             or ir.VectorType(read_b.result.type).shape[-1] != columns:
         return None
     *a_lead, a_row, a_column = indices(read_a)
     *b_lead, b_row, b_column = indices(read_b)
-    if not _linear(a_column, k, loop) or not _linear(b_row, k, loop) \
+    if not linear(a_column, k, loop) or not linear(b_row, k, loop) \
             or not all(invariant(v, loop) for v in (*a_lead, a_row, *b_lead, b_column)):
         return None
     write_c = _only_write(loop)
@@ -164,13 +164,13 @@ def _only_contract(body: ir.Block) -> ir.Operation | None:
     ops = [op.operation for op in body.operations]
     contracts = [op for op in ops if op.name == "vector.contract"]
     if len(contracts) != 1 or ops[-1].name != "scf.yield" or ops[-1].operands[0] != contracts[0].result \
-            or not _matmul_maps(contracts[0]):
+            or not matmul_maps(contracts[0]):
         return None
     allowed = ("vector.contract", "scf.yield", "vector.transfer_read", "vector.shape_cast", *_PURE)
     return contracts[0] if all(op.name in allowed for op in ops) else None
 
 
-def _matmul_maps(contract: ir.Operation) -> bool:
+def matmul_maps(contract: ir.Operation) -> bool:
     """C(m, n) += A(m, k) * B(k, n), as a sum."""
     maps = [str(m) for m in ir.ArrayAttr(contract.attributes["indexing_maps"])]
     return maps == ["affine_map<(d0, d1, d2) -> (d0, d2)>", "affine_map<(d0, d1, d2) -> (d2, d1)>",
@@ -178,7 +178,7 @@ def _matmul_maps(contract: ir.Operation) -> bool:
         and "add" in str(contract.attributes["kind"])
 
 
-def _uncast(value: ir.Value) -> ir.Value:
+def uncast(value: ir.Value) -> ir.Value:
     owner = value.owner
     if isinstance(owner, ir.OpView) and owner.operation.name == "vector.shape_cast":
         return owner.operation.operands[0]
@@ -197,7 +197,7 @@ def read_of(value: ir.Value) -> ir.Operation | None:
     if not plain_memref(memref) or len(read.operands) != ir.MemRefType(memref).rank + 2 \
             or "false" in str(read.attributes["in_bounds"]):
         return None
-    return read if _minor_identity(read.attributes["permutation_map"],
+    return read if minor_identity(read.attributes["permutation_map"],
                                    ir.VectorType(read.result.type).rank) else None
 
 
@@ -208,7 +208,7 @@ def indices(transfer: ir.Operation) -> list[ir.Value]:
     return list(transfer.operands)[first:first + rank]
 
 
-def _minor_identity(permutation: ir.Attribute, vector_rank: int) -> bool:
+def minor_identity(permutation: ir.Attribute, vector_rank: int) -> bool:
     """Whether the map reads the memref's last ``vector_rank`` dims in order."""
     text = str(permutation)                    # affine_map<(d0, d1, d2) -> (d1, d2)>
     dims = text.split("(", 1)[1].split(")", 1)[0].split(", ")
@@ -245,7 +245,7 @@ def invariant(value: ir.Value, loop: ir.Operation) -> bool:
         and all(invariant(v, loop) for v in owner.operation.operands)
 
 
-def _linear(value: ir.Value, k: ir.Value, loop: ir.Operation) -> bool:
+def linear(value: ir.Value, k: ir.Value, loop: ir.Operation) -> bool:
     """Whether ``value`` is ``k`` plus something the loop does not change."""
     if value == k:
         return True
@@ -255,13 +255,13 @@ def _linear(value: ir.Value, k: ir.Value, loop: ir.Operation) -> bool:
     op = owner.operation
     varying = [v for v in op.operands if not invariant(v, loop)]
     if op.name == "arith.addi":
-        return len(varying) == 1 and _linear(varying[0], k, loop)
+        return len(varying) == 1 and linear(varying[0], k, loop)
     if op.name == "affine.apply":
         expression = str(op.attributes["map"]).split("-> (", 1)[1].rsplit(")", 1)[0]
         terms = expression.split(" + ")
         return bool(_SUM.match(expression)) and len(set(terms)) == len(terms) \
             and len(terms) == len(list(op.operands)) and len(varying) == 1 \
-            and _linear(varying[0], k, loop)
+            and linear(varying[0], k, loop)
     return False
 
 
@@ -274,14 +274,14 @@ def _only_write(loop: ir.Operation) -> ir.Operation | None:
     if write.name != "vector.transfer_write" or not plain_memref(write.operands[1].type) \
             or len(write.operands) != ir.MemRefType(write.operands[1].type).rank + 2 \
             or "false" in str(write.attributes["in_bounds"]) \
-            or not _minor_identity(write.attributes["permutation_map"], 2) \
+            or not minor_identity(write.attributes["permutation_map"], 2) \
             or write.parent.operation != loop.parent.operation \
-            or not _next_to(loop, write):
+            or not next_to(loop, write):
         return None
     return write
 
 
-def _next_to(first: ir.Operation, second: ir.Operation) -> bool:
+def next_to(first: ir.Operation, second: ir.Operation) -> bool:
     ops = [op.operation for op in first.block.operations]
     return ops.index(second) == ops.index(first) + 1
 
@@ -297,7 +297,7 @@ def _c_read(loop: ir.Operation, write: ir.Operation):
     if op.name == "arith.constant":
         return None if str(op.attributes["value"]).startswith("dense<0.000000e+00>") else False
     read = read_of(init)
-    if read is None or len(list(init.uses)) != 1 or not _next_to(read, loop) \
+    if read is None or len(list(init.uses)) != 1 or not next_to(read, loop) \
             or read.operands[0] != write.operands[1] or indices(read) != indices(write):
         return False
     return read
