@@ -33,8 +33,10 @@ class MicroKernelCalls(ModulePass):
     LLVM compiled and optimized it again in each (it, with the convolutions',
     was about half of LLVM's work on real models). The micro-kernel runs the
     same FMAs in the same k order (bit-identical results); the program keeps
-    the loops around it, the packing, the fill, the edge tiles (masked, left
-    generated) and the epilogues.
+    the loops around it, the packing, the fill, the column edge tiles (masked,
+    left generated) and the epilogues. A row edge tile starting from zeros
+    (rows tm does not divide, masked to r of tm) calls the r x tn kernel
+    (edge_tile_loops.py).
 
     Matched: an `scf.for` of step 1 carrying one `vector<TMxTNxf32>`, whose
     body reads A's column (`vector<TMx1xf32>` at [i, k + c]) and B's row
