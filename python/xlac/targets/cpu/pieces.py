@@ -38,7 +38,7 @@ from xlac.targets.cpu.piece_siblings import SiblingPipes, start_seed
 
 PIECES_MIN_BYTES = 400_000       # LLVM-dialect text below which one JIT is quicker
 LIBRARY_NAME, LIBRARY_ORIGIN = "libxlac_module.so", "<compiled program>"   # what the pieces link into
-_SYMBOL = re.compile(r'@"?([A-Za-z_$.][\w$.\-]*)"?')
+SYMBOL = re.compile(r'@"?([A-Za-z_$.][\w$.\-]*)"?')
 
 
 @dataclass(frozen=True)
@@ -49,6 +49,7 @@ class Piece:
     bytecode: bytes
     key: str
     external: tuple[str, ...]      # functions it calls and data it reads but does not define
+    steps: tuple[str, ...] = ()    # passes its worker runs first (``early_pieces``)
 
 
 def is_big(module: ir.Module, min_bytes: int | None = None) -> bool:
@@ -94,7 +95,7 @@ def split(module: ir.Module, entry: str, count: int, texts: dict[str, str]) -> l
     buckets: dict[int, list[str]] = {}
     for name in sorted(texts):
         if name != entry:
-            buckets.setdefault(_bucket(texts[name], count), []).append(name)
+            buckets.setdefault(bucket(texts[name], count), []).append(name)
     groups = [[entry]] + [buckets[b] for b in sorted(buckets)]
     return [_piece(module, top, members, texts, f"piece{i}") for i, members in enumerate(groups)]
 
@@ -110,7 +111,7 @@ def _name(op: ir.Operation) -> str:
     return ir.StringAttr(op.attributes["sym_name"]).value
 
 
-def _bucket(text: str, count: int) -> int:
+def bucket(text: str, count: int) -> int:
     body = text.split("(", 1)[1]                      # the text after the function's name
     return int.from_bytes(hashlib.sha256(body.encode()).digest()[:4], "little") % count
 
@@ -118,7 +119,7 @@ def _bucket(text: str, count: int) -> int:
 def _piece(module: ir.Module, top: list[ir.Operation], members: list[str],
            texts: dict[str, str], name: str) -> Piece:
     """A module with ``members``' bodies and what they refer to."""
-    used = {m for member in members for m in _SYMBOL.findall(texts[member])}
+    used = {m for member in members for m in SYMBOL.findall(texts[member])}
     piece = ir.Module.create(loc=ir.Location.unknown(module.context))
     for attr in _named(module.operation):
         piece.operation.attributes[attr.name] = attr.attr
@@ -190,12 +191,14 @@ class _Worker:
         """Whether it runs: False for a sibling its seed could not fork."""
         return getattr(self.process, "started", lambda: True)()
 
-    def compile(self, piece: Piece, opt_level: int) -> bytes:
-        header = json.dumps({"external": list(piece.external), "opt_level": opt_level})
+    def compile(self, piece: Piece, opt_level: int) -> tuple[bytes, tuple[str, ...]]:
+        """``piece``'s object code and what it leaves undefined."""
+        header = json.dumps({"external": list(piece.external), "opt_level": opt_level,
+                             "steps": list(piece.steps)})
         try:
             pipes.write_frames(self.process.stdin, header.encode(), piece.bytecode)
             status = self.process.stdout.read(1)
-            payload = pipes.read_frame(self.process.stdout) if status else None
+            payload = pipes.read_frames(self.process.stdout, 2) if status else None
         except (OSError, EOFError):
             status, payload = b"", None
         if payload is None:
@@ -207,10 +210,12 @@ class _Worker:
                                 *[Diagnostic("", "note", line) for line in last_words]],
                                "set XLAC_PIECES=0 to compile it in one piece, and please "
                                "report it with the input program")
+        if status == b"\2":                   # a pass of the piece's lowering failed
+            raise CompileError([Diagnostic(*d) for d in json.loads(payload[0])])
         if status != b"\0":
             raise CompileError(error(f"the LLVM JIT rejected {piece.name} of the program: "
-                                     f"{payload.decode(errors='replace')}"))
-        return payload
+                                     f"{payload[0].decode(errors='replace')}"))
+        return payload[0], tuple(json.loads(payload[1]))
 
     def _last_words(self) -> list[str]:
         self.process.wait()
@@ -280,7 +285,7 @@ def start_workers(count: int) -> None:
         _IDLE[:] = alive + started
 
 
-def _compile_on_worker(piece: Piece, opt_level: int) -> bytes:
+def _compile_on_worker(piece: Piece, opt_level: int) -> tuple[bytes, tuple[str, ...]]:
     """``piece`` compiled by an idle worker (a new one if none is idle)."""
     with _IDLE_LOCK:
         worker = _IDLE.pop() if _IDLE else None
@@ -295,31 +300,35 @@ def _compile_on_worker(piece: Piece, opt_level: int) -> bytes:
 
 
 def compile_pieces(pieces: list[Piece], workdir: Path, workers: int, opt_level: int = 3,
-                   cache=None) -> Path:
-    """One relocatable object of every piece's code; pieces in ``cache`` (an
-    ``xlac.cache.keys.ContentCache``, keyed by each piece's text) are not compiled."""
+                   cache=None) -> tuple[Path, set[str]]:
+    """One relocatable object of every piece's code, and what it leaves undefined;
+    pieces in ``cache`` (an ``xlac.cache.keys.ContentCache``, keyed by each
+    piece's text) are not compiled."""
     from concurrent.futures import ThreadPoolExecutor
-    objects: dict[str, bytes] = {}
+
+    from xlac.targets.cpu.early_pieces import packed, unpacked
+    objects: dict[str, tuple[bytes, tuple[str, ...]]] = {}
     for piece in pieces:
         found = cache.get(piece.key, f"machine code {piece.name}") if cache is not None else None
-        if found is not None:
-            objects[piece.name] = found
+        if found is not None:             # a lowered piece's undefined symbols are kept with it
+            objects[piece.name] = unpacked(found) if piece.steps else (found, piece.external)
     todo = sorted((p for p in pieces if p.name not in objects), key=lambda p: -len(p.bytecode))
     if todo:
         with ThreadPoolExecutor(min(workers, len(todo))) as threads:   # each waits on a process
             compiled = list(threads.map(lambda p: _compile_on_worker(p, opt_level), todo))
-        for piece, code in zip(todo, compiled):
-            objects[piece.name] = code
+        for piece, (code, external) in zip(todo, compiled):
+            objects[piece.name] = code, external
             if cache is not None:
-                cache.put(piece.key, lambda b=code: b, f"machine code {piece.name}")
+                kept = packed(code, external) if piece.steps else code
+                cache.put(piece.key, lambda b=kept: b, f"machine code {piece.name}")
     paths = []
     for piece in pieces:
         path = workdir / f"{piece.name}.o"
-        path.write_bytes(objects[piece.name])
+        path.write_bytes(objects[piece.name][0])
         paths.append(str(path))
     combined = workdir / "pieces.o"
     _link_relocatable(paths, combined)
-    return combined
+    return combined, {name for _, external in objects.values() for name in external}
 
 
 def _link_relocatable(paths: list[str], output: Path) -> None:
@@ -346,10 +355,10 @@ class PiecesFunction:
         from xlac.targets.cpu.library import LibraryFunction, open_library
         from xlac.targets.cpu.serialize import EntryObject, link_code
         with tempfile.TemporaryDirectory(prefix="xlac-pieces-") as workdir:
-            combined = compile_pieces(pieces, Path(workdir), workers, cache=cache)
+            combined, undefined = compile_pieces(pieces, Path(workdir), workers, cache=cache)
             self._object = combined.read_bytes()
             # what the pieces call and do not define: no nm run to find LAPACK's calls
-            undefined = tuple(sorted({name for piece in pieces for name in piece.external}))
+            undefined = tuple(sorted(undefined))
             entry_object = EntryObject(entry, combined, signature, undefined=undefined,
                                        constants=constants, cache_dir=cache_dir)
             # the constants stay out of the library: its loader (here, and a

@@ -1,0 +1,141 @@
+"""A big program split right after ``xla-outline-kernels``, each piece lowered
+to the LLVM dialect by the worker that compiles it (docs/compile-time.md,
+twenty-third and twenty-fourth rounds).
+
+Every step of the llvm stage after outlining leaves a kernel function's LLVM
+dialect depending on that function alone and on the module's attributes:
+run on a module holding some of the functions, the others as bodiless
+``func.func private`` declarations, each kernel comes out as the whole
+module makes it. So the compiling process only prints the functions once
+and shares them out (the entry alone, the kernels by a hash of their text,
+as ``pieces.split`` does on the LLVM dialect); each worker runs the rest of
+the stage on its piece and makes its machine code. What a piece needs of the
+whole module it carries: the module's attributes, the declarations of the
+functions it calls, the globals it reads, and the constant table's length
+(``xla-constant-table`` reads only that; the weights stay here).
+
+``pieces.split`` on the finished LLVM dialect stays the path where the
+compiling process must see the whole stage's module (dumps, traces,
+``verify_each``, disabled passes) or where this one cannot split.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+
+from xlac.mlir import ir
+from xlac.signature import CONSTANTS_ATTR
+from xlac.targets.cpu import pieces
+
+CUT_AFTER = "xla-outline-kernels"    # the llvm stage's last step that needs the whole module
+# LLVM dialect per byte of the functions' text after outlining: 4-9x on the five
+# real models (vector code expands most); the low end keeps every program that
+# was big on the LLVM dialect big here
+EXPANSION = 4
+_TOP_OK = ("func.func", "llvm.func", "memref.global", "llvm.mlir.global")
+
+
+def function_texts(module: ir.Module, entry: str) -> dict[str, str] | None:
+    """Each function of ``module`` (after outlining) printed once, or None when
+    it is too small for pieces (as ``pieces.function_texts`` judges the LLVM
+    dialect, scaled by ``EXPANSION``) or holds what a piece cannot copy."""
+    top = [op.operation for op in module.body.operations]
+    if any(not _shareable(op) for op in top):
+        return None
+    functions = {_name(op): op for op in top if op.name == "func.func" and op.regions[0].blocks}
+    if entry not in functions or len(functions) < 2:
+        return None
+    texts = {name: op.get_asm(enable_debug_info=False, use_local_scope=True, assume_verified=True)
+             for name, op in functions.items()}
+    big = sum(map(len, texts.values())) * EXPANSION >= pieces.PIECES_MIN_BYTES
+    return texts if big else None
+
+
+def _shareable(op: ir.Operation) -> bool:
+    """Whether a copy of ``op`` in every piece that uses it means the same
+    (a mutable global would be one per piece)."""
+    if op.name not in _TOP_OK:
+        return False
+    if op.name.endswith("global"):
+        return "constant" in op.attributes
+    return True
+
+
+def split(module: ir.Module, entry: str, count: int, texts: dict[str, str],
+          steps: list[str], constants: int) -> list[pieces.Piece]:
+    """The pieces of ``module``: the entry, then the other functions in at most
+    ``count`` pieces by a hash of their text; each to be lowered by ``steps``
+    (the rest of the llvm stage) where it is compiled. ``constants``: the
+    length of the constant table (``take_constants`` took the values)."""
+    top = [op.operation for op in module.body.operations]
+    buckets: dict[int, list[str]] = {}
+    for name in sorted(texts):
+        if name != entry:
+            buckets.setdefault(pieces.bucket(texts[name], count), []).append(name)
+    groups = [[entry]] + [buckets[b] for b in sorted(buckets)]
+    return [_piece(module, top, set(members), texts, f"piece{i}", tuple(steps), constants)
+            for i, members in enumerate(groups)]
+
+
+def _piece(module: ir.Module, top: list[ir.Operation], members: set[str], texts: dict[str, str],
+           name: str, steps: tuple[str, ...], constants: int) -> pieces.Piece:
+    """A module with ``members``' bodies, declarations of the functions they
+    call and copies of what else they refer to; its key is its content and
+    the steps that will lower it."""
+    used = {m for member in members for m in pieces.SYMBOL.findall(texts[member])}
+    piece = ir.Module.create(loc=ir.Location.unknown(module.context))
+    for attr in _named(module.operation):
+        piece.operation.attributes[attr.name] = attr.attr
+    with module.context:
+        if constants:                         # the table's length: placeholders, not the weights
+            piece.operation.attributes[CONSTANTS_ATTR] = ir.ArrayAttr.get(
+                [ir.UnitAttr.get()] * constants)
+    key = hashlib.sha256(json.dumps(["lowered in the worker", steps]).encode())
+    key.update(" ".join(str(a) for a in _named(piece.operation)).encode())
+    with module.context, ir.InsertionPoint(piece.body):
+        for op in top:
+            symbol = _name(op) if "sym_name" in op.attributes else None
+            if symbol in members:
+                op.clone()
+                key.update(texts[symbol].encode())
+                continue
+            if symbol is not None and symbol not in used:
+                continue
+            copy = _declaration(op) if symbol in texts else op.clone()
+            key.update(copy.operation.get_asm(enable_debug_info=False,
+                                              assume_verified=True).encode())
+    buffer = io.BytesIO()
+    piece.operation.write_bytecode(buffer)
+    return pieces.Piece(name, buffer.getvalue(), key.hexdigest(), (), steps)
+
+
+def _declaration(op: ir.Operation) -> ir.Operation:
+    """A bodiless private copy of function ``op``: it is defined in another piece
+    (convert-func-to-llvm gives it the signature the definition gets)."""
+    attributes = {a.name: a.attr for a in _named(op)}
+    attributes["sym_visibility"] = ir.StringAttr.get("private")
+    return ir.Operation.create("func.func", attributes=attributes, regions=1, loc=op.location)
+
+
+def _name(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def _named(op: ir.Operation) -> list:
+    attributes = op.attributes
+    return [attributes[i] for i in range(len(attributes))]   # NamedAttributes, by index
+
+
+def packed(code: bytes, external: tuple[str, ...]) -> bytes:
+    """A lowered piece's object code as the cache keeps it: what it leaves
+    undefined (known only once lowered) in front."""
+    head = json.dumps(list(external)).encode()
+    return len(head).to_bytes(4, "little") + head + code
+
+
+def unpacked(blob: bytes) -> tuple[bytes, tuple[str, ...]]:
+    """``packed``'s code and undefined symbols."""
+    size = int.from_bytes(blob[:4], "little")
+    return bytes(blob[4 + size:]), tuple(json.loads(bytes(blob[4:4 + size])))
