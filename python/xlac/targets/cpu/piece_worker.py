@@ -114,10 +114,10 @@ def _warm_up() -> None:
 
 # a kernel module as a piece is before its lowering: the passes imported and run once
 _TINY_KERNEL_MODULE = (
-    "func.func @main(%a: memref<8xf32>) {\n"
-    "  %c = arith.constant 1.0 : f32\n"
-    "  linalg.fill ins(%c : f32) outs(%a : memref<8xf32>)\n"
-    "  return\n}\n").encode()
+    b"func.func @main(%a: memref<8xf32>) {\n"
+    b"  %c = arith.constant 1.0 : f32\n"
+    b"  linalg.fill ins(%c : f32) outs(%a : memref<8xf32>)\n"
+    b"  return\n}\n")
 
 
 def _lowering_steps() -> list[str]:
