@@ -28,8 +28,9 @@ import json
 from xlac.mlir import ir
 from xlac.signature import CONSTANTS_ATTR
 from xlac.targets.cpu import pieces
+from xlac.targets.cpu.pipeline import KERNELS_OUTLINED
 
-CUT_AFTER = "xla-outline-kernels"    # the llvm stage's last step that needs the whole module
+CUT_AFTER = KERNELS_OUTLINED         # the llvm stage's last step on the whole module
 # LLVM dialect per byte of the functions' text after outlining: 4-9x on the five
 # real models (vector code expands most); the low end keeps every program that
 # was big on the LLVM dialect big here
@@ -127,15 +128,3 @@ def _named(op: ir.Operation) -> list:
     attributes = op.attributes
     return [attributes[i] for i in range(len(attributes))]   # NamedAttributes, by index
 
-
-def packed(code: bytes, external: tuple[str, ...]) -> bytes:
-    """A lowered piece's object code as the cache keeps it: what it leaves
-    undefined (known only once lowered) in front."""
-    head = json.dumps(list(external)).encode()
-    return len(head).to_bytes(4, "little") + head + code
-
-
-def unpacked(blob: bytes) -> tuple[bytes, tuple[str, ...]]:
-    """``packed``'s code and undefined symbols."""
-    size = int.from_bytes(blob[:4], "little")
-    return bytes(blob[4 + size:]), tuple(json.loads(bytes(blob[4:4 + size])))

@@ -122,10 +122,22 @@ _TINY_KERNEL_MODULE = (
 
 def _lowering_steps() -> list[str]:
     """The llvm stage's steps after ``xla-outline-kernels``, for this host."""
-    from xlac.targets.cpu.early_pieces import CUT_AFTER
-    from xlac.targets.cpu.pipeline import lower_to_llvm
+    from xlac.targets.cpu.pipeline import KERNELS_OUTLINED, lower_to_llvm
     steps = lower_to_llvm()
-    return steps[steps.index(CUT_AFTER) + 1:]
+    return steps[steps.index(KERNELS_OUTLINED) + 1:]
+
+
+def packed(code: bytes, external: tuple[str, ...]) -> bytes:
+    """A lowered piece's object code as the cache keeps it: what it leaves
+    undefined (known only once lowered) in front."""
+    head = json.dumps(list(external)).encode()
+    return len(head).to_bytes(4, "little") + head + code
+
+
+def unpacked(blob: bytes) -> tuple[bytes, tuple[str, ...]]:
+    """``packed``'s code and undefined symbols."""
+    size = int.from_bytes(blob[:4], "little")
+    return bytes(blob[4 + size:]), tuple(json.loads(bytes(blob[4:4 + size])))
 
 
 def _warm_up_in_turn(lock_path: str | None) -> None:

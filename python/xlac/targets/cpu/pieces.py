@@ -306,7 +306,7 @@ def compile_pieces(pieces: list[Piece], workdir: Path, workers: int, opt_level: 
     piece's text) are not compiled."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from xlac.targets.cpu.early_pieces import packed, unpacked
+    from xlac.targets.cpu.piece_worker import packed, unpacked
     objects: dict[str, tuple[bytes, tuple[str, ...]]] = {}
     for piece in pieces:
         found = cache.get(piece.key, f"machine code {piece.name}") if cache is not None else None
