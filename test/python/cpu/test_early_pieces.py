@@ -6,18 +6,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_pieces import _compile, _inputs, _layers
+from test_pieces import _compile, _inputs, _layers, small_is_big  # noqa: F401 - a fixture
 
 from xlac.errors import CompileError
 from xlac.targets.cpu import compile as cpu_compile
 from xlac.targets.cpu import early_pieces, pieces
 
 _SCALES = [0.5, 0.25, 0.125]
-
-
-@pytest.fixture
-def small_is_big(monkeypatch):
-    monkeypatch.setattr(pieces, "PIECES_MIN_BYTES", 0)
 
 
 @pytest.fixture
@@ -33,8 +28,8 @@ def lowered_in_workers(monkeypatch):
     return seen
 
 
-def test_pieces_lowered_in_workers_compute_what_the_whole_stage_computes(small_is_big,
-                                                                          lowered_in_workers):
+@pytest.mark.usefixtures("small_is_big")
+def test_pieces_lowered_in_workers_compute_what_the_whole_stage_computes(lowered_in_workers):
     x, w = _inputs()
     early = _compile(_layers(_SCALES))
     late = _compile(_layers(_SCALES), verify_each=True)   # the llvm stage whole, here

@@ -21,13 +21,12 @@ compiling process must see the whole stage's module (dumps, traces,
 
 from __future__ import annotations
 
-import hashlib
-import io
 import json
 
 from xlac.mlir import ir
 from xlac.signature import CONSTANTS_ATTR
 from xlac.targets.cpu import pieces
+from xlac.targets.cpu.piece_modules import Piece, bucket, make_piece, named
 from xlac.targets.cpu.pipeline import KERNELS_OUTLINED
 
 CUT_AFTER = KERNELS_OUTLINED         # the llvm stage's last step on the whole module
@@ -42,16 +41,7 @@ def function_texts(module: ir.Module, entry: str) -> dict[str, str] | None:
     """Each function of ``module`` (after outlining) printed once, or None when
     it is too small for pieces (as ``pieces.function_texts`` judges the LLVM
     dialect, scaled by ``EXPANSION``) or holds what a piece cannot copy."""
-    top = [op.operation for op in module.body.operations]
-    if any(not _shareable(op) for op in top):
-        return None
-    functions = {_name(op): op for op in top if op.name == "func.func" and op.regions[0].blocks}
-    if entry not in functions or len(functions) < 2:
-        return None
-    texts = {name: op.get_asm(enable_debug_info=False, use_local_scope=True, assume_verified=True)
-             for name, op in functions.items()}
-    big = sum(map(len, texts.values())) * EXPANSION >= pieces.PIECES_MIN_BYTES
-    return texts if big else None
+    return pieces.function_texts(module, entry, "func.func", _shareable, EXPANSION)
 
 
 def _shareable(op: ir.Operation) -> bool:
@@ -65,66 +55,29 @@ def _shareable(op: ir.Operation) -> bool:
 
 
 def split(module: ir.Module, entry: str, count: int, texts: dict[str, str],
-          steps: list[str], constants: int) -> list[pieces.Piece]:
+          steps: list[str], constants: int) -> list[Piece]:
     """The pieces of ``module``: the entry, then the other functions in at most
     ``count`` pieces by a hash of their text; each to be lowered by ``steps``
-    (the rest of the llvm stage) where it is compiled. ``constants``: the
-    length of the constant table (``take_constants`` took the values)."""
+    (the rest of the llvm stage) where it is compiled, which its key holds.
+    ``constants``: the constant table's length (``take_constants`` took the values)."""
     top = [op.operation for op in module.body.operations]
     buckets: dict[int, list[str]] = {}
     for name in sorted(texts):
         if name != entry:
-            buckets.setdefault(pieces.bucket(texts[name], count), []).append(name)
-    groups = [[entry]] + [buckets[b] for b in sorted(buckets)]
-    return [_piece(module, top, set(members), texts, f"piece{i}", tuple(steps), constants)
-            for i, members in enumerate(groups)]
-
-
-def _piece(module: ir.Module, top: list[ir.Operation], members: set[str], texts: dict[str, str],
-           name: str, steps: tuple[str, ...], constants: int) -> pieces.Piece:
-    """A module with ``members``' bodies, declarations of the functions they
-    call and copies of what else they refer to; its key is its content and
-    the steps that will lower it."""
-    used = {m for member in members for m in pieces.SYMBOL.findall(texts[member])}
-    piece = ir.Module.create(loc=ir.Location.unknown(module.context))
-    for attr in _named(module.operation):
-        piece.operation.attributes[attr.name] = attr.attr
-    with module.context:
-        if constants:                         # the table's length: placeholders, not the weights
-            piece.operation.attributes[CONSTANTS_ATTR] = ir.ArrayAttr.get(
-                [ir.UnitAttr.get()] * constants)
-    key = hashlib.sha256(json.dumps(["lowered in the worker", steps]).encode())
-    key.update(" ".join(str(a) for a in _named(piece.operation)).encode())
-    with module.context, ir.InsertionPoint(piece.body):
-        for op in top:
-            symbol = _name(op) if "sym_name" in op.attributes else None
-            if symbol in members:
-                op.clone()
-                key.update(texts[symbol].encode())
-                continue
-            if symbol is not None and symbol not in used:
-                continue
-            copy = _declaration(op) if symbol in texts else op.clone()
-            key.update(copy.operation.get_asm(enable_debug_info=False,
-                                              assume_verified=True).encode())
-    buffer = io.BytesIO()
-    piece.operation.write_bytecode(buffer)
-    return pieces.Piece(name, buffer.getvalue(), key.hexdigest(), (), steps)
+            buckets.setdefault(bucket(texts[name], count), []).append(name)
+    with module.context:                      # the table's length: placeholders, not the weights
+        table = {CONSTANTS_ATTR: ir.ArrayAttr.get([ir.UnitAttr.get()] * constants)} \
+            if constants else {}
+    salt = json.dumps(["lowered in the worker", steps])
+    copy_of = lambda op, symbol, _: _declaration(op) if symbol in texts else op.clone()
+    return [make_piece(module, top, set(members), texts, f"piece{i}", copy_of, salt, table,
+                       tuple(steps))
+            for i, members in enumerate([[entry]] + [buckets[b] for b in sorted(buckets)])]
 
 
 def _declaration(op: ir.Operation) -> ir.Operation:
     """A bodiless private copy of function ``op``: it is defined in another piece
     (convert-func-to-llvm gives it the signature the definition gets)."""
-    attributes = {a.name: a.attr for a in _named(op)}
+    attributes = {a.name: a.attr for a in named(op)}
     attributes["sym_visibility"] = ir.StringAttr.get("private")
     return ir.Operation.create("func.func", attributes=attributes, regions=1, loc=op.location)
-
-
-def _name(op: ir.Operation) -> str:
-    return ir.StringAttr(op.attributes["sym_name"]).value
-
-
-def _named(op: ir.Operation) -> list:
-    attributes = op.attributes
-    return [attributes[i] for i in range(len(attributes))]   # NamedAttributes, by index
-

@@ -17,15 +17,11 @@ from __future__ import annotations
 
 import atexit
 import functools
-import hashlib
-import io
 import json
 import os
-import re
 import subprocess
 import tempfile
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 import xlac.pipes as pipes
@@ -34,22 +30,13 @@ from xlac.errors import CompileError, Diagnostic, error
 from xlac.mlir import ir
 from xlac.targets.cpu import constant_data
 from xlac.targets.cpu.constant_data import fill_table
+from xlac.targets.cpu.piece_modules import Piece, bucket, make_piece
+from xlac.targets.cpu.piece_modules import named as _named
+from xlac.targets.cpu.piece_modules import symbol_name as _name
 from xlac.targets.cpu.piece_siblings import SiblingPipes, start_seed
 
 PIECES_MIN_BYTES = 400_000       # LLVM-dialect text below which one JIT is quicker
 LIBRARY_NAME, LIBRARY_ORIGIN = "libxlac_module.so", "<compiled program>"   # what the pieces link into
-SYMBOL = re.compile(r'@"?([A-Za-z_$.][\w$.\-]*)"?')
-
-
-@dataclass(frozen=True)
-class Piece:
-    """One module to compile: its bytecode and the key of its object code."""
-
-    name: str
-    bytecode: bytes
-    key: str
-    external: tuple[str, ...]      # functions it calls and data it reads but does not define
-    steps: tuple[str, ...] = ()    # passes its worker runs first (``early_pieces``)
 
 
 def is_big(module: ir.Module, min_bytes: int | None = None) -> bool:
@@ -71,21 +58,23 @@ def likely_big(module: ir.Module) -> bool:
     return is_big(module, PIECES_MIN_BYTES // 50)
 
 
-def function_texts(module: ir.Module, entry: str) -> dict[str, str] | None:
+def function_texts(module: ir.Module, entry: str, kind: str = "llvm.func", shareable=None,
+                   expansion: int = 1) -> dict[str, str] | None:
     """Each function of ``module`` printed once (its text sizes the program, and
     picks its piece and, with the rest of its piece, the piece's key), or None
     when the program cannot be split or is too small to be worth it (under
-    ``PIECES_MIN_BYTES``: one JIT is quicker): it has what a piece cannot share
+    ``PIECES_MIN_BYTES`` of LLVM dialect, ``expansion`` times the text of
+    functions of ``kind``: one JIT is quicker): it has what a piece cannot share
     (a mutable global, a constructor), or only one function."""
     top = [op.operation for op in module.body.operations]
-    if any(not _shareable(op) for op in top):
+    if any(not (shareable or _shareable)(op) for op in top):
         return None
-    functions = {_name(op): op for op in top if op.name == "llvm.func" and op.regions[0].blocks}
+    functions = {_name(op): op for op in top if op.name == kind and op.regions[0].blocks}
     if entry not in functions or len(functions) < 2:
         return None
     texts = {name: op.get_asm(enable_debug_info=False, use_local_scope=True, assume_verified=True)
              for name, op in functions.items()}
-    return texts if sum(map(len, texts.values())) >= PIECES_MIN_BYTES else None
+    return texts if sum(map(len, texts.values())) * expansion >= PIECES_MIN_BYTES else None
 
 
 def split(module: ir.Module, entry: str, count: int, texts: dict[str, str]) -> list[Piece]:
@@ -107,45 +96,17 @@ def _shareable(op: ir.Operation) -> bool:
     return op.name not in ("llvm.mlir.global_ctors", "llvm.mlir.global_dtors")
 
 
-def _name(op: ir.Operation) -> str:
-    return ir.StringAttr(op.attributes["sym_name"]).value
-
-
-def bucket(text: str, count: int) -> int:
-    body = text.split("(", 1)[1]                      # the text after the function's name
-    return int.from_bytes(hashlib.sha256(body.encode()).digest()[:4], "little") % count
-
-
 def _piece(module: ir.Module, top: list[ir.Operation], members: list[str],
            texts: dict[str, str], name: str) -> Piece:
     """A module with ``members``' bodies and what they refer to."""
-    used = {m for member in members for m in SYMBOL.findall(texts[member])}
-    piece = ir.Module.create(loc=ir.Location.unknown(module.context))
-    for attr in _named(module.operation):
-        piece.operation.attributes[attr.name] = attr.attr
-    external = []
-    key = hashlib.sha256(" ".join(str(a) for a in _named(piece.operation)).encode())
-    with ir.InsertionPoint(piece.body):
-        for op in top:
-            symbol = _name(op) if "sym_name" in op.attributes else None
-            if symbol in members:
-                op.clone()
-                key.update(texts[symbol].encode())
-                continue
-            if op.name == "llvm.func" and symbol in used:
-                copy = _declaration(op)
-                external.append(symbol)
-            elif symbol is None or symbol in used:
-                copy = op.clone()
-                if _external_data(op):                # a constant the library defines
-                    external.append(symbol)
-            else:
-                continue
-            key.update(copy.operation.get_asm(enable_debug_info=False,
-                                              assume_verified=True).encode())
-    buffer = io.BytesIO()
-    piece.operation.write_bytecode(buffer)
-    return Piece(name, buffer.getvalue(), key.hexdigest(), tuple(external))
+    return make_piece(module, top, members, texts, name, _late_copy)
+
+
+def _late_copy(op: ir.Operation, symbol: str | None, external: list[str]) -> ir.Operation:
+    """A function another piece defines declared; anything else copied."""
+    if op.name == "llvm.func" or _external_data(op):   # a constant's bytes: the library's
+        external.append(symbol)
+    return _declaration(op) if op.name == "llvm.func" else op.clone()
 
 
 def _external_data(op: ir.Operation) -> bool:
@@ -159,11 +120,6 @@ def _declaration(op: ir.Operation) -> ir.Operation:
     attributes = {a.name: a.attr for a in _named(op)
                   if a.name not in ("linkage", "passthrough", "sym_visibility")}
     return ir.Operation.create("llvm.func", attributes=attributes, regions=1, loc=op.location)
-
-
-def _named(op: ir.Operation) -> list:
-    attributes = op.attributes
-    return [attributes[i] for i in range(len(attributes))]   # NamedAttributes, by index
 
 
 class _Worker:
