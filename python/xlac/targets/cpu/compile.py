@@ -36,7 +36,7 @@ class CpuCompiler:
     def stage_cut(self, stage: str, entry: str):
         """The llvm stage's rest after outlining, taken to run in the piece workers
         (``StageRunner.run``'s ``cut``); None where the program stays whole."""
-        if stage != "llvm" or not self._may_split():
+        if stage != "llvm" or self.wrapper is None:      # likely small: its workers not started
             return None
 
         def take(module, steps: list[str]) -> bool:

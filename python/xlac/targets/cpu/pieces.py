@@ -249,10 +249,12 @@ def _compile_on_worker(piece: Piece, opt_level: int) -> tuple[bytes, tuple[str, 
         worker.close()                       # died, or a sibling its seed could not fork
         worker = None
     worker = worker or _Worker()
-    result = worker.compile(piece, opt_level)
-    with _IDLE_LOCK:
-        _IDLE.append(worker)
-    return result
+    try:
+        return worker.compile(piece, opt_level)
+    finally:                                 # one that answered an error serves the next piece
+        if worker.alive():
+            with _IDLE_LOCK:
+                _IDLE.append(worker)
 
 
 def compile_pieces(pieces: list[Piece], workdir: Path, workers: int, opt_level: int = 3,
