@@ -86,3 +86,20 @@ def test_a_pass_failing_in_a_worker_is_a_compile_error():
     finally:
         worker.end_requests()
         worker.close()
+
+
+def test_an_entry_long_enough_for_parts_is_split_on_the_llvm_dialect(monkeypatch, small_is_big):
+    """xla-split-long-blocks' parts go to other pieces only when the split follows it."""
+    from test_pieces import _transpose_dot_chain
+
+    from xlac.context import new_context
+    from xlac.frontend.parse import parse_module
+    from xlac.options import Options
+    from xlac.pipeline.pass_manager import run_passes
+    from xlac.targets.cpu.target import CPU
+    module = parse_module(new_context(), _transpose_dot_chain(4).encode(), "chain.mlir")
+    run_passes(module, CPU.steps_until("bufferized", "main", Options.from_env()))
+    run_passes(module, ["xla-inline-schedule-calls", "inline", early_pieces.CUT_AFTER])
+    assert early_pieces.function_texts(module, "main") is not None
+    monkeypatch.setattr(early_pieces, "LONG_ENTRY_OPS", 8)
+    assert early_pieces.function_texts(module, "main") is None

@@ -26,7 +26,7 @@ import json
 from xlac.mlir import ir
 from xlac.signature import CONSTANTS_ATTR
 from xlac.targets.cpu import pieces
-from xlac.targets.cpu.piece_modules import Piece, bucket, make_piece, named
+from xlac.targets.cpu.piece_modules import Piece, bucket, make_piece, named, symbol_name
 from xlac.targets.cpu.pipeline import KERNELS_OUTLINED
 
 CUT_AFTER = KERNELS_OUTLINED         # the llvm stage's last step on the whole module
@@ -37,11 +37,29 @@ EXPANSION = 4
 _TOP_OK = ("func.func", "llvm.func", "memref.global", "llvm.mlir.global")
 
 
+# An entry block longer than this after outlining is one xla-split-long-blocks
+# cuts into parts (over 8,000 LLVM ops; entries grow 5-8.5x in the llvm stage):
+# the parts, functions of their own, go to other pieces only when the split is
+# made on the LLVM dialect; lowered in the entry's worker they would stay in its piece
+LONG_ENTRY_OPS = 1200
+
+
 def function_texts(module: ir.Module, entry: str) -> dict[str, str] | None:
     """Each function of ``module`` (after outlining) printed once, or None when
     it is too small for pieces (as ``pieces.function_texts`` judges the LLVM
-    dialect, scaled by ``EXPANSION``) or holds what a piece cannot copy."""
+    dialect, scaled by ``EXPANSION``), holds what a piece cannot copy, or has
+    an entry long enough to be cut into parts (``LONG_ENTRY_OPS``)."""
+    if _long_entry(module, entry):
+        return None
     return pieces.function_texts(module, entry, "func.func", _shareable, EXPANSION)
+
+
+def _long_entry(module: ir.Module, entry: str) -> bool:
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "func.func" and symbol_name(op) == entry:
+            return any(len(block.operations) > LONG_ENTRY_OPS for block in op.regions[0].blocks)
+    return False
 
 
 def _shareable(op: ir.Operation) -> bool:
