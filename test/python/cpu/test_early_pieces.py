@@ -88,7 +88,8 @@ def test_a_pass_failing_in_a_worker_is_a_compile_error():
         worker.close()
 
 
-def test_an_entry_long_enough_for_parts_is_split_on_the_llvm_dialect(monkeypatch, small_is_big):
+@pytest.mark.usefixtures("small_is_big")
+def test_an_entry_long_enough_for_parts_is_split_on_the_llvm_dialect(monkeypatch):
     """xla-split-long-blocks' parts go to other pieces only when the split follows it."""
     from test_pieces import _transpose_dot_chain
 
