@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import re
+import struct
 from dataclasses import dataclass
-
-import numpy as np
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, forget_module_ops, memoized_by_type, module_ops, nested_ops
@@ -153,8 +152,8 @@ def _bits_attribute(value: ir.Attribute) -> ir.Attribute:
         return ir.IntegerAttr.get(ir.IntegerType.get_signless(16), _bf16_bits(text.split(":")[0]))
     body, kind = text[len("dense<"):].rsplit("> :", 1)
     if not body.startswith('"0x'):           # hex is the raw little-endian data already
-        words = np.array([_bf16_bits(t) for t in _FLOAT_TOKEN.findall(body)], dtype="<u2")
-        body = '"0x' + words.tobytes().hex().upper() + '"'
+        bits = [_bf16_bits(t) for t in _FLOAT_TOKEN.findall(body)]
+        body = '"0x' + struct.pack(f"<{len(bits)}H", *bits).hex().upper() + '"'
     return ir.Attribute.parse(f"dense<{body}> :{kind.replace('bf16', 'i16')}")
 
 
@@ -164,4 +163,5 @@ def _bf16_bits(token: str) -> int:
     token = token.strip()
     if token.startswith("0x"):
         return int(token, 16)
-    return int(np.array(float(token), dtype=np.float32).view(np.uint32)) >> 16
+    # struct, not numpy: a piece worker runs this pass without numpy (its start-up)
+    return struct.unpack("<I", struct.pack("<f", float(token)))[0] >> 16

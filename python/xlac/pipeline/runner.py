@@ -47,11 +47,31 @@ class StageRunner:
         if self.observer is not None:
             self.observer.started(module)
 
-    def run(self, module: ir.Module, stage: str, steps: list[str]) -> None:
-        """Run ``steps`` (minus the disabled passes) as stage ``stage``."""
+    def run(self, module: ir.Module, stage: str, steps: list[str], cut=None) -> None:
+        """Run ``steps`` (minus the disabled passes) as stage ``stage``.
+
+        ``cut``: ``(step, take)``: after ``step``, ``take(module, rest)`` may take
+        the rest of the stage (True: the compiler runs it elsewhere, on parts of
+        the module). Offered only when nothing here needs the stage's module
+        pass by pass (dumps, traces, timings, a progress bar, ``verify_each``)."""
         steps = without_passes(steps, self.options.disable_passes)
         self.pipeline += steps
-        if self.options.stepwise or getattr(self.progress, "wants_steps", False):
+        at = len(steps)
+        if cut is not None and cut[0] in steps and not self._by_step() \
+                and not self.options.verify_each:
+            at = steps.index(cut[0]) + 1
+        self._run_steps(module, stage, steps[:at], verify_after=at == len(steps))
+        if at < len(steps) and not cut[1](module, steps[at:]):
+            self._run_steps(module, stage, steps[at:])
+        if self.observer is not None:
+            self.observer.stage_done(stage, module)
+
+    def _by_step(self) -> bool:
+        return self.options.stepwise or getattr(self.progress, "wants_steps", False)
+
+    def _run_steps(self, module: ir.Module, stage: str, steps: list[str],
+                   verify_after: bool = True) -> None:
+        if self._by_step():
             for k, step in enumerate(steps):       # a bar counts passes: run them one by one
                 last = k == len(steps) - 1
                 self._timed(stage, step, lambda s=step, e=last: self._one_step(module, s, e))
@@ -59,9 +79,8 @@ class StageRunner:
                     self.observer.step_done(stage, step, module)
         else:
             self._timed(stage, stage, lambda: self.remarks.extend(
-                run_passes(module, steps, verify_each=self.options.verify_each)), len(steps))
-        if self.observer is not None:
-            self.observer.stage_done(stage, module)
+                run_passes(module, steps, verify_each=self.options.verify_each,
+                           verify_after=verify_after)), len(steps))
 
     def machine_code(self, build, step: str = "llvm-jit (LLVM -O3)"):
         """``build()`` (the LLVM JIT, or PTX for cuda), timed and reported like a pass."""

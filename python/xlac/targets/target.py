@@ -113,14 +113,18 @@ class Target:
 
     def compile(self, module, stages, entry: str, runner) -> Executable:
         """``module`` (the parsed input) -> an Executable: every pass stage run by
-        ``runner`` in order, then the target's compiler makes the code."""
+        ``runner`` in order, then the target's compiler makes the code. A compiler's
+        ``stage_cut(stage, entry)`` may offer to take the end of a stage
+        (``StageRunner.run``'s ``cut``), to run it where it makes the code."""
         from xlac.executable import Executable
         from xlac.signature import entry_signature
         from xlac.spmd.grid import program_grid
         compiler = resolve(self.compiler)(runner.options, program_grid(module.operation))
         kept, signature = {}, None
+        cut = getattr(compiler, "stage_cut", lambda stage, entry: None)
         for stage in self.pass_stages():
-            runner.run(module, stage.name, stage.steps(entry, runner.options))
+            runner.run(module, stage.name, stage.steps(entry, runner.options),
+                       cut(stage.name, entry))
             if signature is None:              # the first stage makes one StableHLO function
                 signature = entry_signature(module, entry)
                 compiler.ingested(module, entry, signature, runner)

@@ -98,7 +98,7 @@ piece = pieces.Piece("piece0", buffer.getvalue(), "key", ())
 seed = pieces._Worker(siblings=1)
 sibling, = seed.siblings
 started = sibling.started()                      # its pid: its first frame
-objects = {worker.compile(piece, 3)[:4] for worker in (seed, sibling)}
+objects = {worker.compile(piece, 3)[0][:4] for worker in (seed, sibling)}
 print(type(seed.process).__name__, started, objects == {b"\\x7fELF"})
 for worker in (seed, sibling):
     worker.end_requests()

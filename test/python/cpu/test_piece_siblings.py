@@ -62,8 +62,8 @@ def test_a_sibling_makes_the_objects_this_process_makes(split_pieces, seed):
     assert os.getsid(sibling.process.pid) == sibling.process.pid
     for piece in split_pieces:
         expected = compile_piece(piece.bytecode, piece.external, 3)
-        assert sibling.compile(piece, 3) == expected
-        assert seed.compile(piece, 3) == expected
+        assert sibling.compile(piece, 3)[0] == expected
+        assert seed.compile(piece, 3)[0] == expected
 
 
 def test_a_sibling_that_dies_is_its_pieces_error_and_the_seed_goes_on(split_pieces, seed):

@@ -170,7 +170,7 @@ def test_a_worker_without_numpy_makes_the_objects_this_process_makes(small_is_bi
     worker = pieces._Worker()
     try:
         for piece in pieces.split(module, "main", 2, pieces.function_texts(module, "main")):
-            assert worker.compile(piece, 3) == compile_piece(piece.bytecode, piece.external, 3)
+            assert worker.compile(piece, 3)[0] == compile_piece(piece.bytecode, piece.external, 3)
     finally:
         worker.close()
 

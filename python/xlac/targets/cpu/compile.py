@@ -1,12 +1,15 @@
 """The CPU target's machine code: the LLVM dialect JIT-compiled in this
 process, or, for a big program, compiled in pieces by one worker process per
-core and linked into the library it then runs from (``pieces``)."""
+core and linked into the library it then runs from (``pieces``). A big
+program's pieces are cut right after ``xla-outline-kernels`` and lowered to
+the LLVM dialect by their workers (``early_pieces``) unless the compile must
+see the whole llvm stage here (then they are cut from its LLVM dialect)."""
 
 from __future__ import annotations
 
 from xlac.cpu_model import cpu_model
 from xlac.spmd.mpi import shim_for
-from xlac.targets.cpu import pieces
+from xlac.targets.cpu import early_pieces, pieces
 from xlac.targets.cpu.constants import has_constants, take_constants
 from xlac.targets.cpu.libraries import keep_freed_memory
 from xlac.targets.cpu.runtime import CpuFunction
@@ -21,6 +24,7 @@ class CpuCompiler:
         self.grid = grid                   # an SPMD program's device grid (None: one device)
         self.mpi = shim_for(options) if grid else None      # its calls resolve in the JIT
         self.wrapper = None
+        self.early = None                  # (function texts, steps): the llvm stage's rest, in pieces
 
     def ingested(self, module, entry: str, signature, runner) -> None:
         """A big program: start the piece workers now, their imports and the
@@ -28,6 +32,18 @@ class CpuCompiler:
         if self._may_split() and pieces.likely_big(module):
             pieces.start_workers(max(1, self.options.threads()))
             self.wrapper = WrapperObject("xlac", entry, signature, pieces.LIBRARY_ORIGIN)
+
+    def stage_cut(self, stage: str, entry: str):
+        """The llvm stage's rest after outlining, taken to run in the piece workers
+        (``StageRunner.run``'s ``cut``); None where the program stays whole."""
+        if stage != "llvm" or self.wrapper is None:      # likely small: its workers not started
+            return None
+
+        def take(module, steps: list[str]) -> bool:
+            texts = early_pieces.function_texts(module, entry)
+            self.early = (texts, steps) if texts is not None else None
+            return texts is not None
+        return early_pieces.CUT_AFTER, take
 
     def machine_code(self, module, entry: str, signature, kept: dict, runner):
         features = cpu_model(self.options.cpu).features
@@ -47,12 +63,17 @@ class CpuCompiler:
         profiled (its clock lives in the JIT) or ``options.pieces`` off."""
         if not self._may_split():
             return None
-        texts = pieces.function_texts(module, entry)      # None: small, or cannot be split
-        if texts is None:
-            return None
         workers = max(1, self.options.threads())
-        found = runner.machine_code(lambda: pieces.split(module, entry, 4 * workers, texts),
-                                    "split into pieces")
+        if self.early is not None:                        # to be lowered by the workers
+            texts, steps = self.early
+            split = lambda: early_pieces.split(module, entry, 4 * workers, texts, steps,
+                                               len(constants))
+        else:
+            texts = pieces.function_texts(module, entry)  # None: small, or cannot be split
+            if texts is None:
+                return None
+            split = lambda: pieces.split(module, entry, 4 * workers, texts)
+        found = runner.machine_code(split, "split into pieces")
         keep_freed_memory(self.options.malloc_tuning)
         return runner.machine_code(
             lambda: pieces.PiecesFunction(found, entry, signature, features, workers,

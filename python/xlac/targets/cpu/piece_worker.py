@@ -25,24 +25,58 @@ _DUMMY_ADDRESS = 0x1000           # what a piece's outside symbols resolve to: n
 
 def compile_piece(bytecode: bytes, external: tuple[str, ...], opt_level: int) -> bytes:
     """Object code of one piece, its relocations to ``external`` left open."""
+    from xlac.mlir import ir
+    with _context() as context:
+        return _object_code(ir.Module.parse(bytecode, context), external, opt_level)
+
+
+def lower_and_compile(bytecode: bytes, steps: list[str], opt_level: int
+                      ) -> tuple[bytes, tuple[str, ...]]:
+    """Object code of a piece split after outlining (``early_pieces``): the rest of
+    the llvm stage (``steps``) run on it first; and what it leaves undefined."""
+    from xlac.mlir import ir
+    from xlac.pipeline.pass_manager import run_passes
+    from xlac.signature import CONSTANTS_ATTR
+    with _context() as context:
+        module = ir.Module.parse(bytecode, context)
+        run_passes(module, steps, verify_each=False)
+        if CONSTANTS_ATTR in module.operation.attributes:    # the table's length, read
+            del module.operation.attributes[CONSTANTS_ATTR]
+        external = tuple(_name(op) for op in module.body.operations if _undefined(op.operation))
+        return _object_code(module, external, opt_level), external
+
+
+def _name(op) -> str:
+    from xlac.mlir import ir
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def _undefined(op) -> bool:
+    """A function declared and not defined, or data declared (a constant's table)."""
+    if op.name == "llvm.func":
+        return not op.regions[0].blocks
+    return op.name == "llvm.mlir.global" and "value" not in op.attributes \
+        and not op.regions[0].blocks
+
+
+def _object_code(module, external: tuple[str, ...], opt_level: int) -> bytes:
+    """``module``'s object code at ``opt_level``, its relocations to ``external`` open."""
     import ctypes
 
     from xlac.mlir import ExecutionEngine, ir
     from xlac.targets.cpu.libraries import openmp_library
     openmp_library()                                  # the __kmpc_* calls omp.parallel makes
-    with _context() as context:
-        module = ir.Module.parse(bytecode, context)
-        defined = [ir.StringAttr(op.operation.attributes["sym_name"]).value
-                   for op in module.body.operations
-                   if op.operation.name == "llvm.func" and op.operation.regions[0].blocks]
-        engine = ExecutionEngine(module, opt_level=opt_level, enable_pic=True)
-        for name in external:                         # linked later, with the other pieces
-            engine.raw_register_runtime(name, ctypes.c_void_p(_DUMMY_ADDRESS))
-        engine.raw_lookup(defined[0])                 # compiles the whole module
-        with tempfile.TemporaryDirectory(prefix="xlac-piece-") as workdir:
-            path = Path(workdir) / "piece.o"
-            engine.dump_to_object_file(str(path))     # taken before linking: relocatable
-            return path.read_bytes()
+    defined = [ir.StringAttr(op.operation.attributes["sym_name"]).value
+               for op in module.body.operations
+               if op.operation.name == "llvm.func" and op.operation.regions[0].blocks]
+    engine = ExecutionEngine(module, opt_level=opt_level, enable_pic=True)
+    for name in external:                         # linked later, with the other pieces
+        engine.raw_register_runtime(name, ctypes.c_void_p(_DUMMY_ADDRESS))
+    engine.raw_lookup(defined[0])                 # compiles the whole module
+    with tempfile.TemporaryDirectory(prefix="xlac-piece-") as workdir:
+        path = Path(workdir) / "piece.o"
+        engine.dump_to_object_file(str(path))     # taken before linking: relocatable
+        return path.read_bytes()
 
 
 @functools.cache
@@ -75,6 +109,35 @@ def _warm_up() -> None:
         buffer = io.BytesIO()
         ir.Module.parse(_WARM_UP, context).operation.write_bytecode(buffer)
     compile_piece(buffer.getvalue(), (), 3)
+    lower_and_compile(_TINY_KERNEL_MODULE, _lowering_steps(), 3)
+
+
+# a kernel module as a piece is before its lowering: the passes imported and run once
+_TINY_KERNEL_MODULE = (
+    b"func.func @main(%a: memref<8xf32>) {\n"
+    b"  %c = arith.constant 1.0 : f32\n"
+    b"  linalg.fill ins(%c : f32) outs(%a : memref<8xf32>)\n"
+    b"  return\n}\n")
+
+
+def _lowering_steps() -> list[str]:
+    """The llvm stage's steps after ``xla-outline-kernels``, for this host."""
+    from xlac.targets.cpu.pipeline import KERNELS_OUTLINED, lower_to_llvm
+    steps = lower_to_llvm()
+    return steps[steps.index(KERNELS_OUTLINED) + 1:]
+
+
+def packed(code: bytes, external: tuple[str, ...]) -> bytes:
+    """A lowered piece's object code as the cache keeps it: what it leaves
+    undefined (known only once lowered) in front."""
+    head = json.dumps(list(external)).encode()
+    return len(head).to_bytes(4, "little") + head + code
+
+
+def unpacked(blob: bytes) -> tuple[bytes, tuple[str, ...]]:
+    """``packed``'s code and undefined symbols."""
+    size = int.from_bytes(blob[:4], "little")
+    return bytes(blob[4 + size:]), tuple(json.loads(bytes(blob[4:4 + size])))
 
 
 def _warm_up_in_turn(lock_path: str | None) -> None:
@@ -216,12 +279,32 @@ def _answer(requests, answers) -> None:
             return
         request, bytecode = json.loads(frames[0]), frames[1]
         try:
-            status, payload = 0, compile_piece(bytecode, tuple(request["external"]),
-                                               request["opt_level"])
+            status, payload = 0, _compiled(request, bytecode)
         except Exception as exc:  # noqa: BLE001 - reported to the compiling process
-            status, payload = 1, f"{type(exc).__name__}: {exc}".encode()
+            status, payload = _failure(exc)
         answers.write(bytes([status]))
-        pipes.write_frames(answers, payload)
+        pipes.write_frames(answers, *payload)
+
+
+def _compiled(request: dict, bytecode: bytes) -> tuple[bytes, bytes]:
+    """The answer's frames: the object code, then the symbols it leaves undefined."""
+    if request.get("steps"):
+        code, external = lower_and_compile(bytecode, request["steps"], request["opt_level"])
+    else:
+        external = tuple(request["external"])
+        code = compile_piece(bytecode, external, request["opt_level"])
+    return code, json.dumps(list(external)).encode()
+
+
+def _failure(exc: Exception) -> tuple[int, tuple[bytes, bytes]]:
+    """Status 2 and the diagnostics of a pass's CompileError; 1 and a message otherwise."""
+    from xlac.errors import CompileError
+    if isinstance(exc, CompileError):
+        records = [[r.location, r.severity, r.message] for r in exc.records]
+        if exc.hint:
+            records.append(["", "note", exc.hint])
+        return 2, (json.dumps(records).encode(), b"[]")
+    return 1, (f"{type(exc).__name__}: {exc}".encode(), b"[]")
 
 
 if __name__ == "__main__":

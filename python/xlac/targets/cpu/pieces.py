@@ -17,15 +17,11 @@ from __future__ import annotations
 
 import atexit
 import functools
-import hashlib
-import io
 import json
 import os
-import re
 import subprocess
 import tempfile
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 
 import xlac.pipes as pipes
@@ -34,21 +30,13 @@ from xlac.errors import CompileError, Diagnostic, error
 from xlac.mlir import ir
 from xlac.targets.cpu import constant_data
 from xlac.targets.cpu.constant_data import fill_table
+from xlac.targets.cpu.piece_modules import Piece, bucket, make_piece
+from xlac.targets.cpu.piece_modules import named as _named
+from xlac.targets.cpu.piece_modules import symbol_name as _name
 from xlac.targets.cpu.piece_siblings import SiblingPipes, start_seed
 
 PIECES_MIN_BYTES = 400_000       # LLVM-dialect text below which one JIT is quicker
 LIBRARY_NAME, LIBRARY_ORIGIN = "libxlac_module.so", "<compiled program>"   # what the pieces link into
-_SYMBOL = re.compile(r'@"?([A-Za-z_$.][\w$.\-]*)"?')
-
-
-@dataclass(frozen=True)
-class Piece:
-    """One module to compile: its bytecode and the key of its object code."""
-
-    name: str
-    bytecode: bytes
-    key: str
-    external: tuple[str, ...]      # functions it calls and data it reads but does not define
 
 
 def is_big(module: ir.Module, min_bytes: int | None = None) -> bool:
@@ -70,21 +58,23 @@ def likely_big(module: ir.Module) -> bool:
     return is_big(module, PIECES_MIN_BYTES // 50)
 
 
-def function_texts(module: ir.Module, entry: str) -> dict[str, str] | None:
+def function_texts(module: ir.Module, entry: str, kind: str = "llvm.func", shareable=None,
+                   expansion: int = 1) -> dict[str, str] | None:
     """Each function of ``module`` printed once (its text sizes the program, and
     picks its piece and, with the rest of its piece, the piece's key), or None
     when the program cannot be split or is too small to be worth it (under
-    ``PIECES_MIN_BYTES``: one JIT is quicker): it has what a piece cannot share
+    ``PIECES_MIN_BYTES`` of LLVM dialect, ``expansion`` times the text of
+    functions of ``kind``: one JIT is quicker): it has what a piece cannot share
     (a mutable global, a constructor), or only one function."""
     top = [op.operation for op in module.body.operations]
-    if any(not _shareable(op) for op in top):
+    if any(not (shareable or _shareable)(op) for op in top):
         return None
-    functions = {_name(op): op for op in top if op.name == "llvm.func" and op.regions[0].blocks}
+    functions = {_name(op): op for op in top if op.name == kind and op.regions[0].blocks}
     if entry not in functions or len(functions) < 2:
         return None
     texts = {name: op.get_asm(enable_debug_info=False, use_local_scope=True, assume_verified=True)
              for name, op in functions.items()}
-    return texts if sum(map(len, texts.values())) >= PIECES_MIN_BYTES else None
+    return texts if sum(map(len, texts.values())) * expansion >= PIECES_MIN_BYTES else None
 
 
 def split(module: ir.Module, entry: str, count: int, texts: dict[str, str]) -> list[Piece]:
@@ -94,7 +84,7 @@ def split(module: ir.Module, entry: str, count: int, texts: dict[str, str]) -> l
     buckets: dict[int, list[str]] = {}
     for name in sorted(texts):
         if name != entry:
-            buckets.setdefault(_bucket(texts[name], count), []).append(name)
+            buckets.setdefault(bucket(texts[name], count), []).append(name)
     groups = [[entry]] + [buckets[b] for b in sorted(buckets)]
     return [_piece(module, top, members, texts, f"piece{i}") for i, members in enumerate(groups)]
 
@@ -106,45 +96,17 @@ def _shareable(op: ir.Operation) -> bool:
     return op.name not in ("llvm.mlir.global_ctors", "llvm.mlir.global_dtors")
 
 
-def _name(op: ir.Operation) -> str:
-    return ir.StringAttr(op.attributes["sym_name"]).value
-
-
-def _bucket(text: str, count: int) -> int:
-    body = text.split("(", 1)[1]                      # the text after the function's name
-    return int.from_bytes(hashlib.sha256(body.encode()).digest()[:4], "little") % count
-
-
 def _piece(module: ir.Module, top: list[ir.Operation], members: list[str],
            texts: dict[str, str], name: str) -> Piece:
     """A module with ``members``' bodies and what they refer to."""
-    used = {m for member in members for m in _SYMBOL.findall(texts[member])}
-    piece = ir.Module.create(loc=ir.Location.unknown(module.context))
-    for attr in _named(module.operation):
-        piece.operation.attributes[attr.name] = attr.attr
-    external = []
-    key = hashlib.sha256(" ".join(str(a) for a in _named(piece.operation)).encode())
-    with ir.InsertionPoint(piece.body):
-        for op in top:
-            symbol = _name(op) if "sym_name" in op.attributes else None
-            if symbol in members:
-                op.clone()
-                key.update(texts[symbol].encode())
-                continue
-            if op.name == "llvm.func" and symbol in used:
-                copy = _declaration(op)
-                external.append(symbol)
-            elif symbol is None or symbol in used:
-                copy = op.clone()
-                if _external_data(op):                # a constant the library defines
-                    external.append(symbol)
-            else:
-                continue
-            key.update(copy.operation.get_asm(enable_debug_info=False,
-                                              assume_verified=True).encode())
-    buffer = io.BytesIO()
-    piece.operation.write_bytecode(buffer)
-    return Piece(name, buffer.getvalue(), key.hexdigest(), tuple(external))
+    return make_piece(module, top, members, texts, name, _late_copy)
+
+
+def _late_copy(op: ir.Operation, symbol: str | None, external: list[str]) -> ir.Operation:
+    """A function another piece defines declared; anything else copied."""
+    if op.name == "llvm.func" or _external_data(op):   # a constant's bytes: the library's
+        external.append(symbol)
+    return _declaration(op) if op.name == "llvm.func" else op.clone()
 
 
 def _external_data(op: ir.Operation) -> bool:
@@ -158,11 +120,6 @@ def _declaration(op: ir.Operation) -> ir.Operation:
     attributes = {a.name: a.attr for a in _named(op)
                   if a.name not in ("linkage", "passthrough", "sym_visibility")}
     return ir.Operation.create("llvm.func", attributes=attributes, regions=1, loc=op.location)
-
-
-def _named(op: ir.Operation) -> list:
-    attributes = op.attributes
-    return [attributes[i] for i in range(len(attributes))]   # NamedAttributes, by index
 
 
 class _Worker:
@@ -190,12 +147,14 @@ class _Worker:
         """Whether it runs: False for a sibling its seed could not fork."""
         return getattr(self.process, "started", lambda: True)()
 
-    def compile(self, piece: Piece, opt_level: int) -> bytes:
-        header = json.dumps({"external": list(piece.external), "opt_level": opt_level})
+    def compile(self, piece: Piece, opt_level: int) -> tuple[bytes, tuple[str, ...]]:
+        """``piece``'s object code and what it leaves undefined."""
+        header = json.dumps({"external": list(piece.external), "opt_level": opt_level,
+                             "steps": list(piece.steps)})
         try:
             pipes.write_frames(self.process.stdin, header.encode(), piece.bytecode)
             status = self.process.stdout.read(1)
-            payload = pipes.read_frame(self.process.stdout) if status else None
+            payload = pipes.read_frames(self.process.stdout, 2) if status else None
         except (OSError, EOFError):
             status, payload = b"", None
         if payload is None:
@@ -207,10 +166,12 @@ class _Worker:
                                 *[Diagnostic("", "note", line) for line in last_words]],
                                "set XLAC_PIECES=0 to compile it in one piece, and please "
                                "report it with the input program")
+        if status == b"\2":                   # a pass of the piece's lowering failed
+            raise CompileError([Diagnostic(*d) for d in json.loads(payload[0])])
         if status != b"\0":
             raise CompileError(error(f"the LLVM JIT rejected {piece.name} of the program: "
-                                     f"{payload.decode(errors='replace')}"))
-        return payload
+                                     f"{payload[0].decode(errors='replace')}"))
+        return payload[0], tuple(json.loads(payload[1]))
 
     def _last_words(self) -> list[str]:
         self.process.wait()
@@ -280,7 +241,7 @@ def start_workers(count: int) -> None:
         _IDLE[:] = alive + started
 
 
-def _compile_on_worker(piece: Piece, opt_level: int) -> bytes:
+def _compile_on_worker(piece: Piece, opt_level: int) -> tuple[bytes, tuple[str, ...]]:
     """``piece`` compiled by an idle worker (a new one if none is idle)."""
     with _IDLE_LOCK:
         worker = _IDLE.pop() if _IDLE else None
@@ -288,38 +249,44 @@ def _compile_on_worker(piece: Piece, opt_level: int) -> bytes:
         worker.close()                       # died, or a sibling its seed could not fork
         worker = None
     worker = worker or _Worker()
-    result = worker.compile(piece, opt_level)
-    with _IDLE_LOCK:
-        _IDLE.append(worker)
-    return result
+    try:
+        return worker.compile(piece, opt_level)
+    finally:                                 # one that answered an error serves the next piece
+        if worker.alive():
+            with _IDLE_LOCK:
+                _IDLE.append(worker)
 
 
 def compile_pieces(pieces: list[Piece], workdir: Path, workers: int, opt_level: int = 3,
-                   cache=None) -> Path:
-    """One relocatable object of every piece's code; pieces in ``cache`` (an
-    ``xlac.cache.keys.ContentCache``, keyed by each piece's text) are not compiled."""
+                   cache=None) -> tuple[Path, set[str]]:
+    """One relocatable object of every piece's code, and what it leaves undefined;
+    pieces in ``cache`` (an ``xlac.cache.keys.ContentCache``, keyed by each
+    piece's text) are not compiled."""
     from concurrent.futures import ThreadPoolExecutor
-    objects: dict[str, bytes] = {}
+
+    from xlac.targets.cpu.piece_worker import packed, unpacked
+    objects: dict[str, tuple[bytes, tuple[str, ...]]] = {}
     for piece in pieces:
         found = cache.get(piece.key, f"machine code {piece.name}") if cache is not None else None
-        if found is not None:
-            objects[piece.name] = found
+        if found is not None:             # a lowered piece's undefined symbols are kept with it
+            objects[piece.name] = unpacked(found) if piece.steps else (found, piece.external)
     todo = sorted((p for p in pieces if p.name not in objects), key=lambda p: -len(p.bytecode))
     if todo:
         with ThreadPoolExecutor(min(workers, len(todo))) as threads:   # each waits on a process
             compiled = list(threads.map(lambda p: _compile_on_worker(p, opt_level), todo))
-        for piece, code in zip(todo, compiled):
-            objects[piece.name] = code
+        for piece, (code, external) in zip(todo, compiled):
+            objects[piece.name] = code, external
             if cache is not None:
-                cache.put(piece.key, lambda b=code: b, f"machine code {piece.name}")
+                kept = packed(code, external) if piece.steps else code
+                cache.put(piece.key, lambda b=kept: b, f"machine code {piece.name}")
     paths = []
     for piece in pieces:
         path = workdir / f"{piece.name}.o"
-        path.write_bytes(objects[piece.name])
+        path.write_bytes(objects[piece.name][0])
         paths.append(str(path))
     combined = workdir / "pieces.o"
     _link_relocatable(paths, combined)
-    return combined
+    return combined, {name for _, external in objects.values() for name in external}
 
 
 def _link_relocatable(paths: list[str], output: Path) -> None:
@@ -346,10 +313,10 @@ class PiecesFunction:
         from xlac.targets.cpu.library import LibraryFunction, open_library
         from xlac.targets.cpu.serialize import EntryObject, link_code
         with tempfile.TemporaryDirectory(prefix="xlac-pieces-") as workdir:
-            combined = compile_pieces(pieces, Path(workdir), workers, cache=cache)
+            combined, undefined = compile_pieces(pieces, Path(workdir), workers, cache=cache)
             self._object = combined.read_bytes()
             # what the pieces call and do not define: no nm run to find LAPACK's calls
-            undefined = tuple(sorted({name for piece in pieces for name in piece.external}))
+            undefined = tuple(sorted(undefined))
             entry_object = EntryObject(entry, combined, signature, undefined=undefined,
                                        constants=constants, cache_dir=cache_dir)
             # the constants stay out of the library: its loader (here, and a

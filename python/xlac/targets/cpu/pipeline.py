@@ -78,6 +78,11 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
     ]
 
 
+# a function per kernel: the llvm stage's steps after it each lower one function
+# alone, which big programs' piece workers do (xlac.targets.cpu.early_pieces)
+KERNELS_OUTLINED = "xla-outline-kernels"
+
+
 def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
                   cpu: str = "host", native_f16: bool | str = True,
                   micro_kernels: bool | str = False) -> list[str]:
@@ -109,7 +114,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "xla-approximate-math",                           # f32 exp/tanh as polynomials: no libm call per lane
         "xla-inline-schedule-calls",                      # each kernel function a copy per call, at the call's line
         "inline",                                         # ... whose helpers go back in place
-        "xla-outline-kernels",                            # a function per kernel, one per distinct kernel
+        KERNELS_OUTLINED,                                 # a function per kernel, one per distinct kernel
         "func.func(scf-forall-to-parallel)",              # the schedules' thread chunks ...
         "convert-scf-to-openmp",                          # ... run as omp.parallel + omp.wsloop (libiomp5)
         "xla-openmp-dynamic-schedule",                    # chunks go to whichever thread is running

@@ -1,0 +1,72 @@
+"""What the two splits of a big program share (``pieces`` on the LLVM
+dialect, ``early_pieces`` right after outlining): a piece, the hash that picks
+a function's piece, and the module of one piece with its key."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from xlac.mlir import ir
+
+SYMBOL = re.compile(r'@"?([A-Za-z_$.][\w$.\-]*)"?')
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One module to compile: its bytecode and the key of its object code."""
+
+    name: str
+    bytecode: bytes
+    key: str
+    external: tuple[str, ...]      # functions it calls and data it reads but does not define
+    steps: tuple[str, ...] = ()    # passes its worker runs first (``early_pieces``)
+
+
+def bucket(text: str, count: int) -> int:
+    """The piece of a function, of ``count``, by a hash of its ``text`` (its name left
+    out): a kernel lands in the same piece whatever else changed."""
+    body = text.split("(", 1)[1]                      # the text after the function's name
+    return int.from_bytes(hashlib.sha256(body.encode()).digest()[:4], "little") % count
+
+
+def make_piece(module: ir.Module, top: list[ir.Operation], members, texts: dict[str, str],
+               name: str, copy_of: Callable, salt: str = "", attributes: dict | None = None,
+               steps: tuple[str, ...] = ()) -> Piece:
+    """A module with ``members``' bodies, ``module``'s attributes (and ``attributes``),
+    and ``copy_of(op, symbol, external)`` of each other op they refer to or
+    that has no symbol (a declaration or a copy; ``external`` takes what it
+    leaves undefined). Its key: ``salt``, the attributes and every op's text."""
+    used = {m for member in members for m in SYMBOL.findall(texts[member])}
+    piece = ir.Module.create(loc=ir.Location.unknown(module.context))
+    for attr in named(module.operation):
+        piece.operation.attributes[attr.name] = attr.attr
+    for attr_name, value in (attributes or {}).items():
+        piece.operation.attributes[attr_name] = value
+    external: list[str] = []
+    key = hashlib.sha256((salt + " ".join(str(a) for a in named(piece.operation))).encode())
+    with module.context, ir.InsertionPoint(piece.body):
+        for op in top:
+            symbol = symbol_name(op) if "sym_name" in op.attributes else None
+            if symbol in members:
+                op.clone()
+                key.update(texts[symbol].encode())
+            elif symbol is None or symbol in used:
+                copy = copy_of(op, symbol, external)
+                key.update(copy.operation.get_asm(enable_debug_info=False,
+                                                  assume_verified=True).encode())
+    buffer = io.BytesIO()
+    piece.operation.write_bytecode(buffer)
+    return Piece(name, buffer.getvalue(), key.hexdigest(), tuple(external), steps)
+
+
+def symbol_name(op: ir.Operation) -> str:
+    return ir.StringAttr(op.attributes["sym_name"]).value
+
+
+def named(op: ir.Operation) -> list:
+    attributes = op.attributes
+    return [attributes[i] for i in range(len(attributes))]   # NamedAttributes, by index

@@ -1,0 +1,106 @@
+"""A big program split right after xla-outline-kernels, each piece lowered to
+the LLVM dialect by its worker (xlac.targets.cpu.early_pieces): the same
+kernels, the same numbers as the whole module's lowering."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from test_pieces import _compile, _inputs, _layers, small_is_big  # noqa: F401 - a fixture
+
+from xlac.errors import CompileError
+from xlac.targets.cpu import compile as cpu_compile
+from xlac.targets.cpu import early_pieces, pieces
+
+_SCALES = [0.5, 0.25, 0.125]
+
+
+@pytest.fixture
+def lowered_in_workers(monkeypatch):
+    """One bool per compile in pieces: whether its workers lowered the pieces."""
+    seen: list[bool] = []
+    real = cpu_compile.CpuCompiler._in_pieces
+
+    def spy(self, *args, **kwargs):
+        seen.append(self.early is not None)
+        return real(self, *args, **kwargs)
+    monkeypatch.setattr(cpu_compile.CpuCompiler, "_in_pieces", spy)
+    return seen
+
+
+@pytest.mark.usefixtures("small_is_big")
+def test_pieces_lowered_in_workers_compute_what_the_whole_stage_computes(lowered_in_workers):
+    x, w = _inputs()
+    early = _compile(_layers(_SCALES))
+    late = _compile(_layers(_SCALES), verify_each=True)   # the llvm stage whole, here
+    assert lowered_in_workers == [True, False]
+    assert type(early.function).__name__ == "PiecesFunction"
+    np.testing.assert_array_equal(early(x, w), late(x, w))
+
+
+def test_each_kernel_lowered_alone_is_the_whole_modules():
+    """Every step after outlining depends on the function it lowers alone."""
+    from xlac.context import new_context
+    from xlac.frontend.parse import parse_module
+    from xlac.mlir import ir
+    from xlac.options import Options
+    from xlac.pipeline.pass_manager import run_passes
+    from xlac.targets.cpu.pipeline import llvm_stage
+    from xlac.targets.cpu.target import CPU
+    options = Options.from_env().replace(cpu="x86-64-v3")
+    module = parse_module(new_context(), _layers(_SCALES).encode(), "layers.mlir")
+    run_passes(module, CPU.steps_until("bufferized", "main", options))
+    steps = llvm_stage("main", options)
+    cut = steps.index(early_pieces.CUT_AFTER) + 1
+    run_passes(module, steps[:cut])
+    found = early_pieces.split(module, "main", 4, _texts(module), steps[cut:], 0)
+    run_passes(module, steps[cut:])
+    whole = _texts(module, "llvm.func")
+    lowered = {}
+    for piece in found:
+        part = ir.Module.parse(piece.bytecode, module.context)
+        run_passes(part, list(piece.steps))
+        lowered.update(_texts(part, "llvm.func"))
+    assert len(found) >= 2 and set(lowered) == set(whole)
+    assert all(lowered[name] == text for name, text in whole.items())
+
+
+def _texts(module, kind: str = "func.func") -> dict[str, str]:
+    from xlac.mlir import ir
+    return {ir.StringAttr(op.attributes["sym_name"]).value:
+            op.get_asm(enable_debug_info=False, use_local_scope=True, assume_verified=True)
+            for op in (o.operation for o in module.body.operations)
+            if op.name == kind and op.regions[0].blocks}
+
+
+def test_a_pass_failing_in_a_worker_is_a_compile_error():
+    """A piece's lowering fails in its worker as it would here: its diagnostics."""
+    orphan = (b"llvm.mlir.global external constant @__xlac_constant_0() "
+              b"{addr_space = 0 : i32} : !llvm.array<4 x f32>\n")
+    piece = pieces.Piece("piece1", orphan, "key", (), ("xla-constant-table",))
+    worker = pieces._Worker()
+    try:
+        with pytest.raises(CompileError, match="constant globals without"):
+            worker.compile(piece, 3)
+        assert worker.alive()
+    finally:
+        worker.end_requests()
+        worker.close()
+
+
+@pytest.mark.usefixtures("small_is_big")
+def test_an_entry_long_enough_for_parts_is_split_on_the_llvm_dialect(monkeypatch):
+    """xla-split-long-blocks' parts go to other pieces only when the split follows it."""
+    from test_pieces import _transpose_dot_chain
+
+    from xlac.context import new_context
+    from xlac.frontend.parse import parse_module
+    from xlac.options import Options
+    from xlac.pipeline.pass_manager import run_passes
+    from xlac.targets.cpu.target import CPU
+    module = parse_module(new_context(), _transpose_dot_chain(4).encode(), "chain.mlir")
+    run_passes(module, CPU.steps_until("bufferized", "main", Options.from_env()))
+    run_passes(module, ["xla-inline-schedule-calls", "inline", early_pieces.CUT_AFTER])
+    assert early_pieces.function_texts(module, "main") is not None
+    monkeypatch.setattr(early_pieces, "LONG_ENTRY_OPS", 8)
+    assert early_pieces.function_texts(module, "main") is None
