@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.cpu import amx_pack
 from xlac.passes.cpu.amx_contractions import ALIGN, MARK, ZEROS
 from xlac.passes.cpu.amx_epilogue import epilogue_text, find_epilogue, unmark_epilogues
 from xlac.passes.helper_calls import fresh_symbol, parse_at
@@ -123,6 +124,9 @@ def _function_text(op: ir.Operation, name: str, accumulate: bool, epilogue: ir.O
         f"  scf.forall ({', '.join(ivs[:-1])}) in ({', '.join(loops[:-2] + [str(-(-m // ALIGN))])}) {{",
         "    %row = arith.muli %i, %c32 : index", "    %left = arith.subi %m, %row : index",
         "    %nrows = arith.minsi %left, %c32 : index", call.format(col="%c0", ncols="%n"), "  }"]
+    batch = a_shape[0] if rank == 3 else 0
+    pack = amx_pack.packs(n)
+    a_at = amx_pack.chunk_address(batch) if pack else _address("a", rank, "%row", None, "%c2")
     lines = [f"func.func private @{name}(%a: {types[0]}, %b: {types[1]}, %c: {types[2]}{out}) {{",
              *_metadata("a", types[0], "bf16", rank), *_metadata("b", types[1], "bf16", rank),
              *_metadata("c", types[2], "f32", rank),
@@ -130,17 +134,20 @@ def _function_text(op: ir.Operation, name: str, accumulate: bool, epilogue: ir.O
              "  %c32 = arith.constant 32 : index", f"  %rows = arith.constant {rows} : index",
              f"  %m = arith.constant {m} : index", "  %c0 = arith.constant 0 : index",
              f"  %n = arith.constant {n} : index", f"  %k = arith.constant {k} : i64",
-             f"  %acc = arith.constant {int(accumulate)} : i64",
+             f"  %acc = arith.constant {int(accumulate)} : i64", f"  %kx = arith.constant {k} : index",
+             *(amx_pack.thread_loop(f"{name}_pack_a", batch, m, k, types[0]) if pack else []),
              *forall,
              "    %nrows_i = arith.index_cast %nrows : index to i64",
-             *_address("a", rank, "%row", None, "%c2"),
+             *a_at,
              *_address("b", rank, None, "%col", "%c2"),
              *_address("c", rank, "%row", "%col", "%c4"),
              f"    func.call @{SYMBOL}(%cat_i, %cld_i, %aat_i, %ald_i, %bat_i, %bld_i, %k, %nrows_i, %acc)"
              " : (" + ", ".join(["i64"] * 9) + ") -> ()",
-             *chunk, "  }", *after, "  return", "}"]
+             *chunk, "  }", *after,
+             *([f"  memref.dealloc %ap : {amx_pack.buffer_type(batch, m, k)}"] if pack else []), "  return", "}"]
     helper = _epilogue_function(epilogue, f"{name}_epilogue", rank, types[2]) if epilogue is not None else ""
-    return "\n".join(lines) + "\n" + helper
+    packer = amx_pack.function_text(f"{name}_pack_a", batch, m, k, types[0]) if pack else ""
+    return "\n".join(lines) + "\n" + helper + packer
 
 
 def _epilogue_function(epilogue: ir.Operation, name: str, rank: int, c_type: str) -> str:
