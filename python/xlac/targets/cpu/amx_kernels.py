@@ -189,9 +189,9 @@ def _a_layout() -> list[str]:
 def _step() -> list[str]:
     """One k-step of 32: A's two 16-row tiles (4, 5), B's two 16-column halves
     (6, 7), four products. Each load comes right before its tile's first
-    product: a load waits for the products that still read the tile it
-    overwrites, and so the next step's first loads overlap this step's last
-    products (all four loads first: 3% slower, docs/PERFORMANCE.md)."""
+    product, so that the next step's first loads may overlap this step's last
+    products (against all four loads first: the same with A as it is, 7%
+    faster in one run with A packed; docs/PERFORMANCE.md)."""
     load = {"a0": _call("tileloadd64", _tile(4), _ptr("%ap0"), _i64("%a_stride")),
             "a1": _call("tileloadd64", _tile(5), _ptr("%ap1"), _i64("%a_stride")),
             "b0": _call("tileloadd64", _tile(6), _ptr("%bp0"), _i64("%c128")),
