@@ -117,3 +117,27 @@ func.func @epilogue_into_a(%a: memref<64x128xbf16>, %b: memref<128x128xbf16>, %c
   }
   return
 }
+
+// -----
+
+/// Eight column chunks or more read each row of A: a thread loop over its
+/// 32-row blocks packs A into a temporary in tile order first, and the
+/// kernel calls get its address and lda 0 (packed); the temporary is freed
+/// after the chunks.
+// CHECK-LABEL: func.func @packed_a
+// CHECK: func.func private @xla_amx_matmul_[[N:.*]](
+// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8192xbf16>
+// CHECK: scf.forall (%{{.*}}) in (2)
+// CHECK: func.call @xla_amx_matmul_[[N]]_pack_a(%{{.*}}, %[[P]], %{{.*}}) {no_inline}
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (1, 8)
+// CHECK: %[[LDA:.*]] = arith.constant 0 : i64
+// CHECK: func.call @xlac_ukernel_amx_bf16_32x32(%{{.*}}, %{{.*}}, %{{.*}}, %[[LDA]],
+// CHECK: memref.dealloc %[[P]]
+// CHECK: func.func private @xla_amx_matmul_[[N]]_pack_a(
+// CHECK: vector.load {{.*}} vector<32xbf16>
+// CHECK: vector.store {{.*}} : memref<8192xbf16>, vector<32xbf16>
+func.func @packed_a(%a: memref<64x128xbf16>, %b: memref<128x256xbf16>, %c: memref<64x256xf32>) {
+  linalg.matmul {xla.amx, xla.amx_zeros} ins(%a, %b : memref<64x128xbf16>, memref<128x256xbf16>)
+    outs(%c : memref<64x256xf32>)
+  return
+}
