@@ -20,7 +20,7 @@ fewest groups that still give each thread ``PER_THREAD`` iterations.
 from __future__ import annotations
 
 MIN_PANELS = 8          # a group's chunks at least: its packed A read 8 times or more
-PER_THREAD = 2          # thread loop iterations per thread, for the dynamic schedule to balance
+PER_THREAD = 1          # iterations per thread: each group packs its rows again (2: slower, PERFORMANCE.md)
 
 
 def per_group(chunks: int, others: int, threads: int) -> int:

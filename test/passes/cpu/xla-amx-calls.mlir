@@ -2,7 +2,7 @@
 
 /// A marked bf16 matmul starting from zeros: a thread loop over C's blocks of
 /// 256 rows (all 64 here) and groups of 32-column chunks (one chunk a group
-/// here: 3 chunks, fewer than two iterations for each of 2 threads), one AMX
+/// here: 3 chunks, an iteration for each of 2 threads at least), one AMX
 /// kernel call a chunk in the group's function (its loop a function of its
 /// own: no blocks in the thread loop's body), with the addresses of C, A and B at the chunk, their
 /// row strides, k, the chunk's rows and accumulate 0.
@@ -131,15 +131,15 @@ func.func @epilogue_into_a(%a: memref<64x128xbf16>, %b: memref<128x128xbf16>, %c
 
 // -----
 
-/// Groups of eight column chunks or more (32 chunks in 4 groups: two
-/// iterations for each of 2 threads): each iteration packs its rows of A
+/// Groups of eight column chunks or more (32 chunks in 2 groups: an
+/// iteration for each of 2 threads): each iteration packs its rows of A
 /// into a temporary of its own in tile order, the kernel calls of its chunks
 /// get its address and lda 0 (packed), and it frees the temporary after them.
 /// No thread loop but the one.
 // CHECK-LABEL: func.func @packed_a
 // CHECK: func.func private @xla_amx_matmul_[[N:.*]](
-// CHECK: %[[G:.*]] = arith.constant 256 : index
-// CHECK: scf.forall (%{{.*}}, %[[GI:.*]]) in (1, 4)
+// CHECK: %[[G:.*]] = arith.constant 512 : index
+// CHECK: scf.forall (%{{.*}}, %[[GI:.*]]) in (1, 2)
 // CHECK-NOT: scf.forall
 // CHECK: %[[FIRST:.*]] = arith.muli %[[GI]], %[[G]] : index
 // CHECK: func.call @xla_amx_matmul_[[N]]_group({{.*}}, %[[FIRST]]) {no_inline}

@@ -13,6 +13,7 @@ import xlac
 from xlac.context import new_context
 from xlac.cpu_model import CpuModel, cpu_model, host_features
 from xlac.mlir import ExecutionEngine, ir
+from xlac.passes.cpu import amx_pack
 from xlac.pipeline.pass_manager import run_passes
 from xlac.targets.cpu import amx_kernels
 from xlac.targets.cpu.pipeline import uses_amx
@@ -133,9 +134,9 @@ def test_amx_matmul_matches_f64(m, k, n, batch):
         pytest.skip("the micro-kernels are off, or Linux refused the tile state")
     llvm = exe.as_text("llvm")
     assert "xlac_ukernel_amx_bf16_32x32" in llvm
-    # A packed in the thread loop where a group of 8 chunks or more reads it: 1024 columns
-    # (32 chunks) in 2 or 4 groups for 2 threads
-    assert ("_pack_a" in llvm) == (n >= 1024)
+    # A packed in the thread loop where a group of 8 chunks or more reads it (operands padded to 32)
+    chunks, blocks = -(-n // 32), -(-(-(-m // 32) * 32) // 256)
+    assert ("_pack_a" in llvm) == amx_pack.packs(amx_pack.per_group(chunks, max(batch, 1) * blocks, 2))
     got = np.asarray(exe(a, b))
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     expected = a64 @ b64
