@@ -15,7 +15,7 @@ cannot spell.
 (every argument an i64; strides in elements): C[rows x 32] (f32) (+)=
 A[rows x k] (bf16) . B[k x 32] (bf16). ``rows`` and ``k`` are multiples of 32
 (xla-amx-contractions pads the operands where they are not). ``lda`` 0: A is
-packed (xla-amx-calls' pre-pass, xlac.passes.cpu.amx_pack): each 32-row
+packed (in xla-amx-calls' thread loop, xlac.passes.cpu.amx_pack): each 32-row
 block's k-step of 32 is its two 16 x 32 tiles in 2 KB, 64 bytes a row. The kernel
 packs B's 32 columns as k-pairs (the VNNI layout ``tdpbf16ps`` reads: row p
 holds B[2p, j], B[2p+1, j] side by side) on its stack, KB rows of k at a
@@ -169,7 +169,7 @@ def _pack() -> list[str]:
 
 def _a_layout() -> list[str]:
     """How A's tiles lie: row-major with row stride lda, or (lda 0) packed by
-    ``pack_a`` (amx_calls' pre-pass): per 32-row block and 32-k step, its two
+    ``pack_a`` (in amx_calls' thread loop): per 32-row block and 32-k step, its two
     16 x 32 tiles in 2 KB, 64 bytes a row. ``%a_row``: bytes per row of r,
     ``%a_k``: per element of k, ``%a_half``: the second 16 rows' offset,
     ``%a_stride``: a tile row's stride."""
