@@ -3,10 +3,12 @@ thread loop of calls to the AMX micro-kernel (xlac.targets.cpu.amx_kernels)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.cpu import amx_pack
 from xlac.passes.cpu.amx_contractions import ALIGN, MARK, ZEROS
 from xlac.passes.cpu.amx_epilogue import epilogue_text, find_epilogue, unmark_epilogues
 from xlac.passes.helper_calls import fresh_symbol, parse_at
@@ -19,18 +21,22 @@ ROWS = 256                                # C's rows per call: a chunk's A (256 
 class AmxCalls(ModulePass):
     """Replace each `linalg.matmul {xla.amx}` on memrefs (bf16 A[m x k],
     B[k x n], f32 C[m x n], all multiples of 32, unit inner strides) by a
-    call of a function holding `scf.forall` over C's chunks of ROWS rows x 32
-    columns (and a `linalg.batch_matmul`'s batch), each a call of `xlac_ukernel_amx_bf16_32x32(c, ldc, a, lda, b,
-    ldb, k, rows, accumulate)`. A `linalg.fill` of zero into C just before
+    call of a function holding `scf.forall` over C's blocks of ROWS rows and
+    groups of 32-column chunks (and a `linalg.batch_matmul`'s batch), each
+    chunk a call of `xlac_ukernel_amx_bf16_32x32(c, ldc, a, lda, b, ldb, k,
+    rows, accumulate)`. A `linalg.fill` of zero into C just before
     the matmul is dropped (the kernel starts from zeros: accumulate 0).
-    A matmul that does not fit stays (scalar loops later: slow, still right)."""
+    A matmul that does not fit stays (scalar loops later: slow, still right).
+    Option `threads` (0: every core this process may use): the thread loop
+    runs groups of chunks, as few as fill them (xlac.passes.cpu.amx_pack)."""
 
     name = "xla-amx-calls"
     acts_on = frozenset({"linalg.matmul", "linalg.batch_matmul"})
+    threads: int = 0
 
     def run(self, module: ir.Operation) -> None:
         marked = [op for op in nested_ops(module) if op.name in self.acts_on and MARK in op.attributes]
-        declared = False
+        declared, threads = False, self.threads or len(os.sched_getaffinity(0))
         for op in marked:
             zeros = ZEROS in op.attributes
             if not _fits(op):                  # scalar loops: slow, still right
@@ -41,7 +47,7 @@ class AmxCalls(ModulePass):
                 continue
             name = fresh_symbol(module, "xla_amx_matmul_")
             epilogue, fused = find_epilogue(op)
-            _add_functions(module, op, _function_text(op, name, not zeros, epilogue, fused), not declared)
+            _add_functions(module, op, _function_text(op, name, not zeros, epilogue, fused, threads), not declared)
             declared = True
             outputs = [epilogue.operands[1]] if epilogue is not None else []
             # at the consumer: its output may be allocated after the matmul
@@ -102,45 +108,83 @@ def _address(name: str, rank: int, row: str | None, col: str | None, bytes_: str
 
 
 def _function_text(op: ir.Operation, name: str, accumulate: bool, epilogue: ir.Operation | None,
-                   fused: bool = True) -> str:
-    """The thread loop; ``epilogue``: the elementwise consumer of C applied to
-    each chunk after its call (into the function's fourth argument, %o), or
-    (not ``fused``) in a second thread loop over blocks of 32 whole rows."""
+                   fused: bool = True, threads: int = 1) -> str:
+    """The thread loop, over C's row blocks and groups of column chunks
+    (``amx_pack.per_group`` chunks each, for ``threads``), each a call of the
+    group's function (``_group_text``); ``epilogue``: the elementwise consumer
+    of C applied to each chunk after its call (into the function's fourth
+    argument, %o), or (not ``fused``) in a second thread loop over blocks of
+    32 whole rows."""
     types = [str(v.type) for v in op.operands]
     a_shape = ir.MemRefType(op.operands[0].type).shape
     rank, (m, k) = len(a_shape), a_shape[-2:]
     n = ir.MemRefType(op.operands[1].type).shape[-1]
-    rows = min(ROWS, m)
-    loops = ([f"{a_shape[0]}"] if rank == 3 else []) + [str(-(-m // rows)), str(n // ALIGN)]
-    ivs = (["%bi"] if rank == 3 else []) + ["%i", "%j"]
+    rows, batch = min(ROWS, m), (a_shape[0] if rank == 3 else 0)
+    blocks = -(-m // rows)
+    group = amx_pack.per_group(n // ALIGN, max(batch, 1) * blocks, threads)
+    loops = ([f"{batch}"] if rank == 3 else []) + [str(blocks), str(-(-n // (ALIGN * group)))]
+    ivs = (["%bi"] if rank == 3 else []) + ["%i", "%g"]
     out = f", %o: {epilogue.operands[1].type}" if epilogue is not None else ""
     call = _epilogue_call(epilogue, f"{name}_epilogue", rank, types[2]) if epilogue is not None else ""
-    forall = [f"  scf.forall ({', '.join(ivs)}) in ({', '.join(loops)}) {{",
-              "    %row = arith.muli %i, %rows : index", "    %col = arith.muli %j, %c32 : index",
-              "    %left = arith.subi %m, %row : index", "    %nrows = arith.minsi %left, %rows : index"]
-    chunk = [call.format(col="%col", ncols="%c32")] if fused and call else []
+    operands = ", ".join(["%a", "%b", "%c", *(["%o"] if out else []), *ivs[:-2], "%row", "%nrows", "%first"])
+    operand_types = ", ".join([*types, *([str(epilogue.operands[1].type)] if out else []),
+                               *["index"] * (len(ivs) + 1)])
     after = [] if fused or not call else [
         f"  scf.forall ({', '.join(ivs[:-1])}) in ({', '.join(loops[:-2] + [str(-(-m // ALIGN))])}) {{",
         "    %row = arith.muli %i, %c32 : index", "    %left = arith.subi %m, %row : index",
         "    %nrows = arith.minsi %left, %c32 : index", call.format(col="%c0", ncols="%n"), "  }"]
     lines = [f"func.func private @{name}(%a: {types[0]}, %b: {types[1]}, %c: {types[2]}{out}) {{",
-             *_metadata("a", types[0], "bf16", rank), *_metadata("b", types[1], "bf16", rank),
-             *_metadata("c", types[2], "f32", rank),
-             "  %c2 = arith.constant 2 : index", "  %c4 = arith.constant 4 : index",
              "  %c32 = arith.constant 32 : index", f"  %rows = arith.constant {rows} : index",
              f"  %m = arith.constant {m} : index", "  %c0 = arith.constant 0 : index",
-             f"  %n = arith.constant {n} : index", f"  %k = arith.constant {k} : i64",
-             f"  %acc = arith.constant {int(accumulate)} : i64",
-             *forall,
-             "    %nrows_i = arith.index_cast %nrows : index to i64",
-             *_address("a", rank, "%row", None, "%c2"),
-             *_address("b", rank, None, "%col", "%c2"),
-             *_address("c", rank, "%row", "%col", "%c4"),
-             f"    func.call @{SYMBOL}(%cat_i, %cld_i, %aat_i, %ald_i, %bat_i, %bld_i, %k, %nrows_i, %acc)"
-             " : (" + ", ".join(["i64"] * 9) + ") -> ()",
-             *chunk, "  }", *after, "  return", "}"]
+             f"  %n = arith.constant {n} : index", f"  %group = arith.constant {group * ALIGN} : index",
+             f"  scf.forall ({', '.join(ivs)}) in ({', '.join(loops)}) {{",
+             "    %row = arith.muli %i, %rows : index", "    %left = arith.subi %m, %row : index",
+             "    %nrows = arith.minsi %left, %rows : index", "    %first = arith.muli %g, %group : index",
+             f"    func.call @{name}_group({operands}) {{no_inline}} : ({operand_types}) -> ()",
+             "  }", *after, "  return", "}"]
+    pack = amx_pack.packs(group)
     helper = _epilogue_function(epilogue, f"{name}_epilogue", rank, types[2]) if epilogue is not None else ""
-    return "\n".join(lines) + "\n" + helper
+    packer = amx_pack.function_text(f"{name}_pack_a", batch, rows, k, types[0]) if pack else ""
+    group_text = _group_text(op, name, accumulate, call if fused else "", out, group * ALIGN, pack)
+    return "\n".join(lines) + "\n" + group_text + helper + packer
+
+
+def _group_text(op: ir.Operation, name: str, accumulate: bool, call: str, out: str, group: int,
+                pack: bool) -> str:
+    """``@{name}_group``: one thread loop iteration, the kernel calls of the
+    column chunks from %first (``group`` columns, fewer at the end) for C's
+    %nrows rows from %row, after each ``call`` (the epilogue's, or none);
+    with ``pack``, A's rows packed first into a buffer of the iteration's
+    own. A function of its own, called `no_inline`: its loop inside the
+    thread chunk would be blocks in the OpenMP lowering's `memref.alloca_scope`."""
+    types = [str(v.type) for v in op.operands]
+    a_shape = ir.MemRefType(op.operands[0].type).shape
+    rank, (m, k) = len(a_shape), a_shape[-2:]
+    n = ir.MemRefType(op.operands[1].type).shape[-1]
+    rows, batch = min(ROWS, m), (a_shape[0] if rank == 3 else 0)
+    lead = ", %bi: index" if rank == 3 else ""
+    a_at = amx_pack.chunk_address() if pack else _address("a", rank, "%row", None, "%c2")
+    return "\n".join([
+        f"func.func private @{name}_group(%a: {types[0]}, %b: {types[1]}, %c: {types[2]}{out}{lead}, "
+        "%row: index, %nrows: index, %first: index) {",
+        *_metadata("a", types[0], "bf16", rank), *_metadata("b", types[1], "bf16", rank),
+        *_metadata("c", types[2], "f32", rank),
+        "  %c2 = arith.constant 2 : index", "  %c4 = arith.constant 4 : index",
+        "  %c32 = arith.constant 32 : index", f"  %n = arith.constant {n} : index",
+        f"  %group = arith.constant {group} : index", f"  %k = arith.constant {k} : i64",
+        f"  %acc = arith.constant {int(accumulate)} : i64",
+        "  %nrows_i = arith.index_cast %nrows : index to i64",
+        *(amx_pack.in_iteration(f"{name}_pack_a", batch, rows, k, types[0]) if pack else []),
+        "  %end = arith.addi %first, %group : index", "  %last = arith.minsi %end, %n : index",
+        "  scf.for %col = %first to %last step %c32 {",
+        *a_at,
+        *_address("b", rank, None, "%col", "%c2"),
+        *_address("c", rank, "%row", "%col", "%c4"),
+        f"    func.call @{SYMBOL}(%cat_i, %cld_i, %aat_i, %ald_i, %bat_i, %bld_i, %k, %nrows_i, %acc)"
+        " : (" + ", ".join(["i64"] * 9) + ") -> ()",
+        *([call.format(col="%col", ncols="%c32")] if call else []), "  }",
+        *([f"  memref.dealloc %ap : {amx_pack.buffer_type(rows, k)}"] if pack else []),
+        "  return", "}"]) + "\n"
 
 
 def _epilogue_function(epilogue: ir.Operation, name: str, rank: int, c_type: str) -> str:

@@ -1,16 +1,21 @@
-// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-amx-calls)' --split-input-file | FileCheck %s
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-amx-calls{threads=2})' --split-input-file | FileCheck %s
 
-/// A marked bf16 matmul starting from zeros: a thread loop over C's chunks of
-/// 256 rows (all 64 here) x 32 columns, one AMX kernel call each, with the
-/// addresses of C, A and B at the chunk, their row strides, k, the chunk's
-/// rows and accumulate 0.
+/// A marked bf16 matmul starting from zeros: a thread loop over C's blocks of
+/// 256 rows (all 64 here) and groups of 32-column chunks (one chunk a group
+/// here: 3 chunks, an iteration for each of 2 threads at least), one AMX
+/// kernel call a chunk in the group's function (its loop a function of its
+/// own: no blocks in the thread loop's body), with the addresses of C, A and B at the chunk, their
+/// row strides, k, the chunk's rows and accumulate 0.
 // CHECK-LABEL: func.func @from_zeros
 // CHECK-NOT: linalg.matmul
 // CHECK: call @xla_amx_matmul_[[N:.*]](%arg0, %arg1, %arg2)
 // CHECK: func.func private @xla_amx_matmul_[[N]](
+// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (1, 3)
+// CHECK: func.call @xla_amx_matmul_[[N]]_group({{.*}}) {no_inline}
+// CHECK: func.func private @xla_amx_matmul_[[N]]_group(
 // CHECK: %[[K:.*]] = arith.constant 128 : i64
 // CHECK: %[[ACC:.*]] = arith.constant 0 : i64
-// CHECK: scf.forall (%{{.*}}, %{{.*}}) in (1, 3)
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32
 // CHECK: func.call @xlac_ukernel_amx_bf16_32x32({{.*}}, %[[K]], %{{.*}}, %[[ACC]])
 // CHECK: func.func private @xlac_ukernel_amx_bf16_32x32(i64, i64, i64, i64, i64, i64, i64, i64, i64)
 func.func @from_zeros(%a: memref<64x128xbf16>, %b: memref<128x96xbf16>, %c: memref<64x96xf32>) {
@@ -47,10 +52,11 @@ func.func @ragged(%a: memref<60x128xbf16>, %b: memref<128x96xbf16>, %c: memref<6
 
 // -----
 
-/// A batch matmul: the batch is the thread loop's first dim.
+/// A batch matmul: the batch is the thread loop's first dim (5 iterations
+/// fill 2 threads: one group of all 3 chunks each).
 // CHECK-LABEL: func.func @batch
 // CHECK: func.func private @xla_amx_matmul_
-// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (5, 1, 3)
+// CHECK: scf.forall (%{{.*}}, %{{.*}}, %{{.*}}) in (5, 1, 1)
 // CHECK: func.call @xlac_ukernel_amx_bf16_32x32
 func.func @batch(%a: memref<5x64x128xbf16>, %b: memref<5x128x96xbf16>, %c: memref<5x64x96xf32>) {
   linalg.batch_matmul {xla.amx, xla.amx_zeros} ins(%a, %b : memref<5x64x128xbf16>, memref<5x128x96xbf16>)
@@ -68,6 +74,7 @@ func.func @batch(%a: memref<5x64x128xbf16>, %b: memref<5x128x96xbf16>, %c: memre
 // CHECK: call @xla_amx_matmul_[[N:.*]](%arg0, %arg1, %arg2, %arg3)
 // CHECK: func.func private @xla_amx_matmul_[[N]](
 // CHECK: scf.forall
+// CHECK: func.func private @xla_amx_matmul_[[N]]_group(
 // CHECK: func.call @xlac_ukernel_amx_bf16_32x32
 // CHECK-NEXT: func.call @xla_amx_matmul_[[N]]_epilogue({{.*}}) {no_inline}
 // CHECK-NEXT: }
@@ -101,10 +108,14 @@ func.func @epilogue(%a: memref<64x128xbf16>, %b: memref<128x96xbf16>, %c: memref
 // CHECK-LABEL: func.func @epilogue_into_a
 // CHECK: func.func private @xla_amx_matmul_[[N:.*]](
 // CHECK: scf.forall
-// CHECK: func.call @xlac_ukernel_amx_bf16_32x32
+// CHECK: func.call @xla_amx_matmul_[[N]]_group({{.*}}) -> ()
 // CHECK-NEXT: }
 // CHECK-NEXT: scf.forall (%{{.*}}) in (2)
 // CHECK: func.call @xla_amx_matmul_[[N]]_epilogue({{.*}}) {no_inline}
+// CHECK: func.func private @xla_amx_matmul_[[N]]_group(
+// CHECK: func.call @xlac_ukernel_amx_bf16_32x32
+// CHECK-NEXT: }
+// CHECK-NEXT: return
 #id = affine_map<(d0, d1) -> (d0, d1)>
 func.func @epilogue_into_a(%a: memref<64x128xbf16>, %b: memref<128x128xbf16>, %c: memref<64x128xf32>) {
   linalg.matmul {xla.amx, xla.amx_zeros} ins(%a, %b : memref<64x128xbf16>, memref<128x128xbf16>)
@@ -115,5 +126,38 @@ func.func @epilogue_into_a(%a: memref<64x128xbf16>, %b: memref<128x128xbf16>, %c
     %t = arith.truncf %x : f32 to bf16
     linalg.yield %t : bf16
   }
+  return
+}
+
+// -----
+
+/// Groups of eight column chunks or more (32 chunks in 2 groups: an
+/// iteration for each of 2 threads): each iteration packs its rows of A
+/// into a temporary of its own in tile order, the kernel calls of its chunks
+/// get its address and lda 0 (packed), and it frees the temporary after them.
+/// No thread loop but the one.
+// CHECK-LABEL: func.func @packed_a
+// CHECK: func.func private @xla_amx_matmul_[[N:.*]](
+// CHECK: %[[G:.*]] = arith.constant 512 : index
+// CHECK: scf.forall (%{{.*}}, %[[GI:.*]]) in (1, 2)
+// CHECK-NOT: scf.forall
+// CHECK: %[[FIRST:.*]] = arith.muli %[[GI]], %[[G]] : index
+// CHECK: func.call @xla_amx_matmul_[[N]]_group({{.*}}, %[[FIRST]]) {no_inline}
+// CHECK-NOT: scf.forall
+// CHECK: func.func private @xla_amx_matmul_[[N]]_group(
+// CHECK: %[[P:.*]] = memref.alloc() {alignment = 64 : i64} : memref<8192xbf16>
+// CHECK: call @xla_amx_matmul_[[N]]_pack_a(%{{.*}}, %[[P]], %{{.*}}, %{{.*}}) {no_inline}
+// CHECK: scf.for %{{.*}} = %{{.*}} to %{{.*}} step %c32
+// CHECK: %[[LDA:.*]] = arith.constant 0 : i64
+// CHECK: func.call @xlac_ukernel_amx_bf16_32x32(%{{.*}}, %{{.*}}, %{{.*}}, %[[LDA]],
+// CHECK: }
+// CHECK-NEXT: memref.dealloc %[[P]]
+// CHECK-NEXT: return
+// CHECK: func.func private @xla_amx_matmul_[[N]]_pack_a(
+// CHECK: vector.load {{.*}} vector<32xbf16>
+// CHECK: vector.store {{.*}} : memref<8192xbf16>, vector<32xbf16>
+func.func @packed_a(%a: memref<64x128xbf16>, %b: memref<128x1024xbf16>, %c: memref<64x1024xf32>) {
+  linalg.matmul {xla.amx, xla.amx_zeros} ins(%a, %b : memref<64x128xbf16>, memref<128x1024xbf16>)
+    outs(%c : memref<64x1024xf32>)
   return
 }

@@ -13,6 +13,7 @@ import xlac
 from xlac.context import new_context
 from xlac.cpu_model import CpuModel, cpu_model, host_features
 from xlac.mlir import ExecutionEngine, ir
+from xlac.passes.cpu import amx_pack
 from xlac.pipeline.pass_manager import run_passes
 from xlac.targets.cpu import amx_kernels
 from xlac.targets.cpu.pipeline import uses_amx
@@ -120,16 +121,22 @@ def _dot(m: int, k: int, n: int, batch: int = 0) -> str:
 
 
 @pytest.mark.skipif(not _HOST_AMX, reason="this host has no AMX")
-@pytest.mark.parametrize("m, k, n, batch", [(256, 512, 256, 0), (200, 1000, 100, 0), (100, 70, 50, 3)])
+@pytest.mark.parametrize("m, k, n, batch", [(256, 512, 256, 0), (200, 1000, 100, 0), (100, 70, 50, 3),
+                                             (96, 128, 256, 2), (256, 128, 1024, 0), (288, 96, 1024, 0)])
 def test_amx_matmul_matches_f64(m, k, n, batch):
     rng = np.random.default_rng(m + k + n)
     lead = (batch,) if batch else ()
     a = rng.standard_normal(lead + (m, k)).astype(ml_dtypes.bfloat16)
     b = rng.standard_normal(lead + (k, n)).astype(ml_dtypes.bfloat16)
-    exe = xlac.compile(_dot(m, k, n, batch), cache=False)
-    if not uses_amx(cpu_model("host"), xlac.Options.from_env().micro_kernels):
+    options = xlac.Options.from_env().replace(num_threads=2)
+    exe = xlac.compile(_dot(m, k, n, batch), cache=False, options=options)
+    if not uses_amx(cpu_model("host"), options.micro_kernels):
         pytest.skip("the micro-kernels are off, or Linux refused the tile state")
-    assert "xlac_ukernel_amx_bf16_32x32" in exe.as_text("llvm")
+    llvm = exe.as_text("llvm")
+    assert "xlac_ukernel_amx_bf16_32x32" in llvm
+    # A packed in the thread loop where a group of 8 chunks or more reads it (operands padded to 32)
+    chunks, blocks = -(-n // 32), -(-(-(-m // 32) * 32) // 256)
+    assert ("_pack_a" in llvm) == amx_pack.packs(amx_pack.per_group(chunks, max(batch, 1) * blocks, 2))
     got = np.asarray(exe(a, b))
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     expected = a64 @ b64

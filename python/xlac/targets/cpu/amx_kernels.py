@@ -14,7 +14,9 @@ cannot spell.
 ``xlac_ukernel_amx_bf16_32x32(c, ldc, a, lda, b, ldb, k, rows, accumulate)``
 (every argument an i64; strides in elements): C[rows x 32] (f32) (+)=
 A[rows x k] (bf16) . B[k x 32] (bf16). ``rows`` and ``k`` are multiples of 32
-(xla-amx-contractions pads the operands where they are not). The kernel
+(xla-amx-contractions pads the operands where they are not). ``lda`` 0: A is
+packed (in xla-amx-calls' thread loop, xlac.passes.cpu.amx_pack): each 32-row
+block's k-step of 32 is its two 16 x 32 tiles in 2 KB, 64 bytes a row. The kernel
 packs B's 32 columns as k-pairs (the VNNI layout ``tdpbf16ps`` reads: row p
 holds B[2p, j], B[2p+1, j] side by side) on its stack, KB rows of k at a
 time, then runs C's 32 x 32 blocks as four 16 x 16 accumulators (tiles 0-3;
@@ -122,7 +124,7 @@ def mlir_text() -> str:
         "  %panel = llvm.alloca %npanel x i8 {alignment = 64 : i64} : (i64) -> !llvm.ptr",
         "  " + _call("ldtilecfg", _ptr("%cfg")),
         "  %ldc_bytes = arith.muli %ldc, %c4 : i64",
-        "  %lda_bytes = arith.muli %lda, %c2 : i64",
+        *["  " + line for line in _a_layout()],
         "  %ldb_bytes = arith.muli %ldb, %c2 : i64",
         "  %from_c = arith.cmpi ne, %accumulate, %c0 : i64",
         "  scf.for %k0 = %c0 to %k step %kb : i64 {",
@@ -165,6 +167,43 @@ def _pack() -> list[str]:
     ]
 
 
+def _a_layout() -> list[str]:
+    """How A's tiles lie: row-major with row stride lda, or (lda 0) packed by
+    ``pack_a`` (in amx_calls' thread loop): per 32-row block and 32-k step, its two
+    16 x 32 tiles in 2 KB, 64 bytes a row. ``%a_row``: bytes per row of r,
+    ``%a_k``: per element of k, ``%a_half``: the second 16 rows' offset,
+    ``%a_stride``: a tile row's stride."""
+    return [
+        "%packed = arith.cmpi eq, %lda, %c0 : i64",
+        "%lda_bytes = arith.muli %lda, %c2 : i64",
+        "%k_bytes = arith.muli %k, %c2 : i64",
+        "%half_rows = arith.muli %lda_bytes, %c16 : i64",
+        "%c1024 = arith.constant 1024 : i64",
+        "%a_row = arith.select %packed, %k_bytes, %lda_bytes : i64",
+        "%a_k = arith.select %packed, %c64, %c2 : i64",
+        "%a_half = arith.select %packed, %c1024, %half_rows : i64",
+        "%a_stride = arith.select %packed, %c64, %lda_bytes : i64",
+    ]
+
+
+def _step() -> list[str]:
+    """One k-step of 32: A's two 16-row tiles (4, 5), B's two 16-column halves
+    (6, 7), four products. Each load comes right before its tile's first
+    product, so that the next step's first loads may overlap this step's last
+    products (against all four loads first: the same with A as it is, 7%
+    faster in one run with A packed; docs/PERFORMANCE.md)."""
+    load = {"a0": _call("tileloadd64", _tile(4), _ptr("%ap0"), _i64("%a_stride")),
+            "a1": _call("tileloadd64", _tile(5), _ptr("%ap1"), _i64("%a_stride")),
+            "b0": _call("tileloadd64", _tile(6), _ptr("%bp0"), _i64("%c128")),
+            "b1": _call("tileloadd64", _tile(7), _ptr("%bp1"), _i64("%c128"))}
+    mul = {"c00": _call("tdpbf16ps", _tile(0), _tile(4), _tile(6)),
+           "c01": _call("tdpbf16ps", _tile(1), _tile(4), _tile(7)),
+           "c10": _call("tdpbf16ps", _tile(2), _tile(5), _tile(6)),
+           "c11": _call("tdpbf16ps", _tile(3), _tile(5), _tile(7))}
+    order = ["a0", "b0", "c00", "b1", "c01", "a1", "c10", "c11"]
+    return [load.get(name) or mul[name] for name in order]
+
+
 def _block() -> list[str]:
     """C[r : r + 32, 0 : 32] (+)= A[r : r + 32, k0 : k0 + kn] . panel."""
     c_tiles = [(0, "%cr0", "0"), (1, "%cr0", "64"), (2, "%cr1", "0"), (3, "%cr1", "64")]
@@ -182,15 +221,14 @@ def _block() -> list[str]:
         "} else {",
         *["  " + _call("tilezero", _tile(n)) for n in range(4)],
         "}",
-        "%arow0 = arith.muli %r, %lda_bytes : i64",
-        "%arow1 = arith.muli %r16, %lda_bytes : i64",
-        "%k0_bytes = arith.muli %k0, %c2 : i64",
+        "%arow0 = arith.muli %r, %a_row : i64",
+        "%k0_bytes = arith.muli %k0, %a_k : i64",
         "%ab0 = arith.addi %a, %arow0 : i64",
-        "%ab1 = arith.addi %a, %arow1 : i64",
+        "%ab1 = arith.addi %ab0, %a_half : i64",
         "%ak0 = arith.addi %ab0, %k0_bytes : i64",
         "%ak1 = arith.addi %ab1, %k0_bytes : i64",
         "scf.for %kk = %c0 to %kn step %c32 : i64 {",
-        "  %kk_bytes = arith.muli %kk, %c2 : i64",
+        "  %kk_bytes = arith.muli %kk, %a_k : i64",
         "  %aa0 = arith.addi %ak0, %kk_bytes : i64",
         "  %aa1 = arith.addi %ak1, %kk_bytes : i64",
         "  %ap0 = llvm.inttoptr %aa0 : i64 to !llvm.ptr",
@@ -198,14 +236,7 @@ def _block() -> list[str]:
         "  %boff = arith.muli %kk, %c64 : i64",         # kk / 2 pairs of 128 bytes
         "  %bp0 = llvm.getelementptr %panel[%boff] : (!llvm.ptr, i64) -> !llvm.ptr, i8",
         "  %bp1 = llvm.getelementptr %bp0[64] : (!llvm.ptr) -> !llvm.ptr, i8",
-        "  " + _call("tileloadd64", _tile(4), _ptr("%ap0"), _i64("%lda_bytes")),
-        "  " + _call("tileloadd64", _tile(5), _ptr("%ap1"), _i64("%lda_bytes")),
-        "  " + _call("tileloadd64", _tile(6), _ptr("%bp0"), _i64("%c128")),
-        "  " + _call("tileloadd64", _tile(7), _ptr("%bp1"), _i64("%c128")),
-        "  " + _call("tdpbf16ps", _tile(0), _tile(4), _tile(6)),
-        "  " + _call("tdpbf16ps", _tile(1), _tile(4), _tile(7)),
-        "  " + _call("tdpbf16ps", _tile(2), _tile(5), _tile(6)),
-        "  " + _call("tdpbf16ps", _tile(3), _tile(5), _tile(7)),
+        *["  " + line for line in _step()],
         "}",
     ]
     for n, base, off in c_tiles:

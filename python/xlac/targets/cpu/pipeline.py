@@ -85,7 +85,7 @@ KERNELS_OUTLINED = "xla-outline-kernels"
 
 def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
                   cpu: str = "host", native_f16: bool | str = True,
-                  micro_kernels: bool | str = False) -> list[str]:
+                  micro_kernels: bool | str = False, threads: int | str = 0) -> list[str]:
     """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI.
 
     bf16 and f16 math runs in f32 on every CPU (the same numbers everywhere);
@@ -103,7 +103,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
     # native roundings keep LLVM's fpext, which instcombine would shrink into bf16 arithmetic
     widen_bf16 = ["xla-bf16-extend-as-shift"] if true_flag(native_bf16) else []
     # the AMX matmuls xla-amx-contractions marked (none: a no-op), then the f32 register tiles
-    calls = ["xla-amx-calls", "xla-micro-kernel-calls"] if true_flag(micro_kernels) else []
+    calls = [f"xla-amx-calls{{threads={int(threads)}}}", "xla-micro-kernel-calls"] if true_flag(micro_kernels) else []
     return [
         *calls,                                           # register tiles -> calls of prebuilt kernels
         "xla-constant-arguments-to-globals",              # ... read from symbols the compiler gives their bytes
@@ -197,7 +197,7 @@ def llvm_stage(entry: str, options: Options) -> list[str]:
     # no micro-kernels without FMA (x86-64-v2): they are FMA loops
     micro_kernels = options.micro_kernels and "fma" in model.features
     return lower_to_llvm(model.native_bf16, options.profile, model.name, model.native_f16,
-                         micro_kernels)
+                         micro_kernels, options.threads())
 
 
 def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
@@ -208,4 +208,4 @@ def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0
     ``amx``: large bf16 matmuls on the AMX one, see ``bufferize``)."""
     return (ingest_cpu(entry) + fuse(remarks) + lower_to_linalg(narrow_sums_in_f32=True)
             + bufferize(threads, vector_bytes, amx=amx)
-            + lower_to_llvm(native_bf16, micro_kernels=micro_kernels))
+            + lower_to_llvm(native_bf16, micro_kernels=micro_kernels, threads=threads))
