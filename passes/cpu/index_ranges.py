@@ -1,10 +1,12 @@
 """Bounds of index values built from loop induction variables and constants.
 
 A small interval analysis for the index arithmetic vectorized loops write (an
-iota's lanes: a loop's induction variable broadcast plus `vector.step`). A
-value's range is known where every leaf of its tree is a constant, the
+iota's lanes: a loop's induction variable broadcast plus `vector.step`; a
+gather's addresses: an index read from memory, clamped, plus a row's offset).
+A value's range is known where every leaf of its tree is a constant, the
 induction variable of an `scf.for` or `scf.forall` with constant bounds, or an
-`affine.apply` of such; anything else is unknown (None).
+`affine.apply` of such; anything else (a value read from memory, an argument)
+has its type's range, which a cast from a narrower type or a clamp narrows.
 """
 
 from __future__ import annotations
@@ -18,19 +20,30 @@ _DYNAMIC = -(1 << 63)            # scf.forall's marker of a dynamic bound
 
 def value_range(value: ir.Value, depth: int = 0) -> Range | None:
     """The lowest and highest value ``value`` (index, integer, or a vector of
-    them: over all lanes) can take, or None where that is not known."""
-    if depth > _DEPTH:
+    them: over all lanes; read as signed) can take, or None for another type.
+    Where its tree says nothing better, or its bound would not fit the type
+    (the arithmetic might have wrapped), the type's whole range."""
+    width = bit_width(value.type)
+    if width is None:
         return None
+    bounds = _derived_range(value, depth) if depth <= _DEPTH else None
+    return bounds if bounds is not None and fits(bounds, width) else signed_range(width)
+
+
+def _derived_range(value: ir.Value, depth: int) -> Range | None:
     owner = value.owner
     if isinstance(owner, ir.Block):
         return _induction_range(value)
     op = owner.operation if isinstance(owner, ir.OpView) else owner
     name = op.name
-    if name in ("arith.addi", "arith.muli"):
+    if name in _BINARY:
         lhs, rhs = (value_range(v, depth + 1) for v in op.operands)
-        if lhs is None or rhs is None:
-            return None
-        return _sum(lhs, rhs) if name == "arith.addi" else _product(lhs, rhs)
+        return _BINARY[name](lhs, rhs)
+    if name == "arith.select":
+        chosen = [value_range(v, depth + 1) for v in op.operands[1:]]
+        return min(r[0] for r in chosen), max(r[1] for r in chosen)
+    if name in _SIGNED_CASTS or name in _UNSIGNED_CASTS:
+        return _cast_range(op, depth)
     if name == "vector.broadcast":
         return value_range(op.operands[0], depth + 1)
     if name == "vector.step":
@@ -39,11 +52,41 @@ def value_range(value: ir.Value, depth: int = 0) -> Range | None:
         return _constant_range(op.attributes["value"])
     if name == "affine.apply":
         operands = [value_range(v, depth + 1) for v in op.operands]
-        if any(r is None for r in operands):
-            return None
         affine_map = ir.AffineMapAttr(op.attributes["map"]).value
         return _affine_range(affine_map.results[0], operands, affine_map.n_dims)
     return None
+
+
+def _cast_range(cast: ir.Operation, depth: int) -> Range | None:
+    """An integer cast's source range (the caller falls back to the result
+    type's range where that does not fit it: a truncation); read unsigned by
+    an unsigned cast, so a possibly negative source is its type's unsigned range."""
+    source = cast.operands[0]
+    known = value_range(source, depth + 1)
+    if known is None or bit_width(source.type) is None:
+        return None
+    if cast.name in _UNSIGNED_CASTS and known[0] < 0:
+        return 0, (1 << bit_width(source.type)) - 1
+    return known
+
+
+def bit_width(value_type: ir.Type) -> int | None:
+    """An integer or index type's (or its vector's elements') width in bits."""
+    if isinstance(value_type, ir.VectorType):
+        value_type = ir.VectorType(value_type).element_type
+    if isinstance(value_type, ir.IndexType):
+        return 64
+    return ir.IntegerType(value_type).width if isinstance(value_type, ir.IntegerType) else None
+
+
+def signed_range(width: int) -> Range:
+    return -(1 << (width - 1)), (1 << (width - 1)) - 1
+
+
+def fits(bounds: Range, width: int) -> bool:
+    """Every value of ``bounds`` is a signed ``width``-bit integer."""
+    low, high = signed_range(width)
+    return low <= bounds[0] and bounds[1] <= high
 
 
 def _sum(a: Range, b: Range) -> Range:
@@ -53,6 +96,17 @@ def _sum(a: Range, b: Range) -> Range:
 def _product(a: Range, b: Range) -> Range:
     corners = [x * y for x in a for y in b]
     return min(corners), max(corners)
+
+
+_BINARY = {
+    "arith.addi": _sum,
+    "arith.subi": lambda a, b: (a[0] - b[1], a[1] - b[0]),
+    "arith.muli": _product,
+    "arith.maxsi": lambda a, b: (max(a[0], b[0]), max(a[1], b[1])),
+    "arith.minsi": lambda a, b: (min(a[0], b[0]), min(a[1], b[1])),
+}
+_SIGNED_CASTS = ("arith.index_cast", "arith.extsi")
+_UNSIGNED_CASTS = ("arith.index_castui", "arith.extui")
 
 
 def _constant_range(attr: ir.Attribute) -> Range | None:

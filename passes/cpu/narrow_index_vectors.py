@@ -8,10 +8,12 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
-from xlac.passes.cpu.index_ranges import value_range
+from xlac.passes.cpu.index_ranges import bit_width, fits, value_range
 
 _CASTS = ("arith.index_cast", "arith.index_castui")
-_RING_OPS = ("arith.addi", "arith.muli")      # truncation commutes with them
+_RING_OPS = ("arith.addi", "arith.subi", "arith.muli")   # truncation commutes with them
+_ORDER_OPS = ("arith.maxsi", "arith.minsi")   # ... with these where the operands fit
+_EXTENDS = {"arith.index_cast": "arith.extsi", "arith.index_castui": "arith.extui"}
 _TO_FLOAT = ("arith.sitofp", "arith.uitofp")
 
 
@@ -55,7 +57,7 @@ class NarrowIndexVectors(ModulePass):
 
     name = "xla-narrow-index-vectors"
 
-    acts_on = frozenset(_CASTS)
+    acts_on = frozenset((*_CASTS, "vector.gather"))
 
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
@@ -63,6 +65,27 @@ class NarrowIndexVectors(ModulePass):
                 _narrow(op)
             elif op.name in _TO_FLOAT and (cast := _i32_convertible(op)) is not None:
                 _convert_from_i32(op, cast)
+            elif op.name == "vector.gather" and _i32_gather_indices(op):
+                _gather_with_i32_indices(op)
+
+
+def _i32_gather_indices(gather: ir.Operation) -> bool:
+    """Whether ``gather``'s index vector is an index tree whose values fit i32."""
+    indices = gather.operands[len(gather.operands) - 3]     # then the mask, the pass-through
+    if not isinstance(ir.VectorType(indices.type).element_type, ir.IndexType) or _tree(indices) < 1:
+        return False
+    bounds = value_range(indices)
+    return bounds is not None and fits(bounds, 32)
+
+
+def _gather_with_i32_indices(gather: ir.Operation) -> None:
+    """``gather`` reads its lanes at the same offsets computed in i32: AVX2's
+    `vpgatherdd`/`vpgatherdps` take 8 i32 indices where `vpgatherqd` takes 4
+    i64 (the offsets are sign-extended to the pointer's width as before)."""
+    position = len(gather.operands) - 3
+    with ir.InsertionPoint(gather), gather.location:
+        narrow = _narrowed(gather.operands[position], ir.IntegerType.get_signless(32))
+    gather.operands[position] = narrow
 
 
 def _i32_convertible(convert: ir.Operation) -> ir.Operation | None:
@@ -115,11 +138,13 @@ def _tree(value: ir.Value) -> int:
     op = _defining(value)
     if op is None:
         return 0
-    if op.name in _RING_OPS:
+    if op.name in _RING_OPS or op.name in _ORDER_OPS:
         return 1 + sum(_tree(v) for v in op.operands)
+    if op.name == "arith.select":
+        return 1 + sum(_tree(v) for v in op.operands[1:])
     if op.name in ("vector.broadcast", "vector.step", "arith.constant"):
         return 1
-    return 0
+    return 1 if op.name in _CASTS and bit_width(op.operands[0].type) < 64 else 0
 
 
 def _narrow(cast: ir.Operation) -> None:
@@ -140,20 +165,41 @@ def _narrowed(value: ir.Value, element: ir.Type) -> ir.Value:
     """``value`` (index or vector of index) truncated to ``element``, its tree rebuilt."""
     op, to = _defining(value), _retyped(value.type, element)
     name = op.name if op is not None else ""
-    if name in _RING_OPS:
+    width = ir.IntegerType(element).width
+    if name in _RING_OPS or (name in _ORDER_OPS and _operands_fit(op, width)):
         lhs, rhs = (_narrowed(v, element) for v in op.operands)
         return ir.Operation.create(name, results=[to], operands=[lhs, rhs]).result
+    if name == "arith.select":
+        chosen = [_narrowed(v, element) for v in op.operands[1:]]
+        return ir.Operation.create(name, results=[to], operands=[op.operands[0], *chosen]).result
+    if name in _CASTS and (from_width := bit_width(op.operands[0].type)) < 64:
+        return _resized(op.operands[0], from_width, width, _EXTENDS[name], to)
     if name == "vector.broadcast":
         inner = _narrowed(op.operands[0], element)
         return ir.Operation.create(name, results=[to], operands=[inner]).result
     if name == "vector.step":
-        width = ir.IntegerType(element).width
         lanes = [ir.IntegerAttr.get(element, _wrapped(i, width))
                  for i in range(ir.VectorType(value.type).shape[0])]
         return _constant(to, ir.DenseElementsAttr.get(lanes, type=to))
     if name == "arith.constant":
         return _narrowed_constant(op, to, element)
     return ir.Operation.create("arith.index_cast", results=[to], operands=[value]).result
+
+
+def _operands_fit(op: ir.Operation, width: int) -> bool:
+    """A signed max or min gives the same bits in ``width`` bits where its
+    operands are ``width``-bit values (truncation keeps their order)."""
+    bounds = [value_range(v) for v in op.operands]
+    return all(b is not None and fits(b, width) for b in bounds)
+
+
+def _resized(value: ir.Value, from_width: int, width: int, extend: str, to: ir.Type) -> ir.Value:
+    """An iK ``value`` (that an index cast widened) as ``width`` bits: itself,
+    extended as the cast extended it, or truncated."""
+    if from_width == width:
+        return value
+    name = extend if from_width < width else "arith.trunci"
+    return ir.Operation.create(name, results=[to], operands=[value]).result
 
 
 def _narrowed_constant(op: ir.Operation, to: ir.Type, element: ir.Type) -> ir.Value:

@@ -9,6 +9,11 @@ from xlac.passes.base import ModulePass, PassFailure
 
 # /proc/cpuinfo spelling -> LLVM's, where they differ
 _LLVM_NAMES = {"sse4_1": "sse4.1", "sse4_2": "sse4.2", "bmi1": "bmi", "abm": "lzcnt"}
+# LLVM's tuning for the generic levels has no fast gathers, so it scalarized
+# every AVX2 `masked.gather` (a lane's index extracted, loaded, inserted): a
+# 512x256 i32 column gather at x86-64-v3 took 1.8-2.4x XLA's time, 1.0-1.4x
+# with `vpgatherdd` (docs/PERFORMANCE.md). AVX-512 levels gather anyway.
+_AVX2_TUNING = ("+fast-gather",)
 
 
 @dataclass(frozen=True)
@@ -23,7 +28,8 @@ class TargetCpu(ModulePass):
     used AVX-512 instructions, then stopped with SIGILL on the AVX2 machine
     it was made for. The features replace the target machine's (LLVM reads a
     function's `target-features` instead of them), so none of the host's
-    extra ones slip in. Example (cpu=x86-64-v3):
+    extra ones slip in; with AVX2, LLVM's `fast-gather` tuning too (vector
+    gathers, not one load per lane). Example (cpu=x86-64-v3):
     `llvm.func @main(...) attributes {target_cpu = "x86-64-v3",
     target_features = #llvm.target_features<["+avx", "+avx2", ...]>}`.
     """
@@ -40,6 +46,8 @@ class TargetCpu(ModulePass):
         except ValueError as exc:
             raise PassFailure(module.location, str(exc)) from None
         features = [f"+{_LLVM_NAMES.get(f, f)}" for f in model.features]
+        if "avx2" in model.features:
+            features += _AVX2_TUNING
         with module.context:
             cpu = ir.StringAttr.get(model.name)
             wanted = ir.Attribute.parse(

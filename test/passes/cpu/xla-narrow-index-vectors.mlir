@@ -117,3 +117,78 @@ func.func @f64_lanes_kept(%n: index, %out: memref<?xf64>) {
   vector.store %f, %out[%c0] : memref<?xf64>, vector<4xf64>
   return
 }
+
+// -----
+
+/// A column gather's addresses: an i32 index read from memory, clamped to
+/// 0 .. 1023, plus the row (a loop variable below 512) times 1024: all below
+/// 2^19, so the tree is built in i32 (the clamps too: their operands fit) and
+/// the gather takes i32 indices (8 lanes per AVX2 gather, not 4).
+// CHECK-LABEL: func.func @clamped_column_gather
+// CHECK: %[[IDS:.*]] = vector.load %arg1
+// CHECK: %[[LO:.*]] = arith.maxsi %[[IDS]], %{{.*}} : vector<8xi32>
+// CHECK: %[[HI:.*]] = arith.minsi %[[LO]], %{{.*}} : vector<8xi32>
+// CHECK: %[[ROW:.*]] = arith.muli %{{.*}}, %{{.*}} : vector<8xi32>
+// CHECK: %[[AT:.*]] = arith.addi %[[HI]], %[[ROW]] : vector<8xi32>
+// CHECK: vector.gather %arg0[%{{.*}}, %{{.*}}] [%[[AT]]], {{.*}} : memref<512x1024xi32>, vector<8xi32>, vector<8xi1>
+func.func @clamped_column_gather(%table: memref<512x1024xi32>, %ids: memref<8xi32>, %out: memref<512x8xi32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c512 = arith.constant 512 : index
+  %zero = arith.constant dense<0> : vector<8xindex>
+  %last = arith.constant dense<1023> : vector<8xindex>
+  %width = arith.constant dense<1024> : vector<8xindex>
+  %mask = arith.constant dense<true> : vector<8xi1>
+  %pass = arith.constant dense<0> : vector<8xi32>
+  scf.for %r = %c0 to %c512 step %c1 {
+    %i = vector.load %ids[%c0] : memref<8xi32>, vector<8xi32>
+    %x = arith.index_cast %i : vector<8xi32> to vector<8xindex>
+    %lo = arith.maxsi %x, %zero : vector<8xindex>
+    %hi = arith.minsi %lo, %last : vector<8xindex>
+    %row = vector.broadcast %r : index to vector<8xindex>
+    %offset = arith.muli %row, %width : vector<8xindex>
+    %at = arith.addi %hi, %offset : vector<8xindex>
+    %g = vector.gather %table[%c0, %c0] [%at], %mask, %pass : memref<512x1024xi32>, vector<8xindex>, vector<8xi1>, vector<8xi32> into vector<8xi32>
+    vector.store %g, %out[%r, %c0] : memref<512x8xi32>, vector<8xi32>
+  }
+  return
+}
+
+// -----
+
+/// Kept with index offsets: an i64 index unclamped (any value), an unsigned
+/// i32 (up to 2^32 - 1), a clamp to a bound past i32. A select of two
+/// narrowable values narrows; a signed max truncated to i8 keeps its operands'
+/// order only where they fit i8, so past that it is computed wide and cast.
+// CHECK-LABEL: func.func @gathers_kept
+// CHECK: vector.gather {{.*}} : memref<?xf32>, vector<4xindex>
+// CHECK: vector.gather {{.*}} : memref<?xf32>, vector<4xindex>
+// CHECK: vector.gather {{.*}} : memref<?xf32>, vector<4xindex>
+// CHECK: arith.select %arg4, %{{.*}}, %{{.*}} : vector<4xi1>, vector<4xi32>
+// CHECK: vector.gather {{.*}} : memref<?xf32>, vector<4xi32>
+// CHECK: %[[WIDE:.*]] = arith.maxsi %{{.*}}, %{{.*}} : vector<4xindex>
+// CHECK: arith.index_cast %[[WIDE]] : vector<4xindex> to vector<4xi8>
+func.func @gathers_kept(%t: memref<?xf32>, %a: vector<4xi64>, %b: vector<4xi32>, %c: vector<4xi16>, %p: vector<4xi1>)
+    -> (vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xi8>) {
+  %c0 = arith.constant 0 : index
+  %mask = arith.constant dense<true> : vector<4xi1>
+  %pass = arith.constant dense<0.0> : vector<4xf32>
+  %zero = arith.constant dense<0> : vector<4xindex>
+  %far = arith.constant dense<4294967296> : vector<4xindex>
+  %s = vector.step : vector<4xindex>
+  %x = arith.index_cast %a : vector<4xi64> to vector<4xindex>
+  %x1 = arith.addi %x, %s : vector<4xindex>
+  %g1 = vector.gather %t[%c0] [%x1], %mask, %pass : memref<?xf32>, vector<4xindex>, vector<4xi1>, vector<4xf32> into vector<4xf32>
+  %y = arith.index_castui %b : vector<4xi32> to vector<4xindex>
+  %y1 = arith.addi %y, %s : vector<4xindex>
+  %g2 = vector.gather %t[%c0] [%y1], %mask, %pass : memref<?xf32>, vector<4xindex>, vector<4xi1>, vector<4xf32> into vector<4xf32>
+  %z = arith.maxsi %x, %zero : vector<4xindex>
+  %z1 = arith.minsi %z, %far : vector<4xindex>
+  %g3 = vector.gather %t[%c0] [%z1], %mask, %pass : memref<?xf32>, vector<4xindex>, vector<4xi1>, vector<4xf32> into vector<4xf32>
+  %w = arith.index_cast %c : vector<4xi16> to vector<4xindex>
+  %w1 = arith.select %p, %w, %s : vector<4xi1>, vector<4xindex>
+  %g4 = vector.gather %t[%c0] [%w1], %mask, %pass : memref<?xf32>, vector<4xindex>, vector<4xi1>, vector<4xf32> into vector<4xf32>
+  %m = arith.maxsi %w, %s : vector<4xindex>
+  %m8 = arith.index_cast %m : vector<4xindex> to vector<4xi8>
+  return %g1, %g2, %g3, %g4, %m8 : vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xi8>
+}
