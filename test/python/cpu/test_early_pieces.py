@@ -104,3 +104,18 @@ def test_an_entry_long_enough_for_parts_is_split_on_the_llvm_dialect(monkeypatch
     assert early_pieces.function_texts(module, "main") is not None
     monkeypatch.setattr(early_pieces, "LONG_ENTRY_OPS", 8)
     assert early_pieces.function_texts(module, "main") is None
+
+
+@pytest.mark.usefixtures("small_is_big")
+def test_helpers_the_workers_define_stay_in_their_piece(lowered_in_workers):
+    """xla-expm1-to-libm defines a helper in every piece with an expm1: the
+    copies are internal, so the pieces still link."""
+    scales = [0.5, 0.25, 0.125, 0.0625, 0.03125, 0.015625]
+    program = _layers(scales).replace("stablehlo.tanh", "stablehlo.exponential_minus_one")
+    x, w = _inputs()
+    exe = _compile(program)
+    assert lowered_in_workers == [True]
+    want = x
+    for scale in scales:
+        want = np.expm1((want @ w) * np.float32(scale))
+    np.testing.assert_allclose(exe(x, w), want, rtol=2e-5, atol=1e-6)

@@ -39,11 +39,31 @@ def lower_and_compile(bytecode: bytes, steps: list[str], opt_level: int
     from xlac.signature import CONSTANTS_ATTR
     with _context() as context:
         module = ir.Module.parse(bytecode, context)
+        given = {_name(op) for op in module.body.operations if "sym_name" in op.operation.attributes}
         run_passes(module, steps, verify_each=False)
+        _keep_added_functions_local(module, given)
         if CONSTANTS_ATTR in module.operation.attributes:    # the table's length, read
             del module.operation.attributes[CONSTANTS_ATTR]
         external = tuple(_name(op) for op in module.body.operations if _undefined(op.operation))
         return _object_code(module, external, opt_level), external
+
+
+def _keep_added_functions_local(module, given: set[str]) -> None:
+    """Functions the steps defined in this piece (``xla-expm1-to-libm``'s helpers)
+    internal: every piece that needs one defines its own copy, and global
+    copies would clash when the pieces are linked."""
+    from xlac.mlir import ir
+    internal = ir.Attribute.parse("#llvm.linkage<internal>", module.context)
+    for op in module.body.operations:
+        op = op.operation
+        if op.name == "llvm.func" and op.regions[0].blocks and _name(op) not in given:
+            op.attributes["linkage"] = internal
+
+
+def _exported(op) -> bool:
+    """A function this piece defines for others (the JIT looks up no internal one)."""
+    return op.name == "llvm.func" and bool(op.regions[0].blocks) \
+        and not ("linkage" in op.attributes and "internal" in str(op.attributes["linkage"]))
 
 
 def _name(op) -> str:
@@ -63,12 +83,10 @@ def _object_code(module, external: tuple[str, ...], opt_level: int) -> bytes:
     """``module``'s object code at ``opt_level``, its relocations to ``external`` open."""
     import ctypes
 
-    from xlac.mlir import ExecutionEngine, ir
+    from xlac.mlir import ExecutionEngine
     from xlac.targets.cpu.libraries import openmp_library
     openmp_library()                                  # the __kmpc_* calls omp.parallel makes
-    defined = [ir.StringAttr(op.operation.attributes["sym_name"]).value
-               for op in module.body.operations
-               if op.operation.name == "llvm.func" and op.operation.regions[0].blocks]
+    defined = [_name(op.operation) for op in module.body.operations if _exported(op.operation)]
     engine = ExecutionEngine(module, opt_level=opt_level, enable_pic=True)
     for name in external:                         # linked later, with the other pieces
         engine.raw_register_runtime(name, ctypes.c_void_p(_DUMMY_ADDRESS))
