@@ -8,13 +8,13 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
-from xlac.passes.cpu import amx_pack
+from xlac.passes.cpu import amx_handoff, amx_pack
 from xlac.passes.cpu.amx_contractions import ALIGN, MARK, ZEROS
 from xlac.passes.cpu.amx_epilogue import epilogue_text, find_epilogue, unmark_epilogues
+from xlac.passes.cpu.amx_pack import ROWS
 from xlac.passes.helper_calls import fresh_symbol, parse_at
 
 SYMBOL = "xlac_ukernel_amx_bf16_32x32"    # xlac.targets.cpu.amx_kernels.SYMBOL
-ROWS = 256                                # C's rows per call: a chunk's A (256 x k bf16) stays in L2
 
 
 @dataclass(frozen=True)
@@ -37,7 +37,13 @@ class AmxCalls(ModulePass):
     def run(self, module: ir.Operation) -> None:
         marked = [op for op in nested_ops(module) if op.name in self.acts_on and MARK in op.attributes]
         declared, threads = False, self.threads or len(os.sched_getaffinity(0))
-        for op in marked:
+        fitting = [op for op in marked if _fits(op)]
+        epilogues = [(op, e if fused else None) for op in fitting for e, fused in [find_epilogue(op)]]
+        handoffs = amx_handoff.handoffs(epilogues, fitting, threads)
+        # before any op is erased (the handoffs' ops are invalid once they are)
+        roles = [_Packed(any(op == first for first, _ in handoffs), any(op == second for _, second in handoffs))
+                 for op in marked]
+        for op, packed in zip(marked, roles):
             zeros = ZEROS in op.attributes
             if not _fits(op):                  # scalar loops: slow, still right
                 del op.attributes[MARK]
@@ -47,7 +53,8 @@ class AmxCalls(ModulePass):
                 continue
             name = fresh_symbol(module, "xla_amx_matmul_")
             epilogue, fused = find_epilogue(op)
-            _add_functions(module, op, _function_text(op, name, not zeros, epilogue, fused, threads), not declared)
+            _add_functions(module, op, _function_text(op, name, not zeros, epilogue, fused, threads, packed),
+                           not declared)
             declared = True
             outputs = [epilogue.operands[1]] if epilogue is not None else []
             # at the consumer: its output may be allocated after the matmul
@@ -58,6 +65,15 @@ class AmxCalls(ModulePass):
             for done in {op, at}:
                 done.erase()
         unmark_epilogues(nested_ops(module))    # any left: the schedules are past, scalar loops
+
+
+@dataclass(frozen=True)
+class _Packed:
+    """A matmul's part in a handoff (xlac.passes.cpu.amx_handoff): its
+    epilogue writes the next matmul's A packed (``out``), or its A is packed
+    already (``a``)."""
+    out: bool = False
+    a: bool = False
 
 
 def _fits(op: ir.Operation) -> bool:
@@ -108,13 +124,14 @@ def _address(name: str, rank: int, row: str | None, col: str | None, bytes_: str
 
 
 def _function_text(op: ir.Operation, name: str, accumulate: bool, epilogue: ir.Operation | None,
-                   fused: bool = True, threads: int = 1) -> str:
+                   fused: bool = True, threads: int = 1, packed: _Packed = _Packed()) -> str:
     """The thread loop, over C's row blocks and groups of column chunks
     (``amx_pack.per_group`` chunks each, for ``threads``), each a call of the
     group's function (``_group_text``); ``epilogue``: the elementwise consumer
     of C applied to each chunk after its call (into the function's fourth
     argument, %o), or (not ``fused``) in a second thread loop over blocks of
-    32 whole rows."""
+    32 whole rows; ``packed``: A read packed in place, or the epilogue
+    writing the next matmul's A packed (xlac.passes.cpu.amx_handoff)."""
     types = [str(v.type) for v in op.operands]
     a_shape = ir.MemRefType(op.operands[0].type).shape
     rank, (m, k) = len(a_shape), a_shape[-2:]
@@ -142,20 +159,23 @@ def _function_text(op: ir.Operation, name: str, accumulate: bool, epilogue: ir.O
              "    %nrows = arith.minsi %left, %rows : index", "    %first = arith.muli %g, %group : index",
              f"    func.call @{name}_group({operands}) {{no_inline}} : ({operand_types}) -> ()",
              "  }", *after, "  return", "}"]
-    pack = amx_pack.packs(group)
-    helper = _epilogue_function(epilogue, f"{name}_epilogue", rank, types[2]) if epilogue is not None else ""
+    pack = amx_pack.packs(group) and not packed.a
+    helper = _epilogue_function(epilogue, f"{name}_epilogue", rank, types[2], packed.out) \
+        if epilogue is not None else ""
     packer = amx_pack.function_text(f"{name}_pack_a", batch, rows, k, types[0]) if pack else ""
-    group_text = _group_text(op, name, accumulate, call if fused else "", out, group * ALIGN, pack)
+    group_text = _group_text(op, name, accumulate, call if fused else "", out, group * ALIGN,
+                             "pack" if pack else "in place" if packed.a else "")
     return "\n".join(lines) + "\n" + group_text + helper + packer
 
 
 def _group_text(op: ir.Operation, name: str, accumulate: bool, call: str, out: str, group: int,
-                pack: bool) -> str:
+                packed_a: str) -> str:
     """``@{name}_group``: one thread loop iteration, the kernel calls of the
     column chunks from %first (``group`` columns, fewer at the end) for C's
     %nrows rows from %row, after each ``call`` (the epilogue's, or none);
-    with ``pack``, A's rows packed first into a buffer of the iteration's
-    own. A function of its own, called `no_inline`: its loop inside the
+    ``packed_a`` "pack": A's rows packed first into a buffer of the
+    iteration's own; "in place": A is packed already (amx_handoff); "": A as
+    it is. A function of its own, called `no_inline`: its loop inside the
     thread chunk would be blocks in the OpenMP lowering's `memref.alloca_scope`."""
     types = [str(v.type) for v in op.operands]
     a_shape = ir.MemRefType(op.operands[0].type).shape
@@ -163,7 +183,9 @@ def _group_text(op: ir.Operation, name: str, accumulate: bool, call: str, out: s
     n = ir.MemRefType(op.operands[1].type).shape[-1]
     rows, batch = min(ROWS, m), (a_shape[0] if rank == 3 else 0)
     lead = ", %bi: index" if rank == 3 else ""
-    a_at = amx_pack.chunk_address() if pack else _address("a", rank, "%row", None, "%c2")
+    pack = packed_a == "pack"
+    a_at = amx_pack.chunk_address() if pack else amx_handoff.chunk_address(k) if packed_a \
+        else _address("a", rank, "%row", None, "%c2")
     return "\n".join([
         f"func.func private @{name}_group(%a: {types[0]}, %b: {types[1]}, %c: {types[2]}{out}{lead}, "
         "%row: index, %nrows: index, %first: index) {",
@@ -187,27 +209,32 @@ def _group_text(op: ir.Operation, name: str, accumulate: bool, call: str, out: s
         "  return", "}"]) + "\n"
 
 
-def _epilogue_function(epilogue: ir.Operation, name: str, rank: int, c_type: str) -> str:
+def _epilogue_function(epilogue: ir.Operation, name: str, rank: int, c_type: str,
+                       packed: bool = False) -> str:
     """``@name``: a chunk's rows x ncols columns of C through ``epilogue``
-    into %o, 32 columns (two vectors) at a time. A function of its own, called with `no_inline`:
+    into %o, 32 columns (two vectors) at a time (``packed``: %o written in the
+    AMX kernel's packed A order, amx_handoff). A function of its own, called with `no_inline`:
     its loops inside the thread chunk, beside the kernel call, would be blocks
     in the `memref.alloca_scope` the OpenMP lowering wraps the chunk in."""
     out_type = str(epilogue.operands[1].type)
     lead = ["%bi"] if rank == 3 else []
-    hoisted, body = [], []
+    hoisted, body, at = [], [], ([], [], [])
+    if packed:
+        at = amx_handoff.packed_indices(out_type)
     for half in range(2):                   # both 16-column halves, unrolled
         indices = ", ".join([*lead, "%er", f"%ec{half}"])
-        constants, ops = epilogue_text(epilogue, indices, c_type, out_type, tag=f"h{half}")
+        store = ("%of", f"%p{half}", amx_handoff.flat_type(out_type)) if packed else None
+        constants, ops = epilogue_text(epilogue, indices, c_type, out_type, tag=f"h{half}", store=store)
         hoisted, body = hoisted + constants, body + ops
     batch = ", %bi: index" if rank == 3 else ""
     return "\n".join([
         f"func.func private @{name}(%c: {c_type}, %o: {out_type}, %row: index, %col: index, "
         f"%nrows: index, %ncols: index{batch}) {{",
         "  %c0 = arith.constant 0 : index", "  %c1 = arith.constant 1 : index",
-        "  %c16 = arith.constant 16 : index", "  %c32 = arith.constant 32 : index", *hoisted,
+        "  %c16 = arith.constant 16 : index", "  %c32 = arith.constant 32 : index", *hoisted, *at[0], *at[2],
         "  scf.for %r = %c0 to %nrows step %c1 {", "    %er = arith.addi %row, %r : index",
         "    scf.for %cc = %c0 to %ncols step %c32 {", "      %ec0 = arith.addi %col, %cc : index",
-        "      %ec1 = arith.addi %ec0, %c16 : index",
+        "      %ec1 = arith.addi %ec0, %c16 : index", *at[1],
         *[line[2:] for line in body], "    }", "  }", "  return", "}"]) + "\n"
 
 

@@ -102,9 +102,10 @@ def _vector(type_: ir.Type) -> str:
 
 
 def epilogue_text(generic: ir.Operation, indices: str, c_type: str, out_type: str,
-                  tag: str = "") -> tuple[list[str], list[str]]:
+                  tag: str = "", store: tuple[str, str, str] | None = None) -> tuple[list[str], list[str]]:
     """(constants hoisted before the loop, the ops over 16 columns at
-    ``indices`` of ``%c`` into ``%o``); ``tag`` makes the names distinct."""
+    ``indices`` of ``%c`` into ``%o``, or into ``store``'s (memref, indices,
+    type)); ``tag`` makes the names distinct."""
     block = generic.regions[0].blocks[0]
     inner = [o.operation for o in block.operations]
     names: dict = {}
@@ -130,7 +131,8 @@ def epilogue_text(generic: ir.Operation, indices: str, c_type: str, out_type: st
                     f"({', '.join(_vector(v.type) for v in op.operands)}) -> {_vector(op.results[0].type)}")
         names[op.results[0]] = f"%e{tag}_{index}"
     yielded = inner[-1].operands[0]
-    body.append(f"{' ' * 8}vector.store {name_of(yielded)}, %o[{indices}] : {out_type}, {_vector(yielded.type)}")
+    out, at, type_ = store or ("%o", indices, out_type)
+    body.append(f"{' ' * 8}vector.store {name_of(yielded)}, {out}[{at}] : {type_}, {_vector(yielded.type)}")
     return hoisted, body
 
 

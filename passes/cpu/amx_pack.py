@@ -19,6 +19,7 @@ fewest groups that still give each thread ``PER_THREAD`` iterations.
 
 from __future__ import annotations
 
+ROWS = 256              # C's rows per call (xla-amx-calls): a chunk's A (256 x k bf16) stays in L2
 MIN_PANELS = 8          # a group's chunks at least: its packed A read 8 times or more
 PER_THREAD = 1          # iterations per thread: each group packs its rows again (2: slower, PERFORMANCE.md)
 

@@ -161,3 +161,54 @@ func.func @packed_a(%a: memref<64x128xbf16>, %b: memref<128x1024xbf16>, %c: memr
     outs(%c : memref<64x1024xf32>)
   return
 }
+
+// -----
+
+/// The first matmul's epilogue writes a temporary only the second matmul
+/// reads, as its A, and the second packs its A (groups of 8 chunks or more):
+/// the epilogue stores it in the packed tile order (row er's 16 columns from
+/// ec at 32 k (er / 32) + 32 ec + 32 (er % 32)), aligned to 64 bytes, and the
+/// second matmul's iterations read it in place (lda 0) with no packing of
+/// their own; the first still packs its A.
+// CHECK-LABEL: func.func @handoff
+// CHECK: memref.alloc() {alignment = 64 : i64} : memref<64x1024xbf16>
+// CHECK: func.func private @xla_amx_matmul_[[N:.*]]_group(
+// CHECK: call @xla_amx_matmul_[[N]]_pack_a
+// CHECK: func.func private @xla_amx_matmul_[[N]]_epilogue(
+// CHECK: %[[K32:.*]] = arith.constant 32768 : index
+// CHECK: %[[OF:.*]] = memref.collapse_shape %{{.*}} {{\[\[}}0, 1]] : memref<64x1024xbf16> into memref<65536xbf16>
+// CHECK: arith.muli %{{.*}}, %[[K32]] : index
+// CHECK: vector.store %{{.*}}, %[[OF]][%{{.*}}] : memref<65536xbf16>, vector<16xbf16>
+// CHECK: vector.store %{{.*}}, %[[OF]][%{{.*}}] : memref<65536xbf16>, vector<16xbf16>
+// CHECK: func.func private @xla_amx_matmul_[[N]]_pack_a(
+// CHECK: func.func private @xla_amx_matmul_[[M:.*]]_group(
+// CHECK-NOT: memref.alloc
+// CHECK-NOT: _pack_a
+// CHECK: scf.for
+// CHECK: %[[AT:.*]] = arith.index_cast %{{.*}} : index to i64
+// CHECK-NEXT: %[[LDA:.*]] = arith.constant 0 : i64
+// CHECK: func.call @xlac_ukernel_amx_bf16_32x32(%{{.*}}, %{{.*}}, %[[AT]], %[[LDA]],
+// CHECK-NOT: memref.dealloc
+// CHECK: return
+// CHECK-NOT: func.func private @xla_amx_matmul_[[M]]_pack_a(
+#id = affine_map<(d0, d1) -> (d0, d1)>
+func.func @handoff(%a: memref<64x128xbf16>, %b: memref<128x1024xbf16>, %w: memref<1024x1024xbf16>,
+                   %d: memref<64x1024xf32>) {
+  %zero = arith.constant 0.0 : f32
+  %c = memref.alloc() {alignment = 64 : i64} : memref<64x1024xf32>
+  linalg.matmul {xla.amx, xla.amx_zeros} ins(%a, %b : memref<64x128xbf16>, memref<128x1024xbf16>)
+    outs(%c : memref<64x1024xf32>)
+  %h = memref.alloc() : memref<64x1024xbf16>
+  linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel", "parallel"]}
+      ins(%c : memref<64x1024xf32>) outs(%h : memref<64x1024xbf16>) attrs = {xla.amx_epilogue} {
+  ^bb0(%x: f32, %y: bf16):
+    %r = arith.maximumf %x, %zero : f32
+    %t = arith.truncf %r : f32 to bf16
+    linalg.yield %t : bf16
+  }
+  memref.dealloc %c : memref<64x1024xf32>
+  linalg.matmul {xla.amx, xla.amx_zeros} ins(%h, %w : memref<64x1024xbf16>, memref<1024x1024xbf16>)
+    outs(%d : memref<64x1024xf32>)
+  memref.dealloc %h : memref<64x1024xbf16>
+  return
+}

@@ -5,6 +5,8 @@ target anywhere, and (where this host has AMX) results against f64 numpy."""
 
 from __future__ import annotations
 
+import re
+
 import ml_dtypes
 import numpy as np
 import pytest
@@ -187,3 +189,36 @@ def test_epilogue_in_the_chunks_is_the_separate_one_bit_for_bit(shapes):
             dot[w.shape] = xlac.compile(_chain([x.shape, w.shape], epilogue=False), cache=False)
         x = np.maximum(np.asarray(dot[w.shape](x, w)), 0).astype(ml_dtypes.bfloat16)
     np.testing.assert_array_equal(np.asarray(fused(*arrays)).view(np.uint16), x.view(np.uint16))
+
+
+_MLP = """
+func.func @main(%x: tensor<64x256xbf16>, %w1: tensor<256x512xbf16>, %w2: tensor<512x512xbf16>) -> tensor<64x512xf32> {
+  %c = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<64x256xbf16>, tensor<256x512xbf16>) -> tensor<64x512xf32>
+  %z = stablehlo.constant dense<0.0> : tensor<64x512xf32>
+  %r = stablehlo.maximum %c, %z : tensor<64x512xf32>
+  %h = stablehlo.convert %r : (tensor<64x512xf32>) -> tensor<64x512xbf16>
+  %y = stablehlo.dot_general %h, %w2, contracting_dims = [1] x [0] : (tensor<64x512xbf16>, tensor<512x512xbf16>) -> tensor<64x512xf32>
+  return %y : tensor<64x512xf32>
+}
+"""
+
+
+@pytest.mark.skipif(not _HOST_AMX, reason="this host has no AMX")
+def test_epilogue_writing_the_next_dots_packed_a_is_bitwise_the_same():
+    """The first dot's ReLU-and-round writes the second dot's A (a temporary)
+    in the packed tile order, which the second reads in place
+    (xlac.passes.cpu.amx_handoff): bitwise the dots compiled one by one."""
+    rng = np.random.default_rng(7)
+    x, w1, w2 = [rng.standard_normal(s).astype(ml_dtypes.bfloat16) for s in [(64, 256), (256, 512), (512, 512)]]
+    options = xlac.Options.from_env().replace(num_threads=2)       # groups of 8 chunks: A packed
+    fused = xlac.compile(_MLP, cache=False, options=options)
+    if not uses_amx(cpu_model("host"), options.micro_kernels):
+        pytest.skip("the micro-kernels are off, or Linux refused the tile state")
+    packers = set(re.findall(r"@(xla_amx_matmul_\w*_pack_a)\(", fused.as_text("llvm")))
+    assert len(packers) == 1                           # the first dot's; the second reads A in place
+    first = xlac.compile(_chain([x.shape, w1.shape], epilogue=False), cache=False, options=options)
+    second = xlac.compile(_chain([x.shape[:1] + w1.shape[1:], w2.shape], epilogue=False), cache=False,
+                          options=options)
+    h = np.maximum(np.asarray(first(x, w1)), 0).astype(ml_dtypes.bfloat16)
+    np.testing.assert_array_equal(np.asarray(fused(x, w1, w2)).view(np.uint32),
+                                  np.asarray(second(h, w2)).view(np.uint32))
