@@ -124,7 +124,7 @@ def _address(name: str, rank: int, row: str | None, col: str | None, bytes_: str
 
 
 def _function_text(op: ir.Operation, name: str, accumulate: bool, epilogue: ir.Operation | None,
-                   fused: bool = True, threads: int = 1, packed: _Packed = _Packed()) -> str:
+                   fused: bool = True, threads: int = 1, packed: _Packed | None = None) -> str:
     """The thread loop, over C's row blocks and groups of column chunks
     (``amx_pack.per_group`` chunks each, for ``threads``), each a call of the
     group's function (``_group_text``); ``epilogue``: the elementwise consumer
@@ -159,6 +159,7 @@ def _function_text(op: ir.Operation, name: str, accumulate: bool, epilogue: ir.O
              "    %nrows = arith.minsi %left, %rows : index", "    %first = arith.muli %g, %group : index",
              f"    func.call @{name}_group({operands}) {{no_inline}} : ({operand_types}) -> ()",
              "  }", *after, "  return", "}"]
+    packed = packed or _Packed()
     pack = amx_pack.packs(group) and not packed.a
     helper = _epilogue_function(epilogue, f"{name}_epilogue", rank, types[2], packed.out) \
         if epilogue is not None else ""

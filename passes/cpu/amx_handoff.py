@@ -47,7 +47,7 @@ def handoffs(pairs: list[tuple[ir.Operation, ir.Operation | None]], fitting: lis
                 or not packs_a(second, threads):
             continue
         users = [u.owner.operation if isinstance(u.owner, ir.OpView) else u.owner for u in out.uses]
-        if all(u == epilogue or u == second or u.name == "memref.dealloc" for u in users):
+        if all(u in (epilogue, second) or u.name == "memref.dealloc" for u in users):
             # the kernel's tile rows are 64 bytes: each in one cache line (a misaligned A: 7% slower)
             out.owner.operation.attributes["alignment"] = ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 64)
             found.append((first, second))
