@@ -138,7 +138,10 @@ def _function_text(op: ir.Operation, name: str, accumulate: bool, epilogue: ir.O
     n = ir.MemRefType(op.operands[1].type).shape[-1]
     rows, batch = min(ROWS, m), (a_shape[0] if rank == 3 else 0)
     blocks = -(-m // rows)
-    group = amx_pack.per_group(n // ALIGN, max(batch, 1) * blocks, threads)
+    packed = packed or _Packed()
+    # A packed already: groups cost no copies, so smaller ones balance the threads
+    spread = amx_handoff.PER_THREAD if packed.a else 1
+    group = amx_pack.per_group(n // ALIGN, max(batch, 1) * blocks, threads * spread)
     loops = ([f"{batch}"] if rank == 3 else []) + [str(blocks), str(-(-n // (ALIGN * group)))]
     ivs = (["%bi"] if rank == 3 else []) + ["%i", "%g"]
     out = f", %o: {epilogue.operands[1].type}" if epilogue is not None else ""
@@ -159,7 +162,6 @@ def _function_text(op: ir.Operation, name: str, accumulate: bool, epilogue: ir.O
              "    %nrows = arith.minsi %left, %rows : index", "    %first = arith.muli %g, %group : index",
              f"    func.call @{name}_group({operands}) {{no_inline}} : ({operand_types}) -> ()",
              "  }", *after, "  return", "}"]
-    packed = packed or _Packed()
     pack = amx_pack.packs(group) and not packed.a
     helper = _epilogue_function(epilogue, f"{name}_epilogue", rank, types[2], packed.out) \
         if epilogue is not None else ""

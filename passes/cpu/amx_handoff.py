@@ -18,6 +18,8 @@ from xlac.passes.cpu import amx_pack
 from xlac.passes.cpu.amx_contractions import ALIGN
 from xlac.passes.cpu.amx_pack import ROWS
 
+PER_THREAD = 4          # the next matmul's iterations per thread: no copy each, so a busy core's share moves
+
 
 def packs_a(op: ir.Operation, threads: int) -> bool:
     """Whether xla-amx-calls' iterations for ``op`` pack its A (rank-2 matmuls)."""
