@@ -36,7 +36,6 @@ def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
         "xla-sort-slice-to-top-k",                        # sort + slice of its head (torch, jnp.argsort): a top-k
         "canonicalize",
         "cse",
-        "xla-merge-select-branches",                      # erfc's two polynomials as one on selected coefficients
         f"xla-check-support{{target={target}}}",         # every unsupported op, before lowering
     ]
 
