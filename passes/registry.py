@@ -73,6 +73,7 @@ _REGISTRY: dict[str, str] = {
     "xla-speculate-branch-reads": "cpu.speculate_branch_reads:SpeculateBranchReads",
     "xla-split-long-blocks": "cpu.split_long_blocks:SplitLongBlocks",
     "xla-outline-top-k": "ingest.outline_top_k:OutlineTopK",
+    "xla-merge-select-branches": "ingest.merge_select_branches:MergeSelectBranches",
     "xla-sort-slice-to-top-k": "ingest.sort_slice_to_top_k:SortSliceToTopK",
     "xla-unroll-short-loops": "ingest.unroll_short_loops:UnrollShortLoops",
     "xla-hoist-scan-products": "ingest.hoist_scan_products:HoistScanProducts",
