@@ -103,7 +103,7 @@ def run_passes(module: ir.Module, pipeline: str | list[str], hint: str = "",
     ``built``: ``build_pass_manager``'s for ``pipeline`` in this context, made
     before and run again (a piece worker lowers every piece by the same steps)."""
     ctx = module.context
-    pm = built or build_pass_manager(ctx, pipeline, disabled)
+    pm = built if built is not None else build_pass_manager(ctx, pipeline, disabled)
     pm.enable_verifier(verify_each)
     take_failure_kind()
     # the Python passes' remarks as records: MLIR's note on each prints its op,
