@@ -92,15 +92,18 @@ def _add_upstream(pm, text: str) -> None:
 
 def run_passes(module: ir.Module, pipeline: str | list[str], hint: str = "",
                disabled: frozenset[str] = frozenset(), verify_each: bool = True,
-               verify_after: bool = True) -> list[Diagnostic]:
+               verify_after: bool = True, built: passmanager.PassManager | None = None
+               ) -> list[Diagnostic]:
     """Run ``pipeline`` on ``module``; any failure becomes a CompileError (an
     ``UnsupportedOpError`` where the failing pass says so). Returns the remarks.
 
     ``verify_each``: the verifier after every pass (MLIR's default, mlir-opt's
     ``--verify-each``); off, the module is verified once at the end when
-    ``verify_after`` (as XLA verifies after each pass pipeline, not each pass)."""
+    ``verify_after`` (as XLA verifies after each pass pipeline, not each pass).
+    ``built``: ``build_pass_manager``'s for ``pipeline`` in this context, made
+    before and run again (a piece worker lowers every piece by the same steps)."""
     ctx = module.context
-    pm = build_pass_manager(ctx, pipeline, disabled)
+    pm = built if built is not None else build_pass_manager(ctx, pipeline, disabled)
     pm.enable_verifier(verify_each)
     take_failure_kind()
     # the Python passes' remarks as records: MLIR's note on each prints its op,

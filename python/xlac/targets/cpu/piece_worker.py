@@ -40,12 +40,21 @@ def lower_and_compile(bytecode: bytes, steps: list[str], opt_level: int
     with _context() as context:
         module = ir.Module.parse(bytecode, context)
         given = {_name(op) for op in module.body.operations if "sym_name" in op.operation.attributes}
-        run_passes(module, steps, verify_each=False)
+        run_passes(module, steps, verify_each=False, built=_pass_manager(context, tuple(steps)))
         _keep_added_functions_local(module, given)
         if CONSTANTS_ATTR in module.operation.attributes:    # the table's length, read
             del module.operation.attributes[CONSTANTS_ATTR]
         external = tuple(_name(op) for op in module.body.operations if _undefined(op.operation))
         return _object_code(module, external, opt_level), external
+
+
+@functools.lru_cache(maxsize=4)
+def _pass_manager(context, steps: tuple[str, ...]):
+    """The pass manager of ``steps``, built once per worker (the warm-up's
+    serves the compile's pieces when the steps are the same): building it,
+    every Python pass configured from its options, cost 2-4 ms of each piece."""
+    from xlac.pipeline.pass_manager import build_pass_manager
+    return build_pass_manager(context, list(steps))
 
 
 def _keep_added_functions_local(module, given: set[str]) -> None:
@@ -139,9 +148,12 @@ _TINY_KERNEL_MODULE = (
 
 
 def _lowering_steps() -> list[str]:
-    """The llvm stage's steps after ``xla-outline-kernels``, for this host."""
-    from xlac.targets.cpu.pipeline import KERNELS_OUTLINED, lower_to_llvm
-    steps = lower_to_llvm()
+    """The llvm stage's steps after ``xla-outline-kernels`` as a compile with
+    the environment's options makes them for this host: the pass manager the
+    warm-up builds for them is the one that compile's pieces run."""
+    from xlac.options import Options
+    from xlac.targets.cpu.pipeline import KERNELS_OUTLINED, llvm_stage
+    steps = llvm_stage("main", Options.from_env())
     return steps[steps.index(KERNELS_OUTLINED) + 1:]
 
 
