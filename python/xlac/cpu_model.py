@@ -63,10 +63,9 @@ def cpu_model(name: str = "host") -> CpuModel:
     raise ValueError(f"unknown CPU '{name}' (known: host, {', '.join(LEVELS)})")
 
 
-# The vector extensions a CPUID mask (XLAC_CPUID_MASK, the benchmarks'
-# cpuid_mask.c) hides above its level: /proc/cpuinfo, read here, still lists them.
+# The vector extensions a CPUID mask (xlac.options.cpuid_mask_level, the
+# benchmarks' cpuid_mask.c) hides above its level: /proc/cpuinfo still lists them.
 _MASKED_FAMILY = re.compile(r"^(avx|amx|fma|f16c|bmi|abm|gfni|vaes|vpclmul)")
-_CPUID_MASK = "XLAC_CPUID_MASK"
 
 
 @functools.cache
@@ -87,8 +86,8 @@ def host_features() -> tuple[str, ...]:
 
 
 def _hidden_by_cpuid_mask(flags) -> set[str]:
-    import os
-    level = LEVELS.get(os.environ.get(_CPUID_MASK, ""))
+    from xlac.options import cpuid_mask_level
+    level = LEVELS.get(cpuid_mask_level() or "")
     if level is None:
         return set()
     return {flag for flag in flags if _MASKED_FAMILY.match(flag) and flag not in level}
