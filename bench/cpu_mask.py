@@ -6,7 +6,9 @@ GFLOP/s capped, 149 GFLOP/s with CPUID masked, on a 2-core AVX-512 Xeon). So
 "xlac at AVX2 against XLA at AVX2" on an AVX-512 host compared xlac's AVX2 code
 with XLA's AVX-512 libraries. cpuid_mask.c, preloaded into the whole benchmark
 (XLA, numpy's BLAS and xlac's workers alike), makes every library see the
-smaller CPU. It needs a C compiler and Linux's CPUID faulting (`cpuid_fault` in
+smaller CPU. At x86-64-v4 it hides what an AVX-512 CPU has beyond that level
+(AVX512-BF16/FP16/VNNI, VBMI, AMX...), which XLA's libraries would use and xlac's
+x86-64-v4 code does not. It needs a C compiler and Linux's CPUID faulting (`cpuid_fault` in
 /proc/cpuinfo, and arch_prctl allowed); without them the run says so and goes on unmasked.
 """
 
@@ -21,7 +23,8 @@ from xlac.files import built_library, find_c_compiler
 
 HERE = Path(__file__).resolve().parent
 SOURCE = HERE / "cpuid_mask.c"
-MASKABLE = ("x86-64-v2", "x86-64-v3")
+MASKABLE = ("x86-64-v2", "x86-64-v3", "x86-64-v4")
+AVX512 = ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl")     # x86-64-v4's
 MARK = "XLAC_CPUID_MASK"            # set in the masked process: the level hidden to
 _SYS_ARCH_PRCTL, _ARCH_SET_CPUID = 158, 0x1012      # x86-64
 
@@ -29,7 +32,7 @@ _SYS_ARCH_PRCTL, _ARCH_SET_CPUID = 158, 0x1012      # x86-64
 def why_not(level: str) -> str | None:
     """None when `level` can be masked here, else the reason it cannot."""
     if level not in MASKABLE:
-        return f"{level} has no wider level above it to hide"
+        return f"{level} is not a level the mask knows (known: {', '.join(MASKABLE)})"
     if find_c_compiler() is None:
         return "no C compiler (cc, gcc or clang) to build bench/cpuid_mask.c"
     try:
@@ -38,6 +41,9 @@ def why_not(level: str) -> str | None:
         return "no /proc/cpuinfo"
     if " cpuid_fault" not in flags:
         return "this CPU or hypervisor has no CPUID faulting (cpuid_fault)"
+    missing = [flag for flag in AVX512 if flag not in flags.split()] if level == "x86-64-v4" else []
+    if missing:
+        return f"this CPU has no AVX-512 ({', '.join(missing)}): it is below x86-64-v4, not above"
     if not _faulting_allowed():
         return "this process may not turn CPUID faulting on (arch_prctl refused: a sandbox?)"
     return None

@@ -1,5 +1,6 @@
 /* Make a process see a smaller x86 CPU: CPUID answers without the features
- * above a level (x86-64-v3: no AVX-512, AMX, AVX-VNNI; x86-64-v2: no AVX either).
+ * above a level (x86-64-v4: AVX-512 F/BW/CD/DQ/VL only, no AVX512-BF16/FP16/VNNI,
+ * VBMI, AMX; x86-64-v3: no AVX-512, AMX, AVX-VNNI; x86-64-v2: no AVX either).
  *
  * Why: `--xla_cpu_max_isa` caps only the code XLA generates itself; its dot and
  * convolution libraries (oneDNN, XNNPACK, Eigen's runtime paths) ask CPUID and use
@@ -17,7 +18,12 @@
  * theirs, which a fault that is not a CPUID goes on to.
  * What it cannot hide: glibc's own string functions, chosen before this runs.
  *
- * Level from XLAC_CPUID_MASK (x86-64-v2 or x86-64-v3; default x86-64-v3).
+ * Left as the hardware says: leaf 0xD (XSAVE state sizes). XCR0, read by XGETBV,
+ * cannot be masked and XSAVE writes every state it enables, so a program that
+ * sized its save area from a masked leaf 0xD would overrun it; the features
+ * themselves are hidden in leaf 7, where libraries look for them.
+ *
+ * Level from XLAC_CPUID_MASK (x86-64-v2, -v3 or -v4; default x86-64-v3).
  */
 #define _GNU_SOURCE
 #include <cpuid.h>
@@ -34,7 +40,7 @@
 #define ARCH_SET_CPUID 0x1012
 #define BIT(n) (1u << (n))
 
-static int hide_avx;   /* x86-64-v2: AVX, AVX2, FMA, F16C, BMI too */
+static int level = 3;   /* the x86-64 level shown: 2, 3 or 4 */
 static struct sigaction theirs;   /* the program's SIGSEGV handler; zero: SIG_DFL */
 
 typedef int sigaction_fn(int, const struct sigaction *, struct sigaction *);
@@ -48,23 +54,26 @@ static sigaction_fn *real_sigaction(void) {
 static void mask_leaf(uint32_t leaf, uint32_t sub, uint32_t r[4]) {
   enum { A, B, C, D };
   if (leaf == 7 && sub == 0) {
-    /* AVX-512 F DQ IFMA PF ER CD BW VL */
-    r[B] &= ~(BIT(16) | BIT(17) | BIT(21) | BIT(26) | BIT(27) | BIT(28) | BIT(30) | BIT(31));
-    /* AVX-512 VBMI VBMI2 VNNI BITALG VPOPCNTDQ */
-    r[C] &= ~(BIT(1) | BIT(6) | BIT(11) | BIT(12) | BIT(14));
+    /* Above every level. AVX-512 IFMA PF ER */
+    r[B] &= ~(BIT(21) | BIT(26) | BIT(27));
+    /* AVX-512 VBMI VBMI2, GFNI VAES VPCLMULQDQ, AVX-512 VNNI BITALG VPOPCNTDQ */
+    r[C] &= ~(BIT(1) | BIT(6) | BIT(8) | BIT(9) | BIT(10) | BIT(11) | BIT(12) | BIT(14));
     /* AVX-512 4VNNIW 4FMAPS VP2INTERSECT, AMX-BF16, AVX512-FP16, AMX-TILE, AMX-INT8 */
     r[D] &= ~(BIT(2) | BIT(3) | BIT(8) | BIT(22) | BIT(23) | BIT(24) | BIT(25));
-    if (hide_avx) {
+    if (level < 4)                           /* AVX-512 F DQ CD BW VL: x86-64-v4 */
+      r[B] &= ~(BIT(16) | BIT(17) | BIT(28) | BIT(30) | BIT(31));
+    if (level < 3)
       r[B] &= ~(BIT(3) | BIT(5) | BIT(8));   /* BMI1 AVX2 BMI2 */
-      r[C] &= ~(BIT(9) | BIT(10));           /* VAES VPCLMULQDQ */
-    }
   } else if (leaf == 7 && sub == 1) {
-    /* AVX-VNNI, AVX512-BF16, AMX-FP16, AVX-IFMA; AVX10 */
+    /* AVX-VNNI, AVX512-BF16, AMX-FP16, AVX-IFMA */
     r[A] &= ~(BIT(4) | BIT(5) | BIT(21) | BIT(23));
-    r[D] &= ~BIT(19);
-  } else if (leaf == 1 && hide_avx) {
+    /* AVX-VNNI-INT8, AVX-NE-CONVERT, AMX-COMPLEX, AVX-VNNI-INT16, AVX10 */
+    r[D] &= ~(BIT(4) | BIT(5) | BIT(8) | BIT(10) | BIT(19));
+  } else if (leaf == 0x1D || leaf == 0x1E) {
+    r[A] = r[B] = r[C] = r[D] = 0;           /* AMX tile and TMUL information */
+  } else if (leaf == 1 && level < 3) {
     r[C] &= ~(BIT(12) | BIT(28) | BIT(29));  /* FMA AVX F16C */
-  } else if (leaf == 0x80000001u && hide_avx) {
+  } else if (leaf == 0x80000001u && level < 3) {
     r[C] &= ~(BIT(5) | BIT(11) | BIT(16));   /* LZCNT XOP FMA4 */
   }
 }
@@ -115,8 +124,8 @@ sighandler_t signal(int sig, sighandler_t handler) {
 }
 
 __attribute__((constructor)) static void start_masking(void) {
-  const char *level = getenv("XLAC_CPUID_MASK");
-  hide_avx = level && strcmp(level, "x86-64-v2") == 0;
+  const char *shown = getenv("XLAC_CPUID_MASK");
+  level = !shown ? 3 : strcmp(shown, "x86-64-v2") == 0 ? 2 : strcmp(shown, "x86-64-v4") == 0 ? 4 : 3;
   struct sigaction act;
   memset(&act, 0, sizeof act);
   act.sa_sigaction = on_segv;

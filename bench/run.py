@@ -62,10 +62,10 @@ def parse_args(argv=None) -> argparse.Namespace:
                         help="pin the run to N CPUs (affinity, OMP/OPENBLAS/MKL thread counts)")
     parser.add_argument("--cpu", choices=sorted(XLA_MAX_ISA),
                         help="the CPU level both compilers target: xlac's XLAC_CPU and XLA's "
-                             "--xla_cpu_max_isa; below the host's level the whole run also sees "
+                             "--xla_cpu_max_isa; where the host has more, the whole run also sees "
                              "a CPUID masked to it (see --mask-cpuid)")
     parser.add_argument("--mask-cpuid", action=argparse.BooleanOptionalAction, default=True,
-                        help="with --cpu below the host's level, hide the features above it from "
+                        help="with --cpu, hide the host's features above that level from "
                              "CPUID (bench/cpuid_mask.c) so that XLA's dot and convolution "
                              "libraries and numpy's BLAS run that level's code too (default on)")
     parser.add_argument("--budget-s", type=float,

@@ -63,9 +63,16 @@ def cpu_model(name: str = "host") -> CpuModel:
     raise ValueError(f"unknown CPU '{name}' (known: host, {', '.join(LEVELS)})")
 
 
+# The vector extensions a CPUID mask (xlac.options.cpuid_mask_level, the
+# benchmarks' cpuid_mask.c) hides above its level: /proc/cpuinfo still lists them.
+_MASKED_FAMILY = re.compile(r"^(avx|amx|fma|f16c|bmi|abm|gfni|vaes|vpclmul)")
+
+
 @functools.cache
 def host_features() -> tuple[str, ...]:
-    """The instruction-set extensions of this CPU (sorted), from /proc/cpuinfo."""
+    """The instruction-set extensions of this CPU (sorted), from /proc/cpuinfo;
+    in a process whose CPUID is masked to a level, without those the mask hides,
+    so that "host" means the CPU that LLVM and every library see."""
     try:
         text = Path("/proc/cpuinfo").read_text()
     except OSError:
@@ -73,8 +80,17 @@ def host_features() -> tuple[str, ...]:
     for line in text.splitlines():
         key, _, value = line.partition(":")
         if key.strip() in ("flags", "Features"):
-            return tuple(sorted({flag for flag in value.split() if _ISA_FLAG.match(flag)}))
+            flags = {flag for flag in value.split() if _ISA_FLAG.match(flag)}
+            return tuple(sorted(flags - _hidden_by_cpuid_mask(flags)))
     return ()
+
+
+def _hidden_by_cpuid_mask(flags) -> set[str]:
+    from xlac.options import cpuid_mask_level
+    level = LEVELS.get(cpuid_mask_level() or "")
+    if level is None:
+        return set()
+    return {flag for flag in flags if _MASKED_FAMILY.match(flag) and flag not in level}
 
 
 def check_runnable(features) -> None:

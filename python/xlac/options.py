@@ -100,6 +100,14 @@ _LOCAL_RANK_ID_VARIABLES = ("MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK",
 _WORLD_SIZE_VARIABLES = ("PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "MV2_COMM_WORLD_SIZE", "PMIX_SIZE")
 
 
+def cpuid_mask_level() -> str | None:
+    """The x86-64 level this process's CPUID is masked to, or None: a fact about the
+    process, not a knob. The benchmarks' CPUID mask (bench/cpuid_mask.c) sets
+    XLAC_CPUID_MASK where it hides the features above that level; /proc/cpuinfo
+    still lists them, so ``cpu_model("host")`` asks here which to leave out."""
+    return os.environ.get("XLAC_CPUID_MASK") or None
+
+
 def _default_cache_dir() -> Path:
     base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
     return Path(base) / "xlac"
