@@ -8,10 +8,16 @@ from __future__ import annotations
 
 from xlac.mlir import ir
 
+# readers that take a pad into their own loops (a pooling pads each thread's chunk)
+_PAD_READERS = ("stablehlo.reduce_window", "stablehlo.convolution")
+
 
 def pads_as_slices(op: ir.Operation) -> bool:
     """Whether pad ``op`` is one `replace_pad_by_slices` writes: static
-    shapes, no interior padding and no negative edge (a slice first)."""
+    shapes, no interior padding and no negative edge (a slice first), not
+    read by a window or convolution (their schedules pad per thread chunk)."""
+    if any(use.owner.name in _PAD_READERS for use in op.results[0].uses):
+        return False
     if not all(ir.RankedTensorType(value.type).has_static_shape
                for value in (op.operands[0], op.results[0])):
         return False

@@ -151,3 +151,19 @@ func.func @interior_pad(%a: tensor<4x6xf64>, %v: tensor<f64>) -> tensor<7x10xf64
   %p = stablehlo.pad %a, %v, low = [0, 3], high = [0, 1], interior = [1, 0] : (tensor<4x6xf64>, tensor<f64>) -> tensor<7x10xf64>
   return %p : tensor<7x10xf64>
 }
+
+// -----
+
+/// A pad a window reads stays: the pooling pads each thread's chunk itself.
+// CHECK-LABEL: func.func @pooled_pad
+// CHECK: stablehlo.pad
+// CHECK-NOT: tensor.insert_slice
+func.func @pooled_pad(%a: tensor<4x6xf32>, %v: tensor<f32>) -> tensor<3x4xf32> {
+  %p = stablehlo.pad %a, %v, low = [1, 1], high = [0, 0], interior = [0, 0] : (tensor<4x6xf32>, tensor<f32>) -> tensor<5x7xf32>
+  %r = "stablehlo.reduce_window"(%p, %v) <{window_dimensions = array<i64: 3, 4>}> ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %s = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<5x7xf32>, tensor<f32>) -> tensor<3x4xf32>
+  return %r : tensor<3x4xf32>
+}
