@@ -43,10 +43,12 @@ class ConcatenateAsSlices(ModulePass):
 
     A `stablehlo.pad` alone in its kernel is a concatenate of its operand and
     blocks of its value: the same slices (pad_as_slices.py), each element of
-    the result written once.
+    the result written once. `pads=false` (the CUDA pipeline: its convolution
+    lowerings find a padded input as a pad) leaves pads alone.
     """
 
     name = "xla-concatenate-as-slices"
+    pads: bool = True
 
     acts_on = frozenset({"stablehlo.concatenate", "stablehlo.pad"})
 
@@ -55,7 +57,7 @@ class ConcatenateAsSlices(ModulePass):
         group_sizes = _group_sizes(ops)
         for op in ops:
             if op.name == "stablehlo.pad":
-                if _alone_but_scalars(op) and pads_as_slices(op):
+                if self.pads and _alone_but_scalars(op) and pads_as_slices(op):
                     replace_pad_by_slices(op)
             elif _static(op) and (_alone(op, group_sizes) or
                                   (_along_innermost(op) and not _roll_read_in_its_kernel(op))):
