@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.fusion.inline_fusions import GROUP_ATTR
+from xlac.passes.lower.pad_as_slices import insert_slice, pads_as_slices, replace_pad_by_slices
 
 
 @dataclass(frozen=True)
@@ -39,18 +40,27 @@ class ConcatenateAsSlices(ModulePass):
         %e = tensor.empty() : tensor<4x8xf32>
         %0 = tensor.insert_slice %a into %e[0, 0] [4, 3] [1, 1]
         %r = tensor.insert_slice %b into %0[0, 3] [4, 5] [1, 1]
+
+    A `stablehlo.pad` alone in its kernel is a concatenate of its operand and
+    blocks of its value: the same slices (pad_as_slices.py), each element of
+    the result written once. `pads=false` (the CUDA pipeline: its convolution
+    lowerings find a padded input as a pad) leaves pads alone.
     """
 
     name = "xla-concatenate-as-slices"
+    pads: bool = True
 
-    acts_on = frozenset({"stablehlo.concatenate"})
+    acts_on = frozenset({"stablehlo.concatenate", "stablehlo.pad"})
 
     def run(self, module: ir.Operation) -> None:
-        concatenates = [op for op in nested_ops(module) if op.name == "stablehlo.concatenate"]
-        group_sizes = _group_sizes(concatenates)
-        for op in concatenates:
-            if _static(op) and (_alone(op, group_sizes) or
-                                (_along_innermost(op) and not _roll_read_in_its_kernel(op))):
+        ops = [op for op in nested_ops(module) if op.name in self.acts_on]
+        group_sizes = _group_sizes(ops)
+        for op in ops:
+            if op.name == "stablehlo.pad":
+                if self.pads and _alone_but_scalars(op) and pads_as_slices(op):
+                    replace_pad_by_slices(op)
+            elif _static(op) and (_alone(op, group_sizes) or
+                                  (_along_innermost(op) and not _roll_read_in_its_kernel(op))):
                 _replace_by_slices(op)
 
 
@@ -70,6 +80,18 @@ def _alone(op: ir.Operation, group_sizes: dict) -> bool:
     if GROUP_ATTR not in op.attributes:
         return True
     return group_sizes[(op.block, ir.IntegerAttr(op.attributes[GROUP_ATTR]).value)] == 1
+
+
+def _alone_but_scalars(op: ir.Operation) -> bool:
+    """Whether the other ops of ``op``'s xla-fuse group, if any, are scalars
+    (jnp.pad's value: a `convert` of an integer 0, fused with the pad)."""
+    if GROUP_ATTR not in op.attributes:
+        return True
+    group = ir.IntegerAttr(op.attributes[GROUP_ATTR]).value
+    return all(other == op or GROUP_ATTR not in other.attributes
+               or ir.IntegerAttr(other.attributes[GROUP_ATTR]).value != group
+               or all(ir.RankedTensorType(r.type).rank == 0 for r in other.results)
+               for other in op.block.operations)
 
 
 def _roll_read_in_its_kernel(op: ir.Operation) -> bool:
@@ -116,18 +138,8 @@ def _replace_by_slices(op: ir.Operation) -> None:
             shape = list(ir.RankedTensorType(value.type).shape)
             offsets = [0] * rank
             offsets[axis] = start
-            whole = _insert_slice(value, whole, offsets, shape)
+            whole = insert_slice(value, whole, offsets, shape)
             start += shape[axis]
     op.results[0].replace_all_uses_with(whole)
     op.erase()
 
-
-def _insert_slice(value: ir.Value, into: ir.Value, offsets: list[int], sizes: list[int]) -> ir.Value:
-    return ir.Operation.create(
-        "tensor.insert_slice", results=[into.type], operands=[value, into],
-        attributes={
-            "static_offsets": ir.DenseI64ArrayAttr.get(offsets),
-            "static_sizes": ir.DenseI64ArrayAttr.get(sizes),
-            "static_strides": ir.DenseI64ArrayAttr.get([1] * len(sizes)),
-            "operandSegmentSizes": ir.DenseI32ArrayAttr.get([1, 1, 0, 0, 0]),
-        }).results[0]

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 from xlac.dtypes import tensor_type
 from xlac.passes.lower.builders.ssa_text import SsaText
 
@@ -23,7 +25,7 @@ def blocked_scan_text(name: str, shape: list[int], element: str, dim: int, combi
     if _scans_better_outer(shape, element, dim, combine):
         out = _scan_outermost(text, shape, element, dim, combine, reverse)
     else:
-        out = _scan(text, "%x", shape, element, dim, combine, reverse)
+        out = _scan_merged(text, "%x", shape, element, dim, combine, reverse)
     return (f"func.func private @{name}(%x: {t}, %init: tensor<{element}>) -> {t} {{\n"
             + "\n".join(text.lines) + f"\n  return {out} : {t}\n}}\n")
 
@@ -50,9 +52,26 @@ def _scan_outermost(text: SsaText, shape, element, dim, combine, reverse) -> str
     back = [order.index(d) for d in range(len(shape))]
     value = text.add(f"stablehlo.transpose %x, dims = {order} : ({tensor_type(shape, element)}) "
                      f"-> {tensor_type(moved, element)}")
-    value = _scan(text, value, moved, element, 0, combine, reverse)
+    value = _scan_merged(text, value, moved, element, 0, combine, reverse)
     return text.add(f"stablehlo.transpose {value}, dims = {back} : ({tensor_type(moved, element)})"
                     f" -> {tensor_type(shape, element)}")
+
+
+def _scan_merged(text: SsaText, value: str, shape, element, dim, combine, reverse) -> str:
+    """``_scan`` with the dims after ``dim`` merged into one: a complex
+    tensor's pairs (xla-complex-as-pairs) scan as rows of f32/f64 lanes, not as
+    steps whose innermost dim is the 2 parts (each step a kernel of its own,
+    c128 cumsum 512x1024 inner: 15 adds of 0.6-0.7 ms where f64's take 0.04).
+    A reshape moves no element: each is combined from the same operands in the
+    same order, so the sums round as before, bit for bit."""
+    if len(shape) - dim <= 2:
+        return _scan(text, value, shape, element, dim, combine, reverse)
+    merged = shape[:dim + 1] + [math.prod(shape[dim + 1:])]
+    value = text.add(f"stablehlo.reshape {value} : ({tensor_type(shape, element)}) -> "
+                     f"{tensor_type(merged, element)}")
+    value = _scan(text, value, merged, element, dim, combine, reverse)
+    return text.add(f"stablehlo.reshape {value} : ({tensor_type(merged, element)}) -> "
+                    f"{tensor_type(shape, element)}")
 
 
 def _scan(text: SsaText, value: str, shape, element, dim, combine, reverse) -> str:

@@ -80,6 +80,9 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     # complex sums and moves as f32/f64 pairs: for the same targets, whose real
     # reduction schedules are the vector ones
     widen_sums = ["xla-widen-narrow-sums", "xla-complex-as-pairs"] if true_flag(narrow_sums_in_f32) else []
+    # pads as slices: for the CPU's row copies (the target of ``parallel_rows``); CUDA's
+    # convolution lowerings (im2col, weight gradients as one matmul) find a padded input as a pad
+    concatenate = "xla-concatenate-as-slices" if parallel_rows else "xla-concatenate-as-slices{pads=false}"
     combine = [f"xla-combine-all-reduces{{bucket-bytes={int(collective_bucket_bytes)}}}"] \
         if int(collective_bucket_bytes) > 0 else []
     return [
@@ -115,7 +118,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         "xla-lower-control-flow",                         # while/if/case -> scf; after the others, which may emit them
         "inline",                                         # helpers some lowerings call
         "xla-outline-fusions",                            # each kernel a function until elementwise fusion ...
-        "xla-concatenate-as-slices",                      # innermost-axis concatenates as row copies, not gathers
+        concatenate,                                      # innermost-axis concatenates (and pads) as row copies, not gathers
         "func.func(stablehlo-legalize-to-linalg)",        # upstream StableHLO -> linalg/tensor/arith
         "xla-verify-lowered",                             # nothing of StableHLO may be left
         "stablehlo-convert-to-signless",                  # ui32 in the signature -> i32, no casts

@@ -104,3 +104,66 @@ func.func @two_tensors_read_in_their_kernel(%x: tensor<4x3xf32>, %y: tensor<4x5x
   %n = stablehlo.negate %r {xla.fusion_group = 4 : i64} : tensor<4x8xf32>
   return %n : tensor<4x8xf32>
 }
+
+// -----
+
+/// A pad alone in its kernel (its value's scalar convert aside): a block of
+/// the value above and below the operand, one on each side of its rows, and
+/// the operand in the middle, each element of the result written once.
+// CHECK-LABEL: func.func @pad
+// CHECK-SAME: (%[[A:.*]]: tensor<4x6xf64>, %[[I:.*]]: tensor<i64>)
+// CHECK: %[[V:.*]] = stablehlo.convert %[[I]]
+// CHECK: %[[E:.*]] = tensor.empty() : tensor<6x10xf64>
+// CHECK: %[[T:.*]] = stablehlo.broadcast_in_dim %[[V]], dims = [] : (tensor<f64>) -> tensor<1x10xf64>
+// CHECK: %[[E1:.*]] = tensor.insert_slice %[[T]] into %[[E]][0, 0] [1, 10] [1, 1]
+// CHECK: %[[B:.*]] = stablehlo.broadcast_in_dim %[[V]], dims = [] : (tensor<f64>) -> tensor<1x10xf64>
+// CHECK: %[[E2:.*]] = tensor.insert_slice %[[B]] into %[[E1]][5, 0] [1, 10] [1, 1]
+// CHECK: %[[L:.*]] = stablehlo.broadcast_in_dim %[[V]], dims = [] : (tensor<f64>) -> tensor<4x3xf64>
+// CHECK: %[[E3:.*]] = tensor.insert_slice %[[L]] into %[[E2]][1, 0] [4, 3] [1, 1]
+// CHECK: %[[R:.*]] = stablehlo.broadcast_in_dim %[[V]], dims = [] : (tensor<f64>) -> tensor<4x1xf64>
+// CHECK: %[[E4:.*]] = tensor.insert_slice %[[R]] into %[[E3]][1, 9] [4, 1] [1, 1]
+// CHECK: %[[P:.*]] = tensor.insert_slice %[[A]] into %[[E4]][1, 3] [4, 6] [1, 1]
+// CHECK-NOT: stablehlo.pad
+// CHECK: return %[[P]]
+func.func @pad(%a: tensor<4x6xf64>, %i: tensor<i64>) -> tensor<6x10xf64> {
+  %v = stablehlo.convert %i {xla.fusion_group = 0 : i64} : (tensor<i64>) -> tensor<f64>
+  %p = stablehlo.pad %a, %v, low = [1, 3], high = [1, 1], interior = [0, 0] {xla.fusion_group = 0 : i64} : (tensor<4x6xf64>, tensor<f64>) -> tensor<6x10xf64>
+  return %p : tensor<6x10xf64>
+}
+
+// -----
+
+/// A pad fused with other ops of its kernel stays a pad (the kernel's loop
+/// reads it per element); so does one with interior padding.
+// CHECK-LABEL: func.func @pad_in_a_kernel
+// CHECK: stablehlo.pad
+// CHECK-NOT: tensor.insert_slice
+// CHECK-LABEL: func.func @interior_pad
+// CHECK: stablehlo.pad
+// CHECK-NOT: tensor.insert_slice
+func.func @pad_in_a_kernel(%a: tensor<4x6xf64>, %v: tensor<f64>) -> tensor<6x10xf64> {
+  %p = stablehlo.pad %a, %v, low = [1, 3], high = [1, 1], interior = [0, 0] {xla.fusion_group = 0 : i64} : (tensor<4x6xf64>, tensor<f64>) -> tensor<6x10xf64>
+  %n = stablehlo.negate %p {xla.fusion_group = 0 : i64} : tensor<6x10xf64>
+  return %n : tensor<6x10xf64>
+}
+
+func.func @interior_pad(%a: tensor<4x6xf64>, %v: tensor<f64>) -> tensor<7x10xf64> {
+  %p = stablehlo.pad %a, %v, low = [0, 3], high = [0, 1], interior = [1, 0] : (tensor<4x6xf64>, tensor<f64>) -> tensor<7x10xf64>
+  return %p : tensor<7x10xf64>
+}
+
+// -----
+
+/// A pad a window reads stays: the pooling pads each thread's chunk itself.
+// CHECK-LABEL: func.func @pooled_pad
+// CHECK: stablehlo.pad
+// CHECK-NOT: tensor.insert_slice
+func.func @pooled_pad(%a: tensor<4x6xf32>, %v: tensor<f32>) -> tensor<3x4xf32> {
+  %p = stablehlo.pad %a, %v, low = [1, 1], high = [0, 0], interior = [0, 0] : (tensor<4x6xf32>, tensor<f32>) -> tensor<5x7xf32>
+  %r = "stablehlo.reduce_window"(%p, %v) <{window_dimensions = array<i64: 3, 4>}> ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %s = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<5x7xf32>, tensor<f32>) -> tensor<3x4xf32>
+  return %r : tensor<3x4xf32>
+}

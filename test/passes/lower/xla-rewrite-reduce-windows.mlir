@@ -57,7 +57,8 @@ func.func @long_cumsum(%x: tensor<40x2xf32>) -> tensor<40x2xf32> {
 
 /// A float sum along the innermost dim, and along the dim before a complex
 /// tensor's 2 parts (xla-complex-as-pairs): scanned as the outermost dim of
-/// a transposed copy too, the parts' dim kept last. The transposes move data
+/// a transposed copy too, the parts' dim merged into the rows (each step a
+/// row of lanes, not 2 parts deep). The transposes and reshapes move data
 /// only: each element's adds are the same, in the same order (it rounds as
 /// before, bit for bit).
 // CHECK-LABEL: func.func @inner_float_cumsum
@@ -66,7 +67,9 @@ func.func @long_cumsum(%x: tensor<40x2xf32>) -> tensor<40x2xf32> {
 // CHECK: stablehlo.transpose %{{.*}}, dims = [1, 0] : (tensor<40x4xf64>) -> tensor<4x40xf64>
 // CHECK-LABEL: func.func @pairs_cumsum
 // CHECK: stablehlo.transpose %{{.*}}, dims = [1, 0, 2] : (tensor<4x40x2xf32>) -> tensor<40x4x2xf32>
-// CHECK: stablehlo.reshape %{{.*}} : (tensor<48x4x2xf32>) -> tensor<3x16x4x2xf32>
+// CHECK: stablehlo.reshape %{{.*}} : (tensor<40x4x2xf32>) -> tensor<40x8xf32>
+// CHECK: stablehlo.reshape %{{.*}} : (tensor<48x8xf32>) -> tensor<3x16x8xf32>
+// CHECK: stablehlo.reshape %{{.*}} : (tensor<40x8xf32>) -> tensor<40x4x2xf32>
 // CHECK: stablehlo.transpose %{{.*}}, dims = [1, 0, 2] : (tensor<40x4x2xf32>) -> tensor<4x40x2xf32>
 // CHECK-NOT: reduce_window
 func.func @inner_float_cumsum(%x: tensor<4x40xf64>) -> tensor<4x40xf64> {

@@ -168,3 +168,37 @@ def test_a_program_with_another_complex_op_keeps_complex_tensors():
     x, y = (_complex((64, 128), np.complex64, rng) for _ in range(2))
     got = xlac.compile(text, cache=False)(x, y)
     np.testing.assert_allclose(got, (x * y).sum(1), rtol=1e-5)
+
+
+
+def _scans(ts: list[str]) -> str:
+    """One row scan per argument (one module: one compile)."""
+    window = f"""padding = dense<[[0, 0], [{COLS - 1}, 0]]> : tensor<2x2xi64>,
+      window_dimensions = array<i64: 1, {COLS}>"""
+    lines = []
+    for k, t in enumerate(ts):
+        scalar = t.split(f"{COLS}x", 1)[1][:-1]
+        zero = "(0.0, 0.0)" if "complex" in t else "0.0"
+        lines.append(f"""  %z{k} = stablehlo.constant dense<{zero}> : tensor<{scalar}>
+  %s{k} = "stablehlo.reduce_window"(%a{k}, %z{k}) <{{{window}}}> ({{
+  ^bb0(%x: tensor<{scalar}>, %y: tensor<{scalar}>):
+    %s = stablehlo.add %x, %y : tensor<{scalar}>
+    stablehlo.return %s : tensor<{scalar}>
+  }}) : ({t}, tensor<{scalar}>) -> {t}""")
+    args = ", ".join(f"%a{k}: {t}" for k, t in enumerate(ts))
+    outs = ", ".join(f"%s{k}" for k in range(len(ts)))
+    return (f"func.func @main({args}) -> ({', '.join(ts)}) {{\n" + "\n".join(lines)
+            + f"\n  return {outs} : {', '.join(ts)}\n}}")
+
+
+def test_a_complex_cumsum_adds_as_its_parts_real_cumsums():
+    """A c128 scan along the rows runs as rows of f64 lanes (the pairs' dim
+    merged into the rows: its steps no longer kernels of 2-part rows), each
+    part combined in the order of an f64 scan: bit for bit the f64 cumsums of
+    its real and imaginary parts, compiled in the same module."""
+    c, f = f"tensor<{ROWS}x{COLS}xcomplex<f64>>", f"tensor<{ROWS}x{COLS}xf64>"
+    x = _complex((ROWS, COLS), np.complex128, np.random.default_rng(5))
+    got, real, imag = xlac.compile(_scans([c, f, f]), cache=False, cpu="x86-64-v3")(
+        x, x.real.copy(), x.imag.copy())
+    assert np.array_equal(got.real.view(np.int64), real.view(np.int64))
+    assert np.array_equal(got.imag.view(np.int64), imag.view(np.int64))

@@ -49,6 +49,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         "xla-update-windows-in-place",                    # a scatter's window combined into itself: no copy per index
         "xla-collapse-reduction-loops",                   # (n, g, c | h, w) -> (n, g*c | h*w): a column reduction
         "xla-speculate-branch-reads",                     # a concatenate's branch per element: a select of clamped reads
+        "xla-collapse-unit-read-dims",                    # a gather's 256x1 indices read as 256: a vector load, not a gather
         "xla-additive-reductions",                        # `out - v` folds as `out + (-v)`: a vectorizable sum
         *(["xla-amx-contractions"] if true_flag(amx) else []),   # bf16 matmuls left to the AMX kernel
         # per op class: scf.forall over the threads' chunks, tiles for caches
