@@ -96,12 +96,7 @@ def mlir_text(tm: int, tn: int, stream: bool = False, lanes: int = 0) -> str:
                   f"  %aoff{r} = arith.muli %row{r}, %lda : i64",
                   f"  %cr{r} = llvm.getelementptr %cp[%coff{r}] : (!llvm.ptr, i64) -> !llvm.ptr, f32",
                   f"  %ar{r} = llvm.getelementptr %ap[%aoff{r}] : (!llvm.ptr, i64) -> !llvm.ptr, f32",
-                  f"  %init{r} = scf.if %from_c -> ({vec}) {{",
-                  f"    %v = llvm.load %cr{r} {{alignment = 4 : i64}} : !llvm.ptr -> {vec}",
-                  f"    scf.yield %v : {vec}",
-                  "  } else {",
-                  f"    scf.yield %zero : {vec}",
-                  "  }"]
+                  *_c_or_zeros(f"%init{r}", f"%cr{r}", vec)]
     accs = ", ".join(f"%acc{r} = %init{r}" for r in rows)
     types = ", ".join([vec] * tm)
     lines += [f"  %sum:{tm} = scf.for %i = %zero_i to %k step %one iter_args({accs}) -> ({types}) : i64 {{",
@@ -109,15 +104,30 @@ def mlir_text(tm: int, tn: int, stream: bool = False, lanes: int = 0) -> str:
               "    %brow = llvm.getelementptr %bp[%boff] : (!llvm.ptr, i64) -> !llvm.ptr, f32",
               f"    %bv = llvm.load %brow {{alignment = 4 : i64}} : !llvm.ptr -> {vec}"]
     for r in rows:
-        lines += [f"    %ae{r} = llvm.getelementptr %ar{r}[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32",
-                  f"    %as{r} = llvm.load %ae{r} : !llvm.ptr -> f32",
-                  f"    %ab{r} = vector.broadcast %as{r} : f32 to {vec}",
+        lines += [*_broadcast_a(r, vec),
                   f"    %next{r} = vector.fma %ab{r}, %bv, %acc{r} : {vec}"]
     lines.append(f"    scf.yield {', '.join(f'%next{r}' for r in rows)} : {types}")
     lines.append("  }")
     lines += _stores(tm, vec, stream)
     lines += ["  return", "}"]
     return "\n".join(lines) + "\n"
+
+
+def _c_or_zeros(name: str, pointer: str, vec: str) -> list[str]:
+    """``name`` = C's vector at ``pointer`` where the kernel accumulates, else zeros."""
+    return [f"  {name} = scf.if %from_c -> ({vec}) {{",
+            f"    %v = llvm.load {pointer} {{alignment = 4 : i64}} : !llvm.ptr -> {vec}",
+            f"    scf.yield %v : {vec}",
+            "  } else {",
+            f"    scf.yield %zero : {vec}",
+            "  }"]
+
+
+def _broadcast_a(r: int, vec: str) -> list[str]:
+    """Row r's A(r, i), broadcast to ``%ab<r>``, in the k loop's body."""
+    return [f"    %ae{r} = llvm.getelementptr %ar{r}[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32",
+            f"    %as{r} = llvm.load %ae{r} : !llvm.ptr -> f32",
+            f"    %ab{r} = vector.broadcast %as{r} : f32 to {vec}"]
 
 
 def _stores(tm: int, vec: str, stream: bool) -> list[str]:
@@ -178,12 +188,7 @@ def _tight_text(tm: int, tn: int, lanes: int) -> str:
             lines += [f"  %cc{r}_{j} = arith.constant {j * lanes} : i64",
                       f"  %co{r}_{j} = arith.addi %coff{r}, %cc{r}_{j} : i64",
                       f"  %cr{r}_{j} = llvm.getelementptr %cp[%co{r}_{j}] : (!llvm.ptr, i64) -> !llvm.ptr, f32",
-                      f"  %init{r}_{j} = scf.if %from_c -> ({vec}) {{",
-                      f"    %v = llvm.load %cr{r}_{j} {{alignment = 4 : i64}} : !llvm.ptr -> {vec}",
-                      f"    scf.yield %v : {vec}",
-                      "  } else {",
-                      f"    scf.yield %zero : {vec}",
-                      "  }"]
+                      *_c_or_zeros(f"%init{r}_{j}", f"%cr{r}_{j}", vec)]
     carried = ", ".join(f"%acc{r}_{j} = %init{r}_{j}" for r, j in accs)
     types = ", ".join([vec] * len(accs))
     lines += [f"  %sum:{len(accs)} = scf.for %i = %zero_i to %k step %one iter_args({carried}) -> ({types}) : i64 {{",
@@ -195,10 +200,8 @@ def _tight_text(tm: int, tn: int, lanes: int) -> str:
         lines.append(f"    %bv{j} = llvm.load %bj{j} {{alignment = 4 : i64}} : !llvm.ptr -> {vec}")
     last = vectors - 1
     for r in range(tm):
-        lines += [f"    %ae{r} = llvm.getelementptr %ar{r}[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32",
-                  f"    %as{r} = llvm.load %ae{r} : !llvm.ptr -> f32",
-                  f"    %ab{r} = vector.broadcast %as{r} : f32 to {vec}",
-                  f"    %bm{r} = llvm.load volatile %bj{last} {{alignment = 4 : i64}} : !llvm.ptr -> {vec}"]
+        lines += _broadcast_a(r, vec)
+        lines.append(f"    %bm{r} = llvm.load volatile %bj{last} {{alignment = 4 : i64}} : !llvm.ptr -> {vec}")
         for j in range(vectors):
             b = f"%bm{r}" if j == last else f"%bv{j}"
             lines.append(f"    %next{r}_{j} = vector.fma %ab{r}, {b}, %acc{r}_{j} : {vec}")
