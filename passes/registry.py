@@ -50,6 +50,7 @@ _REGISTRY: dict[str, str] = {
     "xla-update-windows-in-place": "buffers.update_windows_in_place:UpdateWindowsInPlace",
     "xla-bf16-memory-as-i16": "cpu.bf16_memory_as_i16:Bf16MemoryAsI16",
     "xla-bf16-extend-as-shift": "cpu.bf16_extend_as_shift:Bf16ExtendAsShift",
+    "xla-constant-selects-as-permutes": "cpu.constant_selects_as_permutes:ConstantSelectsAsPermutes",
     "xla-i1-memory-as-i8": "cpu.i1_memory_as_i8:I1MemoryAsI8",
     "xla-check-memory": "buffers.check_memory:CheckMemory",
     "xla-splat-constants-to-fill": "buffers.splat_constants_to_fill:SplatConstantsToFill",
