@@ -76,6 +76,7 @@ _REGISTRY: dict[str, str] = {
     "xla-split-long-blocks": "cpu.split_long_blocks:SplitLongBlocks",
     "xla-outline-top-k": "ingest.outline_top_k:OutlineTopK",
     "xla-merge-select-branches": "ingest.merge_select_branches:MergeSelectBranches",
+    "xla-outer-dots-as-multiplies": "ingest.outer_dots_as_multiplies:OuterDotsAsMultiplies",
     "xla-sort-slice-to-top-k": "ingest.sort_slice_to_top_k:SortSliceToTopK",
     "xla-unroll-short-loops": "ingest.unroll_short_loops:UnrollShortLoops",
     "xla-hoist-scan-products": "ingest.hoist_scan_products:HoistScanProducts",
