@@ -20,14 +20,6 @@ def gather_safe(read: ir.Operation, innermost: int) -> bool:
     return contiguous(read, innermost) or not reads_a_slice(read)
 
 
-def stepping_loop(op: ir.Operation, extents: list[int] | None) -> int:
-    """The loop the vectorizer steps ``op``'s lanes along: the last one longer
-    than 1 (a 256 x 1 stretch of a roll's columns steps along the rows)."""
-    loops = len(op.attributes["iterator_types"]) if "iterator_types" in op.attributes else 0
-    longer = [loop for loop, extent in enumerate(extents or []) if extent != 1]
-    return longer[-1] if longer else loops - 1
-
-
 def reads_a_slice(read: ir.Operation) -> bool:
     """Whether ``read``'s tensor is a slice (through reshapes) of another:
     after bufferization, a strided view."""
