@@ -1,11 +1,13 @@
 // @xla_matmul_epilogue_tiles_2d without the packed panels of B, for chunks
-// whose rows are one register tile or two (epilogue_plan._reads_b_once): an
-// LSTM step's gate product, 8 x 256 . 256 x 1024. The packed panel pays off
-// when many row tiles read it; here each element of B is read by one tile
-// (two with AVX2's 4-row tiles), so packing copied all of B (1 MB) every
-// step to read it back once. The tiles read B in place, row after row of k;
-// the k order of each sum, and so every result, is the packed plan's.
-// Parameters as @xla_matmul_epilogue_tiles_2d's (bn and bk unused).
+// whose rows are one register tile (epilogue_plan._tiles_sequence and
+// _one_tall_tile): an LSTM step's gate product, 8 x 256 . 256 x 1024, in
+// AVX-512's 8 x 32 tiles, or in one 8 x 8 tile with AVX2 (whose usual 4-row
+// tiles would read B twice). The packed panel pays off when many row tiles
+// read it; here each element of B is read by one tile, so packing copied all
+// of B (1 MB) every step to read it back once. The tiles read B in place,
+// row after row of k; the k order of each sum, and so every result, is the
+// packed plan's. Parameters as @xla_matmul_epilogue_tiles_2d's (bn and bk
+// unused).
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @xla_matmul_epilogue_tiles_unpacked_2d(
       %epilogue: !transform.any_op {transform.consumed},
