@@ -192,10 +192,11 @@ func.func @f64_matmul(%a: tensor<64x512xf64>, %b: tensor<512x64xf64>) -> tensor<
 // CHECK: vector.transfer_read %[[PACKED]]{{.*}} vector<16x32xf32>
 // CHECK: vector.contract {{.*}} : vector<7x16xf32>, vector<16x32xf32> into vector<7x32xf32>
 // CHECK-NOT: linalg.conv_2d_nhwc_hwcf
-/// With AVX2, the same order in 7 x 8 tiles.
+/// With AVX2, the same order in 7 x 16 tiles (14 accumulators: the
+/// micro-kernel call reads B's second vector from memory).
 // AVX2-LABEL: func.func @conv_filters_outer
-// AVX2: memref.alloc() {alignment = 64 : i64} : memref<3x3x512x8xf32>
-// AVX2: vector.contract {{.*}} into vector<7x8xf32>
+// AVX2: memref.alloc() {alignment = 64 : i64} : memref<3x3x512x16xf32>
+// AVX2: vector.contract {{.*}} into vector<7x16xf32>
 func.func @conv_filters_outer(%x: tensor<2x9x9x512xf32>, %w: tensor<3x3x512x512xf32>) -> tensor<2x7x7x512xf32> {
   %zero = arith.constant 0.0 : f32
   %empty = tensor.empty() : tensor<2x7x7x512xf32>

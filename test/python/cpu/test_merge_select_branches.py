@@ -1,7 +1,9 @@
 """xla-merge-select-branches: chlo decompositions that select between two
 branches give, bit for bit, the same results with the branches merged as
 without. The pass runs where a select is a masked move (AVX-512: x86-64-v4,
-and the host where it has AVX-512), not at x86-64-v3."""
+and the host where it has AVX-512) and at x86-64-v3, where the merged
+coefficients' selects of two constants are permutes
+(xla-constant-selects-as-permutes), not blends."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import xlac
 from conftest import runnable_levels
 
 _PASS = "xla-merge-select-branches"
+_PERMUTES = "xla-constant-selects-as-permutes"
 
 
 def _chlo(op: str, element: str, size: int) -> str:
@@ -50,26 +53,29 @@ def _arguments(dtype) -> np.ndarray:
 _CASES = [("erfc", "f32"), ("erfc", "f64"), ("erf", "f64"), ("gelu", "f32")]
 
 
+@pytest.mark.parametrize("level", ["x86-64-v3", "x86-64-v4"])
 @pytest.mark.parametrize(("op", "element"), _CASES)
-def test_merged_branches_are_bitwise_the_same(op, element):
-    level = "x86-64-v4"
+def test_merged_branches_are_bitwise_the_same(op, element, level):
     if level not in runnable_levels(level):
         pytest.skip(f"this host cannot run {level} code")
     dtype = np.float32 if element == "f32" else np.float64
     x = _arguments(dtype)
     text = _gelu(x.size) if op == "gelu" else _chlo(op, element, x.size)
     merged = xlac.compile(text, cpu=level)(x)
-    plain = xlac.compile(text, cpu=level, disable_passes=(_PASS,))(x)
+    passes = (_PASS, _PERMUTES) if level == "x86-64-v3" else (_PASS,)
+    plain = xlac.compile(text, cpu=level, disable_passes=passes)(x)
     bits = np.uint32 if element == "f32" else np.uint64
     np.testing.assert_array_equal(merged.view(bits), plain.view(bits))
 
 
 def test_erfc_f32_evaluates_one_polynomial():
     """erfc's two Horner chains on 1/x^2 are one (7 multiplies and adds fewer)
-    at x86-64-v4; at x86-64-v3 (selects are blends) both chains stay."""
-    text = _chlo("erfc", "f32", 8)
-    texts = {level: xlac.compile(text, cpu=level).as_text("stablehlo")
-             for level in ("x86-64-v3", "x86-64-v4")}
-    count = {level: (text.count("stablehlo.multiply"), text.count("stablehlo.add"))
-             for level, text in texts.items()}
-    assert count == {"x86-64-v3": (25, 21), "x86-64-v4": (18, 14)}
+    at x86-64-v3 and v4; x86-64-v2 (SSE's blends, no permute pass) keeps both.
+    At x86-64-v3 the 7 coefficient selects are permutes, at v4 masked moves."""
+    text = _chlo("erfc", "f32", 1024)
+    exes = {level: xlac.compile(text, cpu=level) for level in ("x86-64-v2", "x86-64-v3", "x86-64-v4")}
+    count = {level: (exe.as_text("stablehlo").count("stablehlo.multiply"),
+                     exe.as_text("stablehlo").count("stablehlo.add"),
+                     exe.as_text("llvm").count("vpermilvar"))
+             for level, exe in exes.items()}
+    assert count == {"x86-64-v2": (25, 21, 0), "x86-64-v3": (18, 14, 28), "x86-64-v4": (18, 14, 0)}

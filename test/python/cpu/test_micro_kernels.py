@@ -188,14 +188,32 @@ def test_convolution_results_bit_identical_with_and_without(n, h, w, c, f, strid
 
 
 @pytest.mark.parametrize("layer, tile", [((2, 28, 28, 128, 128, 1, 1), "2x32"),
-                                         ((2, 14, 14, 128, 256, 2, 1), "7x8")])
+                                         ((2, 14, 14, 128, 256, 2, 1), "7x16")])
 def test_resnet_layer_convolution_calls_the_micro_kernel(layer, tile):
     """A 3 x 3 layer's tile loop over input channels (8 at a time) is one call
-    per filter tap (the schedule's 2 x 32 tile on AVX2); the stride-2 layer's tile,
-    contracted a row at a time, too. (With 64 channels it stays compiled in.)"""
+    per filter tap (the schedule's 2 x 32 tile on AVX2); the stride-2 layer's
+    7-pixel rows, in AVX2's register-tight 7 x 16 tile, too. (With 64 channels
+    it stays compiled in.)"""
     text, _ = _convolution(*layer)
     llvm = xlac.compile(text, options=_options(True, "x86-64-v3"), cache=False).as_text("llvm")
     assert f"llvm.call @xlac_ukernel_f32_{tile}(" in llvm
+
+
+def test_avx2_seven_by_sixteen_kernel_reads_b_from_memory_and_matches():
+    """AVX2's 7 x 16 tile would need 17 registers: its kernel reads B's second
+    vector from memory in every row's FMA (volatile loads: not one register),
+    and a 7-pixel-row convolution through it is bit-identical to the tile
+    compiled in."""
+    assert micro_kernels.mlir_text(7, 16, lanes=8).count("llvm.load volatile") == 7
+    assert "volatile" not in micro_kernels.mlir_text(6, 16, lanes=8)
+    assert "volatile" not in micro_kernels.mlir_text(7, 16)
+    text, shapes = _convolution(2, 7, 7, 128, 32, 1, 1)
+    rng = np.random.default_rng(7)
+    x, k = (rng.standard_normal(s, dtype=np.float32) for s in shapes)
+    with_kernels = xlac.compile(text, options=_options(True, "x86-64-v3"), cache=False)
+    assert "llvm.call @xlac_ukernel_f32_7x16(" in with_kernels.as_text("llvm")
+    without = xlac.compile(text, options=_options(False, "x86-64-v3"), cache=False)
+    assert np.asarray(with_kernels(x, k)).tobytes() == np.asarray(without(x, k)).tobytes()
 
 
 def test_stream_kernel_text_stores_c_non_temporally_where_aligned():

@@ -324,9 +324,12 @@ def _conv_plan(pixels: int, c: int, f: int, machine: Machine):
 
 def test_avx2_conv_tiles_take_four_filter_vectors():
     """x86-64-v3's register tile of the U-Net's 3x3 convolutions: 2 pixels x 32
-    filters (4 x 16 before); a 7-pixel row keeps 7 x 8; AVX-512 keeps 8 x 32."""
+    filters (4 x 16 before); a 7-pixel row keeps 7 x 8 with 64 channels, 7 x 16
+    (14 accumulators, a micro-kernel call) from 128; AVX-512 keeps 8 x 32."""
     assert _conv_plan(32, 128, 128, AVX2).params[-3:] == (2, 32, 8)
     assert _conv_plan(7, 64, 64, AVX2).params[-3:-1] == (7, 8)
+    assert _conv_plan(7, 512, 512, AVX2).params[-3:-1] == (7, 16)
+    assert _conv_plan(14, 256, 256, AVX2).params[-3:-1] == (2, 32)
     assert _conv_plan(32, 128, 128, AVX512).params[-3:-1] == (8, 32)
 
 

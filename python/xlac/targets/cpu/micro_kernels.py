@@ -72,8 +72,12 @@ def streams(name: str) -> bool:
     return bool(found and found[3])
 
 
-def mlir_text(tm: int, tn: int, stream: bool = False) -> str:
-    """The micro-kernel as MLIR: func, scf, arith, vector and llvm pointer ops."""
+def mlir_text(tm: int, tn: int, stream: bool = False, lanes: int = 0) -> str:
+    """The micro-kernel as MLIR: func, scf, arith, vector and llvm pointer ops.
+    ``lanes``: 8 for AVX2 (_avx2_lanes), where a tile needing more than its
+    16 registers is written register-tight (_tight_text); 0 for other levels."""
+    if lanes and not stream and _registers_needed(tm, tn, lanes) > SIMD_REGISTERS_AVX2:
+        return _tight_text(tm, tn, lanes)
     vec = f"vector<{tn}xf32>"
     rows = range(tm)
     lines = [f"func.func @{symbol(tm, tn, stream)}(%c: i64, %ldc: i64, %a: i64, %lda: i64, %b: i64, "
@@ -92,12 +96,7 @@ def mlir_text(tm: int, tn: int, stream: bool = False) -> str:
                   f"  %aoff{r} = arith.muli %row{r}, %lda : i64",
                   f"  %cr{r} = llvm.getelementptr %cp[%coff{r}] : (!llvm.ptr, i64) -> !llvm.ptr, f32",
                   f"  %ar{r} = llvm.getelementptr %ap[%aoff{r}] : (!llvm.ptr, i64) -> !llvm.ptr, f32",
-                  f"  %init{r} = scf.if %from_c -> ({vec}) {{",
-                  f"    %v = llvm.load %cr{r} {{alignment = 4 : i64}} : !llvm.ptr -> {vec}",
-                  f"    scf.yield %v : {vec}",
-                  "  } else {",
-                  f"    scf.yield %zero : {vec}",
-                  "  }"]
+                  *_c_or_zeros(f"%init{r}", f"%cr{r}", vec)]
     accs = ", ".join(f"%acc{r} = %init{r}" for r in rows)
     types = ", ".join([vec] * tm)
     lines += [f"  %sum:{tm} = scf.for %i = %zero_i to %k step %one iter_args({accs}) -> ({types}) : i64 {{",
@@ -105,15 +104,30 @@ def mlir_text(tm: int, tn: int, stream: bool = False) -> str:
               "    %brow = llvm.getelementptr %bp[%boff] : (!llvm.ptr, i64) -> !llvm.ptr, f32",
               f"    %bv = llvm.load %brow {{alignment = 4 : i64}} : !llvm.ptr -> {vec}"]
     for r in rows:
-        lines += [f"    %ae{r} = llvm.getelementptr %ar{r}[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32",
-                  f"    %as{r} = llvm.load %ae{r} : !llvm.ptr -> f32",
-                  f"    %ab{r} = vector.broadcast %as{r} : f32 to {vec}",
+        lines += [*_broadcast_a(r, vec),
                   f"    %next{r} = vector.fma %ab{r}, %bv, %acc{r} : {vec}"]
     lines.append(f"    scf.yield {', '.join(f'%next{r}' for r in rows)} : {types}")
     lines.append("  }")
     lines += _stores(tm, vec, stream)
     lines += ["  return", "}"]
     return "\n".join(lines) + "\n"
+
+
+def _c_or_zeros(name: str, pointer: str, vec: str) -> list[str]:
+    """``name`` = C's vector at ``pointer`` where the kernel accumulates, else zeros."""
+    return [f"  {name} = scf.if %from_c -> ({vec}) {{",
+            f"    %v = llvm.load {pointer} {{alignment = 4 : i64}} : !llvm.ptr -> {vec}",
+            f"    scf.yield %v : {vec}",
+            "  } else {",
+            f"    scf.yield %zero : {vec}",
+            "  }"]
+
+
+def _broadcast_a(r: int, vec: str) -> list[str]:
+    """Row r's A(r, i), broadcast to ``%ab<r>``, in the k loop's body."""
+    return [f"    %ae{r} = llvm.getelementptr %ar{r}[%i] : (!llvm.ptr, i64) -> !llvm.ptr, f32",
+            f"    %as{r} = llvm.load %ae{r} : !llvm.ptr -> f32",
+            f"    %ab{r} = vector.broadcast %as{r} : f32 to {vec}"]
 
 
 def _stores(tm: int, vec: str, stream: bool) -> list[str]:
@@ -133,6 +147,72 @@ def _stores(tm: int, vec: str, stream: bool) -> list[str]:
             "  scf.if %aligned {", *streamed, "  } else {", *["  " + line for line in plain], "  }"]
 
 
+SIMD_REGISTERS_AVX2 = 16
+
+
+def _registers_needed(tm: int, tn: int, lanes: int) -> int:
+    """Vector registers a tm x tn tile's k step holds: its accumulators, B's
+    row and one broadcast of A."""
+    vectors = -(-tn // lanes)
+    return tm * vectors + vectors + 1
+
+
+def _tight_text(tm: int, tn: int, lanes: int) -> str:
+    """The micro-kernel with B's last vector of each k step read again by
+    every row's FMA (a volatile load each: LLVM neither merges them nor
+    keeps one in a register, and folds each into its FMA as a memory operand).
+
+    Why: AVX2's 7 x 16 tile (14 accumulators, the convolutions' on 7-pixel
+    rows) needs 17 registers written plainly, and LLVM spilled two
+    accumulators, a store and a reload in their FMA chains every k step.
+    Read from memory, B's second vector takes no register: 14 + 1 + 1.
+    Each lane's FMAs run in the same k order as mlir_text's: same results."""
+    vectors = tn // lanes
+    vec = f"vector<{lanes}xf32>"
+    accs = [(r, j) for r in range(tm) for j in range(vectors)]
+    lines = [f"func.func @{symbol(tm, tn)}(%c: i64, %ldc: i64, %a: i64, %lda: i64, %b: i64, "
+             "%ldb: i64, %k: i64, %accumulate: i64) {",
+             "  %zero_i = arith.constant 0 : i64",
+             "  %one = arith.constant 1 : i64",
+             f"  %zero = arith.constant dense<0.0> : {vec}",
+             "  %cp = llvm.inttoptr %c : i64 to !llvm.ptr",
+             "  %ap = llvm.inttoptr %a : i64 to !llvm.ptr",
+             "  %bp = llvm.inttoptr %b : i64 to !llvm.ptr",
+             "  %from_c = arith.cmpi ne, %accumulate, %zero_i : i64"]
+    for r in range(tm):
+        lines += [f"  %row{r} = arith.constant {r} : i64",
+                  f"  %coff{r} = arith.muli %row{r}, %ldc : i64",
+                  f"  %aoff{r} = arith.muli %row{r}, %lda : i64",
+                  f"  %ar{r} = llvm.getelementptr %ap[%aoff{r}] : (!llvm.ptr, i64) -> !llvm.ptr, f32"]
+        for j in range(vectors):
+            lines += [f"  %cc{r}_{j} = arith.constant {j * lanes} : i64",
+                      f"  %co{r}_{j} = arith.addi %coff{r}, %cc{r}_{j} : i64",
+                      f"  %cr{r}_{j} = llvm.getelementptr %cp[%co{r}_{j}] : (!llvm.ptr, i64) -> !llvm.ptr, f32",
+                      *_c_or_zeros(f"%init{r}_{j}", f"%cr{r}_{j}", vec)]
+    carried = ", ".join(f"%acc{r}_{j} = %init{r}_{j}" for r, j in accs)
+    types = ", ".join([vec] * len(accs))
+    lines += [f"  %sum:{len(accs)} = scf.for %i = %zero_i to %k step %one iter_args({carried}) -> ({types}) : i64 {{",
+              "    %boff = arith.muli %i, %ldb : i64",
+              "    %brow = llvm.getelementptr %bp[%boff] : (!llvm.ptr, i64) -> !llvm.ptr, f32"]
+    for j in range(vectors):
+        lines.append(f"    %bj{j} = llvm.getelementptr %brow[{j * lanes}] : (!llvm.ptr) -> !llvm.ptr, f32")
+    for j in range(vectors - 1):
+        lines.append(f"    %bv{j} = llvm.load %bj{j} {{alignment = 4 : i64}} : !llvm.ptr -> {vec}")
+    last = vectors - 1
+    for r in range(tm):
+        lines += _broadcast_a(r, vec)
+        lines.append(f"    %bm{r} = llvm.load volatile %bj{last} {{alignment = 4 : i64}} : !llvm.ptr -> {vec}")
+        for j in range(vectors):
+            b = f"%bm{r}" if j == last else f"%bv{j}"
+            lines.append(f"    %next{r}_{j} = vector.fma %ab{r}, {b}, %acc{r}_{j} : {vec}")
+    lines.append(f"    scf.yield {', '.join(f'%next{r}_{j}' for r, j in accs)} : {types}")
+    lines.append("  }")
+    lines += [f"  llvm.store %sum#{n}, %cr{r}_{j} {{alignment = 4 : i64}} : {vec}, !llvm.ptr"
+              for n, (r, j) in enumerate(accs)]
+    lines += ["  return", "}"]
+    return "\n".join(lines) + "\n"
+
+
 # The program's own lowering of these ops (xlac.targets.cpu.pipeline.lower_to_llvm),
 # then its CPU level's target attributes
 _LOWERING = ["convert-scf-to-cf", "convert-vector-to-llvm", "convert-arith-to-llvm",
@@ -141,7 +221,15 @@ _LOWERING = ["convert-scf-to-cf", "convert-vector-to-llvm", "convert-arith-to-ll
 
 def object_code(tm: int, tn: int, cpu: str, stream: bool = False) -> bytes:
     """The micro-kernel's relocatable object for CPU level ``cpu`` (host: this one)."""
-    return compiled(mlir_text(tm, tn, stream), symbol(tm, tn, stream), cpu)
+    return compiled(mlir_text(tm, tn, stream, _avx2_lanes(cpu)), symbol(tm, tn, stream), cpu)
+
+
+def _avx2_lanes(cpu: str) -> int:
+    """8, the f32 lanes of a ymm register, where level ``cpu``'s widest vectors
+    are AVX2's (16 of them), else 0: AVX-512's 32 registers hold every tile, and
+    SSE's planner tiles fit its 16."""
+    from xlac.cpu_model import cpu_model
+    return 8 if cpu_model(cpu).vector_bytes == 32 else 0
 
 
 def compiled(text: str, name: str, cpu: str) -> bytes:

@@ -16,12 +16,15 @@ if TYPE_CHECKING:
 
 def ingest_cpu(entry: str = "main", vector_bytes: int | str = 0) -> list[str]:
     """input -> "stablehlo": every target's ingest, scans' input products out of
-    their loops, then the weights out of the code. With AVX-512 (``vector_bytes``
-    64) a select of two like computations is one computation on selected
-    operands: there a select is one masked move; AVX2's vblendvps is 2-3 uops
-    on Intel's cores, and the merged erf-GELU measured 9% slower at x86-64-v3."""
-    merge = ["xla-merge-select-branches"] if int(vector_bytes) == 64 else []
+    their loops, then the weights out of the code. With AVX-512 or AVX2
+    (``vector_bytes`` 64, 32) a select of two like computations is one
+    computation on selected operands: with AVX-512 a select is one masked move,
+    with AVX2 a select of two constants one permute (see lower_to_llvm); as
+    AVX2's vblendvps (2-3 uops on Intel's cores) the merged erf-GELU measured
+    9% slower at x86-64-v3."""
+    merge = ["xla-merge-select-branches"] if int(vector_bytes) >= 32 else []
     return ingest(entry, "cpu") + [
+        "xla-outer-dots-as-multiplies",                   # BERT's head mask: fused, not a 2 MB pass of its own
         *merge,                                           # erfc's two Horner chains as one
         # a scan's input projection: one product before the loop (the CPU's
         # matmuls sum k in the same order whatever the rows: the same bits)
@@ -91,7 +94,8 @@ KERNELS_OUTLINED = "xla-outline-kernels"
 
 def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
                   cpu: str = "host", native_f16: bool | str = True,
-                  micro_kernels: bool | str = False, threads: int | str = 0) -> list[str]:
+                  micro_kernels: bool | str = False, threads: int | str = 0,
+                  permute_selects: bool | str = False) -> list[str]:
     """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI.
 
     bf16 and f16 math runs in f32 on every CPU (the same numbers everywhere);
@@ -101,6 +105,8 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
     (x86-64-v2): its arithmetic in f32 too, its conversions integer code.
     ``micro_kernels``: f32 matmul register tiles call the kernels built once
     per machine (xlac.targets.cpu.micro_kernels; the link or the JIT binds them).
+    ``permute_selects``: AVX2 without AVX-512, where a select of two f32
+    constants is one vpermilps rather than a vblendvps.
     """
     expand = "arith-expand" if true_flag(native_bf16) else "arith-expand{include-bf16=true}"
     emulated, casts, math_types = (_EMULATED, "xla-expand-f8-casts", "extra-types=f16 ") \
@@ -119,7 +125,10 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
         "xla-approximate-math",                           # f32 exp/tanh as polynomials: no libm call per lane
         "xla-inline-schedule-calls",                      # each kernel function a copy per call, at the call's line
-        "inline",                                         # ... whose helpers go back in place
+        # ... whose helpers go back in place; without the inliner's canonicalize of every
+        # function (0.03-0.06 s of a model's serial compile): it only reordered constants,
+        # which LLVM IR has no order for (the same object code on 12 models)
+        "inline{default-pipeline=}",
         KERNELS_OUTLINED,                                 # a function per kernel, one per distinct kernel
         "func.func(scf-forall-to-parallel)",              # the schedules' thread chunks ...
         "convert-scf-to-openmp",                          # ... run as omp.parallel + omp.wsloop (libiomp5)
@@ -158,6 +167,8 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "convert-ub-to-llvm",                             # ub.poison padding of vector reads
         # no convert-cf-to-llvm: convert-openmp-to-llvm above applies cf's patterns to the whole module
         "reconcile-unrealized-casts",
+        # before the constants go to the table: it matches selects of constants
+        *(["xla-constant-selects-as-permutes"] if true_flag(permute_selects) else []),
         # the Python fix-ups of the LLVM dialect, in a row: one walk of the module for the
         # first four (base.py's module_ops), not one each
         "xla-constant-table",                             # constants' addresses from a table the loader fills
@@ -203,7 +214,7 @@ def llvm_stage(entry: str, options: Options) -> list[str]:
     # no micro-kernels without FMA (x86-64-v2): they are FMA loops
     micro_kernels = options.micro_kernels and "fma" in model.features
     return lower_to_llvm(model.native_bf16, options.profile, model.name, model.native_f16,
-                         micro_kernels, options.threads())
+                         micro_kernels, options.threads(), model.vector_bytes == 32)
 
 
 def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
