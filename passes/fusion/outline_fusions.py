@@ -13,6 +13,9 @@ from xlac.passes.helper_calls import fresh_name, symbols
 from xlac.passes.outline import outline_ops
 
 CALL_ATTR = "xla.fusion_call"
+# the consumers that would redo a fused expensive op per point of their bigger loop:
+# a dot's or convolution's epilogue, and a reduction's producers (both as xla-fuse kinds)
+_RECOMPUTING_KINDS = ("output", "input")
 _STEM = "xla_fusion"
 _CONSTANTS = ("stablehlo.constant", "arith.constant")
 
@@ -33,7 +36,7 @@ class OutlineFusions(ModulePass):
     normalization (1.2x faster than as two kernels: the row schedule computes
     it once per vector of a row). But a kernel of any size is a function when
     it computes an expensive op (sqrt, exp, ...) that a bigger dot or
-    convolution epilogue reads: xla-fuse kept it apart not to recompute it per
+    convolution epilogue or a bigger reduction reads: xla-fuse kept it apart not to recompute it per
     broadcast element, and linalg would fuse it in anyway (MobileNetV2's batch
     norm after the stem convolution: a per-channel sqrt and divide redone at
     each of 802,816 outputs, 3.4 ms of the kernel's 4.0). Example (min-ops=2):
@@ -111,8 +114,10 @@ def _group_sizes(block: ir.Block) -> dict[int, int]:
 
 def _recomputed_if_fused(run: list[ir.Operation], sizes: dict[int, int]) -> bool:
     """Whether ``run`` computes an expensive op and a dot's or convolution's
-    epilogue of a bigger loop reads one of its results: fused there, it
-    would run once per output point."""
+    epilogue, or a reduction's producers, of a bigger loop read one of its
+    results: fused there, it would run once per point of that loop (the
+    N-body force's `(r^2 + eps)^-1.5` per pair, fused into the sum over the
+    pairs' x, y and z: three square roots and divides a pair)."""
     if not any(is_expensive(op) for op in run):
         return False
     members, size = set(run), sizes.get(_group(run[0]), 0)
@@ -120,7 +125,7 @@ def _recomputed_if_fused(run: list[ir.Operation], sizes: dict[int, int]) -> bool
         for result in op.results:
             for use in result.uses:
                 user = use.owner.operation
-                if user not in members and _kind(user) == "output" \
+                if user not in members and _kind(user) in _RECOMPUTING_KINDS \
                         and sizes.get(_group(user), 0) > size:
                     return True
     return False

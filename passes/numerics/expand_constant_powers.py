@@ -57,7 +57,28 @@ class ExpandConstantPowers(ModulePass):
                 exponent = _splat_exponent(op.operands[1])
                 if exponent in _BODIES:
                     name = fresh_symbol(module, "xla_constant_power")
-                    replace_with_call(module, op, _power_text(op, exponent, name), name)
+                    kernel = _kernel_tags(op)
+                    _, added = replace_with_call(module, op, _power_text(op, exponent, name), name)
+                    _tag(added[name], kernel)
+
+
+_KERNEL_TAGS = ("xla.fusion_group", "xla.fusion_kind")     # xla-inline-fusions' names for a kernel's ops
+
+
+def _kernel_tags(op: ir.Operation) -> dict[str, ir.Attribute]:
+    return {tag: op.attributes[tag] for tag in _KERNEL_TAGS if tag in op.attributes}
+
+
+def _tag(helper: ir.Operation, kernel: dict[str, ir.Attribute]) -> None:
+    """The power's kernel tags on the ops replacing it (constants aside), so
+    that, inlined, they are still that kernel's ops: xla-outline-fusions then
+    sees the square root and divide that xla-fuse kept out of a bigger loop
+    (the N-body force's `(r^2 + eps)^-1.5`, read per x, y, z: three times the
+    square roots and divides when linalg fused it into that reduction)."""
+    for inner in helper.regions[0].blocks[0].operations:
+        if inner.operation.name not in ("func.return", "stablehlo.constant"):
+            for tag, value in kernel.items():
+                inner.operation.attributes[tag] = value
 
 
 def _float(op: ir.Operation) -> bool:

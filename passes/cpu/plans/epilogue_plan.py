@@ -70,7 +70,12 @@ def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
             return Plan(f"xla_matmul_epilogue_tiles_fused_b_{rank}d", (*chunks, *inner), (matmul, *plan.members))
         return Plan(f"xla_matmul_fused_b_epilogue_{rank}d", (*chunks, *inner), (matmul, *plan.members))
     if tiles:
-        return Plan(f"xla_matmul_epilogue_tiles_{rank}d", (*chunks, *inner), (matmul,))
+        rows = cm or shape[0]
+        if _one_tall_tile(rank, rows, ir.ShapedType(matmul.results[0].type).shape[0], tm):
+            # all of C's few rows in one register tile one vector wide: B read once, in place
+            bn, bk = inner[:2]
+            return Plan(UNPACKED_TILES, (*chunks, bn, bk, rows, machine.vector_bytes // 4), (matmul,))
+        return Plan(_tiles_sequence(rank, rows, tm), (*chunks, *inner), (matmul,))
     return Plan(f"{plan.sequence}_epilogue_{rank}d", (*chunks, *inner), (matmul,))
 
 
@@ -100,7 +105,34 @@ def _plain_avx512_tiles(op: ir.Operation, plan: Plan, matmul: ir.Operation,
         return Plan(f"xla_matmul_epilogue_{len(chunks)}d", (*chunks, *rest), (matmul,))
     if columns > BLOCK or columns % tn or not _tiles_are_boxes(groups, shape, tm):
         return None
-    return Plan(f"xla_matmul_epilogue_tiles_{len(chunks)}d", (*chunks, columns, k, tm, tn), (matmul,))
+    rows = cm or ir.ShapedType(matmul.results[0].type).shape[0]
+    return Plan(_tiles_sequence(len(chunks), rows, tm), (*chunks, columns, k, tm, tn), (matmul,))
+
+
+UNPACKED_TILES = "xla_matmul_epilogue_tiles_unpacked_2d"
+MAX_TALL_TILE_ROWS = 8      # AVX2: 8 accumulators, B's vector and A's broadcast: 10 of 16 registers
+
+
+def _one_tall_tile(rank: int, chunk_rows: int, m: int, tm: int) -> bool:
+    """Whether a chunk's rows, all of C's (at most MAX_TALL_TILE_ROWS, more
+    than the usual tile's), become one register tile one vector wide: AVX2
+    cuts an LSTM step's 8 rows into two 4 x 16 tiles, each reading all of B
+    from a packed panel; as one 8 x 8 tile B is read once, in place
+    (flax_lstm_scan at x86-64-v3: 8 of 9 rounds of CPU time per call lower,
+    about 12%; docs/PERFORMANCE.md). The k order of each sum is the same."""
+    return rank == 2 and chunk_rows == m and tm < m <= MAX_TALL_TILE_ROWS
+
+
+def _tiles_sequence(rank: int, chunk_rows: int, tm: int) -> str:
+    """The register-tile epilogue's sequence: B's panels packed, or, where a
+    chunk's rows are one register tile (an LSTM step's 8 x 256 . 256 x 1024
+    with AVX-512's 8-row tiles), read in place: each panel was copied to be
+    read once (matmul_epilogue_unpacked.mlir; 2-D only). Two tiles or more
+    (AVX2's 4-row tiles of the same 8 rows) keep the packed panels: read
+    twice in place, B's rows 4 KiB apart, it was no faster in CPU time."""
+    if rank == 2 and chunk_rows <= tm:
+        return UNPACKED_TILES
+    return f"xla_matmul_epilogue_tiles_{rank}d"
 
 
 def _images_apart(cm: int, cn: int, shape: list[int], groups: list[list[int]], threads: int,

@@ -35,3 +35,24 @@ func.func @rows(%x: tensor<4x8xf32>, %var: tensor<4xf32>) -> tensor<4x8xf32> {
   %y = stablehlo.multiply %x, %b {xla.fusion_group = 1 : i64, xla.fusion_kind = "loop"} : tensor<4x8xf32>
   return %y : tensor<4x8xf32>
 }
+
+// -----
+
+/// An expensive kernel read by a bigger reduction's kernel (the N-body
+/// force: 1 / (r2 * sqrt(r2)) per pair, summed over the pairs' x, y, z
+/// components): a function of its own, so linalg cannot fuse it into the
+/// sum and redo the square root three times a pair.
+// CHECK-LABEL: func.func @reduction
+// CHECK: %[[P:.*]] = call @xla_fusion_0(%{{.*}}) {no_inline, xla.fusion_call} : (tensor<4x4xf32>) -> tensor<4x4xf32>
+// CHECK: stablehlo.broadcast_in_dim %[[P]]
+// CHECK: func.func private @xla_fusion_0
+// CHECK: stablehlo.sqrt
+func.func @reduction(%r2: tensor<4x4xf32>, %d: tensor<4x4x3xf32>) -> tensor<4x3xf32> {
+  %s = stablehlo.sqrt %r2 {xla.fusion_group = 0 : i64, xla.fusion_kind = "loop"} : tensor<4x4xf32>
+  %p = stablehlo.divide %r2, %s {xla.fusion_group = 0 : i64, xla.fusion_kind = "loop"} : tensor<4x4xf32>
+  %b = stablehlo.broadcast_in_dim %p, dims = [0, 1] {xla.fusion_group = 1 : i64, xla.fusion_kind = "input"} : (tensor<4x4xf32>) -> tensor<4x4x3xf32>
+  %m = stablehlo.multiply %d, %b {xla.fusion_group = 1 : i64, xla.fusion_kind = "input"} : tensor<4x4x3xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %sum = stablehlo.reduce(%m init: %zero) applies stablehlo.add across dimensions = [1] {xla.fusion_group = 1 : i64, xla.fusion_kind = "input"} : (tensor<4x4x3xf32>, tensor<f32>) -> tensor<4x3xf32>
+  return %sum : tensor<4x3xf32>
+}

@@ -45,3 +45,18 @@ func.func @kept(%x: tensor<4xf32>, %y: tensor<4xf32>, %h: tensor<4xf16>) -> (ten
   %2 = stablehlo.power %h, %eh : tensor<4xf16>
   return %0, %1, %2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf16>
 }
+
+// -----
+
+/// A power in one of xla-fuse's kernels: the ops replacing it carry that
+/// kernel's tags, so they stay its ops once inlined (xla-outline-fusions
+/// reads them).
+// CHECK-LABEL: func.func @tagged
+// CHECK: stablehlo.sqrt %arg0 {xla.fusion_group = 2 : i64, xla.fusion_kind = "loop"}
+// CHECK: stablehlo.divide %{{.*}}, %{{.*}} {xla.fusion_group = 2 : i64, xla.fusion_kind = "loop"}
+// CHECK: stablehlo.select %{{.*}} {xla.fusion_group = 2 : i64, xla.fusion_kind = "loop"}
+func.func @tagged(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %c = stablehlo.constant dense<-1.500000e+00> : tensor<4xf32>
+  %0 = stablehlo.power %x, %c {xla.fusion_group = 2 : i64, xla.fusion_kind = "loop"} : tensor<4xf32>
+  return %0 : tensor<4xf32>
+}

@@ -164,3 +164,41 @@ def test_gpt2_linears_keep_their_epilogues(k, n, residual):
         x, w, b, *r = (i.astype(np.float64) for i in inputs)
         want = x @ w.T + b + (r[0] if residual else 0)
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+
+
+def _step_program(with_c: bool) -> str:
+    """An LSTM step's gate product and bias, 8 x 256 . 256 x 1024 (one 8-row
+    register tile at AVX-512); with ``with_c`` the product is returned too."""
+    c = "tensor<8x1024xf32>"
+    results = f"{c}, {c}" if with_c else c
+    return ("func.func @main(%h: tensor<8x256xf32>, %w: tensor<256x1024xf32>, %b: tensor<1024xf32>)"
+            f" -> ({results}) {{\n"
+            f"  %d = stablehlo.dot_general %h, %w, contracting_dims = [1] x [0] : "
+            f"(tensor<8x256xf32>, tensor<256x1024xf32>) -> {c}\n"
+            f"  %bb = stablehlo.broadcast_in_dim %b, dims = [1] : (tensor<1024xf32>) -> {c}\n"
+            f"  %e = stablehlo.add %d, %bb : {c}\n"
+            f"  return {'%e, %d' if with_c else '%e'} : {results}\n}}")
+
+
+@pytest.mark.parametrize(("cpu", "micro_kernels"),
+                         [("x86-64-v4", True), ("x86-64-v4", False), ("x86-64-v3", True)])
+def test_one_row_tile_reads_b_in_place(cpu, micro_kernels):
+    """Rows that are one register tile (AVX-512's 8 x 32; AVX2's 8 rows as one
+    8 x 8 tile) read B where it is: no packed panel, which each tile would
+    read once; bit for bit the packed plan's sums."""
+    options = xlac.Options(micro_kernels=micro_kernels)
+    exe = xlac.compile(_step_program(False), cache=False, cpu=cpu, options=options)
+    assert "not scheduled:" not in exe.fusion_report()
+    text = exe.as_text("bufferized")
+    assert text.count("scf.forall") == 1 and "memref.alloc" not in text    # no panel buffer
+    packed = xlac.compile(_step_program(True), cache=False, cpu=cpu, options=options)
+    assert "memref.alloc" in packed.as_text("bufferized")                  # C returned: packed panels
+    if cpu not in runnable_levels(cpu):
+        pytest.skip(f"this CPU cannot run {cpu} code (compiled and scheduled: checked)")
+    rng = np.random.default_rng(1)
+    inputs = [rng.standard_normal(s, dtype=np.float32) for s in ((8, 256), (256, 1024), (1024,))]
+    got = np.asarray(exe(*inputs))
+    want = np.asarray(packed(*inputs)[0])
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    h, w, b = (i.astype(np.float64) for i in inputs)
+    np.testing.assert_allclose(got, h @ w + b, rtol=1e-4, atol=1e-3)
