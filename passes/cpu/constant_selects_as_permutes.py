@@ -74,6 +74,8 @@ def _splat_pair(op: ir.Operation):
     # whole ymm registers, joined pairwise back (a power of two of them)
     if vector.shape[0] % _LANES or parts & (parts - 1) or not isinstance(vector.element_type, ir.F32Type):
         return None
+    if not isinstance(op.operands[0].type, ir.VectorType):
+        return None                       # one i1 for every lane: a branch-free move already
     true, false = _splat(op.operands[1]), _splat(op.operands[2])
     if true is None or false is None or true.value != true.value or false.value != false.value:
         return None                       # NaNs left alone: their payloads stay LLVM's to keep

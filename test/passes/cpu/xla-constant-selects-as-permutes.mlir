@@ -23,11 +23,12 @@ llvm.func @two_constants(%c: vector<16xi1>) -> vector<16xf32> {
 // -----
 
 /// Left as selects: a value that is not a constant, +0 (LLVM's one and with
-/// the mask), 12 lanes (not whole ymm registers in a power of two), f64.
+/// the mask), 12 lanes (not whole ymm registers in a power of two), f64, one
+/// i1 for every lane.
 // CHECK-LABEL: llvm.func @left
 // CHECK-NOT: vpermilvar
-// CHECK-COUNT-4: llvm.select
-llvm.func @left(%c: vector<8xi1>, %v: vector<8xf32>, %c12: vector<12xi1>, %d: vector<4xi1>) -> vector<8xf32> {
+// CHECK-COUNT-5: llvm.select
+llvm.func @left(%c: vector<8xi1>, %v: vector<8xf32>, %c12: vector<12xi1>, %d: vector<4xi1>, %s: i1) -> vector<8xf32> {
   %one = llvm.mlir.constant(dense<1.0> : vector<8xf32>) : vector<8xf32>
   %zero = llvm.mlir.constant(dense<0.0> : vector<8xf32>) : vector<8xf32>
   %a = llvm.select %c, %one, %v : vector<8xi1>, vector<8xf32>
@@ -38,5 +39,7 @@ llvm.func @left(%c: vector<8xi1>, %v: vector<8xf32>, %c12: vector<12xi1>, %d: ve
   %one4 = llvm.mlir.constant(dense<1.0> : vector<4xf64>) : vector<4xf64>
   %two4 = llvm.mlir.constant(dense<2.0> : vector<4xf64>) : vector<4xf64>
   %g = llvm.select %d, %one4, %two4 : vector<4xi1>, vector<4xf64>
+  %two = llvm.mlir.constant(dense<2.0> : vector<8xf32>) : vector<8xf32>
+  %h = llvm.select %s, %one, %two : i1, vector<8xf32>
   llvm.return %a : vector<8xf32>
 }
