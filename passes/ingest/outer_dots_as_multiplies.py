@@ -19,7 +19,10 @@ class OuterDotsAsMultiplies(ModulePass):
     result's dimension order (a transpose where its dimensions come in another
     order) and broadcast to the result's shape, then one `stablehlo.multiply`.
 
-    Why: each result element is one product, a multiply's: the same bits. As a
+    Why: each result element is one product, a multiply's: the same bits but
+    for a -0 product, which the dot (like the reference interpreter) sums from
+    +0 into +0: adding +0 keeps that sign (x + 0 is x for every other x; the
+    add folds into the multiply's kernel). As a
     dot it was a kernel of its own (the fuser roots fusions at dots): BERT's
     head mask, `dot_general(mask[h], P[b, h, i, j])` on the softmax's 4 x 4 x
     128 x 128 probabilities, read and wrote 2 MB a layer between the softmax's
@@ -32,7 +35,8 @@ class OuterDotsAsMultiplies(ModulePass):
       ->
         %a = stablehlo.broadcast_in_dim %m, dims = [0] : (...) -> tensor<4x4x128x128xf32>
         %t = stablehlo.transpose %p, dims = [1, 0, 2, 3]
-        %r = stablehlo.multiply %a, %t
+        %x = stablehlo.multiply %a, %t
+        %r = stablehlo.add %x, dense<0.0>          // -0 products as +0, as the dot
     """
 
     name = "xla-outer-dots-as-multiplies"
@@ -92,5 +96,8 @@ def _as_multiply(op: ir.Operation, lhs: list[int], rhs: list[int]) -> None:
 
     product = make("stablehlo.multiply", [to_result(op.operands[0], lhs),
                                           to_result(op.operands[1], rhs)], result, {})
-    op.results[0].replace_all_uses_with(product)
+    zero = make("stablehlo.constant", [], result,
+                {"value": ir.DenseElementsAttr.get_splat(result, ir.FloatAttr.get(result.element_type, 0.0))})
+    total = make("stablehlo.add", [product, zero], result, {})
+    op.results[0].replace_all_uses_with(total)
     op.erase()

@@ -2,12 +2,15 @@
 
 /// BERT's head mask: a dot_general with a batch dimension and no contracting
 /// one is the mask broadcast along the batch dimension times the probabilities
-/// transposed to the result's order (batch first).
+/// transposed to the result's order (batch first), plus +0 so that a -0
+/// product comes out +0 as from the dot, which sums from +0.
 // CHECK-LABEL: func.func @head_mask
 // CHECK-NOT: stablehlo.dot_general
 // CHECK: %[[M:.*]] = stablehlo.broadcast_in_dim %arg0, dims = [0] : (tensor<4xf32>) -> tensor<4x2x8x16xf32>
 // CHECK: %[[T:.*]] = stablehlo.transpose %arg1, dims = [1, 0, 2, 3] : (tensor<2x4x8x16xf32>) -> tensor<4x2x8x16xf32>
-// CHECK: %[[R:.*]] = stablehlo.multiply %[[M]], %[[T]] : tensor<4x2x8x16xf32>
+// CHECK: %[[P:.*]] = stablehlo.multiply %[[M]], %[[T]] : tensor<4x2x8x16xf32>
+// CHECK: %[[Z:.*]] = stablehlo.constant dense<0.000000e+00> : tensor<4x2x8x16xf32>
+// CHECK: %[[R:.*]] = stablehlo.add %[[P]], %[[Z]] : tensor<4x2x8x16xf32>
 // CHECK: return %[[R]]
 func.func @head_mask(%m: tensor<4xf32>, %p: tensor<2x4x8x16xf32>) -> tensor<4x2x8x16xf32> {
   %0 = stablehlo.dot_general %m, %p, batching_dims = [0] x [1], contracting_dims = [] x [] : (tensor<4xf32>, tensor<2x4x8x16xf32>) -> tensor<4x2x8x16xf32>

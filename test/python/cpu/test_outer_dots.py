@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import xlac
+from xlac.reference.server import shared_server
 
 _PASS = "xla-outer-dots-as-multiplies"
 
@@ -40,6 +41,22 @@ def test_outer_dot_is_the_product(lhs, rhs, dims, result, einsum):
     got = exe(*args)
     np.testing.assert_array_equal(got, dot(*args))
     np.testing.assert_array_equal(got, np.einsum(einsum, *args))
+
+
+def test_a_negative_zero_product_sums_to_plus_zero_as_the_dot():
+    # -1 * 0 is -0; the dot, like the reference interpreter, adds it to +0
+    lhs, rhs, result = "tensor<2xf32>", "tensor<2x3xf32>", "tensor<2x3xf32>"
+    text = (f"func.func @main(%a: {lhs}, %b: {rhs}) -> {result} {{\n"
+            f'  %0 = "stablehlo.dot_general"(%a, %b) {{dot_dimension_numbers = #stablehlo.dot<'
+            f"lhs_batching_dimensions = [0], rhs_batching_dimensions = [0]>}} : ({lhs}, {rhs}) -> {result}\n"
+            f"  return %0 : {result}\n}}")
+    args = [np.array([-1.0, 2.0], np.float32), np.array([[0.0, -0.0, 3.0], [-0.0, 0.0, -1.0]], np.float32)]
+    (want,) = shared_server().run(text.encode(), args)
+    got = xlac.compile(text, cpu="x86-64-v3")(*args)
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+    products = args[0][:, None] * args[1]
+    assert np.signbit(products[0, 0]) and not np.signbit(want[want == 0]).any()   # the case the test is about
 
 
 def _shape(tensor: str) -> list[int]:
