@@ -222,3 +222,32 @@ def test_epilogue_writing_the_next_dots_packed_a_is_bitwise_the_same():
     h = np.maximum(np.asarray(first(x, w1)), 0).astype(ml_dtypes.bfloat16)
     np.testing.assert_array_equal(np.asarray(fused(x, w1, w2)).view(np.uint32),
                                   np.asarray(second(h, w2)).view(np.uint32))
+
+
+@pytest.mark.skipif(not _HOST_AMX, reason="this host has no AMX")
+def test_kernel_k_blocks_are_the_one_block_calls_bit_for_bit(tmp_path):
+    """k over several of the kernel's k blocks (partial sums between them, the
+    next block's panel packed beside the tiles, a short last block), A as it
+    is (lda = k), C 64 wide and accumulated into: bitwise the same as one
+    call per k block, each accumulating into the last's C."""
+    import ctypes
+
+    from xlac.targets.cpu import micro_kernels
+    if not amx_kernels.request_tile_state():
+        pytest.skip("Linux refused the tile state")
+    path = micro_kernels.shared_library(amx_kernels.SYMBOL, cpu_model("host").features, tmp_path)
+    kernel = getattr(ctypes.CDLL(str(path)), amx_kernels.SYMBOL)
+    kernel.argtypes, kernel.restype = [ctypes.c_int64] * 9, None
+    rows, k, kb = 96, 3 * amx_kernels.KB + 32, amx_kernels.KB
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((rows, k)).astype(ml_dtypes.bfloat16)
+    b = rng.standard_normal((k, 64)).astype(ml_dtypes.bfloat16)
+    start = rng.standard_normal((rows, 64)).astype(np.float32)
+    whole, blocks = start.copy(), start.copy()
+    at = lambda x, i=0, j=0: x.ctypes.data + x.itemsize * (i * x.shape[1] + j)   # noqa: E731
+    kernel(at(whole), 64, at(a), k, at(b), 64, k, rows, 1)
+    for k0 in range(0, k, kb):
+        kernel(at(blocks), 64, at(a, 0, k0), k, at(b, k0), 64, min(kb, k - k0), rows, 1)
+    np.testing.assert_array_equal(whole.view(np.uint32), blocks.view(np.uint32))
+    np.testing.assert_array_equal(whole[:, 32:], start[:, 32:])
+    assert not np.array_equal(whole[:, :32], start[:, :32])

@@ -18,11 +18,22 @@ A[rows x k] (bf16) . B[k x 32] (bf16). ``rows`` and ``k`` are multiples of 32
 packed (in xla-amx-calls' thread loop, xlac.passes.cpu.amx_pack): each 32-row
 block's k-step of 32 is its two 16 x 32 tiles in 2 KB, 64 bytes a row. The kernel
 packs B's 32 columns as k-pairs (the VNNI layout ``tdpbf16ps`` reads: row p
-holds B[2p, j], B[2p+1, j] side by side) on its stack, KB rows of k at a
-time, then runs C's 32 x 32 blocks as four 16 x 16 accumulators (tiles 0-3;
-A's two row halves tiles 4-5, B's two column halves tiles 6-7). Each call
-loads its tile configuration (``ldtilecfg``: per thread, cheap) and releases
-the tiles at its end.
+holds B[2p, j], B[2p+1, j] side by side) into a panel on its stack, KB rows
+of k at a time, and runs C's 32 x 32 blocks as four 16 x 16 accumulators
+(tiles 0-3; A's two row halves tiles 4-5, B's two column halves tiles 6-7)
+over each k block. Where the time went (docs/PERFORMANCE.md, "AMX kernel: B's
+panel in L1"): both operands' tiles streamed from L2 with KB 1024 (a 64 KB
+panel, more than L1), B's packing before the tiles, and C's tiles, whose rows
+are 4 KB apart at n = 1024 (16 lines in one L1 set). So: KB is 512, the
+panel (32 KB) stays in L1 over the call's row blocks, A's tiles (read once a
+call) load with ``tileloaddt1`` (not kept in L1: they would evict the
+panel); each k-step packs its share of the next k block's pairs into a
+second panel (the two alternate), beside the tile products; between k blocks
+the accumulators go to and from partial sums on the stack (4 KB a row block,
+contiguous) and only the last k block stores into C. The same products in
+the same order (f32 stored and loaded as it is): results bitwise as before.
+Each call loads its tile configuration (``ldtilecfg``: per thread, cheap)
+and releases the tiles at its end.
 
 Numerics: ``tdpbf16ps`` adds each k-pair's two products (exact in f32)
 before adding them to the accumulator, treats denormal inputs as zero,
@@ -36,7 +47,7 @@ from __future__ import annotations
 import functools
 
 SYMBOL = "xlac_ukernel_amx_bf16_32x32"
-KB = 1024                          # k rows of B packed at a time: 64 KB of stack
+KB = 512                           # k rows of B packed at a time: 32 KB panels, in L1
 FEATURES = ("amx_bf16", "amx_tile")
 
 _ARCH_PRCTL, _ARCH_REQ_XCOMP_PERM, _XFEATURE_XTILEDATA = 158, 0x1023, 18
@@ -121,18 +132,28 @@ def mlir_text() -> str:
         "  %cfg = llvm.alloca %n64 x i8 {alignment = 64 : i64} : (i64) -> !llvm.ptr",
         f"  %cfgv = llvm.mlir.constant(dense<[{_config()}]> : vector<64xi8>) : vector<64xi8>",
         "  llvm.store %cfgv, %cfg {alignment = 64 : i64} : vector<64xi8>, !llvm.ptr",
-        "  %panel = llvm.alloca %npanel x i8 {alignment = 64 : i64} : (i64) -> !llvm.ptr",
+        "  %panel0 = llvm.alloca %npanel x i8 {alignment = 64 : i64} : (i64) -> !llvm.ptr",
+        "  %panel1 = llvm.alloca %npanel x i8 {alignment = 64 : i64} : (i64) -> !llvm.ptr",
         "  " + _call("ldtilecfg", _ptr("%cfg")),
         "  %ldc_bytes = arith.muli %ldc, %c4 : i64",
         *["  " + line for line in _a_layout()],
         "  %ldb_bytes = arith.muli %ldb, %c2 : i64",
         "  %from_c = arith.cmpi ne, %accumulate, %c0 : i64",
+        # partial sums only where there is more than one k block (rows <= 256 from
+        # xla-amx-calls: 32 KB at most)
+        "  %row_bytes = arith.muli %rows, %c128 : i64",
+        "  %blocks_k = arith.cmpi sgt, %k, %kb : i64",
+        "  %partial_bytes = arith.select %blocks_k, %row_bytes, %c64 : i64",
+        "  %partials = llvm.alloca %partial_bytes x i8 {alignment = 64 : i64} : (i64) -> !llvm.ptr",
+        "  %kn_first = arith.minsi %k, %kb : i64",
+        "  %pairs_first = arith.divsi %kn_first, %c2 : i64",
+        *["  " + line for line in _pack("%c0", "%pairs_first", "%c0", "%panel0", "first")],
         "  scf.for %k0 = %c0 to %k step %kb : i64 {",
         "    %left = arith.subi %k, %k0 : i64",
         "    %kn = arith.minsi %left, %kb : i64",
-        *["    " + line for line in _pack()],
+        *["    " + line for line in _next_block()],
         "    %started = arith.cmpi ne, %k0, %c0 : i64",
-        "    %load_c = arith.ori %from_c, %started : i1",
+        "    %last = arith.cmpi sge, %k_next, %k : i64",
         "    scf.for %r = %c0 to %rows step %c32 : i64 {",
         *["      " + line for line in _block()],
         "    }",
@@ -143,27 +164,54 @@ def mlir_text() -> str:
     ]) + "\n"
 
 
-def _pack() -> list[str]:
-    """B[k0 : k0 + kn, 0 : 32] into the panel as k-pairs: 128 bytes a pair."""
+def _pack(lo: str, hi: str, kstart: str, panel: str, tag: str) -> list[str]:
+    """Pairs ``lo`` to ``hi`` of B[kstart :, 0 : 32] into ``panel`` as k-pairs:
+    128 bytes a pair."""
     mask = ", ".join(f"{j}, {j + 32}" for j in range(32))
     return [
-        "%pairs = arith.divsi %kn, %c2 : i64",
-        "scf.for %p = %c0 to %pairs step %c1 : i64 {",
-        "  %row = arith.muli %p, %c2 : i64",
-        "  %krow = arith.addi %k0, %row : i64",
-        "  %off0 = arith.muli %krow, %ldb_bytes : i64",
-        "  %off1 = arith.addi %off0, %ldb_bytes : i64",
-        "  %a0 = arith.addi %b, %off0 : i64",
-        "  %a1 = arith.addi %b, %off1 : i64",
-        "  %p0 = llvm.inttoptr %a0 : i64 to !llvm.ptr",
-        "  %p1 = llvm.inttoptr %a1 : i64 to !llvm.ptr",
-        "  %v0 = llvm.load %p0 {alignment = 2 : i64} : !llvm.ptr -> vector<32xi16>",
-        "  %v1 = llvm.load %p1 {alignment = 2 : i64} : !llvm.ptr -> vector<32xi16>",
-        f"  %both = llvm.shufflevector %v0, %v1 [{mask}] : vector<32xi16>",
-        "  %to = arith.muli %p, %c128 : i64",
-        "  %dst = llvm.getelementptr %panel[%to] : (!llvm.ptr, i64) -> !llvm.ptr, i8",
-        "  llvm.store %both, %dst {alignment = 64 : i64} : vector<64xi16>, !llvm.ptr",
+        f"scf.for %p_{tag} = {lo} to {hi} step %c1 : i64 {{",
+        f"  %row_{tag} = arith.muli %p_{tag}, %c2 : i64",
+        f"  %krow_{tag} = arith.addi {kstart}, %row_{tag} : i64",
+        f"  %off0_{tag} = arith.muli %krow_{tag}, %ldb_bytes : i64",
+        f"  %off1_{tag} = arith.addi %off0_{tag}, %ldb_bytes : i64",
+        f"  %a0_{tag} = arith.addi %b, %off0_{tag} : i64",
+        f"  %a1_{tag} = arith.addi %b, %off1_{tag} : i64",
+        f"  %p0_{tag} = llvm.inttoptr %a0_{tag} : i64 to !llvm.ptr",
+        f"  %p1_{tag} = llvm.inttoptr %a1_{tag} : i64 to !llvm.ptr",
+        f"  %v0_{tag} = llvm.load %p0_{tag} {{alignment = 2 : i64}} : !llvm.ptr -> vector<32xi16>",
+        f"  %v1_{tag} = llvm.load %p1_{tag} {{alignment = 2 : i64}} : !llvm.ptr -> vector<32xi16>",
+        f"  %both_{tag} = llvm.shufflevector %v0_{tag}, %v1_{tag} [{mask}] : vector<32xi16>",
+        f"  %to_{tag} = arith.muli %p_{tag}, %c128 : i64",
+        f"  %dst_{tag} = llvm.getelementptr {panel}[%to_{tag}] : (!llvm.ptr, i64) -> !llvm.ptr, i8",
+        f"  llvm.store %both_{tag}, %dst_{tag} {{alignment = 64 : i64}} : vector<64xi16>, !llvm.ptr",
         "}",
+    ]
+
+
+def _next_block() -> list[str]:
+    """The panels of this k block (``%cur``) and the next (``%nxt``: the
+    panels alternate), the next block's k-pairs (``%pairs_next``, 0 after the
+    last) and how many of them each k-step of this block packs (``%per_step``:
+    all of this block's steps share them, so the packing runs beside the tile
+    products instead of before them)."""
+    return [
+        "%blk = arith.divsi %k0, %kb : i64",
+        "%parity = arith.andi %blk, %c1 : i64",
+        "%odd = arith.cmpi ne, %parity, %c0 : i64",
+        "%cur = llvm.select %odd, %panel1, %panel0 : i1, !llvm.ptr",
+        "%nxt = llvm.select %odd, %panel0, %panel1 : i1, !llvm.ptr",
+        "%k_next = arith.addi %k0, %kb : i64",
+        "%left_next = arith.subi %k, %k_next : i64",
+        "%kn_next0 = arith.minsi %left_next, %kb : i64",
+        "%kn_next = arith.maxsi %kn_next0, %c0 : i64",
+        "%pairs_next = arith.divsi %kn_next, %c2 : i64",
+        "%row_blocks = arith.divsi %rows, %c32 : i64",
+        "%k_steps = arith.divsi %kn, %c32 : i64",
+        "%steps0 = arith.muli %row_blocks, %k_steps : i64",
+        "%steps = arith.maxsi %steps0, %c1 : i64",
+        "%steps_less = arith.subi %steps, %c1 : i64",
+        "%pairs_up = arith.addi %pairs_next, %steps_less : i64",
+        "%per_step = arith.divsi %pairs_up, %steps : i64",
     ]
 
 
@@ -192,8 +240,8 @@ def _step() -> list[str]:
     product, so that the next step's first loads may overlap this step's last
     products (against all four loads first: the same with A as it is, 7%
     faster in one run with A packed; docs/PERFORMANCE.md)."""
-    load = {"a0": _call("tileloadd64", _tile(4), _ptr("%ap0"), _i64("%a_stride")),
-            "a1": _call("tileloadd64", _tile(5), _ptr("%ap1"), _i64("%a_stride")),
+    load = {"a0": _call("tileloaddt164", _tile(4), _ptr("%ap0"), _i64("%a_stride")),
+            "a1": _call("tileloaddt164", _tile(5), _ptr("%ap1"), _i64("%a_stride")),
             "b0": _call("tileloadd64", _tile(6), _ptr("%bp0"), _i64("%c128")),
             "b1": _call("tileloadd64", _tile(7), _ptr("%bp1"), _i64("%c128"))}
     mul = {"c00": _call("tdpbf16ps", _tile(0), _tile(4), _tile(6)),
@@ -202,6 +250,22 @@ def _step() -> list[str]:
            "c11": _call("tdpbf16ps", _tile(3), _tile(5), _tile(7))}
     order = ["a0", "b0", "c00", "b1", "c01", "a1", "c10", "c11"]
     return [load.get(name) or mul[name] for name in order]
+
+
+def _pack_share() -> list[str]:
+    """This k-step's share of the next block's packing: pairs from (r / 32 *
+    k_steps + kk / 32) * per_step on, at most ``per_step``."""
+    return [
+        "%rb = arith.divsi %r, %c32 : i64",
+        "%ks = arith.divsi %kk, %c32 : i64",
+        "%rb_steps = arith.muli %rb, %k_steps : i64",
+        "%step = arith.addi %rb_steps, %ks : i64",
+        "%share_lo0 = arith.muli %step, %per_step : i64",
+        "%share_lo = arith.minsi %share_lo0, %pairs_next : i64",
+        "%share_hi0 = arith.addi %share_lo, %per_step : i64",
+        "%share_hi = arith.minsi %share_hi0, %pairs_next : i64",
+        *_pack("%share_lo", "%share_hi", "%k_next", "%nxt", "next"),
+    ]
 
 
 def _block() -> list[str]:
@@ -215,11 +279,17 @@ def _block() -> list[str]:
         "%cb1 = arith.addi %c, %crow1 : i64",
         "%cr0 = llvm.inttoptr %cb0 : i64 to !llvm.ptr",
         "%cr1 = llvm.inttoptr %cb1 : i64 to !llvm.ptr",
-        "scf.if %load_c {",
-        *[f"  %ct{n} = llvm.getelementptr {base}[{off}] : (!llvm.ptr) -> !llvm.ptr, i8\n      "
-          + _call("tileloadd64", _tile(n), _ptr(f"%ct{n}"), _i64("%ldc_bytes")) for n, base, off in c_tiles],
+        "%pr_off = arith.muli %r, %c128 : i64",
+        "%pr = llvm.getelementptr %partials[%pr_off] : (!llvm.ptr, i64) -> !llvm.ptr, i8",
+        "scf.if %started {",
+        *["  " + line for line in _partial_tiles("tileloadd64", "pl")],
         "} else {",
-        *["  " + _call("tilezero", _tile(n)) for n in range(4)],
+        "  scf.if %from_c {",
+        *[f"    %ct{n} = llvm.getelementptr {base}[{off}] : (!llvm.ptr) -> !llvm.ptr, i8\n      "
+          + _call("tileloadd64", _tile(n), _ptr(f"%ct{n}"), _i64("%ldc_bytes")) for n, base, off in c_tiles],
+        "  } else {",
+        *["    " + _call("tilezero", _tile(n)) for n in range(4)],
+        "  }",
         "}",
         "%arow0 = arith.muli %r, %a_row : i64",
         "%k0_bytes = arith.muli %k0, %a_k : i64",
@@ -234,12 +304,25 @@ def _block() -> list[str]:
         "  %ap0 = llvm.inttoptr %aa0 : i64 to !llvm.ptr",
         "  %ap1 = llvm.inttoptr %aa1 : i64 to !llvm.ptr",
         "  %boff = arith.muli %kk, %c64 : i64",         # kk / 2 pairs of 128 bytes
-        "  %bp0 = llvm.getelementptr %panel[%boff] : (!llvm.ptr, i64) -> !llvm.ptr, i8",
+        "  %bp0 = llvm.getelementptr %cur[%boff] : (!llvm.ptr, i64) -> !llvm.ptr, i8",
         "  %bp1 = llvm.getelementptr %bp0[64] : (!llvm.ptr) -> !llvm.ptr, i8",
         *["  " + line for line in _step()],
+        *["  " + line for line in _pack_share()],
         "}",
     ]
+    lines += ["scf.if %last {"]
     for n, base, off in c_tiles:
-        lines += [f"%cs{n} = llvm.getelementptr {base}[{off}] : (!llvm.ptr) -> !llvm.ptr, i8",
-                  _call("tilestored64", _tile(n), _ptr(f"%cs{n}"), _i64("%ldc_bytes"))]
+        lines += [f"  %cs{n} = llvm.getelementptr {base}[{off}] : (!llvm.ptr) -> !llvm.ptr, i8",
+                  "  " + _call("tilestored64", _tile(n), _ptr(f"%cs{n}"), _i64("%ldc_bytes"))]
+    return lines + ["} else {", *["  " + line for line in _partial_tiles("tilestored64", "ps")], "}"]
+
+
+def _partial_tiles(op: str, tag: str) -> list[str]:
+    """The block's four accumulators to or from its 4 KB of partial sums
+    (between k blocks: one tile after the other, 64 bytes a row, where C's
+    rows may be 4 KB apart and share L1's sets)."""
+    lines = []
+    for n in range(4):
+        lines += [f"%{tag}{n} = llvm.getelementptr %pr[{1024 * n}] : (!llvm.ptr) -> !llvm.ptr, i8",
+                  _call(op, _tile(n), _ptr(f"%{tag}{n}"), _i64("%c64"))]
     return lines
