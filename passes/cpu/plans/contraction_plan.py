@@ -51,7 +51,12 @@ def contraction_plan(op: ir.Operation, machine: Machine, fuse_producers: bool = 
     return _matmul_plan(op, nest, machine, fuse_producers)
 
 
-PEEL_ROWS_FROM = 32         # m >= 32 tiles: one masked tile costs less than narrower ones (128 rows: not yet)
+PEEL_ROWS_FROM = 32         # m >= 32 tiles: one masked tile costs less than narrower ones
+# AVX2 from 16 tiles (96 rows): the rows left over run as a call of the narrower
+# micro-kernel (xla-micro-kernel-calls), not masked; 128 rows in 6-row tiles and a
+# 2-row edge beat 4-row tiles (8 accumulators against 12; attention's batched dots
+# at x86-64-v3 0.88-0.92 of the time; AVX-512's 8 rows: 132 x 256 x 1024 not faster)
+PEEL_ROWS_FROM_AVX2 = 16
 
 
 def register_tile(m: int, n: int, machine: Machine, element_bytes: int = 4) -> tuple[int, int]:
@@ -66,7 +71,8 @@ def register_tile(m: int, n: int, machine: Machine, element_bytes: int = 4) -> t
     # fewer rows than fit on a tall matrix (1024 = 4 x 256 with AVX2's 6 rows:
     # 25.7 -> 36.6 GFLOP/s on one core), the schedule peels the rows left over
     # into one last masked tile
-    if not tm or tm < MIN_TILE_M or (tm < rows and m >= PEEL_ROWS_FROM * rows):
+    peel_from = PEEL_ROWS_FROM_AVX2 if machine.vector_bytes == 32 else PEEL_ROWS_FROM
+    if not tm or tm < MIN_TILE_M or (tm < rows and m >= peel_from * rows):
         return rows, tn
     return tm, tn
 

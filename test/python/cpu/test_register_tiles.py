@@ -17,7 +17,9 @@ AVX2, AVX512 = Machine(2, 32), Machine(2, 64)
 
 @pytest.mark.parametrize("m, n, machine, tile", [
     (1024, 1024, AVX2, (6, 16)),       # 6 rows peeled, not 4 that divide (25.7 -> 36.6 GFLOP/s, 1 core)
-    (128, 128, AVX2, (4, 16)),         # a short matrix keeps the divisor: no masked tile
+    (64, 128, AVX2, (4, 16)),          # a short matrix keeps the divisor: no edge tile
+    (128, 128, AVX2, (6, 16)),         # 6-row tiles and a 2-row edge call (attention's 128 rows)
+    (132, 128, AVX512, (6, 32)),       # AVX-512 keeps the divisor below 32 tiles
     (197, 64, AVX2, (6, 16)),          # no divisor worth having
     (1024, 1024, AVX512, (8, 32)),
 ])
