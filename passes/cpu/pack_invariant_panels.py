@@ -57,16 +57,17 @@ class PackInvariantPanels(ModulePass):
                      if op.name == "func.func"}
         rewritten: dict[tuple[str, int], str] = {}
         packers: set[str] = set()
+        packed: list = []
         for function in list(functions.values()):
             for call in [op for op in nested_ops(function) if is_schedule_call(op)]:
                 callee = functions.get(ir.FlatSymbolRefAttr(call.attributes["callee"]).value)
                 if callee is not None:
                     with call.location:
-                        _pack_one(module, functions, call, callee, rewritten, packers)
+                        _pack_one(module, functions, call, callee, rewritten, packers, packed)
 
 
 def _pack_one(module: ir.Operation, functions: dict, call: ir.Operation, callee: ir.Operation,
-              rewritten: dict, packers: set) -> None:
+              rewritten: dict, packers: set, packed: list) -> None:
     """Give ``call``'s first operand that qualifies its panels, if any."""
     for index, operand in enumerate(call.operands):
         width = panel_width(callee, index)
@@ -84,7 +85,9 @@ def _pack_one(module: ir.Operation, functions: dict, call: ir.Operation, callee:
         if key not in rewritten:
             rewritten[key] = _panel_callee(module, callee, index, width)
             functions[rewritten[key]] = None
-        panels = _pack_before(loop, operand, packer, k, n, width)
+        done = [p for (at, b, w), p in packed if at == loop and b == operand and w == width]
+        panels = done[0] if done else _pack_before(loop, operand, packer, k, n, width)
+        packed.append(((loop, operand, width), panels))     # another call on it: the same panels
         call.operands[index] = panels
         call.attributes["callee"] = ir.FlatSymbolRefAttr.get(rewritten[key])
         return
