@@ -99,6 +99,7 @@ _REGISTRY: dict[str, str] = {
     "xla-unmask-contractions": "cpu.unmask_contractions:UnmaskContractions",
     "xla-narrow-index-vectors": "cpu.narrow_index_vectors:NarrowIndexVectors",
     "xla-micro-kernel-calls": "cpu.micro_kernel_calls:MicroKernelCalls",
+    "xla-pack-invariant-panels": "cpu.pack_invariant_panels:PackInvariantPanels",
     "xla-amx-contractions": "cpu.amx_contractions:AmxContractions",
     "xla-amx-calls": "cpu.amx_calls:AmxCalls",
     "xla-no-unroll-fill-loops": "cpu.no_unroll_fill_loops:NoUnrollFillLoops",

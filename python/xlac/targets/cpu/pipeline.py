@@ -84,6 +84,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         "bufferization-lower-deallocations",
         "cse",
         "canonicalize",
+        "xla-pack-invariant-panels",                      # a loop's matmul reads its invariant B packed once before it
     ]
 
 
