@@ -9,7 +9,6 @@ from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.cpu.plans.body_reads import contiguous, reads_a_slice
 from xlac.passes.cpu.plans.schedule_plan import loop_extents
-from xlac.passes.cpu.roll_reads import read_one_source
 
 # What a branch may hold to be run unconditionally: no op whose result, or
 # whose fault, depends on the branch being taken (no division: a zero divisor
@@ -87,7 +86,7 @@ def _speculate_if(branch: ir.Operation, extents: list[int] | None) -> bool:
     if len(moved) > MAX_SPECULATED_OPS or not all(_speculatable(op) for op in moved):
         return False
     if not all(_stays_right(op, extents) for op in moved if op.name == "tensor.extract"):
-        return read_one_source(branch)
+        return False
     for op in moved:
         op.move_before(branch)
         if op.name == "tensor.extract":
