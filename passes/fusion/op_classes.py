@@ -86,6 +86,8 @@ def effectively_at_most_unary(op: ir.Operation) -> bool:
     recomputed whole by every later kernel: work and kernel inputs grow with
     the square of the depth.
     """
+    if _slices_of_one_value(op):
+        return True
     rank = max((len(r.type.shape) for r in op.results
                 if isinstance(r.type, ir.RankedTensorType)), default=0)
     big = 0
@@ -99,6 +101,22 @@ def effectively_at_most_unary(op: ir.Operation) -> bool:
         if isinstance(value.type, ir.RankedTensorType) and len(value.type.shape) >= rank:
             big += 1
     return big <= 1
+
+
+def _slices_of_one_value(op: ir.Operation) -> bool:
+    """A concatenate of slices of one tensor (``jnp.roll``: its two halves side by
+    side). A copy in each reader reads that tensor once, as the reader of a
+    slice does: written out instead, a stencil's rolls were each a pass over
+    memory and a buffer its kernels read again."""
+    if op.name != "stablehlo.concatenate" or len(op.operands) < 2:
+        return False
+    sources = set()
+    for value in op.operands:
+        owner = value.owner
+        if isinstance(owner, ir.Block) or owner.operation.name != "stablehlo.slice":
+            return False
+        sources.add(owner.operation.operands[0])
+    return len(sources) == 1
 
 
 def numel(type_: ir.Type) -> int:

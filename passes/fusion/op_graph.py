@@ -69,8 +69,11 @@ def op_weight(op: ir.Operation) -> float:
     nothing: it is no instruction in the loop, and counted, the constants of
     an expansion such as erfc's (about 25, copied into every kernel that uses
     one) filled GELU's kernel, which left its bias add and its two broadcast
-    scalars out: each a pass over memory, the broadcasts written out whole."""
-    if is_one_value(op):
+    scalars out: each a pass over memory, the broadcasts written out whole.
+    A static slice counts nothing either: in the kernel it is an offset in its
+    reader's index, no instruction per element (a stencil's rolls, two slices
+    each, filled the shallow-water step's kernel before its arithmetic did)."""
+    if is_one_value(op) or op.name == "stablehlo.slice":
         return 0.0
     results = [value.type for value in op.results]
     if results and op.name not in _COSTLY_INTEGER_OPS and all(

@@ -28,3 +28,23 @@ func.func @full_kernel_takes_broadcast_scalar(%x: tensor<8xf32>) -> tensor<8xf32
   %v5 = stablehlo.multiply %v4, %b : tensor<8xf32>
   return %v5 : tensor<8xf32>
 }
+
+// -----
+
+/// A static slice weighs nothing either: in the kernel it is an offset in its
+/// reader's index. Three ops (negate, concatenate, multiply) fill max-ops=3,
+/// and the four slices of the two rolls still join.
+// CHECK-LABEL: func.func @slices_join_a_full_kernel
+// CHECK: "xla.fusion"
+// CHECK-COUNT-2: stablehlo.slice
+// CHECK: stablehlo.concatenate
+// CHECK: {kind = "loop"} : (tensor<8xf32>) -> tensor<8xf32>
+// CHECK-NOT: "xla.fusion"
+func.func @slices_join_a_full_kernel(%x: tensor<8xf32>) -> tensor<8xf32> {
+  %n = stablehlo.negate %x : tensor<8xf32>
+  %a = stablehlo.slice %n [1:8] : (tensor<8xf32>) -> tensor<7xf32>
+  %b = stablehlo.slice %n [0:1] : (tensor<8xf32>) -> tensor<1xf32>
+  %r = stablehlo.concatenate %a, %b, dim = 0 : (tensor<7xf32>, tensor<1xf32>) -> tensor<8xf32>
+  %m = stablehlo.multiply %r, %x : tensor<8xf32>
+  return %m : tensor<8xf32>
+}

@@ -234,3 +234,50 @@ func.func @shared_init_stays_outside(%a: tensor<4x8xf32>, %x: tensor<16x4xf32>, 
   %s = stablehlo.add %a, %bb : tensor<4x8xf32>
   return %rows, %s : tensor<8xf32>, tensor<4x8xf32>
 }
+
+// -----
+
+/// A roll (`jnp.roll`: two slices of one tensor side by side) read by two
+/// kernels is copied into each, as a slice would be: a copy reads that one
+/// tensor, which its reader reads anyway. Moved into one kernel instead, the
+/// roll was written out whole (a multi-output) and read back by the other
+/// (the shallow-water step's rolls: a buffer and a pass over memory each).
+// CHECK-LABEL: func.func @roll_read_by_two_kernels
+// CHECK: "xla.fusion"(%[[X:.*]]) ({
+// CHECK: stablehlo.concatenate
+// CHECK: stablehlo.add
+// CHECK: {kind = "input"} : (tensor<8x8xf32>) -> tensor<8xf32>
+// CHECK: "xla.fusion"(%[[X]]) ({
+// CHECK: stablehlo.concatenate
+// CHECK: stablehlo.multiply
+// CHECK: {kind = "input"} : (tensor<8x8xf32>) -> tensor<8xf32>
+func.func @roll_read_by_two_kernels(%x: tensor<8x8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %z = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %a = stablehlo.slice %x [1:8, 0:8] : (tensor<8x8xf32>) -> tensor<7x8xf32>
+  %b = stablehlo.slice %x [0:1, 0:8] : (tensor<8x8xf32>) -> tensor<1x8xf32>
+  %r = stablehlo.concatenate %a, %b, dim = 0 : (tensor<7x8xf32>, tensor<1x8xf32>) -> tensor<8x8xf32>
+  %s = stablehlo.add %r, %x : tensor<8x8xf32>
+  %p = stablehlo.multiply %r, %x : tensor<8x8xf32>
+  %0 = stablehlo.reduce(%s init: %z) applies stablehlo.add across dimensions = [0] : (tensor<8x8xf32>, tensor<f32>) -> tensor<8xf32>
+  %1 = stablehlo.reduce(%p init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x8xf32>, tensor<f32>) -> tensor<8xf32>
+  return %0, %1 : tensor<8xf32>, tensor<8xf32>
+}
+
+// -----
+
+/// Two different tensors side by side are no roll: a copy in each reader would
+/// read both again, so the concatenate joins one kernel, which writes it out.
+// CHECK-LABEL: func.func @concatenate_of_two_tensors_read_by_two_kernels
+// CHECK: %[[F:.*]]:2 = "xla.fusion"
+// CHECK: stablehlo.concatenate
+// CHECK: {kind = "multi_output"}
+// CHECK: "xla.fusion"(%[[F]]#0
+func.func @concatenate_of_two_tensors_read_by_two_kernels(%x: tensor<7x8xf32>, %y: tensor<1x8xf32>, %w: tensor<8x8xf32>) -> (tensor<8xf32>, tensor<8xf32>) {
+  %z = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %r = stablehlo.concatenate %x, %y, dim = 0 : (tensor<7x8xf32>, tensor<1x8xf32>) -> tensor<8x8xf32>
+  %s = stablehlo.add %r, %w : tensor<8x8xf32>
+  %p = stablehlo.multiply %r, %w : tensor<8x8xf32>
+  %0 = stablehlo.reduce(%s init: %z) applies stablehlo.add across dimensions = [0] : (tensor<8x8xf32>, tensor<f32>) -> tensor<8xf32>
+  %1 = stablehlo.reduce(%p init: %z) applies stablehlo.add across dimensions = [1] : (tensor<8x8xf32>, tensor<f32>) -> tensor<8xf32>
+  return %0, %1 : tensor<8xf32>, tensor<8xf32>
+}
