@@ -92,22 +92,34 @@ def inline_calls(module: ir.Operation, marker: str | Callable[[ir.Operation], bo
     for call in calls:
         name = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
         left[name] -= 1
-        # a whole function's clone: its values remapped inside its regions too
-        func = by_name[name].clone(ir.InsertionPoint(body)) if left[name] else by_name.pop(name)
-        entry = func.regions[0].blocks[0]
-        for argument, operand in zip(entry.arguments, call.operands):
-            argument.replace_all_uses_with(operand)
-        ops = [op.operation for op in entry.operations]
-        for op in ops[:-1]:
-            op.move_before(call)
-            if name in shared:
-                for inner in [op, *nested_ops(op)]:
-                    inner.location = call.location
-        for result, value in zip(call.results, ops[-1].operands):
-            result.replace_all_uses_with(value)
-        call.erase()
-        func.erase()
+        inline_call(call, by_name[name] if left[name] else by_name.pop(name), bool(left[name]),
+                    name in shared)
     return len(calls)
+
+
+def inline_call(call: ir.Operation, func: ir.Operation, copy: bool, relocate: bool,
+                erase: bool = True) -> list[ir.Operation]:
+    """Put the body of ``func`` (a copy of it when ``copy``, else the function
+    itself, erased unless not ``erase``) in place of ``call``; ``relocate``:
+    every op put in takes the call's location. The ops put in, in order,
+    their return left out."""
+    # a whole function's clone: its values remapped inside its regions too
+    func = func.clone(ir.InsertionPoint(func.block)) if copy else func
+    entry = func.regions[0].blocks[0]
+    for argument, operand in zip(entry.arguments, call.operands):
+        argument.replace_all_uses_with(operand)
+    ops = [op.operation for op in entry.operations]
+    for op in ops[:-1]:
+        op.move_before(call)
+        if relocate:
+            for inner in [op, *nested_ops(op)]:
+                inner.location = call.location
+    for result, value in zip(call.results, ops[-1].operands):
+        result.replace_all_uses_with(value)
+    call.erase()
+    if copy or erase:
+        func.erase()
+    return ops[:-1]
 
 
 def clone_ops(ops: Sequence[ir.Operation], mapping: dict) -> None:

@@ -6,44 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops, public_definitions
-from xlac.signature import constant_index
+from xlac.passes.base import ModulePass, public_definitions
+from xlac.passes.cpu.kernel_reads import bitcast, copied_in, crossing_type, does_work, inert, outside_reads, passable
+from xlac.passes.cpu.kernel_repeats import Repeats
 
 KERNEL_STEM = "xla_kernel"
-# Ops that only name memory or a value: copied into each kernel that reads
-# them (so kernels over equal views of different buffers are equal) rather
-# than passed in, which also keeps every argument a plain pointer.
-# Every arith op is pure too.
-_COPIED = ("ub.poison", "memref.get_global", "memref.subview", "memref.expand_shape",
-           "memref.collapse_shape", "memref.cast", "memref.reinterpret_cast",
-           "memref.transpose", "vector.constant_mask", "vector.create_mask", "vector.broadcast")
-# Ops with no effect a kernel could be moved across.
-_INERT = (*_COPIED, "memref.alloc", "memref.alloca")
-# Top-level ops that are no kernel: memory management, views, calls, the end.
-_NOT_KERNELS = (*_INERT, "memref.dealloc", "func.call", "func.return",
-                "memref.extract_strided_metadata", "memref.extract_aligned_pointer_as_index",
-                "memref.load", "memref.store")
-
-
-def _copied(op: ir.Operation) -> bool:
-    if op.name == "memref.get_global" and _program_constant(op):
-        return False
-    return op.name in _COPIED or (op.name.startswith("arith.") and not op.regions)
-
-
-def _program_constant(op: ir.Operation) -> bool:
-    """Whether ``op`` reads one of the program's large constants
-    (xla-constant-arguments-to-globals): passed in, as the argument it was,
-    so kernels over different weights stay one function. Copied in, each was
-    a kernel of its own: ResNet-18 with its weights in the program had 87
-    functions for LLVM against 60 with them as arguments."""
-    return constant_index(ir.FlatSymbolRefAttr(op.attributes["name"]).value) is not None
-
-
-def _inert(op: ir.Operation) -> bool:
-    return op.name in _INERT or _copied(op)
-
-
 @dataclass(frozen=True)
 class OutlineKernels(ModulePass):
     """Move each op of a public function's body that does work (a loop nest, a
@@ -61,7 +28,9 @@ class OutlineKernels(ModulePass):
     in; constants and views of buffers are copied in. An op whose results
     are used, or that reads a view with a dynamic offset or stride (it has
     no bare-pointer form), or that frees a buffer it would be passed (the
-    pointer passed is the aligned one, not malloc's), stays in place. Example:
+    pointer passed is the aligned one, not malloc's), stays in place. The calls
+    xla-inline-schedule-calls left (``kernel_repeats``) are copied in at the
+    first call of each kind only; the others call its kernel. Example:
 
         scf.forall (%i) in (8) { ... %buf ... }
       becomes
@@ -75,9 +44,10 @@ class OutlineKernels(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         kernels = _Kernels(module, self.dedupe)
+        repeats = Repeats(module)
         for func in public_definitions(module):
-            for group in _kernel_groups(func):
-                kernels.outline(group)
+            _outline_body(func, kernels, repeats)
+        repeats.erase_functions()
 
 
 class _Kernels:
@@ -93,11 +63,12 @@ class _Kernels:
         self.index = 0
         self.taken = taken
 
-    def outline(self, group: list[ir.Operation]) -> None:
-        reads = [read for op in group for read in _outside_reads(op)]
+    def outline(self, group: list[ir.Operation]) -> str | None:
+        """The kernel function ``group`` now calls; None: it stays in place."""
+        reads = [read for op in group for read in outside_reads(op)]
         plan = _inputs_of(group, reads)
         if plan is None:
-            return
+            return None
         copied, arguments = plan
         name = self._fresh()
         call = _call(group, name, arguments)       # in the caller, before the ops move out
@@ -108,8 +79,9 @@ class _Kernels:
             func.erase()                           # the ops with it: the same kernel exists
             call.attributes["callee"] = ir.FlatSymbolRefAttr.get(self.by_text[text])
             self.taken.discard(name)
-        else:
-            self.by_text[text] = name
+            return self.by_text[text]
+        self.by_text[text] = name
+        return name
 
     def _fresh(self) -> str:
         while f"{KERNEL_STEM}_{self.index}" in self.taken:
@@ -119,26 +91,33 @@ class _Kernels:
         return name
 
 
-def _kernel_groups(func: ir.Operation) -> list[list[ir.Operation]]:
-    """The kernels of ``func``'s body: each op that does work, with the later
-    ops that read its results (a matmul's loop and the store of its tile)
-    and only inert ops (allocations, views) between them."""
-    groups: list[list[ir.Operation]] = []
+def _outline_body(func: ir.Operation, kernels: _Kernels, repeats: Repeats) -> None:
+    """Outline the kernels of ``func``'s body: each op that does work, with the
+    later ops that read its results (a matmul's loop and the store of its
+    tile) and only inert ops (allocations, views) between them. A call left
+    by xla-inline-schedule-calls (``kernel_repeats``) calls the kernel of the
+    first call of its kind, or where none was made yet, or the call would
+    join an open kernel, has its function's body copied in."""
     current: list[ir.Operation] = []
     for op in [op.operation for op in func.regions[0].blocks[0].operations]:
-        if _does_work(op):
+        kind = None
+        if repeats.is_repeat(op):
+            if not current:
+                kind, arguments = repeats.kind(op)
+                if repeats.kernel_of.get(kind) is not None and kernels.dedupe:
+                    repeats.call_kernel(op, repeats.kernel_of[kind], arguments)
+                    continue
+            op = repeats.copy_in(op)
+        if does_work(op):
             current.append(op)
-        elif current and not _inert(op):
+        elif current and not inert(op):
             current = []                           # its results escape to a call, a store...
             continue
         if current and _closed(current, func):
-            groups.append(current)
+            made = kernels.outline(current)
+            if kind is not None and current == [op]:
+                repeats.kernel_of[kind] = made
             current = []
-    return groups
-
-
-def _does_work(op: ir.Operation) -> bool:
-    return not (op.name in _NOT_KERNELS or _copied(op) or op.name.startswith(("omp.", "llvm.")))
 
 
 def _closed(group: list[ir.Operation], func: ir.Operation) -> bool:
@@ -158,31 +137,11 @@ def _top_level(op, func: ir.Operation) -> ir.Operation:
     return op
 
 
-def _outside_reads(op: ir.Operation) -> list[tuple[ir.Operation, int, ir.Value]]:
-    """``(reader, operand index, value)`` of each value ``op`` or an op inside
-    it reads that is made outside ``op``, ``op``'s own operands first, then
-    the ops inside in pre-order.
-
-    Why one list: what the kernel is passed, whether it frees one of those,
-    and where it reads them once moved were each a walk of every op inside
-    the kernel and of all their operands; only these reads matter to any.
-    """
-    nested = nested_ops(op)
-    inside = {op.operation, *nested}
-    reads = [(op, index, value) for index, value in enumerate(op.operands)]
-    for each in nested:
-        for index, value in enumerate(each.operands):
-            owner = value.owner
-            if (owner.owner if isinstance(owner, ir.Block) else owner).operation not in inside:
-                reads.append((each, index, value))
-    return reads
-
-
 def _inputs_of(group: list[ir.Operation], reads: list[tuple[ir.Operation, int, ir.Value]]
                ) -> tuple[list[ir.Operation], list[ir.Value]] | None:
     """``(ops to copy in, in order; values to pass)``, or None if some value
     the kernel reads cannot be passed as a plain pointer or number.
-    ``reads``: the group's ops' ``_outside_reads``, in order."""
+    ``reads``: the group's ops' ``outside_reads``, in order."""
     copied: list[ir.Operation] = []
     arguments: list[ir.Value] = []
     seen: set = set()
@@ -192,13 +151,13 @@ def _inputs_of(group: list[ir.Operation], reads: list[tuple[ir.Operation, int, i
             return True
         seen.add(value)
         owner = value.owner
-        if not isinstance(owner, ir.Block) and _copied(owner.operation):
+        if not isinstance(owner, ir.Block) and copied_in(owner.operation):
             if not all(visit(v) for v in owner.operation.operands):
                 return False
             copied.append(owner.operation)
             return True
         arguments.append(value)
-        return _passable(value.type)
+        return passable(value.type)
 
     seen.update(r for op in group for r in op.results)   # made inside the kernel
     if not all(visit(value) for _, _, value in reads) or _frees(reads, set(arguments)):
@@ -213,38 +172,13 @@ def _frees(reads: list[tuple[ir.Operation, int, ir.Value]], arguments: set) -> b
                for reader, index, value in reads)
 
 
-def _passable(t: ir.Type) -> bool:
-    """A type the bare-pointer convention passes: a number or a memref of static strides."""
-    if isinstance(t, ir.MemRefType):
-        strides, offset = t.get_strides_and_offset()
-        dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
-        return offset != dynamic and dynamic not in strides
-    return isinstance(t, (ir.IndexType, ir.IntegerType, ir.FloatType))
-
-
-def _crossing_type(t: ir.Type) -> ir.Type:
-    """The type a value of type ``t`` crosses the call as: a 16-bit float as its
-    bits. LLVM passes a bf16 (and, without F16C, an f16) scalar widened to f32,
-    narrowing it again with libgcc's ``__truncsfbf2`` (``__truncsfhf2``), which
-    the JIT cannot find (``jnp.pad`` of bf16 on an AVX2 machine)."""
-    if isinstance(t, (ir.BF16Type, ir.F16Type)):
-        return ir.IntegerType.get_signless(16)
-    return t
-
-
-def _bitcast(value: ir.Value, to: ir.Type) -> ir.Value:
-    if value.type == to:
-        return value
-    return ir.Operation.create("arith.bitcast", results=[to], operands=[value]).result
-
-
 def _new_function(module: ir.Operation, group: list[ir.Operation],
                   reads: list[tuple[ir.Operation, int, ir.Value]], name: str,
                   copied: list[ir.Operation], arguments: list[ir.Value]) -> ir.Operation:
     """``@name(arguments)`` holding copies of ``copied`` and then the group's
     ops, whose ``reads`` of the caller's values read the kernel's own."""
     context = module.context
-    types = [_crossing_type(v.type) for v in arguments]
+    types = [crossing_type(v.type) for v in arguments]
     with group[0].location:
         func = ir.Operation.create("func.func", regions=1, attributes={
             "sym_name": ir.StringAttr.get(name),
@@ -254,7 +188,7 @@ def _new_function(module: ir.Operation, group: list[ir.Operation],
         ir.InsertionPoint(module.regions[0].blocks[0]).insert(func)
         entry = ir.Block.create_at_start(func.regions[0], types)
         with ir.InsertionPoint(entry):
-            received = [_bitcast(a, v.type) for a, v in zip(entry.arguments, arguments)]
+            received = [bitcast(a, v.type) for a, v in zip(entry.arguments, arguments)]
             end = ir.Operation.create("func.return")
     mapping = dict(zip(arguments, received))
     for original in copied:
@@ -279,6 +213,6 @@ def _rewire(op: ir.Operation, mapping: dict) -> None:
 def _call(group: list[ir.Operation], name: str, arguments: list[ir.Value]) -> ir.Operation:
     """The call, where the group's last op is: what it reads is defined by then."""
     with ir.InsertionPoint(group[-1]), group[0].location:
-        sent = [_bitcast(v, _crossing_type(v.type)) for v in arguments]
+        sent = [bitcast(v, crossing_type(v.type)) for v in arguments]
         return ir.Operation.create("func.call", operands=sent, attributes={
             "callee": ir.FlatSymbolRefAttr.get(name), "no_inline": ir.UnitAttr.get()})

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, symbol_name
+from xlac.passes.outline import inline_call as inline_body
 
 MAX_ROUNDS = 16                            # helpers nest 2 deep; more is recursion
 
@@ -47,9 +48,9 @@ class GpuInlineHelpers(ModulePass):
             for name, found in calls.items():
                 if name in cloned:
                     for call in found:
-                        _move_body(_clone(functions[name]), call, erase_func=True)
+                        inline_body(call, functions[name], copy=True, relocate=False)
                 else:
-                    _move_body(functions[name], found[0], erase_func=False)
+                    inline_body(found[0], functions[name], copy=False, relocate=False, erase=False)
                     moved.add(name)
                 inlined.add(name)
         for name in inlined:
@@ -114,30 +115,8 @@ def _inside(op: ir.Operation, func: ir.Operation) -> bool:
     return False
 
 
-def _clone(func: ir.Operation) -> ir.Operation:
-    """A copy of ``func`` (nested uses of its arguments stay consistent), before it."""
-    with ir.InsertionPoint(func):
-        return func.clone()
-
-
-def _move_body(func: ir.Operation, call: ir.Operation, erase_func: bool) -> None:
-    """``func``'s ops before ``call``, its arguments read as the call's operands and
-    its returned values as the call's results; the call erased (and ``func``, if asked)."""
-    entry = func.regions[0].blocks[0]
-    for argument, operand in zip(entry.arguments, call.operands):
-        argument.replace_all_uses_with(operand)
-    ops = [op.operation for op in entry.operations]
-    for op in ops[:-1]:
-        op.move_before(call)
-    for result, value in zip(call.results, ops[-1].operands):
-        result.replace_all_uses_with(value)
-    call.erase()
-    if erase_func:
-        func.erase()
-
-
 def inline_call(func: ir.Operation, call: ir.Operation) -> None:
     """Replace ``call``, the one call of the one-block ``func``, by ``func``'s
     body, and erase ``func`` (for a pass that writes a helper and wants its ops
     in place at once)."""
-    _move_body(func, call, erase_func=True)
+    inline_body(call, func, copy=False, relocate=False)

@@ -125,7 +125,9 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "xla-strided-copy-to-linalg",                     # no memrefCopy runtime call
         "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
         "xla-approximate-math",                           # f32 exp/tanh as polynomials: no libm call per lane
-        "xla-inline-schedule-calls",                      # each kernel function a copy per call, at the call's line
+        # each kernel function a copy per call, at the call's line; a repeated kernel's
+        # calls left to xla-outline-kernels, which copies one in per kind (kernel_repeats)
+        "xla-inline-schedule-calls{leave-repeats=true}",
         # ... whose helpers go back in place; without the inliner's canonicalize of every
         # function (0.03-0.06 s of a model's serial compile): it only reordered constants,
         # which LLVM IR has no order for (the same object code on 12 models)
