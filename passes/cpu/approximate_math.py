@@ -23,7 +23,7 @@ _EXP_ZERO_BELOW = -104.0
 _TANH_R = (-0.08333328366279602, -0.0012350613251328468, -2.6465988867130363e-06)
 _TANH_Q = (0.1148204356431961, 0.0013948179548606277, 2.7322996629663976e-06)
 _TANH_SATURATE = 9.1    # tanh(9.02) is 1.0f already, correctly rounded
-_TANH_FORMS_MEET = 1.0  # below: c + small term; above: 1 - small term
+_TANH_FORMS_MEET = 1.1  # below: c + small term; above: 1 - small term (sigma >= 1 there)
 
 # log(1 + f) = f - f^2/2 + f^3 * L(f) on [sqrt(1/2) - 1, sqrt(2) - 1] (fitted the
 # same way, weighted for log's relative error; max relative error ~9e-10)
@@ -216,7 +216,7 @@ class _Emitter:
         clamped to 9.1, and the double-angle formula tanh = sigma / (1 + sigma^2/4);
         the sign copied back (tanh(-0) is -0). Two divides, no exp. The formula is
         rearranged so that the last step adds a small term to an exact one:
-        below 1, c + (k - sigma^2 * sigma / (4 + sigma^2)) with sigma = c + k;
+        below 1.1, c + (k - sigma^2 * sigma / (4 + sigma^2)) with sigma = c + k;
         above, 1 - (2 - sigma)^2 / (4 + sigma^2), which also damps sigma's
         rounding (a single rational x P(x^2)/Q(x^2), as XLA's, is 5-6 ulp off
         near 1: its numerator and denominator each round by up to an ulp of the
@@ -232,7 +232,7 @@ class _Emitter:
         k = self.op("arith.mulf", self.op("arith.mulf", c, t), ratio)    # sigma - c
         sigma = self.op("arith.addf", c, k)
         four_plus_square = self.op("math.fma", sigma, sigma, self.const(4.0))
-        gap = self.op("arith.subf", self.const(2.0), sigma)               # exact
+        gap = self.op("arith.subf", self.const(2.0), sigma)     # exact where sigma >= 1
         small = self._emit(f"arith.cmpf olt, {c}, {self.const(_TANH_FORMS_MEET)} : {self.float}")
         numerator = self._emit(f"arith.select {small}, {sigma}, {self.op('arith.mulf', gap, gap)}"
                                f" : {self.bool}, {self.float}")

@@ -21,7 +21,7 @@
 // CHECK: arith.cmpf uno
 /// tanh: no exp. |x| clamped to 9.1 by a compare and select that keeps NaN;
 /// sigma = 2 tanh(|x|/2) as one rational function (a divide); the double-angle
-/// step's one divide, its numerator chosen per lane (below 1: sigma, above:
+/// step's one divide, its numerator chosen per lane (below 1.1: sigma, above:
 /// (2 - sigma)^2); the sign copied back.
 // CHECK-LABEL: func.func private @xla_tanh_v16f32
 // CHECK-NOT: math.roundeven
