@@ -14,13 +14,16 @@ from xlac.passes.helper_calls import call_instead
 # exp(r) = 1 + r + r^2 * P(r) on [-ln2/2, ln2/2]
 _EXP_P = (0.49999988592958855, 0.1666651843720967, 0.04166953339547885,
           0.008368919080969766, 0.0013751408181080288)
-# tanh(x) = x + x^3 * Q(x^2) on [0, 0.625]
-_TANH_Q = (-0.33333330657349786, 0.13333201332790984, -0.05394625145441634,
-           0.021698201659365222, -0.008171768758937333, 0.0021382075013689837)
 # exp(-104) = 0.97 * 2^-150, under half the smallest subnormal: +0, as for all below
 _EXP_ZERO_BELOW = -104.0
-_TANH_SMALL = 0.625     # below: the odd polynomial; above: 1 - 2/(exp(2|x|)+1)
-_TANH_SATURATE = 10.0   # 2/(exp(20)+1) is below half an ulp of 1.0f
+# sigma(x) = 2 tanh(x/2) = x + x^3 * R(x^2) / (1 + x^2 * Q(x^2)) on [0, 9.1]: a rational
+# minimax fit of tanh on [0, 4.55] (relative error 2.7e-8; iterated weighted least
+# squares in float64), its coefficients scaled by powers of 4 for x rather than x/2.
+# tanh(x) = sigma / (1 + sigma^2/4) then damps sigma's error where tanh is near 1.
+_TANH_R = (-0.08333328366279602, -0.0012350613251328468, -2.6465988867130363e-06)
+_TANH_Q = (0.1148204356431961, 0.0013948179548606277, 2.7322996629663976e-06)
+_TANH_SATURATE = 9.1    # tanh(9.02) is 1.0f already, correctly rounded
+_TANH_FORMS_MEET = 1.1  # below: c + small term; above: 1 - small term (sigma >= 1 there)
 
 # log(1 + f) = f - f^2/2 + f^3 * L(f) on [sqrt(1/2) - 1, sqrt(2) - 1] (fitted the
 # same way, weighted for log's relative error; max relative error ~9e-10)
@@ -44,9 +47,9 @@ class ApproximateMath(ModulePass):
     Upstream's polynomial approximation is not exposed as a pass in our
     bindings; this one is written out here. exp: range reduction
     x = k*ln2 + r, a degree-6 polynomial, 2^k in two exponent halves (so
-    results down to the smallest subnormal are right); tanh: an odd
-    polynomial below 0.625, 1 - 2/(exp(2|x|)+1) above. NaN and +-inf
-    propagate as libm's do.
+    results down to the smallest subnormal are right); tanh: one rational
+    function of |x| and a double-angle step (see `_Emitter.tanh`). NaN and
+    +-inf propagate as libm's do.
 
     Example:
         %y = math.exp %x : vector<16xf32>
@@ -124,9 +127,8 @@ class _Emitter:
             acc = self.op("math.fma", acc, x, self.const(c))
         return acc
 
-    def exp(self, x: str, underflows: bool = True) -> str:
-        """exp(x); ``underflows``: x may be below _EXP_ZERO_BELOW (not so for
-        tanh's exp(2|x|)). There the result is +0 as before, but by a product
+    def exp(self, x: str) -> str:
+        """exp(x). Below _EXP_ZERO_BELOW the result is +0 as before, but by a product
         with an exact zero: the second half of 2^k is made +0.0 in those lanes.
         Their product p * 2^(k/2) * 2^(k - k/2) underflowed to zero, and on
         Intel cores each vector multiply whose result underflows takes a
@@ -144,9 +146,8 @@ class _Emitter:
         half = self.op("arith.shrsi", ki, self.const(1, True), type_=self.int)
         rest = self.op("arith.subi", ki, half, type_=self.int)
         second = self._pow2(rest)
-        if underflows:
-            under = self._emit(f"arith.cmpf olt, {x}, {self.const(_EXP_ZERO_BELOW)} : {self.float}")
-            second = self._emit(f"arith.select {under}, {self.const(0.0)}, {second} : {self.bool}, {self.float}")
+        under = self._emit(f"arith.cmpf olt, {x}, {self.const(_EXP_ZERO_BELOW)} : {self.float}")
+        second = self._emit(f"arith.select {under}, {self.const(0.0)}, {second} : {self.bool}, {self.float}")
         scaled = self.op("arith.mulf", self.op("arith.mulf", p, self._pow2(half)), second)
         nan = self._emit(f"arith.cmpf uno, {x}, {x} : {self.float}")
         return self._emit(f"arith.select {nan}, {x}, {scaled} : {self.bool}, {self.float}")
@@ -211,14 +212,33 @@ class _Emitter:
         return self._emit(f"arith.select {exact}, {x}, {result} : {self.bool}, {self.float}")  # -0 too
 
     def tanh(self, x: str) -> str:
+        """tanh(|x|) from sigma = 2 tanh(|x|/2), one rational function of |x|
+        clamped to 9.1, and the double-angle formula tanh = sigma / (1 + sigma^2/4);
+        the sign copied back (tanh(-0) is -0). Two divides, no exp. The formula is
+        rearranged so that the last step adds a small term to an exact one:
+        below 1.1, c + (k - sigma^2 * sigma / (4 + sigma^2)) with sigma = c + k;
+        above, 1 - (2 - sigma)^2 / (4 + sigma^2), which also damps sigma's
+        rounding (a single rational x P(x^2)/Q(x^2), as XLA's, is 5-6 ulp off
+        near 1: its numerator and denominator each round by up to an ulp of the
+        result). Both share one divide, its numerator chosen per lane. The
+        clamp is a compare and select that keeps NaN (`ult` holds for NaN)."""
         ax = self.op("math.absf", x)
-        x2 = self.op("arith.mulf", x, x)
-        small = self.op("math.fma", self.op("arith.mulf", x2, ax), self.poly(x2, _TANH_Q), ax)
-        e = self.exp(self.op("arith.mulf", self.op("arith.minimumf", ax, self.const(_TANH_SATURATE)),
-                             self.const(2.0)), underflows=False)
-        one = self.const(1.0)
-        t = self.op("arith.subf", one,
-                    self.op("arith.divf", self.const(2.0), self.op("arith.addf", e, one)))
-        is_small = self._emit(f"arith.cmpf olt, {ax}, {self.const(_TANH_SMALL)} : {self.float}")
-        magnitude = self._emit(f"arith.select {is_small}, {small}, {t} : {self.bool}, {self.float}")
-        return self.op("math.copysign", magnitude, x)     # odd: tanh(-0) is -0
+        saturate = self.const(_TANH_SATURATE)
+        below = self._emit(f"arith.cmpf ult, {ax}, {saturate} : {self.float}")
+        c = self._emit(f"arith.select {below}, {ax}, {saturate} : {self.bool}, {self.float}")
+        t = self.op("arith.mulf", c, c)
+        denominator = self.op("math.fma", t, self.poly(t, _TANH_Q), self.const(1.0))
+        ratio = self.op("arith.divf", self.poly(t, _TANH_R), denominator)
+        k = self.op("arith.mulf", self.op("arith.mulf", c, t), ratio)    # sigma - c
+        sigma = self.op("arith.addf", c, k)
+        four_plus_square = self.op("math.fma", sigma, sigma, self.const(4.0))
+        gap = self.op("arith.subf", self.const(2.0), sigma)     # exact where sigma >= 1
+        small = self._emit(f"arith.cmpf olt, {c}, {self.const(_TANH_FORMS_MEET)} : {self.float}")
+        numerator = self._emit(f"arith.select {small}, {sigma}, {self.op('arith.mulf', gap, gap)}"
+                               f" : {self.bool}, {self.float}")
+        z = self.op("arith.divf", numerator, four_plus_square)
+        near_zero = self.op("arith.addf", c, self.op("math.fma", self.op(
+            "arith.negf", self.op("arith.mulf", sigma, sigma)), z, k))
+        near_one = self.op("arith.subf", self.const(1.0), z)
+        magnitude = self._emit(f"arith.select {small}, {near_zero}, {near_one} : {self.bool}, {self.float}")
+        return self.op("math.copysign", magnitude, x)

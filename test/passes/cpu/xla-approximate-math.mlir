@@ -9,8 +9,7 @@
 // CHECK: return %[[T]]
 /// exp: below -104 the result is +0 as a product with an exact zero (the
 /// second half of 2^k made +0.0 there): the product that underflowed to zero
-/// took a microcode assist per vector on Intel. tanh's exp(2|x|) cannot go
-/// below 0 and has no such compare.
+/// took a microcode assist per vector on Intel.
 // CHECK-LABEL: func.func private @xla_exp_v16f32
 // CHECK: arith.constant dense<-1.040000e+02>
 // CHECK: math.roundeven
@@ -20,10 +19,22 @@
 // CHECK: %[[SECOND:.*]] = arith.select %[[UNDER]], %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xf32>
 // CHECK: arith.mulf %{{.*}}, %[[SECOND]]
 // CHECK: arith.cmpf uno
+/// tanh: no exp. |x| clamped to 9.1 by a compare and select that keeps NaN;
+/// sigma = 2 tanh(|x|/2) as one rational function (a divide); the double-angle
+/// step's one divide, its numerator chosen per lane (below 1.1: sigma, above:
+/// (2 - sigma)^2); the sign copied back.
 // CHECK-LABEL: func.func private @xla_tanh_v16f32
-// CHECK-NOT: arith.cmpf olt
-// CHECK: math.roundeven
-// CHECK: math.copysign
+// CHECK-NOT: math.roundeven
+// CHECK: %[[ABS:.*]] = math.absf %arg0
+// CHECK: %[[BELOW:.*]] = arith.cmpf ult, %[[ABS]]
+// CHECK: %[[C:.*]] = arith.select %[[BELOW]], %[[ABS]], %{{.*}} : vector<16xi1>, vector<16xf32>
+// CHECK: %[[RATIO:.*]] = arith.divf
+// CHECK: %[[SMALL:.*]] = arith.cmpf olt, %[[C]]
+// CHECK: %[[NUM:.*]] = arith.select %[[SMALL]]
+// CHECK: %[[Z:.*]] = arith.divf %[[NUM]]
+// CHECK: %[[MAGNITUDE:.*]] = arith.select %[[SMALL]]
+// CHECK-NOT: arith.divf
+// CHECK: math.copysign %[[MAGNITUDE]], %arg0
 /// Inlined, no libm call is left.
 // INLINED-LABEL: func.func @vector_exp_tanh
 // INLINED-NOT: math.exp
