@@ -3,6 +3,7 @@ in-lane permute of a two-entry table."""
 
 from __future__ import annotations
 
+import array
 from dataclasses import dataclass
 
 from xlac.mlir import ir
@@ -124,6 +125,7 @@ def _as_permute(op: ir.Operation, true: ir.FloatAttr, false: ir.FloatAttr) -> No
     op.erase()
 
 
-def _f32_array(values: list[float]):
-    import numpy as np
-    return np.array(values, dtype=np.float32)
+def _f32_array(values: list[float]) -> array.array:
+    # not numpy: this pass runs in the piece workers, which keep numpy out
+    # (xlac.targets.cpu.piece_worker); the bindings take any buffer
+    return array.array("f", values)

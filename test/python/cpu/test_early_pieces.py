@@ -4,6 +4,8 @@ kernels, the same numbers as the whole module's lowering."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from test_pieces import _compile, _inputs, _layers, small_is_big  # noqa: F401 - a fixture
@@ -119,3 +121,22 @@ def test_helpers_the_workers_define_stay_in_their_piece(lowered_in_workers):
     for scale in scales:
         want = np.expm1((want @ w) * np.float32(scale))
     np.testing.assert_allclose(exe(x, w), want, rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.usefixtures("small_is_big")
+def test_started_workers_lower_without_numpy(lowered_in_workers, monkeypatch):
+    """Workers started, not forked (where the compiling process has other
+    threads: a jax user's), keep numpy out (piece_worker._without_numpy):
+    at x86-64-v3 erfc's merged coefficients are selects of two constants,
+    which they lower to permutes of a table (xla-constant-selects-as-permutes)."""
+    import xlac.mlir
+    monkeypatch.setattr(xlac.mlir, "fork_is_safe", lambda: False)
+    pieces._close_workers()                 # workers forked earlier have numpy
+    t = "tensor<256xf32>"
+    text = (f"func.func @main(%x: {t}) -> {t} {{\n  %0 = chlo.erfc %x : {t} -> {t}\n"
+            f"  return %0 : {t}\n}}")
+    x = np.linspace(-4, 4, 256, dtype=np.float32)
+    exe = _compile(text, cpu="x86-64-v3")
+    assert lowered_in_workers == [True]
+    assert "llvm.x86.avx.vpermilvar.ps.256" in exe.as_text("llvm")
+    np.testing.assert_allclose(exe(x), [math.erfc(v) for v in x], rtol=1e-5, atol=1e-7)
