@@ -229,6 +229,15 @@ def ancestor_in_block(owner, block: ir.Block) -> ir.Operation | None:
     return None
 
 
+def is_within(op: ir.Operation, ancestor: ir.Operation) -> bool:
+    """Whether ``op`` is ``ancestor`` or lies in one of its regions, at any depth."""
+    while op is not None:
+        if op == ancestor:
+            return True
+        op = op.parent
+    return False
+
+
 def nested_ops(op: ir.Operation) -> list[ir.Operation]:
     """Every op nested in ``op`` (pre-order), ``op`` itself excluded."""
     found: list[ir.Operation] = []

@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops, symbol_name
+from xlac.passes.base import ModulePass, is_within, nested_ops, symbol_name
 from xlac.passes.cpu.plans.schedule_functions import is_schedule_call
 from xlac.passes.cpu.register_tile_loops import inside, minor_identity
 
@@ -214,7 +214,7 @@ def _written_in(buffer: ir.Value, loop: ir.Operation) -> bool:
     for value in _aliases(_root(buffer)):
         for use in value.uses:
             owner = use.owner
-            if not inside_op(owner, loop) or owner.name in _VIEWS:
+            if not is_within(owner, loop) or owner.name in _VIEWS:
                 continue
             if owner.name in _READS or owner.name == "vector.transfer_read" and use.operand_number == 0:
                 continue
@@ -233,14 +233,6 @@ def _aliases(buffer: ir.Value) -> list[ir.Value]:
         work.extend(r for use in value.uses if use.owner.name in _VIEWS for r in use.owner.results
                     if isinstance(r.type, ir.MemRefType) and r not in found)
     return found
-
-
-def inside_op(op: ir.Operation, loop: ir.Operation) -> bool:
-    while op is not None:
-        if op == loop:
-            return True
-        op = op.parent
-    return False
 
 
 def _callee_reads_only(call: ir.Operation, index: int) -> bool:

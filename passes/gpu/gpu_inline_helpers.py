@@ -19,7 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, symbol_name
+from xlac.passes.base import ModulePass, is_within, symbol_name
 from xlac.passes.outline import inline_call as inline_body
 
 MAX_ROUNDS = 16                            # helpers nest 2 deep; more is recursion
@@ -98,21 +98,12 @@ def _calls_of(module: ir.Operation, functions: dict[str, ir.Operation], moved: s
     def visit(op):
         if op.name == "func.call":
             callee = ir.FlatSymbolRefAttr(op.attributes["callee"]).value
-            if callee in functions and callee not in moved and not _inside(op, functions[callee]):
+            if callee in functions and callee not in moved and not is_within(op, functions[callee]):
                 calls.setdefault(callee, []).append(op)
         return ir.WalkResult.ADVANCE
 
     module.walk(visit)
     return calls
-
-
-def _inside(op: ir.Operation, func: ir.Operation) -> bool:
-    parent = op.parent
-    while parent is not None:
-        if parent == func:
-            return True
-        parent = parent.parent
-    return False
 
 
 def inline_call(func: ir.Operation, call: ir.Operation) -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, is_within, nested_ops
 from xlac.passes.ingest.unroll_short_loops import defining_op, scalar_constant, trip_count
 
 MAX_PRODUCT_BYTES = 64 << 20     # the hoisted product is held for the whole loop
@@ -133,7 +133,7 @@ def _invariant(value: ir.Value, loop: ir.Operation, body: ir.Block, carried: set
         return (lambda ip: loop.operands[number]) if number in carried else None
     op = value.owner.operation
     if op.parent != loop:
-        return None if _inside(op, loop) else (lambda ip: value)
+        return None if is_within(op, loop) else (lambda ip: value)
     budget[0] -= 1
     if budget[0] < 0 or len(op.regions) or not op.name.startswith("stablehlo."):
         return None
@@ -149,15 +149,6 @@ def _invariant(value: ir.Value, loop: ir.Operation, body: ir.Block, carried: set
             copy.operands[i] = operand
         return copy.results[index]
     return make
-
-
-def _inside(op: ir.Operation, loop: ir.Operation) -> bool:
-    parent = op.parent
-    while parent is not None:
-        if parent == loop:
-            return True
-        parent = parent.parent
-    return False
 
 
 def _replace(dot: ir.Operation, loop: ir.Operation, body: ir.Block, counter: int, xs: int,
