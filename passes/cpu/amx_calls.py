@@ -15,6 +15,8 @@ from xlac.passes.cpu.amx_pack import ROWS
 from xlac.passes.helper_calls import fresh_symbol, parse_at
 
 SYMBOL = "xlac_ukernel_amx_bf16_32x32"    # xlac.targets.cpu.amx_kernels.SYMBOL
+# the kernels of option `kernel`, one ABI: AMX's, and AVX512-BF16's where there is no AMX
+KERNELS = {"amx": SYMBOL, "dpbf16": "xlac_ukernel_dpbf16_32x32"}   # ... dpbf16_kernels.SYMBOL
 
 
 @dataclass(frozen=True)
@@ -28,14 +30,20 @@ class AmxCalls(ModulePass):
     the matmul is dropped (the kernel starts from zeros: accumulate 0).
     A matmul that does not fit stays (scalar loops later: slow, still right).
     Option `threads` (0: every core this process may use): the thread loop
-    runs groups of chunks, as few as fill them (xlac.passes.cpu.amx_pack)."""
+    runs groups of chunks, as few as fill them (xlac.passes.cpu.amx_pack).
+    Option `kernel`: amx, or dpbf16 (xlac.targets.cpu.dpbf16_kernels: the same
+    ABI and layouts on AVX512-BF16's `vdpbf16ps`, for CPUs without AMX)."""
 
     name = "xla-amx-calls"
     acts_on = frozenset({"linalg.matmul", "linalg.batch_matmul"})
     threads: int = 0
+    kernel: str = "amx"
 
     def run(self, module: ir.Operation) -> None:
         marked = [op for op in nested_ops(module) if op.name in self.acts_on and MARK in op.attributes]
+        if self.kernel not in KERNELS:
+            raise ValueError(f"xla-amx-calls: kernel={self.kernel}: one of {', '.join(KERNELS)}")
+        symbol = KERNELS[self.kernel]
         declared, threads = False, self.threads or len(os.sched_getaffinity(0))
         fitting = [op for op in marked if _fits(op)]
         epilogues = [(op, e if fused else None) for op in fitting for e, fused in [find_epilogue(op)]]
@@ -53,8 +61,8 @@ class AmxCalls(ModulePass):
                 continue
             name = fresh_symbol(module, "xla_amx_matmul_")
             epilogue, fused = find_epilogue(op)
-            _add_functions(module, op, _function_text(op, name, not zeros, epilogue, fused, threads, packed),
-                           not declared)
+            _add_functions(module, op, _function_text(op, name, not zeros, epilogue, fused, threads, packed,
+                                                      symbol), symbol, not declared)
             declared = True
             outputs = [epilogue.operands[1]] if epilogue is not None else []
             # at the consumer: its output may be allocated after the matmul
@@ -124,14 +132,16 @@ def _address(name: str, rank: int, row: str | None, col: str | None, bytes_: str
 
 
 def _function_text(op: ir.Operation, name: str, accumulate: bool, epilogue: ir.Operation | None,
-                   fused: bool = True, threads: int = 1, packed: _Packed | None = None) -> str:
+                   fused: bool = True, threads: int = 1, packed: _Packed | None = None,
+                   symbol: str = SYMBOL) -> str:
     """The thread loop, over C's row blocks and groups of column chunks
     (``amx_pack.per_group`` chunks each, for ``threads``), each a call of the
     group's function (``_group_text``); ``epilogue``: the elementwise consumer
     of C applied to each chunk after its call (into the function's fourth
     argument, %o), or (not ``fused``) in a second thread loop over blocks of
     32 whole rows; ``packed``: A read packed in place, or the epilogue
-    writing the next matmul's A packed (xlac.passes.cpu.amx_handoff)."""
+    writing the next matmul's A packed (xlac.passes.cpu.amx_handoff); ``symbol``:
+    the kernel each chunk calls."""
     types = [str(v.type) for v in op.operands]
     a_shape = ir.MemRefType(op.operands[0].type).shape
     rank, (m, k) = len(a_shape), a_shape[-2:]
@@ -167,12 +177,12 @@ def _function_text(op: ir.Operation, name: str, accumulate: bool, epilogue: ir.O
         if epilogue is not None else ""
     packer = amx_pack.function_text(f"{name}_pack_a", batch, rows, k, types[0]) if pack else ""
     group_text = _group_text(op, name, accumulate, call if fused else "", out, group * ALIGN,
-                             "pack" if pack else "in place" if packed.a else "")
+                             "pack" if pack else "in place" if packed.a else "", symbol)
     return "\n".join(lines) + "\n" + group_text + helper + packer
 
 
 def _group_text(op: ir.Operation, name: str, accumulate: bool, call: str, out: str, group: int,
-                packed_a: str) -> str:
+                packed_a: str, symbol: str = SYMBOL) -> str:
     """``@{name}_group``: one thread loop iteration, the kernel calls of the
     column chunks from %first (``group`` columns, fewer at the end) for C's
     %nrows rows from %row, after each ``call`` (the epilogue's, or none);
@@ -205,7 +215,7 @@ def _group_text(op: ir.Operation, name: str, accumulate: bool, call: str, out: s
         *a_at,
         *_address("b", rank, None, "%col", "%c2"),
         *_address("c", rank, "%row", "%col", "%c4"),
-        f"    func.call @{SYMBOL}(%cat_i, %cld_i, %aat_i, %ald_i, %bat_i, %bld_i, %k, %nrows_i, %acc)"
+        f"    func.call @{symbol}(%cat_i, %cld_i, %aat_i, %ald_i, %bat_i, %bld_i, %k, %nrows_i, %acc)"
         " : (" + ", ".join(["i64"] * 9) + ") -> ()",
         *([call.format(col="%col", ncols="%c32")] if call else []), "  }",
         *([f"  memref.dealloc %ap : {amx_pack.buffer_type(rows, k)}"] if pack else []),
@@ -248,9 +258,9 @@ def _epilogue_call(epilogue: ir.Operation, name: str, rank: int, c_type: str) ->
             f"({c_type}, {epilogue.operands[1].type}, index, index, index, index{batch[1]}) -> ()")
 
 
-def _add_functions(module: ir.Operation, at: ir.Operation, text: str, declare: bool) -> None:
-    """The function in ``text`` into ``module``, with the kernel's declaration if ``declare``."""
-    parsed = parse_at(_DECLARATION + text, at)
+def _add_functions(module: ir.Operation, at: ir.Operation, text: str, symbol: str, declare: bool) -> None:
+    """The function in ``text`` into ``module``, with kernel ``symbol``'s declaration if ``declare``."""
+    parsed = parse_at(_declaration(symbol) + text, at)
     declaration, *defined = [o.operation for o in parsed.body.operations]
     body = module.regions[0].blocks[0]
     for function in defined:
@@ -259,4 +269,5 @@ def _add_functions(module: ir.Operation, at: ir.Operation, text: str, declare: b
         body.append(declaration)
 
 
-_DECLARATION = f"func.func private @{SYMBOL}(" + ", ".join(["i64"] * 9) + ")\n"
+def _declaration(symbol: str) -> str:
+    return f"func.func private @{symbol}(" + ", ".join(["i64"] * 9) + ")\n"

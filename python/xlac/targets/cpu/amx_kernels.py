@@ -136,7 +136,7 @@ def mlir_text() -> str:
         "  %panel1 = llvm.alloca %npanel x i8 {alignment = 64 : i64} : (i64) -> !llvm.ptr",
         "  " + _call("ldtilecfg", _ptr("%cfg")),
         "  %ldc_bytes = arith.muli %ldc, %c4 : i64",
-        *["  " + line for line in _a_layout()],
+        *["  " + line for line in a_layout()],
         "  %ldb_bytes = arith.muli %ldb, %c2 : i64",
         "  %from_c = arith.cmpi ne, %accumulate, %c0 : i64",
         # partial sums only where there is more than one k block (rows <= 256 from
@@ -147,7 +147,7 @@ def mlir_text() -> str:
         "  %partials = llvm.alloca %partial_bytes x i8 {alignment = 64 : i64} : (i64) -> !llvm.ptr",
         "  %kn_first = arith.minsi %k, %kb : i64",
         "  %pairs_first = arith.divsi %kn_first, %c2 : i64",
-        *["  " + line for line in _pack("%c0", "%pairs_first", "%c0", "%panel0", "first")],
+        *["  " + line for line in pack_pairs("%c0", "%pairs_first", "%c0", "%panel0", "first")],
         "  scf.for %k0 = %c0 to %k step %kb : i64 {",
         "    %left = arith.subi %k, %k0 : i64",
         "    %kn = arith.minsi %left, %kb : i64",
@@ -164,7 +164,7 @@ def mlir_text() -> str:
     ]) + "\n"
 
 
-def _pack(lo: str, hi: str, kstart: str, panel: str, tag: str) -> list[str]:
+def pack_pairs(lo: str, hi: str, kstart: str, panel: str, tag: str) -> list[str]:
     """Pairs ``lo`` to ``hi`` of B[kstart :, 0 : 32] into ``panel`` as k-pairs:
     128 bytes a pair."""
     mask = ", ".join(f"{j}, {j + 32}" for j in range(32))
@@ -215,7 +215,7 @@ def _next_block() -> list[str]:
     ]
 
 
-def _a_layout() -> list[str]:
+def a_layout() -> list[str]:
     """How A's tiles lie: row-major with row stride lda, or (lda 0) packed by
     ``pack_a`` (in amx_calls' thread loop): per 32-row block and 32-k step, its two
     16 x 32 tiles in 2 KB, 64 bytes a row. ``%a_row``: bytes per row of r,
@@ -264,7 +264,7 @@ def _pack_share() -> list[str]:
         "%share_lo = arith.minsi %share_lo0, %pairs_next : i64",
         "%share_hi0 = arith.addi %share_lo, %per_step : i64",
         "%share_hi = arith.minsi %share_hi0, %pairs_next : i64",
-        *_pack("%share_lo", "%share_hi", "%k_next", "%nxt", "next"),
+        *pack_pairs("%share_lo", "%share_hi", "%k_next", "%nxt", "next"),
     ]
 
 

@@ -19,8 +19,10 @@ ABI (every argument an i64, pointers as addresses; strides in elements):
 accumulators at zero instead of reading C (a fill fused into the tile).
 
 ``xlac_ukernel_amx_bf16_32x32`` (xlac.targets.cpu.amx_kernels: bf16 matmuls
-on AMX tiles, at the host level of a CPU with AMX) is kept, linked and bound
-the same way; only its MLIR and its ABI are its own.
+on AMX tiles, at the host level of a CPU with AMX) and, on CPUs with
+AVX512-BF16 and no AMX, ``xlac_ukernel_dpbf16_32x32`` (xlac.targets.cpu.dpbf16_kernels,
+the same ABI) are kept, linked and bound the same way; only their MLIR and
+their ABI are their own.
 
 ``xlac_ukernel_f32_<tm>x<tn>_nt`` (xla-micro-kernel-calls' choice for a C
 written once and larger than the caches keep: docs/pipeline.md) stores C's
@@ -61,9 +63,15 @@ def supported(tm: int, tn: int, lanes: int) -> bool:
 
 
 def is_kernel(name: str) -> bool:
-    """Whether ``name`` is a micro-kernel's symbol (an f32 tile's or the AMX one's)."""
-    from xlac.targets.cpu.amx_kernels import SYMBOL
-    return name == SYMBOL or tile_of(name) is not None
+    """Whether ``name`` is a micro-kernel's symbol (an f32 tile's or a bf16 one's)."""
+    return name in _bf16_kernels() or tile_of(name) is not None
+
+
+def _bf16_kernels() -> dict:
+    """The bf16 kernels' symbols, each with its MLIR text's maker: AMX's, and
+    AVX512-BF16's where there is no AMX (the same ABI)."""
+    from xlac.targets.cpu import amx_kernels, dpbf16_kernels
+    return {amx_kernels.SYMBOL: amx_kernels.mlir_text, dpbf16_kernels.SYMBOL: dpbf16_kernels.mlir_text}
 
 
 def streams(name: str) -> bool:
@@ -295,11 +303,10 @@ def object_path(name: str, features, cache_dir: Path | None) -> Path:
     if no process compiled it before (another process doing it meanwhile is
     harmless: each writes whole files, atomically)."""
     from xlac.files import write_atomically
-    from xlac.targets.cpu import amx_kernels
     path = directory(cache_dir) / f"{name}-{_key(name, features)}.o"
     if not path.exists():
-        if name == amx_kernels.SYMBOL:
-            code = compiled(amx_kernels.mlir_text(), name, level_for(features))
+        if name in _bf16_kernels():
+            code = compiled(_bf16_kernels()[name](), name, level_for(features))
         else:
             tm, tn = tile_of(name)
             code = object_code(tm, tn, level_for(features), streams(name))

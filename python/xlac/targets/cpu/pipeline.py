@@ -96,7 +96,7 @@ KERNELS_OUTLINED = "xla-outline-kernels"
 def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
                   cpu: str = "host", native_f16: bool | str = True,
                   micro_kernels: bool | str = False, threads: int | str = 0,
-                  permute_selects: bool | str = False) -> list[str]:
+                  permute_selects: bool | str = False, bf16_kernel: str = "amx") -> list[str]:
     """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI.
 
     bf16 and f16 math runs in f32 on every CPU (the same numbers everywhere);
@@ -107,7 +107,8 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
     ``micro_kernels``: f32 matmul register tiles call the kernels built once
     per machine (xlac.targets.cpu.micro_kernels; the link or the JIT binds them).
     ``permute_selects``: AVX2 without AVX-512, where a select of two f32
-    constants is one vpermilps rather than a vblendvps.
+    constants is one vpermilps rather than a vblendvps. ``bf16_kernel``: the
+    kernel of the bf16 matmuls xla-amx-contractions marked (``bf16_kernel()``).
     """
     expand = "arith-expand" if true_flag(native_bf16) else "arith-expand{include-bf16=true}"
     emulated, casts, math_types = (_EMULATED, "xla-expand-f8-casts", "extra-types=f16 ") \
@@ -116,7 +117,9 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
     # native roundings keep LLVM's fpext, which instcombine would shrink into bf16 arithmetic
     widen_bf16 = ["xla-bf16-extend-as-shift"] if true_flag(native_bf16) else []
     # the AMX matmuls xla-amx-contractions marked (none: a no-op), then the f32 register tiles
-    calls = [f"xla-amx-calls{{threads={int(threads)}}}", "xla-micro-kernel-calls"] if true_flag(micro_kernels) else []
+    kernel = "" if bf16_kernel == "amx" else f" kernel={bf16_kernel}"      # amx: the pipeline text as it was
+    calls = [f"xla-amx-calls{{threads={int(threads)}{kernel}}}", "xla-micro-kernel-calls"] \
+        if true_flag(micro_kernels) else []
     return [
         *calls,                                           # register tiles -> calls of prebuilt kernels
         "xla-constant-arguments-to-globals",              # ... read from symbols the compiler gives their bytes
@@ -199,7 +202,7 @@ def bufferized_stage(entry: str, options: Options) -> list[str]:
     i1_vectors = "xla-i1-memory-as-i8" not in options.disable_passes
     model = cpu_model(options.cpu)
     return bufferize(options.threads(), model.vector_bytes, i1_vectors,
-                     options.overlap_collectives, uses_amx(model, options.micro_kernels))
+                     options.overlap_collectives, bf16_kernel(model, options.micro_kernels) is not None)
 
 
 def uses_amx(model, micro_kernels: bool) -> bool:
@@ -211,21 +214,34 @@ def uses_amx(model, micro_kernels: bool) -> bool:
     return bool(micro_kernels) and model.name == "host" and usable(model.features)
 
 
+def bf16_kernel(model, micro_kernels: bool) -> str | None:
+    """The kernel (xla-amx-calls' option) of large bf16 matmuls for ``model``:
+    "amx" where ``uses_amx``; else "dpbf16" where the CPU has AVX512-BF16
+    (``vdpbf16ps``: AMD Zen 4, Intel Cooper Lake; in no named level either)
+    and the micro-kernels are on; else None (the f32 register tiles on
+    widened operands)."""
+    from xlac.targets.cpu import dpbf16_kernels
+    if uses_amx(model, micro_kernels):
+        return "amx"
+    return "dpbf16" if micro_kernels and dpbf16_kernels.usable(model.features) else None
+
+
 def llvm_stage(entry: str, options: Options) -> list[str]:
     """The "llvm" stage's steps: code for the chosen CPU level."""
     model = cpu_model(options.cpu)
     # no micro-kernels without FMA (x86-64-v2): they are FMA loops
     micro_kernels = options.micro_kernels and "fma" in model.features
     return lower_to_llvm(model.native_bf16, options.profile, model.name, model.native_f16,
-                         micro_kernels, options.threads(), model.vector_bytes == 32)
+                         micro_kernels, options.threads(), model.vector_bytes == 32,
+                         bf16_kernel(model, options.micro_kernels) or "amx")
 
 
 def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
         remarks: bool | str = False, native_bf16: bool | str = False,
-        micro_kernels: bool | str = False, amx: bool | str = False) -> list[str]:
+        micro_kernels: bool | str = False, amx: bool | str = False, bf16_kernel: str = "amx") -> list[str]:
     """The whole CPU pipeline (``xla-cpu-pipeline``): input -> LLVM dialect ready for the JIT
     (``micro_kernels``: calls to the prebuilt kernels, which xlac's JIT and link bind;
-    ``amx``: large bf16 matmuls on the AMX one, see ``bufferize``)."""
+    ``amx``: large bf16 matmuls on a bf16 one, ``bf16_kernel``, see ``bufferize``)."""
     return (ingest_cpu(entry, vector_bytes) + fuse(remarks) + lower_to_linalg(narrow_sums_in_f32=True)
             + bufferize(threads, vector_bytes, amx=amx)
-            + lower_to_llvm(native_bf16, micro_kernels=micro_kernels, threads=threads))
+            + lower_to_llvm(native_bf16, micro_kernels=micro_kernels, threads=threads, bf16_kernel=bf16_kernel))
