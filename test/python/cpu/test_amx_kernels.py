@@ -14,7 +14,7 @@ import pytest
 import xlac
 from xlac.context import new_context
 from xlac.cpu_model import CpuModel, cpu_model, host_features
-from xlac.mlir import ExecutionEngine, ir
+from xlac.mlir import ir
 from xlac.passes.cpu import amx_pack
 from xlac.pipeline.pass_manager import run_passes
 from xlac.targets.cpu import amx_kernels
@@ -97,20 +97,6 @@ def test_marked_matmul_becomes_a_thread_loop_of_kernel_calls():
     text = _rewritten(["xla-amx-contractions{min-work=1}", *steps, "xla-amx-calls"])
     assert "scf.forall" in text and "call @xlac_ukernel_amx_bf16_32x32(" in text
     assert "linalg.matmul" not in text
-
-
-def test_kernel_compiles_for_an_amx_target():
-    """Anywhere: LLVM makes AMX code for a function whose features name AMX."""
-    with new_context() as context, ir.Location.unknown(context):
-        module = ir.Module.parse(amx_kernels.mlir_text())
-        run_passes(module, ["convert-scf-to-cf", "convert-vector-to-llvm", "convert-arith-to-llvm",
-                            "convert-func-to-llvm", "convert-cf-to-llvm", "reconcile-unrealized-casts"])
-        features = ir.Attribute.parse('#llvm.target_features<["+avx512f", "+amx-tile", "+amx-bf16"]>')
-        for op in module.body.operations:
-            if op.operation.name == "llvm.func" and op.operation.regions[0].blocks:
-                op.operation.attributes["target_features"] = features
-        engine = ExecutionEngine(module, opt_level=2, enable_pic=True)
-        assert engine.raw_lookup(amx_kernels.SYMBOL)
 
 
 def _dot(m: int, k: int, n: int, batch: int = 0) -> str:

@@ -1,6 +1,6 @@
 """The AVX512-BF16 micro-kernel of bf16 x bf16 -> f32 contractions: the
-AMX kernel's stand-in on CPUs with ``avx512_bf16`` and no AMX (AMD Zen 4,
-Intel Cooper Lake).
+AMX kernel's stand-in on CPUs with ``avx512_bf16`` and no AMX (AMD Zen 4;
+Intel's Cooper Lake too, not measured).
 
 Without it a large bf16 matmul there runs as the f32 one: both operands
 widened to f32 (A whole, B a panel at a time) and the f32 register tile's
@@ -38,8 +38,13 @@ PAIRS_PER_STEP = 16                # k-pairs of one 32-k step, unrolled
 
 
 def usable(features) -> bool:
-    """Whether a CPU of ``features`` runs the kernel."""
-    return all(f in features for f in FEATURES)
+    """Whether programs for a CPU of ``features`` take the kernel: it has
+    AVX512-BF16 and no AMX. Where there is AMX (Intel's Sapphire Rapids on)
+    ``vdpbf16ps`` ran at 0.57x the f32 FMA peak and its register tile at 0.50x
+    the f32 micro-kernel (docs/pipeline.md): there AMX's kernel, or (the tile
+    state refused) the f32 tiles as before. On Zen 4 it is 2x the f32 tile
+    (docs/PERFORMANCE.md)."""
+    return all(f in features for f in FEATURES) and not any(f.startswith("amx") for f in features)
 
 
 def mlir_text() -> str:

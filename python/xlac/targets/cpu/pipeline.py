@@ -216,10 +216,11 @@ def uses_amx(model, micro_kernels: bool) -> bool:
 
 def bf16_kernel(model, micro_kernels: bool) -> str | None:
     """The kernel (xla-amx-calls' option) of large bf16 matmuls for ``model``:
-    "amx" where ``uses_amx``; else "dpbf16" where the CPU has AVX512-BF16
-    (``vdpbf16ps``: AMD Zen 4, Intel Cooper Lake; in no named level either)
-    and the micro-kernels are on; else None (the f32 register tiles on
-    widened operands)."""
+    "amx" where ``uses_amx``; else "dpbf16" where the CPU has AVX512-BF16 and
+    no AMX at all (``dpbf16_kernels.usable``: AMD Zen 4, in no named level
+    either) and the micro-kernels are on; else None (the f32 register tiles
+    on widened operands: also on an AMX CPU whose tile state Linux refused,
+    where ``vdpbf16ps`` measured half the f32 tile's speed, docs/pipeline.md)."""
     from xlac.targets.cpu import dpbf16_kernels
     if uses_amx(model, micro_kernels):
         return "amx"
