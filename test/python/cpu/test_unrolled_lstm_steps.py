@@ -2,7 +2,8 @@
 writes torch.nn.LSTM (torch_lstm): each step's gate product and its 4-D
 1 x 1 x 8 x G epilogue (an addmm's alpha from a 0-D tensor, the bias, the
 step's slice of the input projection) get the matmul's epilogue plan
-(xla-collapse-unit-epilogue-dims), and the input projection plus its bias,
+(xla-collapse-unit-epilogue-dims) and read B from panels packed once before
+the first step (xla-pack-invariant-panels, straight-line runs), and the input projection plus its bias,
 inlined once per step's slice, is computed once (cse after the linalg stage,
 xla-fuse's group numbers dropped). Bit for bit the code without them, and
 within rounding of the reference interpreter."""
@@ -18,6 +19,8 @@ import pytest
 import xlac
 from conftest import runnable_levels
 from xlac.reference.server import shared_server
+
+pytestmark = pytest.mark.heavy      # each compile ~3 s (the passes' own tests: lit)
 
 STEPS, HIDDEN = 3, 64
 GATES = 4 * HIDDEN
@@ -96,7 +99,6 @@ def _compile(cpu: str, disabled: tuple[str, ...] = ()):
     return xlac.compile(_program(), cache=False, cpu=cpu, options=options)
 
 
-@pytest.mark.heavy          # four compiles, ~3 s each
 @pytest.mark.parametrize("cpu", ["x86-64-v4", "x86-64-v3"])
 def test_step_product_takes_its_epilogue_plan(cpu):
     """C never goes to memory before its epilogue (no 8 x G buffer), and B is
@@ -111,6 +113,20 @@ def test_step_product_takes_its_epilogue_plan(cpu):
 
 
 @pytest.mark.parametrize("cpu", ["x86-64-v4", "x86-64-v3"])
+def test_steps_read_b_packed_once(cpu):
+    """The steps' products read B (the same weights, unwritten between them)
+    from one packing before the first step: one packing call, each step's B
+    reads from its panels."""
+    text = _compile(cpu).as_text("bufferized")
+    main = text[text.index("func.func public @main"):]
+    main = main[:main.index("\n  }\n")]
+    packs = re.findall(r"call @xla_scheduled_panels_(\d+)x(\d+)x(\d+)\(", main)
+    assert len(packs) == 1 and packs[0][:2] == (str(HIDDEN), str(GATES))
+    width = int(packs[0][2])
+    assert main.count(f"memref<{GATES // width * HIDDEN}x{width}xf32>, vector<{width}xf32>") == STEPS
+
+
+@pytest.mark.parametrize("cpu", ["x86-64-v4", "x86-64-v3"])
 def test_input_projection_is_computed_once(cpu):
     """Each step's slice of x + bias reads one buffer written once, not a
     copy of the whole sum per step."""
@@ -120,12 +136,12 @@ def test_input_projection_is_computed_once(cpu):
     assert main.count(f"memref<{STEPS}x8x{GATES}xf32>) -> ()") == 1
 
 
-@pytest.mark.heavy
 @pytest.mark.parametrize("cpu", runnable_levels("x86-64-v4", "x86-64-v3"))
 def test_results_match_the_reference_bit_for_bit_without_the_pass(cpu):
     inputs = _inputs()
     got = _compile(cpu)(*inputs)
-    before = _compile(cpu, ("xla-collapse-unit-epilogue-dims",))(*inputs)
-    np.testing.assert_array_equal(np.asarray(got), np.asarray(before))
+    for disabled in ("xla-collapse-unit-epilogue-dims", "xla-pack-invariant-panels"):
+        before = _compile(cpu, (disabled,))(*inputs)
+        np.testing.assert_array_equal(np.asarray(got), np.asarray(before))
     (want,) = shared_server().run(_program().encode(), inputs)
     np.testing.assert_allclose(np.asarray(got), want, rtol=2e-6, atol=2e-6)
