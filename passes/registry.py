@@ -73,6 +73,7 @@ _REGISTRY: dict[str, str] = {
     "xla-collapse-reduction-loops": "cpu.collapse_reduction_loops:CollapseReductionLoops",
     "xla-speculate-branch-reads": "cpu.speculate_branch_reads:SpeculateBranchReads",
     "xla-collapse-unit-read-dims": "cpu.collapse_unit_read_dims:CollapseUnitReadDims",
+    "xla-collapse-unit-epilogue-dims": "cpu.collapse_unit_epilogue_dims:CollapseUnitEpilogueDims",
     "xla-split-long-blocks": "cpu.split_long_blocks:SplitLongBlocks",
     "xla-outline-top-k": "ingest.outline_top_k:OutlineTopK",
     "xla-merge-select-branches": "ingest.merge_select_branches:MergeSelectBranches",

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, is_within, nested_ops, symbol_name
+from xlac.passes.cpu.index_divisors import divisor
 from xlac.passes.cpu.plans.schedule_functions import is_schedule_call
 from xlac.passes.cpu.register_tile_loops import inside, minor_identity
 
@@ -46,10 +47,18 @@ class PackInvariantPanels(ModulePass):
           func.call @xla_scheduled_6_panels(%a, %panels, %bias, %c)
         ...
         memref.dealloc %panels
+
+    Straight-line code too: where two kernels or more in a row of one block
+    (kernels put back in place, an `scf.forall` each) read the same K x N
+    buffer that way, and nothing between the first and the last writes it,
+    the buffer is packed once before the first and each kernel's reads of it
+    read the panels. torch_lstm's unrolled steps: each of a layer's 15 gate
+    products (8 x 256 . 256 x 1024, its one-tile in-place plan) read the same
+    B, 4 KiB between its rows.
     """
 
     name = "xla-pack-invariant-panels"
-    acts_on = frozenset(_LOOPS)
+    acts_on = frozenset((*_LOOPS, "scf.forall"))
 
     def run(self, module: ir.Operation) -> None:
         body = module.regions[0].blocks[0]
@@ -64,6 +73,8 @@ class PackInvariantPanels(ModulePass):
                 if callee is not None:
                     with call.location:
                         _pack_one(module, functions, call, callee, rewritten, packers, packed)
+        for function in [f for f in functions.values() if f is not None and len(f.regions[0].blocks)]:
+            _pack_straight_line(module, function.regions[0].blocks[0], packers)
 
 
 def _pack_one(module: ir.Operation, functions: dict, call: ir.Operation, callee: ir.Operation,
@@ -109,7 +120,7 @@ def panel_width(callee: ir.Operation, index: int) -> int | None:
     for use in argument.uses:
         read = use.owner
         width = _b_row_read(read, use.operand_number)
-        if width is None or n % width or _divisor(read.operands[2]) % width:
+        if width is None or n % width or divisor(read.operands[2]) % width:
             return None
         widths.add(width)
     return widths.pop() if len(widths) == 1 and n > min(widths) else None
@@ -139,43 +150,6 @@ def _b_row_read(read, operand_number: int) -> int | None:
     if not contracts or any(u.owner.name != "vector.contract" or u.operand_number != 1 for u in contracts):
         return None
     return vector.shape[0]
-
-
-def _divisor(value: ir.Value) -> int:
-    """A number ``value`` (an index) is always a multiple of; 0: it is zero."""
-    owner = value.owner
-    if isinstance(owner, ir.Block):
-        op = owner.owner.operation
-        if op.name == "scf.for" and value == owner.arguments[0]:
-            return math.gcd(_divisor(op.operands[0]), _divisor(op.operands[2]))
-        return 1
-    op = owner.operation
-    if op.name == "arith.constant":
-        return abs(ir.IntegerAttr(op.attributes["value"]).value)
-    if op.name in ("arith.addi", "arith.muli"):
-        a, b = (_divisor(v) for v in op.operands)
-        return math.gcd(a, b) if op.name == "arith.addi" else a * b
-    if op.name == "affine.apply":
-        amap = ir.AffineMapAttr(op.attributes["map"]).value
-        if len(amap.results) == 1:
-            return _expression_divisor(amap.results[0], [_divisor(v) for v in op.operands], amap.n_dims)
-    return 1
-
-
-def _expression_divisor(expr: ir.AffineExpr, operands: list[int], dims: int) -> int:
-    """The same for an affine expression of values with those divisors (sums
-    and products; a floordiv or mod: 1)."""
-    if isinstance(expr, ir.AffineConstantExpr):
-        return abs(expr.value)
-    if isinstance(expr, ir.AffineDimExpr):
-        return operands[expr.position]
-    if isinstance(expr, ir.AffineSymbolExpr):
-        return operands[dims + expr.position]
-    if isinstance(expr, ir.AffineAddExpr):
-        return math.gcd(_expression_divisor(expr.lhs, operands, dims), _expression_divisor(expr.rhs, operands, dims))
-    if isinstance(expr, ir.AffineMulExpr):
-        return _expression_divisor(expr.lhs, operands, dims) * _expression_divisor(expr.rhs, operands, dims)
-    return 1
 
 
 def _outermost_unwritten_loop(call: ir.Operation, buffer: ir.Value) -> ir.Operation | None:
@@ -314,25 +288,30 @@ def _panel_callee(module: ir.Operation, callee: ir.Operation, index: int, width:
     inputs = list(function_type.inputs)
     inputs[index] = argument.type
     copy.attributes["function_type"] = ir.TypeAttr.get(ir.FunctionType.get(inputs, list(function_type.results)))
-    panel = ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), width)
-    at_panel = ir.AffineMap.get(1, 0, [ir.AffineExpr.get_mul(panel, k)])
     for use in list(argument.uses):
-        read = use.owner
-        with read.location, ir.InsertionPoint(read):
-            first = ir.Operation.create("affine.apply", results=[ir.IndexType.get()], operands=[read.operands[2]],
-                                        attributes={"map": ir.AffineMapAttr.get(at_panel)}).result
-            row = ir.Operation.create("arith.addi", results=[ir.IndexType.get()],
-                                      operands=[read.operands[1], first]).result
-            zero = ir.Operation.create("arith.constant", results=[ir.IndexType.get()],
-                                       attributes={"value": ir.IntegerAttr.get(ir.IndexType.get(), 0)}).result
-        read.operands[1] = row
-        read.operands[2] = zero
+        _read_panel_row(use.owner, k, width)
     return name
 
 
-def _pack_before(loop: ir.Operation, buffer: ir.Value, packer: str, k: int, n: int, width: int) -> ir.Value:
+def _read_panel_row(read: ir.Operation, k: int, width: int) -> None:
+    """Make ``read`` of B[r, c:c+w] read panel row (c / w) * K + r, column 0."""
+    panel = ir.AffineExpr.get_floor_div(ir.AffineDimExpr.get(0), width)
+    at_panel = ir.AffineMap.get(1, 0, [ir.AffineExpr.get_mul(panel, k)])
+    with read.location, ir.InsertionPoint(read):
+        first = ir.Operation.create("affine.apply", results=[ir.IndexType.get()], operands=[read.operands[2]],
+                                    attributes={"map": ir.AffineMapAttr.get(at_panel)}).result
+        row = ir.Operation.create("arith.addi", results=[ir.IndexType.get()],
+                                  operands=[read.operands[1], first]).result
+        zero = ir.Operation.create("arith.constant", results=[ir.IndexType.get()],
+                                   attributes={"value": ir.IntegerAttr.get(ir.IndexType.get(), 0)}).result
+    read.operands[1] = row
+    read.operands[2] = zero
+
+
+def _pack_before(loop: ir.Operation, buffer: ir.Value, packer: str, k: int, n: int, width: int,
+                 last: ir.Operation | None = None) -> ir.Value:
     """The panels of ``buffer``, allocated and packed just before ``loop``,
-    freed just after it."""
+    freed just after it (or after ``last``)."""
     panels_type = _panels_type(k, n, width)
     with loop.location, ir.InsertionPoint(loop):
         panels = ir.Operation.create("memref.alloc", results=[panels_type], attributes={
@@ -340,6 +319,68 @@ def _pack_before(loop: ir.Operation, buffer: ir.Value, packer: str, k: int, n: i
             "operandSegmentSizes": ir.DenseI32ArrayAttr.get([0, 0])}).result
         ir.Operation.create("func.call", operands=[buffer, panels],
                             attributes={"callee": ir.FlatSymbolRefAttr.get(packer)})
-    with loop.location, ir.InsertionPoint.after(loop):
+    with loop.location, ir.InsertionPoint.after(last or loop):
         ir.Operation.create("memref.dealloc", operands=[panels])
     return panels
+
+
+def _pack_straight_line(module: ir.Operation, block: ir.Block, packers: set) -> None:
+    """Runs of kernels in ``block`` reading one unwritten buffer as B: packed
+    once before each run (see PackInvariantPanels)."""
+    ops = [op.operation for op in block.operations]
+    readers: dict[tuple, list] = {}          # (buffer, w) -> [(position, kernel, its reads)]
+    for position, kernel in enumerate(ops):
+        if kernel.name != "scf.forall":
+            continue
+        for (buffer, width), reads in _b_reads(kernel).items():
+            readers.setdefault((buffer, width), []).append((position, kernel, reads))
+    for (buffer, width), kernels in readers.items():
+        for run in _unwritten_runs(ops, buffer, kernels):
+            _pack_run(module, buffer, width, run, packers)
+
+
+def _b_reads(kernel: ir.Operation) -> dict[tuple, list]:
+    """The reads in ``kernel`` of a K x N buffer from outside it, as a
+    matmul tile's row of B (w columns at offsets a multiple of w), by buffer
+    and w; none for a buffer ``kernel`` writes."""
+    found: dict[tuple, list] = {}
+    for read in nested_ops(kernel):
+        if read.name != "vector.transfer_read" or inside(read.operands[0], kernel):
+            continue
+        buffer = read.operands[0]
+        width = _b_row_read(read, 0)
+        if width is None or not _plain_matrix(buffer.type):
+            continue
+        n = ir.MemRefType(buffer.type).shape[1]
+        if n % width or n <= width or divisor(read.operands[2]) % width:
+            continue
+        found.setdefault((buffer, width), []).append(read)
+    return {key: reads for key, reads in found.items() if not _written_in(key[0], kernel)}
+
+
+def _unwritten_runs(ops: list, buffer: ir.Value, kernels: list) -> list[list]:
+    """``kernels`` (in block order) cut where an op between two of them may
+    write ``buffer``; the runs of two kernels or more."""
+    runs, current = [], []
+    for position, kernel, reads in kernels:
+        if current and any(_written_in(buffer, op) for op in ops[current[-1][0] + 1:position]):
+            runs.append(current)
+            current = []
+        current.append((position, kernel, reads))
+    runs.append(current)
+    return [run for run in runs if len(run) >= 2]
+
+
+def _pack_run(module: ir.Operation, buffer: ir.Value, width: int, run: list, packers: set) -> None:
+    k, n = ir.MemRefType(buffer.type).shape
+    packer = f"xla_scheduled_panels_{k}x{n}x{width}"
+    if packer not in packers:
+        _append(module, _packer_text(packer, k, n, width))
+        packers.add(packer)
+    first, last = run[0][1], run[-1][1]
+    with first.location:
+        panels = _pack_before(first, buffer, packer, k, n, width, last=last)
+    for _, _, reads in run:
+        for read in reads:
+            read.operands[0] = panels
+            _read_panel_row(read, k, width)

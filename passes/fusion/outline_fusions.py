@@ -67,10 +67,15 @@ class OutlineFusions(ModulePass):
 
 
 def _release(module: ir.Operation) -> None:
+    """Let the kernels' calls inline, and drop xla-fuse's group numbers, read
+    no more: two like ops of two kernels (torch_lstm's scale of 1 in each
+    step's kernel) are then one op to cse, and so are the ops they feed."""
     for op in nested_ops(module):
         if op.name == "func.call" and CALL_ATTR in op.attributes:
             del op.attributes[CALL_ATTR]
             del op.attributes["no_inline"]
+        if GROUP_ATTR in op.attributes:
+            del op.attributes[GROUP_ATTR]
 
 
 def _blocks(func: ir.Operation) -> list[ir.Block]:

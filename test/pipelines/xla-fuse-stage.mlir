@@ -3,7 +3,8 @@
 // RUN: xla-opt %s --xla-stage=linalg | FileCheck %s --check-prefix=LINALG
 
 /// The "fused" stage holds the kernels; "linalg" has plain ops again, the
-/// reductions still tagged with their kernel. Softmax rows: the max is its
+/// reductions still tagged with their kernel's kind, no more with its number
+/// (read no more: like ops of two kernels are one op to cse). Softmax rows: the max is its
 /// own kernel, exp + sum one kernel that also writes exp, the divide a loop.
 // CHECK-LABEL: func.func public @main
 // CHECK: %[[MAX:.*]] = stablehlo.reduce
@@ -15,7 +16,9 @@
 // CHECK: return %[[R]]
 // LINALG-LABEL: func.func public @main
 // LINALG-NOT: xla.fusion"
-// LINALG: xla.fusion_group = 0 : i64
+// LINALG-NOT: xla.fusion_group
+// LINALG: xla.fusion_kind = "multi_output"
+// LINALG-NOT: xla.fusion_group
 func.func @main(%x: tensor<2x8xf32>) -> tensor<2x8xf32> {
   %init = stablehlo.constant dense<0xFF800000> : tensor<f32>
   %max = stablehlo.reduce(%x init: %init) applies stablehlo.maximum across dimensions = [1] : (tensor<2x8xf32>, tensor<f32>) -> tensor<2xf32>

@@ -31,7 +31,7 @@ _WITH_EPILOGUE = ("xla_matmul_block_packed",)
 # B made by a transpose or widening fused into its panels (GPT-2's [n, k] weights):
 # epilogue in the register tiles (k in one block) or after the chunk's tiles
 _FUSED_B = ("xla_matmul_fused_b", "xla_matmul_fused_b_short_k")
-_MAX_RANK = 3      # [b, s, h] activations; matmul_epilogue.mlir has 2-D and 3-D sequences
+MAX_RANK = 3      # [b, s, h] activations; matmul_epilogue.mlir has 2-D and 3-D sequences
 # AVX-512's plain plans (BERT's and ViT's [k, n] weights; their params: cm, cn, tm, tn
 # and cm, cn, bm, bn, bk, tm, tn): with k in one block, the register-tile epilogue;
 # longer k (xla_matmul's panels), the epilogue after the chunk's panels
@@ -154,7 +154,7 @@ def _plain_elementwise(op: ir.Operation) -> bool:
     if any("parallel" not in it for it in iterators) or len(op.results) != 1:
         return False
     result = ir.ShapedType(op.results[0].type)
-    if not result.has_static_shape or str(result.element_type) != "f32" or not 2 <= result.rank <= _MAX_RANK:
+    if not result.has_static_shape or str(result.element_type) != "f32" or not 2 <= result.rank <= MAX_RANK:
         return False
     body = op.regions[0].blocks[0]
     return all(inner.operation.name not in ("linalg.index", "tensor.extract") and not inner.operation.regions

@@ -47,12 +47,16 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
     overlap = [] if overlap_collectives == "off" else \
         ["xla-overlap-collectives" + ("{always=true}" if overlap_collectives == "always" else "")]
     return [
+        # a kernel inlined once per reader (torch_lstm's input projection plus
+        # bias, 16 x 8 x 1024, for each of its 16 steps' slices): computed once
+        "cse",
         *overlap,                                         # MPI_I<collective> early, MPI_Wait late
         "xla-splat-constants-to-fill",                    # a 10^8-element splat: a fill loop, not a 400 MB global
         "xla-update-windows-in-place",                    # a scatter's window combined into itself: no copy per index
         "xla-collapse-reduction-loops",                   # (n, g, c | h, w) -> (n, g*c | h*w): a column reduction
         "xla-speculate-branch-reads",                     # a concatenate's branch per element: a select of clamped reads
         "xla-collapse-unit-read-dims",                    # a gather's 256x1 indices read as 256: a vector load, not a gather
+        "xla-collapse-unit-epilogue-dims",                # torch_lstm's 1x1x8x1024 step epilogue as 8x1024: its matmul's plan
         "xla-additive-reductions",                        # `out - v` folds as `out + (-v)`: a vectorizable sum
         *(["xla-amx-contractions"] if true_flag(amx) else []),   # bf16 matmuls left to the AMX kernel
         # per op class: scf.forall over the threads' chunks, tiles for caches
