@@ -33,9 +33,23 @@ def reads_a_slice(read: ir.Operation) -> bool:
 def contiguous(read: ir.Operation, innermost: int) -> bool:
     """Whether the vectorizer reads ``read``'s elements as one contiguous vector."""
     indices = list(read.operands)[1:]
-    if not indices or not _is_loop_index(indices[-1], innermost):
+    if not indices or not _steps_with(indices[-1], innermost):
         return False
     return not any(_moves_with(index, innermost) for index in indices[:-1])
+
+
+def _steps_with(value: ir.Value, loop: int) -> bool:
+    """Whether ``value`` is loop ``loop``'s index, or it plus a constant (a
+    stretch of a roll's columns, xla-split-roll-columns): one step a lane."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block) and owner.operation.name == "arith.addi":
+        left, right = owner.operation.operands
+        return _is_loop_index(left, loop) and _is_constant(right)
+    return _is_loop_index(value, loop)
+
+
+def _is_constant(value: ir.Value) -> bool:
+    return not isinstance(value.owner, ir.Block) and value.owner.operation.name == "arith.constant"
 
 
 def _is_loop_index(value: ir.Value, loop: int) -> bool:
