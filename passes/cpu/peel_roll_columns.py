@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.cpu.affine_as_arith import affine_as_arith
 from xlac.passes.cpu.plans.chunks import thread_tiles
 from xlac.passes.cpu.plans.schedule_plan import Machine, has_math, lanes, loop_extents, loop_nest
 from xlac.passes.lower.pad_as_slices import insert_slice
@@ -259,7 +260,7 @@ def _split(generic: ir.Operation, cuts: list[int]) -> None:
             copy.regions[0].blocks[0].append_to(piece.regions[0])
             copy.erase()
             _fix_body(piece, innermost, start, end)
-            _affine_as_arith(piece)
+            affine_as_arith(_body_ops(piece))
             wholes = [_paste(result, whole, _walk_dim(amap, innermost), start)
                       for result, whole, amap in zip(piece.results, wholes, maps[n_ins:])]
     for result, whole in zip(generic.results, wholes):
@@ -313,33 +314,6 @@ def _fix_body(piece: ir.Operation, innermost: int, start: int, end: int) -> None
         index.erase()
     _fold_offsets(piece, innermost)
     _drop_dead(piece)
-
-
-def _affine_as_arith(piece: ir.Operation) -> None:
-    """The tiling's `affine.apply` of the chunk's offset and the loop index,
-    as `arith` (the vector schedules take arith and math in a body)."""
-    for apply in [op for op in _body_ops(piece) if op.name == "affine.apply"]:
-        amap = ir.AffineMapAttr(apply.attributes["map"]).value
-        operands = list(apply.operands)
-        with ir.InsertionPoint(apply), apply.location:
-            value = _expr_value(amap.results[0], operands[:amap.n_dims], operands[amap.n_dims:])
-        apply.results[0].replace_all_uses_with(value)
-        apply.erase()
-
-
-def _expr_value(expr: ir.AffineExpr, dims: list[ir.Value], symbols: list[ir.Value]) -> ir.Value:
-    arith = dialect("arith")
-    if isinstance(expr, ir.AffineDimExpr):
-        return dims[expr.position]
-    if isinstance(expr, ir.AffineSymbolExpr):
-        return symbols[expr.position]
-    if isinstance(expr, ir.AffineConstantExpr):
-        return arith.constant(ir.IndexType.get(), expr.value)
-    if isinstance(expr, ir.AffineAddExpr):
-        return arith.addi(_expr_value(expr.lhs, dims, symbols), _expr_value(expr.rhs, dims, symbols))
-    if isinstance(expr, ir.AffineMulExpr):
-        return arith.muli(_expr_value(expr.lhs, dims, symbols), _expr_value(expr.rhs, dims, symbols))
-    raise ValueError(f"affine expression {expr} has no arith form here")
 
 
 def _inline(branch: ir.Operation, side: int) -> None:

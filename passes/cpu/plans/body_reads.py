@@ -20,6 +20,18 @@ def gather_safe(read: ir.Operation, innermost: int) -> bool:
     return contiguous(read, innermost) or not reads_a_slice(read)
 
 
+def stepping_loop(op: ir.Operation, loops: int) -> int:
+    """The loop the vectorizer steps ``op``'s lanes along: the last one longer
+    than 1 (a 256 x 1 stretch of columns, xla-peel-roll-columns' edge, steps
+    along the rows once its unit dim is collapsed)."""
+    from xlac.passes.cpu.plans.schedule_plan import loop_extents  # it imports this module
+    extents = loop_extents(op) if loops else None
+    if not extents:
+        return loops - 1
+    longer = [loop for loop, extent in enumerate(extents) if extent != 1]
+    return longer[-1] if longer else loops - 1
+
+
 def reads_a_slice(read: ir.Operation) -> bool:
     """Whether ``read``'s tensor is a slice (through reshapes) of another:
     after bufferization, a strided view."""

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from xlac.mlir import ir
 from xlac.passes.cpu.expand_f8_casts import FORMATS as F8_FORMATS
-from xlac.passes.cpu.plans.body_reads import gather_safe
+from xlac.passes.cpu.plans.body_reads import gather_safe, stepping_loop
 from xlac.passes.cpu.plans.chunks import thread_tiles
 from xlac.passes.cpu.plans.loop_trips import enclosing_trips
 from xlac.passes.cpu.plans.pair_transpose_plan import pair_transpose_tiles
@@ -214,24 +214,13 @@ def simple_body(op: ir.Operation, gathers: bool = False) -> bool:
     block = op.regions[0].blocks[0]
     allowed = ("linalg.yield", "linalg.index") + (("tensor.extract",) if gathers else ())
     loops = len(op.attributes["iterator_types"]) if "iterator_types" in op.attributes else 0
-    stepping = _stepping_loop(op, loops)
     for inner in block.operations:
         name = inner.operation.name
         if not (name.startswith(("arith.", "math.")) or name in allowed):
             return False
-        if name == "tensor.extract" and not gather_safe(inner.operation, stepping):
+        if name == "tensor.extract" and not gather_safe(inner.operation, stepping_loop(op, loops)):
             return False
     return True
-
-
-def _stepping_loop(op: ir.Operation, loops: int) -> int:
-    """The loop the vectorizer steps its lanes along: the last one longer
-    than 1 (a 256 x 1 stretch of columns steps along the rows)."""
-    extents = loop_extents(op) if loops else None
-    if not extents:
-        return loops - 1
-    longer = [loop for loop, extent in enumerate(extents) if extent != 1]
-    return longer[-1] if longer else loops - 1
 
 
 def lanes(nest: LoopNest, machine: Machine) -> int:
