@@ -20,12 +20,11 @@ def gather_safe(read: ir.Operation, innermost: int) -> bool:
     return contiguous(read, innermost) or not reads_a_slice(read)
 
 
-def stepping_loop(op: ir.Operation, loops: int) -> int:
-    """The loop the vectorizer steps ``op``'s lanes along: the last one longer
-    than 1 (a 256 x 1 stretch of columns, xla-peel-roll-columns' edge, steps
-    along the rows once its unit dim is collapsed)."""
-    from xlac.passes.cpu.plans.schedule_plan import loop_extents  # it imports this module
-    extents = loop_extents(op) if loops else None
+def stepping_loop(extents: list[int] | None, loops: int) -> int:
+    """The loop the vectorizer steps a body's lanes along, of ``loops`` loops
+    of these ``extents``: the last one longer than 1 (a 256 x 1 stretch of
+    columns, xla-peel-roll-columns' edge, steps along the rows once its unit
+    dim is collapsed)."""
     if not extents:
         return loops - 1
     longer = [loop for loop, extent in enumerate(extents) if extent != 1]

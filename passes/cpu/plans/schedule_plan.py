@@ -218,7 +218,7 @@ def simple_body(op: ir.Operation, gathers: bool = False) -> bool:
         name = inner.operation.name
         if not (name.startswith(("arith.", "math.")) or name in allowed):
             return False
-        if name == "tensor.extract" and not gather_safe(inner.operation, stepping_loop(op, loops)):
+        if name == "tensor.extract" and not gather_safe(inner.operation, stepping_loop(loop_extents(op), loops)):
             return False
     return True
 
