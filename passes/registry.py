@@ -71,6 +71,7 @@ _REGISTRY: dict[str, str] = {
     "xla-apply-schedules": "cpu.apply_schedules:ApplySchedules",
     "xla-additive-reductions": "cpu.additive_reductions:AdditiveReductions",
     "xla-collapse-reduction-loops": "cpu.collapse_reduction_loops:CollapseReductionLoops",
+    "xla-peel-roll-columns": "cpu.peel_roll_columns:PeelRollColumns",
     "xla-speculate-branch-reads": "cpu.speculate_branch_reads:SpeculateBranchReads",
     "xla-collapse-unit-read-dims": "cpu.collapse_unit_read_dims:CollapseUnitReadDims",
     "xla-collapse-unit-epilogue-dims": "cpu.collapse_unit_epilogue_dims:CollapseUnitEpilogueDims",

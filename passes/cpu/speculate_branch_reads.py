@@ -161,4 +161,18 @@ def _within(index: ir.Value, size: int, extents: list[int] | None) -> bool:
         return 0 <= value < size
     if owner.name == "linalg.index" and extents is not None:
         return extents[ir.IntegerAttr(owner.attributes["dim"]).value] <= size
+    if owner.name == "arith.addi":          # a stretch of columns' index, offset
+        index, offset = owner.operands
+        offset = offset.owner
+        return not isinstance(offset, ir.Block) and offset.operation.name == "arith.constant" and \
+            _shifted_within(index, ir.IntegerAttr(offset.operation.attributes["value"]).value, size, extents)
     return False
+
+
+def _shifted_within(index: ir.Value, offset: int, size: int, extents: list[int] | None) -> bool:
+    """Whether loop index ``index`` plus ``offset`` is surely in [0, size)."""
+    owner = index.owner
+    if isinstance(owner, ir.Block) or owner.operation.name != "linalg.index" or extents is None:
+        return False
+    extent = extents[ir.IntegerAttr(owner.operation.attributes["dim"]).value]
+    return offset >= 0 and extent + offset <= size

@@ -20,6 +20,17 @@ def gather_safe(read: ir.Operation, innermost: int) -> bool:
     return contiguous(read, innermost) or not reads_a_slice(read)
 
 
+def stepping_loop(extents: list[int] | None, loops: int) -> int:
+    """The loop the vectorizer steps a body's lanes along, of ``loops`` loops
+    of these ``extents``: the last one longer than 1 (a 256 x 1 stretch of
+    columns, xla-peel-roll-columns' edge, steps along the rows once its unit
+    dim is collapsed)."""
+    if not extents:
+        return loops - 1
+    longer = [loop for loop, extent in enumerate(extents) if extent != 1]
+    return longer[-1] if longer else loops - 1
+
+
 def reads_a_slice(read: ir.Operation) -> bool:
     """Whether ``read``'s tensor is a slice (through reshapes) of another:
     after bufferization, a strided view."""
@@ -33,9 +44,23 @@ def reads_a_slice(read: ir.Operation) -> bool:
 def contiguous(read: ir.Operation, innermost: int) -> bool:
     """Whether the vectorizer reads ``read``'s elements as one contiguous vector."""
     indices = list(read.operands)[1:]
-    if not indices or not _is_loop_index(indices[-1], innermost):
+    if not indices or not _steps_with(indices[-1], innermost):
         return False
     return not any(_moves_with(index, innermost) for index in indices[:-1])
+
+
+def _steps_with(value: ir.Value, loop: int) -> bool:
+    """Whether ``value`` is loop ``loop``'s index, or it plus a constant (a
+    stretch of a roll's columns, xla-split-roll-columns): one step a lane."""
+    owner = value.owner
+    if not isinstance(owner, ir.Block) and owner.operation.name == "arith.addi":
+        left, right = owner.operation.operands
+        return _is_loop_index(left, loop) and _is_constant(right)
+    return _is_loop_index(value, loop)
+
+
+def _is_constant(value: ir.Value) -> bool:
+    return not isinstance(value.owner, ir.Block) and value.owner.operation.name == "arith.constant"
 
 
 def _is_loop_index(value: ir.Value, loop: int) -> bool:

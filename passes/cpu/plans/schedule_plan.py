@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from xlac.mlir import ir
 from xlac.passes.cpu.expand_f8_casts import FORMATS as F8_FORMATS
-from xlac.passes.cpu.plans.body_reads import gather_safe
+from xlac.passes.cpu.plans.body_reads import gather_safe, stepping_loop
 from xlac.passes.cpu.plans.chunks import thread_tiles
 from xlac.passes.cpu.plans.loop_trips import enclosing_trips
 from xlac.passes.cpu.plans.pair_transpose_plan import pair_transpose_tiles
@@ -218,7 +218,7 @@ def simple_body(op: ir.Operation, gathers: bool = False) -> bool:
         name = inner.operation.name
         if not (name.startswith(("arith.", "math.")) or name in allowed):
             return False
-        if name == "tensor.extract" and not gather_safe(inner.operation, loops - 1):
+        if name == "tensor.extract" and not gather_safe(inner.operation, stepping_loop(loop_extents(op), loops)):
             return False
     return True
 

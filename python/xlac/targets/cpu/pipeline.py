@@ -54,6 +54,8 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         "xla-splat-constants-to-fill",                    # a 10^8-element splat: a fill loop, not a 400 MB global
         "xla-update-windows-in-place",                    # a scatter's window combined into itself: no copy per index
         "xla-collapse-reduction-loops",                   # (n, g, c | h, w) -> (n, g*c | h*w): a column reduction
+        # a roll's pick per column: each thread's rows one kernel of column stretches
+        f"xla-peel-roll-columns{{threads={int(threads)} vector-bytes={int(vector_bytes)}}}",
         "xla-speculate-branch-reads",                     # a concatenate's branch per element: a select of clamped reads
         "xla-collapse-unit-read-dims",                    # a gather's 256x1 indices read as 256: a vector load, not a gather
         "xla-collapse-unit-epilogue-dims",                # torch_lstm's 1x1x8x1024 step epilogue as 8x1024: its matmul's plan
