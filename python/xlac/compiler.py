@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 
 from xlac.cache import CompilationCache, log
+from xlac.collector import collector_paused
 from xlac.cpu_model import cpu_model
 from xlac.errors import CompileError, NotLoweredError, UnsupportedOpError, as_compile_errors, error
 from xlac.frontend.source import source_to_bytes
@@ -81,7 +82,7 @@ def compile_bytes(data: bytes, source_name: str, target: str = "cpu", entry: str
     ``start=False``: an SPMD program is only compiled (for ``xla-compile``), not
     started on the ranks of an MPI job. Every failure is an xlac error.
     """
-    with as_compile_errors(source_name):
+    with as_compile_errors(source_name), collector_paused():    # no cycles to find: xlac.collector
         options = options or Options.from_env()
         return _Compile(data, source_name, get_target(target), entry, options, cache, start).run()
 

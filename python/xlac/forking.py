@@ -11,6 +11,7 @@ check and the fork.
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import subprocess
@@ -78,6 +79,7 @@ def _serve_in_child(serve, reads: int, writes: int, stderr, parent_ends: tuple[i
                     keep: tuple[int, ...]) -> None:
     status = 0
     try:
+        gc.enable()              # forked during a compile, which pauses the collector (xlac.collector)
         for fd in parent_ends:
             os.close(fd)
         os.setsid()
