@@ -261,6 +261,27 @@ def test_packed_block_takes_all_of_k(m, k, n, threads, avx2, avx512):
         assert plan.sequence == "xla_matmul_block_packed" and plan.params[-4:-2] == avx512
 
 
+@pytest.mark.parametrize("m, k, n, l1d_bytes, sequence", [
+    (128, 768, 3072, 32 << 10, "xla_matmul_block_packed"),   # Zen 4's L1: a panel and A's 8 KiB do not fit
+    (128, 768, 768, 32 << 10, "xla_matmul_block_packed"),
+    (128, 768, 3072, 48 << 10, "xla_matmul"),                # Emerald Rapids' L1 holds both: panels kept
+    (128, 768, 3072, 0, "xla_matmul"),                       # L1 not known (a named level): panels kept
+    (64, 768, 3072, 32 << 10, "xla_matmul"),                 # 8 row tiles: too few either way
+])
+def test_avx512_whole_k_block_from_16_row_tiles_with_a_small_l1(m, k, n, l1d_bytes, sequence):
+    """AVX-512 chunks of 16 to 31 row tiles take the whole-k block where L1
+    cannot hold a 256 x 32 panel beside a row tile's A; else the panels."""
+    plan = _matmul_plan(m, k, n, Machine(1, 64, l1d_bytes))
+    assert plan.sequence == sequence
+    if sequence == "xla_matmul_block_packed":
+        assert plan.params[-3] == k
+
+
+def test_l1d_bytes_of_a_named_level_is_not_known():
+    from xlac.cpu_model import cpu_model
+    assert cpu_model("x86-64-v4").l1d_bytes == 0 and cpu_model("x86-64-v3").l1d_bytes == 0
+
+
 def _plain_dot(m: int, k: int, n: int, seed: int) -> tuple[str, np.ndarray, np.ndarray]:
     """An m x k x n f32 dot_general's program and random inputs."""
     text = (f"func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{\n"
