@@ -21,6 +21,7 @@ matmul's own plan: results are bit for bit the same.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from xlac.mlir import ir
 from xlac.passes.cpu.plans.contraction_plan import BLOCK, contraction_plan
@@ -48,7 +49,10 @@ def epilogue_plan(op: ir.Operation, machine: Machine) -> Plan | None:
     if found is None:
         return None
     matmul, groups = found
-    plan = contraction_plan(matmul, machine)
+    # planned as for an L1 not known: AVX-512's whole-k blocks (which a small L1
+    # gives chunks of 16 row tiles) have no epilogue variants measured, so a
+    # matmul with an epilogue keeps the panels, its epilogue fused after them
+    plan = contraction_plan(matmul, replace(machine, l1d_bytes=0))
     if plan is not None and machine.registers >= 32 and plan.sequence in _PLAIN_AVX512:
         return _plain_avx512_tiles(op, plan, matmul, groups, machine.threads)
     if plan is None or plan.sequence not in (*_WITH_EPILOGUE, *_FUSED_B):

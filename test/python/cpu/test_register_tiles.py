@@ -277,6 +277,23 @@ def test_avx512_whole_k_block_from_16_row_tiles_with_a_small_l1(m, k, n, l1d_byt
         assert plan.params[-3] == k
 
 
+def test_avx512_matmul_with_an_epilogue_keeps_its_panels_with_a_small_l1():
+    """A matmul whose result a bias add reads keeps the panels and its fused
+    epilogue whatever the L1: the whole-k block has no AVX-512 epilogue variant."""
+    t = "tensor<128x3072xf32>"
+    text = ("#id = affine_map<(i, j) -> (i, j)>\n"
+            f"func.func @main(%a: tensor<128x768xf32>, %b: tensor<768x3072xf32>, %r: {t}) -> {t} {{\n"
+            f"  %z = arith.constant 0.0 : f32\n  %e = tensor.empty() : {t}\n"
+            f"  %f = linalg.fill ins(%z : f32) outs(%e : {t}) -> {t}\n"
+            f"  %m = linalg.matmul ins(%a, %b : tensor<128x768xf32>, tensor<768x3072xf32>) outs(%f : {t}) -> {t}\n"
+            "  %o = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = [\"parallel\", \"parallel\"]}"
+            f" ins(%m, %r : {t}, {t}) outs(%e : {t}) {{\n"
+            "  ^bb0(%x: f32, %y: f32, %out: f32):\n    %s = arith.addf %x, %y : f32\n    linalg.yield %s : f32\n"
+            f"  }} -> {t}\n  return %o : {t}\n}}")
+    plan = _plan_of(text, "linalg.generic", Machine(1, 64, 32 << 10))
+    assert plan.sequence.startswith("xla_matmul_epilogue")
+
+
 def test_l1d_bytes_of_a_named_level_is_not_known():
     from xlac.cpu_model import cpu_model
     assert cpu_model("x86-64-v4").l1d_bytes == 0 and cpu_model("x86-64-v3").l1d_bytes == 0
