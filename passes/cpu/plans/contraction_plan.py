@@ -275,9 +275,14 @@ def min_whole_k_row_tiles(machine: Machine, tm: int, tn: int, element_bytes: int
     panels from L2 anyway, and there the whole-k block wins from 16 row tiles
     (one core of a Zen 4, 128 x 768 x 3072: 81 -> 88 GFLOP/s; 128 x 768 x 768:
     78 -> 89; docs/PERFORMANCE.md). An L1 not known keeps the 48 KiB bound."""
-    panel_and_a = (BLOCK * tn + tm * BLOCK) * element_bytes
-    small = machine.l1d_bytes and panel_and_a > machine.l1d_bytes
-    return MIN_WHOLE_K_ROW_TILES_SMALL_L1 if small else MIN_WHOLE_K_ROW_TILES
+    return MIN_WHOLE_K_ROW_TILES if l1_holds_a_panel(machine, tm, tn, element_bytes) \
+        else MIN_WHOLE_K_ROW_TILES_SMALL_L1
+
+
+def l1_holds_a_panel(machine: Machine, tm: int, tn: int, element_bytes: int = 4) -> bool:
+    """Whether L1 holds a BLOCK-deep tn-wide panel of B beside a row tile's A
+    over it (assumed where the L1 is not known)."""
+    return not machine.l1d_bytes or (BLOCK * tn + tm * BLOCK) * element_bytes <= machine.l1d_bytes
 
 
 def whole_k_block_bytes(machine: Machine) -> int:

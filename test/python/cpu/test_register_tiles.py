@@ -277,9 +277,14 @@ def test_avx512_whole_k_block_from_16_row_tiles_with_a_small_l1(m, k, n, l1d_byt
         assert plan.params[-3] == k
 
 
-def test_avx512_matmul_with_an_epilogue_keeps_its_panels_with_a_small_l1():
-    """A matmul whose result a bias add reads keeps the panels and its fused
-    epilogue whatever the L1: the whole-k block has no AVX-512 epilogue variant."""
+@pytest.mark.parametrize("l1d_bytes, sequence", [
+    (32 << 10, "xla_matmul_block_packed_epilogue_2d"),   # Zen 4: the whole-k block, its epilogue in it
+    (48 << 10, "xla_matmul_epilogue_2d"),                # the panels, the epilogue after them
+    (0, "xla_matmul_epilogue_2d"),
+])
+def test_avx512_matmul_epilogue_with_the_l1s_plan(l1d_bytes, sequence):
+    """A matmul whose result a bias add reads runs its epilogue in the plan the
+    L1 gives it: the whole-k block's epilogue variant where L1 is small."""
     t = "tensor<128x3072xf32>"
     text = ("#id = affine_map<(i, j) -> (i, j)>\n"
             f"func.func @main(%a: tensor<128x768xf32>, %b: tensor<768x3072xf32>, %r: {t}) -> {t} {{\n"
@@ -290,8 +295,7 @@ def test_avx512_matmul_with_an_epilogue_keeps_its_panels_with_a_small_l1():
             f" ins(%m, %r : {t}, {t}) outs(%e : {t}) {{\n"
             "  ^bb0(%x: f32, %y: f32, %out: f32):\n    %s = arith.addf %x, %y : f32\n    linalg.yield %s : f32\n"
             f"  }} -> {t}\n  return %o : {t}\n}}")
-    plan = _plan_of(text, "linalg.generic", Machine(1, 64, 32 << 10))
-    assert plan.sequence.startswith("xla_matmul_epilogue")
+    assert _plan_of(text, "linalg.generic", Machine(1, 64, l1d_bytes)).sequence == sequence
 
 
 def test_l1d_bytes_of_a_named_level_is_not_known():
