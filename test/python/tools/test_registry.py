@@ -79,7 +79,7 @@ def test_stages_run_in_order():
     assert cpu.steps_until("llvm", "main", options) == cpu_pipeline.cpu(
         threads=len(os.sched_getaffinity(0)), vector_bytes=model.vector_bytes,
         native_bf16=model.native_bf16, micro_kernels="fma" in model.features,
-        amx=cpu_pipeline.uses_amx(model, options.micro_kernels))
+        amx=cpu_pipeline.uses_amx(model, options.micro_kernels), l1d_bytes=model.l1d_bytes)
     assert cpu.steps_until("input", "main", options) == []
     assert cpu.pipeline("main", options) == cpu.steps_until("llvm", "main", options)
 
