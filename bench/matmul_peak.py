@@ -150,15 +150,17 @@ def _host_level() -> str:
 
 def configurations(args) -> list[dict]:
     host = _host_level()
-    levels = [host if level == "host" else level for level in args.levels.split(",")]
+    # "host" compiles for this CPU (cpu="host": its caches' sizes too), named as its level
+    levels = {level: host if level == "host" else level for level in args.levels.split(",")}
     trees = [("", None)] + [tuple(t.split("=", 1)) for t in args.tree]
     configs = []
     wanted = set(args.only.split(",")) if args.only else {"xlac", "openblas", "xla", "peak"}
-    for level in dict.fromkeys(levels):
+    for compiled_for, level in levels.items():
         for label, tree in trees:
             if "xlac" in wanted:
-                name = f"xlac{'-' + label if label else ''} {level}"
-                configs.append({"name": name, "kind": "xlac", "level": level, "tree": tree, "vectors": WIDE[level]})
+                name = f"xlac{'-' + label if label else ''} {level}{' (host)' if compiled_for == 'host' else ''}"
+                configs.append({"name": name, "kind": "xlac", "level": compiled_for, "tree": tree,
+                                "vectors": WIDE[level]})
     if "openblas" in wanted:
         configs.append({"name": "openblas", "kind": "openblas", "level": host, "vectors": WIDE[host]})
     if "xla" in wanted and args.xla:

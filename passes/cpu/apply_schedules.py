@@ -51,7 +51,8 @@ class ApplySchedules(ModulePass):
     Option `threads` (0: every core this process may use) sets how many
     chunks the parallel loops get, 1 makes no scf.forall; `vector-bytes`
     (0: this host's, else 16 SSE, 32 AVX2, 64 AVX-512) the SIMD width the
-    vectors are cut for. The pipelines set both from the CPU model.
+    vectors are cut for; `l1d-bytes` (0: not known) the L1 data cache some
+    blocks are sized for. The pipelines set them from the CPU model.
     `i1-vectors` (default on) lets the schedules take ops on i1 tensors, whose
     vector moves xla-i1-memory-as-i8 makes byte moves: the pipelines turn it
     off where that pass is disabled (then those ops run as scalar loops).
@@ -64,6 +65,7 @@ class ApplySchedules(ModulePass):
     name = "xla-apply-schedules"
     threads: int = 0
     vector_bytes: int = 0
+    l1d_bytes: int = 0
     share_kernels: bool = True
     i1_vectors: bool = True
 
@@ -95,7 +97,7 @@ class ApplySchedules(ModulePass):
     def machine(self) -> Machine:
         from xlac.cpu_model import cpu_model
         threads = self.threads or len(os.sched_getaffinity(0))
-        return Machine(threads, self.vector_bytes or cpu_model("host").vector_bytes)
+        return Machine(threads, self.vector_bytes or cpu_model("host").vector_bytes, self.l1d_bytes)
 
 
 def _without_i1(planned, machine: Machine) -> list[tuple[ir.Operation, Plan]]:

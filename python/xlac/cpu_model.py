@@ -49,6 +49,14 @@ class CpuModel:
         LLVM calls libgcc's ``__truncsfhf2``, which the JIT cannot find."""
         return "f16c" in self.features
 
+    @property
+    def l1d_bytes(self) -> int:
+        """Bytes of one core's L1 data cache: this host's (Linux's sysfs), 0 (not
+        known) for a named level, which stands for CPUs of several sizes (32 KiB
+        Zen 4 and Skylake-SP, 48 KiB Ice Lake to Emerald Rapids): the schedules
+        then keep the plans measured on the 48 KiB ones."""
+        return host_l1d_bytes() if self.name == "host" else 0
+
     def lacks(self, features) -> list[str]:
         """The features in ``features`` this CPU does not have."""
         return sorted(set(features) - set(self.features))
@@ -83,6 +91,23 @@ def host_features() -> tuple[str, ...]:
             flags = {flag for flag in value.split() if _ISA_FLAG.match(flag)}
             return tuple(sorted(flags - _hidden_by_cpuid_mask(flags)))
     return ()
+
+
+_CACHES = Path("/sys/devices/system/cpu/cpu0/cache")
+
+
+@functools.cache
+def host_l1d_bytes() -> int:
+    """Bytes of this CPU's level-1 data cache (cpu0's, as Linux reports it), 0
+    where it does not say."""
+    for index in sorted(_CACHES.glob("index*")):
+        try:
+            level, kind, size = ((index / name).read_text().strip() for name in ("level", "type", "size"))
+        except OSError:
+            continue
+        if level == "1" and kind == "Data" and size[:-1].isdigit() and size[-1] in "KM":
+            return int(size[:-1]) << (10 if size[-1] == "K" else 20)
+    return 0
 
 
 def _hidden_by_cpuid_mask(flags) -> set[str]:

@@ -124,12 +124,12 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
         bn, bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
         return Plan("xla_matmul_block_packed", chunks + (bn, bk, tm, tn))
     whole_bn, whole_bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
-    if whole_bk > BLOCK and (chunks[0] or m) >= MIN_WHOLE_K_ROW_TILES * tm:
+    if whole_bk > BLOCK and (chunks[0] or m) >= min_whole_k_row_tiles(machine, tm, tn, size) * tm:
         # AVX-512 too: all of k in one packed block, row tiles outside (1024^3,
         # one core: 110 -> 126 GFLOP/s median, 127 -> 155 best; docs/PERFORMANCE.md),
         # where enough row tiles read each block from L2; fewer are faster with
-        # the panels in L1 (one core, 128 x 1024 x 1024: 128 against 120 GFLOP/s;
-        # 64 x 1024 x 256: 138 against 129)
+        # the panels in L1, where it holds them (one core, 128 x 1024 x 1024:
+        # 128 against 120 GFLOP/s; 64 x 1024 x 256: 138 against 129)
         return Plan("xla_matmul_block_packed", chunks + (whole_bn, whole_bk, tm, tn))
     return Plan("xla_matmul", chunks + (_row_block(chunks[0] or m, min(k, BLOCK), tm, size),
                                         bn, bk, tm, tn))
@@ -264,6 +264,25 @@ def _static_b_blocks(n: int, k: int, chunk_n: int, bn: int, bk: int, tn: int) ->
 WHOLE_K = 1024               # packed blocks: k up to this runs as one block, B's block narrower
 MIN_WHOLE_K_TILES = 4        # ... of at least this many column tiles, each row tile's A read from L2 once for them
 MIN_WHOLE_K_ROW_TILES = 32   # AVX-512: ... and a chunk of at least this many row tiles reading each block
+MIN_WHOLE_K_ROW_TILES_SMALL_L1 = 16   # ... where L1 cannot hold a panel beside a row tile's A
+
+
+def min_whole_k_row_tiles(machine: Machine, tm: int, tn: int, element_bytes: int) -> int:
+    """Row tiles an AVX-512 chunk needs to take the whole-k block rather than
+    the BLOCK-deep panels. The panels win on few rows by staying in L1 while
+    the row tiles go by (measured on 48 KiB of L1: a 32 KiB panel and a row
+    tile's 8 KiB of A); an L1 too small for both (Zen 4's 32 KiB) reads the
+    panels from L2 anyway, and there the whole-k block wins from 16 row tiles
+    (one core of a Zen 4, 128 x 768 x 3072: 81 -> 88 GFLOP/s; 128 x 768 x 768:
+    78 -> 89; docs/PERFORMANCE.md). An L1 not known keeps the 48 KiB bound."""
+    return MIN_WHOLE_K_ROW_TILES if l1_holds_a_panel(machine, tm, tn, element_bytes) \
+        else MIN_WHOLE_K_ROW_TILES_SMALL_L1
+
+
+def l1_holds_a_panel(machine: Machine, tm: int, tn: int, element_bytes: int = 4) -> bool:
+    """Whether L1 holds a BLOCK-deep tn-wide panel of B beside a row tile's A
+    over it (assumed where the L1 is not known)."""
+    return not machine.l1d_bytes or (BLOCK * tn + tm * BLOCK) * element_bytes <= machine.l1d_bytes
 
 
 def whole_k_block_bytes(machine: Machine) -> int:

@@ -23,10 +23,12 @@ from xlac.passes.cpu.plans.pair_transpose_plan import pair_transpose_tiles
 @dataclass(frozen=True)
 class Machine:
     """What the schedules are made for: the threads parallel loops are split
-    among and the bytes in one SIMD register (64 AVX-512, 32 AVX2, 16 SSE)."""
+    among, the bytes in one SIMD register (64 AVX-512, 32 AVX2, 16 SSE) and
+    in one core's L1 data cache (0: not known, the plans measured on 48 KiB)."""
 
     threads: int
     vector_bytes: int
+    l1d_bytes: int = 0
 
     @property
     def registers(self) -> int:

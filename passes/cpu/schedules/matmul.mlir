@@ -85,7 +85,8 @@ module attributes {transform.with_named_sequence} {
   }
 
   // With AVX2's 16 registers (6 x 16 tiles), and with AVX-512's 8 x 32 where
-  // all of k fits one block read by 32 row tiles or more (contraction_plan;
+  // all of k fits one block read by 32 row tiles or more (16 where L1 cannot
+  // hold a 256-deep panel beside A's rows, Zen 4's 32 KiB; contraction_plan;
   // 1024^3 on one core of an AVX-512 Xeon: 110 ->
   // 126 GFLOP/s median under load, 127 -> 155 best, against the panels): the
   // whole bk x bn block of B

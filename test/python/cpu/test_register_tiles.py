@@ -261,6 +261,48 @@ def test_packed_block_takes_all_of_k(m, k, n, threads, avx2, avx512):
         assert plan.sequence == "xla_matmul_block_packed" and plan.params[-4:-2] == avx512
 
 
+@pytest.mark.parametrize("m, k, n, l1d_bytes, sequence", [
+    (128, 768, 3072, 32 << 10, "xla_matmul_block_packed"),   # Zen 4's L1: a panel and A's 8 KiB do not fit
+    (128, 768, 768, 32 << 10, "xla_matmul_block_packed"),
+    (128, 768, 3072, 48 << 10, "xla_matmul"),                # Emerald Rapids' L1 holds both: panels kept
+    (128, 768, 3072, 0, "xla_matmul"),                       # L1 not known (a named level): panels kept
+    (64, 768, 3072, 32 << 10, "xla_matmul"),                 # 8 row tiles: too few either way
+])
+def test_avx512_whole_k_block_from_16_row_tiles_with_a_small_l1(m, k, n, l1d_bytes, sequence):
+    """AVX-512 chunks of 16 to 31 row tiles take the whole-k block where L1
+    cannot hold a 256 x 32 panel beside a row tile's A; else the panels."""
+    plan = _matmul_plan(m, k, n, Machine(1, 64, l1d_bytes))
+    assert plan.sequence == sequence
+    if sequence == "xla_matmul_block_packed":
+        assert plan.params[-3] == k
+
+
+@pytest.mark.parametrize("l1d_bytes, sequence", [
+    (32 << 10, "xla_matmul_block_packed_epilogue_2d"),   # Zen 4: the whole-k block, its epilogue in it
+    (48 << 10, "xla_matmul_epilogue_2d"),                # the panels, the epilogue after them
+    (0, "xla_matmul_epilogue_2d"),
+])
+def test_avx512_matmul_epilogue_with_the_l1s_plan(l1d_bytes, sequence):
+    """A matmul whose result a bias add reads runs its epilogue in the plan the
+    L1 gives it: the whole-k block's epilogue variant where L1 is small."""
+    t = "tensor<128x3072xf32>"
+    text = ("#id = affine_map<(i, j) -> (i, j)>\n"
+            f"func.func @main(%a: tensor<128x768xf32>, %b: tensor<768x3072xf32>, %r: {t}) -> {t} {{\n"
+            f"  %z = arith.constant 0.0 : f32\n  %e = tensor.empty() : {t}\n"
+            f"  %f = linalg.fill ins(%z : f32) outs(%e : {t}) -> {t}\n"
+            f"  %m = linalg.matmul ins(%a, %b : tensor<128x768xf32>, tensor<768x3072xf32>) outs(%f : {t}) -> {t}\n"
+            "  %o = linalg.generic {indexing_maps = [#id, #id, #id], iterator_types = [\"parallel\", \"parallel\"]}"
+            f" ins(%m, %r : {t}, {t}) outs(%e : {t}) {{\n"
+            "  ^bb0(%x: f32, %y: f32, %out: f32):\n    %s = arith.addf %x, %y : f32\n    linalg.yield %s : f32\n"
+            f"  }} -> {t}\n  return %o : {t}\n}}")
+    assert _plan_of(text, "linalg.generic", Machine(1, 64, l1d_bytes)).sequence == sequence
+
+
+def test_l1d_bytes_of_a_named_level_is_not_known():
+    from xlac.cpu_model import cpu_model
+    assert cpu_model("x86-64-v4").l1d_bytes == 0 and cpu_model("x86-64-v3").l1d_bytes == 0
+
+
 def _plain_dot(m: int, k: int, n: int, seed: int) -> tuple[str, np.ndarray, np.ndarray]:
     """An m x k x n f32 dot_general's program and random inputs."""
     text = (f"func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{\n"

@@ -35,10 +35,11 @@ def ingest_cpu(entry: str = "main", vector_bytes: int | str = 0) -> list[str]:
 
 def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
               i1_vectors: bool | str = True, overlap_collectives: str = "auto",
-              amx: bool | str = False) -> list[str]:
+              amx: bool | str = False, l1d_bytes: int | str = 0) -> list[str]:
     """"linalg" -> "bufferized": memrefs; results written into caller-owned buffers.
 
-    ``threads`` and ``vector_bytes`` are the schedules' (0: this host's);
+    ``threads`` and ``vector_bytes`` are the schedules' (0: this host's),
+    ``l1d_bytes`` the L1 data cache they size blocks for (0: not known);
     ``i1_vectors`` off where xla-i1-memory-as-i8 is disabled (see there);
     ``overlap_collectives``: auto (collectives as start/done pairs where
     computation lies between), always, or off (docs/distributed.md).
@@ -64,7 +65,8 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         # per op class: scf.forall over the threads' chunks, tiles for caches
         # and registers, vector ops (passes/cpu/schedules/); on tensors, so the
         # bufferization below sees only in-place slices and needs no copies
-        f"xla-apply-schedules{{threads={int(threads)} vector-bytes={int(vector_bytes)} i1-vectors={i1}}}",
+        f"xla-apply-schedules{{threads={int(threads)} vector-bytes={int(vector_bytes)} i1-vectors={i1}"
+        + (f" l1d-bytes={int(l1d_bytes)}}}" if int(l1d_bytes) else "}"),
         "xla-unmask-contractions",                        # the rows a register tile leaves: no mask bits per lane
         "xla-narrow-index-vectors",                       # an i8 iota's lanes added in i8, not i64 then packed
         "xla-readonly-inputs",                            # never write into the caller's arrays
@@ -208,7 +210,8 @@ def bufferized_stage(entry: str, options: Options) -> list[str]:
     i1_vectors = "xla-i1-memory-as-i8" not in options.disable_passes
     model = cpu_model(options.cpu)
     return bufferize(options.threads(), model.vector_bytes, i1_vectors,
-                     options.overlap_collectives, bf16_kernel(model, options.micro_kernels) is not None)
+                     options.overlap_collectives, bf16_kernel(model, options.micro_kernels) is not None,
+                     model.l1d_bytes)
 
 
 def uses_amx(model, micro_kernels: bool) -> bool:
@@ -245,10 +248,11 @@ def llvm_stage(entry: str, options: Options) -> list[str]:
 
 def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
         remarks: bool | str = False, native_bf16: bool | str = False,
-        micro_kernels: bool | str = False, amx: bool | str = False, bf16_kernel: str = "amx") -> list[str]:
+        micro_kernels: bool | str = False, amx: bool | str = False, bf16_kernel: str = "amx",
+        l1d_bytes: int | str = 0) -> list[str]:
     """The whole CPU pipeline (``xla-cpu-pipeline``): input -> LLVM dialect ready for the JIT
     (``micro_kernels``: calls to the prebuilt kernels, which xlac's JIT and link bind;
-    ``amx``: large bf16 matmuls on a bf16 one, ``bf16_kernel``, see ``bufferize``)."""
+    ``amx``: large bf16 matmuls on a bf16 one, ``bf16_kernel``; ``l1d_bytes``: see ``bufferize``)."""
     return (ingest_cpu(entry, vector_bytes) + fuse(remarks) + lower_to_linalg(narrow_sums_in_f32=True)
-            + bufferize(threads, vector_bytes, amx=amx)
+            + bufferize(threads, vector_bytes, amx=amx, l1d_bytes=l1d_bytes)
             + lower_to_llvm(native_bf16, micro_kernels=micro_kernels, threads=threads, bf16_kernel=bf16_kernel))
