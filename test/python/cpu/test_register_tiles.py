@@ -392,3 +392,31 @@ def test_avx2_conv_with_four_filter_vectors_is_right():
     exe = xlac.compile(text, cpu="x86-64-v3", cache=False)
     if "x86-64-v3" in runnable_levels("x86-64-v3"):
         np.testing.assert_allclose(exe(x, w), want, rtol=1e-5, atol=1e-4)
+
+
+def test_small_l1_epilogue_plan_gives_the_panels_bits(monkeypatch):
+    """A 32 KiB L1 (Zen 4) gives AVX-512's dot-plus-bias the whole-k block with
+    its epilogue in it; the results are bit for bit those of the panels' plan
+    (an L1 not known) and numpy's to rounding. Run where the host has AVX-512:
+    no named level has an L1 size, so it is set here as a host's would be."""
+    m, k, n = 128, 512, 256
+    t = f"tensor<{m}x{n}xf32>"
+    add = (f"func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>, %r: tensor<{n}xf32>) -> {t} {{\n"
+           f"  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
+           f"(tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> {t}\n"
+           f"  %1 = stablehlo.broadcast_in_dim %r, dims = [1] : (tensor<{n}xf32>) -> {t}\n"
+           f"  %2 = stablehlo.add %0, %1 : {t}\n  return %2 : {t}\n}}")
+    assert _matmul_plan(m, k, n, Machine(1, 64, 32 << 10)).sequence == "xla_matmul_block_packed"
+    assert _matmul_plan(m, k, n, Machine(1, 64, 0)).sequence == "xla_matmul"
+    if runnable_levels("x86-64-v4") != ["x86-64-v4"]:
+        pytest.skip("x86-64-v4 code runs only where the host has AVX-512")
+    from xlac import cpu_model
+    rng = np.random.default_rng(11)
+    a, b = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
+    r = rng.standard_normal(n, dtype=np.float32)
+    one_thread = xlac.Options.from_env().replace(num_threads=1)
+    panels = xlac.compile(add, cpu="x86-64-v4", cache=False, options=one_thread)(a, b, r)
+    monkeypatch.setattr(cpu_model.CpuModel, "l1d_bytes", property(lambda self: 32 << 10))
+    whole_k = xlac.compile(add, cpu="x86-64-v4", cache=False, options=one_thread)(a, b, r)
+    np.testing.assert_array_equal(whole_k, panels)
+    np.testing.assert_allclose(whole_k, a @ b + r, rtol=2e-5, atol=2e-4)
