@@ -116,7 +116,9 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
         if bk == k and machine.registers < 32:
             # k in one block: tiles from zeros in registers, no zero fill pass over C
             # (GPT-2's 256 x 256 x 8000 LM head: its 8 MB C was zeroed, read back, written)
-            return Plan("xla_matmul_fused_b_short_k", chunks + (bn, bk, tm, tn), (producer,))
+            # AVX2's panels in 8 x 8 register transposes (a 16 x 16 block spills its 16 ymm)
+            name = "xla_matmul_fused_b_short_k" + ("_avx2" if machine.vector_bytes == 32 else "")
+            return Plan(name, chunks + (bn, bk, tm, tn), (producer,))
         return Plan("xla_matmul_fused_b", chunks + (bn, bk, tm, tn), (producer,))
     if machine.registers < 32:
         if producer is not None and _is_widening(producer):     # rows of a block: no transposes

@@ -31,7 +31,7 @@ from xlac.passes.cpu.plans.schedule_plan import Machine, Plan
 _WITH_EPILOGUE = ("xla_matmul_block_packed",)
 # B made by a transpose or widening fused into its panels (GPT-2's [n, k] weights):
 # epilogue in the register tiles (k in one block) or after the chunk's tiles
-_FUSED_B = ("xla_matmul_fused_b", "xla_matmul_fused_b_short_k")
+_FUSED_B = ("xla_matmul_fused_b", "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k_avx2")
 MAX_RANK = 3      # [b, s, h] activations; matmul_epilogue.mlir has 2-D and 3-D sequences
 # AVX-512's plain plans (BERT's and ViT's [k, n] weights; their params: cm, cn, tm, tn
 # and cm, cn, bm, bn, bk, tm, tn): with k in one block, the register-tile epilogue;

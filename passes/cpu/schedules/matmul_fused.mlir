@@ -98,6 +98,59 @@ module attributes {transform.with_named_sequence} {
       %bk: !transform.param<i64> {transform.readonly},
       %tm: !transform.param<i64> {transform.readonly},
       %tn: !transform.param<i64> {transform.readonly}) {
+    %side = transform.param.constant 16 : i64 -> !transform.param<i64>
+    %column, %forall3 = transform.include @xla_fused_b_short_k_panels failures(propagate)
+        (%op, %producer, %cm, %cn, %tn, %side)
+      : (!transform.any_op, !transform.any_op, !transform.param<i64>, !transform.param<i64>,
+         !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.include @xla_transpose_by_unpacks failures(propagate) (%forall3)
+      : (!transform.any_op) -> ()
+    transform.include @xla_fused_b_short_k_tiles failures(propagate) (%column, %forall3, %tm, %tn)
+      : (!transform.any_op, !transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield
+  }
+
+  // AVX2's @xla_matmul_fused_b_short_k: the panels made in 8 x 8 blocks,
+  // each transposed in its 8 ymm registers by the AVX2 sequence (8 unpacks,
+  // 8 shuffles or blends, 8 lane permutes). A 16 x 16 block is 32 ymm
+  // values, twice AVX2's registers: its unpacks spilled to the stack (an LM
+  // head's B panels, 256 x 256 x 8000 on one Zen 4 core: 13.6% -> 10.9% of
+  // the matmul's samples, docs/PERFORMANCE.md). The same data moved: the
+  // panels, and so the results, are bit for bit the 16 x 16 blocks'.
+  transform.named_sequence @xla_matmul_fused_b_short_k_avx2(
+      %op: !transform.any_op {transform.consumed},
+      %producer: !transform.any_op {transform.consumed},
+      %cm: !transform.param<i64> {transform.readonly},
+      %cn: !transform.param<i64> {transform.readonly},
+      %bn: !transform.param<i64> {transform.readonly},
+      %bk: !transform.param<i64> {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) {
+    %side = transform.param.constant 8 : i64 -> !transform.param<i64>
+    %column, %forall3 = transform.include @xla_fused_b_short_k_panels failures(propagate)
+        (%op, %producer, %cm, %cn, %tn, %side)
+      : (!transform.any_op, !transform.any_op, !transform.param<i64>, !transform.param<i64>,
+         !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.apply_patterns to %forall3 {
+      transform.apply_patterns.vector.lower_transpose avx2_lowering_strategy = true
+    } : !transform.any_op
+    transform.include @xla_fused_b_short_k_tiles failures(propagate) (%column, %forall3, %tm, %tn)
+      : (!transform.any_op, !transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield
+  }
+
+  // @xla_matmul_fused_b_short_k's chunks and column tiles, B's producer fused
+  // into them and tiled into %side x %side blocks read into registers as
+  // transposes (lowered by the caller). Yields the column tile and the
+  // thread loop.
+  transform.named_sequence @xla_fused_b_short_k_panels(
+      %op: !transform.any_op {transform.consumed},
+      %producer: !transform.any_op {transform.consumed},
+      %cm: !transform.param<i64> {transform.readonly},
+      %cn: !transform.param<i64> {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly},
+      %side: !transform.param<i64> {transform.readonly})
+      -> (!transform.any_op, !transform.any_op) {
     %fill = transform.get_producer_of_operand %op[2] : (!transform.any_op) -> !transform.any_op
     %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%cm, %cn]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
@@ -113,13 +166,23 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
     %panel = transform.structured.match ops{["linalg.generic", "linalg.transpose"]} in %cloop
       : (!transform.any_op) -> !transform.any_op
-    %block16, %blocks:2 = transform.structured.tile_using_for %panel tile_sizes [16, 16]
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %block16 vector_sizes [16, 16] : !transform.any_op
+    %block, %blocks:2 = transform.structured.tile_using_for %panel tile_sizes [%side, %side]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %block vector_sizes [%side, %side]
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
     transform.include @xla_transpose_in_registers failures(propagate) (%forall3)
       : (!transform.any_op) -> ()
-    transform.include @xla_transpose_by_unpacks failures(propagate) (%forall3)
-      : (!transform.any_op) -> ()
+    transform.yield %column, %forall3 : !transform.any_op, !transform.any_op
+  }
+
+  // @xla_matmul_fused_b_short_k's row tiles within each column tile, after
+  // its panels: from zeros in registers, k in steps of one, C stored once.
+  transform.named_sequence @xla_fused_b_short_k_tiles(
+      %column: !transform.any_op {transform.consumed},
+      %forall3: !transform.any_op {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) {
     %tile, %rows = transform.structured.fuse %column tile_sizes [%tm, 0, 0]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
     transform.include @xla_peel failures(suppress) (%rows) : (!transform.any_op) -> ()

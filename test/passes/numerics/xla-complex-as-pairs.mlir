@@ -183,3 +183,17 @@ func.func @c64_row(%a: tensor<8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>> {
   %0 = stablehlo.broadcast_in_dim %a, dims = [1] : (tensor<8xcomplex<f32>>) -> tensor<4x8xcomplex<f32>>
   return %0 : tensor<4x8xcomplex<f32>>
 }
+
+// -----
+
+/// A select on compares of the parts (complex max as xla-expand-complex-ops
+/// writes it) stays complex: as pairs its fused kernel failed LLVM translation.
+// CHECK-LABEL: func.func @max_by_parts
+// CHECK: stablehlo.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<4xi1>, tensor<4xcomplex<f32>>
+func.func @max_by_parts(%a: tensor<4xcomplex<f32>>, %b: tensor<4xcomplex<f32>>) -> tensor<4xcomplex<f32>> {
+  %ra = stablehlo.real %a : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
+  %rb = stablehlo.real %b : (tensor<4xcomplex<f32>>) -> tensor<4xf32>
+  %gt = stablehlo.compare GT, %ra, %rb, FLOAT : (tensor<4xf32>, tensor<4xf32>) -> tensor<4xi1>
+  %0 = stablehlo.select %gt, %a, %b : tensor<4xi1>, tensor<4xcomplex<f32>>
+  return %0 : tensor<4xcomplex<f32>>
+}

@@ -121,10 +121,10 @@ def test_short_k_wide_b_is_split_by_columns(machine):
 
 
 @pytest.mark.parametrize("m, k, n, avx512, avx2", [
-    (256, 256, 1024, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k"),   # GPT-2's linears
-    (256, 256, 256, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k"),    # whole 8-row tiles
+    (256, 256, 1024, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k_avx2"),  # GPT-2's linears
+    (256, 256, 256, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k_avx2"),   # whole 8-row tiles
     (256, 1024, 256, "xla_matmul_fused_b", "xla_matmul_fused_b"),           # its MLP's second dot
-    (64, 128, 1024, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k"),    # chunks of columns
+    (64, 128, 1024, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k_avx2"),   # chunks of columns
     (576, 512, 96, "xla_matmul_fused_b", "xla_matmul_block_packed"),     # AVX2: many rows
     (96, 520, 644, "xla_matmul_peeled", "xla_matmul_peeled"),                 # n no multiple of the tile
 ])
@@ -153,7 +153,7 @@ def test_lm_head_tiles_start_from_zeros_in_registers():
     m, k, n = 256, 256, 8000
     avx2 = _matmul_plan(m, k, n, AVX2, b_transposed=True)
     cm, cn, bn, bk, tm, tn = avx2.params
-    assert avx2.sequence == "xla_matmul_fused_b_short_k" and len(avx2.members) == 1
+    assert avx2.sequence == "xla_matmul_fused_b_short_k_avx2" and len(avx2.members) == 1
     assert (cm, bk, tm, tn) == (0, k, 6, 16) and n % cn == 0 and cn < n
     assert _matmul_plan(m, k, n, AVX512, b_transposed=True).sequence == "xla_matmul_fused_b_short_k"
     text = (f"func.func @main(%x: tensor<2x128x{k}xf32>, %w: tensor<{n}x{k}xf32>) -> tensor<2x128x{n}xf32> {{\n"
@@ -420,3 +420,28 @@ def test_small_l1_epilogue_plan_gives_the_panels_bits(monkeypatch):
     whole_k = xlac.compile(add, cpu="x86-64-v4", cache=False, options=one_thread)(a, b, r)
     np.testing.assert_array_equal(whole_k, panels)
     np.testing.assert_allclose(whole_k, a @ b + r, rtol=2e-5, atol=2e-4)
+
+
+def test_avx2_transposed_b_panels_in_eight_by_eight_register_transposes():
+    """AVX2's fused-B panels with k in one block (an LM head, 240 x 256 x 512,
+    B the [n, k] weight transposed) are made in 8 x 8 blocks, each transposed
+    in its 8 ymm registers by AVX2's unpack/shuffle/permute sequence: no
+    16-lane vectors left (a 16 x 16 block, 32 ymm values, spilled to the
+    stack). AVX-512's plan keeps the 16 x 16 blocks. The panels hold the
+    same values, so the result is the same as before."""
+    m, k, n = 240, 256, 512
+    assert _matmul_plan(m, k, n, AVX2, b_transposed=True).sequence == "xla_matmul_fused_b_short_k_avx2"
+    assert _matmul_plan(m, k, n, AVX512, b_transposed=True).sequence == "xla_matmul_fused_b_short_k"
+    text = (f"func.func @main(%x: tensor<{m}x{k}xf32>, %w: tensor<{n}x{k}xf32>) -> tensor<{m}x{n}xf32> {{\n"
+            f"  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [1] : "
+            f"(tensor<{m}x{k}xf32>, tensor<{n}x{k}xf32>) -> tensor<{m}x{n}xf32>\n"
+            f"  return %0 : tensor<{m}x{n}xf32>\n}}")
+    avx2 = xlac.compile(text, cpu="x86-64-v3", cache=False)
+    vectorized = avx2.as_text("llvm")
+    assert "vector<16xf32>" not in vectorized and "vector<8xf32>" in vectorized
+    if "x86-64-v3" not in runnable_levels("x86-64-v3"):
+        pytest.skip("this CPU cannot run x86-64-v3 code (compiled: checked)")
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((m, k), dtype=np.float32)
+    w = rng.standard_normal((n, k), dtype=np.float32)
+    np.testing.assert_allclose(avx2(x, w), x @ w.T, rtol=2e-5, atol=2e-4)
