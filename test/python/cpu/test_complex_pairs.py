@@ -223,3 +223,45 @@ def test_a_select_on_compares_of_the_parts_compiles_and_matches(element):
     got = xlac.compile(text, cache=False, cpu="x86-64-v3")(*inputs)
     (want,) = shared_server().run(text.encode(), inputs)
     assert np.array_equal(got, want)
+
+
+def _picked_c64(rows: int = ROWS, cols: int = COLS) -> str:
+    """jnp.where(p, x.T, y) (select in a called function, as jax writes it) and
+    t[i] (a gather of rows), c64: whole numbers moved, never their parts."""
+    t, tt, p = f"tensor<{rows}x{cols}xcomplex<f32>>", f"tensor<{cols}x{rows}xcomplex<f32>>", \
+        f"tensor<{rows}x{cols}xi1>"
+    out = f"tensor<16x{cols}xcomplex<f32>>"
+    return f"""func.func @main(%p: {p}, %a: {tt}, %b: {t}, %i: tensor<16x1xi32>) -> ({t}, {out}) {{
+  %t = stablehlo.transpose %a, dims = [1, 0] : ({tt}) -> {t}
+  %s = call @where(%p, %t, %b) : ({p}, {t}, {t}) -> {t}
+  %g = "stablehlo.gather"(%b, %i) <{{dimension_numbers = #stablehlo.gather<offset_dims = [1],
+      collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>,
+      indices_are_sorted = false, slice_sizes = array<i64: 1, {cols}>}}> : ({t}, tensor<16x1xi32>) -> {out}
+  return %s, %g : {t}, {out}
+}}
+func.func private @where(%p: {p}, %a: {t}, %b: {t}) -> {t} {{
+  %0 = stablehlo.select %p, %a, %b : {p}, {t}
+  return %0 : {t}
+}}"""
+
+
+@pytest.mark.parametrize("cpu", LEVELS)
+def test_c64_selects_and_gathers_move_as_i64_bit_for_bit(cpu):
+    """A module that only moves whole c64 numbers and selects or gathers them
+    runs on i64 (Zen 4: a 512x1024 select 0.46 -> 0.22 ms, a gather of 256 rows
+    0.25 -> 0.14): the same 8 bytes, nan payloads and signed zeros kept."""
+    text = _picked_c64()
+    linalg = _linalg_text(text, cpu)
+    assert "complex" not in linalg and f"{ROWS}x{COLS}xi64" in linalg
+    exe = xlac.compile(text, cache=False, cpu=cpu)
+    assert "not scheduled:" not in exe.fusion_report(), exe.fusion_report()
+    if cpu not in runnable_levels(cpu):
+        pytest.skip(f"this CPU cannot run {cpu} code (compiled and scheduled: checked)")
+    rng = np.random.default_rng(9)
+    a, b = _complex((COLS, ROWS), np.complex64, rng), _complex((ROWS, COLS), np.complex64, rng)
+    a[0, 0], b[0, 0] = complex(np.nan, 1.0), complex(-0.0, np.inf)
+    inputs = [rng.random((ROWS, COLS)) < 0.5, a, b, rng.integers(0, ROWS, (16, 1)).astype(np.int32)]
+    got, want = exe(*inputs), shared_server().run(text.encode(), inputs)
+    for g, w in zip(got, want):
+        assert g.dtype == np.complex64
+        assert np.array_equal(g.view(np.uint8), np.asarray(w).view(np.uint8))
