@@ -30,7 +30,7 @@ def conv_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan | None
     if tw * tf < LATENCY_ACCUMULATORS * lanes:
         tw, tf = _tight_tile(ow, f, c, lanes, machine) or (tw, tf)
     name = CONTRACTIONS["linalg.conv_2d_nhwc_hwcf"]
-    if _filters_outer(op, nest, tw, tf):
+    if _filters_outer(op, nest, tw, tf) or _strided_filter_slice(nest, tf, machine):
         cf, cn, ch, cw = static_tiles((f, n, oh, ow), machine.threads, (tf, 1, 1, tw),
                                       kh * kw * c)
         return Plan(name + "_filters_outer", (cn, ch, cw, cf, tw, tf, tc))
@@ -76,6 +76,27 @@ def _filters_outer(op: ir.Operation, nest: LoopNest, tw: int, tf: int) -> bool:
     filter_reads = n * oh * (ow // tw) * filter_bytes
     input_reads = (f // tf) * input_bytes
     return filter_bytes > FILTER_IN_L2 and filter_reads > input_reads
+
+
+L1_MEASURED_BYTES = 48 * 1024    # the plans' L1 where the level does not say (a named level)
+
+
+def _strided_filter_slice(nest: LoopNest, tf: int, machine: Machine) -> bool:
+    """AVX2's compiled-in tiles (fewer channels than a micro-kernel call) that
+    read tf of each filter row's f values, from a kh x kw x c x tf slice
+    larger than L1: with pixels outside, every tw-pixel tile re-reads that
+    slice from L2 in lines f floats apart; filters outside pack it into one
+    contiguous stream (xla_pack_filter_slice).
+
+    Why: the 3x3 64 -> 64 convolution at 56x56 (ResNet's first stage, 2 x 32
+    tiles, a 72 KiB slice in 256-byte strides) ran at 50-62 GFLOP/s on one Zen 4
+    core; packed, the same tiles took 0.64x the time, bitwise equal
+    (docs/PERFORMANCE.md). AVX-512's 8 x 32 measured the same either way
+    (1.009): left as it was."""
+    *_, f, kh, kw, c = nest.extents
+    slice_bytes = kh * kw * c * tf * nest.element_bytes
+    return (machine.vector_bytes == 32 and c < TIGHT_MIN_CHANNELS and tf < f
+            and slice_bytes > (machine.l1d_bytes or L1_MEASURED_BYTES))
 
 
 def filter_vectors(machine: Machine) -> tuple[int, ...]:

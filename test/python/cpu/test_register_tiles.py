@@ -377,16 +377,30 @@ def test_avx2_conv_tiles_take_four_filter_vectors():
     assert _conv_plan(32, 128, 128, AVX512).params[-3:-1] == (8, 32)
 
 
-def test_avx2_conv_with_four_filter_vectors_is_right():
-    """A 3x3 SAME convolution in x86-64-v3's 2 x 32 tiles against numpy."""
-    shapes = "(tensor<2x8x8x16xf32>, tensor<3x3x16x32xf32>) -> tensor<2x8x8x32xf32>"
-    text = ("func.func @main(%x: tensor<2x8x8x16xf32>, %w: tensor<3x3x16x32xf32>) -> tensor<2x8x8x32xf32> {\n"
+def test_avx2_compiled_in_conv_packs_a_strided_filter_slice_larger_than_l1():
+    """x86-64-v3's 3x3 64 -> 64 convolution at 56x56 (2 x 32 tiles of 64
+    filters, a 72 KiB slice) takes the filters outside, packed; a 32-channel
+    slice (36 KiB), 128 channels (the micro-kernel call) and AVX-512 do not."""
+    assert _conv_plan(56, 64, 64, AVX2).sequence == "xla_conv_2d_nhwc_hwcf_filters_outer"
+    assert _conv_plan(56, 64, 64, AVX2).params[-3:] == (2, 32, 8)
+    assert _conv_plan(14, 32, 64, AVX2).sequence == "xla_conv_2d_nhwc_hwcf"
+    assert _conv_plan(56, 64, 64, AVX512).sequence == "xla_conv_2d_nhwc_hwcf"
+
+
+@pytest.mark.parametrize("c, f, sequence", [(16, 32, "xla_conv_2d_nhwc_hwcf"),
+                                             (64, 64, "xla_conv_2d_nhwc_hwcf_filters_outer")])
+def test_avx2_conv_with_four_filter_vectors_is_right(c, f, sequence):
+    """A 3x3 SAME convolution in x86-64-v3's 2 x 32 tiles against numpy, the
+    filter read in place (16 channels) and packed (64: a 72 KiB slice)."""
+    shapes = f"(tensor<2x8x8x{c}xf32>, tensor<3x3x{c}x{f}xf32>) -> tensor<2x8x8x{f}xf32>"
+    text = (f"func.func @main(%x: tensor<2x8x8x{c}xf32>, %w: tensor<3x3x{c}x{f}xf32>) -> tensor<2x8x8x{f}xf32> {{\n"
             "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], "
             "window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
-            f"{shapes}\n  return %y : tensor<2x8x8x32xf32>\n}}")
-    assert _conv_plan(8, 16, 32, AVX2).params[-3:-1] == (2, 32)
+            f"{shapes}\n  return %y : tensor<2x8x8x{f}xf32>\n}}")
+    plan = _conv_plan(8, c, f, AVX2)
+    assert plan.params[-3:-1] == (2, 32) and plan.sequence == sequence
     rng = np.random.default_rng(3)
-    x, w = rng.standard_normal((2, 8, 8, 16), dtype=np.float32), rng.standard_normal((3, 3, 16, 32), dtype=np.float32)
+    x, w = rng.standard_normal((2, 8, 8, c), dtype=np.float32), rng.standard_normal((3, 3, c, f), dtype=np.float32)
     padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
     want = sum(np.einsum("nhwc,cf->nhwf", padded[:, i:i + 8, j:j + 8], w[i, j]) for i in range(3) for j in range(3))
     exe = xlac.compile(text, cpu="x86-64-v3", cache=False)
