@@ -197,3 +197,37 @@ func.func @max_by_parts(%a: tensor<4xcomplex<f32>>, %b: tensor<4xcomplex<f32>>) 
   %0 = stablehlo.select %gt, %a, %b : tensor<4xi1>, tensor<4xcomplex<f32>>
   return %0 : tensor<4xcomplex<f32>>
 }
+
+// -----
+
+/// A module that only moves whole c64 numbers (a select in a called function,
+/// a transpose, a gather) has no pair form worth it: its c64 values become
+/// i64, the same 8 bytes, retyped in place, the callee with them.
+// CHECK-LABEL: func.func @moved_bits
+// CHECK-SAME: (%{{.*}}: tensor<3x4xi1>, %[[A:.*]]: tensor<4x3xi64>, %[[B:.*]]: tensor<3x4xi64>, %[[I:.*]]: tensor<2x1xi32>) -> (tensor<3x4xi64>, tensor<2x4xi64>)
+// CHECK: %[[T:.*]] = stablehlo.transpose %[[A]], dims = [1, 0] : (tensor<4x3xi64>) -> tensor<3x4xi64>
+// CHECK: %[[S:.*]] = call @where(%{{.*}}, %[[T]], %[[B]]) : (tensor<3x4xi1>, tensor<3x4xi64>, tensor<3x4xi64>) -> tensor<3x4xi64>
+// CHECK: "stablehlo.gather"(%[[S]], %[[I]])
+// CHECK-SAME: (tensor<3x4xi64>, tensor<2x1xi32>) -> tensor<2x4xi64>
+// CHECK-LABEL: func.func private @where
+// CHECK: stablehlo.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<3x4xi1>, tensor<3x4xi64>
+func.func @moved_bits(%p: tensor<3x4xi1>, %a: tensor<4x3xcomplex<f32>>, %b: tensor<3x4xcomplex<f32>>, %i: tensor<2x1xi32>) -> (tensor<3x4xcomplex<f32>>, tensor<2x4xcomplex<f32>>) {
+  %t = stablehlo.transpose %a, dims = [1, 0] : (tensor<4x3xcomplex<f32>>) -> tensor<3x4xcomplex<f32>>
+  %0 = call @where(%p, %t, %b) : (tensor<3x4xi1>, tensor<3x4xcomplex<f32>>, tensor<3x4xcomplex<f32>>) -> tensor<3x4xcomplex<f32>>
+  %g = "stablehlo.gather"(%0, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>, indices_are_sorted = false, slice_sizes = array<i64: 1, 4>}> : (tensor<3x4xcomplex<f32>>, tensor<2x1xi32>) -> tensor<2x4xcomplex<f32>>
+  return %0, %g : tensor<3x4xcomplex<f32>>, tensor<2x4xcomplex<f32>>
+}
+func.func private @where(%p: tensor<3x4xi1>, %a: tensor<3x4xcomplex<f32>>, %b: tensor<3x4xcomplex<f32>>) -> tensor<3x4xcomplex<f32>> {
+  %0 = stablehlo.select %p, %a, %b : tensor<3x4xi1>, tensor<3x4xcomplex<f32>>
+  return %0 : tensor<3x4xcomplex<f32>>
+}
+
+// -----
+
+/// c128 has no 16-byte integer lanes: a c128 select keeps its complex tensors.
+// CHECK-LABEL: func.func @c128_select
+// CHECK: stablehlo.select %{{.*}}, %{{.*}}, %{{.*}} : tensor<4xi1>, tensor<4xcomplex<f64>>
+func.func @c128_select(%p: tensor<4xi1>, %a: tensor<4xcomplex<f64>>, %b: tensor<4xcomplex<f64>>) -> tensor<4xcomplex<f64>> {
+  %0 = stablehlo.select %p, %a, %b : tensor<4xi1>, tensor<4xcomplex<f64>>
+  return %0 : tensor<4xcomplex<f64>>
+}
