@@ -13,7 +13,7 @@ from xlac.passes.cpu.amx_contractions import MARK as AMX_MARK
 from xlac.passes.cpu.amx_epilogue import EPILOGUE as AMX_EPILOGUE
 from xlac.passes.cpu.plans.contraction_plan import contraction_plan
 from xlac.passes.cpu.plans.epilogue_plan import epilogue_plan
-from xlac.passes.cpu.plans.fused_rows_plan import fused_rows_plan
+from xlac.passes.cpu.plans.fused_rows_plan import fused_rows_plan, is_row_reduction
 from xlac.passes.cpu.plans.parallel_loops_plan import parallel_loops_plan
 from xlac.passes.cpu.plans.schedule_functions import keep_planned, outline_planned
 from xlac.passes.cpu.plans.schedule_plan import CONTRACTIONS, MIN_WORK, POOLINGS, Machine, Plan, plan_for
@@ -138,7 +138,7 @@ def _align_buffers(module: ir.Operation) -> None:
 def _plans(ops: list[ir.Operation], machine: Machine) -> list[tuple[ir.Operation, Plan]]:
     """A plan per op; a row group's last consumer first takes its producers."""
     for op in ops:
-        if op.name in CONTRACTIONS or op.name in POOLINGS:
+        if op.name in CONTRACTIONS or op.name in POOLINGS or is_row_reduction(op):
             _own_fill(op)
     fused: set[ir.Operation] = set()
     grouped = {}
@@ -209,9 +209,11 @@ def _singles(item: tuple[ir.Operation, Plan], machine: Machine) -> list[tuple[ir
 
 
 def _own_fill(op: ir.Operation) -> None:
-    """Give a contraction the zero fill of its C to itself. CSE merges equal
-    fills, but a fill is fused into its contraction's thread chunks: shared by
-    two, it cannot be fused into both, and both schedules fail. Nor can a
+    """Give a contraction (or a row reduction) the fill of its init to itself.
+    CSE merges equal fills, but a fill is fused into its contraction's thread
+    chunks (a row group's loop): shared by two, it cannot be fused into both,
+    and both schedules fail (every softmax and layer norm of a transformer
+    shares its reductions' -inf and 0 fills with the other layers'). Nor can a
     fill hoisted out of the loop (a while body) the contraction is in: the
     contraction's kernel is outlined alone. (The original stays for its
     other users; unused, canonicalization drops it.)"""

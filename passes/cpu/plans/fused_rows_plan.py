@@ -68,6 +68,12 @@ def _chunks(extents: tuple[int, ...], threads: int) -> tuple[int, ...]:
     return thread_tiles(extents[:-1], threads, 1, extents[-1])
 
 
+def is_row_reduction(op: ir.Operation) -> bool:
+    """Whether ``op`` is a reduction a row group can take (its innermost loop)."""
+    nest = _row_nest(op)
+    return nest is not None and bool(nest.reductions)
+
+
 class _Nests:
     """``_row_nest`` remembered per op."""
 
