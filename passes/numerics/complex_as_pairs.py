@@ -10,6 +10,7 @@ from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.cpu.plans.pair_transpose_plan import complex_transpose_in_blocks
 from xlac.passes.fusion.inline_fusions import GROUP_ATTR, KIND_ATTR
 from xlac.passes.lower.rewrite_reduce_windows import is_scan_window
+from xlac.passes.numerics.complex_bits import is_complex, moves_c64_bits, retype_as_bits, touches_complex
 
 # ops whose complex form moves or adds each part alone: the same op on the pairs
 _LANEWISE = ("stablehlo.add", "stablehlo.subtract", "stablehlo.negate", "stablehlo.reshape",
@@ -46,12 +47,7 @@ class ComplexAsPairs(ModulePass):
     joined back for that op, a scalar loop of its own.
 
     A module that only moves whole c64 numbers and selects or gathers them
-    (`jnp.where`, `t[i]`, with transposes, broadcasts, reshapes, slices,
-    concatenates, calls) instead gets i64 for c64, the same 8 bytes: as
-    pairs such a select's or gather's vectors run along the 2 parts (no
-    faster than the complex loop), as i64 they are the integer schedules'
-    (Zen 4: select 0.2 -> 0.1 ms, transposed 0.75-1.0 -> 0.2, a gather of
-    rows 0.1 -> 0.05). c128 has no 16-byte lanes: it stays complex there.
+    instead gets i64 for c64, the same 8 bytes (xlac.passes.numerics.complex_bits).
 
         %s = stablehlo.reduce(%x init: %zero) applies stablehlo.add across
              dimensions = [0] : (tensor<4x8xcomplex<f32>>, ...) -> tensor<8xcomplex<f32>>
@@ -71,69 +67,10 @@ class ComplexAsPairs(ModulePass):
             with ir.Location.unknown(module.context):
                 for func in holding:
                     _retype(func)
-        elif holding and all(_moves_c64_bits(f) for f in holding) and _picks_numbers(holding):
+        elif holding and moves_c64_bits(holding):
             with ir.Location.unknown(module.context):
                 for func in holding:
-                    _retype_as_bits(func)
-
-
-# ops that only move whole c64 numbers, never their parts: the same op on
-# i64 (the number's 8 bytes, in memory as they were)
-_BIT_MOVES = ("stablehlo.select", "stablehlo.gather", "stablehlo.transpose",
-              "stablehlo.broadcast_in_dim", "stablehlo.reshape", "stablehlo.slice",
-              "stablehlo.concatenate", "func.call", "func.return")
-
-
-def _moves_c64_bits(func: ir.Operation) -> bool:
-    """Whether every op of ``func`` on complex values moves whole c64 numbers
-    (a select, a gather, data movement) in its body. Such a module has no
-    pair form worth it (as pairs a select's or gather's vectors run along the
-    2 parts, the complex loop's speed or slower) but runs as i64: Zen 4, a
-    512x1024 select 0.46 -> 0.22 ms, a gather of 256 rows 0.25 -> 0.14 ms."""
-    body = func.regions[0].blocks[0]
-    ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
-    values = [*ftype.inputs, *ftype.results]
-    for op in nested_ops(func):
-        if _touches_complex(op):
-            if op.block != body or op.name not in _BIT_MOVES:
-                return False
-            values += [v.type for v in (*op.operands, *op.results)]
-    return all(_is_c64(t) for t in values if _is_complex(t))
-
-
-def _picks_numbers(funcs: list[ir.Operation]) -> bool:
-    """Whether ``funcs`` select or gather complex values: the moves measured
-    faster as i64. A module of c64 transposes and broadcasts alone keeps the
-    forms measured for them (pairs, or complex: _moves_c64_minor_dim)."""
-    return any(op.name in ("stablehlo.select", "stablehlo.gather") and _touches_complex(op)
-               for f in funcs for op in nested_ops(f))
-
-
-def _is_c64(type_: ir.Type) -> bool:
-    return ir.ComplexType(ir.RankedTensorType(type_).element_type).element_type == ir.F32Type.get()
-
-
-def _bits_of(type_: ir.Type) -> ir.Type:
-    return ir.RankedTensorType.get(ir.RankedTensorType(type_).shape, ir.IntegerType.get_signless(64))
-
-
-def _retype_as_bits(func: ir.Operation) -> None:
-    """Every c64 value of ``func`` (arguments, results of its moves) as i64 in
-    place: the ops take any element type, so nothing is rebuilt."""
-    entry = func.regions[0].blocks[0]
-    for value in [*entry.arguments,
-                  *(r for op in nested_ops(func) for r in op.results)]:
-        if _is_complex(value.type):
-            value.set_type(_bits_of(value.type))
-    ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
-    retyped = ir.FunctionType.get([a.type for a in entry.arguments],
-                                  [_bits_of(t) if _is_complex(t) else t for t in ftype.results])
-    func.attributes["function_type"] = ir.TypeAttr.get(retyped)
-
-
-def _is_complex(type_: ir.Type) -> bool:
-    return isinstance(type_, ir.RankedTensorType) and \
-        isinstance(ir.RankedTensorType(type_).element_type, ir.ComplexType)
+                    retype_as_bits(func)
 
 
 def _pairs_of(type_: ir.Type) -> ir.Type:
@@ -142,14 +79,10 @@ def _pairs_of(type_: ir.Type) -> ir.Type:
     return ir.RankedTensorType.get([*tensor.shape, 2], part)
 
 
-def _touches_complex(op: ir.Operation) -> bool:
-    return any(_is_complex(v.type) for v in (*op.operands, *op.results))
-
-
 def _holds_complex(func: ir.Operation) -> bool:
     ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
-    return any(_is_complex(t) for t in (*ftype.inputs, *ftype.results)) or \
-        any(_touches_complex(op) for op in nested_ops(func))
+    return any(is_complex(t) for t in (*ftype.inputs, *ftype.results)) or \
+        any(touches_complex(op) for op in nested_ops(func))
 
 
 def _takes_pairs(func: ir.Operation) -> bool:
@@ -160,7 +93,7 @@ def _takes_pairs(func: ir.Operation) -> bool:
     for op in nested_ops(func):
         if op.parent.name in _SUMS:
             continue                      # a sum's body: rebuilt on the parts' scalars
-        if not _touches_complex(op):
+        if not touches_complex(op):
             continue
         if op.block != body or not _has_pair_form(op):
             return False
@@ -171,7 +104,7 @@ def _has_pair_form(op: ir.Operation) -> bool:
     name = op.name
     if name in ("func.return", "func.call") or name in _LANEWISE or name in _RESHAPED:
         if name == "stablehlo.convert":
-            return all(_is_complex(v.type) for v in (*op.operands, *op.results))
+            return all(is_complex(v.type) for v in (*op.operands, *op.results))
         if name == "stablehlo.pad":
             return _equal_parts(op.operands[1]) is not None
         if name in ("stablehlo.transpose", "stablehlo.broadcast_in_dim"):
@@ -269,15 +202,15 @@ def _retype(func: ir.Operation) -> None:
     old_ops = []
     entry = func.regions[0].blocks[0]
     complex_ops = [op for op in entry.operations
-                   if op.name != "func.return" and _touches_complex(op)]
+                   if op.name != "func.return" and touches_complex(op)]
     for arg in entry.arguments:
-        if _is_complex(arg.type):
+        if is_complex(arg.type):
             pairs[arg] = arg              # retyped in place: the same pointer
             arg.set_type(_pairs_of(arg.type))
     for op in complex_ops:
         new = _pair_form(op, pairs)
         for old, value in zip(op.results, new):
-            if _is_complex(old.type):
+            if is_complex(old.type):
                 pairs[old] = value
             else:
                 old.replace_all_uses_with(value)
@@ -290,7 +223,7 @@ def _retype(func: ir.Operation) -> None:
         op.erase()
     ftype = ir.FunctionType(ir.TypeAttr(func.attributes["function_type"]).value)
     retyped = ir.FunctionType.get([a.type for a in entry.arguments],
-                                  [_pairs_of(t) if _is_complex(t) else t for t in ftype.results])
+                                  [_pairs_of(t) if is_complex(t) else t for t in ftype.results])
     func.attributes["function_type"] = ir.TypeAttr.get(retyped)
 
 
@@ -341,7 +274,7 @@ class _Builder:
         return self.create(name, [self.operand(v) for v in operands], result, attributes).result
 
     def call(self, op: ir.Operation) -> list[ir.Value]:
-        results = [_pairs_of(v.type) if _is_complex(v.type) else v.type for v in op.results]
+        results = [_pairs_of(v.type) if is_complex(v.type) else v.type for v in op.results]
         attributes = {n.name: n.attr for n in (op.attributes[i] for i in range(len(op.attributes)))}
         return list(ir.Operation.create("func.call", results=results,
                                         operands=[self.operand(v) for v in op.operands],

@@ -16,6 +16,7 @@ import math
 from xlac.mlir import ir
 from xlac.passes.cpu.plans.chunks import CHUNKS_PER_THREAD, divisor, static_tiles
 from xlac.passes.cpu.plans.conv_plan import conv_plan
+from xlac.passes.cpu.plans.permuted_reads import copy_permutation
 from xlac.passes.cpu.plans.schedule_plan import (
     CONTRACTIONS,
     POOLINGS,
@@ -23,7 +24,6 @@ from xlac.passes.cpu.plans.schedule_plan import (
     LoopNest,
     Machine,
     Plan,
-    copy_permutation,
     loop_nest,
 )
 

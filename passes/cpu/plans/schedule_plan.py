@@ -18,6 +18,7 @@ from xlac.passes.cpu.plans.body_reads import gather_safe, stepping_loop
 from xlac.passes.cpu.plans.chunks import thread_tiles
 from xlac.passes.cpu.plans.loop_trips import enclosing_trips
 from xlac.passes.cpu.plans.pair_transpose_plan import pair_transpose_tiles
+from xlac.passes.cpu.plans.permuted_reads import copy_permutation, transpose_block, transposed_read_loop
 
 
 @dataclass(frozen=True)
@@ -257,48 +258,11 @@ def _transpose_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan 
     return _swap_plan([permutation.index(k) for k in range(len(permutation))], nest, machine)
 
 
-def copy_permutation(op: ir.Operation) -> list[int] | None:
-    """The permutation of a linalg.generic that only copies its one input through
-    a permuted map into an identity-mapped output (a transpose in generic form)."""
-    block = op.regions[0].blocks[0]
-    body = list(block.operations)
-    if len(op.operands) != 2 or len(body) != 1 or list(body[0].operands) != [block.arguments[0]]:
-        return None
-    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
-    if not maps[1].is_permutation or str(maps[1]) != str(ir.AffineMap.get_identity(maps[1].n_dims)):
-        return None
-    if not maps[0].is_permutation:
-        return None
-    return [int(_DIM.match(str(e)).group(1)) for e in maps[0].results]
-
-
 def _swap_plan(permutation: list[int], nest: LoopNest, machine: Machine) -> Plan | None:
     """A permuted copy: register blocks where its input (or its pairs) runs along another loop, else rows."""
     if pairs := pair_transpose_tiles(nest.extents, permutation, machine.threads):
         return Plan(*pairs)
     return _blocked_transpose_plan(permutation[-1], nest, machine) or _elementwise_plan(nest, machine)
-
-
-def transposed_read_loop(op: ir.Operation) -> int | None:
-    """The loop an elementwise generic's transposed operand walks contiguously
-    (the last result of its map, which has the innermost loop elsewhere),
-    when the output is row-major; None when no operand is transposed or two
-    walk different loops. Other operands read rows or broadcast."""
-    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
-    rank = maps[-1].n_dims
-    if len(op.results) != 1 or str(maps[-1]) != str(ir.AffineMap.get_identity(rank)):
-        return None
-    walked = set()
-    for amap, value in zip(maps[:-1], op.operands):
-        if not isinstance(value.type, ir.ShapedType) or not amap.results:
-            continue                                   # a scalar or a rank-0 tensor: broadcast
-        dims = [_DIM.match(str(e)) for e in amap.results]
-        if not all(dims):
-            return None
-        loops = [int(d.group(1)) for d in dims]
-        if rank - 1 in loops[:-1]:
-            walked.add(loops[-1])
-    return walked.pop() if len(walked) == 1 else None
 
 
 def _blocked_transpose_plan(walked: int, nest: LoopNest, machine: Machine) -> Plan | None:
@@ -317,18 +281,6 @@ def _blocked_transpose_plan(walked: int, nest: LoopNest, machine: Machine) -> Pl
     block[walked] = block[-1] = side
     return Plan(f"xla_transpose_blocks_{rank}d",
                 thread_tiles(nest.extents, machine.threads, tuple(block)) + tuple(block))
-
-
-def transpose_block(element_bytes: int) -> int | None:
-    """The side of a square register block: 16 (transposed in four rounds of
-    two-row unpacks, transpose.mlir), 8 for 8-byte elements. Measured on AVX2,
-    interleaved: f32 1024x1024 16x16 0.63-0.79 ms against 8x8 1.0-2.2; f64
-    512x1024 8x8 0.68-0.70 against 16x16 0.78-0.92 (16 rows of four registers
-    spill); bytes 16x16 0.06 against 32x32 0.09 (flat shuffles, before the
-    unpacks). At SSE4.2 f32 16x16 and 8x8 alike (0.28-0.32 ms)."""
-    if element_bytes not in (1, 2, 4, 8):
-        return None
-    return 8 if element_bytes == 8 else 16
 
 
 def reduction_plan(nest: LoopNest, machine: Machine) -> Plan | None:

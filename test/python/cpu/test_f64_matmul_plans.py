@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from test_register_tiles import AVX2, AVX512, _matmul_plan
+from plan_programs import matmul_plan
+from test_register_tiles import AVX2, AVX512
 
 import xlac
 from conftest import runnable_levels
@@ -28,12 +29,12 @@ def _dot(m: int, k: int, n: int, element: str = "f64") -> str:
     (512, 512, 512, "f32", AVX512, 64),     # f32 keeps its chunks
 ])
 def test_avx512_f64_row_chunks(m, k, n, element, machine, chunk_rows):
-    plan = _matmul_plan(m, k, n, machine, element=element)
+    plan = matmul_plan(m, k, n, machine, element=element)
     assert plan.sequence.startswith("xla_matmul") and plan.params[:2] == (chunk_rows, 0)
 
 
 def test_avx2_f64_plan_is_unchanged():
-    plan = _matmul_plan(512, 512, 512, AVX2, element="f64")
+    plan = matmul_plan(512, 512, 512, AVX2, element="f64")
     assert plan.sequence == "xla_matmul_block_packed" and plan.params == (0, 64, 64, 256, 6, 8)
 
 

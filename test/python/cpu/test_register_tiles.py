@@ -6,6 +6,7 @@ from __future__ import annotations
 import ml_dtypes
 import numpy as np
 import pytest
+from plan_programs import matmul_plan, plan_of
 
 import xlac
 from conftest import runnable_levels
@@ -54,58 +55,6 @@ def test_tall_matmul_with_peeled_rows_is_right():
     _check_dot_on_both_levels(200, 64, 48)     # 200 = 33 x 6 + 2 on AVX2
 
 
-_TRANSPOSE = ("  %bt = tensor.empty() : tensor<{k}x{n}xf32>\n"
-              "  %b = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, "
-              "affine_map<(d0, d1) -> (d0, d1)>], iterator_types = [\"parallel\", \"parallel\"]}} "
-              "ins(%w : tensor<{n}x{k}xf32>) outs(%bt : tensor<{k}x{n}xf32>) {{\n"
-              "  ^bb0(%in: f32, %out: f32):\n    linalg.yield %in : f32\n  }} -> tensor<{k}x{n}xf32>\n")
-
-
-_NAMED_TRANSPOSE = ("  %bt = tensor.empty() : tensor<{k}x{n}xf32>\n"
-                    "  %b = linalg.transpose ins(%w : tensor<{n}x{k}xf32>) "
-                    "outs(%bt : tensor<{k}x{n}xf32>) permutation = [1, 0]\n")
-
-
-_WIDEN = ("  %bt = tensor.empty() : tensor<{k}x{n}xf32>\n"
-          "  %b = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0, d1)>, "
-          "affine_map<(d0, d1) -> (d0, d1)>], iterator_types = [\"parallel\", \"parallel\"]}} "
-          "ins(%w : tensor<{k}x{n}xbf16>) outs(%bt : tensor<{k}x{n}xf32>) {{\n"
-          "  ^bb0(%in: bf16, %out: f32):\n    %x = arith.extf %in : bf16 to f32\n"
-          "    linalg.yield %x : f32\n  }} -> tensor<{k}x{n}xf32>\n")
-
-
-def _matmul_plan(m: int, k: int, n: int, machine: Machine, b_transposed: bool = False,
-                 b_widened: bool = False, named: bool = False, element: str = "f32"):
-    """The one plan for a linalg.matmul of ``element`` (f32 or f64), B made by
-    a transpose of an n x k f32 argument when ``b_transposed`` (the named
-    linalg.transpose when ``named``), by widening a bf16 one when ``b_widened``."""
-    b = (f"%w: tensor<{n}x{k}xf32>" if b_transposed else f"%w: tensor<{k}x{n}xbf16>" if b_widened
-         else f"%b: tensor<{k}x{n}x{element}>")
-    producer = (_NAMED_TRANSPOSE if named else _TRANSPOSE) if b_transposed \
-        else _WIDEN if b_widened else ""
-    e = element
-    text = (f"func.func @main(%a: tensor<{m}x{k}x{e}>, {b}) -> tensor<{m}x{n}x{e}> {{\n"
-            + producer.format(k=k, n=n) +
-            f"  %z = arith.constant 0.0 : {e}\n  %e = tensor.empty() : tensor<{m}x{n}x{e}>\n"
-            f"  %f = linalg.fill ins(%z : {e}) outs(%e : tensor<{m}x{n}x{e}>) -> tensor<{m}x{n}x{e}>\n"
-            f"  %r = linalg.matmul ins(%a, %b : tensor<{m}x{k}x{e}>, tensor<{k}x{n}x{e}>) "
-            f"outs(%f : tensor<{m}x{n}x{e}>) -> tensor<{m}x{n}x{e}>\n"
-            f"  return %r : tensor<{m}x{n}x{e}>\n}}")
-    return _plan_of(text, "linalg.matmul", machine)
-
-
-def _plan_of(text: str, op_name: str, machine: Machine):
-    """The one plan xla-apply-schedules makes for the ``op_name`` op of ``text``."""
-    from xlac.context import new_context
-    from xlac.mlir import ir
-    from xlac.passes.cpu import apply_schedules
-    with new_context():
-        module = ir.Module.parse(text)
-        planned = apply_schedules._plans(apply_schedules._linalg_ops(module.operation), machine)
-        [plan] = [plan for op, plan in planned if op.name == op_name]
-        return plan
-
-
 _PACKED = {AVX2: "xla_matmul_block_packed", AVX512: "xla_matmul"}
 
 
@@ -114,10 +63,10 @@ def test_short_k_wide_b_is_split_by_columns(machine):
     """An LM head (256 x 256 x 8000): chunks of columns, B packed (95 -> 269
     GFLOP/s on AVX-512); a tall matrix keeps chunks of rows and the short-k
     schedule, its zero fill in each register tile."""
-    wide = _matmul_plan(240, 256, 8000, machine)      # 240: whole register tiles on both
+    wide = matmul_plan(240, 256, 8000, machine)      # 240: whole register tiles on both
     assert wide.sequence == _PACKED[machine]
     assert wide.params[0] == 0 and 8000 % wide.params[1] == 0 and wide.params[1] < 8000
-    assert _matmul_plan(4032, 256, 256, machine).sequence == "xla_matmul_short_k"
+    assert matmul_plan(4032, 256, 256, machine).sequence == "xla_matmul_short_k"
 
 
 @pytest.mark.parametrize("m, k, n, avx512, avx2", [
@@ -135,7 +84,7 @@ def test_transposed_b_is_packed_by_the_transpose(m, k, n, avx512, avx2):
     AVX-512's fused panels go by chunks of columns: each thread makes its
     columns of B once (with chunks of rows every chunk made all of B)."""
     for machine, sequence in ((AVX512, avx512), (AVX2, avx2)):
-        plan = _matmul_plan(m, k, n, machine, b_transposed=True)
+        plan = matmul_plan(m, k, n, machine, b_transposed=True)
         assert plan.sequence == sequence
         assert len(plan.members) == sequence.startswith("xla_matmul_fused_b")
         if machine is AVX512 and plan.members:
@@ -151,11 +100,11 @@ def test_lm_head_tiles_start_from_zeros_in_registers():
     same. One kernel, no zero fill, right on every level (x86-64-v4 run where
     it can be)."""
     m, k, n = 256, 256, 8000
-    avx2 = _matmul_plan(m, k, n, AVX2, b_transposed=True)
+    avx2 = matmul_plan(m, k, n, AVX2, b_transposed=True)
     cm, cn, bn, bk, tm, tn = avx2.params
     assert avx2.sequence == "xla_matmul_fused_b_short_k_avx2" and len(avx2.members) == 1
     assert (cm, bk, tm, tn) == (0, k, 6, 16) and n % cn == 0 and cn < n
-    assert _matmul_plan(m, k, n, AVX512, b_transposed=True).sequence == "xla_matmul_fused_b_short_k"
+    assert matmul_plan(m, k, n, AVX512, b_transposed=True).sequence == "xla_matmul_fused_b_short_k"
     text = (f"func.func @main(%x: tensor<2x128x{k}xf32>, %w: tensor<{n}x{k}xf32>) -> tensor<2x128x{n}xf32> {{\n"
             f"  %0 = stablehlo.dot_general %x, %w, contracting_dims = [2] x [1] : "
             f"(tensor<2x128x{k}xf32>, tensor<{n}x{k}xf32>) -> tensor<2x128x{n}xf32>\n"
@@ -179,7 +128,7 @@ def test_named_transpose_of_b_is_packed_too():
     is fused into the packing too. The train step's 1024 x 1024 transpose, a
     kernel of its own, was 0.33 ms (AVX-512) and 0.47 ms (AVX2) of 10 and 15."""
     for machine in (AVX512, AVX2):
-        plan = _matmul_plan(256, 1024, 1024, machine, b_transposed=True, named=True)
+        plan = matmul_plan(256, 1024, 1024, machine, b_transposed=True, named=True)
         assert plan.sequence == "xla_matmul_fused_b" and len(plan.members) == 1
     _check_dot_on_both_levels(256, 512, 512, b_transposed=True, kernels=1)
 
@@ -190,7 +139,7 @@ def test_widened_b_is_packed_by_the_widening():
     f32 one, 3.5 ms), on AVX-512 and AVX2 (16 x 16 bf16 blocks moved as i16
     where the CPU has no bf16)."""
     for machine in (AVX512, AVX2):
-        plan = _matmul_plan(256, 512, 256, machine, b_widened=True)
+        plan = matmul_plan(256, 512, 256, machine, b_widened=True)
         assert plan.sequence == "xla_matmul_fused_b" and len(plan.members) == 1
     text = ("func.func @main(%a: tensor<256x512xbf16>, %b: tensor<512x256xbf16>) -> tensor<256x256xbf16> {\n"
             "  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : "
@@ -214,7 +163,7 @@ def test_short_k_wide_b_is_right():
     dot_general with B's k last, as GPT-2's LM head comes)."""
     m, k, n = 64, 128, 1024
     for machine in (AVX2, AVX512):
-        plan = _matmul_plan(m, k, n, machine)
+        plan = matmul_plan(m, k, n, machine)
         assert plan.sequence == _PACKED[machine] and plan.params[0] == 0
     _check_dot_on_both_levels(m, k, n, b_transposed=True)
 
@@ -231,8 +180,8 @@ def test_short_k_wide_b_is_right():
 def test_packed_matmuls(m, k, n, avx512, avx2):
     """B packed (panels, or AVX2's whole blocks) wherever n is whole tiles;
     right on both levels, every schedule applied."""
-    assert _matmul_plan(m, k, n, AVX512).sequence == avx512
-    assert _matmul_plan(m, k, n, AVX2).sequence == avx2
+    assert matmul_plan(m, k, n, AVX512).sequence == avx512
+    assert matmul_plan(m, k, n, AVX2).sequence == avx2
     _check_dot_on_both_levels(m, k, n)
 
 
@@ -252,9 +201,9 @@ def test_packed_block_takes_all_of_k(m, k, n, threads, avx2, avx512):
     where that leaves four column tiles or more (AVX-512: and the chunk has
     32 row tiles or more); else AVX2 packs 256 blocks and AVX-512 keeps its
     panels (None)."""
-    plan = _matmul_plan(m, k, n, Machine(threads, 32))
+    plan = matmul_plan(m, k, n, Machine(threads, 32))
     assert plan.sequence == "xla_matmul_block_packed" and plan.params[-4:-2] == avx2
-    plan = _matmul_plan(m, k, n, Machine(threads, 64))
+    plan = matmul_plan(m, k, n, Machine(threads, 64))
     if avx512 is None:
         assert plan.sequence != "xla_matmul_block_packed" and (k <= 256 or plan.params[-3] <= 256)
     else:
@@ -271,7 +220,7 @@ def test_packed_block_takes_all_of_k(m, k, n, threads, avx2, avx512):
 def test_avx512_whole_k_block_from_16_row_tiles_with_a_small_l1(m, k, n, l1d_bytes, sequence):
     """AVX-512 chunks of 16 to 31 row tiles take the whole-k block where L1
     cannot hold a 256 x 32 panel beside a row tile's A; else the panels."""
-    plan = _matmul_plan(m, k, n, Machine(1, 64, l1d_bytes))
+    plan = matmul_plan(m, k, n, Machine(1, 64, l1d_bytes))
     assert plan.sequence == sequence
     if sequence == "xla_matmul_block_packed":
         assert plan.params[-3] == k
@@ -295,7 +244,7 @@ def test_avx512_matmul_epilogue_with_the_l1s_plan(l1d_bytes, sequence):
             f" ins(%m, %r : {t}, {t}) outs(%e : {t}) {{\n"
             "  ^bb0(%x: f32, %y: f32, %out: f32):\n    %s = arith.addf %x, %y : f32\n    linalg.yield %s : f32\n"
             f"  }} -> {t}\n  return %o : {t}\n}}")
-    assert _plan_of(text, "linalg.generic", Machine(1, 64, l1d_bytes)).sequence == sequence
+    assert plan_of(text, "linalg.generic", Machine(1, 64, l1d_bytes)).sequence == sequence
 
 
 def test_l1d_bytes_of_a_named_level_is_not_known():
@@ -319,7 +268,7 @@ def test_whole_k_block_is_right_on_every_level():
     AVX-512 compiled (its panels: C, 98 x 512, is small)."""
     m, k, n = 98, 640, 512                                # 98 = 16 x 6 + 2: rows peeled too
     for machine in (Machine(1, 16), Machine(1, 32)):
-        assert _matmul_plan(m, k, n, machine).params[-4:-2] == (64, 640)
+        assert matmul_plan(m, k, n, machine).params[-4:-2] == (64, 640)
     text, a, b = _plain_dot(m, k, n, seed=5)
     for cpu in ("x86-64-v2", "x86-64-v3", "x86-64-v4"):
         exe = xlac.compile(text, cpu=cpu, cache=False, options=xlac.Options().replace(num_threads=1))
@@ -336,8 +285,8 @@ def test_avx512_whole_k_block_sums_as_the_panels_do():
     if runnable_levels("x86-64-v4") != ["x86-64-v4"]:
         pytest.skip("x86-64-v4 code runs only where the host has AVX-512")
     m, k, n = 266, 640, 768
-    assert _matmul_plan(m, k, n, Machine(1, 64)).params[-4:] == (192, 640, 8, 32)
-    assert _matmul_plan(m, k, n, Machine(2, 64)).sequence == "xla_matmul"
+    assert matmul_plan(m, k, n, Machine(1, 64)).params[-4:] == (192, 640, 8, 32)
+    assert matmul_plan(m, k, n, Machine(2, 64)).sequence == "xla_matmul"
     text, a, b = _plain_dot(m, k, n, seed=6)
     whole, panels = (xlac.compile(text, cpu="x86-64-v4", cache=False,
                                   options=xlac.Options().replace(num_threads=threads))(a, b)
@@ -354,60 +303,6 @@ def test_tall_chunk_is_cut_into_row_blocks():
     assert _row_block(1024, 100, 8) == 0
 
 
-def _conv_plan(pixels: int, c: int, f: int, machine: Machine):
-    """The plan of a 3x3 NHWC convolution of 2 x pixels x pixels x c, f filters."""
-    p, q = pixels, pixels + 2
-    text = (f"func.func @main(%x: tensor<2x{q}x{q}x{c}xf32>, %w: tensor<3x3x{c}x{f}xf32>) -> tensor<2x{p}x{p}x{f}xf32> {{\n"
-            f"  %z = arith.constant 0.0 : f32\n  %e = tensor.empty() : tensor<2x{p}x{p}x{f}xf32>\n"
-            f"  %o = linalg.fill ins(%z : f32) outs(%e : tensor<2x{p}x{p}x{f}xf32>) -> tensor<2x{p}x{p}x{f}xf32>\n"
-            f"  %r = linalg.conv_2d_nhwc_hwcf ins(%x, %w : tensor<2x{q}x{q}x{c}xf32>, tensor<3x3x{c}x{f}xf32>) "
-            f"outs(%o : tensor<2x{p}x{p}x{f}xf32>) -> tensor<2x{p}x{p}x{f}xf32>\n"
-            f"  return %r : tensor<2x{p}x{p}x{f}xf32>\n}}")
-    return _plan_of(text, "linalg.conv_2d_nhwc_hwcf", machine)
-
-
-def test_avx2_conv_tiles_take_four_filter_vectors():
-    """x86-64-v3's register tile of the U-Net's 3x3 convolutions: 2 pixels x 32
-    filters (4 x 16 before); a 7-pixel row keeps 7 x 8 with 64 channels, 7 x 16
-    (14 accumulators, a micro-kernel call) from 128; AVX-512 keeps 8 x 32."""
-    assert _conv_plan(32, 128, 128, AVX2).params[-3:] == (2, 32, 8)
-    assert _conv_plan(7, 64, 64, AVX2).params[-3:-1] == (7, 8)
-    assert _conv_plan(7, 512, 512, AVX2).params[-3:-1] == (7, 16)
-    assert _conv_plan(14, 256, 256, AVX2).params[-3:-1] == (2, 32)
-    assert _conv_plan(32, 128, 128, AVX512).params[-3:-1] == (8, 32)
-
-
-def test_avx2_compiled_in_conv_packs_a_strided_filter_slice_larger_than_l1():
-    """x86-64-v3's 3x3 64 -> 64 convolution at 56x56 (2 x 32 tiles of 64
-    filters, a 72 KiB slice) takes the filters outside, packed; a 32-channel
-    slice (36 KiB), 128 channels (the micro-kernel call) and AVX-512 do not."""
-    assert _conv_plan(56, 64, 64, AVX2).sequence == "xla_conv_2d_nhwc_hwcf_filters_outer"
-    assert _conv_plan(56, 64, 64, AVX2).params[-3:] == (2, 32, 8)
-    assert _conv_plan(14, 32, 64, AVX2).sequence == "xla_conv_2d_nhwc_hwcf"
-    assert _conv_plan(56, 64, 64, AVX512).sequence == "xla_conv_2d_nhwc_hwcf"
-
-
-@pytest.mark.parametrize("c, f, sequence", [(16, 32, "xla_conv_2d_nhwc_hwcf"),
-                                             (64, 64, "xla_conv_2d_nhwc_hwcf_filters_outer")])
-def test_avx2_conv_with_four_filter_vectors_is_right(c, f, sequence):
-    """A 3x3 SAME convolution in x86-64-v3's 2 x 32 tiles against numpy, the
-    filter read in place (16 channels) and packed (64: a 72 KiB slice)."""
-    shapes = f"(tensor<2x8x8x{c}xf32>, tensor<3x3x{c}x{f}xf32>) -> tensor<2x8x8x{f}xf32>"
-    text = (f"func.func @main(%x: tensor<2x8x8x{c}xf32>, %w: tensor<3x3x{c}x{f}xf32>) -> tensor<2x8x8x{f}xf32> {{\n"
-            "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], "
-            "window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
-            f"{shapes}\n  return %y : tensor<2x8x8x{f}xf32>\n}}")
-    plan = _conv_plan(8, c, f, AVX2)
-    assert plan.params[-3:-1] == (2, 32) and plan.sequence == sequence
-    rng = np.random.default_rng(3)
-    x, w = rng.standard_normal((2, 8, 8, c), dtype=np.float32), rng.standard_normal((3, 3, c, f), dtype=np.float32)
-    padded = np.pad(x, ((0, 0), (1, 1), (1, 1), (0, 0)))
-    want = sum(np.einsum("nhwc,cf->nhwf", padded[:, i:i + 8, j:j + 8], w[i, j]) for i in range(3) for j in range(3))
-    exe = xlac.compile(text, cpu="x86-64-v3", cache=False)
-    if "x86-64-v3" in runnable_levels("x86-64-v3"):
-        np.testing.assert_allclose(exe(x, w), want, rtol=1e-5, atol=1e-4)
-
-
 def test_small_l1_epilogue_plan_gives_the_panels_bits(monkeypatch):
     """A 32 KiB L1 (Zen 4) gives AVX-512's dot-plus-bias the whole-k block with
     its epilogue in it; the results are bit for bit those of the panels' plan
@@ -420,8 +315,8 @@ def test_small_l1_epilogue_plan_gives_the_panels_bits(monkeypatch):
            f"(tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> {t}\n"
            f"  %1 = stablehlo.broadcast_in_dim %r, dims = [1] : (tensor<{n}xf32>) -> {t}\n"
            f"  %2 = stablehlo.add %0, %1 : {t}\n  return %2 : {t}\n}}")
-    assert _matmul_plan(m, k, n, Machine(1, 64, 32 << 10)).sequence == "xla_matmul_block_packed"
-    assert _matmul_plan(m, k, n, Machine(1, 64, 0)).sequence == "xla_matmul"
+    assert matmul_plan(m, k, n, Machine(1, 64, 32 << 10)).sequence == "xla_matmul_block_packed"
+    assert matmul_plan(m, k, n, Machine(1, 64, 0)).sequence == "xla_matmul"
     if runnable_levels("x86-64-v4") != ["x86-64-v4"]:
         pytest.skip("x86-64-v4 code runs only where the host has AVX-512")
     from xlac import cpu_model
@@ -444,8 +339,8 @@ def test_avx2_transposed_b_panels_in_eight_by_eight_register_transposes():
     stack). AVX-512's plan keeps the 16 x 16 blocks. The panels hold the
     same values, so the result is the same as before."""
     m, k, n = 240, 256, 512
-    assert _matmul_plan(m, k, n, AVX2, b_transposed=True).sequence == "xla_matmul_fused_b_short_k_avx2"
-    assert _matmul_plan(m, k, n, AVX512, b_transposed=True).sequence == "xla_matmul_fused_b_short_k"
+    assert matmul_plan(m, k, n, AVX2, b_transposed=True).sequence == "xla_matmul_fused_b_short_k_avx2"
+    assert matmul_plan(m, k, n, AVX512, b_transposed=True).sequence == "xla_matmul_fused_b_short_k"
     text = (f"func.func @main(%x: tensor<{m}x{k}xf32>, %w: tensor<{n}x{k}xf32>) -> tensor<{m}x{n}xf32> {{\n"
             f"  %0 = stablehlo.dot_general %x, %w, contracting_dims = [1] x [1] : "
             f"(tensor<{m}x{k}xf32>, tensor<{n}x{k}xf32>) -> tensor<{m}x{n}xf32>\n"
