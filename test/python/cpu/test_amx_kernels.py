@@ -10,6 +10,7 @@ import re
 import ml_dtypes
 import numpy as np
 import pytest
+from bf16_programs import BF16_MLP_F32_SUMS
 
 import xlac
 from xlac.context import new_context
@@ -177,16 +178,6 @@ def test_epilogue_in_the_chunks_is_the_separate_one_bit_for_bit(shapes):
     np.testing.assert_array_equal(np.asarray(fused(*arrays)).view(np.uint16), x.view(np.uint16))
 
 
-_MLP = """
-func.func @main(%x: tensor<64x256xbf16>, %w1: tensor<256x512xbf16>, %w2: tensor<512x512xbf16>) -> tensor<64x512xf32> {
-  %c = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<64x256xbf16>, tensor<256x512xbf16>) -> tensor<64x512xf32>
-  %z = stablehlo.constant dense<0.0> : tensor<64x512xf32>
-  %r = stablehlo.maximum %c, %z : tensor<64x512xf32>
-  %h = stablehlo.convert %r : (tensor<64x512xf32>) -> tensor<64x512xbf16>
-  %y = stablehlo.dot_general %h, %w2, contracting_dims = [1] x [0] : (tensor<64x512xbf16>, tensor<512x512xbf16>) -> tensor<64x512xf32>
-  return %y : tensor<64x512xf32>
-}
-"""
 
 
 @pytest.mark.skipif(not _HOST_AMX, reason="this host has no AMX")
@@ -197,7 +188,7 @@ def test_epilogue_writing_the_next_dots_packed_a_is_bitwise_the_same():
     rng = np.random.default_rng(7)
     x, w1, w2 = [rng.standard_normal(s).astype(ml_dtypes.bfloat16) for s in [(64, 256), (256, 512), (512, 512)]]
     options = xlac.Options.from_env().replace(num_threads=2)       # groups of 8 chunks: A packed
-    fused = xlac.compile(_MLP, cache=False, options=options)
+    fused = xlac.compile(BF16_MLP_F32_SUMS, cache=False, options=options)
     if not uses_amx(cpu_model("host"), options.micro_kernels):
         pytest.skip("the micro-kernels are off, or Linux refused the tile state")
     packers = set(re.findall(r"@(xla_amx_matmul_\w*_pack_a)\(", fused.as_text("llvm")))

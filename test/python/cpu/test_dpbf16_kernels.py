@@ -11,6 +11,7 @@ import ctypes
 import ml_dtypes
 import numpy as np
 import pytest
+from bf16_programs import BF16_MLP_F32_SUMS
 
 import xlac
 from xlac.context import new_context
@@ -137,16 +138,6 @@ def test_kernel_matches_f64(kernel, rows, k, packed, accumulate):
     np.testing.assert_array_equal(c[:, 32:], before[:, 32:])        # the other columns untouched
 
 
-_MLP = """
-func.func @main(%x: tensor<64x256xbf16>, %w1: tensor<256x512xbf16>, %w2: tensor<512x512xbf16>) -> tensor<64x512xf32> {
-  %c = stablehlo.dot_general %x, %w1, contracting_dims = [1] x [0] : (tensor<64x256xbf16>, tensor<256x512xbf16>) -> tensor<64x512xf32>
-  %z = stablehlo.constant dense<0.0> : tensor<64x512xf32>
-  %r = stablehlo.maximum %c, %z : tensor<64x512xf32>
-  %h = stablehlo.convert %r : (tensor<64x512xf32>) -> tensor<64x512xbf16>
-  %y = stablehlo.dot_general %h, %w2, contracting_dims = [1] x [0] : (tensor<64x512xbf16>, tensor<512x512xbf16>) -> tensor<64x512xf32>
-  return %y : tensor<64x512xf32>
-}
-"""
 
 
 @pytest.mark.heavy                                     # two compiles: 3-8 s
@@ -160,7 +151,7 @@ def test_host_mlp_on_the_kernel_matches_f64():
         pytest.skip("this host runs the AMX kernel, or the micro-kernels are off")
     rng = np.random.default_rng(7)
     x, w1, w2 = [rng.standard_normal(s).astype(ml_dtypes.bfloat16) for s in [(64, 256), (256, 512), (512, 512)]]
-    exe = xlac.compile(_MLP, cpu="host", cache=False, options=options)
+    exe = xlac.compile(BF16_MLP_F32_SUMS, cpu="host", cache=False, options=options)
     assert exe.as_text("llvm").count("call @xlac_ukernel_dpbf16_32x32(") == 2
     h = np.maximum(x.astype(np.float64) @ w1.astype(np.float64), 0)
     rounded = h.astype(np.float32).astype(ml_dtypes.bfloat16).astype(np.float64)
