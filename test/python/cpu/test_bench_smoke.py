@@ -207,3 +207,23 @@ def test_compile_scaling_second_compile_counts_only_its_own_work(tmp_path):
     assert list(cache.iterdir())                                       # the program's entry
     cells = compile_scaling_tables.second_cells({"second": second}, xla=second["seconds"] / 2)
     assert cells[0] == f"{second['seconds']:.2f}" and cells[2] == "2.0"
+
+
+def test_compile_scaling_byte_compiles_a_tree_before_timing_it(tmp_path):
+    """compile_scaling.py byte-compiles each interpreter's xlac first: under
+    PYTHONDONTWRITEBYTECODE=1 a checkout without .pyc files would compile its
+    sources again in every cold compile it times."""
+    import importlib.util
+    import os
+
+    import compile_scaling
+    package = tmp_path / "some_pkg"
+    (package / "inner").mkdir(parents=True)
+    for path in (package / "__init__.py", package / "mod.py", package / "inner" / "__init__.py"):
+        path.write_text("VALUE = 1\n")
+    env = dict(os.environ, PYTHONPATH=str(tmp_path), PYTHONDONTWRITEBYTECODE="1")
+    env.pop("PYTHONPYCACHEPREFIX", None)
+    compile_scaling.byte_compile(sys.executable, ("some_pkg",), env=env)
+    for source in (package / "mod.py", package / "inner" / "__init__.py"):
+        assert Path(importlib.util.cache_from_source(str(source))).is_file()
+    assert compile_scaling.XLAC_PACKAGES == ("xlac", "xlac.passes", "xlac.dialects")
