@@ -120,13 +120,18 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
             name = "xla_matmul_fused_b_short_k" + ("_avx2" if machine.vector_bytes == 32 else "")
             return Plan(name, chunks + (bn, bk, tm, tn), (producer,))
         return Plan("xla_matmul_fused_b", chunks + (bn, bk, tm, tn), (producer,))
+    block_chunks = _whole_block_chunks(m, n, k, chunks, tm, tn, size, machine)
     if machine.registers < 32:
         if producer is not None and _is_widening(producer):     # rows of a block: no transposes
             return Plan("xla_matmul_block_packed_fused_b", chunks + (bn, bk, tm, tn), (producer,))
+        chunks = block_chunks or chunks
         bn, bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
         return Plan("xla_matmul_block_packed", chunks + (bn, bk, tm, tn))
+    min_rows = min_whole_k_row_tiles(machine, tm, tn, size) * tm
+    if block_chunks and chunks[0] >= min_rows and (block_chunks[0] or m) >= min_rows:
+        chunks = block_chunks        # row chunks that took the whole-k block already: columns instead
     whole_bn, whole_bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
-    if whole_bk > BLOCK and (chunks[0] or m) >= min_whole_k_row_tiles(machine, tm, tn, size) * tm:
+    if whole_bk > BLOCK and (chunks[0] or m) >= min_rows:
         # AVX-512 too: all of k in one packed block, row tiles outside (1024^3,
         # one core: 110 -> 126 GFLOP/s median, 127 -> 155 best; docs/PERFORMANCE.md),
         # where enough row tiles read each block from L2; fewer are faster with
@@ -313,6 +318,28 @@ def _whole_k_block(k: int, chunk_n: int, bn: int, bk: int, tn: int, element_byte
     fits = [b for b in range(MIN_WHOLE_K_TILES * tn, chunk_n + 1, tn)
             if chunk_n % b == 0 and b * k * element_bytes <= whole_k_block_bytes(machine)]
     return (max(fits), k) if fits else (bn, bk)
+
+
+def _whole_block_chunks(m: int, n: int, k: int, chunks: tuple[int, ...], tm: int, tn: int,
+                        element_bytes: int, machine: Machine) -> tuple[int, int] | None:
+    """Thread chunks of whole columns of B's whole-k blocks (and of rows only
+    where there are too few blocks for the threads), in place of ``chunks``
+    of rows, or None. Each chunk of rows packs every block of B again: 1024^3
+    on two threads (AVX-512) in eight 128-row chunks packed its 4 MiB of B
+    eight times, once per chunk, where one core packs it once. A chunk of
+    columns packs only its own blocks, and A's rows are read once per block
+    as before: the same traffic as one core's, on any CPU. The FMAs run in
+    the same k order from 0: the same results."""
+    if len(chunks) != 2 or not chunks[0] or chunks[1]:
+        return None                              # not chunks of rows
+    bn, bk = _whole_k_block(k, n, 0, 0, tn, element_bytes, machine)
+    if bk != k or n == bn:
+        return None                              # no whole-k block, or one: nothing packed twice
+    # columns first, in whole blocks; rows too where the blocks are fewer than the chunks wanted
+    cn, cm = static_tiles((n, m), machine.threads, (bn, tm), k)
+    if not cn or cn == n or n % cn or (cm and m % cm):
+        return None
+    return cm if cm < m else 0, cn
 
 
 def _row_block(rows: int, k: int, tm: int, element_bytes: int = 4) -> int:

@@ -22,7 +22,9 @@
 // AVX-512's 32 zmm registers (16 accumulators), 6 x 16 with AVX2's 16 ymm
 // (12), sizes that divide the extents where it can, so that tiles are
 // static (no masks), and chunks of columns rather than rows where B is the
-// larger operand, so that each panel is packed once.
+// larger operand, or where each chunk of rows would pack all of B again for
+// its whole-k blocks (contraction_plan._whole_block_chunks), so that each
+// panel or block is packed once.
 // A chunk with more rows than L2 keeps of a bk-deep block of A is cut into
 // bm-row blocks too: the row tiles of one block go by for each packed panel.
 // Parameters: the chunk tile sizes (0 = not split), then bm (@xla_matmul
