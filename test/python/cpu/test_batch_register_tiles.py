@@ -168,3 +168,39 @@ def test_peeled_edge_tiles_keep_their_accumulators_in_registers():
         assert all(re.fullmatch(r"%arg\d+", acc) for acc in accumulators), contracts
         if cpu in runnable_levels(cpu):
             np.testing.assert_allclose(exe(a, b), a @ b, rtol=2e-5, atol=2e-4)
+
+
+def _matmul(m: int, k: int, n: int):
+    """A 2-D matmul program [m, k] x [k, n] and normal inputs for it."""
+    text = (f"func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{\n"
+            f"  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0]"
+            f" : (tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>\n"
+            f"  return %0 : tensor<{m}x{n}xf32>\n}}")
+    rng = np.random.default_rng(0)
+    return text, rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((k, n), dtype=np.float32)
+
+
+# ViT's Q.K^T (197 rows and columns: edge row, column and corner tiles) and
+# its 788-row projections (4 x 197 tokens: an edge row tile)
+FILLED = {"batch_12x197x64x197": (_batch_matmul(12, 197, 64, 197), 4),
+          "matmul_788x192x192": (_matmul(788, 192, 192), 2)}
+
+
+@pytest.mark.parametrize("cpu", ["x86-64-v3", "x86-64-v4"])
+@pytest.mark.parametrize("name", list(FILLED))
+def test_zero_fill_of_peeled_tiles_stores_whole_tiles_unmasked(name, cpu):
+    """A matmul whose tiles leave rows or columns over zeroes C in a pass
+    before its tiles. The fill's row and column loops are peeled like the
+    tiles': its whole tiles store unmasked, only the edge tiles under a
+    mask. Tiled but not peeled, every store of the fill was masked (AVX2's
+    vmaskmovps, slow on AMD: ViT's Q.K^T took 0.80 of the time unmasked on
+    one Zen 4 core). Zeros either way: right on both levels."""
+    (text, a, b), stores = FILLED[name]
+    exe = xlac.compile(text, cpu=cpu, cache=False)
+    assert "scalar loops" not in exe.fusion_report()
+    zero_stores = [line for line in exe.as_text("bufferized").splitlines()
+                   if re.search(r"vector\.transfer_write %cst\w*, ", line)]
+    unmasked = [line for line in zero_stores if not re.search(r"\], %\w+ \{in_bounds", line)]
+    assert len(unmasked) == 1 and len(zero_stores) == stores, zero_stores
+    if cpu in runnable_levels(cpu):
+        np.testing.assert_allclose(exe(a, b), a @ b, rtol=2e-5, atol=2e-4)
