@@ -104,7 +104,8 @@ KERNELS_OUTLINED = "xla-outline-kernels"
 def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
                   cpu: str = "host", native_f16: bool | str = True,
                   micro_kernels: bool | str = False, threads: int | str = 0,
-                  permute_selects: bool | str = False, bf16_kernel: str = "amx") -> list[str]:
+                  permute_selects: bool | str = False, bf16_kernel: str = "amx",
+                  fma: bool | str = False) -> list[str]:
     """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI.
 
     bf16 and f16 math runs in f32 on every CPU (the same numbers everywhere);
@@ -117,6 +118,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
     ``permute_selects``: AVX2 without AVX-512, where a select of two f32
     constants is one vpermilps rather than a vblendvps. ``bf16_kernel``: the
     kernel of the bf16 matmuls xla-amx-contractions marked (``bf16_kernel()``).
+    ``fma``: the CPU has FMA (x86-64-v3 and up), so f32 Horner chains fuse.
     """
     expand = "arith-expand" if true_flag(native_bf16) else "arith-expand{include-bf16=true}"
     emulated, casts, math_types = (_EMULATED, "xla-expand-f8-casts", "extra-types=f16 ") \
@@ -136,6 +138,8 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "xla-strided-copy-to-linalg",                     # no memrefCopy runtime call
         "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
         "xla-approximate-math",                           # f32 exp/tanh as polynomials: no libm call per lane
+        # chlo's polynomials (erfc's, GELU's in BERT and ViT): one FMA a step
+        *(["xla-horner-fma"] if true_flag(fma) else []),
         # each kernel function a copy per call, at the call's line; a repeated kernel's
         # calls left to xla-outline-kernels, which copies one in per kind (kernel_repeats)
         "xla-inline-schedule-calls{leave-repeats=true}",
@@ -243,7 +247,7 @@ def llvm_stage(entry: str, options: Options) -> list[str]:
     micro_kernels = options.micro_kernels and "fma" in model.features
     return lower_to_llvm(model.native_bf16, options.profile, model.name, model.native_f16,
                          micro_kernels, options.threads(), model.vector_bytes == 32,
-                         bf16_kernel(model, options.micro_kernels) or "amx")
+                         bf16_kernel(model, options.micro_kernels) or "amx", "fma" in model.features)
 
 
 def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
