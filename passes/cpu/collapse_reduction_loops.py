@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from xlac.mlir import ir
+from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, nested_ops
-from xlac.passes.cpu.plans.schedule_plan import REDUCTION_LANES, Machine, loop_nest, reduction_plan
+from xlac.passes.cpu.plans.schedule_plan import REDUCTION_LANES, Machine, loop_extents, loop_nest, reduction_plan
 
 
 @dataclass(frozen=True)
@@ -27,8 +27,9 @@ class CollapseReductionLoops(ModulePass):
     loops; merged it is (n, g*c | h*w), a column reduction of 128-wide rows.
     An elementwise generic is merged the same way where its innermost loop
     is shorter than a vector (a complex tensor's parts, xla-complex-as-pairs):
-    its vectors would hold 2 lanes. Ops whose body reads `linalg.index` stay
-    as they are. Example:
+    its vectors would hold 2 lanes; its `linalg.index` reads become the
+    merged loop's, divided back where a group merges several (an iota of
+    pairs). A reduction whose body reads `linalg.index` stays as it is. Example:
 
         linalg.generic {maps = [(n, g, c, h, w) -> (n, h, w, g, c),
                                 (n, g, c, h, w) -> (n, g, c)]} ins(%x : 2x32x32x32x4)
@@ -66,15 +67,20 @@ def _loop_groups(op: ir.Operation) -> list[list[int]] | None:
     if any(not isinstance(v.type, ir.RankedTensorType) or not ir.RankedTensorType(v.type).has_static_shape
            for v in op.operands):
         return None
-    if any(inner.name == "linalg.index" for inner in nested_ops(op)):
-        return None
+    if any(inner.name == "linalg.index" for inner in nested_ops(op)) and \
+            any("reduction" in t for t in iterators):
+        return None                       # an argmax's index: kept as written
     maps = _maps(op)
     if maps is None or _scheduled_as_is(op):
         return None
+    indexed = any(inner.name == "linalg.index" for inner in nested_ops(op))
     groups = [[0]]
     for loop in range(1, len(iterators)):
         last = groups[-1][-1]
-        if iterators[loop] == iterators[last] and all(_together(m, last, loop) for m in maps):
+        # an op that reads its indices: only the short loop merged into the one
+        # before it (the indices of the others stay plain, no division)
+        if iterators[loop] == iterators[last] and all(_together(m, last, loop) for m in maps) \
+                and (not indexed or loop == len(iterators) - 1):
             groups[-1].append(loop)
         else:
             groups.append([loop])
@@ -130,6 +136,7 @@ def _collapse(op: ir.Operation, groups: list[list[int]]) -> None:
                 "operandSegmentSizes": op.attributes["operandSegmentSizes"],
                 **{a.name: a.attr for a in _discardable(op)}})
         op.regions[0].blocks[0].append_to(generic.regions[0])
+        _renumber_indices(generic, groups, loop_extents(op))
         out = _reassociation(maps[-1], group_of)
         expanded = ir.Operation.create(
             "tensor.expand_shape", results=[op.results[0].type], operands=[generic.results[0]],
@@ -138,6 +145,92 @@ def _collapse(op: ir.Operation, groups: list[list[int]]) -> None:
                             ir.RankedTensorType(op.results[0].type).shape)})
     op.results[0].replace_all_uses_with(expanded.results[0])
     op.erase()
+
+
+def _renumber_indices(generic: ir.Operation, groups: list[list[int]], extents: list[int]) -> None:
+    """Each `linalg.index` of a loop in the merged ``generic``: its group's
+    index, or within a group of several the loop's place in it (an iota of
+    complex pairs, 300 x 2 merged: the 300's index is the merged one halved)."""
+    arith = dialect("arith")
+    originals = [o for o in nested_ops(generic) if o.name == "linalg.index"]
+    _fold_linearized(generic, groups, extents)          # its indices: the merged loops' already
+    for index in originals:
+        if not list(index.results[0].uses):
+            index.erase()
+            continue
+        loop = ir.IntegerAttr(index.attributes["dim"]).value
+        group = next(g for g, members in enumerate(groups) if loop in members)
+        members = groups[group]
+        with ir.InsertionPoint(index), index.location:
+            merged = ir.Operation.create("linalg.index", results=[ir.IndexType.get()],
+                                         attributes={"dim": ir.IntegerAttr.get(
+                                             ir.IntegerType.get_signless(64), group)}).results[0]
+            inner = math.prod(extents[m] for m in members[members.index(loop) + 1:])
+            value = arith.divui(merged, arith.constant(ir.IndexType.get(), inner)) if inner > 1 else merged
+            if loop != members[0]:
+                value = arith.remui(value, arith.constant(ir.IndexType.get(), extents[loop]))
+        index.results[0].replace_all_uses_with(value)
+        index.erase()
+
+
+def _fold_linearized(generic: ir.Operation, groups: list[list[int]], extents: list[int]) -> None:
+    """An `affine.apply` of the indices of one merged group in row-major order
+    (upstream's fusion folds the expand_shape of merged pairs into the op so:
+    `s0 + s1 * 2` of indices 2 and 1): the merged loop's index itself."""
+    for apply in [o for o in nested_ops(generic) if o.name == "affine.apply"]:
+        loops = [_index_loop(v) for v in apply.operands]
+        terms = _linear_terms(ir.AffineMapAttr(apply.attributes["map"]).value)
+        if terms is None or None in loops or terms.get("const", 0):
+            continue
+        coefficients = {loops[pos]: c for pos, c in terms.items() if pos != "const"}
+        group = next((g for g, members in enumerate(groups) if set(members) == set(coefficients)), None)
+        if group is None or len(groups[group]) < 2 or len(set(loops)) != len(loops):
+            continue
+        members = groups[group]
+        if any(coefficients[m] != math.prod(extents[k] for k in members[i + 1:])
+               for i, m in enumerate(members)):
+            continue
+        with ir.InsertionPoint(apply), apply.location:
+            merged = ir.Operation.create("linalg.index", results=[ir.IndexType.get()],
+                                         attributes={"dim": ir.IntegerAttr.get(
+                                             ir.IntegerType.get_signless(64), group)}).results[0]
+        apply.results[0].replace_all_uses_with(merged)
+        apply.erase()
+
+
+def _index_loop(value: ir.Value) -> int | None:
+    owner = value.owner
+    if isinstance(owner, ir.Block) or owner.name != "linalg.index":
+        return None
+    return ir.IntegerAttr(owner.attributes["dim"]).value
+
+
+def _linear_terms(amap) -> dict | None:
+    """A one-result map over symbols (or dims) as {operand position: coefficient,
+    "const": c}, or None where it is not such a sum."""
+    if len(amap.results) != 1:
+        return None
+    terms: dict = {}
+
+    def add(expr, scale: int) -> bool:
+        expr = expr.maybe_downcast()
+        if isinstance(expr, ir.AffineAddExpr):
+            return add(expr.lhs, scale) and add(expr.rhs, scale)
+        if isinstance(expr, ir.AffineMulExpr):
+            factor = expr.rhs.maybe_downcast()
+            return isinstance(factor, ir.AffineConstantExpr) and add(expr.lhs, scale * factor.value)
+        if isinstance(expr, ir.AffineConstantExpr):
+            terms["const"] = terms.get("const", 0) + scale * expr.value
+            return True
+        if isinstance(expr, ir.AffineSymbolExpr):
+            key = amap.n_dims + expr.position
+        elif isinstance(expr, ir.AffineDimExpr):
+            key = expr.position
+        else:
+            return False
+        terms[key] = terms.get(key, 0) + scale
+        return True
+    return terms if add(amap.results[0], 1) else None
 
 
 def _reassociation(dims: list[int], group_of: dict[int, int]) -> list[list[int]]:

@@ -11,6 +11,7 @@ from xlac.passes.cpu.plans.pair_transpose_plan import complex_transpose_in_block
 from xlac.passes.fusion.inline_fusions import GROUP_ATTR, KIND_ATTR
 from xlac.passes.lower.rewrite_reduce_windows import is_scan_window
 from xlac.passes.numerics.complex_bits import is_complex, moves_c64_bits, retype_as_bits, touches_complex
+from xlac.passes.numerics.complex_merged_pairs import gather_pairs, gathers_whole_rows
 
 # ops whose complex form moves or adds each part alone: the same op on the pairs
 _LANEWISE = ("stablehlo.add", "stablehlo.subtract", "stablehlo.negate", "stablehlo.reshape",
@@ -28,8 +29,9 @@ class ComplexAsPairs(ModulePass):
     """In a module whose complex values only go through sums (`reduce` of
     `add`, a `reduce_window` of `add` that is a scan), adds, negations, data
     movement (transpose, broadcast, reshape, slice, concatenate, pad),
-    complex -> complex converts, `real`/`imag`/`complex`, calls and multiplies
-    summed over outer dims only (as the parts' ac - bd, ad + bc), give every
+    complex -> complex converts, `real`/`imag`/`complex`, calls, gathers of
+    whole minor rows (on the merged shape: complex_merged_pairs.py) and
+    multiplies summed over outer dims only (as the parts' ac - bd, ad + bc), give every
     complex tensor the type of its parts with a minor dim of 2
     (`tensor<4x8xcomplex<f32>>` -> `tensor<4x8x2xf32>`), the real part first:
     what a complex number is in memory, so the entry's bare pointers stay the
@@ -43,7 +45,7 @@ class ComplexAsPairs(ModulePass):
     scan and copy schedules take it. An init or padding value must be a
     constant whose parts are equal (0: every sum jax writes), the scalar both
     parts start from. A module with any other complex op (another multiply,
-    exp, gather, a loop ...) stays as it is: its complex values would have to be
+    exp, a gather of columns, a loop ...) stays as it is: its complex values would have to be
     joined back for that op, a scalar loop of its own.
 
     A module that only moves whole c64 numbers and selects or gathers them
@@ -62,15 +64,16 @@ class ComplexAsPairs(ModulePass):
         funcs = [op.operation for op in module.regions[0].blocks[0].operations
                  if op.operation.name == "func.func" and len(op.operation.regions[0].blocks)]
         holding = [f for f in funcs if _holds_complex(f)]
-        # all or none: a call passes its callee's types, retyped together
-        if holding and all(_takes_pairs(f) for f in holding):
-            with ir.Location.unknown(module.context):
-                for func in holding:
-                    _retype(func)
-        elif holding and moves_c64_bits(holding):
+        # all or none: a call passes its callee's types, retyped together. c64
+        # moves first: a gather of rows as i64 lanes is the pairs' merged copy
+        if holding and moves_c64_bits(holding):
             with ir.Location.unknown(module.context):
                 for func in holding:
                     retype_as_bits(func)
+        elif holding and all(_takes_pairs(f) for f in holding):
+            with ir.Location.unknown(module.context):
+                for func in holding:
+                    _retype(func)
 
 
 def _pairs_of(type_: ir.Type) -> ir.Type:
@@ -112,6 +115,8 @@ def _has_pair_form(op: ir.Operation) -> bool:
         return True
     if name in _PARTS:
         return name != "stablehlo.constant" or _constant_parts(op) is not None
+    if name == "stablehlo.gather":
+        return gathers_whole_rows(op)
     if name in _PRODUCTS:
         return _summed_down_columns(op)
     if name in _SUMS:
@@ -239,6 +244,9 @@ def _pair_form(op: ir.Operation, pairs: dict) -> list[ir.Value]:
         return [builder.reshaped(op)]
     if name == "stablehlo.constant":
         return [builder.constant(op)]
+    if name == "stablehlo.gather":
+        return [gather_pairs(lambda *a: builder.create(*a).result, op, builder.operand(op.operands[0]),
+                             _pairs_of(op.results[0].type))]
     if name in ("stablehlo.real", "stablehlo.imag"):
         return [builder.part(pairs[op.operands[0]], int(name == "stablehlo.imag"),
                              op.results[0].type)]

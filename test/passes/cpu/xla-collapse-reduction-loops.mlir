@@ -97,3 +97,57 @@ func.func @short_rows(%v: tensor<1024x2xf32>, %init: tensor<512x1024x2xf32>) -> 
   } -> tensor<512x1024x2xf32>
   return %0 : tensor<512x1024x2xf32>
 }
+
+// -----
+
+/// An elementwise op whose innermost loop is a complex number's 2 parts and
+/// whose body reads its indices (a gather of c128 rows as pairs, the reshape
+/// of its merged table folded in by linalg's fusion): only the parts merge
+/// with the loop before them; the linearized index of the two (`s0 + s1 * 2`)
+/// is the merged loop's index, the row's index stays as it was.
+// CHECK-LABEL: func.func @indexed_pairs
+// CHECK: tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : tensor<4x8x2xf64> into tensor<4x16xf64>
+// CHECK: linalg.generic {{.*}} iterator_types = ["parallel", "parallel"]
+// CHECK: %[[ROW:.*]] = linalg.index 0 : index
+// CHECK: %[[COL:.*]] = linalg.index 1 : index
+// CHECK-NOT: affine.apply
+// CHECK: tensor.extract %{{.*}}[%[[ROW]], %[[COL]]] : tensor<4x16xf64>
+// CHECK: tensor.expand_shape %{{.*}} {{\[}}[0], [1, 2]] output_shape [4, 8, 2]
+#id3 = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#lin = affine_map<()[s0, s1] -> (s0 + s1 * 2)>
+func.func @indexed_pairs(%t: tensor<4x16xf64>, %y: tensor<4x8x2xf64>) -> tensor<4x8x2xf64> {
+  %0 = linalg.generic {indexing_maps = [#id3], iterator_types = ["parallel", "parallel", "parallel"]}
+      outs(%y : tensor<4x8x2xf64>) {
+  ^bb0(%out: f64):
+    %r = linalg.index 0 : index
+    %p = linalg.index 2 : index
+    %c = linalg.index 1 : index
+    %k = affine.apply #lin()[%p, %c]
+    %v = tensor.extract %t[%r, %k] : tensor<4x16xf64>
+    linalg.yield %v : f64
+  } -> tensor<4x8x2xf64>
+  return %0 : tensor<4x8x2xf64>
+}
+
+// -----
+
+/// Without that linearization, an index of a merged loop is divided back out
+/// of the merged one: the parts' index the remainder by 2, the other the quotient.
+// CHECK-LABEL: func.func @divided_indices
+// CHECK: %[[M:.*]] = linalg.index 1 : index
+// CHECK: arith.divui %[[M]], %{{.*}} : index
+// CHECK: %[[P:.*]] = linalg.index 1 : index
+// CHECK: arith.remui %[[P]], %{{.*}} : index
+#id3b = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @divided_indices(%y: tensor<4x8x2xi64>) -> tensor<4x8x2xi64> {
+  %0 = linalg.generic {indexing_maps = [#id3b], iterator_types = ["parallel", "parallel", "parallel"]}
+      outs(%y : tensor<4x8x2xi64>) {
+  ^bb0(%out: i64):
+    %c = linalg.index 1 : index
+    %p = linalg.index 2 : index
+    %s = arith.addi %c, %p : index
+    %v = arith.index_cast %s : index to i64
+    linalg.yield %v : i64
+  } -> tensor<4x8x2xi64>
+  return %0 : tensor<4x8x2xi64>
+}

@@ -231,3 +231,33 @@ func.func @c128_select(%p: tensor<4xi1>, %a: tensor<4xcomplex<f64>>, %b: tensor<
   %0 = stablehlo.select %p, %a, %b : tensor<4xi1>, tensor<4xcomplex<f64>>
   return %0 : tensor<4xcomplex<f64>>
 }
+
+// -----
+
+/// A gather of whole c128 rows: the pairs' table read as rows of parts (its
+/// parts' dim merged with the row's), slices twice as long, the result's pairs
+/// a reshape of the gathered rows.
+// CHECK-LABEL: func.func @gather_rows
+// CHECK-SAME: (%[[T:.*]]: tensor<6x4x2xf64>, %[[I:.*]]: tensor<3x1xi32>) -> tensor<3x4x2xf64>
+// CHECK: %[[F:.*]] = stablehlo.reshape %[[T]] : (tensor<6x4x2xf64>) -> tensor<6x8xf64>
+// CHECK: %[[G:.*]] = "stablehlo.gather"(%[[F]], %[[I]]) {{.*}}slice_sizes = array<i64: 1, 8>{{.*}} -> tensor<3x8xf64>
+// CHECK: %[[P:.*]] = stablehlo.reshape %[[G]] : (tensor<3x8xf64>) -> tensor<3x4x2xf64>
+// CHECK: return %[[P]]
+func.func @gather_rows(%t: tensor<6x4xcomplex<f64>>, %i: tensor<3x1xi32>) -> tensor<3x4xcomplex<f64>> {
+  %g = "stablehlo.gather"(%t, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [1],
+      collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 1>,
+      indices_are_sorted = false, slice_sizes = array<i64: 1, 4>}> : (tensor<6x4xcomplex<f64>>, tensor<3x1xi32>) -> tensor<3x4xcomplex<f64>>
+  return %g : tensor<3x4xcomplex<f64>>
+}
+
+// -----
+
+/// A gather of c128 columns has no pair form: the module stays complex.
+// CHECK-LABEL: func.func @gather_columns
+// CHECK-SAME: tensor<6x4xcomplex<f64>>
+func.func @gather_columns(%t: tensor<6x4xcomplex<f64>>, %i: tensor<3x1xi32>) -> tensor<6x3xcomplex<f64>> {
+  %g = "stablehlo.gather"(%t, %i) <{dimension_numbers = #stablehlo.gather<offset_dims = [0],
+      collapsed_slice_dims = [1], start_index_map = [1], index_vector_dim = 1>,
+      indices_are_sorted = false, slice_sizes = array<i64: 6, 1>}> : (tensor<6x4xcomplex<f64>>, tensor<3x1xi32>) -> tensor<6x3xcomplex<f64>>
+  return %g : tensor<6x3xcomplex<f64>>
+}

@@ -33,7 +33,8 @@ _WINDOW = "reduce_window's windowed maps (d0 + d2) fit no plan; pooling needs NH
 ALLOWED = {
     **{("iota", t): _COMPLEX for t in _COMPLEX_TYPES},
     # c64 selects and gathers move as i64; c128 has no 16-byte integer lanes
-    **{(c, "complex<f64>"): _COMPLEX for c in ("gather", "select")},
+    # (its gathers of whole rows go as rows of f64 parts)
+    ("select", "complex<f64>"): _COMPLEX,
     **{("scatter", t): _SCALAR_LOWERING for t in TYPES},
     **{("sort", t): _SCALAR_LOWERING + " (rows on the threads: integer keys by a radix sort, "
        "others by a merge sort; no sorting network yet)" for t in TYPES if t not in _COMPLEX_TYPES},
