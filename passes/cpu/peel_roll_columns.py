@@ -9,7 +9,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from xlac.mlir import dialect, ir
+from xlac.mlir import dialect, ir, transform_interpreter
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.cpu.affine_as_arith import affine_as_arith
 from xlac.passes.cpu.plans.chunks import thread_tiles
@@ -162,11 +162,12 @@ module attributes {{transform.with_named_sequence}} {{
     transform.yield
   }}
 }}""", generic.context)
-    interpreter = dialect("transform.interpreter")
+    interpreter = transform_interpreter()
     options = interpreter.TransformOptions()
     options.expensive_checks = False
     try:
-        interpreter.apply_named_sequence(module, script.body.operations[0], script, options)
+        interpreter.apply_named_sequence(module, script.body.operations[0].operation,
+                                             script.operation, options)
     except (ValueError, ir.MLIRError):
         tagged = [op for op in nested_ops(module) if _TAG in op.attributes]
         for op in tagged:

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from xlac.mlir import ir, stablehlo
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
-from xlac.passes.lower.builders.scatter_region import Region, region_of
-from xlac.passes.lower.builders.scatter_rows import is_row_scatter, sorted_rows_helper
-from xlac.passes.lower.builders.scatter_text import ScatterDims, helper_function
-from xlac.passes.lower.builders.scatter_updates import update_rows
+
+if TYPE_CHECKING:
+    from xlac.passes.lower.builders.scatter_region import Region
+    from xlac.passes.lower.builders.scatter_text import ScatterDims
+
+# The scatter builders are imported where a scatter is lowered, not with the pass:
+# the pipeline imports every pass, and most programs have no scatter (2-4 ms of a
+# process's first compile; the op census skips ``run`` without one).
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,9 @@ class LowerScatter(ModulePass):
     acts_on = frozenset({"stablehlo.scatter"})
 
     def run(self, module: ir.Operation) -> None:
+        from xlac.passes.lower.builders.scatter_region import region_of
+        from xlac.passes.lower.builders.scatter_rows import is_row_scatter
+        from xlac.passes.lower.builders.scatter_text import helper_function
         for op in [o for o in nested_ops(module) if o.name == "stablehlo.scatter"]:
             name = fresh_symbol(module, "xla_scatter")
             dims, region = _dims(op), region_of(op)
@@ -59,6 +67,8 @@ def _lower_sorted_rows(module: ir.Operation, op: ir.Operation, name: str, dims: 
     the ops that computed them are left without readers, and go. Ids that are
     a 1-d tensor broadcast to [n, 1] (jax's way) are read from that tensor:
     no kernel copies them."""
+    from xlac.passes.lower.builders.scatter_rows import sorted_rows_helper
+    from xlac.passes.lower.builders.scatter_updates import update_rows
     updates, ids = op.operands[2], _one_dimensional(op.operands[1])
     dims = dataclasses.replace(dims, indices_shape=tuple(ir.RankedTensorType(ids.type).shape))
     rows = update_rows(op, updates)
@@ -81,6 +91,7 @@ def _one_dimensional(ids: ir.Value) -> ir.Value:
 
 
 def _dims(op: ir.Operation) -> ScatterDims:
+    from xlac.passes.lower.builders.scatter_text import ScatterDims
     count = len(op.results)
     types = [ir.RankedTensorType(v.type) for v in op.operands]
     if not all(t.has_static_shape for t in types):

@@ -31,7 +31,7 @@ blas_pool.note_pool((_after - _before) | _pool_before if _after is not None and 
                     else frozenset())
 
 __all__ = ["ir", "passmanager", "stablehlo", "ExecutionEngine", "bare_context",
-           "dialect", "translate_to_llvm_ir", "fork_is_safe"]
+           "dialect", "transform_interpreter", "translate_to_llvm_ir", "fork_is_safe"]
 
 
 class _NoBindings(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -76,9 +76,15 @@ class _OpViewsOnly(_NoBindings):
     """
 
     prefix = "xlac_dialect_op_views"
+    # the dialects whose ops xlac only reads (or builds through ``dialect(name)``):
+    # their generated classes cost 1-15 ms of import each in a process's first
+    # compile (~45 ms on ViT; transform, vector and affine the most). arith, func and
+    # builtin keep their classes: arith's are built in several passes and func's
+    # and builtin's are read through their properties.
+    PLAIN = ("llvm", "transform", "vector", "affine", "math", "memref", "tensor", "scf", "ub")
     VIEWS_ONLY = {"linalg": ("torch_mlir.dialects._linalg_ops_gen",
                              "torch_mlir.dialects._linalg_enum_gen"),
-                  "llvm": ()}
+                  **dict.fromkeys(PLAIN, ())}
 
     def find_spec(self, name, path=None, target=None):
         if name == self.prefix or name.removeprefix(self.prefix + ".") in self.VIEWS_ONLY:
@@ -101,6 +107,16 @@ def dialect(name: str):
     """The generated Python builders of an upstream dialect (``arith``, ``linalg`` ...)."""
     import importlib
     return importlib.import_module(f"torch_mlir.dialects.{name}")
+
+
+def transform_interpreter():
+    """The transform interpreter (``TransformOptions``, ``apply_named_sequence``
+    on operations), from its extension alone: ``torch_mlir.dialects.transform``'s
+    package, which its Python module sits in, defines a class per transform op
+    (13-16 ms of a process's first compile) that xlac never uses: its scripts are
+    parsed from text."""
+    from torch_mlir._mlir_libs import _mlirTransformInterpreter
+    return _mlirTransformInterpreter
 
 
 def translate_to_llvm_ir(module: ir.Operation) -> str:

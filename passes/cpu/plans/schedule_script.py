@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from xlac.mlir import dialect, ir, passmanager
+from xlac.mlir import ir, passmanager, transform_interpreter
 from xlac.passes.cpu.plans.schedule_plan import Plan
 
 SCHEDULES = Path(__file__).parent.parent / "schedules"
@@ -125,13 +125,14 @@ def clean_up(module: ir.Operation) -> str:
             op.operation.erase()
     if _LIBRARY_ATTR in module.attributes:
         del module.attributes[_LIBRARY_ATTR]
-    interpreter = dialect("transform.interpreter")
+    interpreter = transform_interpreter()
 
     def run():
         script = ir.Module.parse(_cleanup_text())
         options = interpreter.TransformOptions()
         options.expensive_checks = False        # as in _INTERPRETER
-        interpreter.apply_named_sequence(module, script.body.operations[0], script, options)
+        interpreter.apply_named_sequence(module, script.body.operations[0].operation,
+                                             script.operation, options)
     try:
         return _why_not(module.context, run)
     except ValueError as error:     # how these bindings fail: the diagnostics in the text
