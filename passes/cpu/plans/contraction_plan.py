@@ -242,8 +242,9 @@ TRANSPOSE_APART_ROWS_AVX2 = 128
 
 def _transpose_apart_avx2(m: int, k: int, producer: ir.Operation | None) -> bool:
     """Whether AVX2's matmul leaves a transposed B to a kernel of its own
-    (then packs it in whole-k blocks, C stored once, as for a B stored
-    [k, n]) rather than fusing the transpose into its panels: for k of
+    (then packs it as a B stored [k, n]: whole-k blocks where the chunk's
+    columns allow, C stored once) rather than fusing the transpose into its
+    panels: for k of
     several BLOCKs and at least TRANSPOSE_APART_ROWS_AVX2 rows. The fused
     panels are BLOCK deep, so each k block is a pass over the chunk's C (read
     back, added to, written) and the 4 rows past the last 6-row tile run
