@@ -161,13 +161,20 @@ def _operand_candidates(op: ir.Operation, root: ir.Operation, extents: tuple[int
         if not isinstance(owner, ir.OpView) or _key(owner) in considered or _key(owner) in found:
             continue
         is_init = op.name == "linalg.generic" and index == len(op.operands) - 1
-        if owner.name == "linalg.fill" and is_init and op != root:
-            found.append(_key(owner))
-        elif owner.name == "linalg.generic" and (nest := row_nest(owner)) and nest.extents == extents \
-                and _key(owner).block == _key(root).block \
-                and all(_may_join(use.owner, root, extents, row_nest) for use in owner.results[0].uses):
+        init_fill = owner.name == "linalg.fill" and is_init and op != root
+        if init_fill or _row_op_only_rows_read(owner, root, extents, row_nest):
             found.append(_key(owner))
     return found
+
+
+def _row_op_only_rows_read(owner, root: ir.Operation, extents: tuple[int, ...], row_nest: _Nests) -> bool:
+    """Whether ``owner`` is a row op over ``root``'s rows, in its block, that
+    only ops which could join the group read."""
+    if owner.name != "linalg.generic" or _key(owner).block != _key(root).block:
+        return False
+    nest = row_nest(owner)
+    return nest is not None and nest.extents == extents \
+        and all(_may_join(use.owner, root, extents, row_nest) for use in owner.results[0].uses)
 
 
 def _may_join(user, root: ir.Operation, extents: tuple[int, ...], row_nest: _Nests) -> bool:
