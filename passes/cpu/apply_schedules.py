@@ -222,6 +222,13 @@ def _own_fill(op: ir.Operation) -> None:
     fresh = own_fill(op, always=hoisted)
     if fresh is not None:
         _own_empty_init(fresh)
+    elif isinstance(init, ir.OpView) and init.name == "linalg.fill":
+        # the fill kept (its other users got clones) may still write into an
+        # empty CSE shares with an epilogue's result: the epilogue then read
+        # C's edge tiles from the buffer it wrote, and bufferization copied
+        # each thread chunk of the result out and back (the train step's
+        # second SGD update: 2 x 4 MB a call)
+        _own_empty_init(init)
 
 
 def _own_empty_init(op: ir.Operation) -> None:

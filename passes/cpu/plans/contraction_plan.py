@@ -110,7 +110,7 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     # AVX2 code packs whole blocks with row tiles outside (@xla_matmul_block_packed);
     # the fused panels keep column tiles outside, a loss there for many rows
     # (B transposed, 1024^3: 100 -> 82 GFLOP/s), a gain for few (256 x 256 x 8000: 88 -> 107)
-    few_rows = machine.registers >= 32 or m <= FUSED_B_ROWS_AVX2
+    few_rows = machine.registers >= 32 or m <= FUSED_B_ROWS_AVX2 and not _transpose_apart_avx2(m, k, producer)
     # the fused panels are made in 16 x 16 blocks of 4-byte elements
     if producer is not None and few_rows and bk % 16 == 0 and tn % 16 == 0:
         if bk == k and machine.registers < 32:
@@ -242,6 +242,26 @@ def _is_widening(op: ir.Operation) -> bool:
 
 
 FUSED_B_ROWS_AVX2 = 512
+TRANSPOSE_APART_ROWS_AVX2 = 128
+
+
+def _transpose_apart_avx2(m: int, k: int, producer: ir.Operation | None) -> bool:
+    """Whether AVX2's matmul leaves a transposed B to a kernel of its own
+    (then packs it as a B stored [k, n]: whole-k blocks where the chunk's
+    columns allow, C stored once) rather than fusing the transpose into its
+    panels: for k of
+    several BLOCKs and at least TRANSPOSE_APART_ROWS_AVX2 rows. The fused
+    panels are BLOCK deep, so each k block is a pass over the chunk's C (read
+    back, added to, written) and the 4 rows past the last 6-row tile run
+    masked through memory every k step; the transpose apart costs one more
+    write and read of B, paid back where each element of B meets enough
+    rows. One core of a Zen 4 at x86-64-v3 (x . W^T, m x k x n, ms of CPU
+    time): 256 x 1024 x 1024 7.8 -> 6.6-7.0, 128 x 1024 x 1024 4.4 -> 3.9,
+    512 x 1024 x 256 2.9 -> 2.7, 256 x 512 x 1024 3.9 -> 3.4; with 64 rows
+    (64 x 1024 x 4096) 11.7 -> 13.3, so those keep the fused panels, as k
+    in one block does (the short-k plans: no pass over C to save)."""
+    return producer is not None and _is_transpose_2d(producer) and k > BLOCK \
+        and m >= TRANSPOSE_APART_ROWS_AVX2
 A_IN_L2 = 512 * 1024        # bytes of A a chunk of columns re-reads from L2 per column tile
 
 

@@ -109,44 +109,72 @@ def _row_nest(op: ir.Operation) -> LoopNest | None:
 
 def _row_group(root: ir.Operation, extents: tuple[int, ...], row_nest: _Nests) -> list[ir.Operation] | None:
     """The producers fusable into ``root``'s rows, consumers first; None if
-    one of them is also used outside the group, or past ``ROW_GROUP_MAX``.
+    there is no reduction among them, an init fill among them is also used
+    outside the group, or past ``ROW_GROUP_MAX``.
 
-    A use by an op that could never join (not a generic over the same rows)
-    ends the search at once: otherwise a residual chain of row ops led it
-    back through every earlier layer, for every root (quadratic)."""
+    A row op that something outside the group also reads is not fused: the
+    group reads its result as an input, as it reads any other kernel's, and
+    the search does not go past it. (The whole group was refused for it:
+    every layer norm of a residual stream whose ``x`` the next residual add
+    reads again ran as three kernels, three passes over ``x``; and where
+    each ``x`` was read only by row ops, the search went back through every
+    earlier layer to ROW_GROUP_MAX: BERT's post-LN layer norms.) Candidates
+    are decided latest first, so every reader of one that could join is
+    decided before it."""
     found: list[ir.Operation] = []
-    seen: set[ir.Operation] = set()
-    work = [root]
-    while work:
-        op = work.pop()
-        for index, operand in enumerate(op.operands):
-            owner = operand.owner
-            if not isinstance(owner, ir.OpView) or _key(owner) in seen:
-                continue
-            is_init = op.name == "linalg.generic" and index == len(op.operands) - 1
-            if owner.name == "linalg.fill" and is_init and op != root:
-                found.append(owner)
-            elif owner.name == "linalg.generic" and (nest := row_nest(owner)) \
-                    and nest.extents == extents:
-                found.append(owner)
-                work.append(owner)
-            else:
-                continue
-            if len(found) > ROW_GROUP_MAX:
+    group = {_key(root)}
+    candidates = _operand_candidates(root, root, extents, row_nest, set())
+    considered = set(candidates)
+    while candidates:
+        # _later_first orders later ops first: its least is the latest
+        latest = min(candidates, key=functools.cmp_to_key(_later_first))
+        candidates.remove(latest)
+        op = latest.opview
+        if not all(_key(use.owner) in group for use in op.results[0].uses):
+            if op.name == "linalg.fill":
                 return None
-            seen.add(_key(owner))
-            if not all(_may_join(use.owner, root, extents, row_nest) for use in owner.results[0].uses):
-                return None
-    group = seen | {_key(root)}
-    for op in found:
-        if any(_key(use.owner) not in group for use in op.results[0].uses):
+            continue                            # read as an input
+        found.append(op)
+        group.add(latest)
+        if len(found) > ROW_GROUP_MAX:
             return None
-    block = root.operation.block
-    if any(_key(op).block != block for op in found):
-        return None
+        fresh = _operand_candidates(op, root, extents, row_nest, considered)
+        considered |= set(fresh)
+        candidates += fresh
+    if not any(op.name == "linalg.generic" and row_nest(op).reductions for op in found):
+        return None                             # nothing a row loop would gain
+    if any(_key(op).block != _key(root).block for op in found):
+        return None                             # a fill hoisted out of the root's loop
     # the block's order, by MLIR's cached op order: numbering the whole block
     # here, once per root, made planning quadratic in the program's size
     return sorted(found, key=functools.cmp_to_key(_later_first))
+
+
+def _operand_candidates(op: ir.Operation, root: ir.Operation, extents: tuple[int, ...], row_nest: _Nests,
+                        considered: set[ir.Operation]) -> list[ir.Operation]:
+    """The producers of ``op``'s operands in ``root``'s block that could join
+    its group: its init fill, or row ops over ``root``'s rows that nothing
+    but such row ops read (a contraction reading one: the search stops)."""
+    found = []
+    for index, operand in enumerate(op.operands):
+        owner = operand.owner
+        if not isinstance(owner, ir.OpView) or _key(owner) in considered or _key(owner) in found:
+            continue
+        is_init = op.name == "linalg.generic" and index == len(op.operands) - 1
+        init_fill = owner.name == "linalg.fill" and is_init and op != root
+        if init_fill or _row_op_only_rows_read(owner, root, extents, row_nest):
+            found.append(_key(owner))
+    return found
+
+
+def _row_op_only_rows_read(owner, root: ir.Operation, extents: tuple[int, ...], row_nest: _Nests) -> bool:
+    """Whether ``owner`` is a row op over ``root``'s rows, in its block, that
+    only ops which could join the group read."""
+    if owner.name != "linalg.generic" or _key(owner).block != _key(root).block:
+        return False
+    nest = row_nest(owner)
+    return nest is not None and nest.extents == extents \
+        and all(_may_join(use.owner, root, extents, row_nest) for use in owner.results[0].uses)
 
 
 def _may_join(user, root: ir.Operation, extents: tuple[int, ...], row_nest: _Nests) -> bool:

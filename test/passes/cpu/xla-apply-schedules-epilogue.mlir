@@ -152,7 +152,8 @@ func.func @transposed_weight(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>, %
 
 // -----
 
-/// GPT-2's second MLP dot, its weight [n, k]: k = 1024 is four blocks, so the
+/// GPT-2's second MLP dot, its weight [n, k], at 96 rows (from 128 rows
+/// AVX2 transposes B apart: the next case): k = 1024 is four blocks, so the
 /// bias and residual adds run on the chunk once its tiles are done (C's
 /// chunk still in cache), in the same thread loop as the transposed packing
 /// and the tiles: no second loop over C.
@@ -162,7 +163,7 @@ func.func @transposed_weight(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>, %
 // CHECK-NOT: linalg.transpose
 // CHECK: vector.transfer_read {{.*}} vector<16x16xf32>
 // CHECK: vector.contract
-// CHECK: vector.transfer_read {{.*}} : tensor<2x128x32xf32>, vector<16xf32>
+// CHECK: vector.transfer_read {{.*}} : tensor<2x48x32xf32>, vector<16xf32>
 // CHECK: %[[SUM:[0-9]+]] = arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
 // CHECK-NEXT: arith.addf %[[SUM]], %{{.*}} : vector<16xf32>
 // CHECK: scf.forall.in_parallel
@@ -171,24 +172,24 @@ func.func @transposed_weight(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>, %
 // CHECK: return
 #idl = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
 #rowl = affine_map<(d0, d1, d2) -> (0, 0, d2)>
-func.func @transposed_weight_long_k(%x: tensor<256x1024xf32>, %w: tensor<256x1024xf32>, %b: tensor<1x1x256xf32>,
-                                    %r: tensor<2x128x256xf32>) -> tensor<2x128x256xf32> {
+func.func @transposed_weight_long_k(%x: tensor<96x1024xf32>, %w: tensor<256x1024xf32>, %b: tensor<1x1x256xf32>,
+                                    %r: tensor<2x48x256xf32>) -> tensor<2x48x256xf32> {
   %zero = arith.constant 0.0 : f32
   %wt_empty = tensor.empty() : tensor<1024x256xf32>
   %wt = linalg.transpose ins(%w : tensor<256x1024xf32>) outs(%wt_empty : tensor<1024x256xf32>) permutation = [1, 0]
-  %empty = tensor.empty() : tensor<256x256xf32>
-  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<256x256xf32>) -> tensor<256x256xf32>
-  %d = linalg.matmul ins(%x, %wt : tensor<256x1024xf32>, tensor<1024x256xf32>) outs(%c : tensor<256x256xf32>) -> tensor<256x256xf32>
-  %e = tensor.expand_shape %d [[0, 1], [2]] output_shape [2, 128, 256] : tensor<256x256xf32> into tensor<2x128x256xf32>
-  %out = tensor.empty() : tensor<2x128x256xf32>
+  %empty = tensor.empty() : tensor<96x256xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<96x256xf32>) -> tensor<96x256xf32>
+  %d = linalg.matmul ins(%x, %wt : tensor<96x1024xf32>, tensor<1024x256xf32>) outs(%c : tensor<96x256xf32>) -> tensor<96x256xf32>
+  %e = tensor.expand_shape %d [[0, 1], [2]] output_shape [2, 48, 256] : tensor<96x256xf32> into tensor<2x48x256xf32>
+  %out = tensor.empty() : tensor<2x48x256xf32>
   %s = linalg.generic {indexing_maps = [#idl, #rowl, #idl, #idl], iterator_types = ["parallel", "parallel", "parallel"]}
-      ins(%e, %b, %r : tensor<2x128x256xf32>, tensor<1x1x256xf32>, tensor<2x128x256xf32>) outs(%out : tensor<2x128x256xf32>) {
+      ins(%e, %b, %r : tensor<2x48x256xf32>, tensor<1x1x256xf32>, tensor<2x48x256xf32>) outs(%out : tensor<2x48x256xf32>) {
   ^bb0(%in: f32, %bias: f32, %res: f32, %o: f32):
     %0 = arith.addf %in, %bias : f32
     %1 = arith.addf %0, %res : f32
     linalg.yield %1 : f32
-  } -> tensor<2x128x256xf32>
-  return %s : tensor<2x128x256xf32>
+  } -> tensor<2x48x256xf32>
+  return %s : tensor<2x48x256xf32>
 }
 
 // -----
@@ -221,4 +222,41 @@ func.func @lm_head(%x: tensor<256x256xf32>, %w: tensor<8000x256xf32>) -> tensor<
   %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<256x8000xf32>) -> tensor<256x8000xf32>
   %d = linalg.matmul ins(%x, %wt : tensor<256x256xf32>, tensor<256x8000xf32>) outs(%c : tensor<256x8000xf32>) -> tensor<256x8000xf32>
   return %d : tensor<256x8000xf32>
+}
+
+// -----
+
+/// The same dot at 256 rows: AVX2 transposes B in a kernel of its own and
+/// the matmul packs B as it packs one stored [k, n] (@xla_matmul_block_packed:
+/// row tiles outside, no 16 x 16 transposes in its loop), the bias and
+/// residual adds in the same thread loop.
+// CHECK-LABEL: func.func @transposed_weight_long_k_many_rows
+// CHECK: call @xla_scheduled_{{[0-9]+}}(%arg1
+// CHECK: scf.forall
+// CHECK-NOT: vector<16x16xf32>
+// CHECK: vector.contract
+// CHECK: arith.addf
+// CHECK: scf.forall.in_parallel
+// CHECK-NOT: scf.forall
+// CHECK: return
+#idm = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+#rowm = affine_map<(d0, d1, d2) -> (0, 0, d2)>
+func.func @transposed_weight_long_k_many_rows(%x: tensor<256x1024xf32>, %w: tensor<256x1024xf32>, %b: tensor<1x1x256xf32>,
+                                              %r: tensor<2x128x256xf32>) -> tensor<2x128x256xf32> {
+  %zero = arith.constant 0.0 : f32
+  %wt_empty = tensor.empty() : tensor<1024x256xf32>
+  %wt = linalg.transpose ins(%w : tensor<256x1024xf32>) outs(%wt_empty : tensor<1024x256xf32>) permutation = [1, 0]
+  %empty = tensor.empty() : tensor<256x256xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %d = linalg.matmul ins(%x, %wt : tensor<256x1024xf32>, tensor<1024x256xf32>) outs(%c : tensor<256x256xf32>) -> tensor<256x256xf32>
+  %e = tensor.expand_shape %d [[0, 1], [2]] output_shape [2, 128, 256] : tensor<256x256xf32> into tensor<2x128x256xf32>
+  %out = tensor.empty() : tensor<2x128x256xf32>
+  %s = linalg.generic {indexing_maps = [#idm, #rowm, #idm, #idm], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%e, %b, %r : tensor<2x128x256xf32>, tensor<1x1x256xf32>, tensor<2x128x256xf32>) outs(%out : tensor<2x128x256xf32>) {
+  ^bb0(%in: f32, %bias: f32, %res: f32, %o: f32):
+    %0 = arith.addf %in, %bias : f32
+    %1 = arith.addf %0, %res : f32
+    linalg.yield %1 : f32
+  } -> tensor<2x128x256xf32>
+  return %s : tensor<2x128x256xf32>
 }

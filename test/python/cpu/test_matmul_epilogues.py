@@ -150,7 +150,10 @@ def test_gpt2_linears_keep_their_epilogues(k, n, residual):
     rng = np.random.default_rng(1)
     shapes = [(2, 128, k), (n, k), (n,)] + ([(2, 128, n)] if residual else [])
     inputs = [rng.standard_normal(shape, dtype=np.float32) for shape in shapes]
-    for cpu, kernels in (("x86-64-v2", 2), ("x86-64-v3", 1), ("x86-64-v4", None)):
+    # x86-64-v3, k of several blocks at 256 rows: B's transpose a kernel of its own
+    # (contraction_plan._transpose_apart_avx2), the epilogue still in the matmul's
+    v3 = 2 if k > 256 else 1
+    for cpu, kernels in (("x86-64-v2", 2), ("x86-64-v3", v3), ("x86-64-v4", None)):
         exe = xlac.compile(text, cache=False, cpu=cpu)
         assert "not scheduled:" not in exe.fusion_report()
         if kernels is None:

@@ -72,7 +72,8 @@ def test_short_k_wide_b_is_split_by_columns(machine):
 @pytest.mark.parametrize("m, k, n, avx512, avx2", [
     (256, 256, 1024, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k_avx2"),  # GPT-2's linears
     (256, 256, 256, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k_avx2"),   # whole 8-row tiles
-    (256, 1024, 256, "xla_matmul_fused_b", "xla_matmul_fused_b"),           # its MLP's second dot
+    (256, 1024, 256, "xla_matmul_fused_b", "xla_matmul_block_packed"),      # its MLP's second dot
+    (96, 1024, 256, "xla_matmul_fused_b", "xla_matmul_fused_b"),            # AVX2: few rows
     (64, 128, 1024, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k_avx2"),   # chunks of columns
     (576, 512, 96, "xla_matmul_fused_b", "xla_matmul_block_packed"),     # AVX2: many rows
     (96, 520, 644, "xla_matmul_peeled", "xla_matmul_peeled"),                 # n no multiple of the tile
@@ -80,7 +81,8 @@ def test_short_k_wide_b_is_split_by_columns(machine):
 def test_transposed_b_is_packed_by_the_transpose(m, k, n, avx512, avx2):
     """B = transpose(W) (PyTorch's Linear weights, [n, k]): the transpose is
     fused into the packing of B's panels, no transposed B in memory (GPT-2
-    1.19 -> 1.12x XLA's time); AVX2 keeps its whole-block packing for many rows.
+    1.19 -> 1.12x XLA's time); AVX2 keeps its whole-block packing for many rows,
+    and from 128 rows where k is several blocks (the transpose a kernel of its own).
     AVX-512's fused panels go by chunks of columns: each thread makes its
     columns of B once (with chunks of rows every chunk made all of B)."""
     for machine, sequence in ((AVX512, avx512), (AVX2, avx2)):
@@ -126,11 +128,32 @@ def test_named_transpose_of_b_is_packed_too():
     """A dot contracting B's last dim (the backward pass's x . W^T) gets its B
     from xla-normalize-contractions' named linalg.transpose, not a generic: it
     is fused into the packing too. The train step's 1024 x 1024 transpose, a
-    kernel of its own, was 0.33 ms (AVX-512) and 0.47 ms (AVX2) of 10 and 15."""
-    for machine in (AVX512, AVX2):
-        plan = matmul_plan(256, 1024, 1024, machine, b_transposed=True, named=True)
+    kernel of its own, was 0.33 ms (AVX-512) and 0.47 ms (AVX2) of 10 and 15.
+    (AVX2 with 128 rows or more and k of several blocks: test_avx2_...)"""
+    for machine, rows in ((AVX512, 256), (AVX2, 96)):
+        plan = matmul_plan(rows, 1024, 1024, machine, b_transposed=True, named=True)
         assert plan.sequence == "xla_matmul_fused_b" and len(plan.members) == 1
-    _check_dot_on_both_levels(256, 512, 512, b_transposed=True, kernels=1)
+    _check_dot_on_both_levels(96, 512, 512, b_transposed=True, kernels=1)
+
+
+def test_avx2_transposes_b_apart_for_many_rows_and_long_k():
+    """AVX2 (x86-64-v3), B = W^T with k of several 256-deep blocks and at
+    least 128 rows (the train step's dY . W^T, 256 x 1024 x 1024): the
+    transpose is a kernel of its own and the matmul packs whole-k blocks,
+    C stored once, instead of panels fused with the transpose, BLOCK deep,
+    each k block a pass over C (one core of a Zen 4: 7.8 -> 6.6-7.0 ms, the
+    same bits). Few rows (64 x 1024 x 4096: slower apart) and k in one block
+    keep the fused panels; AVX-512 keeps them everywhere."""
+    for m, k, n, avx2 in ((256, 1024, 1024, "xla_matmul_block_packed"),
+                          (128, 512, 1024, "xla_matmul_block_packed"),
+                          (64, 1024, 4096, "xla_matmul_fused_b"),
+                          (256, 256, 1024, "xla_matmul_fused_b_short_k_avx2")):
+        for named in (False, True):
+            plan = matmul_plan(m, k, n, AVX2, b_transposed=True, named=named)
+            assert plan.sequence == avx2 and len(plan.members) == (avx2 != "xla_matmul_block_packed")
+            assert matmul_plan(m, k, n, AVX512, b_transposed=True, named=named).sequence.startswith(
+                "xla_matmul_fused_b")
+    _check_dot_on_both_levels(128, 512, 256, b_transposed=True)
 
 
 def test_widened_b_is_packed_by_the_widening():
