@@ -35,11 +35,16 @@ func.func @qk_rows_peeled(%q: tensor<8x512x64xf32>, %kt: tensor<8x64x512xf32>) -
 // -----
 
 /// ViT's 197 columns are not whole 16-column tiles: the edge columns keep
-/// @xla_batch_matmul_peeled, which zeroes C in a pass of its own first.
+/// @xla_batch_matmul_peeled, which zeroes C in a pass of its own first: its
+/// whole 6 x 16 tiles unmasked, the 5 edge columns under a mask
+/// (@xla_peel_fill_tiles).
 // CHECK-LABEL: func.func @qk_columns_peeled
 // CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<6x16xf32>
 // CHECK: scf.forall (%{{.*}}) in (12)
-// CHECK: vector.transfer_write %[[ZEROS]], %{{.*}} : vector<6x16xf32>, tensor<1x?x?xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c192 step %c16
+// CHECK-NEXT: vector.transfer_write %[[ZEROS]], %{{.*}} {in_bounds = [true, true]} : vector<6x16xf32>, tensor<1x197x197xf32>
+// CHECK: %[[EDGE:.*]] = vector.constant_mask [6, 5] : vector<6x16xi1>
+// CHECK-NEXT: vector.transfer_write %[[ZEROS]], %{{.*}}, %[[EDGE]] {in_bounds = [true, true]} : vector<6x16xf32>, tensor<1x6x5xf32>
 // CHECK: return
 func.func @qk_columns_peeled(%q: tensor<12x197x64xf32>, %kt: tensor<12x64x197xf32>) -> tensor<12x197x197xf32> {
   %zero = arith.constant 0.0 : f32
