@@ -81,6 +81,8 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %tiles vector_sizes [%tm, %tn, 1] {create_named_contraction}
       : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.include @xla_masks_out_of_loops failures(propagate) (%forall2)
+      : (!transform.any_op) -> ()
     transform.include @xla_contract_to_fma failures(propagate) (%forall2)
       : (!transform.any_op) -> ()
     transform.yield
@@ -153,6 +155,8 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %tiles vector_sizes [%tm, %tn, 1] {create_named_contraction}
       : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.include @xla_masks_out_of_loops failures(propagate) (%forall2)
+      : (!transform.any_op) -> ()
     transform.include @xla_contract_to_fma failures(propagate) (%forall2)
       : (!transform.any_op) -> ()
     transform.yield

@@ -41,3 +41,43 @@ def test_edge_tile_calls_the_kept_rows_kernel_with_the_same_results(cpu):
             rng.standard_normal(64, dtype=np.float32))
     got, expected = np.asarray(called(*args)), np.asarray(_compile(cpu, False)(*args))
     assert np.array_equal(got, expected)
+
+
+def _dot(m: int, k: int, n: int) -> str:
+    return f"""
+func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32> {{
+  %c = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<{m}x{k}xf32>, tensor<{k}x{n}xf32>) -> tensor<{m}x{n}xf32>
+  return %c : tensor<{m}x{n}xf32>
+}}"""
+
+
+def _c_tiles_written_inside_k_loops(text: str, tile: str) -> int:
+    """Masked writes of a ``tile`` vector inside a k loop that carries nothing
+    (``step %c1 {``): a read-modify-write of C at every k step."""
+    open_loops, found = [], 0
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("scf.for") or " = scf.for " in stripped:
+            open_loops.append("step %c1 {" in stripped)
+        elif stripped.endswith("{"):
+            open_loops.append(False)
+        elif stripped == "}" and open_loops:
+            open_loops.pop()
+        if "vector.transfer_write" in stripped and tile in stripped and any(open_loops):
+            found += 1
+    return found
+
+
+@pytest.mark.parametrize("cpu, tile", [("x86-64-v4", "vector<8x32xf32>"), ("x86-64-v3", "vector<6x16xf32>")])
+def test_peeled_row_edge_keeps_c_in_registers_over_k(cpu, tile):
+    """ViT's 788-row MLP dot on one thread (rows the tile does not divide, C
+    zeroed first, B in packed panels): the masked edge tile's mask is made
+    once, outside its k loop, so C is read before the loop and written after
+    it, as for a whole tile. Written inside, each k step read and wrote C
+    under a mask: 18-24 ms against 2.2 on an AMD Zen 4 at AVX-512, depending
+    on where A lay in memory."""
+    options = xlac.Options.from_env().replace(cpu=cpu, num_threads=1)
+    exe = xlac.compile(_dot(788, 192, 768), options=options, cache=False)
+    text = exe.as_text("bufferized")
+    assert tile in text
+    assert _c_tiles_written_inside_k_loops(text, tile) == 0
