@@ -200,10 +200,11 @@ L1_SETS = 4096 // CACHE_LINE
 
 def _pack_batch_b(k: int, n: int, tn: int, element_bytes: int, machine: Machine) -> bool:
     """Whether a short-k batch matmul packs each batch's B panel by panel
-    (@xla_batch_matmul_short_k_packed): AVX2's tiles, whose panels read in
-    place fall into too few L1 sets. Attention's dots at x86-64-v3 on a Zen 4,
-    two threads: P.V (8 x 512 x 512 x 64) 0.76 of the time, Q.K^T
-    (8 x 512 x 64 x 512) 0.83, ViT's P.V (12 x 197 x 197 x 64) 0.93. AVX-512's
+    (@xla_batch_matmul_short_k_packed): the 16-register levels' tiles (AVX2's
+    6 x 16, SSE's 6 x 8), whose panels read in place fall into too few L1 sets.
+    Attention's dots at x86-64-v3 on a Zen 4, two threads: P.V (8 x 512 x 512
+    x 64) 0.76-0.88 of the time, Q.K^T (8 x 512 x 64 x 512) 0.81-0.85, ViT's
+    P.V (12 x 197 x 197 x 64) 0.92; x86-64-v2 0.92-0.94. AVX-512's
     8 x 32 tiles (two lines of each B row a step, more rows to reuse each)
     measured slower packed: Q.K^T 1.11, ViT's P.V 1.03 (docs/PERFORMANCE.md)."""
     return machine.registers < 32 and _b_panel_conflicts(k, n, tn, element_bytes, machine)
