@@ -15,7 +15,7 @@ import math
 
 from xlac.mlir import ir
 from xlac.passes.cpu.plans.chunks import CHUNKS_PER_THREAD, divisor, static_tiles
-from xlac.passes.cpu.plans.conv_plan import conv_plan
+from xlac.passes.cpu.plans.conv_plan import L1_MEASURED_BYTES, conv_plan
 from xlac.passes.cpu.plans.permuted_reads import copy_permutation
 from xlac.passes.cpu.plans.schedule_plan import (
     CONTRACTIONS,
@@ -91,6 +91,8 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
         if n % tn == 0 and _k_unblocked(k, n, size) \
                 and all(c == 0 or e % c == 0 for e, c in zip(nest.extents, chunks)):
             # rows left over (m = 512 in 6-row tiles) peeled: still no zero fill pass over C
+            if _pack_batch_b(k, n, tn, size, machine):
+                return Plan("xla_batch_matmul_short_k_packed", chunks + (tm, tn))
             return Plan(f"xla_batch_matmul_short_k{'' if whole else '_peeled'}", chunks + (tm, tn))
         return Plan(f"xla_batch_matmul{'' if whole else '_peeled'}", chunks + (bk, tm, tn))
     whole = m % tm == 0 and n % tn == 0 and all(c == 0 or e % c == 0
@@ -188,6 +190,41 @@ def _k_unblocked(k: int, n: int, element_bytes: int) -> bool:
     if k <= SHORT_K:
         return True
     return k * n * element_bytes <= BLOCK * BLOCK * 4
+
+
+CACHE_LINE = 64
+# x86 L1 data caches are virtually indexed: sets x line = a 4 KiB page, 64 sets
+# whatever their size (32 KiB 8-way, 48 KiB 12-way)
+L1_SETS = 4096 // CACHE_LINE
+
+
+def _pack_batch_b(k: int, n: int, tn: int, element_bytes: int, machine: Machine) -> bool:
+    """Whether a short-k batch matmul packs each batch's B panel by panel
+    (@xla_batch_matmul_short_k_packed): the 16-register levels' tiles (AVX2's
+    6 x 16, SSE's 6 x 8), whose panels read in place fall into too few L1 sets.
+    Attention's dots at x86-64-v3 on a Zen 4, two threads: P.V (8 x 512 x 512
+    x 64) 0.76-0.88 of the time, Q.K^T (8 x 512 x 64 x 512) 0.81-0.85, ViT's
+    P.V (12 x 197 x 197 x 64) 0.92; x86-64-v2 0.92-0.94. AVX-512's
+    8 x 32 tiles (two lines of each B row a step, more rows to reuse each)
+    measured slower packed: Q.K^T 1.11, ViT's P.V 1.03 (docs/PERFORMANCE.md)."""
+    return machine.registers < 32 and _b_panel_conflicts(k, n, tn, element_bytes, machine)
+
+
+def _b_panel_conflicts(k: int, n: int, tn: int, element_bytes: int, machine: Machine) -> bool:
+    """Whether a k-deep, tn-wide panel of a row-major k x n B, read in place,
+    falls into too few L1 sets to stay there while the packed (contiguous)
+    panel would: B's rows a power of two apart map the panel onto a fraction
+    of the sets (attention's P.V, 512 x 64 f32 with AVX2's 16 columns: rows
+    256 B apart, a 32 KiB panel in 16 of the 64 sets, 8 KiB of a 32 KiB L1).
+    From the cache's geometry, not the CPU model."""
+    l1 = machine.l1d_bytes or L1_MEASURED_BYTES
+    panel = k * tn * element_bytes
+    if panel > l1:
+        return False          # packed, it would not stay in L1 either
+    row = n * element_bytes
+    sets = {(r * row + offset) // CACHE_LINE % L1_SETS
+            for r in range(k) for offset in range(0, tn * element_bytes, CACHE_LINE)}
+    return panel > l1 * len(sets) // L1_SETS
 
 
 def _no_unit_remainder(size: int, tile: int) -> int:

@@ -378,6 +378,59 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
     transform.include @xla_peel failures(suppress) (%loops#1) : (!transform.any_op) -> ()
+    transform.include @xla_batch_tiles_to_fma failures(propagate) (%forall2, %tm, %tn)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield
+  }
+
+  // As @xla_batch_matmul_short_k_peeled, with each batch's B packed: per
+  // batch, column tiles outside, each tn-wide k-deep panel of B copied into a
+  // contiguous buffer (@xla_pack_b_panels' nofold pad) that all row tiles of
+  // the batch then read. In place a panel of a B whose rows lie a power of two
+  // apart falls into a few L1 sets (attention's P.V, 512 x 64 f32: rows 256 B
+  // apart, a 32 KiB panel in 16 of 64 sets): contraction_plan._b_panel_conflicts.
+  // Each tile still sums k in order from 0, from zeros in registers.
+  transform.named_sequence @xla_batch_matmul_short_k_packed(
+      %op: !transform.any_op {transform.consumed},
+      %cb: !transform.param<i64> {transform.readonly},
+      %cm: !transform.param<i64> {transform.readonly},
+      %cn: !transform.param<i64> {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) {
+    %fill = transform.get_producer_of_operand %op[2] : (!transform.any_op) -> !transform.any_op
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%cb, %cm, %cn]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %fill_chunk, %forall2 = transform.structured.fuse_into_containing_op %fill into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %panel, %ploops:2 = transform.structured.fuse %chunk tile_sizes [1, 0, %tn, 0]
+      : (!transform.any_op, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %padded, %pad, %copy_back = transform.structured.pad %panel {
+        padding_values = ["0x0", "0x0", "0x0"], padding_dimensions = [2],
+        nofold_flags = [0, 1, 0], copy_back_op = "none"}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %buffer, %new = transform.structured.bufferize_to_allocation %pad
+      {memcpy_op = "linalg.copy"} : !transform.any_op
+    %copies = transform.structured.match ops{["linalg.copy"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    %row, %rows:2 = transform.structured.tile_using_for %copies tile_sizes [1, 1, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %row : !transform.any_op
+    %tile, %loops:1 = transform.structured.fuse %padded tile_sizes [0, %tm, 0, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.include @xla_peel failures(suppress) (%loops#0) : (!transform.any_op) -> ()
+    transform.include @xla_batch_tiles_to_fma failures(propagate) (%forall2, %tm, %tn)
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>) -> ()
+    transform.yield
+  }
+
+  // The fills and batch matmuls of a batch's register tiles (batch 1) folded
+  // to plain ones, vectorized (the zeros in registers) and turned into FMAs.
+  transform.named_sequence @xla_batch_tiles_to_fma(
+      %forall2: !transform.any_op {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) {
     %fill_tiles = transform.structured.match ops{["linalg.fill"]} in %forall2
       : (!transform.any_op) -> !transform.any_op
     %fill_generic = transform.structured.generalize %fill_tiles : (!transform.any_op) -> !transform.any_op

@@ -149,6 +149,25 @@ def test_batch_matmul_with_k_in_two_blocks_and_b_in_l2_has_no_zero_fill():
         _check_in_k_order(exe, cpu, a, b, atol=5e-4)
 
 
+@pytest.mark.parametrize("cpu, packed", [("x86-64-v3", "memref<1x512x16xf32>"), ("x86-64-v4", None)])
+def test_batch_b_whose_panels_fall_into_few_l1_sets_is_packed(cpu, packed):
+    """Attention's P.V (here 2 x 256 x 512 x 64): B's rows are 256 B apart, and
+    a 512-deep panel of AVX2's 16 columns read in place falls into 16 of L1's
+    64 sets. At x86-64-v3 each batch's B is copied a panel at a time into a
+    contiguous buffer that the row tiles read (0.76 of the time on a Zen 4);
+    AVX-512's 8 x 32 tiles read it in place (packed was no faster). BERT's
+    P.V (k = 128: the panel fits the sets it falls into) stays in place."""
+    text, a, b = _batch_matmul(2, 256, 512, 64)
+    exe = xlac.compile(text, cpu=cpu, cache=False)
+    bufferized = exe.as_text("bufferized")
+    allocs = re.findall(r"memref\.alloc\(\) .*: (memref<[^>]*>)", bufferized)
+    assert allocs == ([packed] if packed else []), allocs
+    assert "linalg.fill" not in bufferized and bufferized.count("scf.forall") == 1
+    short = xlac.compile(_batch_matmul(2, 128, 128, 64)[0], cpu=cpu, cache=False)
+    assert "memref.alloc" not in short.as_text("bufferized")
+    _check_in_k_order(exe, cpu, a, b, atol=5e-4)
+
+
 def test_peeled_edge_tiles_keep_their_accumulators_in_registers():
     """Attention's Q.K^T in ViT (12 x 197 x 64 x 197): 197 rows and columns
     leave edge tiles, peeled and masked. Each must carry its tile of C
