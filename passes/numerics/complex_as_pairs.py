@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from xlac.mlir import ir
@@ -11,6 +10,7 @@ from xlac.passes.cpu.plans.pair_transpose_plan import complex_transpose_in_block
 from xlac.passes.fusion.inline_fusions import GROUP_ATTR, KIND_ATTR
 from xlac.passes.lower.rewrite_reduce_windows import is_scan_window
 from xlac.passes.numerics.complex_bits import is_complex, moves_c64_bits, retype_as_bits, touches_complex
+from xlac.passes.numerics.complex_constants import constant_parts, equal_parts
 from xlac.passes.numerics.complex_merged_pairs import gather_pairs, gathers_whole_rows
 
 # ops whose complex form moves or adds each part alone: the same op on the pairs
@@ -109,12 +109,12 @@ def _has_pair_form(op: ir.Operation) -> bool:
         if name == "stablehlo.convert":
             return all(is_complex(v.type) for v in (*op.operands, *op.results))
         if name == "stablehlo.pad":
-            return _equal_parts(op.operands[1]) is not None
+            return equal_parts(op.operands[1]) is not None
         if name in ("stablehlo.transpose", "stablehlo.broadcast_in_dim"):
             return not _moves_c64_minor_dim(op)
         return True
     if name in _PARTS:
-        return name != "stablehlo.constant" or _constant_parts(op) is not None
+        return name != "stablehlo.constant" or constant_parts(op) is not None
     if name == "stablehlo.gather":
         return gathers_whole_rows(op)
     if name in _PRODUCTS:
@@ -124,7 +124,7 @@ def _has_pair_form(op: ir.Operation) -> bool:
         # innermost loop would be the 2 parts (c64 3x3 sums: 0.7x XLA -> 1.9x)
         window = name == "stablehlo.reduce" or is_scan_window(op)
         return window and len(op.results) == 1 and _adds(op) and \
-            _equal_parts(op.operands[1]) is not None
+            equal_parts(op.operands[1]) is not None
     return False
 
 
@@ -169,37 +169,6 @@ def _adds(op: ir.Operation) -> bool:
     if len(body) != 2 or body[0].name != "stablehlo.add" or body[1].name != "stablehlo.return":
         return False
     return set(body[0].operands) == set(block.arguments) and body[1].operands[0] == body[0].result
-
-
-_SPLAT = re.compile(r"dense<\(([^,()]+),([^,()]+)\)>")
-
-
-def _constant_parts(op: ir.Operation) -> tuple[str, str] | None:
-    """The printed real and imaginary part of a splat complex constant. Read
-    from the op's text: the bindings cannot hand out a complex dense attribute."""
-    found = _SPLAT.search(str(op))
-    return (found.group(1).strip(), found.group(2).strip()) if found else None
-
-
-def _equal_parts(value: ir.Value) -> str | None:
-    """The printed part of a complex scalar constant (through 0-d broadcasts)
-    whose two parts are the same number, or None."""
-    owner = _defining_op(value)
-    while owner is not None and owner.name == "stablehlo.broadcast_in_dim" \
-            and ir.RankedTensorType(owner.operands[0].type).rank == 0:
-        owner = _defining_op(owner.operands[0])
-    if owner is None or owner.name != "stablehlo.constant":
-        return None
-    parts = _constant_parts(owner)
-    if parts is None or float(parts[0]) != float(parts[1]) or parts[0].startswith("-") != \
-            parts[1].startswith("-"):
-        return None
-    return parts[0]
-
-
-def _defining_op(value: ir.Value) -> ir.Operation | None:
-    owner = value.owner
-    return None if isinstance(owner, ir.Block) else owner.operation
 
 
 def _retype(func: ir.Operation) -> None:
@@ -291,7 +260,7 @@ class _Builder:
 
     def scalar(self, value: ir.Value, part: ir.Type) -> ir.Value:
         """The real scalar both parts of constant ``value`` are."""
-        text = _equal_parts(value)
+        text = equal_parts(value)
         tensor = ir.RankedTensorType.get([], part)
         attribute = ir.DenseElementsAttr.get_splat(tensor, ir.FloatAttr.get(part, float(text)))
         return self.create("stablehlo.constant", [], tensor, {"value": attribute}).result
@@ -320,7 +289,7 @@ class _Builder:
         return self.same(op.name, operands, result, attributes)
 
     def constant(self, op: ir.Operation) -> ir.Value:
-        re_, im = _constant_parts(op)
+        re_, im = constant_parts(op)
         result = ir.RankedTensorType(_pairs_of(op.results[0].type))
         part = result.element_type
         attribute = ir.DenseElementsAttr.get_splat(

@@ -26,8 +26,13 @@ from xlac.passes.cpu.plans.schedule_plan import (
     Plan,
     loop_nest,
 )
+from xlac.passes.cpu.plans.whole_k_blocks import (
+    BLOCK,
+    min_whole_k_row_tiles,
+    whole_block_chunks,
+    whole_k_block,
+)
 
-BLOCK = 256                  # n and k blocks at most (k: see _whole_k_block); 256 x 256 f32 of B: 256 KiB, in L2
 MIN_TILE_M = 4               # fewer rows per register tile reuse each B load too little
 
 
@@ -122,17 +127,17 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
             name = "xla_matmul_fused_b_short_k" + ("_avx2" if machine.vector_bytes == 32 else "")
             return Plan(name, chunks + (bn, bk, tm, tn), (producer,))
         return Plan("xla_matmul_fused_b", chunks + (bn, bk, tm, tn), (producer,))
-    block_chunks = _whole_block_chunks(m, n, k, chunks, tm, tn, size, machine)
+    block_chunks = whole_block_chunks(m, n, k, chunks, tm, tn, size, machine)
     if machine.registers < 32:
         if producer is not None and _is_widening(producer):     # rows of a block: no transposes
             return Plan("xla_matmul_block_packed_fused_b", chunks + (bn, bk, tm, tn), (producer,))
         chunks = block_chunks or chunks
-        bn, bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
+        bn, bk = whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
         return Plan("xla_matmul_block_packed", chunks + (bn, bk, tm, tn))
     min_rows = min_whole_k_row_tiles(machine, tm, tn, size) * tm
     if block_chunks and chunks[0] >= min_rows and (block_chunks[0] or m) >= min_rows:
         chunks = block_chunks        # row chunks that took the whole-k block already: columns instead
-    whole_bn, whole_bk = _whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
+    whole_bn, whole_bk = whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
     if whole_bk > BLOCK and (chunks[0] or m) >= min_rows:
         # AVX-512 too: all of k in one packed block, row tiles outside (1024^3,
         # one core: 110 -> 126 GFLOP/s median, 127 -> 155 best; docs/PERFORMANCE.md),
@@ -323,80 +328,6 @@ def _static_b_blocks(n: int, k: int, chunk_n: int, bn: int, bk: int, tn: int) ->
     that fails costs a retry of every op one by one (ViT's 4 x 192 x 1000
     head on AVX2, 1000 columns in chunks of 128: 87 s)."""
     return n % tn == 0 and n % chunk_n == 0 and chunk_n % bn == 0 and bn % tn == 0 and k % bk == 0
-
-
-WHOLE_K = 1024               # packed blocks: k up to this runs as one block, B's block narrower
-MIN_WHOLE_K_TILES = 4        # ... of at least this many column tiles, each row tile's A read from L2 once for them
-MIN_WHOLE_K_ROW_TILES = 32   # AVX-512: ... and a chunk of at least this many row tiles reading each block
-MIN_WHOLE_K_ROW_TILES_SMALL_L1 = 16   # ... where L1 cannot hold a panel beside a row tile's A
-
-
-def min_whole_k_row_tiles(machine: Machine, tm: int, tn: int, element_bytes: int) -> int:
-    """Row tiles an AVX-512 chunk needs to take the whole-k block rather than
-    the BLOCK-deep panels. The panels win on few rows by staying in L1 while
-    the row tiles go by (measured on 48 KiB of L1: a 32 KiB panel and a row
-    tile's 8 KiB of A); an L1 too small for both (Zen 4's 32 KiB) reads the
-    panels from L2 anyway, and there the whole-k block wins from 16 row tiles
-    (one core of a Zen 4, 128 x 768 x 3072: 81 -> 88 GFLOP/s; 128 x 768 x 768:
-    78 -> 89; docs/PERFORMANCE.md). An L1 not known keeps the 48 KiB bound."""
-    return MIN_WHOLE_K_ROW_TILES if l1_holds_a_panel(machine, tm, tn, element_bytes) \
-        else MIN_WHOLE_K_ROW_TILES_SMALL_L1
-
-
-def l1_holds_a_panel(machine: Machine, tm: int, tn: int, element_bytes: int = 4) -> bool:
-    """Whether L1 holds a BLOCK-deep tn-wide panel of B beside a row tile's A
-    over it (assumed where the L1 is not known)."""
-    return not machine.l1d_bytes or (BLOCK * tn + tm * BLOCK) * element_bytes <= machine.l1d_bytes
-
-
-def whole_k_block_bytes(machine: Machine) -> int:
-    """Bytes of B's whole-k block: half of L2 on the smallest L2 of the CPUs
-    of its vector width, the rest left to A's and C's lines going by. AVX2
-    and SSE: 256 KiB (AMD Zen 2 and 3: 512 KiB of L2 a core); AVX-512: 512 KiB
-    (Zen 4: 1 MiB; Intel's Skylake-SP to Emerald Rapids: 1-2 MiB)."""
-    return (2 if machine.vector_bytes >= 64 else 1) * BLOCK * BLOCK * 4
-
-
-def _whole_k_block(k: int, chunk_n: int, bn: int, bk: int, tn: int, element_bytes: int,
-                   machine: Machine) -> tuple[int, int]:
-    """(bn, bk) for whole packed blocks: all of a k up to WHOLE_K in one
-    block, as many columns as keep the block within whole_k_block_bytes (in
-    L2), in whole tiles dividing the chunk; else (bn, bk).
-    Every k block is a pass over the chunk's C, each register tile's rows
-    read and written back: at 1024^3, C's 4 MiB from L3 four times over
-    (AVX2, bn = bk = 256: 76 GFLOP/s on one core, 75% of its peak; bn = 64,
-    bk = 1024: 84; docs/PERFORMANCE.md). Fewer columns cost more than that
-    saves: a row tile's rows of A, all of k, are read again from L2 every
-    few column tiles (1008^3 in blocks 48 wide: 80 -> 76), so k beyond
-    WHOLE_K, or a chunk without MIN_WHOLE_K_TILES tiles to a block, keeps
-    the 256 blocks. The FMAs run in the same k order either way: same results."""
-    if element_bytes != 4 or not BLOCK < k <= WHOLE_K:
-        return bn, bk
-    fits = [b for b in range(MIN_WHOLE_K_TILES * tn, chunk_n + 1, tn)
-            if chunk_n % b == 0 and b * k * element_bytes <= whole_k_block_bytes(machine)]
-    return (max(fits), k) if fits else (bn, bk)
-
-
-def _whole_block_chunks(m: int, n: int, k: int, chunks: tuple[int, ...], tm: int, tn: int,
-                        element_bytes: int, machine: Machine) -> tuple[int, int] | None:
-    """Thread chunks of whole columns of B's whole-k blocks (and of rows only
-    where there are too few blocks for the threads), in place of ``chunks``
-    of rows, or None. Each chunk of rows packs every block of B again: 1024^3
-    on two threads (AVX-512) in eight 128-row chunks packed its 4 MiB of B
-    eight times, once per chunk, where one core packs it once. A chunk of
-    columns packs only its own blocks, and A's rows are read once per block
-    as before: the same traffic as one core's, on any CPU. The FMAs run in
-    the same k order from 0: the same results."""
-    if len(chunks) != 2 or not chunks[0] or chunks[1]:
-        return None                              # not chunks of rows
-    bn, bk = _whole_k_block(k, n, 0, 0, tn, element_bytes, machine)
-    if bk != k or n == bn:
-        return None                              # no whole-k block, or one: nothing packed twice
-    # columns first, in whole blocks; rows too where the blocks are fewer than the chunks wanted
-    cn, cm = static_tiles((n, m), machine.threads, (bn, tm), k)
-    if not cn or cn == n or n % cn or (cm and m % cm):
-        return None
-    return cm if cm < m else 0, cn
 
 
 def _row_block(rows: int, k: int, tm: int, element_bytes: int = 4) -> int:

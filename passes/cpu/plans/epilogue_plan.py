@@ -24,8 +24,9 @@ import math
 from dataclasses import replace
 
 from xlac.mlir import ir
-from xlac.passes.cpu.plans.contraction_plan import BLOCK, contraction_plan, l1_holds_a_panel
+from xlac.passes.cpu.plans.contraction_plan import BLOCK, contraction_plan
 from xlac.passes.cpu.plans.schedule_plan import Machine, Plan
+from xlac.passes.cpu.plans.whole_k_blocks import l1_holds_a_panel
 
 # the matmul plans with epilogue variants (their parameters: cm, cn, bn, bk, tm, tn)
 _WITH_EPILOGUE = ("xla_matmul_block_packed",)

@@ -1,7 +1,7 @@
 // f32 matmul and batch matmul. Each thread takes a chunk of C (scf.forall;
 // the fill that zeroes C is fused into it). Within a chunk, n and k are cut
 // into blocks (bn x bk, at most 256 x 256; the whole packed blocks take
-// all of a k up to 1024, fewer columns: contraction_plan._whole_k_block);
+// all of a k up to 1024, fewer columns: whole_k_blocks.whole_k_block);
 // each block is walked a column
 // panel (bk x tn) at a time, and the panel is first copied ("packed") into a
 // contiguous buffer of its own (32 KiB with AVX-512's tn = 32), which every
@@ -23,7 +23,7 @@
 // (12), sizes that divide the extents where it can, so that tiles are
 // static (no masks), and chunks of columns rather than rows where B is the
 // larger operand, or where each chunk of rows would pack all of B again for
-// its whole-k blocks (contraction_plan._whole_block_chunks), so that each
+// its whole-k blocks (whole_k_blocks.whole_block_chunks), so that each
 // panel or block is packed once.
 // A chunk with more rows than L2 keeps of a bk-deep block of A is cut into
 // bm-row blocks too: the row tiles of one block go by for each packed panel.

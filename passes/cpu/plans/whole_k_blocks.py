@@ -1,0 +1,84 @@
+"""B's whole-k blocks: when a contraction's k runs as one block of packed B
+(in L2) instead of BLOCK-deep panels, how wide that block is, and the thread
+chunks that pack each block once (contraction_plan chooses with these)."""
+
+from __future__ import annotations
+
+from xlac.passes.cpu.plans.chunks import static_tiles
+from xlac.passes.cpu.plans.schedule_plan import Machine
+
+BLOCK = 256                  # n and k blocks at most (k: see whole_k_block); 256 x 256 f32 of B: 256 KiB, in L2
+
+
+WHOLE_K = 1024               # packed blocks: k up to this runs as one block, B's block narrower
+MIN_WHOLE_K_TILES = 4        # ... of at least this many column tiles, each row tile's A read from L2 once for them
+MIN_WHOLE_K_ROW_TILES = 32   # AVX-512: ... and a chunk of at least this many row tiles reading each block
+MIN_WHOLE_K_ROW_TILES_SMALL_L1 = 16   # ... where L1 cannot hold a panel beside a row tile's A
+
+
+def min_whole_k_row_tiles(machine: Machine, tm: int, tn: int, element_bytes: int) -> int:
+    """Row tiles an AVX-512 chunk needs to take the whole-k block rather than
+    the BLOCK-deep panels. The panels win on few rows by staying in L1 while
+    the row tiles go by (measured on 48 KiB of L1: a 32 KiB panel and a row
+    tile's 8 KiB of A); an L1 too small for both (Zen 4's 32 KiB) reads the
+    panels from L2 anyway, and there the whole-k block wins from 16 row tiles
+    (one core of a Zen 4, 128 x 768 x 3072: 81 -> 88 GFLOP/s; 128 x 768 x 768:
+    78 -> 89; docs/PERFORMANCE.md). An L1 not known keeps the 48 KiB bound."""
+    return MIN_WHOLE_K_ROW_TILES if l1_holds_a_panel(machine, tm, tn, element_bytes) \
+        else MIN_WHOLE_K_ROW_TILES_SMALL_L1
+
+
+def l1_holds_a_panel(machine: Machine, tm: int, tn: int, element_bytes: int = 4) -> bool:
+    """Whether L1 holds a BLOCK-deep tn-wide panel of B beside a row tile's A
+    over it (assumed where the L1 is not known)."""
+    return not machine.l1d_bytes or (BLOCK * tn + tm * BLOCK) * element_bytes <= machine.l1d_bytes
+
+
+def whole_k_block_bytes(machine: Machine) -> int:
+    """Bytes of B's whole-k block: half of L2 on the smallest L2 of the CPUs
+    of its vector width, the rest left to A's and C's lines going by. AVX2
+    and SSE: 256 KiB (AMD Zen 2 and 3: 512 KiB of L2 a core); AVX-512: 512 KiB
+    (Zen 4: 1 MiB; Intel's Skylake-SP to Emerald Rapids: 1-2 MiB)."""
+    return (2 if machine.vector_bytes >= 64 else 1) * BLOCK * BLOCK * 4
+
+
+def whole_k_block(k: int, chunk_n: int, bn: int, bk: int, tn: int, element_bytes: int,
+                   machine: Machine) -> tuple[int, int]:
+    """(bn, bk) for whole packed blocks: all of a k up to WHOLE_K in one
+    block, as many columns as keep the block within whole_k_block_bytes (in
+    L2), in whole tiles dividing the chunk; else (bn, bk).
+    Every k block is a pass over the chunk's C, each register tile's rows
+    read and written back: at 1024^3, C's 4 MiB from L3 four times over
+    (AVX2, bn = bk = 256: 76 GFLOP/s on one core, 75% of its peak; bn = 64,
+    bk = 1024: 84; docs/PERFORMANCE.md). Fewer columns cost more than that
+    saves: a row tile's rows of A, all of k, are read again from L2 every
+    few column tiles (1008^3 in blocks 48 wide: 80 -> 76), so k beyond
+    WHOLE_K, or a chunk without MIN_WHOLE_K_TILES tiles to a block, keeps
+    the 256 blocks. The FMAs run in the same k order either way: same results."""
+    if element_bytes != 4 or not BLOCK < k <= WHOLE_K:
+        return bn, bk
+    fits = [b for b in range(MIN_WHOLE_K_TILES * tn, chunk_n + 1, tn)
+            if chunk_n % b == 0 and b * k * element_bytes <= whole_k_block_bytes(machine)]
+    return (max(fits), k) if fits else (bn, bk)
+
+
+def whole_block_chunks(m: int, n: int, k: int, chunks: tuple[int, ...], tm: int, tn: int,
+                        element_bytes: int, machine: Machine) -> tuple[int, int] | None:
+    """Thread chunks of whole columns of B's whole-k blocks (and of rows only
+    where there are too few blocks for the threads), in place of ``chunks``
+    of rows, or None. Each chunk of rows packs every block of B again: 1024^3
+    on two threads (AVX-512) in eight 128-row chunks packed its 4 MiB of B
+    eight times, once per chunk, where one core packs it once. A chunk of
+    columns packs only its own blocks, and A's rows are read once per block
+    as before: the same traffic as one core's, on any CPU. The FMAs run in
+    the same k order from 0: the same results."""
+    if len(chunks) != 2 or not chunks[0] or chunks[1]:
+        return None                              # not chunks of rows
+    bn, bk = whole_k_block(k, n, 0, 0, tn, element_bytes, machine)
+    if bk != k or n == bn:
+        return None                              # no whole-k block, or one: nothing packed twice
+    # columns first, in whole blocks; rows too where the blocks are fewer than the chunks wanted
+    cn, cm = static_tiles((n, m), machine.threads, (bn, tm), k)
+    if not cn or cn == n or n % cn or (cm and m % cm):
+        return None
+    return cm if cm < m else 0, cn
