@@ -52,19 +52,22 @@ func.func @main(%a: tensor<{m}x{k}xf32>, %b: tensor<{k}x{n}xf32>) -> tensor<{m}x
 
 
 def _c_tiles_written_inside_k_loops(text: str, tile: str) -> int:
-    """Masked writes of a ``tile`` vector inside a k loop that carries nothing
-    (``step %c1 {``): a read-modify-write of C at every k step."""
-    open_loops, found = [], 0
+    """k loops that carry nothing (``step %c1 {``) and hold both a
+    contraction and a write of a ``tile`` vector of C: a read-modify-write of
+    C at every k step (a batch loop, also step 1, holds them only deeper)."""
+    open_loops, found = [], 0                    # per open region: [k-like, contracts, writes C]
     for line in text.splitlines():
         stripped = line.strip()
-        if stripped.startswith("scf.for") or " = scf.for " in stripped:
-            open_loops.append("step %c1 {" in stripped)
-        elif stripped.endswith("{"):
-            open_loops.append(False)
+        if stripped.endswith("{"):
+            is_for = stripped.startswith("scf.for") or " = scf.for " in stripped
+            open_loops.append([is_for and "step %c1 {" in stripped, False, False])
         elif stripped == "}" and open_loops:
-            open_loops.pop()
-        if "vector.transfer_write" in stripped and tile in stripped and any(open_loops):
-            found += 1
+            k_like, contracts, writes = open_loops.pop()
+            found += k_like and contracts and writes
+        elif open_loops and "vector.contract" in stripped:
+            open_loops[-1][1] = True
+        elif open_loops and "vector.transfer_write" in stripped and tile in stripped:
+            open_loops[-1][2] = True
     return found
 
 
