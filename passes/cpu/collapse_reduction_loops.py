@@ -77,14 +77,20 @@ def _loop_groups(op: ir.Operation) -> list[list[int]] | None:
     groups = [[0]]
     for loop in range(1, len(iterators)):
         last = groups[-1][-1]
-        # an op that reads its indices: only the short loop merged into the one
-        # before it (the indices of the others stay plain, no division)
+        # an op that reads its indices: only complex numbers' 2 parts merged
+        # into the loop before them (the indices of the others stay plain, no
+        # division; a roll's 5 columns, read by index, stay the columns that
+        # xla-peel-roll-columns peels)
         if iterators[loop] == iterators[last] and all(_together(m, last, loop) for m in maps) \
-                and (not indexed or loop == len(iterators) - 1):
+                and (not indexed or (loop == len(iterators) - 1 and _extent(op, loop) == 2)):
             groups[-1].append(loop)
         else:
             groups.append([loop])
     return groups if len(groups) < len(iterators) else None
+
+
+def _extent(op: ir.Operation, loop: int) -> int:
+    return loop_extents(op)[loop]
 
 
 def _short_inner(op: ir.Operation) -> bool:
