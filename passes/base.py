@@ -2,7 +2,11 @@
 
 A pass is a small frozen dataclass: its fields are its options (spelled with
 dashes on the command line, ``xla-select-entry{entry=main}``), its docstring
-is its help text. Python passes run on the whole module and walk the
+is its help text. A pass without options is a plain subclass, not decorated:
+it inherits ``ModulePass``'s dataclass methods, which are already its own (no
+fields), and ``ModulePass`` keeps it frozen; making each of them a dataclass
+again was half of the dataclasses a first compile builds (53 of 111 on ViT,
+about 0.02 s of the compiling process's CPU). Python passes run on the whole module and walk the
 functions themselves: anchoring one below the pass manager's op aborts the
 process in these bindings.
 """
@@ -136,6 +140,20 @@ def _op_census(module: ir.Operation) -> frozenset[str]:
         names = _census.names = frozenset(found)
         _census.module = module
     return names
+
+
+def _refuse_assignment(self, name, value=None):
+    """A pass without options is frozen too: ``ModulePass``'s own frozen
+    ``__setattr__`` guards only its fields and its own instances."""
+    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+
+
+def _refuse_deletion(self, name):
+    raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+
+
+ModulePass.__setattr__ = _refuse_assignment     # a subclass with options gets its own
+ModulePass.__delattr__ = _refuse_deletion
 
 
 def module_ops(module: ir.Operation) -> list[ir.Operation]:

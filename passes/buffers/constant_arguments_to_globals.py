@@ -3,14 +3,11 @@ external globals, which the compiler defines with their bytes."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, public_definitions
 from xlac.signature import ARGUMENT_ATTR, CONSTANT_ALIGNMENT, CONSTANTS_ATTR, constant_symbol
 
 
-@dataclass(frozen=True)
 class ConstantArgumentsToGlobals(ModulePass):
     """Replace each argument of the entry marked `{xla.constant = i}` (made by
     xla-constants-to-arguments) by a `memref.get_global` of an external,

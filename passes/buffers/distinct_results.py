@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions
 
 
-@dataclass(frozen=True)
 class DistinctResults(ModulePass):
     """Give each result of a public function its own buffer: the second and
     later uses of one value in `func.return` return a fresh copy of it.

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, public_definitions
 
 
-@dataclass(frozen=True)
 class EmptyEntryBuffers(ModulePass):
     """Pass zero-element buffers to public functions as `memref<0xT>`.
 

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
 _NOT_WRITERS = ("linalg.fill", "linalg.index", "linalg.yield")
 
 
-@dataclass(frozen=True)
 class OwnFills(ModulePass):
     """Before bufferization, give each linalg op whose init is a `linalg.fill`
     that other ops also write into a clone of that fill, right before it.

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions
 
 
-@dataclass(frozen=True)
 class ReadonlyInputs(ModulePass):
     """Mark every argument of public functions `bufferization.writable = false`.
 

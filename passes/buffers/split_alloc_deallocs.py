@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
 
-@dataclass(frozen=True)
 class SplitAllocDeallocs(ModulePass):
     """Split a `bufferization.dealloc` that retains nothing and frees only
     results of `memref.alloc` into one dealloc per buffer, each with its

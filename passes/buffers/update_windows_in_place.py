@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
 
-@dataclass(frozen=True)
 class UpdateWindowsInPlace(ModulePass):
     """Where a parallel linalg.generic reads a `tensor.extract_slice` of a
     tensor (element for element: other inputs may be broadcast) into a

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
 
-@dataclass(frozen=True)
 class AdditiveReductions(ModulePass):
     """Rewrite a `linalg.generic` reduction whose body yields `out - v` (out:
     the output's block argument) to yield `out + (-v)`.

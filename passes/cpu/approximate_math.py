@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.helper_calls import call_instead
@@ -38,7 +36,6 @@ _F32_SPECIAL_BITS = {"inf": "0x7F800000", "-inf": "0xFF800000", "nan": "0x7FC000
 _SUPPORTED = ("math.exp", "math.tanh", "math.log", "math.log1p")
 
 
-@dataclass(frozen=True)
 class ApproximateMath(ModulePass):
     """Replace f32 `math.exp` / `math.tanh` (scalar or vector) by arith polynomials.
 

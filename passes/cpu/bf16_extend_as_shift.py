@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops
 
 
-@dataclass(frozen=True)
 class Bf16ExtendAsShift(ModulePass):
     """Every `llvm.fpext` from bf16 (scalar or vector) becomes integer code:
     its bits as i16, widened to i32, shifted left by 16, read as f32 (then

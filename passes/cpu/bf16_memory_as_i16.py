@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import struct
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, forget_module_ops, memoized_by_type, module_ops, nested_ops
@@ -19,7 +18,6 @@ _MOVES = {"llvm.load", "llvm.store", "llvm.select", "llvm.intr.masked.load",
           "llvm.extractvalue"}
 
 
-@dataclass(frozen=True)
 class Bf16MemoryAsI16(ModulePass):
     """In each LLVM function whose bf16 values are only loaded, stored,
     selected, shuffled or bitcast (bf16 arithmetic is integer code by now),

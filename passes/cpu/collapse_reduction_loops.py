@@ -4,14 +4,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.cpu.plans.schedule_plan import REDUCTION_LANES, Machine, loop_extents, loop_nest, reduction_plan
 
 
-@dataclass(frozen=True)
 class CollapseReductionLoops(ModulePass):
     """Merge neighbouring loops of a reducing `linalg.generic` on tensors that
     every operand walks together (consecutive dims, in loop order, or not at

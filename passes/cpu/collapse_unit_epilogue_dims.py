@@ -3,8 +3,6 @@ plans' rank, its unit dims dropped, is of their rank."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.cpu.plans.epilogue_plan import MAX_RANK
@@ -12,7 +10,6 @@ from xlac.passes.cpu.plans.epilogue_plan import MAX_RANK
 _I64 = 64
 
 
-@dataclass(frozen=True)
 class CollapseUnitEpilogueDims(ModulePass):
     """An all-parallel `linalg.generic` of rank above the epilogue plans'
     (3) that reads a `linalg.matmul`'s result through a `tensor.expand_shape`

@@ -3,13 +3,10 @@ unit dims reads the tensor without them."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
 
-@dataclass(frozen=True)
 class CollapseUnitReadDims(ModulePass):
     """In a `linalg.generic` body, a `tensor.extract` from a tensor whose
     trailing dims are 1 (read at 0) reads a `tensor.collapse_shape` of it that

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from xlac.mlir import ir
@@ -12,7 +10,6 @@ from xlac.passes.cpu.builders.mpi_text import SHIM_DECLARATIONS, MpiModule
 from xlac.spmd.grid import declared_grid
 
 
-@dataclass(frozen=True)
 class CollectivesToMpi(ModulePass):
     """Give each collective declaration of xla-lower-collectives a body that
     calls the MPI shim (`xlac_mpi_all_reduce(comm, send, recv, count, dtype,

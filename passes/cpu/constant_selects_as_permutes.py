@@ -4,7 +4,6 @@ in-lane permute of a two-entry table."""
 from __future__ import annotations
 
 import array
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops
@@ -13,7 +12,6 @@ _PERMUTE = "llvm.x86.avx.vpermilvar.ps.256"
 _LANES = 8                              # f32 lanes of a ymm register
 
 
-@dataclass(frozen=True)
 class ConstantSelectsAsPermutes(ModulePass):
     """Every `llvm.select` of two splat f32 constants on a vector of 8k lanes
     becomes `vpermilps` (variable form) of the table [f, f, f, t] in each

@@ -3,14 +3,11 @@ table of pointers, filled when the code is loaded."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, forget_module_ops, module_ops
 from xlac.signature import CONSTANT_TABLE_SYMBOL, CONSTANTS_ATTR, constant_index
 
 
-@dataclass(frozen=True)
 class ConstantTable(ModulePass):
     """Replace each `llvm.mlir.addressof @__xlac_constant_i` (an external
     global made by xla-constant-arguments-to-globals) by a load of entry `i`

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir, passmanager
 from xlac.passes.base import ModulePass, nested_ops, symbol_name
 from xlac.passes.helper_calls import call_and_erase
@@ -12,7 +10,6 @@ from xlac.passes.helper_calls import call_and_erase
 _HELPER_PIPELINE = "builtin.module(convert-math-to-libm, arith-expand{include-bf16=true})"
 
 
-@dataclass(frozen=True)
 class Expm1ToLibm(ModulePass):
     """Replace every `math.expm1` by a call of a helper that calls libm's
     `expm1f` (f32, and f16/bf16 extended to f32 around it) or `expm1` (f64);

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
@@ -13,7 +11,6 @@ from xlac.passes.base import ModulePass, nested_ops
 MIN_STEPS = 3
 
 
-@dataclass(frozen=True)
 class HornerFma(ModulePass):
     """Rewrite each step `acc * w + c` of an f32 Horner chain (scalar or
     vector) of MIN_STEPS steps or more, where `acc` is the previous step's

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops
 
@@ -14,7 +12,6 @@ _MOVES = {"llvm.load": (None, True), "llvm.intr.masked.load": (None, True),
 _PASS_THROUGH = ("llvm.intr.masked.load", "llvm.intr.masked.gather")   # operand 2: lanes not read
 
 
-@dataclass(frozen=True)
 class I1MemoryAsI8(ModulePass):
     """Every vector load, store, gather or scatter of i1 lanes reads or writes
     i8 lanes, converted with a trunc (read) or a zext (written).

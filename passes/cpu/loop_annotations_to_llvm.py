@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops
 
 
-@dataclass(frozen=True)
 class LoopAnnotationsToLlvm(ModulePass):
     """Move the `llvm.loop_annotation` that convert-scf-to-cf puts on a
     loop's back edge into the `loop_annotation` of the `llvm.br` or

@@ -4,8 +4,6 @@ becomes a call to a micro-kernel compiled once per machine
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.cpu.edge_tile_loops import edge_tile_loop
@@ -24,7 +22,6 @@ STREAM = "_nt"                                # ... and .STREAM
 STREAM_BYTES = 4 << 20                        # a written-once result larger than this is stored past the caches
 
 
-@dataclass(frozen=True)
 class MicroKernelCalls(ModulePass):
     """Replace each register tile of an f32 matmul (after bufferization) by a
     call to ``xlac_ukernel_f32_<tm>x<tn>(c, ldc, a, lda, b, ldb, k, accumulate)``.

@@ -4,8 +4,6 @@ conversion, converted from i32."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.cpu.index_ranges import bit_width, fits, value_range
@@ -17,7 +15,6 @@ _EXTENDS = {"arith.index_cast": "arith.extsi", "arith.index_castui": "arith.extu
 _TO_FLOAT = ("arith.sitofp", "arith.uitofp")
 
 
-@dataclass(frozen=True)
 class NarrowIndexVectors(ModulePass):
     """Rewrite `index_cast(v) : vector<N x index> -> vector<N x iK>` (K <= 32)
     where ``v`` is built of `addi`, `muli`, `vector.broadcast`, `vector.step`

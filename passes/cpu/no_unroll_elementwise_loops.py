@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops
 from xlac.passes.cpu.no_unroll_fill_loops import keep_rolled
@@ -19,7 +17,6 @@ _VECTOR_WRITES = ("vector.transfer_write", "vector.store", "vector.maskedstore")
 _SHORT = 8                    # trips of a row's loop still unrolled inside a data-dependent walk
 
 
-@dataclass(frozen=True)
 class NoUnrollElementwiseLoops(ModulePass):
     """Mark each `scf.for` without results that reads and writes vectors,
     in a function with no register tiles, reductions or shuffles (an

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
@@ -13,7 +11,6 @@ _READS = ("vector.transfer_read", "vector.load", "vector.maskedload", "vector.ga
 _TILE_OPS = ("vector.contract", "vector.fma", "vector.outerproduct")
 
 
-@dataclass(frozen=True)
 class NoUnrollFillLoops(ModulePass):
     """Mark each `scf.for` that only stores vectors it reads from nowhere
     (the zeroing of a matmul's or convolution's output, a padded buffer's

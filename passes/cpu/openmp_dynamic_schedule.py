@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
 
-@dataclass(frozen=True)
 class OpenmpDynamicSchedule(ModulePass):
     """Set `schedule(dynamic)` on every `omp.wsloop` (after convert-scf-to-openmp).
 

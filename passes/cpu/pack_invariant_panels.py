@@ -4,7 +4,6 @@ writes its B reads B from panels packed once, before the loop."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, is_within, nested_ops, symbol_name
@@ -21,7 +20,6 @@ _VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "mem
 _READS = ("memref.load", "vector.transfer_read", "vector.load", "memref.dim")
 
 
-@dataclass(frozen=True)
 class PackInvariantPanels(ModulePass):
     """Where a kernel function (`@xla_scheduled_<n>`) called in an `scf.while`
     or `scf.for` reads a K x N f32 buffer only as a matmul's B, one vector of

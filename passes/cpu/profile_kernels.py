@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.errors import format_location
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, public_definitions, symbol_name
@@ -16,7 +14,6 @@ _PASSIVE = ("memref.alloc", "memref.alloca", "memref.dealloc", "memref.subview",
             "ub.poison", "memref.extract_strided_metadata", "memref.extract_aligned_pointer_as_index")
 
 
-@dataclass(frozen=True)
 class ProfileKernels(ModulePass):
     """Wrap each op of a public function's body that does work (a loop nest, a
     parallel region, a copy, a call) in calls of `@xlac_profile_enter(id)` and

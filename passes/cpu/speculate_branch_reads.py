@@ -3,8 +3,6 @@ becomes a select of both reads, each read clamped in bounds."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.cpu.plans.body_reads import contiguous, reads_a_slice
@@ -19,7 +17,6 @@ _UNSAFE = ("arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.ce
 MAX_SPECULATED_OPS = 24        # both branches' ops together: beyond, the work wasted outweighs
 
 
-@dataclass(frozen=True)
 class SpeculateBranchReads(ModulePass):
     """In each `linalg.generic` body, turn an `scf.if` whose branches only
     compute and read tensors (`tensor.extract`) into both branches' ops, run

@@ -2,14 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.cpu.plans.loop_trips import constant_index
 
 
-@dataclass(frozen=True)
 class UnmaskContractions(ModulePass):
     """Drop the mask of a `vector.mask` around a `vector.contract` whose mask
     leaves every reduced lane on and that has no passthru value.

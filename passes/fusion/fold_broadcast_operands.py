@@ -3,14 +3,11 @@ becomes an unbatched operand (the weight of a batched linear layer)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir, stablehlo
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.fusion.fold_transposes import dot_attributes
 
 
-@dataclass(frozen=True)
 class FoldBroadcastOperands(ModulePass):
     """Replace `dot_general(a, broadcast_in_dim(w))` batched over dims along
     which `w` is only repeated by `dot_general(a, w)` with a's batch dims free.

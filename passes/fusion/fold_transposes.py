@@ -3,13 +3,10 @@ its operands swapped (part of XLA's TransposeFolding)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir, stablehlo
 from xlac.passes.base import ModulePass, nested_ops
 
 
-@dataclass(frozen=True)
 class FoldTransposes(ModulePass):
     """Replace `transpose(dot_general(a, b))` that puts b's free dims before
     a's (batch dims kept first) by `dot_general(b, a)`.

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.dialects.xla import FUSION, fusion_body, fusion_kind, verify_fusion
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
@@ -12,7 +10,6 @@ GROUP_ATTR = "xla.fusion_group"
 KIND_ATTR = "xla.fusion_kind"
 
 
-@dataclass(frozen=True)
 class InlineFusions(ModulePass):
     """Replace each xla.fusion by its body, tagging the ops with their kernel.
 

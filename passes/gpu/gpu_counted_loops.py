@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass
 from xlac.passes.gpu.launch_ops import HOST_LOOP, host_blocks
@@ -14,7 +12,6 @@ _SWAPPED = {"slt": "sgt", "sle": "sge", "sgt": "slt", "sge": "sle",
 _BEFORE_OPS = ("linalg.generic", "tensor.extract", "tensor.empty", "arith.constant", "scf.condition")
 
 
-@dataclass(frozen=True)
 class GpuCountedLoops(ModulePass):
     """Rewrite a host scf.while whose trip count is known at compile time (a
     counter from a constant, compared with a constant, stepped by a constant:

@@ -3,8 +3,6 @@ loop-nest readers, so that elementwise fusion can fold it into every one (cuda).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
@@ -17,7 +15,6 @@ MAX_COPIES = 4
 READS_MEMORY = ("linalg.index", "tensor.extract")  # a gather: not an elementwise producer
 
 
-@dataclass(frozen=True)
 class GpuDuplicateCheapProducers(ModulePass):
     """Give each `linalg.generic` reader of a cheap elementwise `linalg.generic`
     a copy of it of its own, right before it, when all its readers are such. A

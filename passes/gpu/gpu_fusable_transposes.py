@@ -3,14 +3,11 @@ linalg.generic, which elementwise fusion can fold together with it (cuda)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.gpu.transpose_reshapes import split_generic
 
 
-@dataclass(frozen=True)
 class GpuFusableTransposes(ModulePass):
     """Rewrite `linalg.transpose` on tensors into the equivalent all-parallel
     `linalg.generic` when its input is made by a `linalg.generic` read by nothing

@@ -16,8 +16,6 @@ comes from StableHLO, which has no recursion) is left a function, its calls call
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, is_within, symbol_name
 from xlac.passes.outline import inline_call as inline_body
@@ -25,7 +23,6 @@ from xlac.passes.outline import inline_call as inline_body
 MAX_ROUNDS = 16                            # helpers nest 2 deep; more is recursion
 
 
-@dataclass(frozen=True)
 class GpuInlineHelpers(ModulePass):
     """Replace each call of a private one-block func.func by its body (linear; see module docs)."""
 

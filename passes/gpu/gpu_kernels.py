@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass
@@ -37,7 +36,6 @@ FEW_COLUMNS = 8192               # column reductions with fewer outputs get a bl
 MIN_BLOCK_REDUCTION = 64         # fewer reduced elements: a thread folds them alone
 
 
-@dataclass(frozen=True)
 class GpuKernels(ModulePass):
     """linalg.generic on buffers -> loop or reduction kernels (run after generalizing named ops)."""
 

@@ -7,7 +7,6 @@ block, K staged through shared memory, 4x4 outputs per thread).
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
@@ -19,7 +18,6 @@ from xlac.passes.helper_calls import fresh_symbol, region_declaration, replace_w
 _MATMULS = {"linalg.matmul": 0, "linalg.batch_matmul": 1}
 
 
-@dataclass(frozen=True)
 class GpuMatmulKernels(ModulePass):
     """linalg.matmul / batch_matmul (f32, f64, plain layouts) -> a shared-memory tiled kernel."""
 

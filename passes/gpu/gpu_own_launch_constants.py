@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
 
-@dataclass(frozen=True)
 class GpuOwnLaunchConstants(ModulePass):
     """Give each `gpu.launch` a copy, right before it, of every `arith.constant`
     its body reads from outside.

@@ -17,7 +17,6 @@ xla-gpu-horizontal-launches), at the start of the function.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions
@@ -26,7 +25,6 @@ from xlac.passes.gpu.conv_gemm_text import ELEMENT_BYTES
 ORIGIN = "xla.conv"
 
 
-@dataclass(frozen=True)
 class GpuShareConvScratch(ModulePass):
     """Point the im2col scratch buffers of a function's convolutions (their matmuls
     marked `xla.conv`) into one allocation per element type, the size of the largest."""

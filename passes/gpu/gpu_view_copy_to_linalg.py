@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, nested_ops
 
 
-@dataclass(frozen=True)
 class GpuViewCopyToLinalg(ModulePass):
     """Rewrite `memref.copy` whose operands are not plain buffers into `linalg.copy`.
 

@@ -44,7 +44,6 @@ class Tap:
     ops: tuple[ir.Operation, ...]     # insert, expand, matmul, collapse, transpose, slice: erased after
 
 
-@dataclass(frozen=True)
 class GpuWeightGradientsAsOneMatmul(ModulePass):
     """Per-tap weight-gradient matmuls inserted into one tensor -> an im2col and one matmul."""
 

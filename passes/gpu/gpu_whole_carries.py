@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass
 from xlac.passes.gpu.launch_ops import host_blocks, host_control_flow
@@ -11,7 +9,6 @@ from xlac.passes.gpu.launch_ops import host_blocks, host_control_flow
 _RESHAPES = ("tensor.collapse_shape", "tensor.expand_shape", "tensor.cast")
 
 
-@dataclass(frozen=True)
 class GpuWholeCarries(ModulePass):
     """Copy (``linalg.copy`` into a ``tensor.empty``) each slice, or reshape of a
     slice, that a host loop starts from or that host control flow yields.

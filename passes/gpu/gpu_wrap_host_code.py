@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, functions, symbol_name
 from xlac.passes.gpu.host_reads import control_operand, materialize_control_values, read_back_ops
@@ -20,7 +18,6 @@ HOST_OPS = frozenset({
 })
 
 
-@dataclass(frozen=True)
 class GpuWrapHostCode(ModulePass):
     """Wrap each run of sequential host ops in a 1-trip scf.parallel (a 1x1 kernel).
 

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.errors import UnsupportedOpError
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
@@ -12,7 +10,6 @@ from xlac.passes.base import ModulePass, PassFailure, nested_ops
 _PASSING_VALUES_ON = ("func.return", "stablehlo.return", "func.call")
 
 
-@dataclass(frozen=True)
 class CheckRanked(ModulePass):
     """Report every op with an unranked tensor (``tensor<*xf32>``), at its location.
 

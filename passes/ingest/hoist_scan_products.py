@@ -3,8 +3,6 @@ loop-invariant operand -> one product of the whole input before the loop."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, is_within, nested_ops
 from xlac.passes.ingest.unroll_short_loops import defining_op, scalar_constant, trip_count
@@ -13,7 +11,6 @@ MAX_PRODUCT_BYTES = 64 << 20     # the hoisted product is held for the whole loo
 _MAX_INVARIANT_OPS = 16          # ops cloned out of the loop to make the invariant operand
 
 
-@dataclass(frozen=True)
 class HoistScanProducts(ModulePass):
     """In a `stablehlo.while` counting i from 0 to N by one (a `lax.scan`),
     replace a `dot_general` of the step's slice of a sequence the loop carries

@@ -19,7 +19,6 @@ shift_right_arithmetic shift_right_logical sign sine sqrt subtract tan tanh xor
 """.split())
 
 
-@dataclass(frozen=True)
 class MergeSelectBranches(ModulePass):
     """Rewrite `select(c, f(a1, b1), f(a2, b2))` as `f(select(c, a1, a2),
     select(c, b1, b2))`, recursively, where both sides are the same pure

@@ -4,7 +4,6 @@ as the elementwise multiply it is."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
@@ -12,7 +11,6 @@ from xlac.passes.base import ModulePass, nested_ops
 _DIMS = re.compile(r"(\w+_dimensions) = \[([\d, ]*)\]")
 
 
-@dataclass(frozen=True)
 class OuterDotsAsMultiplies(ModulePass):
     """A float `stablehlo.dot_general` with no contracting dimensions (an outer
     product over its batch dimensions) becomes each operand brought to the

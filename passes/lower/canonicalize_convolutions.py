@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
@@ -13,7 +12,6 @@ from xlac.passes.lower.builders.convolution_text import Conv, helper_text, needs
 _LAYOUTS = re.compile(r"\[([^\]]*)\]x\[([^\]]*)\]->\[([^\]]*)\]")
 
 
-@dataclass(frozen=True)
 class CanonicalizeConvolutions(ModulePass):
     """Rewrite each 2-D `stablehlo.convolution` the CPU schedules cannot take as
     it stands into StableHLO they can (see convolution_text.py): other layouts

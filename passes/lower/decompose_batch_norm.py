@@ -17,7 +17,6 @@ _KINDS = {
 }
 
 
-@dataclass(frozen=True)
 class DecomposeBatchNorm(ModulePass):
     """Replace `stablehlo.batch_norm_{inference,training,grad}` by calls to
     helpers made of broadcast_in_dim, reduce and elementwise StableHLO ops.

@@ -3,13 +3,11 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
 
-@dataclass(frozen=True)
 class FlattenReductions(ModulePass):
     """Merge runs of neighbouring dims that a `stablehlo.reduce` treats alike
     (all reduced, or all kept) into one dim, with reshapes (free on row-major

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
 
-@dataclass(frozen=True)
 class FoldEmptyReductions(ModulePass):
     """Replace a `stablehlo.reduce` whose inputs have no elements by its init
     values broadcast to the result shapes.

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
@@ -12,7 +10,6 @@ from xlac.passes.lower.builders.collective_text import Transfer, helper_text
 from xlac.spmd.grid import SPMD_OPS, DeviceGrid, declared_grid
 
 
-@dataclass(frozen=True)
 class LowerCollectives(ModulePass):
     """Replace each collective (and replica_id/partition_id) by a call that
     moves buffers: `@__xlac_collective_N(send, recv)`, a declaration whose

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
 
 _LOWERINGS = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
 
 
-@dataclass(frozen=True)
 class LowerControlFlow(ModulePass):
     """Rewrite `stablehlo.while/if/case` into `scf.while/if/index_switch`.
 

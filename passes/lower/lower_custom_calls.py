@@ -11,7 +11,6 @@ from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 from xlac.passes.lower.builders.lapack_calls import Call, lapack_call, lowered_targets
 
 
-@dataclass(frozen=True)
 class LowerCustomCalls(ModulePass):
     """Lower `stablehlo.custom_call @lapack_*_ffi` (jnp.linalg on the CPU) to LAPACK calls.
 

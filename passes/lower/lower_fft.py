@@ -15,7 +15,6 @@ from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 _COMPLEX = "complex<f64>"
 
 
-@dataclass(frozen=True)
 class LowerFft(ModulePass):
     """Lower `stablehlo.fft` (FFT, IFFT, RFFT, IRFFT) to linalg.generic DFTs.
 

@@ -12,7 +12,6 @@ from xlac.passes.helper_calls import delinearize, fresh_symbol, replace_with_cal
 _FLOATS = ("f16", "bf16", "f32", "f64", "complex<f32>", "complex<f64>")
 
 
-@dataclass(frozen=True)
 class LowerLinalgOps(ModulePass):
     """Lower `stablehlo.triangular_solve` and `stablehlo.cholesky` to scf loops.
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from xlac.mlir import ir, stablehlo
@@ -19,7 +18,6 @@ if TYPE_CHECKING:
 # process's first compile; the op census skips ``run`` without one).
 
 
-@dataclass(frozen=True)
 class LowerScatter(ModulePass):
     """Lower every `stablehlo.scatter` to scf loops over tensors (Python; upstream has none).
 

@@ -10,7 +10,6 @@ from xlac.passes.base import ModulePass, PassFailure, nested_ops
 from xlac.passes.helper_calls import delinearize, fresh_symbol, region_declaration, replace_with_call
 
 
-@dataclass(frozen=True)
 class LowerSelectAndScatter(ModulePass):
     """Lower `stablehlo.select_and_scatter` to scf loops over tensors.
 

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
 
 _TUPLE_OPS = ("stablehlo.tuple", "stablehlo.get_tuple_element")
 
 
-@dataclass(frozen=True)
 class LowerStructural(ModulePass):
     """Fold tuples away, drop optimization barriers and dot algorithm hints.
 

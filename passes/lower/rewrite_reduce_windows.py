@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
@@ -13,7 +11,6 @@ _COMBINERS = ("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stabl
               "stablehlo.and", "stablehlo.or")
 
 
-@dataclass(frozen=True)
 class RewriteReduceWindows(ModulePass):
     """Rewrite two kinds of single-input `stablehlo.reduce_window`:
 

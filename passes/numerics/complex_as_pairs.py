@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.cpu.plans.pair_transpose_plan import complex_transpose_in_blocks
@@ -24,7 +22,6 @@ _PRODUCTS = ("stablehlo.multiply",)
 _TAGS = (GROUP_ATTR, KIND_ATTR)
 
 
-@dataclass(frozen=True)
 class ComplexAsPairs(ModulePass):
     """In a module whose complex values only go through sums (`reduce` of
     `add`, a `reduce_window` of `add` that is a scan), adds, negations, data

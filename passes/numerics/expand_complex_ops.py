@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.dtypes import tensor_type
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
@@ -13,7 +11,6 @@ from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 _EXPANDED = ("stablehlo.maximum", "stablehlo.minimum", "stablehlo.bitcast_convert", "stablehlo.cbrt")
 
 
-@dataclass(frozen=True)
 class ExpandComplexOps(ModulePass):
     """Rewrite complex `maximum`/`minimum`, `bitcast_convert` and `cbrt` into
     StableHLO ops on real parts.

@@ -3,8 +3,6 @@ integer in [-1.5, 1.5] as multiplies, divides and a square root."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.helper_calls import (
@@ -30,7 +28,6 @@ _BODIES = {
 _INFINITY = {"f32": "0x7F800000", "f64": "0x7FF0000000000000"}     # MLIR spells inf in hex
 
 
-@dataclass(frozen=True)
 class ExpandConstantPowers(ModulePass):
     """Replace f32/f64 `stablehlo.power` whose exponent is a splat constant
     of 1, 2, -1, +-0.5 or +-1.5 by the same value computed with `multiply`,

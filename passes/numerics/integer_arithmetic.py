@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.helper_calls import (
@@ -14,7 +12,6 @@ from xlac.passes.helper_calls import (
 )
 
 
-@dataclass(frozen=True)
 class IntegerArithmetic(ModulePass):
     """Lower integer `power` by square-and-multiply over every bit of the
     exponent, all elementwise.

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
 _CONVERSIONS = ("arith.extf", "arith.truncf")
 
 
-@dataclass(frozen=True)
 class KeepRoundings(ModulePass):
     """Take the `contract` flag off the conversions that
     `arith-emulate-unsupported-floats` and `math-extend-to-supported-types`

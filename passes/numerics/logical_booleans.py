@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
@@ -11,7 +9,6 @@ from xlac.passes.base import ModulePass, nested_ops
 _LOGICAL = {"stablehlo.add": "stablehlo.or", "stablehlo.multiply": "stablehlo.and"}
 
 
-@dataclass(frozen=True)
 class LogicalBooleans(ModulePass):
     """Rewrite `add` on i1 into `or` and `multiply` into `and`, reduction
     bodies included.

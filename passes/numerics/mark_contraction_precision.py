@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
 PRECISION = "xla.precision"
 
 
-@dataclass(frozen=True)
 class MarkContractionPrecision(ModulePass):
     """Mark each f32 `dot_general` whose precision_config asks for HIGHEST on
     either operand with `xla.precision = "highest"`; the linalg lowering and

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
@@ -11,7 +9,6 @@ from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 _INF = {"f16": "0x7C00", "bf16": "0x7F80", "f32": "0x7F800000", "f64": "0x7FF0000000000000"}
 
 
-@dataclass(frozen=True)
 class ReducePrecisionNans(ModulePass):
     """Give `reduce_precision` with `mantissa_bits = 0` an inf where its
     operand is NaN (+inf whatever the NaN's sign, as the interpreter).

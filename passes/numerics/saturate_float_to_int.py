@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, nested_ops
 
 
-@dataclass(frozen=True)
 class SaturateFloatToInt(ModulePass):
     """Make every scalar `arith.fptosi` / `arith.fptoui` saturate: NaN -> 0,
     too large -> the integer's max, too small -> its min (0 when unsigned).

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.numerics.widen_contractions import contraction_like
@@ -11,7 +9,6 @@ from xlac.passes.numerics.widen_contractions import contraction_like
 _CONTRACTIONS = ("stablehlo.dot_general", "stablehlo.convolution")
 
 
-@dataclass(frozen=True)
 class SplitComplexContractions(ModulePass):
     """Compute each complex `dot_general` and `convolution` as four real ones
     on the operands' real and imaginary parts:

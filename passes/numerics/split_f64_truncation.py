@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.dtypes import tensor_type
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
@@ -12,7 +10,6 @@ from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 _HALF_TYPES = ("f16", "bf16")
 
 
-@dataclass(frozen=True)
 class SplitF64Truncation(ModulePass):
     """Rewrite `stablehlo.convert` f64 -> f16/bf16 as f64 -> f32 rounded to
     odd, then f32 -> f16/bf16.

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
 
-@dataclass(frozen=True)
 class WidenF8Predicates(ModulePass):
     """Give each `is_finite` of an f8 tensor the operand converted to f32.
 

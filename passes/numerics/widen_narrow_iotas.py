@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 
 
-@dataclass(frozen=True)
 class WidenNarrowIotas(ModulePass):
     """Give each `iota` of a float type narrower than 32 bits whose counted
     dim is longer than that width's signed integers reach the f32 iota,

@@ -3,14 +3,11 @@ the result rounded once."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.fusion.inline_fusions import GROUP_ATTR, KIND_ATTR
 
 
-@dataclass(frozen=True)
 class WidenNarrowSums(ModulePass):
     """Give each single-input `stablehlo.reduce` whose body is one `add` of a
     float type narrower than f32 its operand and init converted to f32, the
