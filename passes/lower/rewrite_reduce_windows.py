@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
-from xlac.passes.helper_calls import fresh_symbol, replace_with_call
+from xlac.passes.helper_calls import LOWERED_FROM, fresh_symbol, replace_with_call
 from xlac.passes.lower.builders.window_text import blocked_scan_text, padded_text
 
 _COMBINERS = ("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum",
@@ -27,16 +27,21 @@ class RewriteReduceWindows(ModulePass):
     Example: reduce_window(x: 256x1024, window [1, 1024], padding [[0, 0],
     [1023, 0]], add) scans 64 blocks of 16, then the 64 block totals (4
     blocks of 16, then 4 totals), and adds each block's preceding total.
+
+    `rows=false` (the CUDA pipeline) keeps a sum along short rows as the
+    transposed copy's scan; the CPU's scans it 8 rows at a time in place
+    (row_scan_text.py), vector transfers its GPU lowering does not take.
     """
 
     name = "xla-rewrite-reduce-windows"
+    rows: bool = True
 
     acts_on = frozenset({"stablehlo.reduce_window"})
 
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
             if op.name == "stablehlo.reduce_window" and len(op.results) == 1:
-                _rewrite(module, op)
+                _rewrite(module, op, self.rows)
 
 
 def _ints(op: ir.Operation, name: str, default: int, rank: int) -> list[int]:
@@ -60,7 +65,7 @@ def _combiner(op: ir.Operation) -> str | None:
     return body[0].name
 
 
-def _rewrite(module: ir.Operation, op: ir.Operation) -> None:
+def _rewrite(module: ir.Operation, op: ir.Operation, rows: bool) -> None:
     source = ir.RankedTensorType(op.operands[0].type)
     combine = _combiner(op)
     if combine is None or not source.has_static_shape or "complex" in str(source.element_type):
@@ -78,8 +83,10 @@ def _rewrite(module: ir.Operation, op: ir.Operation) -> None:
     if plain and len(scanned) == 1 and _init_is_identity(op, combine) and \
             _is_scan(shape[scanned[0]], window[scanned[0]], padding, scanned[0]):
         dim = scanned[0]
-        text = blocked_scan_text(name, shape, element, dim, combine, reverse=padding[dim][1] > 0)
-        replace_with_call(module, op, text, name)
+        text = blocked_scan_text(name, shape, element, dim, combine, reverse=padding[dim][1] > 0,
+                                 rows=rows)
+        _, added = replace_with_call(module, op, text, name)
+        _untag_row_scans(added.values())
     elif any(p != (0, 0) for p in padding) and all(lo >= 0 and hi >= 0 for lo, hi in padding):
         padded = [n + lo + hi for n, (lo, hi) in zip(shape, padding)]
         attrs = ", ".join(f"{key} = array<i64: {', '.join(map(str, values))}>" for key, values in
@@ -88,6 +95,16 @@ def _rewrite(module: ir.Operation, op: ir.Operation) -> None:
         result = list(ir.RankedTensorType(op.results[0].type).shape)
         replace_with_call(module, op, padded_text(name, shape, padded, result, element, padding,
                                                   attrs, combine), name)
+
+
+def _untag_row_scans(helpers) -> None:
+    """A row scan's loops (row_scan_text.py) are vector code, one row a lane:
+    not the scalar loops `replace_with_call` tags for the unscheduled remark."""
+    for helper in helpers:
+        for inner in nested_ops(helper):
+            if inner.name == "scf.forall" and LOWERED_FROM in inner.attributes and \
+                    any(o.name == "vector.transfer_read" for o in nested_ops(inner)):
+                del inner.attributes[LOWERED_FROM]
 
 
 def is_scan_window(op: ir.Operation) -> bool:

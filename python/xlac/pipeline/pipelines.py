@@ -83,6 +83,8 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     # pads as slices: for the CPU's row copies (the target of ``parallel_rows``); CUDA's
     # convolution lowerings (im2col, weight gradients as one matmul) find a padded input as a pad
     concatenate = "xla-concatenate-as-slices" if parallel_rows else "xla-concatenate-as-slices{pads=false}"
+    # sums along short rows 8 rows at a time in place: vector transfers, for the CPU
+    reduce_windows = "xla-rewrite-reduce-windows" if parallel_rows else "xla-rewrite-reduce-windows{rows=false}"
     combine = [f"xla-combine-all-reduces{{bucket-bytes={int(collective_bucket_bytes)}}}"] \
         if int(collective_bucket_bytes) > 0 else []
     return [
@@ -112,7 +114,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         *widen_sums,                                      # f16/bf16 sums in f32, rounded once; complex sums as part pairs: vector lanes
         "xla-canonicalize-convolutions",                  # any layout, dilated input, weight gradients -> NHWC x HWIO
         "xla-flatten-reductions",                         # reduce over neighbouring dims: one dim, rows or columns
-        "xla-rewrite-reduce-windows",                     # cumsum & co as log-step scans; padded windows -> pad + pooling
+        reduce_windows,                                   # cumsum & co as log-step scans; padded windows -> pad + pooling
         "xla-decompose-batch-norm",                       # batch_norm_* as reduce + elementwise ops
         "xla-lower-scatter",                              # scatter as scf loops of slice updates; no upstream pattern
         "xla-lower-control-flow",                         # while/if/case -> scf; after the others, which may emit them
