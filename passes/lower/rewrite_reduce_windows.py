@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.helper_calls import LOWERED_FROM, fresh_symbol, replace_with_call
@@ -11,6 +13,7 @@ _COMBINERS = ("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stabl
               "stablehlo.and", "stablehlo.or")
 
 
+@dataclass(frozen=True)
 class RewriteReduceWindows(ModulePass):
     """Rewrite two kinds of single-input `stablehlo.reduce_window`:
 
