@@ -253,12 +253,13 @@ def llvm_stage(entry: str, options: Options) -> list[str]:
 def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
         remarks: bool | str = False, native_bf16: bool | str = False,
         micro_kernels: bool | str = False, amx: bool | str = False, bf16_kernel: str = "amx",
-        l1d_bytes: int | str = 0, fma: bool | str = False) -> list[str]:
+        l1d_bytes: int | str = 0, fma: bool | str = False,
+        permute_selects: bool | str = False) -> list[str]:
     """The whole CPU pipeline (``xla-cpu-pipeline``): input -> LLVM dialect ready for the JIT
     (``micro_kernels``: calls to the prebuilt kernels, which xlac's JIT and link bind;
     ``amx``: large bf16 matmuls on a bf16 one, ``bf16_kernel``; ``l1d_bytes``: see ``bufferize``;
-    ``fma``: see ``lower_to_llvm``)."""
+    ``fma``, ``permute_selects``: see ``lower_to_llvm``)."""
     return (ingest_cpu(entry, vector_bytes) + fuse(remarks) + lower_to_linalg(narrow_sums_in_f32=True)
             + bufferize(threads, vector_bytes, amx=amx, l1d_bytes=l1d_bytes)
             + lower_to_llvm(native_bf16, micro_kernels=micro_kernels, threads=threads, bf16_kernel=bf16_kernel,
-                            fma=fma))
+                            fma=fma, permute_selects=permute_selects))
