@@ -28,6 +28,7 @@ from xlac.passes.cpu.plans.schedule_plan import (
 )
 from xlac.passes.cpu.plans.whole_k_blocks import (
     BLOCK,
+    all_rows_column_chunks,
     min_whole_k_row_tiles,
     whole_block_chunks,
     whole_k_block,
@@ -145,6 +146,10 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
         # the panels in L1, where it holds them (one core, 128 x 1024 x 1024:
         # 128 against 120 GFLOP/s; 64 x 1024 x 256: 138 against 129)
         return Plan("xla_matmul_block_packed", chunks + (whole_bn, whole_bk, tm, tn))
+    if chunks[0] and not chunks[1] and chunks[0] < m \
+            and (width := all_rows_column_chunks(m, n, k, tm, tn, size, machine)):
+        # short row chunks would each pack all of B's panels: columns of all rows instead
+        return Plan("xla_matmul_block_packed", (0, width, width, k, tm, tn))
     return Plan("xla_matmul", chunks + (_row_block(chunks[0] or m, min(k, BLOCK), tm, size),
                                         bn, bk, tm, tn))
 

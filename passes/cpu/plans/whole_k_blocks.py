@@ -82,3 +82,29 @@ def whole_block_chunks(m: int, n: int, k: int, chunks: tuple[int, ...], tm: int,
     if not cn or cn == n or n % cn or (cm and m % cm):
         return None
     return cm if cm < m else 0, cn
+
+
+ALL_ROWS_BLOCK_BYTES = BLOCK * BLOCK * 4   # B's whole-k block a chunk of all rows packs: 256 KiB
+MIN_CHUNKS_PER_THREAD = 2                   # ... in at least this many chunks a thread (a busy core's share moves)
+
+
+def all_rows_column_chunks(m: int, n: int, k: int, tm: int, tn: int, element_bytes: int,
+                           machine: Machine) -> int | None:
+    """The width of thread chunks of all rows and whole columns, each one
+    whole-k block of B packed once, for an AVX-512 matmul whose chunks of
+    rows are too short for the whole-k block; else None. Such row chunks
+    (512^3 on two threads: eight of 64 rows) each pack every BLOCK-deep panel
+    of B again, all of B once per chunk (f32: 1 MiB eight times a call). With
+    all of m in each chunk, every chunk has the row tiles the whole-k block
+    needs (``min_rows``, the rule of min_whole_k_row_tiles) and packs only its
+    columns, once: the traffic of one core's plan, as whole_block_chunks
+    gives longer row chunks. The block is at most ALL_ROWS_BLOCK_BYTES (f32
+    512^3: 128 columns, four chunks; f64: 64), at least MIN_WHOLE_K_TILES
+    tiles wide, and there are at least MIN_CHUNKS_PER_THREAD chunks a thread.
+    Each element is still summed over all of k from 0: the same results."""
+    min_rows = min_whole_k_row_tiles(machine, tm, tn, element_bytes) * tm
+    if machine.registers < 32 or not BLOCK < k <= WHOLE_K or m < min_rows or m % tm or n % tn:
+        return None
+    widths = [b for b in range(MIN_WHOLE_K_TILES * tn, n // (MIN_CHUNKS_PER_THREAD * machine.threads) + 1, tn)
+              if n % b == 0 and b * k * element_bytes <= ALL_ROWS_BLOCK_BYTES]
+    return max(widths) if widths else None

@@ -23,10 +23,11 @@ def _dot(m: int, k: int, n: int, element: str = "f64") -> str:
 
 
 @pytest.mark.parametrize("m, k, n, element, machine, chunk_rows", [
-    (512, 512, 512, "f64", AVX512, 128),    # B 2 MiB: two chunks a thread (2.3 -> 2.1 ms)
+    (512, 2048, 512, "f64", AVX512, 128),   # B 8 MiB: two chunks a thread (512^3, 2 MiB: 2.3 -> 2.1 ms;
+                                            # now chunks of columns, test_short_row_chunks_as_columns.py)
     (512, 512, 512, "f64", Machine(8, 64), 32),
     (512, 256, 128, "f64", AVX512, 64),     # B 256 KiB, in L2: four chunks a thread (short k)
-    (512, 512, 512, "f32", AVX512, 64),     # f32 keeps its chunks
+    (512, 2048, 512, "f32", AVX512, 64),    # f32 keeps its chunks
 ])
 def test_avx512_f64_row_chunks(m, k, n, element, machine, chunk_rows):
     plan = matmul_plan(m, k, n, machine, element=element)
