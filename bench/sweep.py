@@ -54,6 +54,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--out", type=Path, help="also write the table as Markdown here")
     parser.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()) / "xlac-sweep")
     args = parser.parse_args(argv)
+    if args.before_tree and not (args.before_tree / "python" / "xlac" / "passes").is_dir():
+        # a plain `git worktree` has no such link: its xlac would import this
+        # tree's passes (the editable install's), and 'before' time the new code
+        parser.error(f"--before-tree {args.before_tree}: no python/xlac/passes there; link it to "
+                     "../../passes (and python/xlac/dialects to ../../dialects)")
     # what harness.bench_program reads
     args.min_reps, args.max_reps, args.warmup, args.pause_ms = 3, 100, 1, 5.0
     args.max_call_s, args.kill_after_s, args.seed, args.profile = 20.0, 300.0, 0, False

@@ -50,6 +50,24 @@ def transposed_read_loop(op: ir.Operation) -> int | None:
     return walked.pop() if len(walked) == 1 else None
 
 
+def permuted_read(op: ir.Operation) -> list[int] | None:
+    """The loops (one per input dim) of the one permutation an elementwise
+    generic reads an operand through, other than the identity, when the
+    output is row-major and every other operand is read in its order
+    (``x.T.astype(c64)`` of complex pairs: loops [1, 0, 2]); None when there
+    is no such operand, two permutations, or a broadcast or scalar operand."""
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    identity = str(ir.AffineMap.get_identity(maps[-1].n_dims))
+    if len(op.results) != 1 or str(maps[-1]) != identity:
+        return None
+    found = {str(amap) for amap in maps[:-1] if str(amap) != identity}
+    if len(found) != 1 or any(not amap.is_permutation for amap in maps[:-1]):
+        return None
+    permuted = found.pop()
+    amap = next(a for a in maps[:-1] if str(a) == permuted)
+    return [int(_DIM.match(str(e)).group(1)) for e in amap.results]
+
+
 def transpose_block(element_bytes: int) -> int | None:
     """The side of a square register block: 16 (transposed in four rounds of
     two-row unpacks, transpose.mlir), 8 for 8-byte elements. Measured on AVX2,

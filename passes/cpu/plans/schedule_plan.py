@@ -18,7 +18,7 @@ from xlac.passes.cpu.plans.body_reads import gather_safe, stepping_loop
 from xlac.passes.cpu.plans.chunks import thread_tiles
 from xlac.passes.cpu.plans.loop_trips import enclosing_trips
 from xlac.passes.cpu.plans.pair_transpose_plan import pair_transpose_tiles
-from xlac.passes.cpu.plans.permuted_reads import copy_permutation, transpose_block, transposed_read_loop
+from xlac.passes.cpu.plans.permuted_reads import copy_permutation, permuted_read, transpose_block, transposed_read_loop
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,8 @@ def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
     if op.name == "linalg.generic" and not nest.reductions and simple_body(op):
         walked = transposed_read_loop(op)
         plan = _blocked_transpose_plan(walked, nest, machine) if walked is not None else None
+        if plan is None and (permutation := permuted_read(op)) is not None:
+            plan = _pair_transpose_plan(permutation, nest, machine)
         if plan is not None:
             return plan
     if not nest.reductions and simple_body(op, gathers=True):
@@ -260,9 +262,16 @@ def _transpose_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan 
 
 def _swap_plan(permutation: list[int], nest: LoopNest, machine: Machine) -> Plan | None:
     """A permuted copy: register blocks where its input (or its pairs) runs along another loop, else rows."""
-    if pairs := pair_transpose_tiles(nest.extents, permutation, machine.threads):
-        return Plan(*pairs)
-    return _blocked_transpose_plan(permutation[-1], nest, machine) or _elementwise_plan(nest, machine)
+    return _pair_transpose_plan(permutation, nest, machine) or \
+        _blocked_transpose_plan(permutation[-1], nest, machine) or _elementwise_plan(nest, machine)
+
+
+def _pair_transpose_plan(permutation: list[int], nest: LoopNest, machine: Machine) -> Plan | None:
+    """Register blocks of pairs (pair_transpose_plan.py) for an op reading an
+    operand of complex parts' pairs transposed (a transpose, or an
+    elementwise op on one: a c128 -> c64 convert of ``x.T``), else None."""
+    pairs = pair_transpose_tiles(nest.extents, permutation, machine.threads)
+    return Plan(*pairs) if pairs else None
 
 
 def _blocked_transpose_plan(walked: int, nest: LoopNest, machine: Machine) -> Plan | None:
