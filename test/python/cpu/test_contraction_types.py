@@ -23,19 +23,26 @@ from xlac.reference.server import shared_server
 from xlac.targets import get_target
 from xlac.targets.cpu.pipeline import cpu as cpu_pipeline
 
-C64 = "complex<f32>"
+C64, C128 = "complex<f32>", "complex<f64>"
 # (lhs, rhs, result) element types
 DOTS = [("f32", "f32", "f32"), ("f64", "f64", "f64"), ("bf16", "bf16", "bf16"),
         ("bf16", "bf16", "f32"), ("f16", "f16", "f16"), ("f16", "f16", "f32"),
         ("bf16", "f32", "f32"), ("f32", "bf16", "f32"), ("i8", "i8", "i32"),
         ("ui8", "ui8", "i32"), ("ui8", "i8", "i32"), ("i8", "i8", "i8"), ("i32", "i32", "i32"),
         ("i64", "i64", "i64"), ("f8E4M3FN", "f8E4M3FN", "f32"), ("f8E5M2", "f8E5M2", "bf16"),
-        (C64, C64, C64)]
+        (C64, C64, C64),
+        # the audit of issue 39 (all right and vectorized before they were listed here):
+        # f16 and f8 mixed with other types, f8's FNUZ variants, f8 through f16, c128
+        ("f16", "f32", "f32"), ("bf16", "f16", "f32"), ("i8", "ui8", "i32"),
+        ("f8E4M3FN", "f8E5M2", "f32"), ("f8E4M3FN", "bf16", "f32"), ("f8E4M3FNUZ", "f8E4M3FNUZ", "f32"),
+        ("f8E5M2FNUZ", "f8E5M2FNUZ", "f32"), ("f8E4M3FN", "f8E4M3FN", "f16"),
+        (C128, C128, C128)]
 # a convolution's operands have one type (the verifier says so)
 CONVS = [(t, t, r) for t, r in [("f32", "f32"), ("f64", "f64"), ("bf16", "bf16"), ("bf16", "f32"),
                                 ("f16", "f16"), ("f16", "f32"), ("i8", "i32"), ("ui8", "i32"),
                                 ("i8", "i8"), ("i32", "i32"), ("i64", "i64"),
-                                ("f8E4M3FN", "f32"), ("f8E5M2", "bf16"), (C64, C64)]]
+                                ("f8E4M3FN", "f32"), ("f8E5M2", "bf16"), (C64, C64),
+                                ("f8E5M2", "f32"), (C128, C128)]]
 CASES = [("dot", *types) for types in DOTS] + [("conv", *types) for types in CONVS]
 LEVELS = ("x86-64-v3", "x86-64-v4")
 LANES = {"x86-64-v3": 32, "x86-64-v4": 64}      # bytes per vector register
@@ -86,8 +93,8 @@ def register_tile_ops(llvm: str, element: str, vector_bytes: int) -> list[str]:
 def accumulators(a: str, r: str) -> tuple[str, ...]:
     """The types a register tile may sum ``a`` in: narrow integers in f32
     where every sum is an exact f32 integer (xla-widen-contractions)."""
-    if a == C64:
-        return ("f32",)
+    if a in (C64, C128):
+        return ("f32",) if a == C64 else ("f64",)
     if a.startswith(("f", "bf")):
         return ("f64",) if "f64" in (a, r) else ("f32",)
     return ("i64",) if "64" in r else ("i32",) if a == "i32" else ("f32", "i32")
@@ -103,7 +110,7 @@ def test_every_type_takes_a_register_tiled_schedule(kind, a, b, r, level):
     options = Options().replace(cpu=level)
     steps = get_target("cpu").steps_until("llvm", "main", options)
     llvm, remarks = lowered(program(kind, a, b, r), steps)
-    if a == C64:
+    if a in (C64, C128):
         remarks = [m for m in remarks if "linalg.generic" not in m]
     assert remarks == []
     # an f32 tile may be a call of a micro-kernel (xla-micro-kernel-calls), whose FMAs are its own
@@ -141,7 +148,7 @@ def random_array(element: str, shape, rng: np.random.Generator) -> np.ndarray:
 # |xlac - interpreter| <= TOLERANCE * max |interpreter|. The interpreter sums
 # a bf16/f16 result in bf16/f16 (a rounding per term), xlac and XLA in f32
 # with one rounding: those two bounds are the interpreter's error.
-TOLERANCE = {"f32": 2e-6, "f64": 1e-14, "bf16": 2 ** -4, "f16": 2 ** -7, C64: 2e-6,
+TOLERANCE = {"f32": 2e-6, "f64": 1e-14, "bf16": 2 ** -4, "f16": 2 ** -7, C64: 2e-6, C128: 1e-14,
              "i8": 0, "i32": 0, "i64": 0}
 
 
@@ -156,7 +163,7 @@ def test_results_match_the_interpreter(kind, a, b, r):
     for level in runnable_levels(*LEVELS):
         got = np.asarray(xlac.compile(text, cpu=level, cache=False)(*args))
         assert got.dtype == want.dtype
-        wide = np.complex128 if r == C64 else np.float64
+        wide = np.complex128 if r in (C64, C128) else np.float64
         error = np.abs(got.astype(wide) - want.astype(wide)).max()
         assert error <= TOLERANCE[r] * np.abs(want.astype(wide)).max(), (level, error)
         if r in ("bf16", "f16"):
