@@ -281,6 +281,27 @@ def dim_position(expr: ir.AffineExpr) -> int | None:
     return expr.position if isinstance(expr, ir.AffineDimExpr) else None
 
 
+def text_of(thing) -> str:
+    """``str(thing)`` of a type or an attribute, printed once per distinct one
+    in a pass's run (types and attributes are uniqued in their context, so
+    equal ones are one key). Why: printing costs ~30x a dict look-up, and the
+    plans and checks print each op's types and iterator kinds (ViT: ~12,000
+    prints in a compile, of a few hundred distinct)."""
+    memo = run_memo()
+    if memo is None:
+        return str(thing)
+    texts = memo.get(_TEXTS)
+    if texts is None:
+        texts = memo[_TEXTS] = {}
+    found = texts.get(thing)
+    if found is None:
+        found = texts[thing] = str(thing)
+    return found
+
+
+_TEXTS = "base.text_of"
+
+
 def is_zero(expr: ir.AffineExpr) -> bool:
     """Whether ``expr`` is the constant ``0`` (a broadcast's or a unit dim's result)."""
     return isinstance(expr, ir.AffineConstantExpr) and expr.value == 0

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 from xlac.dtypes import tensor_type
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, dim_position, functions, nested_ops, symbol_name
+from xlac.passes.base import ModulePass, dim_position, functions, nested_ops, symbol_name, text_of
 from xlac.passes.helper_calls import SymbolNames, call_instead, fresh_name, parse_at
 
 _BODIES = (["arith.mulf", "arith.addf"], ["arith.muli", "arith.addi"])
@@ -108,7 +108,7 @@ def _contraction(op: ir.Operation) -> Contraction | None:
     types = [o.type for o in op.operands]
     if not all(isinstance(t, ir.RankedTensorType) and t.has_static_shape for t in types):
         return None
-    elements = [str(t.element_type) for t in types]
+    elements = [text_of(t.element_type) for t in types]
     narrow = elements[0] == elements[1] and elements[0] in ("bf16", "f16") and elements[2] == "f32"
     if (len(set(elements)) != 1 and not narrow) or not _is_multiply_add(op, widened=narrow):
         return None

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 
 from xlac.mlir import ir
-from xlac.passes.base import dim_position, is_zero
+from xlac.passes.base import dim_position, is_zero, text_of
 from xlac.passes.cpu.expand_f8_casts import FORMATS as F8_FORMATS
 from xlac.passes.cpu.plans.body_reads import gather_safe, stepping_loop
 from xlac.passes.cpu.plans.chunks import thread_tiles
@@ -155,9 +155,9 @@ def iterations(op: ir.Operation) -> int:
 def loop_nest(op: ir.Operation) -> LoopNest | None:
     """Loop extents from the operand shapes through the indexing maps."""
     types = [o.type for o in op.operands]
-    if not all(_is_static_tensor(t) or str(t) in VECTOR_ELEMENT_BYTES for t in types):
+    if not all(_is_static_tensor(t) or text_of(t) in VECTOR_ELEMENT_BYTES for t in types):
         return None
-    elements = {str(t.element_type) if isinstance(t, ir.RankedTensorType) else str(t)
+    elements = {text_of(t.element_type) if isinstance(t, ir.RankedTensorType) else text_of(t)
                 for t in types}
     if not elements <= set(VECTOR_ELEMENT_BYTES):
         return None
@@ -203,7 +203,7 @@ def _is_static_tensor(type_: ir.Type) -> bool:
 
 def iterator_kinds(op: ir.Operation, count: int) -> list[str]:
     if "iterator_types" in op.attributes:
-        return ["reduction" if "reduction" in str(a) else "parallel"
+        return ["reduction" if "reduction" in text_of(a) else "parallel"
                 for a in op.attributes["iterator_types"]]
     return ["parallel"] * (count - 1) + ["reduction"]      # matmul, batch_matmul: k last
 

@@ -14,7 +14,6 @@ import re
 from xlac.context import new_context
 from xlac.frontend.parse import parse_module
 from xlac.mlir import ir
-from xlac.passes.base import dim_position, is_zero
 from xlac.passes.cpu.plans import schedule_script
 from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import run_passes
@@ -101,12 +100,3 @@ def test_the_split_loses_only_comments():
             if code and not line.startswith(("module attributes", "}")):   # the file's own module
                 assert line.rstrip() in pieces, (path.name, line)
 
-
-def test_dim_position_reads_map_results_without_printing():
-    with new_context():
-        amap = ir.AffineMap.get(3, 0, [ir.AffineDimExpr.get(2), ir.AffineConstantExpr.get(0),
-                                       ir.AffineDimExpr.get(0) + ir.AffineDimExpr.get(1)])
-        parsed = ir.AffineMapAttr(ir.Attribute.parse(str(ir.AffineMapAttr.get(amap)))).value
-        for results in (amap.results, parsed.results):
-            assert [dim_position(e) for e in results] == [2, None, None]
-            assert [is_zero(e) for e in results] == [False, True, False]
