@@ -136,7 +136,8 @@ def _op_census(module: ir.Operation) -> frozenset[str]:
     names = getattr(_census, "names", None)
     if names is None or _census.module != module:
         found: set[str] = set()
-        module.walk(lambda op: found.add(op.name) or ir.WalkResult.ADVANCE)
+        add, advance = found.add, ir.WalkResult.ADVANCE    # bound once, as in nested_ops
+        module.walk(lambda op: add(op.name) or advance)
         names = _census.names = frozenset(found)
         _census.module = module
     return names
@@ -259,13 +260,52 @@ def is_within(op: ir.Operation, ancestor: ir.Operation) -> bool:
 def nested_ops(op: ir.Operation) -> list[ir.Operation]:
     """Every op nested in ``op`` (pre-order), ``op`` itself excluded."""
     found: list[ir.Operation] = []
+    # bound once: the walk calls back per op (a compile's ~100,000), and the
+    # attribute look-ups were a third of the callback's time
+    append, advance = found.append, ir.WalkResult.ADVANCE
 
     def visit(inner: ir.Operation):
-        found.append(inner)
-        return ir.WalkResult.ADVANCE
+        append(inner)
+        return advance
 
     op.walk(visit, ir.WalkOrder.PRE_ORDER)
     return found[1:]
+
+
+def dim_position(expr: ir.AffineExpr) -> int | None:
+    """``N`` of a plain ``dN`` map result, else None (``d0 * 2 + d1``, ``0``).
+
+    Why not the printed form matched: an affine map's results come as their
+    kind's class, and printing each (the plans read every linalg op's maps,
+    some several times) cost ~40x the class test."""
+    return expr.position if isinstance(expr, ir.AffineDimExpr) else None
+
+
+def text_of(thing) -> str:
+    """``str(thing)`` of a type or an attribute, printed once per distinct one
+    in a pass's run (types and attributes are uniqued in their context, so
+    equal ones are one key). Why: printing costs ~30x a dict look-up, and the
+    plans and checks print each op's types and iterator kinds again and again
+    (ViT: ~6,500 such prints in a compile's xla-check-support,
+    xla-normalize-contractions, plans and xla-peel-roll-columns)."""
+    memo = run_memo()
+    if memo is None:
+        return str(thing)
+    texts = memo.get(_TEXTS)
+    if texts is None:
+        texts = memo[_TEXTS] = {}
+    found = texts.get(thing)
+    if found is None:
+        found = texts[thing] = str(thing)
+    return found
+
+
+_TEXTS = "base.text_of"
+
+
+def is_zero(expr: ir.AffineExpr) -> bool:
+    """Whether ``expr`` is the constant ``0`` (a broadcast's or a unit dim's result)."""
+    return isinstance(expr, ir.AffineConstantExpr) and expr.value == 0
 
 
 def post_order_positions(module: ir.Operation, index_of: dict[ir.Operation, int]) -> list[int]:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, nested_ops, text_of
 
 
 class UpdateWindowsInPlace(ModulePass):
@@ -101,7 +101,7 @@ def _parallel(op: ir.Operation) -> bool:
     """Parallel loops only, the output read and written where the loops are.
     (Other inputs may be read elsewhere: a per-row weight broadcast along
     the window, as an embedding bag's is.)"""
-    kinds = [str(kind) for kind in ir.ArrayAttr(op.attributes["iterator_types"])]
+    kinds = [text_of(kind) for kind in ir.ArrayAttr(op.attributes["iterator_types"])]
     return all("parallel" in kind for kind in kinds) and _identity(_maps(op)[-1], op)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, nested_ops, text_of
 
 
 class AdditiveReductions(ModulePass):
@@ -28,7 +28,7 @@ class AdditiveReductions(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
-            if op.name == "linalg.generic" and "reduction" in str(op.attributes["iterator_types"]):
+            if op.name == "linalg.generic" and "reduction" in text_of(op.attributes["iterator_types"]):
                 _add_negations(op)
 
 

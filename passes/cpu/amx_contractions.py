@@ -8,7 +8,7 @@ import math
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, functions, nested_ops
+from xlac.passes.base import ModulePass, functions, nested_ops, text_of
 from xlac.passes.cpu.amx_epilogue import mark_epilogues
 from xlac.passes.helper_calls import parse_at
 
@@ -59,7 +59,7 @@ def _shape(value: ir.Value) -> list[int]:
 
 
 def _element(value: ir.Value) -> str:
-    return str(ir.ShapedType(value.type).element_type)
+    return text_of(ir.ShapedType(value.type).element_type)
 
 
 def _work(op: ir.Operation) -> int:
@@ -82,7 +82,7 @@ def _plain_maps(op: ir.Operation) -> bool:
     """Whether the matmul reads A[m, k] and B[k, n] as they lie (no transposing maps)."""
     if "indexing_maps" not in op.attributes:
         return True
-    maps = [str(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
+    maps = [text_of(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
     return maps == [f"affine_map<{m}>" for m in _PLAIN_MAPS[op.name]]
 
 

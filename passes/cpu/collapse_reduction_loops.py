@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from xlac.mlir import dialect, ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, dim_position, nested_ops, text_of
 from xlac.passes.cpu.plans.schedule_plan import REDUCTION_LANES, Machine, loop_extents, loop_nest, reduction_plan
 
 
@@ -49,17 +49,17 @@ def _maps(op: ir.Operation) -> list[list[int]]:
     """Each operand's map as the loop behind each of its dims (None: not a projection)."""
     maps = []
     for attr in ir.ArrayAttr(op.attributes["indexing_maps"]):
-        results = [str(e) for e in ir.AffineMapAttr(attr).value.results]
-        if not all(r.startswith("d") and r[1:].isdigit() for r in results):
+        dims = [dim_position(e) for e in ir.AffineMapAttr(attr).value.results]
+        if None in dims:
             return None
-        maps.append([int(r[1:]) for r in results])
+        maps.append(dims)
     return maps
 
 
 def _loop_groups(op: ir.Operation) -> list[list[int]] | None:
     """Runs of neighbouring loops to merge, or None when nothing merges (or the
     op is not a static, index-free reduction on tensors)."""
-    iterators = [str(t) for t in ir.ArrayAttr(op.attributes["iterator_types"])]
+    iterators = [text_of(t) for t in ir.ArrayAttr(op.attributes["iterator_types"])]
     if len(op.results) != 1 or not (any("reduction" in t for t in iterators) or _short_inner(op)):
         return None
     if any(not isinstance(v.type, ir.RankedTensorType) or not ir.RankedTensorType(v.type).has_static_shape

@@ -20,7 +20,7 @@ would get.
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import nested_ops, symbol_name
+from xlac.passes.base import nested_ops, symbol_name, text_of
 from xlac.passes.cpu.kernel_reads import bitcast, copied_in, crossing_type, does_work, outside_reads, passable
 from xlac.passes.outline import inline_call
 
@@ -91,7 +91,7 @@ class Repeats:
                              (self._text(owner.operation), ir.OpResult(value).result_number))
             else:
                 arguments.append(value)
-                marks.append(str(value.type) if passable(value.type) else None)
+                marks.append(text_of(value.type) if passable(value.type) else None)
 
         for value in reads:
             visit(value)
@@ -117,9 +117,9 @@ class Repeats:
         names of the whole entry, which it numbers first (1.5 ms a view on ViT)."""
         if op not in self.texts:
             named = [op.attributes[i] for i in range(len(op.attributes))]
-            self.texts[op] = (op.name, tuple((a.name, str(a.attr)) for a in named),
-                              tuple(str(v.type) for v in op.operands),
-                              tuple(str(r.type) for r in op.results))
+            self.texts[op] = (op.name, tuple((a.name, text_of(a.attr)) for a in named),
+                              tuple(text_of(v.type) for v in op.operands),
+                              tuple(text_of(r.type) for r in op.results))
         return self.texts[op]
 
     def copy_in(self, call: ir.Operation) -> ir.Operation:

@@ -10,7 +10,7 @@ import re
 from dataclasses import dataclass
 
 from xlac.mlir import dialect, ir, transform_interpreter
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, dim_position, nested_ops, text_of
 from xlac.passes.cpu.affine_as_arith import affine_as_arith
 from xlac.passes.cpu.plans.chunks import thread_tiles
 from xlac.passes.cpu.plans.schedule_plan import Machine, has_math, lanes, loop_extents, loop_nest
@@ -182,7 +182,7 @@ module attributes {{transform.with_named_sequence}} {{
 def _cuts(generic: ir.Operation) -> list[int]:
     """Where the innermost loop's picks change, or [] when it cannot be split."""
     extents = loop_extents(generic)
-    kinds = [str(a) for a in generic.attributes["iterator_types"]]
+    kinds = [text_of(a) for a in generic.attributes["iterator_types"]]
     if not extents or any("parallel" not in kind for kind in kinds):
         return []
     innermost = len(extents) - 1
@@ -202,10 +202,11 @@ def _walk_dim(amap: ir.AffineMap, loop: int):
     """Which operand dim the map walks with loop ``loop`` (None: no dim;
     False: through an expression this pass does not slice)."""
     for position, expr in enumerate(amap.results):
-        text = str(expr)
-        if text == f"d{loop}":
-            return position
-        if f"d{loop}" in re.findall(r"d\d+", text):
+        dim = dim_position(expr)
+        if dim is not None:         # a plain dN: read as such, not printed
+            if dim == loop:
+                return position
+        elif f"d{loop}" in re.findall(r"d\d+", str(expr)):
             return False
     return None
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from xlac.errors import UnsupportedOpError
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.base import ModulePass, PassFailure, nested_ops, text_of
 from xlac.passes.ingest.custom_calls import custom_call_reason
 from xlac.passes.ingest.support import unsupported_reason
 
@@ -39,7 +39,7 @@ class CheckSupport(ModulePass):
 
 
 def _types(values) -> list[str]:
-    return [str(value.type) for value in values]
+    return [text_of(value.type) for value in values]
 
 
 

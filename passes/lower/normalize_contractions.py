@@ -4,15 +4,13 @@ linalg.matmul / linalg.batch_matmul."""
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass
 
 from xlac.dtypes import tensor_type
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, functions, nested_ops, symbol_name
+from xlac.passes.base import ModulePass, dim_position, functions, nested_ops, symbol_name, text_of
 from xlac.passes.helper_calls import SymbolNames, call_instead, fresh_name, parse_at
 
-_DIM = re.compile(r"^d(\d+)$")
 _BODIES = (["arith.mulf", "arith.addf"], ["arith.muli", "arith.addi"])
 # Named ops stablehlo-legalize-to-linalg makes for dot_general / convolution /
 # reduce_window: fold-by-expansion would fuse producers into them through a
@@ -110,7 +108,7 @@ def _contraction(op: ir.Operation) -> Contraction | None:
     types = [o.type for o in op.operands]
     if not all(isinstance(t, ir.RankedTensorType) and t.has_static_shape for t in types):
         return None
-    elements = [str(t.element_type) for t in types]
+    elements = [text_of(t.element_type) for t in types]
     narrow = elements[0] == elements[1] and elements[0] in ("bf16", "f16") and elements[2] == "f32"
     if (len(set(elements)) != 1 and not narrow) or not _is_multiply_add(op, widened=narrow):
         return None
@@ -133,10 +131,10 @@ def _contraction(op: ir.Operation) -> Contraction | None:
 def _dims(amap) -> tuple[int, ...] | None:
     found = []
     for expr in amap.results:
-        match = _DIM.match(str(expr))
-        if not match:
+        dim = dim_position(expr)
+        if dim is None:
             return None
-        found.append(int(match.group(1)))
+        found.append(dim)
     return tuple(found)
 
 

@@ -24,6 +24,7 @@ import math
 from dataclasses import replace
 
 from xlac.mlir import ir
+from xlac.passes.base import text_of
 from xlac.passes.cpu.plans.contraction_plan import BLOCK, contraction_plan
 from xlac.passes.cpu.plans.schedule_plan import Machine, Plan
 from xlac.passes.cpu.plans.whole_k_blocks import l1_holds_a_panel
@@ -170,7 +171,7 @@ def _images_apart(cm: int, cn: int, shape: list[int], groups: list[list[int]], t
 def _plain_elementwise(op: ir.Operation) -> bool:
     """Every loop parallel, one result, static f32 shapes, no index reads
     (an index-reading body, a concatenate, is no cheap epilogue)."""
-    iterators = [str(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
+    iterators = [text_of(a) for a in ir.ArrayAttr(op.attributes["iterator_types"])]
     if any("parallel" not in it for it in iterators) or len(op.results) != 1:
         return False
     result = ir.ShapedType(op.results[0].type)

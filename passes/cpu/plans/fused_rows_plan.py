@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 
 from xlac.mlir import ir
+from xlac.passes.base import dim_position
 from xlac.passes.cpu.plans.chunks import static_tiles, thread_tiles
 from xlac.passes.cpu.plans.schedule_plan import (
     LoopNest,
@@ -102,7 +103,7 @@ def _row_nest(op: ir.Operation) -> LoopNest | None:
     if nest.reductions not in ((), (rank - 1,)):
         return None
     out = ir.AffineMapAttr(op.attributes["indexing_maps"][len(op.operands) - 1]).value
-    if [str(e) for e in out.results] != [f"d{i}" for i in range(kept)]:
+    if [dim_position(e) for e in out.results] != list(range(kept)):
         return None
     return nest
 

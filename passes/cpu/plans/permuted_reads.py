@@ -6,11 +6,8 @@ schedule_plan)."""
 
 from __future__ import annotations
 
-import re
-
 from xlac.mlir import ir
-
-_DIM = re.compile(r"^d(\d+)$")
+from xlac.passes.base import dim_position
 
 
 def copy_permutation(op: ir.Operation) -> list[int] | None:
@@ -25,7 +22,7 @@ def copy_permutation(op: ir.Operation) -> list[int] | None:
         return None
     if not maps[0].is_permutation:
         return None
-    return [int(_DIM.match(str(e)).group(1)) for e in maps[0].results]
+    return [dim_position(e) for e in maps[0].results]
 
 
 def transposed_read_loop(op: ir.Operation) -> int | None:
@@ -41,10 +38,9 @@ def transposed_read_loop(op: ir.Operation) -> int | None:
     for amap, value in zip(maps[:-1], op.operands):
         if not isinstance(value.type, ir.ShapedType) or not amap.results:
             continue                                   # a scalar or a rank-0 tensor: broadcast
-        dims = [_DIM.match(str(e)) for e in amap.results]
-        if not all(dims):
+        loops = [dim_position(e) for e in amap.results]
+        if None in loops:
             return None
-        loops = [int(d.group(1)) for d in dims]
         if rank - 1 in loops[:-1]:
             walked.add(loops[-1])
     return walked.pop() if len(walked) == 1 else None

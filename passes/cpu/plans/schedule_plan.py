@@ -9,10 +9,10 @@ fits get no plan and lower to scalar loops as before.
 from __future__ import annotations
 
 import math
-import re
 from dataclasses import dataclass, field
 
 from xlac.mlir import ir
+from xlac.passes.base import dim_position, is_zero, text_of
 from xlac.passes.cpu.expand_f8_casts import FORMATS as F8_FORMATS
 from xlac.passes.cpu.plans.body_reads import gather_safe, stepping_loop
 from xlac.passes.cpu.plans.chunks import thread_tiles
@@ -52,7 +52,6 @@ CONTRACTIONS = {"linalg.matmul": "xla_matmul", "linalg.batch_matmul": "xla_batch
 # per-channel windows, loops (n, oh, ow, c, kh, kw): poolings and depthwise convolutions
 POOLINGS = ("linalg.pooling_nhwc_sum", "linalg.pooling_nhwc_max", "linalg.pooling_nhwc_min",
             "linalg.depthwise_conv_2d_nhwc_hwc")
-_DIM = re.compile(r"^d(\d+)$")
 
 
 @dataclass(frozen=True)
@@ -85,9 +84,9 @@ def loop_extents(op: ir.Operation) -> list[int] | None:
         if not _is_static_tensor(value.type):
             continue
         for expr, size in zip(amap.results, value.type.shape):
-            match = _DIM.match(str(expr))
-            if match:
-                extents[int(match.group(1))] = size
+            dim = dim_position(expr)
+            if dim is not None:
+                extents[dim] = size
     count = maps[0].n_dims if maps else 0
     if sorted(extents) != list(range(count)) or any(e <= 0 for e in extents.values()):
         return None
@@ -158,9 +157,9 @@ def iterations(op: ir.Operation) -> int:
 def loop_nest(op: ir.Operation) -> LoopNest | None:
     """Loop extents from the operand shapes through the indexing maps."""
     types = [o.type for o in op.operands]
-    if not all(_is_static_tensor(t) or str(t) in VECTOR_ELEMENT_BYTES for t in types):
+    if not all(_is_static_tensor(t) or text_of(t) in VECTOR_ELEMENT_BYTES for t in types):
         return None
-    elements = {str(t.element_type) if isinstance(t, ir.RankedTensorType) else str(t)
+    elements = {text_of(t.element_type) if isinstance(t, ir.RankedTensorType) else text_of(t)
                 for t in types}
     if not elements <= set(VECTOR_ELEMENT_BYTES):
         return None
@@ -185,19 +184,19 @@ def _nest_from_maps(op: ir.Operation, types, widest: int) -> LoopNest | None:
     for amap, type_ in zip(maps, types):
         shape = type_.shape if isinstance(type_, ir.RankedTensorType) else []
         for expr, size in zip(amap.results, shape):
-            match = _DIM.match(str(expr))
-            if match:
-                extents[int(match.group(1))] = size
-            elif str(expr) != "0":
+            dim = dim_position(expr)
+            if dim is not None:
+                extents[dim] = size
+            elif not is_zero(expr):
                 return None                     # windows, strides: not a plain projection
     count = maps[0].n_dims
     if sorted(extents) != list(range(count)) or any(e <= 0 for e in extents.values()):
         return None
     kinds = iterator_kinds(op, count)
     reductions = tuple(i for i, kind in enumerate(kinds) if kind == "reduction")
-    last = _DIM.match(str(maps[0].results[-1])) if maps[0].results else None
+    last = dim_position(maps[0].results[-1]) if maps[0].results else None
     return LoopNest(tuple(extents[i] for i in range(count)), reductions, widest,
-                    int(last.group(1)) if last else -1)
+                    -1 if last is None else last)
 
 
 def _is_static_tensor(type_: ir.Type) -> bool:
@@ -206,7 +205,7 @@ def _is_static_tensor(type_: ir.Type) -> bool:
 
 def iterator_kinds(op: ir.Operation, count: int) -> list[str]:
     if "iterator_types" in op.attributes:
-        return ["reduction" if "reduction" in str(a) else "parallel"
+        return ["reduction" if "reduction" in text_of(a) else "parallel"
                 for a in op.attributes["iterator_types"]]
     return ["parallel"] * (count - 1) + ["reduction"]      # matmul, batch_matmul: k last
 
