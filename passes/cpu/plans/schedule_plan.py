@@ -116,7 +116,8 @@ def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
         if plan is not None:
             return plan
     if not nest.reductions and simple_body(op, gathers=True):
-        return _elementwise_plan(nest, machine, has_math(op), moved_bytes(op))
+        return _elementwise_plan(nest, machine, has_math(op),
+                                 moved_bytes(op) if reads_in_order(op) else None)
     if not simple_body(op):
         return None
     if len(op.results) == 1 and not narrow_float_sum(op, nest):
@@ -256,6 +257,20 @@ def moved_bytes(op: ir.Operation) -> int:
         read = index < inputs or (index < len(arguments) and any(True for _ in arguments[index].uses))
         total += size * (read + (index >= inputs))
     return total
+
+
+def reads_in_order(op: ir.Operation) -> bool:
+    """Whether every input of ``op`` is read in its loops' order (an identity,
+    a broadcast: each map's ``dN`` results increase), so its kernel streams
+    memory; a permuted read (a bias added to a transposed QKV) walks strides."""
+    if "indexing_maps" not in op.attributes:
+        return True                           # linalg.fill: writes only
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    for amap in maps[:len(op.operands) - len(op.results)]:
+        dims = [int(m.group(1)) for m in map(_DIM.match, map(str, amap.results)) if m]
+        if dims != sorted(dims):
+            return False
+    return True
 
 
 def _elementwise_plan(nest: LoopNest, machine: Machine, math_heavy: bool = False,

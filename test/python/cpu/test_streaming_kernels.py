@@ -84,3 +84,30 @@ def test_an_init_the_body_reads_counts_twice():
     in_place = _broadcast_linalg(512, "%s = arith.addf %in, %out : f32\n    linalg.yield %s : f32")
     _, moved = _plan(in_place, Machine(2, 64))
     assert moved == 512 * 4 + 2 * 512 * 1024 * 4       # the output read and written
+
+
+_PERMUTED_ADD = """func.func @main(%x: tensor<1024x512xf32>, %init: tensor<512x1024xf32>) -> tensor<512x1024xf32> {
+  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+                       iterator_types = ["parallel", "parallel"]}
+      ins(%x : tensor<1024x512xf32>) outs(%init : tensor<512x1024xf32>) {
+  ^bb0(%in: f32, %out: f32):
+    %s = arith.addf %in, %out : f32
+    linalg.yield %s : f32
+  } -> tensor<512x1024xf32>
+  return %r : tensor<512x1024xf32>
+}"""
+
+
+def test_a_permuted_read_is_no_stream():
+    from xlac.context import new_context
+    from xlac.mlir import ir
+    from xlac.passes.cpu import apply_schedules
+    from xlac.passes.cpu.plans.schedule_plan import reads_in_order
+
+    with new_context():
+        [op] = [op for op in apply_schedules._linalg_ops(ir.Module.parse(_PERMUTED_ADD).operation)
+                if op.name == "linalg.generic"]
+        assert not reads_in_order(op)
+        [broadcast] = [op for op in apply_schedules._linalg_ops(ir.Module.parse(_broadcast_linalg(512)).operation)
+                       if op.name == "linalg.generic"]
+        assert reads_in_order(broadcast)
