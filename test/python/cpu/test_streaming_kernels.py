@@ -16,11 +16,14 @@ from xlac.passes.cpu.plans.schedule_plan import Machine, moved_bytes, plan_for
 TWO_THREADS = xlac.Options().replace(num_threads=2)
 
 
-def _broadcast_linalg(rows: int, body: str = "linalg.yield %in : f32") -> str:
-    return f"""func.func @main(%v: tensor<{rows}xf32>, %init: tensor<{rows}x1024xf32>) -> tensor<{rows}x1024xf32> {{
-  %r = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>],
+def _broadcast_linalg(rows: int, body: str = "linalg.yield %in : f32", read: str = "(d0)",
+                      input_type: str = "") -> str:
+    """A generic writing rows x 1024 f32 from an input read through ``read``."""
+    input_type = input_type or f"tensor<{rows}xf32>"
+    return f"""func.func @main(%v: {input_type}, %init: tensor<{rows}x1024xf32>) -> tensor<{rows}x1024xf32> {{
+  %r = linalg.generic {{indexing_maps = [affine_map<(d0, d1) -> {read}>, affine_map<(d0, d1) -> (d0, d1)>],
                        iterator_types = ["parallel", "parallel"]}}
-      ins(%v : tensor<{rows}xf32>) outs(%init : tensor<{rows}x1024xf32>) {{
+      ins(%v : {input_type}) outs(%init : tensor<{rows}x1024xf32>) {{
   ^bb0(%in: f32, %out: f32):
     {body}
   }} -> tensor<{rows}x1024xf32>
@@ -86,16 +89,8 @@ def test_an_init_the_body_reads_counts_twice():
     assert moved == 512 * 4 + 2 * 512 * 1024 * 4       # the output read and written
 
 
-_PERMUTED_ADD = """func.func @main(%x: tensor<1024x512xf32>, %init: tensor<512x1024xf32>) -> tensor<512x1024xf32> {
-  %r = linalg.generic {indexing_maps = [affine_map<(d0, d1) -> (d1, d0)>, affine_map<(d0, d1) -> (d0, d1)>],
-                       iterator_types = ["parallel", "parallel"]}
-      ins(%x : tensor<1024x512xf32>) outs(%init : tensor<512x1024xf32>) {
-  ^bb0(%in: f32, %out: f32):
-    %s = arith.addf %in, %out : f32
-    linalg.yield %s : f32
-  } -> tensor<512x1024xf32>
-  return %r : tensor<512x1024xf32>
-}"""
+_PERMUTED_ADD = _broadcast_linalg(512, "%s = arith.addf %in, %out : f32\n    linalg.yield %s : f32",
+                                  read="(d1, d0)", input_type="tensor<1024x512xf32>")
 
 
 def test_a_permuted_read_is_no_stream():
