@@ -15,7 +15,7 @@ from xlac.mlir import ir
 from xlac.passes.base import dim_position, is_zero, text_of
 from xlac.passes.cpu.expand_f8_casts import FORMATS as F8_FORMATS
 from xlac.passes.cpu.plans.body_reads import gather_safe, stepping_loop
-from xlac.passes.cpu.plans.chunks import thread_tiles
+from xlac.passes.cpu.plans.chunks import streams_alone, thread_tiles
 from xlac.passes.cpu.plans.loop_trips import enclosing_trips
 from xlac.passes.cpu.plans.pair_transpose_plan import pair_transpose_tiles
 from xlac.passes.cpu.plans.permuted_reads import copy_permutation, permuted_read, transpose_block, transposed_read_loop
@@ -117,7 +117,8 @@ def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
         if plan is not None:
             return plan
     if not nest.reductions and simple_body(op, gathers=True):
-        return _elementwise_plan(nest, machine, has_math(op))
+        return _elementwise_plan(nest, machine, has_math(op),
+                                 moved_bytes(op) if reads_in_order(op) else None)
     if not simple_body(op):
         return None
     if len(op.results) == 1 and not narrow_float_sum(op, nest):
@@ -244,12 +245,46 @@ def has_math(op: ir.Operation) -> bool:
                for inner in op.regions[0].blocks[0].operations)
 
 
-def _elementwise_plan(nest: LoopNest, machine: Machine, math_heavy: bool = False) -> Plan | None:
+def moved_bytes(op: ir.Operation) -> int:
+    """The bytes one call of ``op``'s kernel reads and writes: its inputs, its
+    inits written, and read too where the body reads them (an add in place)."""
+    inits = len(op.results)
+    inputs, arguments = len(op.operands) - inits, op.regions[0].blocks[0].arguments
+    total = 0
+    for index, value in enumerate(op.operands):
+        if not _is_static_tensor(value.type):
+            continue
+        size = math.prod(value.type.shape) * VECTOR_ELEMENT_BYTES.get(str(value.type.element_type), 8)
+        read = index < inputs or (index < len(arguments) and any(True for _ in arguments[index].uses))
+        total += size * (read + (index >= inputs))
+    return total
+
+
+def reads_in_order(op: ir.Operation) -> bool:
+    """Whether every input of ``op`` is read in its loops' order (an identity,
+    a broadcast: each map's ``dN`` results increase), so its kernel streams
+    memory; a permuted read (a bias added to a transposed QKV) walks strides."""
+    if "indexing_maps" not in op.attributes:
+        return True                           # linalg.fill: writes only
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    for amap in maps[:len(op.operands) - len(op.results)]:
+        dims = [int(m.group(1)) for m in map(_DIM.match, map(str, amap.results)) if m]
+        if dims != sorted(dims):
+            return False
+    return True
+
+
+def _elementwise_plan(nest: LoopNest, machine: Machine, math_heavy: bool = False,
+                      moved: int | None = None) -> Plan | None:
+    """Vectors along the innermost loop, chunks of the outer ones for the
+    threads; one chunk (the calling thread) for a kernel that streams few
+    bytes (``moved``; None: not known, the iterations decide)."""
     rank = len(nest.extents)
     if not 1 <= rank <= 5:
         return None
     vector = vector_size(nest.extents[-1], lanes(nest, machine), 4 if math_heavy else 1)
-    chunks = thread_tiles(nest.extents, machine.threads, vector)
+    alone = moved is not None and streams_alone(moved, math_heavy)
+    chunks = thread_tiles(nest.extents, 1 if alone else machine.threads, vector)
     return Plan(f"xla_elementwise_{rank}d", chunks + (vector,))
 
 
