@@ -268,7 +268,7 @@ def reads_in_order(op: ir.Operation) -> bool:
         return True                           # linalg.fill: writes only
     maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
     for amap in maps[:len(op.operands) - len(op.results)]:
-        dims = [int(m.group(1)) for m in map(_DIM.match, map(str, amap.results)) if m]
+        dims = [d for d in map(dim_position, amap.results) if d is not None]
         if dims != sorted(dims):
             return False
     return True
