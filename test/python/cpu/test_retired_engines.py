@@ -8,10 +8,9 @@ import os
 import time
 
 import pytest
+from test_pieces import _layers, small_is_big  # noqa: F401 - the fixture, used by name
 
 from xlac.targets.cpu import piece_worker, pieces
-
-from test_pieces import _layers, small_is_big  # noqa: F401 - the fixture, used by name
 
 
 def _tiny_piece() -> bytes:
