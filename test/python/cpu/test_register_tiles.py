@@ -224,15 +224,15 @@ def test_packed_matmuls(m, k, n, avx512, avx2):
     (1008, 1008, 1008, 1, (144, 252), (112, 1008)),     # AVX2: 48 columns too few, 256 blocks kept
     (2048, 2048, 2048, 1, (256, 256), None),            # k beyond 1024
     (512, 256, 1024, 1, (256, 256), None),              # k one block already
-    (512, 1024, 256, 2, (32, 256), None),               # AVX-512: chunks of 64 rows, 8 tiles
+    (512, 1024, 256, 2, (32, 1024), None),              # AVX2: a 32-column chunk one block; AVX-512: 64 rows
     (256, 1024, 1024, 2, (64, 1024), (128, 1024)),      # chunks of 128 columns, all 32 row tiles
 ])
 def test_packed_block_takes_all_of_k(m, k, n, threads, avx2, avx512):
     """The whole packed blocks hold all of a k up to 1024 (and as many
     columns as keep the block 256 KiB with AVX2, 512 KiB with AVX-512)
-    where that leaves four column tiles or more (AVX-512: and the chunk has
-    32 row tiles or more); else AVX2 packs 256 blocks and AVX-512 keeps its
-    panels (None)."""
+    where that leaves four column tiles or more, or the block is an AVX2
+    thread chunk's every column (AVX-512: and the chunk has 32 row tiles or
+    more); else AVX2 packs 256 blocks and AVX-512 keeps its panels (None)."""
     plan = matmul_plan(m, k, n, Machine(threads, 32))
     assert plan.sequence == "xla_matmul_block_packed" and plan.params[-4:-2] == avx2
     plan = matmul_plan(m, k, n, Machine(threads, 64))
