@@ -32,6 +32,7 @@ from xlac.passes.cpu.plans.whole_k_blocks import (
     min_whole_k_row_tiles,
     whole_block_chunks,
     whole_k_block,
+    whole_k_block_bytes,
 )
 
 MIN_TILE_M = 4               # fewer rows per register tile reuse each B load too little
@@ -115,6 +116,8 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     bn = _block(chunks[-1] or n, tn)
     if not _static_b_blocks(n, k, chunks[-1] or n, bn, bk, tn):
         return Plan("xla_matmul_peeled", chunks + (bn, bk, tm, tn))
+    if producer is not None and _whole_k_transposed_panels_avx2(k, tn, producer, machine):
+        return Plan("xla_matmul_fused_b_short_k_avx2", chunks + (bn, k, tm, tn), (producer,))
     # AVX2 code packs whole blocks with row tiles outside (@xla_matmul_block_packed);
     # the fused panels keep column tiles outside, a loss there for many rows
     # (B transposed, 1024^3: 100 -> 82 GFLOP/s), a gain for few (256 x 256 x 8000: 88 -> 107)
@@ -294,21 +297,39 @@ TRANSPOSE_APART_ROWS_AVX2 = 128
 
 def _transpose_apart_avx2(m: int, k: int, producer: ir.Operation | None) -> bool:
     """Whether AVX2's matmul leaves a transposed B to a kernel of its own
-    (then packs it as a B stored [k, n]: whole-k blocks where the chunk's
-    columns allow, C stored once) rather than fusing the transpose into its
-    panels: for k of
-    several BLOCKs and at least TRANSPOSE_APART_ROWS_AVX2 rows. The fused
-    panels are BLOCK deep, so each k block is a pass over the chunk's C (read
-    back, added to, written) and the 4 rows past the last 6-row tile run
-    masked through memory every k step; the transpose apart costs one more
-    write and read of B, paid back where each element of B meets enough
-    rows. One core of a Zen 4 at x86-64-v3 (x . W^T, m x k x n, ms of CPU
-    time): 256 x 1024 x 1024 7.8 -> 6.6-7.0, 128 x 1024 x 1024 4.4 -> 3.9,
-    512 x 1024 x 256 2.9 -> 2.7, 256 x 512 x 1024 3.9 -> 3.4; with 64 rows
-    (64 x 1024 x 4096) 11.7 -> 13.3, so those keep the fused panels, as k
-    in one block does (the short-k plans: no pass over C to save)."""
+    (then packs it as a B stored [k, n]) rather than fusing the transpose into
+    BLOCK-deep panels, each k block a pass over the chunk's C: for k of
+    several BLOCKs and at least TRANSPOSE_APART_ROWS_AVX2 rows, where the
+    whole-k panels (_whole_k_transposed_panels_avx2) do not fit L2's share
+    (k past 4096). One core of a Zen 4 at x86-64-v3 (ms of CPU time): 256 x
+    1024 x 1024 7.8 -> 6.6-7.0 against the BLOCK-deep panels; 64 rows (64 x
+    1024 x 4096) 11.7 -> 13.3, so those keep the panels."""
     return producer is not None and _is_transpose_2d(producer) and k > BLOCK \
         and m >= TRANSPOSE_APART_ROWS_AVX2
+
+
+def _whole_k_transposed_panels_avx2(k: int, tn: int, producer: ir.Operation, machine: Machine) -> bool:
+    """Whether AVX2's matmul with B made by a 2-D transpose (x . W^T, a weight
+    stored [n, k]) and k of several BLOCKs makes each column tile's whole
+    k x tn panel by the transpose (8 x 8 register blocks,
+    @xla_matmul_fused_b_short_k_avx2), its row tiles then running all of k from
+    zeros in registers and storing C once. The panel (k x 16 f32: 64 KiB at
+    k = 1024) stays in L2 while every row tile of the chunk reads it, as long
+    as it fits the whole-k block's share of L2 (k up to 4096 at AVX2).
+    Before, such B was transposed by a kernel of its own (written whole, read
+    back and packed again) from 128 rows (_transpose_apart_avx2, still so
+    for longer k), and fused into BLOCK-deep panels (a pass over C per k
+    block) below: two threads on a Zen 4 at x86-64-v3,
+    CPU time new/old, m x k x n: 256 x 1024 x 256 (GPT-2's MLP down) 0.94
+    with its bias and residual, 256 x 1024 x 1024 0.80, 128 x 1024 x 1024
+    0.73, 512 x 1024 x 256 0.90, 256 x 512 x 1024 0.86, 1024^3 0.90,
+    256 x 4096 x 1024 0.74, 64 x 1024 x 4096 0.92 (docs/PERFORMANCE.md).
+    The sums run over k in order from 0 either way: the same bits. SSE's
+    8-lane tiles keep their plans (the panels' 16 x 16 blocks need tn % 16)."""
+    return machine.vector_bytes == 32 and _is_transpose_2d(producer) and k > BLOCK \
+        and k % 16 == 0 and tn % 16 == 0 and k * tn * 4 <= whole_k_block_bytes(machine)
+
+
 A_IN_L2 = 512 * 1024        # bytes of A a chunk of columns re-reads from L2 per column tile
 
 

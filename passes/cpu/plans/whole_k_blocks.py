@@ -54,12 +54,27 @@ def whole_k_block(k: int, chunk_n: int, bn: int, bk: int, tn: int, element_bytes
     saves: a row tile's rows of A, all of k, are read again from L2 every
     few column tiles (1008^3 in blocks 48 wide: 80 -> 76), so k beyond
     WHOLE_K, or a chunk without MIN_WHOLE_K_TILES tiles to a block, keeps
-    the 256 blocks. The FMAs run in the same k order either way: same results."""
+    the 256 blocks; on the 16-register levels a chunk narrower than that
+    is one whole-k block (whole_chunk_block). The FMAs run in the same k
+    order either way: same results."""
     if element_bytes != 4 or not BLOCK < k <= WHOLE_K:
         return bn, bk
-    fits = [b for b in range(MIN_WHOLE_K_TILES * tn, chunk_n + 1, tn)
-            if chunk_n % b == 0 and b * k * element_bytes <= whole_k_block_bytes(machine)]
+    fits = [b for b in range(tn, chunk_n + 1, tn)
+            if chunk_n % b == 0 and b * k * element_bytes <= whole_k_block_bytes(machine)
+            and (b >= MIN_WHOLE_K_TILES * tn or whole_chunk_block(b, chunk_n, machine))]
     return (max(fits), k) if fits else (bn, bk)
+
+
+def whole_chunk_block(bn: int, chunk_n: int, machine: Machine) -> bool:
+    """Whether a whole-k block of bn columns, fewer than MIN_WHOLE_K_TILES
+    tiles, is taken all the same: on the 16-register levels (AVX2, SSE)
+    where it is the thread chunk's every column (BERT's MLP down, 512 x 1024
+    x 256, in chunks of 32 columns; ViT's, 788 x 768 x 192, of 16). Each row
+    tile's rows of A are then read once per chunk, as with the 256-deep
+    blocks, and the k blocks' passes over C (read back, added to, written)
+    are gone: at x86-64-v3 on a Zen 4, two threads, 0.956 and 0.951 of the
+    time (docs/PERFORMANCE.md). AVX-512 keeps its plans (not measured there)."""
+    return machine.registers < 32 and bn == chunk_n
 
 
 def whole_block_chunks(m: int, n: int, k: int, chunks: tuple[int, ...], tm: int, tn: int,

@@ -74,16 +74,20 @@ func.func @c_read_twice(%x: tensor<788x192xf32>, %w: tensor<192x192xf32>, %b: te
 
 // -----
 
-/// k = 768, three k blocks: the register tiles cannot finish one by one, so
-/// the epilogue runs on the chunk once its tiles are done, in the same thread
-/// loop (C's 788 x 16 chunk still in cache).
+/// k = 768: each thread chunk is 16 columns, too narrow for four column
+/// tiles to a block but one whole-k block all the same (whole_chunk_block):
+/// the register tiles run all of k from zeros in registers and go through
+/// the bias add at once (three 256-deep blocks before, the epilogue on the
+/// chunk after its tiles).
 // CHECK-LABEL: func.func @second_mlp_dot
+// CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<6x16xf32>
 // CHECK: scf.forall (%{{.*}}) in (12)
 // CHECK-NOT: scf.forall
+// CHECK: %[[ACC:.*]] = scf.for %{{.*}} = %c0 to %c768 step %c1 iter_args(%{{.*}} = %[[ZEROS]]) -> (vector<6x16xf32>)
 // CHECK: vector.contract
-// CHECK: %[[C:.*]] = tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2]] output_shape [4, 197, 16]
-// CHECK: %[[CV:.*]] = vector.transfer_read %[[C]]{{.*}} vector<16xf32>
-// CHECK: arith.addf %[[CV]], %{{.*}} : vector<16xf32>
+// CHECK: %[[TILE:.*]] = vector.transfer_write %[[ACC]]
+// CHECK: tensor.expand_shape %[[TILE]]
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<6x16xf32>
 // CHECK: scf.forall.in_parallel
 // CHECK-NOT: scf.forall
 // CHECK: return
@@ -152,20 +156,21 @@ func.func @transposed_weight(%x: tensor<256x256xf32>, %w: tensor<256x256xf32>, %
 
 // -----
 
-/// GPT-2's second MLP dot, its weight [n, k], at 96 rows (from 128 rows
-/// AVX2 transposes B apart: the next case): k = 1024 is four blocks, so the
-/// bias and residual adds run on the chunk once its tiles are done (C's
-/// chunk still in cache), in the same thread loop as the transposed packing
-/// and the tiles: no second loop over C.
+/// GPT-2's second MLP dot, its weight [n, k], at 96 rows: k = 1024 is four
+/// blocks, but the chunk's whole-k panels are made by the transpose
+/// (contraction_plan._whole_k_transposed_panels_avx2), so the register tiles
+/// run all of k from zeros in registers and go through the bias and
+/// residual adds at once, in the same thread loop: no second loop over C.
 // CHECK-LABEL: func.func @transposed_weight_long_k
+// CHECK: %[[ZEROS:.*]] = arith.constant dense<0.000000e+00> : vector<6x16xf32>
 // CHECK: scf.forall
 // CHECK-NOT: scf.forall
 // CHECK-NOT: linalg.transpose
 // CHECK: vector.transfer_read {{.*}} vector<16x16xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c1024 step %c1 iter_args(%{{.*}} = %[[ZEROS]]) -> (vector<6x16xf32>)
 // CHECK: vector.contract
-// CHECK: vector.transfer_read {{.*}} : tensor<2x48x32xf32>, vector<16xf32>
-// CHECK: %[[SUM:[0-9]+]] = arith.addf %{{.*}}, %{{.*}} : vector<16xf32>
-// CHECK-NEXT: arith.addf %[[SUM]], %{{.*}} : vector<16xf32>
+// CHECK: %[[SUM:[0-9]+]] = arith.addf %{{.*}}, %{{.*}} : vector<6x16xf32>
+// CHECK: arith.addf %[[SUM]], %{{.*}} : vector<6x16xf32>
 // CHECK: scf.forall.in_parallel
 // CHECK-NOT: scf.forall
 // CHECK-NOT: linalg.generic
@@ -226,16 +231,16 @@ func.func @lm_head(%x: tensor<256x256xf32>, %w: tensor<8000x256xf32>) -> tensor<
 
 // -----
 
-/// The same dot at 256 rows: AVX2 transposes B in a kernel of its own and
-/// the matmul packs B as it packs one stored [k, n] (@xla_matmul_block_packed:
-/// row tiles outside, no 16 x 16 transposes in its loop), the bias and
-/// residual adds in the same thread loop.
+/// The same dot at 256 rows (GPT-2's): the same whole-k panels, no
+/// transpose in a kernel of its own (as from 128 rows before).
 // CHECK-LABEL: func.func @transposed_weight_long_k_many_rows
-// CHECK: call @xla_scheduled_{{[0-9]+}}(%arg1
+// CHECK-NOT: call @xla_scheduled
 // CHECK: scf.forall
-// CHECK-NOT: vector<16x16xf32>
+// CHECK-NOT: scf.forall
+// CHECK: vector.transfer_read {{.*}} vector<16x16xf32>
+// CHECK: scf.for %{{.*}} = %c0 to %c1024 step %c1 iter_args
 // CHECK: vector.contract
-// CHECK: arith.addf
+// CHECK: arith.addf %{{.*}}, %{{.*}} : vector<6x16xf32>
 // CHECK: scf.forall.in_parallel
 // CHECK-NOT: scf.forall
 // CHECK: return

@@ -141,7 +141,8 @@ def _gpt2_linear(k: int, n: int, residual: bool, also_c: bool = False) -> str:
 def test_gpt2_linears_keep_their_epilogues(k, n, residual):
     """Every GPT-2 matmul with a bias (and residual) is one kernel at
     x86-64-v3, its B transposed in the packing and the epilogue in its tiles
-    or chunks (the MLP's k = 1024 one was a second kernel reading C back);
+    (the MLP's k = 1024 one was a second kernel reading C back, then B's
+    transpose a kernel of its own);
     two at x86-64-v2 (its 8-lane tiles keep B's transpose a kernel of its
     own, the epilogue in the matmul's); x86-64-v4 compiles (its plan keeps
     the epilogue apart).
@@ -150,10 +151,9 @@ def test_gpt2_linears_keep_their_epilogues(k, n, residual):
     rng = np.random.default_rng(1)
     shapes = [(2, 128, k), (n, k), (n,)] + ([(2, 128, n)] if residual else [])
     inputs = [rng.standard_normal(shape, dtype=np.float32) for shape in shapes]
-    # x86-64-v3, k of several blocks at 256 rows: B's transpose a kernel of its own
-    # (contraction_plan._transpose_apart_avx2), the epilogue still in the matmul's
-    v3 = 2 if k > 256 else 1
-    for cpu, kernels in (("x86-64-v2", 2), ("x86-64-v3", v3), ("x86-64-v4", None)):
+    # x86-64-v3, k of several blocks too: B's whole-k panels made by the transpose
+    # (contraction_plan._whole_k_transposed_panels_avx2), the epilogue in the tiles
+    for cpu, kernels in (("x86-64-v2", 2), ("x86-64-v3", 1), ("x86-64-v4", None)):
         exe = xlac.compile(text, cache=False, cpu=cpu)
         assert "not scheduled:" not in exe.fusion_report()
         if kernels is None:

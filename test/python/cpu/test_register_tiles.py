@@ -72,17 +72,17 @@ def test_short_k_wide_b_is_split_by_columns(machine):
 @pytest.mark.parametrize("m, k, n, avx512, avx2", [
     (256, 256, 1024, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k_avx2"),  # GPT-2's linears
     (256, 256, 256, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k_avx2"),   # whole 8-row tiles
-    (256, 1024, 256, "xla_matmul_fused_b", "xla_matmul_block_packed"),      # its MLP's second dot
-    (96, 1024, 256, "xla_matmul_fused_b", "xla_matmul_fused_b"),            # AVX2: few rows
+    (256, 1024, 256, "xla_matmul_fused_b", "xla_matmul_fused_b_short_k_avx2"),  # its MLP's second dot
+    (96, 1024, 256, "xla_matmul_fused_b", "xla_matmul_fused_b_short_k_avx2"),   # AVX2: whole-k panels
     (64, 128, 1024, "xla_matmul_fused_b_short_k", "xla_matmul_fused_b_short_k_avx2"),   # chunks of columns
-    (576, 512, 96, "xla_matmul_fused_b", "xla_matmul_block_packed"),     # AVX2: many rows
+    (576, 512, 96, "xla_matmul_fused_b", "xla_matmul_fused_b_short_k_avx2"),    # AVX2: many rows
     (96, 520, 644, "xla_matmul_peeled", "xla_matmul_peeled"),                 # n no multiple of the tile
 ])
 def test_transposed_b_is_packed_by_the_transpose(m, k, n, avx512, avx2):
     """B = transpose(W) (PyTorch's Linear weights, [n, k]): the transpose is
     fused into the packing of B's panels, no transposed B in memory (GPT-2
-    1.19 -> 1.12x XLA's time); AVX2 keeps its whole-block packing for many rows,
-    and from 128 rows where k is several blocks (the transpose a kernel of its own).
+    1.19 -> 1.12x XLA's time); AVX2 keeps its whole-block packing for many rows
+    with k in one block, and makes whole-k panels where k is several blocks.
     AVX-512's fused panels go by chunks of columns: each thread makes its
     columns of B once (with chunks of rows every chunk made all of B)."""
     for machine, sequence in ((AVX512, avx512), (AVX2, avx2)):
@@ -129,31 +129,40 @@ def test_named_transpose_of_b_is_packed_too():
     from xla-normalize-contractions' named linalg.transpose, not a generic: it
     is fused into the packing too. The train step's 1024 x 1024 transpose, a
     kernel of its own, was 0.33 ms (AVX-512) and 0.47 ms (AVX2) of 10 and 15.
-    (AVX2 with 128 rows or more and k of several blocks: test_avx2_...)"""
-    for machine, rows in ((AVX512, 256), (AVX2, 96)):
+    (AVX2 with k of several blocks: whole-k panels, test_avx2_makes_...)"""
+    for machine, rows, sequence in ((AVX512, 256, "xla_matmul_fused_b"),
+                                    (AVX2, 96, "xla_matmul_fused_b_short_k_avx2")):
         plan = matmul_plan(rows, 1024, 1024, machine, b_transposed=True, named=True)
-        assert plan.sequence == "xla_matmul_fused_b" and len(plan.members) == 1
+        assert plan.sequence == sequence and len(plan.members) == 1
     _check_dot_on_both_levels(96, 512, 512, b_transposed=True, kernels=1)
 
 
-def test_avx2_transposes_b_apart_for_many_rows_and_long_k():
-    """AVX2 (x86-64-v3), B = W^T with k of several 256-deep blocks and at
-    least 128 rows (the train step's dY . W^T, 256 x 1024 x 1024): the
-    transpose is a kernel of its own and the matmul packs whole-k blocks,
-    C stored once, instead of panels fused with the transpose, BLOCK deep,
-    each k block a pass over C (one core of a Zen 4: 7.8 -> 6.6-7.0 ms, the
-    same bits). Few rows (64 x 1024 x 4096: slower apart) and k in one block
-    keep the fused panels; AVX-512 keeps them everywhere."""
-    for m, k, n, avx2 in ((256, 1024, 1024, "xla_matmul_block_packed"),
-                          (128, 512, 1024, "xla_matmul_block_packed"),
-                          (64, 1024, 4096, "xla_matmul_fused_b"),
+def test_avx2_makes_whole_k_panels_of_a_transposed_b():
+    """AVX2 (x86-64-v3), B = W^T with k of several 256-deep blocks (GPT-2's
+    MLP down, 256 x 1024 x 256; the train step's dY . W^T): each column
+    tile's whole k x 16 panel made by the transpose, row tiles from zeros in
+    registers over all of k, C stored once (was: the transpose a kernel of
+    its own from 128 rows, BLOCK-deep fused panels below; 0.73-0.94 of the
+    time on a Zen 4, the same bits). Where that panel is past the whole-k
+    block's share of L2 (k = 8192: 512 KiB) the transpose stays apart from
+    128 rows and fused into BLOCK-deep panels below; SSE's 8-lane tiles
+    and AVX-512 keep their plans."""
+    for m, k, n, avx2 in ((256, 1024, 1024, "xla_matmul_fused_b_short_k_avx2"),
+                          (64, 1024, 4096, "xla_matmul_fused_b_short_k_avx2"),
+                          (1024, 4096, 256, "xla_matmul_fused_b_short_k_avx2"),
+                          (256, 8192, 256, "xla_matmul_block_packed"),
+                          (64, 8192, 256, "xla_matmul_fused_b"),
                           (256, 256, 1024, "xla_matmul_fused_b_short_k_avx2")):
         for named in (False, True):
             plan = matmul_plan(m, k, n, AVX2, b_transposed=True, named=named)
             assert plan.sequence == avx2 and len(plan.members) == (avx2 != "xla_matmul_block_packed")
+            if avx2.endswith("_avx2"):
+                assert plan.params[-3] == k and plan.params[-1] == 16      # all of k in one panel
             assert matmul_plan(m, k, n, AVX512, b_transposed=True, named=named).sequence.startswith(
                 "xla_matmul_fused_b")
-    _check_dot_on_both_levels(128, 512, 256, b_transposed=True)
+    assert matmul_plan(256, 1024, 256, Machine(2, 16), b_transposed=True).sequence != \
+        "xla_matmul_fused_b_short_k_avx2"
+    _check_dot_on_both_levels(128, 512, 256, b_transposed=True, kernels=1)
 
 
 def test_widened_b_is_packed_by_the_widening():
@@ -215,15 +224,15 @@ def test_packed_matmuls(m, k, n, avx512, avx2):
     (1008, 1008, 1008, 1, (144, 252), (112, 1008)),     # AVX2: 48 columns too few, 256 blocks kept
     (2048, 2048, 2048, 1, (256, 256), None),            # k beyond 1024
     (512, 256, 1024, 1, (256, 256), None),              # k one block already
-    (512, 1024, 256, 2, (32, 256), None),               # AVX-512: chunks of 64 rows, 8 tiles
+    (512, 1024, 256, 2, (32, 1024), None),              # AVX2: a 32-column chunk one block; AVX-512: 64 rows
     (256, 1024, 1024, 2, (64, 1024), (128, 1024)),      # chunks of 128 columns, all 32 row tiles
 ])
 def test_packed_block_takes_all_of_k(m, k, n, threads, avx2, avx512):
     """The whole packed blocks hold all of a k up to 1024 (and as many
     columns as keep the block 256 KiB with AVX2, 512 KiB with AVX-512)
-    where that leaves four column tiles or more (AVX-512: and the chunk has
-    32 row tiles or more); else AVX2 packs 256 blocks and AVX-512 keeps its
-    panels (None)."""
+    where that leaves four column tiles or more, or the block is an AVX2
+    thread chunk's every column (AVX-512: and the chunk has 32 row tiles or
+    more); else AVX2 packs 256 blocks and AVX-512 keeps its panels (None)."""
     plan = matmul_plan(m, k, n, Machine(threads, 32))
     assert plan.sequence == "xla_matmul_block_packed" and plan.params[-4:-2] == avx2
     plan = matmul_plan(m, k, n, Machine(threads, 64))

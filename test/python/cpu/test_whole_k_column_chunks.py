@@ -83,3 +83,31 @@ def test_avx512_column_chunks_sum_as_one_core(monkeypatch):
     one, two, want = _one_and_two_threads(1024, 512, 512, "x86-64-v4")
     np.testing.assert_array_equal(two, one)
     np.testing.assert_allclose(two, want, rtol=2e-5, atol=2e-4)
+
+
+@pytest.mark.parametrize("m, k, n, machine, params", [
+    (512, 1024, 256, AVX2, (0, 32, 32, 1024, 6, 16)),           # BERT's MLP down: chunks of 2 tiles
+    (788, 768, 192, AVX2, (0, 16, 16, 768, 6, 16)),             # ViT's: chunks of 1 tile
+    (512, 1024, 256, Machine(2, 16), (0, 32, 32, 1024, 6, 8)),  # x86-64-v2: 4 tiles of 8
+    (788, 768, 192, Machine(2, 16), (0, 24, 24, 768, 6, 8)),    # ... 3
+])
+def test_narrow_chunks_are_one_whole_k_block_on_16_registers(m, k, n, machine, params):
+    """x86-64-v3 and -v2: a thread chunk of fewer columns than
+    MIN_WHOLE_K_TILES tiles is one whole-k block all the same (was: 256-deep
+    blocks, each a pass over the chunk's C); A is read once per chunk either
+    way. AVX-512 keeps its plans (BERT's MLP down: the 256-deep panels)."""
+    plan = matmul_plan(m, k, n, machine)
+    assert plan.sequence == "xla_matmul_block_packed" and plan.params == params
+    assert matmul_plan(m, k, n, ZEN4).sequence == "xla_matmul"
+
+
+def test_narrow_whole_k_chunks_are_right():
+    """x86-64-v3, 96 x 512 x 32 on two threads: chunks of 12 rows, all 32
+    columns one 512-deep block (two 256-deep ones before), bit for bit one
+    thread's plan and close to numpy's."""
+    assert matmul_plan(96, 512, 32, AVX2).params[2:4] == (32, 512)
+    if runnable_levels("x86-64-v3") != ["x86-64-v3"]:
+        pytest.skip("x86-64-v3 code runs only where the host has AVX2")
+    one, two, want = _one_and_two_threads(96, 512, 32, "x86-64-v3")
+    np.testing.assert_array_equal(two, one)
+    np.testing.assert_allclose(two, want, rtol=2e-5, atol=2e-4)
