@@ -91,6 +91,8 @@ def tool_options(args) -> Options:
         changes["progress"] = args.progress
     if getattr(args, "quiet", False):
         changes["progress"] = "off"
+    if getattr(args, "remarks", False):
+        changes["cache_dir"] = ""            # a cache hit compiles nothing: it has no remarks
     return options.replace(**changes)
 
 
@@ -101,6 +103,9 @@ def add_progress_flags(parser) -> None:
                              "a line per stage otherwise), bar, log or off; env XLAC_PROGRESS")
     parser.add_argument("--quiet", action="store_true",
                         help="no compile progress (--progress=off)")
+    parser.add_argument("--remarks", action="store_true",
+                        help="print the compile's remarks on stderr (`remark:` lines: kernels left "
+                             "as scalar loops, and why); compiles without the cache")
 
 
 def one_dash_long_options(argv: list[str], short: tuple[str, ...] = ("-o", "-h")) -> list[str]:

@@ -72,6 +72,9 @@ def _compile(args) -> int:
     from xlac.compiler import resolve_options
 
     options = resolve_options(tool_options(args))
+    if args.remarks:
+        from xlac.pipeline.remark_log import print_remarks_on_stderr
+        print_remarks_on_stderr()
     data, name = read_input(args.module)
     entries = tuple(e for e in args.entry.split(",") if e)
     prefix = compile_library(data, name, args.output, args.header, entries, args.name,

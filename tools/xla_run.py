@@ -114,6 +114,9 @@ def _run(args) -> int:
 
     data, name = read_input(args.module)
     options = resolve_options(tool_options(args))
+    if args.remarks:
+        from xlac.pipeline.remark_log import print_remarks_on_stderr
+        print_remarks_on_stderr()
     if args.device_threads:
         options = options.replace(num_threads=args.device_threads)
     exe = compile_bytes(data, name, target=args.target, entry=args.function, options=options)

@@ -33,7 +33,9 @@ class LowerScatter(ModulePass):
         %r = call @xla_scatter_0(%in, %idx, %upd)   // scf.for + extract/insert_slice
 
     A scatter of whole rows with `indices_are_sorted` (segment sums, embedding
-    bags) runs in parallel chunks that own disjoint rows instead, and computes
+    bags) runs in parallel chunks that own disjoint rows instead; with
+    `unique_indices`, in parallel chunks of the updates, each row written by at
+    most one (no atomics). Either computes
     its update rows where it reads them (a gather times a weight needs no
     materialized updates): see scatter_rows.py and scatter_updates.py.
     """
@@ -49,8 +51,9 @@ class LowerScatter(ModulePass):
         for op in [o for o in nested_ops(module) if o.name == "stablehlo.scatter"]:
             name = fresh_symbol(module, "xla_scatter")
             dims, region = _dims(op), region_of(op)
-            if _flag(op, "indices_are_sorted") and is_row_scatter(dims, region):
-                _lower_sorted_rows(module, op, name, dims, region)
+            sorted_ids, unique_ids = _flag(op, "indices_are_sorted"), _flag(op, "unique_indices")
+            if (sorted_ids or unique_ids) and is_row_scatter(dims, region):
+                _lower_rows(module, op, name, dims, region, unique=unique_ids and not sorted_ids)
             else:
                 replace_with_call(module, op, helper_function(name, dims, region), name)
 
@@ -59,18 +62,20 @@ def _flag(op: ir.Operation, name: str) -> bool:
     return name in op.attributes and ir.BoolAttr(op.attributes[name]).value
 
 
-def _lower_sorted_rows(module: ir.Operation, op: ir.Operation, name: str, dims: ScatterDims,
-                       region: Region) -> None:
-    """The row scatter's helper takes its update rows' leaves, not the updates;
-    the ops that computed them are left without readers, and go. Ids that are
-    a 1-d tensor broadcast to [n, 1] (jax's way) are read from that tensor:
-    no kernel copies them."""
-    from xlac.passes.lower.builders.scatter_rows import sorted_rows_helper
+def _lower_rows(module: ir.Operation, op: ir.Operation, name: str, dims: ScatterDims,
+                region: Region, unique: bool) -> None:
+    """Sorted ids: chunks own runs of rows; unique ones (not sorted): chunks of
+    the updates, every row written by at most one. The row scatter's helper
+    takes its update rows' leaves, not the updates; the ops that computed them
+    are left without readers, and go. Ids that are a 1-d tensor broadcast to
+    [n, 1] (jax's way) are read from that tensor: no kernel copies them."""
+    from xlac.passes.lower.builders.scatter_rows import sorted_rows_helper, unique_rows_helper
     from xlac.passes.lower.builders.scatter_updates import update_rows
     updates, ids = op.operands[2], _one_dimensional(op.operands[1])
     dims = dataclasses.replace(dims, indices_shape=tuple(ir.RankedTensorType(ids.type).shape))
     rows = update_rows(op, updates)
-    text = sorted_rows_helper(name, dims, region, updates, rows)
+    helper = unique_rows_helper if unique else sorted_rows_helper
+    text = helper(name, dims, region, updates, rows)
     replace_with_call(module, op, text, name, operands=[op.operands[0], ids, *rows.leaves])
     for fused in reversed(rows.ops):
         fused.erase()

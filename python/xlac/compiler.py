@@ -181,6 +181,8 @@ class _Compile:
         except NotLoweredError as failure:
             raise failure.with_hint(_not_lowered_hint(self.options.disable_passes)) from None
         runner.finish()
+        from xlac.pipeline.remark_log import log_remarks
+        log_remarks(runner.remarks)
         return self._recompilable(exe)
 
     def _dynamic(self, module) -> Executable:

@@ -1,5 +1,5 @@
 """The helper of a scatter of whole rows (segment sums, embedding bags) whose
-indices are sorted: chunks of the indices in parallel, no two on one row.
+indices are sorted or unique: chunks of the indices in parallel, no two on one row.
 
 Row scatters put update row i into operand row ``ids[i]`` (a 1-d index per
 update, the window the rest of the row). With ``indices_are_sorted``, the
@@ -12,6 +12,16 @@ computed where it is used (scatter_updates.py). A row whose id is out of
 bounds is skipped, as XLA does; so is one outside its chunk's range, which
 only indices that lie about being sorted can give (their results are then
 any order of the updates, as the spec allows, never a write elsewhere).
+
+With ``unique_indices`` (and not sorted), no two updates share a row, so each
+chunk of the updates owns the whole operand and writes its rows in place:
+the chunks' rows are disjoint by the producer's promise. An out-of-bounds id
+is skipped (StableHLO: the update is dropped, not clamped), so it writes
+nothing; ids that lie about being unique may race on a row (undefined
+behaviour in StableHLO) but never write outside the operand. The chunks'
+whole-operand slices overlap, which tensors cannot check: one-shot
+bufferization writes them in place and drops the self-copies
+(test_scatter_unique.py's three chunks would lose rows to a copy-back).
 """
 
 from __future__ import annotations
@@ -26,6 +36,8 @@ from xlac.passes.lower.builders.scatter_updates import UpdateRows
 
 _CHUNK = 1024                 # indices per parallel task, at least
 _MAX_TASKS = 256
+_CHUNK_WORK = 1 << 16         # a unique-id task's row elements, at least: cpu/plans/chunks.py's
+#                               CHUNK_WORK (below it the fork-join costs more than it saves)
 
 
 def is_row_scatter(dims: ScatterDims, region: Region) -> bool:
@@ -43,6 +55,12 @@ def sorted_rows_helper(name: str, dims: ScatterDims, region: Region, updates: ir
                        rows: UpdateRows) -> str:
     """``@name(operand, indices, leaves...)``: the scatter of sorted row indices."""
     return _SortedRows(name, dims, region, updates, rows).text()
+
+
+def unique_rows_helper(name: str, dims: ScatterDims, region: Region, updates: ir.Value,
+                       rows: UpdateRows) -> str:
+    """``@name(operand, indices, leaves...)``: the scatter of unique row indices."""
+    return _UniqueRows(name, dims, region, updates, rows).text()
 
 
 class _SortedRows:
@@ -121,11 +139,11 @@ class _SortedRows:
         combine_lines, combined = paste_region(self.region, ["%old", update], self.window)
         body = "".join(f"        {line}\n" for line in [*update_lines, *combine_lines])
         owned, row, at = self.owned, self.row, self._slice("%at", "1")
-        return f"""    %done = scf.for %i = %lo to %hi step %c1 iter_args(%acc = %mine) -> ({owned}) {{
-{self._id("%row", "%i", "      ")}\
+        return f"""{self._loop_head()}\
       %above = arith.cmpi sge, %row, %offset : index
       %below = arith.cmpi slt, %row, %end : index
-      %owned_row = arith.andi %above, %below : i1
+      %in_range = arith.andi %above, %below : i1
+      %owned_row = arith.andi %in_range, %counted : i1
       %next = scf.if %owned_row -> ({owned}) {{
         %at = arith.subi %row, %offset : index
         %old = tensor.extract_slice %acc{at} : {owned} to {row}
@@ -137,6 +155,14 @@ class _SortedRows:
       }}
       scf.yield %next : {owned}
     }}
+"""
+
+    def _loop_head(self) -> str:
+        """The loop over the task's indices [%lo, %hi): ``%i``, its ``%row`` and
+        ``%counted`` (whether %i is one of them: always here)."""
+        return f"""    %done = scf.for %i = %lo to %hi step %c1 iter_args(%acc = %mine) -> ({self.owned}) {{
+{self._id("%row", "%i", "      ")}\
+      %counted = arith.constant true
 """
 
     def _run_start(self) -> str:
@@ -169,3 +195,35 @@ class _SortedRows:
   return %start : index
 }}
 """
+
+
+class _UniqueRows(_SortedRows):
+    """Unique ids: each task takes a plain chunk of the indices and owns every row
+    (its rows are its own by uniqueness); no run starts to look for."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        per_task = max(_CHUNK, math.ceil(_CHUNK_WORK / max(1, math.prod(self.window))))
+        self.tasks = max(1, min(_MAX_TASKS, math.ceil(self.n / per_task)))
+
+    def _owned_rows(self) -> str:
+        return f"""    %from = arith.muli %task, %chunk : index
+    %offset = arith.constant 0 : index
+    %size = arith.constant {self.dims.operand_shape[0]} : index
+    %end = arith.addi %offset, %size : index
+    %mine = tensor.extract_slice %out{self._slice('%offset', '%size')} : {self.operand} to {self.owned}
+"""
+
+    def _loop_head(self) -> str:
+        """A static trip count (the chunk), so that the schedules see the row op's
+        real work (loop_trips.py) and vectorize it; the last chunk's steps past
+        the end are not counted (their id read at n - 1, then ignored)."""
+        return f"""    %done = scf.for %k = %c0 to %chunk step %c1 iter_args(%acc = %mine) -> ({self.owned}) {{
+      %i = arith.addi %from, %k : index
+      %counted = arith.cmpi ult, %i, %n : index
+      %n_minus_1 = arith.subi %n, %c1 : index
+      %i_read = arith.minui %i, %n_minus_1 : index
+{self._id("%row", "%i_read", "      ")}"""
+
+    def _run_start(self) -> str:
+        return ""
