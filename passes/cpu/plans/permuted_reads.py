@@ -61,7 +61,7 @@ def permuted_read(op: ir.Operation) -> list[int] | None:
         return None
     permuted = found.pop()
     amap = next(a for a in maps[:-1] if str(a) == permuted)
-    return [int(_DIM.match(str(e)).group(1)) for e in amap.results]
+    return [dim_position(e) for e in amap.results]
 
 
 def transpose_block(element_bytes: int) -> int | None:
