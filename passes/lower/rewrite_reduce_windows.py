@@ -156,14 +156,16 @@ def identity_of(combine: str, element: ir.Type) -> float | int | bool | None:
     if isinstance(element, (ir.F16Type, ir.BF16Type, ir.F32Type, ir.F64Type)):
         return {"stablehlo.add": 0.0, "stablehlo.multiply": 1.0, "stablehlo.maximum": float("-inf"),
                 "stablehlo.minimum": float("inf")}.get(combine)
-    if isinstance(element, ir.FloatType) and is_element_type(str(element)) \
-            and str(element) != "f8E8M0FNU":            # no zero, no sign: no sum or max to scan
+    # f8E8M0FNU has no zero and no sign: no sum or max to scan. f4 and f6
+    # are left as they were: their cumsum fails to lower to LLVM either way.
+    if isinstance(element, ir.FloatType) and str(element).startswith("f8") \
+            and is_element_type(str(element)) and str(element) != "f8E8M0FNU":
         return _narrow_identity(combine, str(element))
     return None
 
 
 def _narrow_identity(combine: str, element: str) -> float | None:
-    """The identity in an f8, f6 or f4 type (jax's init for its cumsum,
+    """The identity in an f8 type (jax's init for its cumsum,
     cumprod, cummax, cummin): the extreme of max and min is an infinity where
     the type has one, else its largest finite value (f8E4M3FN: 448). Scanned
     in blocks (XLA's order), each combine rounded to the type, such a scan
