@@ -154,6 +154,47 @@ func.func @sum_from_one(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
+/// f8 scans take the same blocked order (each add rounded to f8: XLA adds f8
+/// in f16, rounding each sum to f8). An f8E4M3FN max's identity is -448, its
+/// lowest finite value: the type has no infinity (jax's cummax init).
+// CHECK-LABEL: func.func @f8_cumsum
+// CHECK-COUNT-3: stablehlo.add %{{.*}} : tensor<1xf8E5M2>
+// CHECK-NOT: reduce_window
+// CHECK-LABEL: func.func @f8_cummax
+// CHECK-COUNT-2: stablehlo.maximum %{{.*}} : tensor<1xf8E4M3FN>
+// CHECK-NOT: reduce_window
+// CHECK-LABEL: func.func @f8_cummax_from_zero
+// CHECK: "stablehlo.reduce_window"
+func.func @f8_cumsum(%x: tensor<4xf8E5M2>) -> tensor<4xf8E5M2> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f8E5M2>
+  %0 = "stablehlo.reduce_window"(%x, %zero) <{padding = dense<[[3, 0]]> : tensor<1x2xi64>, window_dimensions = array<i64: 4>}> ({
+  ^bb0(%a: tensor<f8E5M2>, %b: tensor<f8E5M2>):
+    %s = stablehlo.add %a, %b : tensor<f8E5M2>
+    stablehlo.return %s : tensor<f8E5M2>
+  }) : (tensor<4xf8E5M2>, tensor<f8E5M2>) -> tensor<4xf8E5M2>
+  return %0 : tensor<4xf8E5M2>
+}
+func.func @f8_cummax(%x: tensor<3xf8E4M3FN>) -> tensor<3xf8E4M3FN> {
+  %init = stablehlo.constant dense<-4.480000e+02> : tensor<f8E4M3FN>
+  %0 = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[2, 0]]> : tensor<1x2xi64>, window_dimensions = array<i64: 3>}> ({
+  ^bb0(%a: tensor<f8E4M3FN>, %b: tensor<f8E4M3FN>):
+    %s = stablehlo.maximum %a, %b : tensor<f8E4M3FN>
+    stablehlo.return %s : tensor<f8E4M3FN>
+  }) : (tensor<3xf8E4M3FN>, tensor<f8E4M3FN>) -> tensor<3xf8E4M3FN>
+  return %0 : tensor<3xf8E4M3FN>
+}
+func.func @f8_cummax_from_zero(%x: tensor<3xf8E4M3FN>) -> tensor<3xf8E4M3FN> {
+  %init = stablehlo.constant dense<0.0> : tensor<f8E4M3FN>
+  %0 = "stablehlo.reduce_window"(%x, %init) <{padding = dense<[[2, 0]]> : tensor<1x2xi64>, window_dimensions = array<i64: 3>}> ({
+  ^bb0(%a: tensor<f8E4M3FN>, %b: tensor<f8E4M3FN>):
+    %s = stablehlo.maximum %a, %b : tensor<f8E4M3FN>
+    stablehlo.return %s : tensor<f8E4M3FN>
+  }) : (tensor<3xf8E4M3FN>, tensor<f8E4M3FN>) -> tensor<3xf8E4M3FN>
+  return %0 : tensor<3xf8E4M3FN>
+}
+
+// -----
+
 /// A padded max pool gets its padding as a pad by the init value, then an unpadded window.
 // CHECK-LABEL: func.func @same_max_pool
 // CHECK: stablehlo.pad %{{.*}}, %{{.*}}, low = [0, 0, 0, 0], high = [0, 1, 1, 0]{{.*}} -> tensor<1x9x9x4xf32>
