@@ -26,6 +26,10 @@ DELAY = 2.0                    # seconds of silence before anything is shown
 _TICK = 0.5                    # how often the bar's clock is redrawn
 MODES = ("auto", "bar", "log", "off")
 _LIVE: weakref.WeakSet = weakref.WeakSet()       # the displays whose clock may be ticking
+# One pause at a time: piece workers start from several threads at once, and a
+# second pauser could otherwise join the clock thread the first has just made
+# and not yet started ("cannot join thread before it is started").
+_PAUSING = threading.RLock()
 
 
 def compile_progress(mode: str, title: str, stages: list[str], total_steps: int,
@@ -148,16 +152,17 @@ def tickers_paused():
     """No display's clock thread runs inside (each ended, joined, then started
     again): a fork there copies no thread of theirs that held a lock (the
     stream's, the display's), so ``xlac.mlir.fork_is_safe`` may say yes."""
-    paused = [display for display in list(_LIVE) if display._ticker.is_alive()]
-    for display in paused:
-        display._halt.set()
-        display._ticker.join()
-    try:
-        yield
-    finally:
+    with _PAUSING:
+        paused = [display for display in list(_LIVE) if display._ticker.is_alive()]
         for display in paused:
-            if not display._stop.is_set():
-                display._start_ticker()
+            display._halt.set()
+            display._ticker.join()
+        try:
+            yield
+        finally:
+            for display in paused:
+                if not display._stop.is_set():
+                    display._start_ticker()
 
 
 register_pauser(tickers_paused)

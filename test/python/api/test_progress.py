@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 import json
+import threading
+import time
 
 import pytest
 
@@ -145,3 +147,34 @@ def test_the_clock_thread_stops_while_paused_and_a_closed_display_stays_stopped(
     with progress.tickers_paused():
         shown.close()
     assert not ticking()
+
+
+def test_pauses_from_many_threads_at_once():
+    # piece workers start from a thread pool: each pauses the clocks around its fork
+    shown = CompileProgress("log", "p", ["a"], 3, io.StringIO(), delay=0)
+    errors = []
+
+    def start_slowly():              # the clock made, then started a moment later
+        shown._halt.clear()
+        shown._ticker = threading.Thread(target=shown._tick, daemon=True)
+        time.sleep(0.002)
+        shown._ticker.start()
+
+    shown._start_ticker = start_slowly
+
+    def pause_often():
+        try:
+            for _ in range(20):
+                with progress.tickers_paused():
+                    pass
+        except RuntimeError as error:
+            errors.append(error)
+
+    workers = [threading.Thread(target=pause_often) for _ in range(8)]
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    assert errors == []
+    assert shown._ticker.is_alive()
+    shown.close()
