@@ -12,6 +12,7 @@ mask). Only when nothing divides does an edge tile stay masked.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 from xlac.mlir import ir
 from xlac.passes.cpu.plans.chunks import CHUNKS_PER_THREAD, divisor, static_tiles
@@ -55,7 +56,38 @@ def contraction_plan(op: ir.Operation, machine: Machine, fuse_producers: bool = 
         return conv_plan(op, nest, machine)
     if op.name in POOLINGS:
         return _pooling_plan(nest, machine, _padded_alone(op))
-    return _matmul_plan(op, nest, machine, fuse_producers)
+    plan = _matmul_plan(op, nest, machine, fuse_producers)
+    return _with_a_widening(op, plan) if fuse_producers else plan
+
+
+def _with_a_widening(op: ir.Operation, plan: Plan) -> Plan:
+    """``plan`` with A's widening as its last member where the plan's
+    sequence fuses it into its k blocks (@xla_widen_a_per_block) and that
+    widens each element of A once, as a kernel of its own does: chunks of
+    rows (``cn`` = 0), each one n block wide. A bf16, f16 or f8 A summed in
+    f32 is then widened block by block into the chunk's buffer (in cache),
+    not written to memory in f32 and read back (issue 39). Chunks of columns
+    would each widen all of A again (256 x 512 x 256 at x86-64-v3 in eight
+    32-column chunks: 3% more CPU time), and a widening in the micro-kernel,
+    at every broadcast of A, costs integer and shuffle ops beside each
+    row's FMAs (AVX2: 20% more): those keep A's widening apart
+    (docs/PERFORMANCE.md)."""
+    if plan.sequence not in WIDENED_A_SEQUENCES or not plan.members:
+        return plan
+    cm, cn, bn = plan.params[:3]
+    if cn or bn != ir.ShapedType(op.results[0].type).shape[-1]:
+        return plan
+    producer = op.operands[0].owner
+    if not hasattr(producer, "name") or not _is_widening(producer):
+        return plan
+    uses = list(producer.results[0].uses)
+    if len(uses) != 1 or uses[0].owner != op:
+        return plan
+    return replace(plan, members=(*plan.members, producer))
+
+
+# the sequences that take A's widening after B's producer (matmul_fused.mlir)
+WIDENED_A_SEQUENCES = ("xla_matmul_fused_b",)
 
 
 PEEL_ROWS_FROM = 32         # m >= 32 tiles: one masked tile costs less than narrower ones

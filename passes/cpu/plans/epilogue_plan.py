@@ -88,7 +88,8 @@ def _fused_plan(op: ir.Operation, matmul: ir.Operation, groups: list[list[int]],
     tiles = bk == k and columns <= BLOCK and _tiles_are_boxes(groups, shape, tm)
     if plan.sequence in _FUSED_B:      # B made by its producer
         if tiles:
-            return Plan(f"xla_matmul_epilogue_tiles_fused_b_{rank}d", (*chunks, *inner), (matmul, *plan.members))
+            # B's producer only: these tiles' sequences leave A's widening apart
+            return Plan(f"xla_matmul_epilogue_tiles_fused_b_{rank}d", (*chunks, *inner), (matmul, plan.members[0]))
         return Plan(f"xla_matmul_fused_b_epilogue_{rank}d", (*chunks, *inner), (matmul, *plan.members))
     if tiles:
         rows = cm or shape[0]

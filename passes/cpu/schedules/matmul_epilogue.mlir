@@ -368,8 +368,8 @@ module attributes {transform.with_named_sequence} {
   // B made by its producer (matmul_fused.mlir's @xla_matmul_fused_b) and k in
   // more than one block (GPT-2's second MLP dot, k = 1024): the chunk as
   // @xla_matmul_fused_b_chunk makes it, then its epilogue, C's chunk still in
-  // cache, as @xla_matmul_block_packed_epilogue_*d. %group: the matmul, then
-  // the producer of B.
+  // cache, as @xla_matmul_block_packed_epilogue_*d. %group: the matmul, the
+  // producer of B, then that of A where A is widened (xla_widen_a_per_block).
   transform.named_sequence @xla_matmul_fused_b_epilogue_2d(
       %epilogue: !transform.any_op {transform.consumed},
       %group: !transform.any_op {transform.consumed},
@@ -379,8 +379,8 @@ module attributes {transform.with_named_sequence} {
       %bk: !transform.param<i64> {transform.readonly},
       %tm: !transform.param<i64> {transform.readonly},
       %tn: !transform.param<i64> {transform.readonly}) {
-    %op, %producer = transform.split_handle %group
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %op, %producer, %a_producer = transform.split_handle %group {fail_on_payload_too_small = false}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %fill = transform.get_producer_of_operand %op[2] : (!transform.any_op) -> !transform.any_op
     %epilogue_chunk, %forall = transform.structured.tile_using_forall %epilogue tile_sizes [%c0, %c1]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
@@ -393,8 +393,8 @@ module attributes {transform.with_named_sequence} {
     %fill_chunk, %forall3 = transform.structured.fuse_into_containing_op %fill into %forall2
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.include @xla_matmul_fused_b_chunk failures(propagate)
-        (%chunk, %fill_chunk, %producer, %forall3, %bn, %bk, %tm, %tn)
-      : (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
+        (%chunk, %fill_chunk, %producer, %a_producer, %forall3, %bn, %bk, %tm, %tn)
+      : (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
          !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
     %row, %rows:2 = transform.structured.tile_using_for %epilogue_chunk tile_sizes [1, %tn]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op)
@@ -413,8 +413,8 @@ module attributes {transform.with_named_sequence} {
       %bk: !transform.param<i64> {transform.readonly},
       %tm: !transform.param<i64> {transform.readonly},
       %tn: !transform.param<i64> {transform.readonly}) {
-    %op, %producer = transform.split_handle %group
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %op, %producer, %a_producer = transform.split_handle %group {fail_on_payload_too_small = false}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
     %fill = transform.get_producer_of_operand %op[2] : (!transform.any_op) -> !transform.any_op
     %epilogue_chunk, %forall = transform.structured.tile_using_forall %epilogue tile_sizes [%c0, %c1, %c2]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
@@ -427,8 +427,8 @@ module attributes {transform.with_named_sequence} {
     %fill_chunk, %forall3 = transform.structured.fuse_into_containing_op %fill into %forall2
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.include @xla_matmul_fused_b_chunk failures(propagate)
-        (%chunk, %fill_chunk, %producer, %forall3, %bn, %bk, %tm, %tn)
-      : (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
+        (%chunk, %fill_chunk, %producer, %a_producer, %forall3, %bn, %bk, %tm, %tn)
+      : (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
          !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
     %row, %rows:3 = transform.structured.tile_using_for %epilogue_chunk tile_sizes [1, 1, %tn]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)

@@ -11,16 +11,19 @@ module attributes {transform.with_named_sequence} {
   // blocks (transposed in registers), into a buffer of its own that the row
   // tiles then read: the packing above, with the producer in it, instead of
   // a transposed or f32 copy of all of B written to memory and read back.
-  // Parameters as @xla_matmul's, without bm.
+  // Parameters as @xla_matmul's, without bm; %producer: B's producer, then
+  // A's widening where there is one (contraction_plan's _with_a_widening).
   transform.named_sequence @xla_matmul_fused_b(
       %op: !transform.any_op {transform.consumed},
-      %producer: !transform.any_op {transform.consumed},
+      %producer: !transform.any_op {transform.readonly},
       %cm: !transform.param<i64> {transform.readonly},
       %cn: !transform.param<i64> {transform.readonly},
       %bn: !transform.param<i64> {transform.readonly},
       %bk: !transform.param<i64> {transform.readonly},
       %tm: !transform.param<i64> {transform.readonly},
       %tn: !transform.param<i64> {transform.readonly}) {
+    %b_producer, %a_producer = transform.split_handle %producer {fail_on_payload_too_small = false}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
     %fill = transform.get_producer_of_operand %op[2] : (!transform.any_op) -> !transform.any_op
     %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%cm, %cn]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
@@ -28,18 +31,20 @@ module attributes {transform.with_named_sequence} {
     %fill_chunk, %forall2 = transform.structured.fuse_into_containing_op %fill into %forall
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     transform.include @xla_matmul_fused_b_chunk failures(propagate)
-        (%chunk, %fill_chunk, %producer, %forall2, %bn, %bk, %tm, %tn)
-      : (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
+        (%chunk, %fill_chunk, %b_producer, %a_producer, %forall2, %bn, %bk, %tm, %tn)
+      : (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
          !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> ()
     transform.yield
   }
 
   // @xla_matmul_fused_b within one thread's chunk (%forall2: the thread loop,
-  // into which the producer of B is fused).
+  // into which the producer of B is fused). %a_producer: A's widening, or an
+  // empty handle (xla_widen_a_per_block).
   transform.named_sequence @xla_matmul_fused_b_chunk(
       %chunk: !transform.any_op {transform.consumed},
       %fill_chunk: !transform.any_op {transform.consumed},
       %producer: !transform.any_op {transform.consumed},
+      %a_producer: !transform.any_op {transform.consumed},
       %forall2: !transform.any_op {transform.readonly},
       %bn: !transform.param<i64> {transform.readonly},
       %bk: !transform.param<i64> {transform.readonly},
@@ -53,6 +58,8 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
     %column, %cloop = transform.structured.tile_using_for %block tile_sizes [0, %tn, 0]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    transform.include @xla_widen_a_per_block failures(propagate) (%a_producer, %forall2, %nblock, %kblock, %tn)
+      : (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.param<i64>) -> ()
     %t1, %forall3 = transform.structured.fuse_into_containing_op %producer into %forall2
       : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
     %t2, %nblock2 = transform.structured.fuse_into_containing_op %t1 into %nblock
@@ -254,6 +261,37 @@ module attributes {transform.with_named_sequence} {
       : !transform.any_op, !transform.param<i64>, !transform.param<i64>
     transform.include @xla_contract_to_fma failures(propagate) (%forall3)
       : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // A made by a widening (bf16, f16, f8 activations summed in f32): the
+  // widening fused into the k-block loop, so each chunk's rows x bk block of
+  // A is widened, one vector row of tn at a time, into a buffer of its own
+  // (in L1 or L2) that the row tiles' broadcasts read, instead of a kernel of
+  // its own writing all of A in f32 to memory for them to read back. The same
+  // f32 values, the same FMAs in the same order. %a_producer may be empty
+  // (A not widened): then nothing happens.
+  transform.named_sequence @xla_widen_a_per_block(
+      %a_producer: !transform.any_op {transform.consumed},
+      %forall: !transform.any_op {transform.readonly},
+      %nblock: !transform.any_op {transform.readonly},
+      %kblock: !transform.any_op {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) {
+    // the tiling transforms fail on an empty handle: the body runs once per op in it
+    transform.foreach %a_producer : !transform.any_op {
+    ^bb0(%widening: !transform.any_op):
+      %a1, %forall2 = transform.structured.fuse_into_containing_op %widening into %forall
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %a2, %nblock2 = transform.structured.fuse_into_containing_op %a1 into %nblock
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %a3, %kblock2 = transform.structured.fuse_into_containing_op %a2 into %kblock
+        : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+      %row, %rows:2 = transform.structured.tile_using_for %a3 tile_sizes [1, %tn]
+        : (!transform.any_op, !transform.param<i64>)
+        -> (!transform.any_op, !transform.any_op, !transform.any_op)
+      transform.structured.vectorize %row vector_sizes [1, %tn]
+        : !transform.any_op, !transform.param<i64>
+    }
     transform.yield
   }
 }

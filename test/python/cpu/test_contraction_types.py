@@ -189,8 +189,9 @@ def check_rounded_once(got: np.ndarray, exact_sum: np.ndarray, element: str) -> 
 @pytest.mark.parametrize("m", [24, 576])
 def test_widening_fused_into_the_packing_is_right(a, r, m):
     """k long enough for packed panels (320): B's widening is its packing
-    (AVX-512's 16 x 16 panels; AVX2's whole blocks where m > 512), A's a
-    kernel of its own. i8 sums are exact in f32 here (320 x 2^14 < 2^24);
+    (AVX-512's 16 x 16 panels; AVX2's whole blocks where m > 512), A's in
+    the k blocks of AVX-512's chunks of rows (test_a_is_widened_where_it_is_read),
+    else a kernel of its own. i8 sums are exact in f32 here (320 x 2^14 < 2^24);
     ui8 x ui8 ones are not (320 x 255^2), and are summed in i32. Compared
     with numpy on the host's levels."""
     text = dot_program(a, a, r, m, 320, 64)
@@ -204,3 +205,44 @@ def test_widening_fused_into_the_packing_is_right(a, r, m):
         if level in runnable_levels(level):
             got = np.asarray(exe(*args)).astype(wide)
             np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max())
+
+
+@pytest.mark.parametrize("a", ["bf16", "f16", "f8E4M3FN"])
+@pytest.mark.parametrize("level, m, k, n", [("x86-64-v4", 256, 512, 256), ("x86-64-v4", 2048, 1024, 64)])
+def test_a_is_widened_where_it_is_read(a, level, m, k, n):
+    """A narrow float A summed in f32, B widened in its panels and chunks of
+    rows (@xla_matmul_fused_b at x86-64-v4), is widened block by block in the
+    matmul's k blocks (@xla_widen_a_per_block), not into an f32 copy of all
+    of A by a kernel of its own, written to memory and read back (issue 39):
+    no m x k f32 buffer is left once bufferized. Compared with numpy on the
+    host's levels: widening is exact, the sums run in the same order."""
+    text = dot_program(a, a, "f32", m, k, n)
+    steps = get_target("cpu").steps_until("bufferized", "main", Options().replace(cpu=level))
+    bufferized, remarks = lowered(text, steps)
+    assert remarks == []
+    assert f"memref<{m}x{k}xf32>" not in bufferized
+    assert re.search(rf"arith\.extf .* : vector<\d+x{a}> to vector<\d+xf32>", bufferized)
+    if level in runnable_levels(level):
+        rng = np.random.default_rng(39)
+        args = [random_array(a, (m, k), rng), random_array(a, (k, n), rng)]
+        got = np.asarray(xlac.compile(text, cpu=level, cache=False)(*args)).astype(np.float64)
+        want = args[0].astype(np.float64) @ args[1].astype(np.float64)
+        np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.abs(want).max())
+
+
+def test_a_is_widened_where_it_is_read_with_an_epilogue():
+    """The same in @xla_matmul_fused_b_epilogue_2d (a bias and ReLU after the
+    dot, as a mixed-precision MLP's layer has), at x86-64-v4."""
+    m, k, n = 256, 512, 256
+    ab, c = f"tensor<{m}x{k}xbf16>, tensor<{k}x{n}xbf16>", f"tensor<{m}x{n}xf32>"
+    text = (f"func.func @main(%a: tensor<{m}x{k}xbf16>, %b: tensor<{k}x{n}xbf16>, %c: tensor<{n}xf32>) -> {c} {{\n"
+            f"  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : ({ab}) -> {c}\n"
+            f"  %1 = stablehlo.broadcast_in_dim %c, dims = [1] : (tensor<{n}xf32>) -> {c}\n"
+            f"  %2 = stablehlo.add %0, %1 : {c}\n"
+            f"  %z = stablehlo.constant dense<0.0> : {c}\n"
+            f"  %3 = stablehlo.maximum %2, %z : {c}\n"
+            f"  return %3 : {c}\n}}")
+    steps = get_target("cpu").steps_until("bufferized", "main", Options().replace(cpu="x86-64-v4"))
+    bufferized, remarks = lowered(text, steps)
+    assert remarks == []
+    assert f"memref<{m}x{k}xf32>" not in bufferized
