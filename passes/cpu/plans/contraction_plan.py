@@ -12,7 +12,6 @@ mask). Only when nothing divides does an edge tile stay masked.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from xlac.mlir import ir
 from xlac.passes.cpu.plans.chunks import CHUNKS_PER_THREAD, divisor, static_tiles
@@ -35,6 +34,7 @@ from xlac.passes.cpu.plans.whole_k_blocks import (
     whole_k_block,
     whole_k_block_bytes,
 )
+from xlac.passes.cpu.plans.widened_a import is_widening, with_a_widening
 
 MIN_TILE_M = 4               # fewer rows per register tile reuse each B load too little
 
@@ -57,37 +57,7 @@ def contraction_plan(op: ir.Operation, machine: Machine, fuse_producers: bool = 
     if op.name in POOLINGS:
         return _pooling_plan(nest, machine, _padded_alone(op))
     plan = _matmul_plan(op, nest, machine, fuse_producers)
-    return _with_a_widening(op, plan) if fuse_producers else plan
-
-
-def _with_a_widening(op: ir.Operation, plan: Plan) -> Plan:
-    """``plan`` with A's widening as its last member where the plan's
-    sequence fuses it into its k blocks (@xla_widen_a_per_block) and that
-    widens each element of A once, as a kernel of its own does: chunks of
-    rows (``cn`` = 0), each one n block wide. A bf16, f16 or f8 A summed in
-    f32 is then widened block by block into the chunk's buffer (in cache),
-    not written to memory in f32 and read back (issue 39). Chunks of columns
-    would each widen all of A again (256 x 512 x 256 at x86-64-v3 in eight
-    32-column chunks: 3% more CPU time), and a widening in the micro-kernel,
-    at every broadcast of A, costs integer and shuffle ops beside each
-    row's FMAs (AVX2: 20% more): those keep A's widening apart
-    (docs/PERFORMANCE.md)."""
-    if plan.sequence not in WIDENED_A_SEQUENCES or not plan.members:
-        return plan
-    cm, cn, bn = plan.params[:3]
-    if cn or bn != ir.ShapedType(op.results[0].type).shape[-1]:
-        return plan
-    producer = op.operands[0].owner
-    if not hasattr(producer, "name") or not _is_widening(producer):
-        return plan
-    uses = list(producer.results[0].uses)
-    if len(uses) != 1 or uses[0].owner != op:
-        return plan
-    return replace(plan, members=(*plan.members, producer))
-
-
-# the sequences that take A's widening after B's producer (matmul_fused.mlir)
-WIDENED_A_SEQUENCES = ("xla_matmul_fused_b",)
+    return with_a_widening(op, plan) if fuse_producers else plan
 
 
 PEEL_ROWS_FROM = 32         # m >= 32 tiles: one masked tile costs less than narrower ones
@@ -165,7 +135,7 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
         return Plan("xla_matmul_fused_b", chunks + (bn, bk, tm, tn), (producer,))
     block_chunks = whole_block_chunks(m, n, k, chunks, tm, tn, size, machine)
     if machine.registers < 32:
-        if producer is not None and _is_widening(producer):     # rows of a block: no transposes
+        if producer is not None and is_widening(producer):     # rows of a block: no transposes
             return Plan("xla_matmul_block_packed_fused_b", chunks + (bn, bk, tm, tn), (producer,))
         chunks = block_chunks or chunks
         bn, bk = whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
@@ -292,7 +262,7 @@ def _b_producer(op: ir.Operation) -> ir.Operation | None:
     packing of B's panels: a 2-D transpose (a weight stored [n, k]) or a
     widening (bf16, f16, f8 weights computed in f32; i8 ones in i32), else None."""
     producer = op.operands[1].owner
-    if not hasattr(producer, "name") or not (_is_transpose_2d(producer) or _is_widening(producer)):
+    if not hasattr(producer, "name") or not (_is_transpose_2d(producer) or is_widening(producer)):
         return None
     uses = list(producer.results[0].uses)
     return producer if len(uses) == 1 and uses[0].owner == op else None
@@ -305,22 +275,6 @@ def _is_transpose_2d(op: ir.Operation) -> bool:
     if op.name == "linalg.transpose":
         return list(ir.DenseI64ArrayAttr(op.attributes["permutation"])) == [1, 0]
     return op.name == "linalg.generic" and copy_permutation(op) == [1, 0]
-
-
-_WIDENINGS = ("arith.extf", "arith.extsi", "arith.extui", "arith.sitofp", "arith.uitofp")
-
-
-def _is_widening(op: ir.Operation) -> bool:
-    """A 2-D generic whose body only widens its one input (a float, or a
-    signed or unsigned integer), identity maps."""
-    if op.name != "linalg.generic":
-        return False
-    block = op.regions[0].blocks[0]
-    body = [inner.operation for inner in block.operations]
-    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
-    identity = str(ir.AffineMap.get_identity(2))
-    return len(op.operands) == 2 and len(body) == 2 and body[0].name in _WIDENINGS \
-        and list(body[0].operands) == [block.arguments[0]] and all(str(m) == identity for m in maps)
 
 
 FUSED_B_ROWS_AVX2 = 512
