@@ -8,20 +8,25 @@ import math
 
 CHUNK_WORK = 1 << 16         # iterations per thread at least, or fork-join costs more (docs/cpu-runtime.md)
 CHUNKS_PER_THREAD = 4
-# A kernel that only streams memory (no math calls in its body: a broadcast,
-# an iota, a convert, an add) and moves at most this many bytes runs on the
-# calling thread: one core writes 2 MiB in 0.03-0.05 ms, and splitting it
-# cost more than it saved (the fork-join, the other core's half of the lines)
-# up to 8 MiB written; 16 MiB gained 2x (docs/PERFORMANCE.md, "Small
-# write-mostly kernels"). Bytes, not iterations: a 64-lane u8 store does what
-# 64 scalar iterations would.
+# A kernel that mostly writes (no math calls in its body, its inputs at most
+# a quarter of the bytes it writes: a broadcast, an iota, a fill) and moves at
+# most this many bytes runs on the calling thread: one core writes 2 MiB in
+# 0.03-0.05 ms, and splitting it cost more than it saved (docs/PERFORMANCE.md,
+# "Small write-mostly kernels"). Kernels that read as much as they write (an
+# add, a relu of a tensor) were measured on an idle Zen 4 to gain from the
+# second core even at 0.5-2 MiB (MobileNet 1.05-1.08x slower on one), so they
+# stay split. Bytes, not iterations: a 64-lane u8 store does what 64 scalar
+# iterations would.
 STREAMING_SERIAL_BYTES = 8 << 20
+WRITE_MOSTLY_RATIO = 4       # written bytes at least this many times those read
 
 
-def streams_alone(moved_bytes: int, math_heavy: bool) -> bool:
-    """Whether a kernel that reads and writes ``moved_bytes`` in all, with math
-    calls in its body or not, is better left to one thread whatever the CPU."""
-    return not math_heavy and moved_bytes <= STREAMING_SERIAL_BYTES
+def streams_alone(read_bytes: int, written_bytes: int, math_heavy: bool) -> bool:
+    """Whether a kernel that reads ``read_bytes`` and writes ``written_bytes``,
+    with math calls in its body or not, is better left to one thread whatever
+    the CPU."""
+    return (not math_heavy and read_bytes + written_bytes <= STREAMING_SERIAL_BYTES
+            and read_bytes * WRITE_MOSTLY_RATIO <= written_bytes)
 
 
 def _round_up(value: int, multiple: int) -> int:

@@ -245,19 +245,20 @@ def has_math(op: ir.Operation) -> bool:
                for inner in op.regions[0].blocks[0].operations)
 
 
-def moved_bytes(op: ir.Operation) -> int:
-    """The bytes one call of ``op``'s kernel reads and writes: its inputs, its
-    inits written, and read too where the body reads them (an add in place)."""
+def moved_bytes(op: ir.Operation) -> tuple[int, int]:
+    """The bytes one call of ``op``'s kernel reads and writes: its inputs (and
+    its inits where the body reads them: an add in place), and its inits."""
     inits = len(op.results)
     inputs, arguments = len(op.operands) - inits, op.regions[0].blocks[0].arguments
-    total = 0
+    read = written = 0
     for index, value in enumerate(op.operands):
         if not _is_static_tensor(value.type):
             continue
         size = math.prod(value.type.shape) * VECTOR_ELEMENT_BYTES.get(str(value.type.element_type), 8)
-        read = index < inputs or (index < len(arguments) and any(True for _ in arguments[index].uses))
-        total += size * (read + (index >= inputs))
-    return total
+        if index < inputs or (index < len(arguments) and any(True for _ in arguments[index].uses)):
+            read += size
+        written += size * (index >= inputs)
+    return read, written
 
 
 def reads_in_order(op: ir.Operation) -> bool:
@@ -275,7 +276,7 @@ def reads_in_order(op: ir.Operation) -> bool:
 
 
 def _elementwise_plan(nest: LoopNest, machine: Machine, math_heavy: bool = False,
-                      moved: int | None = None) -> Plan | None:
+                      moved: tuple[int, int] | None = None) -> Plan | None:
     """Vectors along the innermost loop, chunks of the outer ones for the
     threads; one chunk (the calling thread) for a kernel that streams few
     bytes (``moved``; None: not known, the iterations decide)."""
@@ -283,7 +284,7 @@ def _elementwise_plan(nest: LoopNest, machine: Machine, math_heavy: bool = False
     if not 1 <= rank <= 5:
         return None
     vector = vector_size(nest.extents[-1], lanes(nest, machine), 4 if math_heavy else 1)
-    alone = moved is not None and streams_alone(moved, math_heavy)
+    alone = moved is not None and streams_alone(*moved, math_heavy)
     chunks = thread_tiles(nest.extents, 1 if alone else machine.threads, vector)
     return Plan(f"xla_elementwise_{rank}d", chunks + (vector,))
 

@@ -53,14 +53,9 @@ def test_epilogue_in_the_matmul_chunks(cpu, k, epilogue):
     text = _program(k, epilogue)
     exe = xlac.compile(text, cache=False, cpu=cpu)
     assert "not scheduled:" not in exe.fusion_report()
-    fused = exe.as_text("bufferized")
-    assert fused.count("scf.forall") == 1                           # one thread loop: C and epilogue
+    assert exe.as_text("bufferized").count("scf.forall") == 1      # one thread loop: C and epilogue
     apart = xlac.compile(_program(k, epilogue, also_c=True), cache=False, cpu=cpu)
-    apart_text = apart.as_text("bufferized")
-    # C written whole by the thread loop, then the epilogue: a nest of its own
-    # (0.6 MB streamed: on the calling thread, no thread loop of its own)
-    assert apart_text.count("scf.forall") == 1
-    assert apart_text.count("scf.for ") > fused.count("scf.for ")
+    assert apart.as_text("bufferized").count("scf.forall") == 2     # C written whole, then the epilogue
     if cpu not in runnable_levels(cpu):
         pytest.skip(f"this CPU cannot run {cpu} code (compiled and scheduled: checked)")
     inputs = _inputs(k)
