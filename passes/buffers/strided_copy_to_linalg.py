@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.buffers.strided_row_copy import strided_row_copy_text
 from xlac.passes.helper_calls import fresh_name, replace_with_call, symbols
 
 ROW_BYTES = 64                  # one AVX-512 vector, two AVX2 ones: the copy's step along a row
@@ -27,7 +28,10 @@ class StridedCopyToLinalg(ModulePass):
     over the outer dims around 64-byte vector loads and stores along the row
     (`@xla_copy_rows_<n>`, inlined later). As linalg.copy (what other copies
     become) it was a scalar loop nest that LLVM's -O3 vectorized and unrolled
-    itself: 60-140 ms of machine code per copy. `rows=false` (the CUDA
+    itself: 60-140 ms of machine code per copy. A copy whose source rows
+    step over elements (`x[:, 1::2]`) loads each row's contiguous span and
+    shuffles (strided_row_copy.py): as linalg.copy a bool one stayed a
+    scalar byte loop. `rows=false` (the CUDA
     pipeline: its kernels map linalg ops to threads) makes every copy a
     linalg.copy.
     """
@@ -43,6 +47,8 @@ class StridedCopyToLinalg(ModulePass):
             if self.rows:
                 _merge_short_rows(op)
             text = _row_copy_text(op, name := fresh_name(taken, "xla_copy_rows")) if self.rows else ""
+            if self.rows and not text and _vector_element(ir.MemRefType(op.operands[0].type).element_type):
+                text = strided_row_copy_text(op, name, ROW_BYTES)
             if text:
                 replace_with_call(module, op, text, name)
                 continue

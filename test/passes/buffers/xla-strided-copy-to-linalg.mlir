@@ -130,3 +130,52 @@ func.func @dynamic_identity(%src: memref<?x32xf32>, %dst: memref<?x32xf32>) {
   memref.copy %src, %dst : memref<?x32xf32> to memref<?x32xf32>
   return
 }
+
+// -----
+
+/// Rows that step over elements (`x[:, 1::2]` of bools): each block loads the
+/// contiguous span of 128 source bytes and shuffles every second one into 64;
+/// the row's last block ends its load at the row's last element (loading
+/// from one element early, keeping the odd lanes). No scalar copy loop.
+// CHECK-LABEL: func.func private @xla_copy_rows
+// CHECK: %[[ROWS:.*]] = memref.reinterpret_cast {{.*}} sizes: [%{{.*}}, 1023], strides: [%{{.*}}, 1] : memref<i1> to memref<?x1023xi1, strided<[?, 1], offset: ?>>
+// CHECK: scf.for %[[I:.*]] = %{{.*}} to
+// CHECK: scf.for %[[J:.*]] = %{{.*}} to %{{.*}} step
+// CHECK: %[[AT:.*]] = arith.muli %[[J]]
+// CHECK: %[[W:.*]] = vector.transfer_read %[[ROWS]][%[[I]], %[[AT]]], {{.*}} vector<128xi1>
+// CHECK: %[[V:.*]] = vector.shuffle %[[W]], %[[W]] [0, 2, 4, {{.*}}, 126] : vector<128xi1>, vector<128xi1>
+// CHECK: vector.transfer_write %[[V]], %{{.*}}[%[[I]], %[[J]]] {in_bounds = [true]} : vector<64xi1>, memref<512x512xi1>
+// CHECK: }
+// CHECK: %[[BACK:.*]] = arith.constant 895 : index
+// CHECK: %[[T:.*]] = vector.transfer_read %[[ROWS]][%[[I]], %[[BACK]]], {{.*}} vector<128xi1>
+// CHECK: vector.shuffle %[[T]], %[[T]] [1, 3, 5, {{.*}}, 127] : vector<128xi1>, vector<128xi1>
+// CHECK-LABEL: func.func @every_second
+// CHECK-NOT: linalg.copy
+// CHECK: call @xla_copy_rows
+func.func @every_second(%src: memref<512x512xi1, strided<[1024, 2], offset: 1>>, %dst: memref<512x512xi1>) {
+  memref.copy %src, %dst : memref<512x512xi1, strided<[1024, 2], offset: 1>> to memref<512x512xi1>
+  return
+}
+
+// -----
+
+/// Rows of 6 f32 stepping by 3: 4-lane blocks (16 lanes would not fit twice),
+/// one from the row's start and the last ending at its last element (the
+/// two overlap). Steps past 4 (or rows of 4 or fewer): linalg.copy as before.
+// CHECK-LABEL: func.func @step_five
+// CHECK: linalg.copy
+// CHECK-LABEL: func.func private @xla_copy_rows
+// CHECK: vector.transfer_read {{.*}} vector<12xf32>
+// CHECK: vector.shuffle {{.*}} [0, 3, 6, 9] : vector<12xf32>, vector<12xf32>
+// CHECK: vector.transfer_read {{.*}} vector<12xf32>
+// CHECK: vector.shuffle {{.*}} [2, 5, 8, 11] : vector<12xf32>, vector<12xf32>
+// CHECK-LABEL: func.func @step_three
+// CHECK: call @xla_copy_rows
+func.func @step_five(%src: memref<2x6xf32, strided<[40, 5]>>, %dst: memref<2x6xf32>) {
+  memref.copy %src, %dst : memref<2x6xf32, strided<[40, 5]>> to memref<2x6xf32>
+  return
+}
+func.func @step_three(%src: memref<2x6xf32, strided<[20, 3]>>, %dst: memref<2x6xf32>) {
+  memref.copy %src, %dst : memref<2x6xf32, strided<[20, 3]>> to memref<2x6xf32>
+  return
+}
