@@ -33,6 +33,7 @@ from xlac.passes.cpu.plans.whole_k_blocks import (
     whole_block_chunks,
     whole_k_block,
     whole_k_block_bytes,
+    whole_k_widened_b_avx2,
 )
 from xlac.passes.cpu.plans.widened_a import is_widening, with_a_widening
 
@@ -120,6 +121,9 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
         return Plan("xla_matmul_peeled", chunks + (bn, bk, tm, tn))
     if producer is not None and _whole_k_transposed_panels_avx2(k, tn, producer, machine):
         return Plan("xla_matmul_fused_b_short_k_avx2", chunks + (bn, k, tm, tn), (producer,))
+    whole = producer is not None and whole_k_widened_b_avx2(k, chunks[-1] or n, bn, bk, tn, producer, machine)
+    if whole:
+        return Plan("xla_matmul_block_packed_fused_b", chunks + whole + (tm, tn), (producer,))
     # AVX2 code packs whole blocks with row tiles outside (@xla_matmul_block_packed);
     # the fused panels keep column tiles outside, a loss there for many rows
     # (B transposed, 1024^3: 100 -> 82 GFLOP/s), a gain for few (256 x 256 x 8000: 88 -> 107)

@@ -4,8 +4,10 @@ chunks that pack each block once (contraction_plan chooses with these)."""
 
 from __future__ import annotations
 
+from xlac.mlir import ir
 from xlac.passes.cpu.plans.chunks import static_tiles
 from xlac.passes.cpu.plans.schedule_plan import Machine
+from xlac.passes.cpu.plans.widened_a import is_widening
 
 BLOCK = 256                  # n and k blocks at most (k: see whole_k_block); 256 x 256 f32 of B: 256 KiB, in L2
 
@@ -123,3 +125,23 @@ def all_rows_column_chunks(m: int, n: int, k: int, tm: int, tn: int, element_byt
     widths = [b for b in range(MIN_WHOLE_K_TILES * tn, n // (MIN_CHUNKS_PER_THREAD * machine.threads) + 1, tn)
               if n % b == 0 and b * k * element_bytes <= ALL_ROWS_BLOCK_BYTES]
     return max(widths) if widths else None
+
+
+def whole_k_widened_b_avx2(k: int, chunk_n: int, bn: int, bk: int, tn: int, producer: ir.Operation,
+                            machine: Machine) -> tuple[int, int] | None:
+    """(bn, k) where AVX2's matmul with B made by a widening (bf16, f16 or
+    f8 weights summed in f32, i8 in i32) widens all of a k up to WHOLE_K into
+    one block of a chunk's columns, as the f32 plan packs its whole-k block
+    (whole_k_block), its row tiles then running over all of k at once; else
+    None. Before, such B was widened into BLOCK-deep blocks or panels
+    (@xla_matmul_fused_b; @xla_matmul_block_packed_fused_b past 512 rows),
+    each k block a pass over the chunk's C (read back, added to, written).
+    Zen 4 at x86-64-v3, CPU time new/old: the sweep's bf16 512^3 0.93 on one
+    thread, 0.99 on two; f16 512^3 0.96; mlp_bf16_f32acc, 1024^3 bf16 and
+    i8 0.98-0.99 (docs/PERFORMANCE.md). The sums run over k in order from 0
+    either way: the same bits. AVX-512 keeps its plans (its fused panels
+    take A's widening too: plans/widened_a.py)."""
+    if machine.vector_bytes != 32 or not is_widening(producer):
+        return None
+    whole_bn, whole_bk = whole_k_block(k, chunk_n, bn, bk, tn, 4, machine)
+    return (whole_bn, whole_bk) if whole_bk == k > BLOCK else None
