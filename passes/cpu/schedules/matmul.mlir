@@ -135,18 +135,8 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
     %block, %kblock = transform.structured.tile_using_for %panel tile_sizes [0, 0, %bk]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    %padded, %pad, %copy_back = transform.structured.pad %block {
-        padding_values = ["0x0", "0x0", "0x0"], padding_dimensions = [1],
-        nofold_flags = [0, 1, 0], copy_back_op = "none"}
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %buffer, %new = transform.structured.bufferize_to_allocation %pad
-      {memcpy_op = "linalg.copy"} : !transform.any_op
-    %copies = transform.structured.match ops{["linalg.copy"]} in %forall2
-      : (!transform.any_op) -> !transform.any_op
-    %row, %rows:2 = transform.structured.tile_using_for %copies tile_sizes [1, %tn]
-      : (!transform.any_op, !transform.param<i64>)
-      -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %row : !transform.any_op
+    %padded = transform.include @xla_pack_b_block failures(propagate) (%block, %forall2, %tn)
+      : (!transform.any_op, !transform.any_op, !transform.param<i64>) -> !transform.any_op
     %tile, %loops:3 = transform.structured.tile_using_for %padded tile_sizes [%tm, %tn, 1]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
@@ -187,18 +177,8 @@ module attributes {transform.with_named_sequence} {
     // blocks of bn columns, each its own fill of zeros (fused, not a pass)
     %block, %nblock = transform.structured.fuse %chunk tile_sizes [0, %bn, 0]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    %padded, %pad, %copy_back = transform.structured.pad %block {
-        padding_values = ["0x0", "0x0", "0x0"], padding_dimensions = [1],
-        nofold_flags = [0, 1, 0], copy_back_op = "none"}
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %buffer, %new = transform.structured.bufferize_to_allocation %pad
-      {memcpy_op = "linalg.copy"} : !transform.any_op
-    %copies = transform.structured.match ops{["linalg.copy"]} in %forall2
-      : (!transform.any_op) -> !transform.any_op
-    %row, %rows:2 = transform.structured.tile_using_for %copies tile_sizes [1, %tn]
-      : (!transform.any_op, !transform.param<i64>)
-      -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %row : !transform.any_op
+    %padded = transform.include @xla_pack_b_block failures(propagate) (%block, %forall2, %tn)
+      : (!transform.any_op, !transform.any_op, !transform.param<i64>) -> !transform.any_op
     // row tiles outside column tiles, the block's fill fused into each tile
     %tile, %loops:2 = transform.structured.fuse %padded tile_sizes [%tm, %tn, 0]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
@@ -219,6 +199,29 @@ module attributes {transform.with_named_sequence} {
     transform.include @xla_contract_to_fma failures(propagate) (%forall2)
       : (!transform.any_op) -> ()
     transform.yield
+  }
+
+  // A whole bk x bn block of B packed at once (@xla_matmul_block_packed*):
+  // a nofold pad of B's slice, bufferized to one buffer per chunk (no
+  // padding, so no fill), copied one tn-wide vector of a row at a time.
+  // Returns the block's matmul, now reading the packed copy.
+  transform.named_sequence @xla_pack_b_block(
+      %block: !transform.any_op {transform.consumed},
+      %forall2: !transform.any_op {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) -> !transform.any_op {
+    %padded, %pad, %copy_back = transform.structured.pad %block {
+        padding_values = ["0x0", "0x0", "0x0"], padding_dimensions = [1],
+        nofold_flags = [0, 1, 0], copy_back_op = "none"}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %buffer, %new = transform.structured.bufferize_to_allocation %pad
+      {memcpy_op = "linalg.copy"} : !transform.any_op
+    %copies = transform.structured.match ops{["linalg.copy"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    %row, %rows:2 = transform.structured.tile_using_for %copies tile_sizes [1, %tn]
+      : (!transform.any_op, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %row : !transform.any_op
+    transform.yield %padded : !transform.any_op
   }
 
   // A block's column panels, each packed: the block tiled by tn columns, and
