@@ -164,7 +164,7 @@ def block_packed_sequence(k: int, bk: int, bn: int, tn: int) -> str:
     one block (whole_k_block) of more than one column tile, the tiles start
     from zeros in registers (@xla_matmul_block_packed_zero_start: no fill pass
     over C, no read of C in each tile; 1024^3 at x86-64-v3, two threads of a
-    Zen 4: 92.5 -> 96.8 GFLOP/s a core, docs/PERFORMANCE.md); shorter blocks
+    Zen 4: 0.984 of the time, alternated in one process, docs/PERFORMANCE.md); shorter blocks
     (several passes over C) keep @xla_matmul_block_packed, as do blocks one
     tile wide (ViT's 16-column chunks, 788 x 768 x 192): there the fused loops leave
     the row edge's kernel call directly in the thread chunk, where the OpenMP
