@@ -143,7 +143,7 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
             return Plan("xla_matmul_block_packed_fused_b", chunks + (bn, bk, tm, tn), (producer,))
         chunks = block_chunks or chunks
         bn, bk = whole_k_block(k, chunks[-1] or n, bn, bk, tn, size, machine)
-        return Plan("xla_matmul_block_packed", chunks + (bn, bk, tm, tn))
+        return Plan(block_packed_sequence(k, bk, bn, tn), chunks + (bn, bk, tm, tn))
     min_rows = min_whole_k_row_tiles(machine, tm, tn, size) * tm
     if block_chunks and chunks[0] >= min_rows and (block_chunks[0] or m) >= min_rows:
         chunks = block_chunks        # row chunks that took the whole-k block already: columns instead
@@ -163,6 +163,21 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
                                         bn, bk, tm, tn))
 
 
+def block_packed_sequence(k: int, bk: int, bn: int, tn: int) -> str:
+    """AVX2's and SSE's block-packed sequence: with all of a k beyond BLOCK in
+    one block (whole_k_block) of more than one column tile, the tiles start
+    from zeros in registers (@xla_matmul_block_packed_zero_start: no fill pass
+    over C, no read of C in each tile; 1024^3 at x86-64-v3, two threads of a
+    Zen 4: 0.984 of the time, alternated in one process, docs/PERFORMANCE.md); shorter blocks
+    (several passes over C) keep @xla_matmul_block_packed, as do blocks one
+    tile wide (ViT's 16-column chunks, 788 x 768 x 192): there the fused loops leave
+    the row edge's kernel call directly in the thread chunk, where the OpenMP
+    lowering's memref.alloca_scope then stays and fails scf-to-cf. Same k
+    order from 0 either way: the same bits."""
+    return ZERO_START if bk == k > BLOCK and bn > tn else "xla_matmul_block_packed"
+
+
+ZERO_START = "xla_matmul_block_packed_zero_start"
 F64_CHUNKS_PER_THREAD = 2   # AVX-512 f64 matmuls whose B is beyond L2: fewer, taller row chunks
 
 

@@ -25,7 +25,7 @@ from dataclasses import replace
 
 from xlac.mlir import ir
 from xlac.passes.base import text_of
-from xlac.passes.cpu.plans.contraction_plan import BLOCK, contraction_plan
+from xlac.passes.cpu.plans.contraction_plan import BLOCK, ZERO_START, contraction_plan
 from xlac.passes.cpu.plans.schedule_plan import Machine, Plan
 from xlac.passes.cpu.plans.whole_k_blocks import l1_holds_a_panel
 
@@ -63,6 +63,9 @@ def _fused_plan(op: ir.Operation, matmul: ir.Operation, groups: list[list[int]],
                 machine: Machine) -> Plan | None:
     """epilogue_plan's plan for ``op`` reading ``matmul``'s result, or None."""
     plan = contraction_plan(matmul, machine)
+    if plan is not None and plan.sequence == ZERO_START:
+        # the epilogue variants are the block-packed plan's (their tiles start from zeros)
+        plan = replace(plan, sequence="xla_matmul_block_packed")
     if plan is not None and machine.registers >= 32 and plan.sequence in _PLAIN_AVX512:
         return _plain_avx512_tiles(op, plan, matmul, groups, machine.threads)
     if plan is None or plan.sequence not in (*_WITH_EPILOGUE, *_FUSED_B):

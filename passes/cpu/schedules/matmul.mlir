@@ -135,18 +135,8 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
     %block, %kblock = transform.structured.tile_using_for %panel tile_sizes [0, 0, %bk]
       : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
-    %padded, %pad, %copy_back = transform.structured.pad %block {
-        padding_values = ["0x0", "0x0", "0x0"], padding_dimensions = [1],
-        nofold_flags = [0, 1, 0], copy_back_op = "none"}
-      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    %buffer, %new = transform.structured.bufferize_to_allocation %pad
-      {memcpy_op = "linalg.copy"} : !transform.any_op
-    %copies = transform.structured.match ops{["linalg.copy"]} in %forall2
-      : (!transform.any_op) -> !transform.any_op
-    %row, %rows:2 = transform.structured.tile_using_for %copies tile_sizes [1, %tn]
-      : (!transform.any_op, !transform.param<i64>)
-      -> (!transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %row : !transform.any_op
+    %padded = transform.include @xla_pack_b_block failures(propagate) (%block, %forall2, %tn)
+      : (!transform.any_op, !transform.any_op, !transform.param<i64>) -> !transform.any_op
     %tile, %loops:3 = transform.structured.tile_using_for %padded tile_sizes [%tm, %tn, 1]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
@@ -160,6 +150,78 @@ module attributes {transform.with_named_sequence} {
     transform.include @xla_contract_to_fma failures(propagate) (%forall2)
       : (!transform.any_op) -> ()
     transform.yield
+  }
+
+  // @xla_matmul_block_packed with all of k in one block (bk = k): the zero
+  // fill fused into each register tile, so its accumulators start as zeros in
+  // registers and C is written once, never zeroed nor read back (the
+  // micro-kernel's accumulate = 0). The plain sequence zeroes the chunk's C
+  // first and each tile reads its rows of C from L3 (1024^3 at x86-64-v3 on a
+  // Zen 4: ~4% of the micro-kernel's samples on C's loads at entry, plus the
+  // fill pass; docs/PERFORMANCE.md). Same k order from 0: the same bits.
+  // Parameters as @xla_matmul_block_packed's.
+  transform.named_sequence @xla_matmul_block_packed_zero_start(
+      %op: !transform.any_op {transform.consumed},
+      %cm: !transform.param<i64> {transform.readonly},
+      %cn: !transform.param<i64> {transform.readonly},
+      %bn: !transform.param<i64> {transform.readonly},
+      %bk: !transform.param<i64> {transform.readonly},
+      %tm: !transform.param<i64> {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) {
+    %fill = transform.get_producer_of_operand %op[2] : (!transform.any_op) -> !transform.any_op
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%cm, %cn]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %fill_chunk, %forall2 = transform.structured.fuse_into_containing_op %fill into %forall
+      : (!transform.any_op, !transform.any_op) -> (!transform.any_op, !transform.any_op)
+    // blocks of bn columns, each its own fill of zeros (fused, not a pass)
+    %block, %nblock = transform.structured.fuse %chunk tile_sizes [0, %bn, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %padded = transform.include @xla_pack_b_block failures(propagate) (%block, %forall2, %tn)
+      : (!transform.any_op, !transform.any_op, !transform.param<i64>) -> !transform.any_op
+    // row tiles outside column tiles, the block's fill fused into each tile
+    %tile, %loops:2 = transform.structured.fuse %padded tile_sizes [%tm, %tn, 0]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @xla_peel failures(suppress) (%loops#0) : (!transform.any_op) -> ()
+    %mms = transform.structured.match ops{["linalg.matmul"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    %step, %kloop = transform.structured.tile_using_for %mms tile_sizes [0, 0, 1]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    transform.structured.vectorize %step vector_sizes [%tm, %tn, 1] {create_named_contraction}
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    %zeros = transform.structured.match ops{["linalg.fill"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %zeros vector_sizes [%tm, %tn]
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.include @xla_masks_out_of_loops failures(propagate) (%forall2)
+      : (!transform.any_op) -> ()
+    transform.include @xla_contract_to_fma failures(propagate) (%forall2)
+      : (!transform.any_op) -> ()
+    transform.yield
+  }
+
+  // A whole bk x bn block of B packed at once (@xla_matmul_block_packed*):
+  // a nofold pad of B's slice, bufferized to one buffer per chunk (no
+  // padding, so no fill), copied one tn-wide vector of a row at a time.
+  // Returns the block's matmul, now reading the packed copy.
+  transform.named_sequence @xla_pack_b_block(
+      %block: !transform.any_op {transform.consumed},
+      %forall2: !transform.any_op {transform.readonly},
+      %tn: !transform.param<i64> {transform.readonly}) -> !transform.any_op {
+    %padded, %pad, %copy_back = transform.structured.pad %block {
+        padding_values = ["0x0", "0x0", "0x0"], padding_dimensions = [1],
+        nofold_flags = [0, 1, 0], copy_back_op = "none"}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    %buffer, %new = transform.structured.bufferize_to_allocation %pad
+      {memcpy_op = "linalg.copy"} : !transform.any_op
+    %copies = transform.structured.match ops{["linalg.copy"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    %row, %rows:2 = transform.structured.tile_using_for %copies tile_sizes [1, %tn]
+      : (!transform.any_op, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %row : !transform.any_op
+    transform.yield %padded : !transform.any_op
   }
 
   // A block's column panels, each packed: the block tiled by tn columns, and

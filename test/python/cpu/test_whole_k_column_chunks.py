@@ -26,7 +26,7 @@ AVX2 = Machine(2, 32)
 ])
 def test_whole_k_blocks_in_column_chunks(m, k, n, machine, params):
     plan = matmul_plan(m, k, n, machine)
-    assert plan.sequence == "xla_matmul_block_packed" and plan.params == params
+    assert plan.sequence.startswith("xla_matmul_block_packed") and plan.params == params
 
 
 @pytest.mark.parametrize("m, k, n, machine, sequence, params", [
@@ -97,7 +97,7 @@ def test_narrow_chunks_are_one_whole_k_block_on_16_registers(m, k, n, machine, p
     blocks, each a pass over the chunk's C); A is read once per chunk either
     way. AVX-512 keeps its plans (BERT's MLP down: the 256-deep panels)."""
     plan = matmul_plan(m, k, n, machine)
-    assert plan.sequence == "xla_matmul_block_packed" and plan.params == params
+    assert plan.sequence.startswith("xla_matmul_block_packed") and plan.params == params
     assert matmul_plan(m, k, n, ZEN4).sequence == "xla_matmul"
 
 
