@@ -31,7 +31,7 @@ class WidenContractions(ModulePass):
     faster than AVX2's i32 multiplies (i8 1024^3). The wide contraction
     takes the f32/f64/i32/i64 matmul and convolution schedules, and the
     converts are elementwise ops that the matmul schedules fuse into their
-    packing of B (contraction_plan._b_producer): converting in registers at
+    packing of B (transposed_b.b_producer): converting in registers at
     every read of a bf16 or i8 panel measured 1.6x (bf16) and 2x (i8)
     slower at 1024^3 (docs/pipeline.md). Upstream's lowering also
     sign-extends unsigned operands (its matmul has one cast for both);

@@ -16,7 +16,6 @@ import math
 from xlac.mlir import ir
 from xlac.passes.cpu.plans.chunks import CHUNKS_PER_THREAD, divisor, static_tiles
 from xlac.passes.cpu.plans.conv_plan import L1_MEASURED_BYTES, conv_plan
-from xlac.passes.cpu.plans.permuted_reads import copy_permutation
 from xlac.passes.cpu.plans.schedule_plan import (
     CONTRACTIONS,
     POOLINGS,
@@ -26,13 +25,19 @@ from xlac.passes.cpu.plans.schedule_plan import (
     Plan,
     loop_nest,
 )
+from xlac.passes.cpu.plans.transposed_b import (
+    FUSED_B_ROWS_AVX2,
+    b_producer,
+    is_transpose_2d,
+    transpose_apart_avx2,
+    whole_k_transposed_panels_avx2,
+)
 from xlac.passes.cpu.plans.whole_k_blocks import (
     BLOCK,
     all_rows_column_chunks,
     min_whole_k_row_tiles,
     whole_block_chunks,
     whole_k_block,
-    whole_k_block_bytes,
     whole_k_widened_b_avx2,
 )
 from xlac.passes.cpu.plans.widened_a import is_widening, with_a_widening
@@ -44,7 +49,7 @@ def contraction_plan(op: ir.Operation, machine: Machine, fuse_producers: bool = 
     """The schedule of a matmul, batch matmul, NHWC convolution or pooling whose
     output starts from a linalg.fill (the schedule fuses it), or None. With
     ``fuse_producers``, a transpose or widening making B is taken into the
-    matmul's packing of B (_b_producer)."""
+    matmul's packing of B (b_producer)."""
     nest = loop_nest(op)
     init = op.operands[-1].owner
     if nest is None or nest.element_bytes not in (4, 8) or op.name not in (*CONTRACTIONS, *POOLINGS) \
@@ -108,8 +113,8 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     whole = m % tm == 0 and n % tn == 0 and all(c == 0 or e % c == 0
                                                 for e, c in zip(nest.extents, chunks))
     columns = _column_chunks(m, n, min(k, BLOCK), tn, machine, size) if n % tn == 0 else None
-    producer = _b_producer(op) if fuse_producers and size == 4 else None
-    if producer is not None and machine.registers >= 32 and _is_transpose_2d(producer):
+    producer = b_producer(op) if fuse_producers and size == 4 else None
+    if producer is not None and machine.registers >= 32 and is_transpose_2d(producer):
         fused = _fused_b_avx512(m, n, k, bk, tm, tn, columns, machine, producer)
         if fused is not None:
             return fused
@@ -119,7 +124,7 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     bn = _block(chunks[-1] or n, tn)
     if not _static_b_blocks(n, k, chunks[-1] or n, bn, bk, tn):
         return Plan("xla_matmul_peeled", chunks + (bn, bk, tm, tn))
-    if producer is not None and _whole_k_transposed_panels_avx2(k, tn, producer, machine):
+    if producer is not None and whole_k_transposed_panels_avx2(k, tn, producer, machine):
         return Plan("xla_matmul_fused_b_short_k_avx2", chunks + (bn, k, tm, tn), (producer,))
     whole = producer is not None and whole_k_widened_b_avx2(k, chunks[-1] or n, bn, bk, tn, producer, machine)
     if whole:
@@ -127,7 +132,7 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
     # AVX2 code packs whole blocks with row tiles outside (@xla_matmul_block_packed);
     # the fused panels keep column tiles outside, a loss there for many rows
     # (B transposed, 1024^3: 100 -> 82 GFLOP/s), a gain for few (256 x 256 x 8000: 88 -> 107)
-    few_rows = machine.registers >= 32 or m <= FUSED_B_ROWS_AVX2 and not _transpose_apart_avx2(m, k, producer)
+    few_rows = machine.registers >= 32 or m <= FUSED_B_ROWS_AVX2 and not transpose_apart_avx2(m, k, producer)
     # the fused panels are made in 16 x 16 blocks of 4-byte elements
     if producer is not None and few_rows and bk % 16 == 0 and tn % 16 == 0:
         if bk == k and machine.registers < 32:
@@ -274,65 +279,6 @@ def _no_unit_remainder(size: int, tile: int) -> int:
         return tile
     divisor = next((t for t in range(tile - 1, max(1, tile // 4) - 1, -1) if size % t == 0), None)
     return divisor or next((t for t in range(tile - 1, 1, -1) if size % t != 1), tile)
-
-
-def _b_producer(op: ir.Operation) -> ir.Operation | None:
-    """The op making B, and only B, that the schedule can fuse into its
-    packing of B's panels: a 2-D transpose (a weight stored [n, k]) or a
-    widening (bf16, f16, f8 weights computed in f32; i8 ones in i32), else None."""
-    producer = op.operands[1].owner
-    if not hasattr(producer, "name") or not (_is_transpose_2d(producer) or is_widening(producer)):
-        return None
-    uses = list(producer.results[0].uses)
-    return producer if len(uses) == 1 and uses[0].owner == op else None
-
-
-def _is_transpose_2d(op: ir.Operation) -> bool:
-    """A 2-D transpose: a copy generic with a swapped map, or the named
-    ``linalg.transpose`` (xla-normalize-contractions' for a dot contracting
-    B's last dim: the train step's backward pass, x . W^T)."""
-    if op.name == "linalg.transpose":
-        return list(ir.DenseI64ArrayAttr(op.attributes["permutation"])) == [1, 0]
-    return op.name == "linalg.generic" and copy_permutation(op) == [1, 0]
-
-
-FUSED_B_ROWS_AVX2 = 512
-TRANSPOSE_APART_ROWS_AVX2 = 128
-
-
-def _transpose_apart_avx2(m: int, k: int, producer: ir.Operation | None) -> bool:
-    """Whether AVX2's matmul leaves a transposed B to a kernel of its own
-    (then packs it as a B stored [k, n]) rather than fusing the transpose into
-    BLOCK-deep panels, each k block a pass over the chunk's C: for k of
-    several BLOCKs and at least TRANSPOSE_APART_ROWS_AVX2 rows, where the
-    whole-k panels (_whole_k_transposed_panels_avx2) do not fit L2's share
-    (k past 4096). One core of a Zen 4 at x86-64-v3 (ms of CPU time): 256 x
-    1024 x 1024 7.8 -> 6.6-7.0 against the BLOCK-deep panels; 64 rows (64 x
-    1024 x 4096) 11.7 -> 13.3, so those keep the panels."""
-    return producer is not None and _is_transpose_2d(producer) and k > BLOCK \
-        and m >= TRANSPOSE_APART_ROWS_AVX2
-
-
-def _whole_k_transposed_panels_avx2(k: int, tn: int, producer: ir.Operation, machine: Machine) -> bool:
-    """Whether AVX2's matmul with B made by a 2-D transpose (x . W^T, a weight
-    stored [n, k]) and k of several BLOCKs makes each column tile's whole
-    k x tn panel by the transpose (8 x 8 register blocks,
-    @xla_matmul_fused_b_short_k_avx2), its row tiles then running all of k from
-    zeros in registers and storing C once. The panel (k x 16 f32: 64 KiB at
-    k = 1024) stays in L2 while every row tile of the chunk reads it, as long
-    as it fits the whole-k block's share of L2 (k up to 4096 at AVX2).
-    Before, such B was transposed by a kernel of its own (written whole, read
-    back and packed again) from 128 rows (_transpose_apart_avx2, still so
-    for longer k), and fused into BLOCK-deep panels (a pass over C per k
-    block) below: two threads on a Zen 4 at x86-64-v3,
-    CPU time new/old, m x k x n: 256 x 1024 x 256 (GPT-2's MLP down) 0.94
-    with its bias and residual, 256 x 1024 x 1024 0.80, 128 x 1024 x 1024
-    0.73, 512 x 1024 x 256 0.90, 256 x 512 x 1024 0.86, 1024^3 0.90,
-    256 x 4096 x 1024 0.74, 64 x 1024 x 4096 0.92 (docs/PERFORMANCE.md).
-    The sums run over k in order from 0 either way: the same bits. SSE's
-    8-lane tiles keep their plans (the panels' 16 x 16 blocks need tn % 16)."""
-    return machine.vector_bytes == 32 and _is_transpose_2d(producer) and k > BLOCK \
-        and k % 16 == 0 and tn % 16 == 0 and k * tn * 4 <= whole_k_block_bytes(machine)
 
 
 A_IN_L2 = 512 * 1024        # bytes of A a chunk of columns re-reads from L2 per column tile

@@ -152,7 +152,7 @@ def test_gpt2_linears_keep_their_epilogues(k, n, residual):
     shapes = [(2, 128, k), (n, k), (n,)] + ([(2, 128, n)] if residual else [])
     inputs = [rng.standard_normal(shape, dtype=np.float32) for shape in shapes]
     # x86-64-v3, k of several blocks too: B's whole-k panels made by the transpose
-    # (contraction_plan._whole_k_transposed_panels_avx2), the epilogue in the tiles
+    # (transposed_b.whole_k_transposed_panels_avx2), the epilogue in the tiles
     for cpu, kernels in (("x86-64-v2", 2), ("x86-64-v3", 1), ("x86-64-v4", None)):
         exe = xlac.compile(text, cache=False, cpu=cpu)
         assert "not scheduled:" not in exe.fusion_report()
