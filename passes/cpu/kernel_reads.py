@@ -46,7 +46,8 @@ def does_work(op: ir.Operation) -> bool:
     return not (op.name in NOT_KERNELS or copied_in(op) or op.name.startswith(("omp.", "llvm.")))
 
 
-def outside_reads(op: ir.Operation) -> list[tuple[ir.Operation, int, ir.Value]]:
+def outside_reads(op: ir.Operation, nested: list[ir.Operation] | None = None
+                  ) -> list[tuple[ir.Operation, int, ir.Value]]:
     """``(reader, operand index, value)`` of each value ``op`` or an op inside
     it reads that is made outside ``op``, ``op``'s own operands first, then
     the ops inside in pre-order.
@@ -54,8 +55,10 @@ def outside_reads(op: ir.Operation) -> list[tuple[ir.Operation, int, ir.Value]]:
     Why one list: what the kernel is passed, whether it frees one of those,
     and where it reads them once moved were each a walk of every op inside
     the kernel and of all their operands; only these reads matter to any.
+    ``nested``: ``nested_ops(op)``, where the caller has it already.
     """
-    nested = nested_ops(op)
+    if nested is None:
+        nested = nested_ops(op)
     inside = {op.operation, *nested}
     reads = [(op, index, value) for index, value in enumerate(op.operands)]
     for each in nested:
