@@ -46,7 +46,8 @@ def does_work(op: ir.Operation) -> bool:
     return not (op.name in NOT_KERNELS or copied_in(op) or op.name.startswith(("omp.", "llvm.")))
 
 
-def outside_reads(op: ir.Operation) -> list[tuple[ir.Operation, int, ir.Value]]:
+def outside_reads(op: ir.Operation, nested: list[ir.Operation] | None = None
+                  ) -> list[tuple[ir.Operation, int, ir.Value]]:
     """``(reader, operand index, value)`` of each value ``op`` or an op inside
     it reads that is made outside ``op``, ``op``'s own operands first, then
     the ops inside in pre-order.
@@ -54,16 +55,30 @@ def outside_reads(op: ir.Operation) -> list[tuple[ir.Operation, int, ir.Value]]:
     Why one list: what the kernel is passed, whether it frees one of those,
     and where it reads them once moved were each a walk of every op inside
     the kernel and of all their operands; only these reads matter to any.
+    ``nested``: ``nested_ops(op)``, where the caller has it already.
     """
-    nested = nested_ops(op)
-    inside = {op.operation, *nested}
+    if nested is None:
+        nested = nested_ops(op)
+    made = _values_made_in(op.operation, nested)
     reads = [(op, index, value) for index, value in enumerate(op.operands)]
     for each in nested:
         for index, value in enumerate(each.operands):
-            owner = value.owner
-            if (owner.owner if isinstance(owner, ir.Block) else owner).operation not in inside:
+            if value not in made:
                 reads.append((each, index, value))
     return reads
+
+
+def _values_made_in(op: ir.Operation, nested: list[ir.Operation]) -> set[ir.Value]:
+    """The results of ``op`` and of the ops inside it, and the arguments of
+    their blocks. Why a set of values: asking each operand for its owner (an
+    op view made per operand) was twice the time (ViT: 15 -> 8 ms a compile)."""
+    made: set[ir.Value] = set()
+    for each in (op, *nested):
+        made.update(each.results)
+        for region in each.regions:
+            for block in region.blocks:
+                made.update(block.arguments)
+    return made
 
 
 def passable(t: ir.Type) -> bool:

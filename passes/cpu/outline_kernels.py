@@ -6,9 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, public_definitions
+from xlac.passes.base import ModulePass, nested_ops, public_definitions
 from xlac.passes.cpu.kernel_reads import bitcast, copied_in, crossing_type, does_work, inert, outside_reads, passable
 from xlac.passes.cpu.kernel_repeats import Repeats
+from xlac.passes.outline import FirstAlike
 
 KERNEL_STEM = "xla_kernel"
 @dataclass(frozen=True)
@@ -51,12 +52,12 @@ class OutlineKernels(ModulePass):
 
 
 class _Kernels:
-    """The kernel functions made so far, by their text (for sharing)."""
+    """The kernel functions made so far, shared where their texts are the same."""
 
     def __init__(self, module: ir.Operation, dedupe: bool):
         self.module = module
         self.dedupe = dedupe
-        self.by_text: dict[str, str] = {}
+        self.alike = FirstAlike()               # the kernels made, for sharing
         taken = {ir.StringAttr(op.operation.attributes["sym_name"]).value
                  for op in module.regions[0].blocks[0].operations
                  if "sym_name" in op.operation.attributes}
@@ -65,7 +66,8 @@ class _Kernels:
 
     def outline(self, group: list[ir.Operation]) -> str | None:
         """The kernel function ``group`` now calls; None: it stays in place."""
-        reads = [read for op in group for read in outside_reads(op)]
+        nested = [nested_ops(op) for op in group]
+        reads = [read for op, inside in zip(group, nested) for read in outside_reads(op, inside)]
         plan = _inputs_of(group, reads)
         if plan is None:
             return None
@@ -73,15 +75,19 @@ class _Kernels:
         name = self._fresh()
         call = _call(group, name, arguments)       # in the caller, before the ops move out
         func = _new_function(self.module, group, reads, name, copied, arguments)
-        text = func.get_asm(enable_debug_info=False, use_local_scope=True,
-                            assume_verified=True).replace(f"@{name}(", "@(", 1)
-        if self.dedupe and text in self.by_text:
-            func.erase()                           # the ops with it: the same kernel exists
-            call.attributes["callee"] = ir.FlatSymbolRefAttr.get(self.by_text[text])
-            self.taken.discard(name)
-            return self.by_text[text]
-        self.by_text[text] = name
-        return name
+        if not self.dedupe:
+            return name
+        # what two kernels with one text have alike: their arguments' types,
+        # how many ops are copied in, the ops' names, how many ops they hold
+        key = (tuple(v.type for v in arguments), len(copied), tuple(op.name for op in group),
+               sum(map(len, nested)))
+        same = self.alike.first(key, name, lambda: _text(func, name))
+        if same is None:
+            return name
+        func.erase()                               # the ops with it: the same kernel exists
+        call.attributes["callee"] = ir.FlatSymbolRefAttr.get(same)
+        self.taken.discard(name)
+        return same
 
     def _fresh(self) -> str:
         while f"{KERNEL_STEM}_{self.index}" in self.taken:
@@ -89,6 +95,12 @@ class _Kernels:
         name = f"{KERNEL_STEM}_{self.index}"
         self.taken.add(name)
         return name
+
+
+def _text(func: ir.Operation, name: str) -> str:
+    """A kernel function's text without its name (all two copies differ in)."""
+    return func.get_asm(enable_debug_info=False, use_local_scope=True,
+                        assume_verified=True).replace(f"@{name}(", "@(", 1)
 
 
 def _outline_body(func: ir.Operation, kernels: _Kernels, repeats: Repeats) -> None:
