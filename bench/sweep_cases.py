@@ -162,6 +162,19 @@ def _builders():
         import jax
         return (lambda d, s: jax.ops.segment_sum(d, s, 64), numpy_sum, (a(rng, e), ids))
 
+    def scatter_columns(_, e):
+        """x.at[:, ids].add(u): windows down whole columns (every row hit). Its own
+        generator: the later cases keep the inputs they had before it came."""
+        if e == "i1":
+            return None                      # as segment_sum: jax promotes booleans
+        rng = np.random.default_rng(1)
+        ids = rng.integers(0, COLS, 256).astype(np.int32)
+        def numpy_add(x, i, u):
+            out = x.copy()
+            np.add.at(out, (slice(None), i), u)
+            return out
+        return (lambda x, i, u: x.at[:, i].add(u), numpy_add, (a(rng, e), ids, a(rng, e, (ROWS, 256))))
+
     def sort(axis):
         def build(rng, e):
             if e in ("c64", "c128"):
@@ -233,7 +246,7 @@ def _builders():
         "dot_general": {"row": dot(False), "transposed": dot(True)},
         "convolution": {"nhwc": convolution("nhwc"), "nchw": convolution("nchw")},
         "gather": {"rows": gather(0), "columns": gather(1)},
-        "scatter": {"rows": scatter},
+        "scatter": {"rows": scatter, "columns": scatter_columns},
         "sort": {"inner": sort(1), "outer": sort(0)},
         "concatenate": {"outer": concatenate(0), "inner": concatenate(1)},
         "pad": {"row": pad},

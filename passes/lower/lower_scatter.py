@@ -32,6 +32,10 @@ class LowerScatter(ModulePass):
       ->
         %r = call @xla_scatter_0(%in, %idx, %upd)   // scf.for + extract/insert_slice
 
+    A scatter whose windows span the operand's leading dim whole
+    (``x.at[:, cols].add(v)``) runs one operand row at a time instead, in
+    parallel chunks of rows (scatter_split.py): whatever its flags.
+
     A scatter of whole rows with `indices_are_sorted` (segment sums, embedding
     bags) runs in parallel chunks that own disjoint rows instead; with
     `unique_indices`, in parallel chunks of the updates, each row written by at
@@ -47,6 +51,7 @@ class LowerScatter(ModulePass):
     def run(self, module: ir.Operation) -> None:
         from xlac.passes.lower.builders.scatter_region import region_of
         from xlac.passes.lower.builders.scatter_rows import is_row_scatter
+        from xlac.passes.lower.builders.scatter_split import is_leading_window_scatter, split_rows_helper
         from xlac.passes.lower.builders.scatter_text import helper_function
         for op in [o for o in nested_ops(module) if o.name == "stablehlo.scatter"]:
             name = fresh_symbol(module, "xla_scatter")
@@ -54,6 +59,8 @@ class LowerScatter(ModulePass):
             sorted_ids, unique_ids = _flag(op, "indices_are_sorted"), _flag(op, "unique_indices")
             if (sorted_ids or unique_ids) and is_row_scatter(dims, region):
                 _lower_rows(module, op, name, dims, region, unique=unique_ids and not sorted_ids)
+            elif is_leading_window_scatter(dims):
+                replace_with_call(module, op, split_rows_helper(name, dims, region), name)
             else:
                 replace_with_call(module, op, helper_function(name, dims, region), name)
 

@@ -198,6 +198,40 @@ func.func @embedding_bag(%table: tensor<100x8xf32>, %ids: tensor<32xi32>, %w: te
 
 // -----
 
+/// Columns (x.at[:, i].add(u)): the windows span the leading dim, so chunks of
+/// the operand's rows run in parallel, each row's scatter (@..._row, the
+/// one-window-at-a-time loop on the row and the updates' row) in turn.
+// CHECK-LABEL: func.func private @xla_scatter_0(
+// CHECK-SAME: %[[IN:[^:]*]]: tensor<4x5xf32>, %[[IDX:[^:]*]]: tensor<3x1xi32>, %[[UP:[^:]*]]: tensor<4x3xf32>
+// CHECK: scf.forall (%[[TASK:.*]]) in (1) shared_outs(%[[OUT:.*]] = %[[IN]])
+// CHECK: %[[MINE:.*]] = tensor.extract_slice %[[OUT]]
+// CHECK: scf.for %[[K:[^ ]+]] = {{.*}} iter_args(%[[ACC:[^ ]+]] = %[[MINE]]) -> (tensor<4x5xf32>)
+// CHECK: %[[AT:.*]] = arith.addi {{.*}}, %[[K]]
+// CHECK: %[[ROW:.*]] = tensor.extract_slice %[[ACC]][%[[K]], 0] [1, 5] [1, 1] : tensor<4x5xf32> to tensor<5xf32>
+// CHECK: %[[UROW:.*]] = tensor.extract_slice %[[UP]][%[[AT]], 0] [1, 3] [1, 1] : tensor<4x3xf32> to tensor<3xf32>
+// CHECK: %[[NEW:.*]] = func.call @xla_scatter_0_row(%[[ROW]], %[[IDX]], %[[UROW]])
+// CHECK: tensor.insert_slice %[[NEW]] into %[[ACC]][%[[K]], 0] [1, 5] [1, 1]
+// CHECK: tensor.parallel_insert_slice
+// CHECK-LABEL: func.func private @xla_scatter_0_row(
+// CHECK-SAME: tensor<5xf32>, %{{.*}}: tensor<3x1xi32>, %{{.*}}: tensor<3xf32>) -> tensor<5xf32>
+// CHECK: scf.for
+// CHECK: arith.cmpi sle, %{{.*}}, %c4
+// CHECK: tensor.extract_slice %{{.*}}[%{{.*}}] [1] [1] : tensor<5xf32> to tensor<f32>
+// CHECK-LABEL: func.func @add_columns
+// CHECK: call @xla_scatter_0(
+func.func @add_columns(%x: tensor<4x5xf32>, %i: tensor<3x1xi32>, %u: tensor<4x3xf32>) -> tensor<4x5xf32> {
+  %r = "stablehlo.scatter"(%x, %i, %u) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = [0],
+      inserted_window_dims = [1], scatter_dims_to_operand_dims = [1], index_vector_dim = 1>}
+     : (tensor<4x5xf32>, tensor<3x1xi32>, tensor<4x3xf32>) -> tensor<4x5xf32>
+  return %r : tensor<4x5xf32>
+}
+
+// -----
+
 /// A region that reads a non-constant value from outside is reported.
 func.func @captured_argument(%operand: tensor<4xf32>, %indices: tensor<2xi32>,
                              %updates: tensor<2xf32>, %scale: tensor<f32>) -> tensor<4xf32> {
