@@ -9,6 +9,7 @@ from xlac.passes.fusion.inline_fusions import GROUP_ATTR, KIND_ATTR
 from xlac.passes.lower.rewrite_reduce_windows import is_scan_window
 from xlac.passes.numerics.complex_bits import is_complex, moves_c64_bits, retype_as_bits, touches_complex
 from xlac.passes.numerics.complex_constants import constant_parts, equal_parts
+from xlac.passes.numerics.complex_iota import iota_pairs
 from xlac.passes.numerics.complex_merged_pairs import gather_pairs, gathers_whole_rows
 
 # ops whose complex form moves or adds each part alone: the same op on the pairs
@@ -16,7 +17,8 @@ _LANEWISE = ("stablehlo.add", "stablehlo.subtract", "stablehlo.negate", "stableh
              "stablehlo.convert")
 _RESHAPED = ("stablehlo.transpose", "stablehlo.broadcast_in_dim", "stablehlo.slice",
              "stablehlo.concatenate", "stablehlo.pad")
-_PARTS = ("stablehlo.real", "stablehlo.imag", "stablehlo.complex", "stablehlo.constant")
+_PARTS = ("stablehlo.real", "stablehlo.imag", "stablehlo.complex", "stablehlo.constant",
+          "stablehlo.iota")
 _SUMS = ("stablehlo.reduce", "stablehlo.reduce_window")
 _PRODUCTS = ("stablehlo.multiply",)
 _TAGS = (GROUP_ATTR, KIND_ATTR)
@@ -26,7 +28,8 @@ class ComplexAsPairs(ModulePass):
     """In a module whose complex values only go through sums (`reduce` of
     `add`, a `reduce_window` of `add` that is a scan), adds, negations, data
     movement (transpose, broadcast, reshape, slice, concatenate, pad),
-    complex -> complex converts, `real`/`imag`/`complex`, calls, gathers of
+    complex -> complex converts, `real`/`imag`/`complex`, iotas
+    (complex_iota.py), calls, gathers of
     whole minor rows (on the merged shape: complex_merged_pairs.py) and
     multiplies summed over outer dims only (as the parts' ac - bd, ad + bc), give every
     complex tensor the type of its parts with a minor dim of 2
@@ -107,7 +110,7 @@ def _has_pair_form(op: ir.Operation) -> bool:
             return all(is_complex(v.type) for v in (*op.operands, *op.results))
         if name == "stablehlo.pad":
             return equal_parts(op.operands[1]) is not None
-        if name in ("stablehlo.transpose", "stablehlo.broadcast_in_dim"):
+        if name == "stablehlo.transpose":
             return not _moves_c64_minor_dim(op)
         return True
     if name in _PARTS:
@@ -138,25 +141,23 @@ def _summed_down_columns(op: ir.Operation) -> bool:
 
 
 def _moves_c64_minor_dim(op: ir.Operation) -> bool:
-    """Whether transpose or broadcast ``op`` of c64 gives its result a minor
-    dim other than its operand's, where the pairs get no register blocks.
-    As f32 pairs the parts' dim stays innermost on both sides; a transpose
-    whose swapped dims are multiples of 4 moves 4x4 blocks of pairs
+    """Whether transpose ``op`` of c64 gives its result a minor dim other
+    than its operand's, where the pairs get no register blocks. As f32
+    pairs the parts' dim stays innermost on both sides; a transpose whose
+    swapped dims are multiples of 4 moves 4x4 blocks of pairs
     (pair_transpose_plan.py: 512x1024 0.9-1.0 ms, 3.0-3.1 as c64), any
-    other walks the output pair by pair and a broadcast's vectors run along
-    the parts (2 lanes), measured interleaved on AVX2: a 512x1024 transpose
-    1.64x XLA pair by pair, 1.07x as c64; a column broadcast 0.33 ms against
-    0.21 (XLA 0.17). c128 pairs are the faster (transpose 1.07x against 1.89x;
-    broadcast 0.45 against 0.40 ms, XLA 0.67): kept."""
+    other walks the output pair by pair, measured interleaved on AVX2: a
+    512x1024 transpose 1.64x XLA pair by pair, 1.07x as c64. c128 pairs are
+    the faster (1.07x against 1.89x): kept. Broadcasts go as pairs at every
+    width: their rows of pairs fill whole registers (minor_dim_plan.py; a
+    c64 column broadcast 0.091 -> 0.063 ms against complex, Zen 4, both
+    levels; 2 lanes a vector before it, 0.33 ms against 0.21)."""
     tensor = ir.RankedTensorType(op.operands[0].type)
     if ir.ComplexType(tensor.element_type).element_type != ir.F32Type.get():
         return False
+    permutation = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
     rank = ir.RankedTensorType(op.results[0].type).rank
-    if op.name == "stablehlo.transpose":
-        permutation = list(ir.DenseI64ArrayAttr(op.attributes["permutation"]))
-        return permutation[-1] != rank - 1 and not complex_transpose_in_blocks(tensor.shape, permutation)
-    dims = list(ir.DenseI64ArrayAttr(op.attributes["broadcast_dimensions"]))
-    return rank > 0 and (not dims or dims[-1] != rank - 1)
+    return permutation[-1] != rank - 1 and not complex_transpose_in_blocks(tensor.shape, permutation)
 
 
 def _adds(op: ir.Operation) -> bool:
@@ -218,6 +219,8 @@ def _pair_form(op: ir.Operation, pairs: dict) -> list[ir.Value]:
                              op.results[0].type)]
     if name == "stablehlo.complex":
         return [builder.joined(op)]
+    if name == "stablehlo.iota":
+        return [iota_pairs(builder.create, op, _pairs_of(op.results[0].type))]
     if name in _PRODUCTS:
         return [builder.product(op)]
     return [builder.sum(op)]

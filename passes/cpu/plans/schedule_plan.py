@@ -17,6 +17,7 @@ from xlac.passes.cpu.expand_f8_casts import FORMATS as F8_FORMATS
 from xlac.passes.cpu.plans.body_reads import gather_safe, stepping_loop
 from xlac.passes.cpu.plans.chunks import streams_alone, thread_tiles
 from xlac.passes.cpu.plans.loop_trips import enclosing_trips
+from xlac.passes.cpu.plans.minor_dim_plan import minor_dim_plan
 from xlac.passes.cpu.plans.pair_transpose_plan import pair_transpose_tiles
 from xlac.passes.cpu.plans.permuted_reads import copy_permutation, permuted_read, transpose_block, transposed_read_loop
 
@@ -117,8 +118,8 @@ def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
         if plan is not None:
             return plan
     if not nest.reductions and simple_body(op, gathers=True):
-        return _elementwise_plan(nest, machine, has_math(op),
-                                 moved_bytes(op) if reads_in_order(op) else None)
+        moved = moved_bytes(op) if reads_in_order(op) else None
+        return minor_dim_plan(op, nest, machine, moved) or _elementwise_plan(nest, machine, has_math(op), moved)
     if not simple_body(op):
         return None
     if len(op.results) == 1 and not narrow_float_sum(op, nest):

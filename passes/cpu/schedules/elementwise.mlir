@@ -83,4 +83,88 @@ module attributes {transform.with_named_sequence} {
     transform.structured.vectorize %tile vector_sizes [1, 1, 1, 1, %v] {vectorize_nd_extract} : !transform.any_op, !transform.param<i64>
     transform.yield
   }
+
+  // A minor dim shorter than a vector (a complex number's 2 parts, pairs of
+  // coordinates): vectors of %w x %m, the two innermost loops together, one
+  // register of lanes; xla-flatten-minor-transfers makes their reads and
+  // writes of whole rows one 1-D transfer each. Parameters: the forall tile
+  // sizes, then %w (rows of the minor dim a vector holds) and %m (its extent).
+
+  transform.named_sequence @xla_elementwise_minor_2d(
+      %op: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %w: !transform.param<i64> {transform.readonly},
+      %m: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, %c1]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:1 = transform.structured.tile_using_for %chunk tile_sizes [%w, 0]
+      : (!transform.any_op, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    transform.structured.vectorize %tile vector_sizes [%w, %m] {vectorize_nd_extract}
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.annotate %loops#0 "xla.flatten_transfers" : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @xla_elementwise_minor_3d(
+      %op: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %c2: !transform.param<i64> {transform.readonly},
+      %w: !transform.param<i64> {transform.readonly},
+      %m: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, %c1, %c2]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:2 = transform.structured.tile_using_for %chunk tile_sizes [1, %w, 0]
+      : (!transform.any_op, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %tile vector_sizes [1, %w, %m] {vectorize_nd_extract}
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.annotate %loops#1 "xla.flatten_transfers" : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @xla_elementwise_minor_4d(
+      %op: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %c2: !transform.param<i64> {transform.readonly},
+      %c3: !transform.param<i64> {transform.readonly},
+      %w: !transform.param<i64> {transform.readonly},
+      %m: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, %c1, %c2, %c3]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:3 = transform.structured.tile_using_for %chunk tile_sizes [1, 1, %w, 0]
+      : (!transform.any_op, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %tile vector_sizes [1, 1, %w, %m] {vectorize_nd_extract}
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.annotate %loops#2 "xla.flatten_transfers" : !transform.any_op
+    transform.yield
+  }
+
+  transform.named_sequence @xla_elementwise_minor_5d(
+      %op: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %c2: !transform.param<i64> {transform.readonly},
+      %c3: !transform.param<i64> {transform.readonly},
+      %c4: !transform.param<i64> {transform.readonly},
+      %w: !transform.param<i64> {transform.readonly},
+      %m: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, %c1, %c2, %c3, %c4]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:4 = transform.structured.tile_using_for %chunk tile_sizes [1, 1, 1, %w, 0]
+      : (!transform.any_op, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %tile vector_sizes [1, 1, 1, %w, %m] {vectorize_nd_extract}
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.annotate %loops#3 "xla.flatten_transfers" : !transform.any_op
+    transform.yield
+  }
 }

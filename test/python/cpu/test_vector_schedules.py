@@ -31,7 +31,6 @@ _WINDOW = "reduce_window's windowed maps (d0 + d2) fit no plan; pooling needs NH
 # (class, element type): why it still runs as scalar loops. Each entry is
 # checked: when the pair gets a vector schedule, the test says to strike it.
 ALLOWED = {
-    **{("iota", t): _COMPLEX for t in _COMPLEX_TYPES},
     # c64 selects and gathers move as i64; c128 has no 16-byte integer lanes
     # (its gathers of whole rows go as rows of f64 parts)
     ("select", "complex<f64>"): _COMPLEX,

@@ -153,6 +153,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "xla-openmp-dynamic-schedule",                    # chunks go to whichever thread is running
         "canonicalize",                                   # drop the memref.alloca_scope it adds: nothing to free
         *clock,
+        "xla-flatten-minor-transfers",                    # W x 2 vectors of pairs -> one 2W-lane vector
         "func.func(convert-linalg-to-loops)",             # ops no schedule took: scalar loops
         "func.func(lower-vector-multi-reduction)",        # reductions' vector.multi_reduction -> 1-D adds
         "func.func(convert-vector-to-scf{full-unroll=true target-rank=1})",  # n-D transfers -> 1-D

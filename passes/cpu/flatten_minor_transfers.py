@@ -1,0 +1,55 @@
+"""xla-flatten-minor-transfers: a vector of rows of a short minor dim moves as one 1-D vector."""
+
+from __future__ import annotations
+
+from xlac.mlir import ir, transform_interpreter
+from xlac.passes.base import ModulePass, nested_ops
+
+# set by the `xla_elementwise_minor_*` schedules on the loop their W x M vectors walk
+FLATTEN_TAG = "xla.flatten_transfers"
+
+_SCRIPT = f"""
+module attributes {{transform.with_named_sequence}} {{
+  transform.named_sequence @__transform_main(%root: !transform.any_op {{transform.readonly}}) {{
+    %loops = transform.structured.match attributes{{{FLATTEN_TAG}}} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %loops {{
+      transform.apply_patterns.vector.flatten_vector_transfer_ops
+    }} : !transform.any_op
+    transform.yield
+  }}
+}}"""
+
+
+class FlattenMinorTransfers(ModulePass):
+    """In each loop the elementwise schedules tagged (a kernel whose minor dim
+    is shorter than a vector: a complex number's 2 parts), every transfer of
+    a ``W x M`` vector to rows contiguous in memory becomes one transfer of a
+    ``W*M`` vector (upstream's `flatten_vector_transfer_ops`, on buffers).
+
+    Why: convert-vector-to-scf splits an n-D transfer into its 1-D rows, so
+    a c128 column broadcast wrote one 16-byte pair a store (4 per AVX-512
+    register's worth); flattened, one store fills the register. Transfers
+    elsewhere (register tiles, reductions) are not touched: only the tagged
+    loops are rewritten.
+
+        vector.transfer_write %v, %m[%i, %j, %c0] : vector<4x2xf64>, memref<64x1024x2xf64, ...>
+      ->
+        %flat = memref.collapse_shape %m [[0], [1, 2]] ...
+        vector.transfer_write (vector.shape_cast %v to vector<8xf64>), %flat[%i, %j * 2]
+    """
+
+    name = "xla-flatten-minor-transfers"
+
+    def run(self, module: ir.Operation) -> None:
+        tagged = [op for op in nested_ops(module) if FLATTEN_TAG in op.attributes]
+        if not tagged:
+            return
+        script = ir.Module.parse(_SCRIPT, module.context)
+        interpreter = transform_interpreter()
+        options = interpreter.TransformOptions()
+        options.expensive_checks = False
+        interpreter.apply_named_sequence(module, script.body.operations[0].operation,
+                                         script.operation, options)
+        for op in tagged:
+            del op.attributes[FLATTEN_TAG]

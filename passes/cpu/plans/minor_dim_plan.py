@@ -1,0 +1,57 @@
+"""Elementwise kernels whose minor dim is shorter than a vector: rows of it per vector.
+
+A complex tensor is its parts' pairs after xla-complex-as-pairs (a minor dim
+of 2), so each of its elementwise kernels (a broadcast of a complex vector, a
+complex iota, a c64 -> c128 convert) had vectors along that dim: 2 lanes, one
+16-byte store per c128 number. Here the two innermost loops share one vector
+(`%w` rows of `%m`), which xla-flatten-minor-transfers turns into one 1-D
+load or store where the rows lie contiguous in memory.
+"""
+
+from __future__ import annotations
+
+from xlac.mlir import ir
+from xlac.passes.cpu.plans.chunks import streams_alone, thread_tiles
+
+
+def minor_dim_plan(op: ir.Operation, nest, machine, moved: tuple[int, int] | None):
+    """The `xla_elementwise_minor_<rank>d` plan for elementwise ``op``, or None.
+
+    Taken where a register holds whole rows of the minor dim (its extent
+    divides the lanes, a power of two) and the next dim is a multiple of
+    those rows (no partial vector, no mask); the results are written in
+    the loops' order, so the rows a vector holds are contiguous. Math
+    kernels (exp, tanh: arithmetic, not data movement) and gathers keep
+    the one-dim plan. The threads' chunks follow the streams' rule
+    (`streams_alone`), chunk edges on whole vectors."""
+    rank = len(nest.extents)
+    if op.name != "linalg.generic" or not 2 <= rank <= 5 or not _moves_data(op) or not _writes_in_order(op):
+        return None
+    lanes = machine.vector_bytes // nest.element_bytes
+    minor = nest.extents[-1]
+    if minor >= lanes or lanes % minor:
+        return None
+    rows = lanes // minor
+    if nest.extents[-2] % rows:
+        return None
+    alone = moved is not None and streams_alone(*moved, False)
+    align = (1,) * (rank - 2) + (rows, minor)
+    chunks = thread_tiles(nest.extents, 1 if alone else machine.threads, align)
+    return _plan(f"xla_elementwise_minor_{rank}d", chunks + (rows, minor))
+
+
+def _plan(sequence: str, params: tuple[int, ...]):
+    from xlac.passes.cpu.plans.schedule_plan import Plan  # schedule_plan imports this module
+    return Plan(sequence, params)
+
+
+def _moves_data(op: ir.Operation) -> bool:
+    """No math call (its polynomial is the work) and no read at a computed place."""
+    return not any(inner.operation.name.startswith("math.") or inner.operation.name == "tensor.extract"
+                   for inner in op.regions[0].blocks[0].operations)
+
+
+def _writes_in_order(op: ir.Operation) -> bool:
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    return all(amap.is_permutation and list(amap.results) == [
+        ir.AffineExpr.get_dim(i) for i in range(amap.n_dims)] for amap in maps[len(maps) - len(op.results):])

@@ -1,0 +1,46 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-flatten-minor-transfers)' | FileCheck %s
+
+/// A c128 column broadcast's loop, tagged by xla_elementwise_minor_3d: its
+/// 4 x 2 stores of rows of pairs become one store of 8 lanes, and the tag goes.
+// CHECK-LABEL: func.func @broadcast_pairs
+// CHECK: memref.collapse_shape
+// CHECK: vector.shape_cast %{{.*}} : vector<4x2xf64> to vector<8xf64>
+// CHECK: vector.transfer_write %{{.*}} : vector<8xf64>, memref<64x2048xf64
+// CHECK-NOT: xla.flatten_transfers
+func.func @broadcast_pairs(%v: memref<64x2xf64>, %out: memref<64x1024x2xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %c1024 = arith.constant 1024 : index
+  %pad = arith.constant 0.0 : f64
+  scf.for %i = %c0 to %c64 step %c1 {
+    scf.for %j = %c0 to %c1024 step %c4 {
+      %x = vector.transfer_read %v[%i, %c0], %pad {in_bounds = [true, true],
+          permutation_map = affine_map<(d0, d1) -> (0, d1)>} : memref<64x2xf64>, vector<4x2xf64>
+      vector.transfer_write %x, %out[%i, %j, %c0] {in_bounds = [true, true]} : vector<4x2xf64>, memref<64x1024x2xf64>
+    } {xla.flatten_transfers}
+  }
+  return
+}
+
+/// An untagged loop (any other kernel's) keeps its 2-D transfers.
+// CHECK-LABEL: func.func @untagged
+// CHECK-NOT: vector.shape_cast
+// CHECK: vector.transfer_write %{{.*}} : vector<4x2xf64>, memref<64x1024x2xf64>
+func.func @untagged(%v: memref<64x2xf64>, %out: memref<64x1024x2xf64>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c64 = arith.constant 64 : index
+  %c1024 = arith.constant 1024 : index
+  %pad = arith.constant 0.0 : f64
+  scf.for %i = %c0 to %c64 step %c1 {
+    scf.for %j = %c0 to %c1024 step %c4 {
+      %x = vector.transfer_read %v[%i, %c0], %pad {in_bounds = [true, true],
+          permutation_map = affine_map<(d0, d1) -> (0, d1)>} : memref<64x2xf64>, vector<4x2xf64>
+      vector.transfer_write %x, %out[%i, %j, %c0] {in_bounds = [true, true]} : vector<4x2xf64>, memref<64x1024x2xf64>
+    }
+  }
+  return
+}
