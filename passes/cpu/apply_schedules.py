@@ -79,7 +79,8 @@ class ApplySchedules(ModulePass):
                      + lowered_loops(module, MIN_WORK))
         mark_planned(planned)
         planned = outline_planned(module, planned, self.share_kernels)
-        if planned and not _apply(module, planned):
+        cleaned = bool(planned) and _apply(module, planned)
+        if planned and not cleaned:
             kept, failed = [], []
             for item in planned:
                 if _applies(module, item, failed):
@@ -88,9 +89,8 @@ class ApplySchedules(ModulePass):
                     kept += [single for single in _singles(item, machine)
                              if _applies(module, single, failed)]
             emit_remarks(module, failed)
-            if kept and not _apply(module, kept):
-                _apply_one_by_one(module, kept)
-        keep_planned(module)
+            cleaned = bool(kept) and (_apply(module, kept) or _apply_one_by_one(module, kept))
+        keep_planned(module, cleaned=cleaned)   # cleaned: @xla_cleanup ran on the module whole
         _align_buffers(module)
         emit_remarks(module, left_whole(module))
 
@@ -166,9 +166,11 @@ def _plans(ops: list[ir.Operation], machine: Machine) -> list[tuple[ir.Operation
 _PENDING = "xla_schedule_pending"
 
 
-def _apply_one_by_one(module: ir.Operation, planned: list[tuple[ir.Operation, Plan]]) -> None:
+def _apply_one_by_one(module: ir.Operation, planned: list[tuple[ir.Operation, Plan]]) -> bool:
     """Each schedule applies alone but not all together: commit them one at a
-    time. A commit replaces the module's ops, so each op is found again by a tag."""
+    time. A commit replaces the module's ops, so each op is found again by a tag.
+    Whether any was committed."""
+    committed = False
     i64 = ir.IntegerType.get_signless(64, module.context)
     singles = [(op, plan) for op, plan in planned if not plan.members]
     for index, (op, _) in enumerate(singles):
@@ -178,10 +180,11 @@ def _apply_one_by_one(module: ir.Operation, planned: list[tuple[ir.Operation, Pl
                  and ir.IntegerAttr(op.attributes[_PENDING]).value == index]
         if found:
             del found[0].attributes[_PENDING]
-            _apply(module, [(found[0], plan)])
+            committed = _apply(module, [(found[0], plan)]) or committed
     for op in nested_ops(module):
         if _PENDING in op.attributes:
             del op.attributes[_PENDING]
+    return committed
 
 
 def _plan(op: ir.Operation, machine: Machine, fuse_producers: bool = True) -> Plan | None:

@@ -263,7 +263,7 @@ def test_scheduling_apart_gives_the_same_code(monkeypatch):
     run_passes(apart, ["xla-apply-schedules{threads=2 vector-bytes=32}", "xla-inline-schedule-calls"])
     together = _linalg(4)
     monkeypatch.setattr(apply_schedules, "outline_planned", lambda module, planned, share: planned)
-    monkeypatch.setattr(apply_schedules, "keep_planned", lambda module: None)
+    monkeypatch.setattr(apply_schedules, "keep_planned", lambda module, cleaned=False: None)
     run_passes(together, ["xla-apply-schedules{threads=2 vector-bytes=32}"])
     assert "call @" not in str(apart)
     assert _op_counts(apart) == _op_counts(together)
