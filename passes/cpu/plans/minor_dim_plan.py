@@ -14,8 +14,10 @@ from xlac.mlir import ir
 from xlac.passes.cpu.plans.chunks import streams_alone, thread_tiles
 
 
-def minor_dim_plan(op: ir.Operation, nest, machine, moved: tuple[int, int] | None):
-    """The `xla_elementwise_minor_<rank>d` plan for elementwise ``op``, or None.
+def minor_dim_plan(op: ir.Operation, nest, machine,
+                   moved: tuple[int, int] | None) -> tuple[str, tuple[int, ...]] | None:
+    """The `xla_elementwise_minor_<rank>d` sequence and its parameters for
+    elementwise ``op`` (schedule_plan makes them a Plan), or None.
 
     Taken where a register holds whole rows of the minor dim (its extent
     divides the lanes, a power of two) and the next dim is a multiple of
@@ -37,12 +39,7 @@ def minor_dim_plan(op: ir.Operation, nest, machine, moved: tuple[int, int] | Non
     alone = moved is not None and streams_alone(*moved, False)
     align = (1,) * (rank - 2) + (rows, minor)
     chunks = thread_tiles(nest.extents, 1 if alone else machine.threads, align)
-    return _plan(f"xla_elementwise_minor_{rank}d", chunks + (rows, minor))
-
-
-def _plan(sequence: str, params: tuple[int, ...]):
-    from xlac.passes.cpu.plans.schedule_plan import Plan  # schedule_plan imports this module
-    return Plan(sequence, params)
+    return f"xla_elementwise_minor_{rank}d", chunks + (rows, minor)
 
 
 def _moves_data(op: ir.Operation) -> bool:

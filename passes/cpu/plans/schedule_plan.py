@@ -119,7 +119,8 @@ def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
             return plan
     if not nest.reductions and simple_body(op, gathers=True):
         moved = moved_bytes(op) if reads_in_order(op) else None
-        return minor_dim_plan(op, nest, machine, moved) or _elementwise_plan(nest, machine, has_math(op), moved)
+        minor = minor_dim_plan(op, nest, machine, moved)
+        return Plan(*minor) if minor else _elementwise_plan(nest, machine, has_math(op), moved)
     if not simple_body(op):
         return None
     if len(op.results) == 1 and not narrow_float_sum(op, nest):

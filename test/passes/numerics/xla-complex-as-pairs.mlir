@@ -166,10 +166,10 @@ func.func @c64_transpose_4d(%a: tensor<2x2x4x8xcomplex<f32>>) -> tensor<2x2x8x4x
 
 // -----
 
-/// A c64 broadcast along a new minor dim (a column): pairs would run 2-lane
-/// vectors along the parts; kept complex. Along rows (next) the pairs broadcast.
+/// A c64 broadcast along a new minor dim (a column) goes as pairs too: the
+/// minor-dim plan (minor_dim_plan.py) puts several rows of pairs in a register.
 // CHECK-LABEL: func.func @c64_column
-// CHECK: stablehlo.broadcast_in_dim {{.*}} : (tensor<4xcomplex<f32>>) -> tensor<4x8xcomplex<f32>>
+// CHECK: stablehlo.broadcast_in_dim {{.*}} dims = [0, 2] : (tensor<4x2xf32>) -> tensor<4x8x2xf32>
 func.func @c64_column(%a: tensor<4xcomplex<f32>>) -> tensor<4x8xcomplex<f32>> {
   %0 = stablehlo.broadcast_in_dim %a, dims = [0] : (tensor<4xcomplex<f32>>) -> tensor<4x8xcomplex<f32>>
   return %0 : tensor<4x8xcomplex<f32>>
