@@ -1,7 +1,8 @@
 """Which ``stablehlo.custom_call`` targets xlac compiles, and what to do about the rest.
 
 A custom call names code outside the program. xlac has LAPACK's (``lapack_*_ffi``:
-jnp.linalg on the CPU, ``xla-lower-custom-calls``); for every other target the
+jnp.linalg on the CPU, ``xla-lower-custom-calls``) and rewrites ``@ApproxTopK``
+(lax.approx_max_k) at ingest (approx_top_k.py); for every other target the
 refusal names it and says what the user can do instead.
 """
 
@@ -59,6 +60,8 @@ def custom_call_reason(target: str, platform: str) -> str | None:
 # The op-support table's cells for stablehlo.custom_call, per target.
 TABLE_CELLS = {
     "cpu": "by target: JAX's LAPACK calls (`lapack_*_ffi`: eigh, svd, qr, lu, cholesky, "
-           "triangular solve; docs/lapack.md); any other target is refused, by name",
-    "cuda": "no: LAPACK calls run on the CPU only; any other target is refused, by name",
+           "triangular solve; docs/lapack.md); `@ApproxTopK` (lax.approx_max_k) as the exact "
+           "sort and slice, at ingest; any other target is refused, by name",
+    "cuda": "no: LAPACK calls run on the CPU only (`@ApproxTopK` becomes a sort at ingest, "
+            "as on the CPU); any other target is refused, by name",
 }
