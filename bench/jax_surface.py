@@ -9,6 +9,7 @@ recorded as such and the run goes on in a fresh worker.
 
     .venv/bin/python bench/jax_surface.py                       # host and x86-64-v3
     .venv/bin/python bench/jax_surface.py --cpu host --only 'linalg|fft' --json out.json
+    .venv/bin/python bench/jax_surface.py --via artifact      # jax.export's serialized artifacts
 
 Not a timed test: a correctness survey. Prints one row per case and level:
 ``ok``, ``mismatch (max err E)``, ``compile error: <first line>``, ``jax error``,
@@ -53,14 +54,25 @@ def compare(expected, actual) -> tuple[bool, float, str]:
     return bool(np.all(err <= atol + rtol * np.abs(e[finite]))), worst, ""
 
 
-def run_case(fn, args, cpus) -> dict:
+def program(fn, args, via: str):
+    """``fn``'s StableHLO as the user hands it over: ``lower`` (jax.jit(f).lower(...).as_text()),
+    ``export`` (jax.export's text: composites, e.g. chlo.top_k) or ``artifact`` (its
+    serialized portable artifact, bytes)."""
+    import jax
+    if via == "lower":
+        return jax.jit(fn).lower(*args).as_text()
+    exported = jax.export.export(jax.jit(fn))(*args)
+    return exported.mlir_module() if via == "export" else bytes(exported.mlir_module_serialized)
+
+
+def run_case(fn, args, cpus, via: str = "lower") -> dict:
     """One case at each CPU level: ``{cpu: (status, detail)}``."""
     import jax
     import numpy as np
 
     import xlac
     try:
-        text = jax.jit(fn).lower(*args).as_text()
+        text = program(fn, args, via)
         expected = [np.asarray(v) for v in jax.tree.leaves(jax.jit(fn)(*args))]
     except Exception as exc:                       # noqa: BLE001 - jax's own failure is a row
         return {cpu: ("jax error", first_line(exc)) for cpu in cpus}
@@ -103,21 +115,22 @@ def first_line(exc) -> str:
     return (lines[0] if lines else type(exc).__name__)[:160]
 
 
-def worker(names: list[str], cpus: list[str]) -> None:
+def worker(names: list[str], cpus: list[str], via: str) -> None:
     """Run ``names`` in order, one ``START``/``RESULT`` line pair each on stdout."""
     sys.path.insert(0, str(HERE))
     from jax_surface_cases import all_cases
     cases = {name: (fn, args) for name, fn, args in all_cases()}
     for name in names:
         print("START", name, flush=True)
-        print("RESULT", json.dumps(run_case(*cases[name], cpus)), flush=True)
+        print("RESULT", json.dumps(run_case(*cases[name], cpus, via)), flush=True)
 
 
-def survey(names: list[str], cpus: list[str], timeout: float):
+def survey(names: list[str], cpus: list[str], timeout: float, via: str):
     """Yield ``(name, {cpu: (status, detail)})``, restarting the worker after a crash or hang."""
     pending = list(names)
     while pending:
-        cmd = [sys.executable, __file__, "--worker", "--cpu", ",".join(cpus), "--names", ",".join(pending)]
+        cmd = [sys.executable, __file__, "--worker", "--via", via, "--cpu", ",".join(cpus),
+               "--names", ",".join(pending)]
         proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         current, deadline = None, time.monotonic() + 600      # jax's import and the case list
         while pending:
@@ -159,6 +172,9 @@ def main(argv=None) -> int:
     parser.add_argument("--cpu", default="host,x86-64-v3", help="comma-separated CPU levels ('host' = this CPU)")
     parser.add_argument("--only", default="", help="regex: the case names to run")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one case may take (all levels)")
+    parser.add_argument("--via", choices=("lower", "export", "artifact"), default="lower",
+                        help="how the program is exported: jax.jit(f).lower(...).as_text(), "
+                             "jax.export's text, or its serialized portable artifact")
     parser.add_argument("--json", default="", help="also write the rows to this JSON file")
     parser.add_argument("--list", action="store_true", help="list the case names and exit")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
@@ -166,7 +182,7 @@ def main(argv=None) -> int:
     opts = parser.parse_args(argv)
     cpus = opts.cpu.split(",")
     if opts.worker:
-        worker(opts.names.split(","), cpus)
+        worker(opts.names.split(","), cpus, opts.via)
         return 0
     sys.path.insert(0, str(HERE))
     os.environ.setdefault("JAX_PLATFORMS", "cpu")
@@ -178,7 +194,7 @@ def main(argv=None) -> int:
         return 0
     rows, failed = {}, 0
     print(f"{'function':28} {'dtype':16} {'cpu':10} result")
-    for name, result in survey(names, cpus, opts.timeout):
+    for name, result in survey(names, cpus, opts.timeout, opts.via):
         rows[name] = result
         for cpu in cpus:
             status, detail = result[cpu]

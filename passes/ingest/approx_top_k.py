@@ -15,6 +15,7 @@ from __future__ import annotations
 from xlac.mlir import ir
 
 TARGET = "ApproxTopK"
+_RETURNS = ("stablehlo.return", "func.return")
 
 
 def is_approx_top_k(op: ir.Operation) -> bool:
@@ -66,14 +67,14 @@ def _backend_config(op: ir.Operation) -> ir.DictAttr | None:
 
 
 def _function(module: ir.Operation, name: str) -> ir.Operation | None:
-    """The comparator ``name``: a func.func whose one block ends in stablehlo.return (as
-    jax writes a called computation), whose body is then a sort's comparator as it is."""
+    """The comparator ``name``: a func.func of one block, ending in stablehlo.return
+    (jax.jit(f).lower) or func.return (jax.export), whose body is a sort's comparator."""
     try:
         found = ir.SymbolTable(module)[name].operation
     except KeyError:
         return None
     blocks = list(found.regions[0].blocks) if found.name == "func.func" else []
-    if len(blocks) != 1 or list(blocks[0].operations)[-1].name != "stablehlo.return":
+    if len(blocks) != 1 or list(blocks[0].operations)[-1].name not in _RETURNS:
         return None
     return found
 
@@ -81,7 +82,7 @@ def _function(module: ir.Operation, name: str) -> ir.Operation | None:
 def _sort(inputs, dim: int, comparator: ir.Operation, ip: ir.InsertionPoint) -> ir.Operation:
     """A stable ``stablehlo.sort`` of ``inputs`` along ``dim`` whose comparator is a copy of
     ``comparator``'s body (a call of it would leave the inliner a func.func ending in
-    stablehlo.return, which it cannot inline). Stable: ties keep the earlier element
+    stablehlo.return, which crashed it). Stable: ties keep the earlier element
     first, as chlo.top_k and jnp.argsort do."""
     sort = ir.Operation.create(
         "stablehlo.sort", results=[v.type for v in inputs], operands=inputs,
@@ -91,6 +92,10 @@ def _sort(inputs, dim: int, comparator: ir.Operation, ip: ir.InsertionPoint) -> 
     copy = comparator.clone(ip=ip)
     copy.regions[0].blocks[0].append_to(sort.regions[0])
     copy.erase()
+    end = list(sort.regions[0].blocks[0].operations)[-1]
+    if end.name == "func.return":                  # a region of stablehlo ends in its own return
+        ir.Operation.create("stablehlo.return", operands=list(end.operands), ip=ir.InsertionPoint(end))
+        end.erase()
     return sort
 
 

@@ -40,6 +40,15 @@ def test_approx_min_k_along_the_first_dim(cpu):
     np.testing.assert_array_equal(values, np.asarray(jax.jit(fn)(X)[0]))
 
 
+def test_approx_max_k_from_jax_export():
+    """jax.export's comparator ends in func.return, not stablehlo.return."""
+    exported = jax.export.export(jax.jit(lambda v: lax.approx_max_k(v, 4)))(X)
+    values, indices = xlac.compile(exported.mlir_module_serialized, cpu="x86-64-v3", cache=False).run(X)
+    want_values, want_indices = _reference(lambda v: lax.top_k(v, 4), X)
+    np.testing.assert_array_equal(values, want_values)
+    np.testing.assert_array_equal(indices, want_indices)
+
+
 def test_approx_top_k_without_its_comparator_is_refused_by_name():
     text = jax.jit(lambda v: lax.approx_max_k(v, 3)).lower(X).as_text()
     text = text.replace("called_computations = [@top_k_gt_f32_comparator], ", "")
