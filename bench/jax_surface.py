@@ -56,13 +56,29 @@ def compare(expected, actual) -> tuple[bool, float, str]:
 
 def program(fn, args, via: str):
     """``fn``'s StableHLO as the user hands it over: ``lower`` (jax.jit(f).lower(...).as_text()),
-    ``export`` (jax.export's text: composites, e.g. chlo.top_k) or ``artifact`` (its
-    serialized portable artifact, bytes)."""
+    ``export`` (jax.export's text: composites, e.g. chlo.top_k), ``artifact`` (its
+    serialized portable artifact, bytes) or ``symbolic`` (that artifact with the
+    first argument's leading dim symbolic, ``b``: shape-polymorphic)."""
     import jax
     if via == "lower":
         return jax.jit(fn).lower(*args).as_text()
+    if via == "symbolic":
+        return bytes(jax.export.export(jax.jit(fn))(*symbolic_specs(args)).mlir_module_serialized)
     exported = jax.export.export(jax.jit(fn))(*args)
     return exported.mlir_module() if via == "export" else bytes(exported.mlir_module_serialized)
+
+
+def symbolic_specs(args):
+    """``args`` as jax.ShapeDtypeStructs, the first array's leading dim the symbol ``b``."""
+    import jax
+    import numpy as np
+    specs = [jax.ShapeDtypeStruct(np.shape(a), np.asarray(a).dtype) for a in args]
+    first = next((i for i, a in enumerate(args) if np.ndim(a) >= 1), None)
+    if first is not None:
+        rest = ", ".join(str(d) for d in np.shape(args[first])[1:])
+        shape = jax.export.symbolic_shape("b" + (", " + rest if rest else ""))
+        specs[first] = jax.ShapeDtypeStruct(shape, specs[first].dtype)
+    return specs
 
 
 def run_case(fn, args, cpus, via: str = "lower") -> dict:
@@ -172,9 +188,10 @@ def main(argv=None) -> int:
     parser.add_argument("--cpu", default="host,x86-64-v3", help="comma-separated CPU levels ('host' = this CPU)")
     parser.add_argument("--only", default="", help="regex: the case names to run")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds one case may take (all levels)")
-    parser.add_argument("--via", choices=("lower", "export", "artifact"), default="lower",
+    parser.add_argument("--via", choices=("lower", "export", "artifact", "symbolic"), default="lower",
                         help="how the program is exported: jax.jit(f).lower(...).as_text(), "
-                             "jax.export's text, or its serialized portable artifact")
+                             "jax.export's text, its serialized portable artifact, or that "
+                             "artifact with the first argument's leading dim symbolic")
     parser.add_argument("--json", default="", help="also write the rows to this JSON file")
     parser.add_argument("--list", action="store_true", help="list the case names and exit")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)

@@ -23,6 +23,14 @@ _LAPACK_REST = {
 }
 
 
+# The custom calls of shape-polymorphic programs (jax.export with symbolic dims):
+# kept while the entry takes `?` dims, decided once a call's shapes specialize
+# the program (xla-check-shape-assertions; stablehlo-canonicalize-dynamism makes
+# the stablehlo.dynamic_* ones static ops).
+DECIDED_PER_SHAPE = frozenset({"shape_assertion", "stablehlo.dynamic_reduce_window",
+                               "stablehlo.dynamic_rng_bit_generator", "stablehlo.dynamic_top_k"})
+
+
 # The targets whose code can call LAPACK (the host's: SciPy's OpenBLAS).
 LAPACK_PLATFORMS = ("cpu",)
 
@@ -35,6 +43,10 @@ def custom_call_reason(target: str, platform: str) -> str | None:
         routine = ROUTINES[target[len("lapack_") + 1:-len("_ffi")]]
         return (f"@{target} ({routine}) calls LAPACK, which xlac runs on the CPU only: "
                 "compile for target='cpu'")
+    if target in DECIDED_PER_SHAPE:
+        return (f"@{target} is one of the ops jax.export writes for symbolic shapes; it becomes a "
+                "static op (or goes away) once the shapes are known, and it did not here: "
+                "export the function with concrete shapes")
     if target in _CALLBACKS:
         return (f"@{target} is a jax.pure_callback, io_callback or jax.debug.print: it calls back "
                 "into the Python process that lowered the program, which xlac cannot reach; "
