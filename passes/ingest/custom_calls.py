@@ -43,6 +43,10 @@ def custom_call_reason(target: str, platform: str) -> str | None:
         routine = ROUTINES[target[len("lapack_") + 1:-len("_ffi")]]
         return (f"@{target} ({routine}) calls LAPACK, which xlac runs on the CPU only: "
                 "compile for target='cpu'")
+    if target == "ApproxTopK":          # the forms approx_top_k.py takes are rewritten before
+        return ("@ApproxTopK (lax.approx_max_k / approx_min_k) is compiled in the form jax writes "
+                "with static shapes (a comparator, one init value per operand); this one is not "
+                "(a symbolic dim?): export it with concrete shapes, or use lax.top_k")
     if target in DECIDED_PER_SHAPE:
         return (f"@{target} is one of the ops jax.export writes for symbolic shapes; it becomes a "
                 "static op (or goes away) once the shapes are known, and it did not here: "
