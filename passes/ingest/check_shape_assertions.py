@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
 
 TARGET = "shape_assertion"
 
 
-@dataclass(frozen=True)
 class CheckShapeAssertions(ModulePass):
     """Erase each `stablehlo.custom_call @shape_assertion(%pred, %dims...)` whose
     predicate has folded to true; fail, with its `error_message` (`{0}`,
