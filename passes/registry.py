@@ -13,6 +13,7 @@ import importlib
 _REGISTRY: dict[str, str] = {
     "xla-select-entry": "ingest.select_entry:SelectEntry",
     "xla-check-support": "ingest.check_support:CheckSupport",
+    "xla-check-shape-assertions": "ingest.check_shape_assertions:CheckShapeAssertions",
     "xla-check-ranked": "ingest.check_ranked:CheckRanked",
     "xla-constants-to-arguments": "ingest.constants_to_arguments:ConstantsToArguments",
     "xla-verify-lowered": "lower.verify_lowered:VerifyLowered",

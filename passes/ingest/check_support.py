@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from xlac.errors import UnsupportedOpError
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops, text_of
-from xlac.passes.ingest.custom_calls import custom_call_reason
+from xlac.passes.ingest.check_shape_assertions import takes_dynamic_dims
+from xlac.passes.ingest.custom_calls import DECIDED_PER_SHAPE, custom_call_reason
 from xlac.passes.ingest.support import unsupported_reason
 
 
@@ -25,8 +26,11 @@ class CheckSupport(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         problems = []
+        dynamic = takes_dynamic_dims(module)
         for op in nested_ops(module):
             if op.name == "stablehlo.custom_call":
+                if dynamic and _target(op) in DECIDED_PER_SHAPE:
+                    continue                    # decided when a call's shapes specialize it
                 reason = custom_call_reason(_target(op), self.target)
             else:
                 reason = unsupported_reason(op.name, _types(op.operands), _types(op.results))

@@ -1,7 +1,8 @@
 """Which ``stablehlo.custom_call`` targets xlac compiles, and what to do about the rest.
 
 A custom call names code outside the program. xlac has LAPACK's (``lapack_*_ffi``:
-jnp.linalg on the CPU, ``xla-lower-custom-calls``); for every other target the
+jnp.linalg on the CPU, ``xla-lower-custom-calls``) and rewrites ``@ApproxTopK``
+(lax.approx_max_k) at ingest (approx_top_k.py); for every other target the
 refusal names it and says what the user can do instead.
 """
 
@@ -15,11 +16,19 @@ _CALLBACKS = ("xla_python_cpu_callback", "xla_ffi_python_cpu_callback",
 _GPU_PREFIXES = ("cusolver_", "cublas", "cu_", "cuda_", "hipsolver_", "hipblas", "hip_",
                  "__cublas", "__cudnn", "triton_kernel_call", "__gpu$", "mosaic_gpu")
 _LAPACK_REST = {
-    "geev": "jnp.linalg.eig", "gees": "jax.scipy.linalg.schur", "gehrd": "jax.scipy.linalg.hessenberg",
+    "gees": "jax.scipy.linalg.schur", "gehrd": "jax.scipy.linalg.hessenberg",
     "sytrd": "tridiagonal reduction", "hetrd": "tridiagonal reduction", "gtsv": "tridiagonal_solve",
     "geqp3": "QR with column pivoting (jax.scipy.linalg.qr(pivoting=True))",
     "ormqr": "applying Q of a QR factorization", "unmqr": "applying Q of a QR factorization",
 }
+
+
+# The custom calls of shape-polymorphic programs (jax.export with symbolic dims):
+# kept while the entry takes `?` dims, decided once a call's shapes specialize
+# the program (xla-check-shape-assertions; stablehlo-canonicalize-dynamism makes
+# the stablehlo.dynamic_* ones static ops).
+DECIDED_PER_SHAPE = frozenset({"shape_assertion", "stablehlo.dynamic_reduce_window",
+                               "stablehlo.dynamic_rng_bit_generator", "stablehlo.dynamic_top_k"})
 
 
 # The targets whose code can call LAPACK (the host's: SciPy's OpenBLAS).
@@ -34,6 +43,14 @@ def custom_call_reason(target: str, platform: str) -> str | None:
         routine = ROUTINES[target[len("lapack_") + 1:-len("_ffi")]]
         return (f"@{target} ({routine}) calls LAPACK, which xlac runs on the CPU only: "
                 "compile for target='cpu'")
+    if target == "ApproxTopK":          # the forms approx_top_k.py takes are rewritten before
+        return ("@ApproxTopK (lax.approx_max_k / approx_min_k) is compiled in the form jax writes "
+                "with static shapes (a comparator, one init value per operand); this one is not "
+                "(a symbolic dim?): export it with concrete shapes, or use lax.top_k")
+    if target in DECIDED_PER_SHAPE:
+        return (f"@{target} is one of the ops jax.export writes for symbolic shapes; it becomes a "
+                "static op (or goes away) once the shapes are known, and it did not here: "
+                "export the function with concrete shapes")
     if target in _CALLBACKS:
         return (f"@{target} is a jax.pure_callback, io_callback or jax.debug.print: it calls back "
                 "into the Python process that lowered the program, which xlac cannot reach; "
@@ -58,7 +75,9 @@ def custom_call_reason(target: str, platform: str) -> str | None:
 
 # The op-support table's cells for stablehlo.custom_call, per target.
 TABLE_CELLS = {
-    "cpu": "by target: JAX's LAPACK calls (`lapack_*_ffi`: eigh, svd, qr, lu, cholesky, "
-           "triangular solve; docs/lapack.md); any other target is refused, by name",
-    "cuda": "no: LAPACK calls run on the CPU only; any other target is refused, by name",
+    "cpu": "by target: JAX's LAPACK calls (`lapack_*_ffi`: eigh, eig, svd, qr, lu, cholesky, "
+           "triangular solve; docs/lapack.md); `@ApproxTopK` (lax.approx_max_k) as the exact "
+           "sort and slice, at ingest; any other target is refused, by name",
+    "cuda": "no: LAPACK calls run on the CPU only (`@ApproxTopK` becomes a sort at ingest, "
+            "as on the CPU); any other target is refused, by name",
 }

@@ -51,7 +51,7 @@ class OuterDotsAsMultiplies(ModulePass):
 
 def _result_positions(op: ir.Operation):
     """Where each operand dimension lands in the result, per operand; None
-    unless the dot has no contracting dimensions and one float element type."""
+    unless the dot has no contracting dimensions, static shapes and one float element type."""
     dims = dict.fromkeys(("lhs_batching_dimensions", "rhs_batching_dimensions",
                           "lhs_contracting_dimensions", "rhs_contracting_dimensions"), [])
     for key, values in _DIMS.findall(str(op.attributes["dot_dimension_numbers"])):
@@ -59,6 +59,8 @@ def _result_positions(op: ir.Operation):
     if dims["lhs_contracting_dimensions"] or dims["rhs_contracting_dimensions"]:
         return None
     types = [ir.RankedTensorType(v.type) for v in (*op.operands, op.results[0])]
+    if not all(t.has_static_shape for t in types):
+        return None            # a shape-polymorphic program's dynamic ingest: its specializations
     element = types[2].element_type
     if any(t.element_type != element for t in types) or not isinstance(element, ir.FloatType):
         return None

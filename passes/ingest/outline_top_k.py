@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.helper_calls import fresh_symbol
+from xlac.passes.ingest.approx_top_k import is_approx_top_k, lower_approx_top_k
 from xlac.passes.lower.builders.top_k_kernel import TopKOrder, declaration_attributes, supported
 
 MAX_K = 64                  # beyond this a full sort is no worse
@@ -28,7 +29,9 @@ class OutlineTopK(ModulePass):
     later defines as a one-pass selection. A top_k is `chlo.top_k`, a
     `stablehlo.composite "chlo.top_k"` of version 1 (what `jax.export`
     writes) or a `stablehlo.custom_call @mhlo.topk` (XLA's HLO translated);
-    `largest = false` asks for the k smallest. A composite that does not
+    `largest = false` asks for the k smallest. A `custom_call @ApproxTopK`
+    (lax.approx_max_k) becomes the exact sort and slice XLA's CPU backend
+    runs (approx_top_k.py), which xla-sort-slice-to-top-k may take. A composite that does not
     fit runs its decomposition (stablehlo-legalize-composite-to-call); a
     custom call that does not fit becomes chlo.top_k, which chlo's
     legalization turns into a sort.
@@ -45,6 +48,9 @@ class OutlineTopK(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         for op in nested_ops(module):
+            if is_approx_top_k(op):
+                _replace(op, lower_approx_top_k(module, op))
+                continue
             found = top_k_of(op)
             if found is None:
                 continue
@@ -56,9 +62,15 @@ class OutlineTopK(ModulePass):
                 results = _as_chlo_top_k(op, k)
             else:
                 continue
-            for old, new in zip(op.results, results):
-                old.replace_all_uses_with(new)
-            op.erase()
+            _replace(op, results)
+
+
+def _replace(op: ir.Operation, results: Sequence[ir.Value] | None) -> None:
+    if results is None:                          # left as it is, for xla-check-support to name
+        return
+    for old, new in zip(op.results, results):
+        old.replace_all_uses_with(new)
+    op.erase()
 
 
 def top_k_of(op: ir.Operation) -> tuple[int, TopKOrder] | None:

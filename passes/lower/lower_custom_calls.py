@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
+from xlac.passes.lower.builders.eigenvectors import unpack_eigenvectors
 from xlac.passes.lower.builders.lapack_calls import Call, lapack_call, lowered_targets
 
 
@@ -173,20 +174,37 @@ class _Emitter:
         args = ", ".join(f"%arg{i}: {t}" for i, t in enumerate(lapack.operands))
         outs = ", ".join(str(t) for t in lapack.results)
         stored = [self._stored_operand(i, t) for i, t in enumerate(lapack.operands)]
-        accs = [self._accumulator(i, r) for i, r in enumerate(call.results)]
+        looped = [name for name in call.results if name is not None]   # the loop's results
+        accs = [self._accumulator(i, r) for i, r in enumerate(looped)]
         self.lines += ["%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
                        f"%count = arith.constant {self.count} : index"]
         names = ", ".join(f"%acc{i} = %init{i}" for i in range(len(accs)))
         types = ", ".join(accs)
         self.lines.append(f"%loop:{len(accs)} = scf.for %b = %c0 to %count step %c1 "
                           f"iter_args({names}) -> ({types}) {{")
-        yields = self._body(stored, accs)
+        yields = self._body(stored, accs, looped)
         self.lines.append(f"  scf.yield {', '.join(yields)} : {types}\n}}")
-        final = [self._logical(i, accs[i], lapack.results[i]) for i in range(len(accs))]
+        final = [self._result(index, name, looped, accs) for index, name in enumerate(call.results)]
         body = "\n  ".join(self.lines)
         return (f"{self._declaration()}\n"
                 f"func.func private @{self.name}({args}) -> ({outs}) {{\n  {body}\n"
                 f"  return {', '.join(final)} : {outs}\n}}\n")
+
+    def _result(self, index: int, name: str | None, looped: list[str], accs: list[str]) -> str:
+        """Result ``index``: zeros, a loop result as laid out, or real geev's
+        eigenvectors unpacked (``Call.unpack``)."""
+        t = self.lapack.results[index]
+        if name is None:
+            self.lines.append(f"%o{index} = stablehlo.constant dense<{_zero(t.element_type)}> : {t}")
+            return f"%o{index}"
+        k = looped.index(name)
+        if name not in self.lapack.call.unpack:
+            return self._logical(index, k, accs[k], t)
+        a = self.lapack.call.arrays[name]
+        packed = self._logical(index, k, accs[k], _Shaped(tuple(t.shape), a.element))
+        wi = f"%o{self.lapack.call.results.index(self.lapack.call.unpack[name])}"
+        self.lines += unpack_eigenvectors(f"%u{index}", packed, wi, list(t.shape), a.element)
+        return f"%u{index}"
 
     def _declaration(self) -> str:
         call = self.lapack.call
@@ -222,7 +240,7 @@ class _Emitter:
         self.lines.append(f"%init{index} = tensor.empty() : {t}")
         return t
 
-    def _body(self, stored: list[str], accs: list[str]) -> list[str]:
+    def _body(self, stored: list[str], accs: list[str], looped: list[str]) -> list[str]:
         call, lines = self.lapack.call, []
         buffers = {}
         for name, a in call.arrays.items():
@@ -243,7 +261,7 @@ class _Emitter:
         lines.append(f"func.call @{call.symbol}({', '.join(operands)}) : "
                      f"({', '.join(types)}) -> ()")
         yields = []
-        for index, name in enumerate(call.results):
+        for index, name in enumerate(looped):
             a = call.arrays[name]
             lines.append(f"%r_{name} = bufferization.to_tensor %m_{name} restrict writable : "
                          f"{buffers[name]} to {_tensor(a.shape, a.element)}")
@@ -273,8 +291,9 @@ class _Emitter:
             lines.append("%len = arith.constant 1 : i64")
         return operands + ["%len"] * chars, types + ["i64"] * chars
 
-    def _logical(self, index: int, acc: str, t: ir.RankedTensorType) -> str:
-        value = f"%loop#{index}"
+    def _logical(self, index: int, k: int, acc: str, t: ir.RankedTensorType) -> str:
+        """Loop result ``k`` as result ``index``'s type ``t`` (matrices row-major again)."""
+        value = f"%loop#{k}"
         matrix = self.lapack.matrices[len(self.lapack.operands) + index]
         if not matrix:
             self.lines.append(f"%o{index} = stablehlo.reshape {value} : ({acc}) -> {t}")
@@ -286,6 +305,21 @@ class _Emitter:
                        f"%o{index} = stablehlo.transpose %f{index}, dims = "
                        f"{[*range(rank - 2), rank - 1, rank - 2]} : ({flipped}) -> {t}"]
         return f"%o{index}"
+
+
+@dataclass(frozen=True)
+class _Shaped:
+    """A tensor type as text, where no ir.RankedTensorType exists (real geev's packed vectors)."""
+
+    shape: tuple[int, ...]
+    element_type: str
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    def __str__(self) -> str:
+        return _tensor(self.shape, self.element_type)
 
 
 def _pointer_type(kind: str, value, call: Call) -> str:

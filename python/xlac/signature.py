@@ -252,7 +252,9 @@ def as_input(value, spec: TensorSpec) -> tuple[np.ndarray | None, str]:
         return None, problem
     if not spec.accepts(tuple(array.shape)):
         return None, shape_str(array.dtype, array.shape)
-    return np.ascontiguousarray(array), ""
+    # a 0-d array is contiguous; np.ascontiguousarray would make it 1-d, and a
+    # shape-polymorphic program was then specialized for f32[1] (refused)
+    return (np.ascontiguousarray(array) if array.ndim else array), ""
 
 
 def _from_array(value, spec: TensorSpec) -> tuple[np.ndarray | None, str]:

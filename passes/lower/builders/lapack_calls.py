@@ -33,6 +33,7 @@ ROUTINES = {
     "gesdd": "singular value decomposition (jnp.linalg.svd)",
     "gesvd": "singular value decomposition, QR algorithm (lax.linalg.svd)",
     "trsm": "triangular solve (jax.scipy.linalg.solve_triangular, jnp.linalg.solve)",
+    "geev": "eigendecomposition of a general matrix (jnp.linalg.eig, eigvals)",
 }
 
 
@@ -61,7 +62,10 @@ class Call:
     symbol: str
     args: list = field(default_factory=list)     # ("char", "V") | ("int", 4) | ("array", name)
     arrays: dict[str, Array] = field(default_factory=dict)
-    results: list[str] = field(default_factory=list)
+    results: list[str | None] = field(default_factory=list)   # None: a result of zeros
+    # result array -> the array of the imaginary parts of the eigenvalues: real
+    # geev's packed eigenvectors, unpacked into the complex result (as jaxlib does)
+    unpack: dict[str, str] = field(default_factory=dict)
 
     def char(self, letter: str) -> Call:
         self.args.append(("char", letter))
@@ -186,9 +190,45 @@ def _trsm(t, el, real, ops, res, cfg) -> Call:
     return call
 
 
+def _geev(t, el, real, ops, res, cfg) -> Call:
+    """jaxlib's geev: eigenvalues (real: as real and imaginary parts) and, where
+    asked ('V'), left and right eigenvectors, complex; a vector not asked for
+    is a result of zeros (jaxlib leaves it unwritten)."""
+    n = ops[0][0]
+    left, right = cfg.get("compute_left", "N"), cfg.get("compute_right", "N")
+    work = _geev_workspace(t, n, left, right)
+    call = Call(f"{t}geev_").char(left).char(right).int(n)
+    call.array("a", stored(n, n), el, 0).int(max(1, n))
+    values = ["wr", "wi"] if t in "sd" else ["w"]
+    for name in values:
+        call.array(name, (n,), el)
+    call.array("vl", stored(n, n), el).int(max(1, n)).array("vr", stored(n, n), el).int(max(1, n))
+    call.array("work", (work,), el).int(work)
+    if t in "cz":
+        call.array("rwork", (max(1, 2 * n),), real)
+    call.array("info", (1,), "i32")
+    call.results = [*values, "vl" if left == "V" else None, "vr" if right == "V" else None, "info"]
+    if t in "sd":
+        call.unpack = dict.fromkeys(("vl", "vr"), "wi")
+    return call
+
+
+def _geev_workspace(t: str, n: int, left: str, right: str) -> int:
+    """The optimum jaxlib asks LAPACK for, asked of the same LAPACK (SciPy's): geev's
+    result depends on it (trevc3's block size is taken from the workspace given), so a
+    bound above it, as for the other routines, gave eigenvectors 2e-8 off XLA's."""
+    try:
+        from scipy.linalg import lapack
+    except ImportError:              # no SciPy: no LAPACK to call either (docs/lapack.md)
+        return max(1, 130 * n + 2 * n * n)
+    query = getattr(lapack, f"{t}geev_lwork")
+    work = query(max(1, n), compute_vl=int(left == "V"), compute_vr=int(right == "V"))[0]
+    return max(1, int(abs(work)))
+
+
 _BUILDERS = {
     "potrf": _potrf, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr, "ungqr": _orgqr,
-    "syevd": _syevd, "heevd": _syevd, "trsm": _trsm,
+    "syevd": _syevd, "heevd": _syevd, "trsm": _trsm, "geev": _geev,
     "gesdd": lambda *a: _svd(*a, divide_and_conquer=True),
     "gesvd": lambda *a: _svd(*a, divide_and_conquer=False),
 }

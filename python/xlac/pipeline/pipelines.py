@@ -36,6 +36,7 @@ def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
         "xla-sort-slice-to-top-k",                        # sort + slice of its head (torch, jnp.argsort): a top-k
         "canonicalize",
         "cse",
+        "xla-check-shape-assertions",                     # jax.export's checks of symbolic dims, now constants
         f"xla-check-support{{target={target}}}",         # every unsupported op, before lowering
     ]
 

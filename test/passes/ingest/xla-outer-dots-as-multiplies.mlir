@@ -29,3 +29,14 @@ func.func @left(%a: tensor<4x8xf32>, %b: tensor<8xf32>, %i: tensor<4xi32>, %h: t
   %2 = stablehlo.dot_general %h, %h, contracting_dims = [] x [] : (tensor<4xbf16>, tensor<4xbf16>) -> tensor<4x4xf32>
   return %0, %1, %2 : tensor<4xf32>, tensor<4x4xi32>, tensor<4x4xf32>
 }
+
+// -----
+
+/// Left as a dot (was an internal error): a dynamic dim, as in a shape-polymorphic
+/// program before a call's shapes specialize it.
+// CHECK-LABEL: func.func @dynamic
+// CHECK: stablehlo.dot_general
+func.func @dynamic(%a: tensor<?xf32>, %b: tensor<3xf32>) -> tensor<?x3xf32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [] x [] : (tensor<?xf32>, tensor<3xf32>) -> tensor<?x3xf32>
+  return %0 : tensor<?x3xf32>
+}
