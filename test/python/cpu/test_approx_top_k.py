@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 import xlac
+from conftest import runnable_levels
 from xlac.reference.server import shared_server
 
 jax = pytest.importorskip("jax", reason="the programs are exported with jax: pip install -e '.[bench]'")
@@ -20,7 +21,7 @@ def _reference(fn, x) -> list[np.ndarray]:
     return [np.asarray(r) for r in shared_server().run(text.encode(), [x])]
 
 
-@pytest.mark.parametrize("cpu", ["x86-64-v3", "x86-64-v4"])
+@pytest.mark.parametrize("cpu", runnable_levels("x86-64-v3", "x86-64-v4"))
 def test_approx_max_k_is_the_exact_top_k(cpu):
     text = jax.jit(lambda v: lax.approx_max_k(v, 3)).lower(X).as_text()
     assert "@ApproxTopK" in text
@@ -30,7 +31,7 @@ def test_approx_max_k_is_the_exact_top_k(cpu):
     np.testing.assert_array_equal(indices, want_indices)
 
 
-@pytest.mark.parametrize("cpu", ["x86-64-v3", "x86-64-v4"])
+@pytest.mark.parametrize("cpu", runnable_levels("x86-64-v3", "x86-64-v4"))
 def test_approx_min_k_along_the_first_dim(cpu):
     fn = lambda v: lax.approx_min_k(v, 2, reduction_dimension=0, recall_target=0.5)  # noqa: E731
     values, indices = xlac.compile(jax.jit(fn).lower(X).as_text(), cpu=cpu, cache=False).run(X)

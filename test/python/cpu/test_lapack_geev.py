@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import xlac
+from conftest import runnable_levels
 
 jax = pytest.importorskip("jax", reason="JAX is not installed (pip install 'xlac[bench]')")
 pytest.importorskip("scipy", reason="LAPACK comes from SciPy: pip install 'xlac[lapack]'")
@@ -28,7 +29,7 @@ def _both(fn, x, cpu):
     return got, [np.asarray(v) for v in jax.tree.leaves(jax.jit(fn)(x))]
 
 
-@pytest.mark.parametrize("cpu", ["x86-64-v3", "x86-64-v4"])
+@pytest.mark.parametrize("cpu", runnable_levels("x86-64-v3", "x86-64-v4"))
 def test_eig_of_real_matrices_is_xlas_and_unpacks_conjugate_pairs(cpu):
     (values, vectors), want = _both(jax.vmap(jnp.linalg.eig), REAL, cpu)
     assert np.iscomplex(values).any(), "the case needs a conjugate pair"
@@ -38,7 +39,7 @@ def test_eig_of_real_matrices_is_xlas_and_unpacks_conjugate_pairs(cpu):
     assert np.abs(residual).max() < 1e-4
 
 
-@pytest.mark.parametrize("cpu", ["x86-64-v3", "x86-64-v4"])
+@pytest.mark.parametrize("cpu", runnable_levels("x86-64-v3", "x86-64-v4"))
 def test_eigvals_and_left_vectors(cpu):
     got, want = _both(jnp.linalg.eigvals, REAL[0], cpu)
     np.testing.assert_array_equal(got[0], want[0])

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import xlac
+from conftest import runnable_levels
 from xlac.reference.server import shared_server
 
 jax = pytest.importorskip("jax", reason="the programs are exported with jax: pip install -e '.[bench]'")
@@ -29,7 +30,7 @@ def _reference(fn, x) -> np.ndarray:
     return np.asarray(shared_server().run(text.encode(), [x])[0])
 
 
-@pytest.mark.parametrize("cpu", ["x86-64-v3", "x86-64-v4"])
+@pytest.mark.parametrize("cpu", runnable_levels("x86-64-v3", "x86-64-v4"))
 def test_symbolic_batch_runs_at_each_shape(cpu):
     exe = xlac.compile(_exported(jax.nn.softmax, "b, 16"), cpu=cpu, cache=False)
     for rows in (3, 7):
