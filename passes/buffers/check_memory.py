@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from xlac.dtypes import element_bytes
 from xlac.errors import ResourceLimitError
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, PassFailure, functions, nested_ops
+from xlac.passes.base import ModulePass, PassFailure, functions, module_ops
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,7 @@ class CheckMemory(ModulePass):
     """
 
     name = "xla-check-memory"
+    keeps_ops = True                 # a check: it changes nothing, its walk is shared
     memory_bytes: int = 0
 
     def run(self, module: ir.Operation) -> None:
@@ -38,7 +39,7 @@ class CheckMemory(ModulePass):
         boundary = sum(_bytes(t) for func in functions(module) if _public(func)
                        for t in _boundary_types(func))
         largest, where = 0, module.location
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name in ("memref.alloc", "memref.alloca"):
                 size = _bytes(op.results[0].type)
                 if size > largest:

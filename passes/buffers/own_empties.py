@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class OwnEmpties(ModulePass):
     group: int = 32
 
     def run(self, module: ir.Operation) -> None:
-        ops = nested_ops(module)
+        ops = module_ops(module)
         position = {op: index for index, op in enumerate(ops)}   # pre-order: program order
         for op in ops:
             if op.name != "tensor.empty":

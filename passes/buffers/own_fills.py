@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 
 _NOT_WRITERS = ("linalg.fill", "linalg.index", "linalg.yield")
 
@@ -30,7 +30,7 @@ class OwnFills(ModulePass):
     name = "xla-own-fills"
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name.startswith("linalg.") and op.name not in _NOT_WRITERS and op.results \
                     and len(op.operands):
                 own_fill(op)

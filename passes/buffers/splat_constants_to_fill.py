@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class SplatConstantsToFill(ModulePass):
     min_elements: int = 1024
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "arith.constant" and self._large_splat(op):
                 _replace_with_fill(op)
 

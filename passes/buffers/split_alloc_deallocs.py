@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 
 
 class SplitAllocDeallocs(ModulePass):
@@ -29,7 +29,7 @@ class SplitAllocDeallocs(ModulePass):
     name = "xla-split-alloc-deallocs"
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "bufferization.dealloc" and _splittable(op):
                 _split(op)
 

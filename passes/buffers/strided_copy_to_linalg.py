@@ -7,7 +7,7 @@ import math
 from dataclasses import dataclass
 
 from xlac.mlir import dialect, ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.buffers.strided_row_copy import strided_row_copy_text
 from xlac.passes.helper_calls import fresh_name, replace_with_call, symbols
 
@@ -41,7 +41,7 @@ class StridedCopyToLinalg(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         taken = symbols(module)
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name != "memref.copy" or not _is_strided(op):
                 continue
             if self.rows:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops, text_of
+from xlac.passes.base import ModulePass, forget_module_ops, module_ops, text_of
 
 
 class UpdateWindowsInPlace(ModulePass):
@@ -27,13 +27,15 @@ class UpdateWindowsInPlace(ModulePass):
     """
 
     name = "xla-update-windows-in-place"
+    keeps_ops = True                 # no op added or erased unless it rewrites one (then it forgets the walk)
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "linalg.generic":
                 window = _window_input(op)
                 if window is not None:
                     _make_init(op, window)
+                    forget_module_ops()
 
 
 def _window_input(op: ir.Operation) -> int | None:

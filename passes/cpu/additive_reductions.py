@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops, text_of
+from xlac.passes.base import ModulePass, module_ops, text_of
 
 
 class AdditiveReductions(ModulePass):
@@ -27,7 +27,7 @@ class AdditiveReductions(ModulePass):
     acts_on = frozenset({"linalg.generic"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "linalg.generic" and "reduction" in text_of(op.attributes["iterator_types"]):
                 _add_negations(op)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.helper_calls import call_instead
 
 # Coefficients fitted here (numpy least squares in float64 on 4001 Chebyshev
@@ -58,7 +58,7 @@ class ApproximateMath(ModulePass):
     name = "xla-approximate-math"
 
     def run(self, module: ir.Operation) -> None:
-        targets = [op for op in nested_ops(module)
+        targets = [op for op in module_ops(module)
                    if op.name in _SUPPORTED and _is_f32(op.results[0].type)]
         helpers: dict[tuple[str, str], str] = {}
         for op in targets:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 
 from xlac.mlir import dialect, ir
-from xlac.passes.base import ModulePass, dim_position, nested_ops, text_of
+from xlac.passes.base import ModulePass, dim_position, module_ops, nested_ops, text_of
 from xlac.passes.cpu.plans.schedule_plan import REDUCTION_LANES, Machine, loop_extents, loop_nest, reduction_plan
 
 
@@ -39,7 +39,7 @@ class CollapseReductionLoops(ModulePass):
     name = "xla-collapse-reduction-loops"
 
     def run(self, module: ir.Operation) -> None:
-        for op in [op for op in nested_ops(module) if op.name == "linalg.generic"]:
+        for op in [op for op in module_ops(module) if op.name == "linalg.generic"]:
             groups = _loop_groups(op)
             if groups is not None:
                 _collapse(op, groups)

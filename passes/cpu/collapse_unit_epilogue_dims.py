@@ -4,7 +4,7 @@ plans' rank, its unit dims dropped, is of their rank."""
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.cpu.plans.epilogue_plan import MAX_RANK
 
 _I64 = 64
@@ -38,7 +38,7 @@ class CollapseUnitEpilogueDims(ModulePass):
     acts_on = frozenset({"linalg.generic"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in [op for op in nested_ops(module) if _collapsible(op)]:
+        for op in [op for op in module_ops(module) if _collapsible(op)]:
             _collapse(op)
 
 

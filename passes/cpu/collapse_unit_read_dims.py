@@ -4,7 +4,7 @@ unit dims reads the tensor without them."""
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 
 
 class CollapseUnitReadDims(ModulePass):
@@ -29,7 +29,7 @@ class CollapseUnitReadDims(ModulePass):
     name = "xla-collapse-unit-read-dims"
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "tensor.extract" and op.parent.name == "linalg.generic":
                 kept = _kept_dims(op)
                 if kept:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops, symbol_name
+from xlac.passes.base import ModulePass, module_ops, symbol_name
 from xlac.passes.helper_calls import call_and_erase
 
 
@@ -58,7 +58,7 @@ class ExpandF8Casts(ModulePass):
     def run(self, module: ir.Operation) -> None:
         formats = {**FORMATS, "f16": F16} if self.f16 else FORMATS
         helpers: dict[str, str] = {}
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name not in ("arith.extf", "arith.truncf"):
                 continue
             source, result = str(op.operands[0].type), str(op.results[0].type)

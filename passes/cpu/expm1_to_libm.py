@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir, passmanager
-from xlac.passes.base import ModulePass, nested_ops, symbol_name
+from xlac.passes.base import ModulePass, module_ops, symbol_name
 from xlac.passes.helper_calls import call_and_erase
 
 # bf16 <-> f32 as integer ops: the JIT has no __truncsfbf2
@@ -37,7 +37,7 @@ class Expm1ToLibm(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         helpers: dict[str, str] = {}
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "math.expm1":
                 type_ = str(op.results[0].type)
                 if type_ not in helpers:

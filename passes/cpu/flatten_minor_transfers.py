@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir, transform_interpreter
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 
 # set by the `xla_elementwise_minor_*` schedules on the loop their W x M vectors walk
 FLATTEN_TAG = "xla.flatten_transfers"
@@ -42,7 +42,7 @@ class FlattenMinorTransfers(ModulePass):
     name = "xla-flatten-minor-transfers"
 
     def run(self, module: ir.Operation) -> None:
-        tagged = [op for op in nested_ops(module) if FLATTEN_TAG in op.attributes]
+        tagged = [op for op in module_ops(module) if FLATTEN_TAG in op.attributes]
         if not tagged:
             return
         script = ir.Module.parse(_SCRIPT, module.context)

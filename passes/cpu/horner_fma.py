@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 
 # Three steps or more, on constant coefficients: the polynomials of chlo's
 # decompositions (erfc's chains of 7 and 8 steps, erf's, erf_inv's ...), not a
@@ -37,7 +37,7 @@ class HornerFma(ModulePass):
     acts_on = frozenset({"arith.addf"})
 
     def run(self, module: ir.Operation) -> None:
-        steps = {op: product for op in nested_ops(module) if (product := _step_product(op)) is not None}
+        steps = {op: product for op in module_ops(module) if (product := _step_product(op)) is not None}
         for add in _in_long_chains(steps):
             _fuse(add, steps[add])
 

@@ -5,7 +5,7 @@ becomes a call to a micro-kernel compiled once per machine
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.cpu.edge_tile_loops import edge_tile_loop
 from xlac.passes.cpu.register_tile_loops import (
     Tile,
@@ -73,7 +73,7 @@ class MicroKernelCalls(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         declared: set[str] = set()
-        loops = [op for op in nested_ops(module) if op.name == "scf.for"]   # before any erasure
+        loops = [op for op in module_ops(module) if op.name == "scf.for"]   # before any erasure
         results = ResultBuffers(module)
         fenced: set[ir.Operation] = set()
         for op in loops:

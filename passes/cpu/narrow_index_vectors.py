@@ -5,7 +5,7 @@ conversion, converted from i32."""
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.cpu.index_ranges import bit_width, fits, value_range
 
 _CASTS = ("arith.index_cast", "arith.index_castui")
@@ -57,7 +57,7 @@ class NarrowIndexVectors(ModulePass):
     acts_on = frozenset((*_CASTS, "vector.gather"))
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name in _CASTS and _narrowing_vector_cast(op):
                 _narrow(op)
             elif op.name in _TO_FLOAT and (cast := _i32_convertible(op)) is not None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops, nested_ops
 
 # Reads, and math on vectors: a loop with any of these is no fill.
 _READS = ("vector.transfer_read", "vector.load", "vector.maskedload", "vector.gather",
@@ -35,7 +35,7 @@ class NoUnrollFillLoops(ModulePass):
     name = "xla-no-unroll-fill-loops"
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "scf.for" and _fills(op):
                 keep_rolled(op)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 
 
 class OpenmpDynamicSchedule(ModulePass):
@@ -25,6 +25,6 @@ class OpenmpDynamicSchedule(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         dynamic = ir.Attribute.parse("#omp<schedulekind dynamic>", module.context)
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "omp.wsloop" and "schedule_kind" not in op.attributes:
                 op.attributes["schedule_kind"] = dynamic

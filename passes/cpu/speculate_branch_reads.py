@@ -4,7 +4,7 @@ becomes a select of both reads, each read clamped in bounds."""
 from __future__ import annotations
 
 from xlac.mlir import dialect, ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.cpu.plans.body_reads import contiguous, reads_a_slice
 from xlac.passes.cpu.plans.schedule_plan import loop_extents
 
@@ -57,7 +57,7 @@ class SpeculateBranchReads(ModulePass):
     def run(self, module: ir.Operation) -> None:
         # only the generics are kept: a kept object of an op inside a branch
         # would outlive the branch's erasure (see _speculate_if)
-        for generic in [op for op in nested_ops(module) if op.name == "linalg.generic"]:
+        for generic in [op for op in module_ops(module) if op.name == "linalg.generic"]:
             _speculate_body(generic)
 
 

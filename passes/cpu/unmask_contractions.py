@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.cpu.plans.loop_trips import constant_index
 
 
@@ -34,7 +34,7 @@ class UnmaskContractions(ModulePass):
     name = "xla-unmask-contractions"
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "vector.mask":
                 inner = _masked_contraction(op)
                 if inner is not None:

@@ -4,7 +4,7 @@ becomes an unbatched operand (the weight of a batched linear layer)."""
 from __future__ import annotations
 
 from xlac.mlir import ir, stablehlo
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.fusion.fold_transposes import dot_attributes
 
 
@@ -35,7 +35,7 @@ class FoldBroadcastOperands(ModulePass):
     name = "xla-fold-broadcast-operands"
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "stablehlo.dot_general":
                 weight = _repeated_weight(op)
                 if weight is not None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xlac.dialects.xla import FUSION, fusion_body, fusion_kind, verify_fusion
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.base import ModulePass, PassFailure, module_ops
 
 GROUP_ATTR = "xla.fusion_group"
 KIND_ATTR = "xla.fusion_kind"
@@ -28,7 +28,7 @@ class InlineFusions(ModulePass):
     name = "xla-inline-fusions"
 
     def run(self, module: ir.Operation) -> None:
-        fusions = [op for op in nested_ops(module) if op.name == FUSION]
+        fusions = [op for op in module_ops(module) if op.name == FUSION]
         problems = [(op, verify_fusion(op)) for op in fusions]
         for op, problem in problems:
             if problem:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xlac.errors import UnsupportedOpError
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.base import ModulePass, PassFailure, module_ops
 
 # They only hand values on: the op that made an unranked value is reported.
 _PASSING_VALUES_ON = ("func.return", "stablehlo.return", "func.call")
@@ -20,9 +20,10 @@ class CheckRanked(ModulePass):
     """
 
     name = "xla-check-ranked"
+    keeps_ops = True                 # a check: it changes nothing, its walk is shared
 
     def run(self, module: ir.Operation) -> None:
-        found = [op for op in nested_ops(module) if op.name not in _PASSING_VALUES_ON
+        found = [op for op in module_ops(module) if op.name not in _PASSING_VALUES_ON
                  and any(isinstance(value.type, ir.UnrankedTensorType)
                         for value in [*op.operands, *op.results])]
         for op in found:

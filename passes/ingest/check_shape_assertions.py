@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.base import ModulePass, PassFailure, module_ops
 
 TARGET = "shape_assertion"
 
@@ -28,7 +28,7 @@ class CheckShapeAssertions(ModulePass):
     acts_on = frozenset({"stablehlo.custom_call"})
 
     def run(self, module: ir.Operation) -> None:
-        assertions = [op for op in nested_ops(module) if is_shape_assertion(op)]
+        assertions = [op for op in module_ops(module) if is_shape_assertion(op)]
         if not assertions:
             return
         dynamic = takes_dynamic_dims(module)

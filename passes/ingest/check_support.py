@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from xlac.errors import UnsupportedOpError
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, PassFailure, nested_ops, text_of
+from xlac.passes.base import ModulePass, PassFailure, module_ops, text_of
 from xlac.passes.ingest.check_shape_assertions import takes_dynamic_dims
 from xlac.passes.ingest.custom_calls import DECIDED_PER_SHAPE, custom_call_reason
 from xlac.passes.ingest.support import unsupported_reason
@@ -22,12 +22,13 @@ class CheckSupport(ModulePass):
     """
 
     name = "xla-check-support"
+    keeps_ops = True                 # a check: it changes nothing, its walk is shared
     target: str = "cpu"
 
     def run(self, module: ir.Operation) -> None:
         problems = []
         dynamic = takes_dynamic_dims(module)
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "stablehlo.custom_call":
                 if dynamic and _target(op) in DECIDED_PER_SHAPE:
                     continue                    # decided when a call's shapes specialize it

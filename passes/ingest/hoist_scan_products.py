@@ -4,7 +4,7 @@ loop-invariant operand -> one product of the whole input before the loop."""
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, is_within, nested_ops
+from xlac.passes.base import ModulePass, is_within, module_ops
 from xlac.passes.ingest.unroll_short_loops import defining_op, scalar_constant, trip_count
 
 MAX_PRODUCT_BYTES = 64 << 20     # the hoisted product is held for the whole loop
@@ -38,7 +38,7 @@ class HoistScanProducts(ModulePass):
     acts_on = frozenset({"stablehlo.while"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "stablehlo.while":
                 _hoist_products(op)
 

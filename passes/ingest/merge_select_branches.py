@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, forget_module_ops, module_ops
 
 # Pure elementwise StableHLO ops: lane i of the result depends on lane i of
 # the operands only, so selecting operands per lane selects the result.
@@ -47,12 +47,15 @@ class MergeSelectBranches(ModulePass):
     """
 
     name = "xla-merge-select-branches"
+    keeps_ops = True                 # no op added or erased unless it rewrites one (then it forgets the walk)
 
     acts_on = frozenset({"stablehlo.select"})
 
     def run(self, module: ir.Operation) -> None:
-        selects = [op for op in nested_ops(module) if op.name == "stablehlo.select"]
+        selects = [op for op in module_ops(module) if op.name == "stablehlo.select"]
         pending = set(selects)        # the selects not yet erased (merged into another's)
+        if selects:
+            forget_module_ops()       # merging may erase and add ops
         for op in selects:
             if op in pending:
                 _merge(op, pending)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, forget_module_ops, module_ops
 
 _DIMS = re.compile(r"(\w+_dimensions) = \[([\d, ]*)\]")
 
@@ -38,15 +38,17 @@ class OuterDotsAsMultiplies(ModulePass):
     """
 
     name = "xla-outer-dots-as-multiplies"
+    keeps_ops = True                 # no op added or erased unless it rewrites one (then it forgets the walk)
     acts_on = frozenset({"stablehlo.dot_general"})
 
     def run(self, module: ir.Operation) -> None:
         with ir.Location.unknown(module.context):
-            for op in nested_ops(module):
+            for op in module_ops(module):
                 if op.name == "stablehlo.dot_general":
                     positions = _result_positions(op)
                     if positions is not None:
                         _as_multiply(op, *positions)
+                        forget_module_ops()
 
 
 def _result_positions(op: ir.Operation):

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.helper_calls import fresh_symbol
 from xlac.passes.ingest.approx_top_k import is_approx_top_k, lower_approx_top_k
 from xlac.passes.lower.builders.top_k_kernel import TopKOrder, declaration_attributes, supported
@@ -47,7 +47,7 @@ class OutlineTopK(ModulePass):
     max_k: int = MAX_K
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if is_approx_top_k(op):
                 _replace(op, lower_approx_top_k(module, op))
                 continue

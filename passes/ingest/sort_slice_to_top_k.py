@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.ingest.outline_top_k import MAX_K, call_top_k, fits
 from xlac.passes.ingest.sort_order import comparator_order
 from xlac.passes.lower.builders.top_k_keys import TopKOrder
@@ -36,7 +36,7 @@ class SortSliceToTopK(ModulePass):
     max_k: int = MAX_K
 
     def run(self, module: ir.Operation) -> None:
-        for op in [o for o in nested_ops(module) if o.name == "stablehlo.sort"]:
+        for op in [o for o in module_ops(module) if o.name == "stablehlo.sort"]:
             with op.context, op.location:        # of the types and ops made here
                 match = _match(op, self.max_k)
                 if match is not None:

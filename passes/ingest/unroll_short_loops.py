@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops, nested_ops
 
 MAX_TRIPS = 8               # jax.random's threefry: 5 rounds of 4
 MAX_UNROLLED_OPS = 500      # trips x body ops: beyond it compile time costs more than the loop
@@ -34,7 +34,7 @@ class UnrollShortLoops(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         # innermost first: unrolling an outer loop erases the ops found inside it
-        for op in reversed(nested_ops(module)):
+        for op in reversed(module_ops(module)):
             if op.name != "stablehlo.while":
                 continue
             trips = trip_count(op)

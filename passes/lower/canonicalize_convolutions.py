@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 from xlac.passes.lower.builders.convolution_text import Conv, helper_text, needs_rewrite
 
@@ -35,7 +35,7 @@ class CanonicalizeConvolutions(ModulePass):
     name = "xla-canonicalize-convolutions"
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "stablehlo.convolution":
                 conv = _describe(op)
                 if conv is not None and needs_rewrite(conv):

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from xlac.dtypes import tensor_type
 from xlac.mlir import ir, stablehlo
-from xlac.passes.base import ModulePass, ancestor_in_block, nested_ops
+from xlac.passes.base import ModulePass, ancestor_in_block, module_ops
 from xlac.passes.helper_calls import fresh_symbol
 from xlac.passes.lower.builders.collective_groups import REDUCTIONS, reduction_of
 
@@ -44,7 +44,7 @@ class CombineAllReduces(ModulePass):
         if self.bucket_bytes <= 0:
             return
         blocks = []
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "stablehlo.all_reduce" and op.block not in blocks:
                 blocks.append(op.block)
         for block in blocks:

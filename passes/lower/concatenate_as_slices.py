@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.fusion.inline_fusions import GROUP_ATTR
 from xlac.passes.lower.pad_as_slices import insert_slice, pads_as_slices, replace_pad_by_slices
 
@@ -53,7 +53,7 @@ class ConcatenateAsSlices(ModulePass):
     acts_on = frozenset({"stablehlo.concatenate", "stablehlo.pad"})
 
     def run(self, module: ir.Operation) -> None:
-        ops = [op for op in nested_ops(module) if op.name in self.acts_on]
+        ops = [op for op in module_ops(module) if op.name in self.acts_on]
         group_sizes = _group_sizes(ops)
         for op in ops:
             if op.name == "stablehlo.pad":

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from xlac.dtypes import tensor_type
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 
 _KINDS = {
@@ -38,7 +38,7 @@ class DecomposeBatchNorm(ModulePass):
     acts_on = frozenset(_KINDS)
 
     def run(self, module: ir.Operation) -> None:
-        for op in [o for o in nested_ops(module) if o.name in _KINDS]:
+        for op in [o for o in module_ops(module) if o.name in _KINDS]:
             kind = _KINDS[op.name]
             helper = fresh_symbol(module, f"xla_batch_norm_{kind}")
             replace_with_call(module, op, _helper_text(helper, kind, _Shapes.of(op)), helper)

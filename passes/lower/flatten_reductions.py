@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 
 
 class FlattenReductions(ModulePass):
@@ -31,7 +31,7 @@ class FlattenReductions(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         # the reduces first: a split erases a reduce and the ops of its body
-        for op in [op for op in nested_ops(module) if op.name == "stablehlo.reduce"]:
+        for op in [op for op in module_ops(module) if op.name == "stablehlo.reduce"]:
             _flatten(_split(op))
 
 

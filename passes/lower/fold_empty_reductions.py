@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 
 
 class FoldEmptyReductions(ModulePass):
@@ -26,7 +26,7 @@ class FoldEmptyReductions(ModulePass):
     acts_on = frozenset({"stablehlo.reduce"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "stablehlo.reduce" and _has_no_elements(op.operands[0].type):
                 _replace_by_inits(op)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 from xlac.passes.lower.builders import collective_groups as groups_of
 from xlac.passes.lower.builders.collective_text import Transfer, helper_text
@@ -38,7 +38,7 @@ class LowerCollectives(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         grid = declared_grid(module)
-        for op in [op for op in nested_ops(module) if op.name in SPMD_OPS]:
+        for op in [op for op in module_ops(module) if op.name in SPMD_OPS]:
             kind = op.name.split(".", 1)[1]
             stem = fresh_symbol(module, f"__xlac_{kind}")
             transfers = _TRANSFERS[kind](op, grid)

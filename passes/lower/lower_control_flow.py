@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.base import ModulePass, PassFailure, module_ops
 
 _LOWERINGS = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
 
@@ -31,7 +31,7 @@ class LowerControlFlow(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         # Inner ops first, so each lowering sees regions free of the others.
-        ops = [op for op in reversed(nested_ops(module)) if op.name in _LOWERINGS]
+        ops = [op for op in reversed(module_ops(module)) if op.name in _LOWERINGS]
         for op in ops:
             _check_types(op)
         for op in ops:

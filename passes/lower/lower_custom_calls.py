@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 from xlac.passes.lower.builders.eigenvectors import unpack_eigenvectors
 from xlac.passes.lower.builders.lapack_calls import Call, lapack_call, lowered_targets
@@ -35,7 +35,7 @@ class LowerCustomCalls(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         targets = lowered_targets()
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "stablehlo.custom_call" and _target(op) in targets:
                 name = fresh_symbol(module, "xla_lapack")
                 replace_with_call(module, op, _LapackCall.of(op).helper_text(name), name)

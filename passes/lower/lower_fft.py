@@ -9,7 +9,7 @@ import numpy as np
 
 from xlac.dtypes import tensor_type
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 
 _COMPLEX = "complex<f64>"
@@ -35,7 +35,7 @@ class LowerFft(ModulePass):
     acts_on = frozenset({"stablehlo.fft"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "stablehlo.fft":
                 name = fresh_symbol(module, "xla_fft")
                 replace_with_call(module, op, _Fft.of(op).helper_text(name), name)

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import delinearize, fresh_symbol, replace_with_call
 
 _FLOATS = ("f16", "bf16", "f32", "f64", "complex<f32>", "complex<f64>")
@@ -33,7 +33,7 @@ class LowerLinalgOps(ModulePass):
     acts_on = frozenset({"stablehlo.triangular_solve", "stablehlo.cholesky"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "stablehlo.triangular_solve":
                 name = fresh_symbol(module, "xla_triangular_solve")
                 replace_with_call(module, op, _solve_text(op, name), name)

@@ -6,7 +6,7 @@ import dataclasses
 from typing import TYPE_CHECKING
 
 from xlac.mlir import ir, stablehlo
-from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ class LowerScatter(ModulePass):
         from xlac.passes.lower.builders.scatter_rows import is_row_scatter
         from xlac.passes.lower.builders.scatter_split import is_leading_window_scatter, split_rows_helper
         from xlac.passes.lower.builders.scatter_text import helper_function
-        for op in [o for o in nested_ops(module) if o.name == "stablehlo.scatter"]:
+        for op in [o for o in module_ops(module) if o.name == "stablehlo.scatter"]:
             name = fresh_symbol(module, "xla_scatter")
             dims, region = _dims(op), region_of(op)
             sorted_ids, unique_ids = _flag(op, "indices_are_sorted"), _flag(op, "unique_indices")

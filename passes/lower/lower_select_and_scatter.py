@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import delinearize, fresh_symbol, region_declaration, replace_with_call
 
 
@@ -31,7 +31,7 @@ class LowerSelectAndScatter(ModulePass):
     acts_on = frozenset({"stablehlo.select_and_scatter"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in [o for o in nested_ops(module) if o.name == "stablehlo.select_and_scatter"]:
+        for op in [o for o in module_ops(module) if o.name == "stablehlo.select_and_scatter"]:
             prefix = fresh_symbol(module, "xla_select_and_scatter")
             select, scatter = f"{prefix}_select", f"{prefix}_scatter"
             text = (region_declaration(op.regions[0], select)

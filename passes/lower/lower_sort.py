@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import captured_values, fresh_symbol, region_declaration, replace_with_call
 
 if TYPE_CHECKING:
@@ -46,7 +46,7 @@ class LowerSort(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         from xlac.passes.lower.builders.sort_kernel import helper_text
-        for op in [o for o in nested_ops(module) if o.name == "stablehlo.sort"]:
+        for op in [o for o in module_ops(module) if o.name == "stablehlo.sort"]:
             captures = captured_values(op)
             sig = _signature(op, fresh_symbol(module, "xla_sort"), captures, self.parallel_rows)
             if sig.radix is not None:       # the comparator is read, never called

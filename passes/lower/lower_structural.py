@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.base import ModulePass, PassFailure, forget_module_ops, module_ops, nested_ops
 
 _TUPLE_OPS = ("stablehlo.tuple", "stablehlo.get_tuple_element")
 
@@ -26,15 +26,24 @@ class LowerStructural(ModulePass):
     """
 
     name = "xla-lower-structural"
+    keeps_ops = True                 # most programs have no barrier and no tuple: the walk is shared
 
     def run(self, module: ir.Operation) -> None:
-        for op in reversed(nested_ops(module)):
-            if op.name == "stablehlo.optimization_barrier":
+        tuples = erased = False
+        for op in reversed(module_ops(module)):
+            name = op.name
+            if name == "stablehlo.optimization_barrier":
                 _forward_operands(op)
-            elif op.name == "stablehlo.dot_general" and "algorithm" in op.attributes:
+                erased = True
+            elif name == "stablehlo.dot_general" and "algorithm" in op.attributes:
                 del op.attributes["algorithm"]
-        _fold_tuples(module)
-        _check_no_tuples(module)
+            elif name in _TUPLE_OPS:
+                tuples = True
+        if erased or tuples:
+            forget_module_ops()
+        if tuples:               # forwarding a barrier makes no tuple: none, nothing to fold
+            _fold_tuples(module)
+            _check_no_tuples(module)
 
 
 def _forward_operands(op: ir.Operation) -> None:

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from xlac.dtypes import is_element_type, numpy_dtype
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops, nested_ops
 from xlac.passes.helper_calls import LOWERED_FROM, fresh_symbol, replace_with_call
 from xlac.passes.lower.builders.window_text import blocked_scan_text, padded_text
 
@@ -47,7 +47,7 @@ class RewriteReduceWindows(ModulePass):
     acts_on = frozenset({"stablehlo.reduce_window"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "stablehlo.reduce_window" and len(op.results) == 1:
                 _rewrite(module, op, self.rows)
 

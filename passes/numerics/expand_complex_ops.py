@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xlac.dtypes import tensor_type
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 
 # the ops this pass expands when complex numbers flow through them
@@ -37,7 +37,7 @@ class ExpandComplexOps(ModulePass):
     acts_on = frozenset(_EXPANDED)
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name not in _EXPANDED:     # before the types: printing every op's was this pass's time
                 continue
             types = [str(v.type) for v in list(op.operands) + list(op.results)]

@@ -4,7 +4,7 @@ integer in [-1.5, 1.5] as multiplies, divides and a square root."""
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.helper_calls import (
     elementwise_helper_text,
     fresh_symbol,
@@ -49,7 +49,7 @@ class ExpandConstantPowers(ModulePass):
     acts_on = frozenset({"stablehlo.power"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "stablehlo.power" and _float(op):
                 exponent = _splat_exponent(op.operands[1])
                 if exponent in _BODIES:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.helper_calls import (
     elementwise_helper_text,
     fresh_symbol,
@@ -28,7 +28,7 @@ class IntegerArithmetic(ModulePass):
     acts_on = frozenset({"stablehlo.power"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "stablehlo.power" and _wide_integer(op):
                 name = fresh_symbol(module, "xla_integer_power")
                 replace_with_call(module, op, _power_text(op, name), name)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 
 _CONVERSIONS = ("arith.extf", "arith.truncf")
 
@@ -31,6 +31,6 @@ class KeepRoundings(ModulePass):
     acts_on = frozenset(_CONVERSIONS)
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name in _CONVERSIONS and "fastmath" in op.attributes:
                 del op.attributes["fastmath"]

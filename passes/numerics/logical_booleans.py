@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, forget_module_ops, module_ops
 
 # StableHLO's arithmetic on booleans (the interpreter's, XLA's) -> the logical op
 _LOGICAL = {"stablehlo.add": "stablehlo.or", "stablehlo.multiply": "stablehlo.and"}
@@ -27,11 +27,13 @@ class LogicalBooleans(ModulePass):
     """
 
     name = "xla-logical-booleans"
+    keeps_ops = True                 # no op added or erased unless it rewrites one (then it forgets the walk)
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name in _LOGICAL and _boolean(op):
                 _replace(op, _LOGICAL[op.name])
+                forget_module_ops()
 
 
 def _boolean(op: ir.Operation) -> bool:

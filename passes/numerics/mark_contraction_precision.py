@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 
 PRECISION = "xla.precision"
 
@@ -22,7 +22,7 @@ class MarkContractionPrecision(ModulePass):
     name = "xla-mark-contraction-precision"
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "stablehlo.dot_general" and "precision_config" in op.attributes \
                     and "HIGHEST" in str(op.attributes["precision_config"]):
                 op.attributes[PRECISION] = ir.StringAttr.get("highest")

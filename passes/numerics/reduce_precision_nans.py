@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 
 _INF = {"f16": "0x7C00", "bf16": "0x7F80", "f32": "0x7F800000", "f64": "0x7FF0000000000000"}
@@ -28,7 +28,7 @@ class ReducePrecisionNans(ModulePass):
     acts_on = frozenset({"stablehlo.reduce_precision"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if (op.name == "stablehlo.reduce_precision"
                     and str(ir.RankedTensorType(op.results[0].type).element_type) in _INF
                     and ir.IntegerAttr(op.attributes["mantissa_bits"]).value == 0):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import dialect, ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, forget_module_ops, module_ops
 
 
 class SaturateFloatToInt(ModulePass):
@@ -16,11 +16,13 @@ class SaturateFloatToInt(ModulePass):
     """
 
     name = "xla-saturate-float-to-int"
+    keeps_ops = True                 # no op added or erased unless it rewrites one (then it forgets the walk)
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name in ("arith.fptosi", "arith.fptoui") and _is_scalar_int(op.result.type):
                 _saturate(op, signed=op.name == "arith.fptosi")
+                forget_module_ops()
 
 
 def _is_scalar_int(value_type: ir.Type) -> bool:

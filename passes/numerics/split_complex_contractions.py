@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.numerics.widen_contractions import contraction_like
 
 _CONTRACTIONS = ("stablehlo.dot_general", "stablehlo.convolution")
@@ -33,7 +33,7 @@ class SplitComplexContractions(ModulePass):
     acts_on = frozenset(_CONTRACTIONS)
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name in _CONTRACTIONS and _complex_part(op) is not None:
                 _split(op, _complex_part(op))
 

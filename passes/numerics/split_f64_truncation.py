@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xlac.dtypes import tensor_type
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 
 _HALF_TYPES = ("f16", "bf16")
@@ -33,7 +33,7 @@ class SplitF64Truncation(ModulePass):
     acts_on = frozenset({"stablehlo.convert"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "stablehlo.convert" and _is_f64_to_half(op):
                 target = ir.RankedTensorType(op.results[0].type).element_type
                 name = fresh_symbol(module, f"xla_f64_to_{target}")

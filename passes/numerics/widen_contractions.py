@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.fusion.op_classes import contracted_size
 from xlac.passes.numerics.mark_contraction_precision import PRECISION
 
@@ -50,7 +50,7 @@ class WidenContractions(ModulePass):
     keep_narrow: bool = False
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name in _CONTRACTIONS:
                 wide = accumulator(op)
                 if wide is not None and self.keep_narrow and _narrow_operands(op, wide):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 
 
 class WidenF8Predicates(ModulePass):
@@ -25,7 +25,7 @@ class WidenF8Predicates(ModulePass):
     acts_on = frozenset({"stablehlo.is_finite"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "stablehlo.is_finite" and _is_f8(op.operands[0].type):
                 _widen(op)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 
 
 class WidenNarrowIotas(ModulePass):
@@ -30,7 +30,7 @@ class WidenNarrowIotas(ModulePass):
     acts_on = frozenset({"stablehlo.iota"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "stablehlo.iota" and _wraps(op):
                 _widen(op)
 

@@ -4,7 +4,7 @@ the result rounded once."""
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, forget_module_ops, module_ops
 from xlac.passes.fusion.inline_fusions import GROUP_ATTR, KIND_ATTR
 
 
@@ -40,13 +40,15 @@ class WidenNarrowSums(ModulePass):
     """
 
     name = "xla-widen-narrow-sums"
+    keeps_ops = True                 # no op added or erased unless it rewrites one (then it forgets the walk)
 
     acts_on = frozenset({"stablehlo.reduce"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name == "stablehlo.reduce" and is_narrow_sum(op):
                 _widen(op)
+                forget_module_ops()
 
 
 def is_narrow_sum(op: ir.Operation) -> bool:

@@ -22,6 +22,9 @@ PROGRAM = ("func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
            "  %0 = stablehlo.add %a, %a : tensor<4xf32>\n  return %0 : tensor<4xf32>\n}\n")
 HELPER = ("module {\n  func.func private @helper(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
           "    %0 = stablehlo.abs %x : tensor<4xf32>\n    return %0 : tensor<4xf32>\n  }\n}\n")
+BARRIER = ("func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+           "  %0 = stablehlo.optimization_barrier %a : tensor<4xf32>\n"
+           "  %1 = stablehlo.add %0, %0 : tensor<4xf32>\n  return %1 : tensor<4xf32>\n}\n")
 RAN: list[str] = []
 
 
@@ -76,9 +79,21 @@ class ReadsOps(ModulePass):
         RAN.append(f"ops:{len(ops)}")
 
 
+@dataclass(frozen=True)
+class WantsAddReadsOps(ModulePass):
+    """Records the op list it is given (test pass): only where a stablehlo.add is."""
+
+    name = "xla-test-wants-add-reads-ops"
+    acts_on = frozenset({"stablehlo.add"})
+
+    def run(self, module: ir.Operation) -> None:
+        WALKS.append(module_ops(module))
+        RAN.append("add")
+
+
 @pytest.fixture(autouse=True)
 def test_passes(monkeypatch):
-    classes = {c.name: c for c in (WantsAbs, AddsAbs, WantsLinalg, ReadsOps)}
+    classes = {c.name: c for c in (WantsAbs, AddsAbs, WantsLinalg, ReadsOps, WantsAddReadsOps)}
     real_names, real_class = registry.pass_names, registry.get_pass_class
     monkeypatch.setattr(registry, "pass_names", lambda: [*real_names(), *classes])
     monkeypatch.setattr(registry, "get_pass_class", lambda name: classes.get(name) or real_class(name))
@@ -129,3 +144,49 @@ def test_outside_a_pass_manager_nothing_is_kept():
     module = parse_module(new_context(), PROGRAM.encode(), "census.mlir")
     first, second = module_ops(module.operation), module_ops(module.operation)
     assert first is not second and len(first) == len(second) == 3
+
+
+
+def test_the_census_and_the_op_list_are_one_walk(monkeypatch):
+    """A pass that acts after a census reads the census's walk; a pass that keeps
+    the ops keeps the census too (no second count for the next pass's skip)."""
+    counted = _count_walks(monkeypatch)
+    steps = ["xla-test-reads-ops", "xla-test-wants-abs", "xla-test-wants-add-reads-ops"]
+    assert _run(steps) == ["ops:3", "add"]
+    first, after_census = WALKS
+    assert after_census is first and counted == [1]
+
+
+def test_the_checks_share_the_walk_of_the_module(monkeypatch):
+    """The checks, the passes that found nothing to rewrite and a census for
+    xla-unroll-short-loops: one walk of the module, not six."""
+    counted = _count_walks(monkeypatch)
+    steps = ["xla-check-ranked", "xla-logical-booleans", "xla-check-support{target=cpu}",
+             "xla-lower-structural", "xla-outer-dots-as-multiplies", "xla-unroll-short-loops"]
+    assert _run(steps) == []
+    assert counted == [1]
+
+
+def test_a_pass_that_rewrote_an_op_makes_the_next_walk_anew(monkeypatch):
+    """xla-lower-structural keeps the walk unless it erased an op (here a barrier)."""
+    counted = _count_walks(monkeypatch)
+    module = parse_module(new_context(), BARRIER.encode(), "census.mlir")
+    run_passes(module, ["xla-check-ranked", "xla-lower-structural", "xla-test-reads-ops"])
+    assert counted == [2] and RAN == ["ops:3"]
+
+
+def _count_walks(monkeypatch) -> list[int]:
+    """Counts the walks of a whole module by ``nested_ops``, wherever it was imported."""
+    import sys
+
+    import xlac.passes.base as base
+    counted, real = [0], base.nested_ops
+
+    def counting(op):
+        if op.name == "builtin.module":
+            counted[0] += 1
+        return real(op)
+    for module in list(sys.modules.values()):
+        if getattr(module, "nested_ops", None) is real:
+            monkeypatch.setattr(module, "nested_ops", counting)
+    return counted
