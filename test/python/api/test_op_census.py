@@ -159,7 +159,7 @@ def test_the_census_and_the_op_list_are_one_walk(monkeypatch):
 
 def test_the_checks_share_the_walk_of_the_module(monkeypatch):
     """The checks, the passes that found nothing to rewrite and a census for
-    xla-unroll-short-loops: one walk of the module, not six."""
+    xla-unroll-short-loops: one walk of the module (main made seven and its censuses)."""
     counted = _count_walks(monkeypatch)
     steps = ["xla-check-ranked", "xla-logical-booleans", "xla-check-support{target=cpu}",
              "xla-lower-structural", "xla-outer-dots-as-multiplies", "xla-unroll-short-loops"]
