@@ -8,7 +8,7 @@ xlac is the old tree: e.g. a copy of this one, its editable finder pointed at
 the old tree's python/xlac and passes), each compile one case grown by the
 given factor (jax_surface_speed.grown, the same seed: the same inputs), and
 take turns: a batch of calls in one, then in the other, then XLA (in the after
-worker), each round. Prints the medians of the batches' medians.
+worker), each round in a rotated order after a pause. Prints the medians of the batches' medians.
 """
 import argparse
 import functools
@@ -21,6 +21,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+PAUSE_S = 0.05
 sys.path.insert(0, str(HERE))
 
 
@@ -86,10 +87,11 @@ def main(argv=None) -> int:
         for w in (before, after):
             w.ask(f"case {name} {factor}")
         times = {"before": [], "after": [], "xla": []}
-        for _ in range(opts.rounds):
-            times["before"].append(before.ask(f"time xlac {opts.calls}"))
-            times["after"].append(after.ask(f"time xlac {opts.calls}"))
-            times["xla"].append(after.ask(f"time xla {opts.calls}"))
+        turns = [("before", before, "xlac"), ("after", after, "xlac"), ("xla", after, "xla")]
+        for turn in range(opts.rounds):          # each first in turn: none always follows XLA
+            for key, w, what in turns[turn % 3:] + turns[:turn % 3]:
+                time.sleep(PAUSE_S)              # XLA's pool spins a while after its calls
+                times[key].append(w.ask(f"time {what} {opts.calls}"))
         b, a, x = (statistics.median(times[k]) * 1e3 for k in ("before", "after", "xla"))
         print(f"{name:28} {b:10.3f} {a:10.3f} {x:9.3f} {b / x:10.2f} {a / x:9.2f}", flush=True)
     print(f"cpu level {opts.cpu}; load {Path('/proc/loadavg').read_text().split()[:3]}; {time.strftime('%H:%M')}")

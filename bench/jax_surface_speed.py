@@ -34,6 +34,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 FLAG = 1.5
+PAUSE_S = 0.005
 
 
 def grown(args, factor: int, rng):
@@ -125,6 +126,7 @@ def time_case(fn, args, cpu: str, opts, rng) -> dict:
     times = {name: [] for name in calls}
     for turn in range(rounds):                        # alternated, each first in turn
         for name in (("xlac", "xla") if turn % 2 == 0 else ("xla", "xlac")):
+            time.sleep(PAUSE_S)                       # XLA's pool spins a while after its calls
             times[name].append(timed(calls[name]))
     row.update({f"{name}_ms": statistics.median(t) * 1e3 for name, t in times.items()})
     row["ratio"] = row["xlac_ms"] / row["xla_ms"]
