@@ -49,6 +49,11 @@ CASES = {
                      {"stride": (2, 2), "pad": ((-1, 1), (2, -2))}),
     "input_grad_negative_pad": ("b01f", "01oi", "b01f", (2, 5, 5, 16), (3, 3, 8, 16),
                                 {"pad": ((-1, 2), (1, -1)), "lhs_dilate": (2, 2)}),
+    # 1-D: a 2-D convolution with a unit dim (jax's default NCW layout ran as scalar loops)
+    "ncw_1d": ("bf0", "oi0", "bf0", (2, 8, 40), (16, 8, 5), {"pad": ((2, 2),)}),
+    "nwc_1d_stride2_dilated": ("b0f", "0io", "b0f", (2, 33, 8), (3, 8, 16),
+                               {"stride": (2,), "pad": ((1, 1),), "rhs_dilate": (2,)}),
+    "ncw_1d_depthwise": ("bf0", "oi0", "bf0", (2, 16, 80), (16, 1, 3), {"pad": ((1, 1),), "groups": 16}),
 }
 
 

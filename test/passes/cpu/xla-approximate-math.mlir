@@ -82,3 +82,46 @@ func.func @logs(%x: vector<16xf32>) -> (vector<16xf32>, vector<16xf32>) {
   %1 = math.log1p %x : vector<16xf32>
   return %0, %1 : vector<16xf32>, vector<16xf32>
 }
+
+// -----
+
+/// expm1 is exp's reduced polynomial without its 1, scaled by 2^k and plus
+/// 2^k - 1 (no libm call per lane); -0 and NaN are kept by a select.
+// CHECK-LABEL: func.func @vector_expm1
+// CHECK: call @xla_expm1_v8f32
+// CHECK-LABEL: func.func private @xla_expm1_v8f32
+// CHECK: math.roundeven
+// CHECK: arith.bitcast {{.*}} : vector<8xi32> to vector<8xf32>
+// CHECK: math.fma
+// CHECK: arith.cmpf uno
+// CHECK: arith.cmpf oeq
+// CHECK-NOT: math.expm1
+// INLINED-LABEL: func.func @vector_expm1
+// INLINED-NOT: math.expm1
+func.func @vector_expm1(%x: vector<8xf32>) -> vector<8xf32> {
+  %0 = math.expm1 %x : vector<8xf32>
+  return %0 : vector<8xf32>
+}
+
+// -----
+
+/// bf16 and f16 math goes through the f32 polynomials (extf, polynomial,
+/// truncf): math-extend-to-supported-types, later, made a libm call per lane.
+// CHECK-LABEL: func.func @halves
+// CHECK: call @xla_tanh_v16bf16
+// CHECK: call @xla_exp_v16f16
+// CHECK-LABEL: func.func private @xla_tanh_v16bf16
+// CHECK: arith.extf %arg0 : vector<16xbf16> to vector<16xf32>
+// CHECK: math.copysign {{.*}} : vector<16xf32>
+// CHECK: arith.truncf {{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK-LABEL: func.func private @xla_exp_v16f16
+// CHECK: arith.extf %arg0 : vector<16xf16> to vector<16xf32>
+// CHECK: arith.truncf {{.*}} : vector<16xf32> to vector<16xf16>
+// INLINED-LABEL: func.func @halves
+// INLINED-NOT: math.tanh
+// INLINED-NOT: math.exp
+func.func @halves(%x: vector<16xbf16>, %y: vector<16xf16>) -> (vector<16xbf16>, vector<16xf16>) {
+  %0 = math.tanh %x : vector<16xbf16>
+  %1 = math.exp %y : vector<16xf16>
+  return %0, %1 : vector<16xbf16>, vector<16xf16>
+}

@@ -158,3 +158,24 @@ func.func @cropped(%x: tensor<2x9x9x8xf32>, %w: tensor<3x3x8x16xf32>) -> tensor<
        : (tensor<2x9x9x8xf32>, tensor<3x3x8x16xf32>) -> tensor<2x4x4x16xf32>
   return %0 : tensor<2x4x4x16xf32>
 }
+
+// -----
+
+/// A 1-D convolution (jax's default NCW x OIW -> NCW layout) becomes a 2-D one
+/// with a unit spatial dim 0 in front of its own (window 1, no padding there):
+/// reshapes around the canonical NHWC convolution, which has a schedule.
+// CHECK-LABEL: func.func @ncw_1d
+// CHECK-SAME: (%[[X:.*]]: tensor<2x8x40xf32>, %[[W:.*]]: tensor<16x8x5xf32>)
+// CHECK: %[[X4:.*]] = stablehlo.reshape %[[X]] : (tensor<2x8x40xf32>) -> tensor<2x8x1x40xf32>
+// CHECK: %[[W4:.*]] = stablehlo.reshape %[[W]] : (tensor<16x8x5xf32>) -> tensor<16x8x1x5xf32>
+// CHECK: stablehlo.convolution({{.*}}) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]
+// CHECK-SAME: stride = [1, 1], pad = {{\[}}[0, 0], [2, 2]]
+// CHECK-SAME: (tensor<2x1x40x8xf32>, tensor<1x5x8x16xf32>) -> tensor<2x1x40x16xf32>
+// CHECK: %[[Y:.*]] = stablehlo.reshape %{{.*}} : (tensor<2x16x1x40xf32>) -> tensor<2x16x40xf32>
+// CHECK: return %[[Y]]
+func.func @ncw_1d(%x: tensor<2x8x40xf32>, %w: tensor<16x8x5xf32>) -> tensor<2x16x40xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {stride = [1], pad = [[2, 2]]}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+       : (tensor<2x8x40xf32>, tensor<16x8x5xf32>) -> tensor<2x16x40xf32>
+  return %0 : tensor<2x16x40xf32>
+}
