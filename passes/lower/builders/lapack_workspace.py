@@ -1,0 +1,61 @@
+"""LAPACK's optimal workspace sizes, asked at compile time of the LAPACK the code will call.
+
+jaxlib asks LAPACK for the optimum (a call with ``lwork = -1``) at run time and passes
+exactly that. For geev, gees, gehrd, sytrd/hetrd and geqp3 xlac does the same, at compile
+time, through SciPy's wrappers of the same library (docs/lapack.md): geev's eigenvectors
+depend on the size given (trevc3 takes its block size from it, and a bound above the
+optimum gave vectors 2e-8 off XLA's), and gees runs geev's steps (gehrd, orghr, hseqr);
+asking is the one way to be sure of taking jaxlib's path for every routine and size.
+
+Without SciPy there is no LAPACK to call either (the program then fails to compile, saying
+what to install); the sizes returned then are LAPACK's documented bounds, never used.
+"""
+
+from __future__ import annotations
+
+_DTYPE = {"s": "float32", "d": "float64", "c": "complex64", "z": "complex128"}
+
+
+def optimal_workspace(t: str, routine: str, bound: int, **shape) -> int:
+    """The ``lwork`` jaxlib passes to ``{t}{routine}_`` for ``shape`` (n; m, n for
+    geqp3; the routine's options), or ``bound`` without SciPy."""
+    try:
+        from scipy.linalg import lapack
+    except ImportError:
+        return max(1, bound)
+    work = _QUERIES[routine](lapack, t, **shape)
+    return max(1, int(abs(work)))
+
+
+def _geev(lapack, t, n, left, right):
+    query = getattr(lapack, f"{t}geev_lwork")
+    return query(max(1, n), compute_vl=int(left == "V"), compute_vr=int(right == "V"))[0]
+
+
+def _gees(lapack, t, n, vectors):
+    """``?gees`` with ``lwork = -1`` (SciPy's schur asks so too); the zero matrix is
+    never read, and NumPy's zeros of that size cost no memory until touched."""
+    import numpy as np
+    a = np.zeros((max(1, n), max(1, n)), _DTYPE[t], order="F")
+    result = getattr(lapack, f"{t}gees")(lambda *_: 0, a, compute_v=int(vectors), sort_t=0,
+                                         lwork=-1, overwrite_a=1)
+    return result[-2][0].real
+
+
+def _gehrd(lapack, t, n, low, high):
+    # SciPy's lo/hi are 0-based (it adds one); jax's low/high are LAPACK's ilo/ihi
+    return getattr(lapack, f"{t}gehrd_lwork")(max(1, n), lo=low - 1, hi=max(low, high) - 1)[0].real
+
+
+def _sytrd(lapack, t, n):
+    name = "hetrd" if t in "cz" else "sytrd"
+    return getattr(lapack, f"{t}{name}_lwork")(max(1, n), lower=1)[0].real   # as jaxlib: 'L'
+
+
+def _geqp3(lapack, t, m, n):
+    import numpy as np
+    a = np.zeros((max(1, m), max(1, n)), _DTYPE[t], order="F")
+    return getattr(lapack, f"{t}geqp3")(a, lwork=-1, overwrite_a=1)[-2][0].real
+
+
+_QUERIES = {"geev": _geev, "gees": _gees, "gehrd": _gehrd, "sytrd": _sytrd, "geqp3": _geqp3}
