@@ -2,7 +2,8 @@
 
 jaxlib asks LAPACK for the optimum (a call with ``lwork = -1``) at run time and passes
 exactly that. For geev, gees, gehrd, sytrd/hetrd and geqp3 xlac does the same, at compile
-time, through SciPy's wrappers of the same library (docs/lapack.md): geev's eigenvectors
+time, through SciPy's wrappers of the same library (docs/lapack.md; gees through the
+function cython_lapack exports, with null arrays as jaxlib passes): geev's eigenvectors
 depend on the size given (trevc3 takes its block size from it, and a bound above the
 optimum gave vectors 2e-8 off XLA's), and gees runs geev's steps (gehrd, orghr, hseqr);
 asking is the one way to be sure of taking jaxlib's path for every routine and size.

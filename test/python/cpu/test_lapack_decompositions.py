@@ -195,3 +195,19 @@ def test_linked_artifacts_call_the_same_lapack():
     exe = xlac.compile(jax.jit(lax.linalg.schur).lower(a), cpu="x86-64-v3", cache=False)
     for got, want in zip(xlac.deserialize(exe.serialize())(a), exe(a)):
         np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("letter", "sdcz")
+def test_gees_workspace_query_is_lapacks_own(letter):
+    """The null-array query (cython_lapack's function, as jaxlib asks) answers what
+    SciPy's gees answers with real arrays, in both modes; at n = 4000 it allocates nothing."""
+    from scipy.linalg import lapack
+
+    from xlac.passes.lower.builders.lapack_workspace import optimal_workspace
+    dtype = {"s": "float32", "d": "float64", "c": "complex64", "z": "complex128"}[letter]
+    for vectors in (True, False):
+        zeros = np.zeros((70, 70), dtype, order="F")
+        want = getattr(lapack, f"{letter}gees")(lambda *_: 0, zeros, compute_v=int(vectors),
+                                                lwork=-1)[-2][0].real
+        assert optimal_workspace(letter, "gees", 1, n=70, vectors=vectors) == int(want)
+    assert optimal_workspace(letter, "gees", 1, n=4000, vectors=True) >= 4000
