@@ -143,8 +143,10 @@ def _config(op: ir.Operation) -> dict[str, str | int]:
 
 
 def _option(attr: ir.IntegerAttr) -> str | int:
-    kind = ir.IntegerType(attr.type)
-    return chr(attr.value) if kind.is_unsigned and kind.width == 8 else attr.value
+    kind = attr.type                                     # attributes come typed (downcast)
+    if isinstance(kind, ir.IntegerType) and kind.is_unsigned and kind.width == 8:
+        return chr(attr.value)
+    return attr.value                                    # i32, i64, index: a number
 
 
 def _check_layouts(op, operands, results, matrices, batch_dims) -> None:
