@@ -284,10 +284,10 @@ def _einsum(jnp, jax, lax):
     ]
 
 
-from jax_surface_more import edge_cases, more_cases  # noqa: E402  (the helpers above first)
+from jax_surface_more import decomposition_cases, edge_cases, more_cases  # noqa: E402  (the helpers above first)
 
 GROUPS = (_elementwise, _reductions, _linalg, _fft, _conv, _indexing, _control, _random, _nn,
-          _einsum, edge_cases, more_cases)
+          _einsum, edge_cases, more_cases, decomposition_cases)
 
 
 def all_cases():

@@ -114,3 +114,40 @@ def more_cases(jnp, jax, lax):
         ("checkpoint.scan", jax.grad(lambda v: lax.scan(jax.checkpoint(lambda c, e: (jnp.sin(c * e), None)),
                                                         1.0, v)[0]), [normal(6)]),
     ]
+
+
+def decomposition_cases(jnp, jax, lax):
+    """LAPACK's other custom calls (gees, gehrd, sytrd/hetrd, gtsv, geqp3): the factors
+    themselves (xlac calls the routine jaxlib calls, with its workspace) and, since
+    Schur and Hessenberg factors are not unique, reconstructions Q T Q^H."""
+    sp, la = jax.scipy.linalg, lax.linalg
+    a, a64 = normal(6, 6), normal(5, 5, dtype="float64")
+    c, c128 = complex64(5, 5), complex64(4, 4).astype(np.complex128)
+    herm = (lambda m: m + m.conj().T)(complex64(5, 5))
+
+    def recon(t, q):
+        return q @ t @ jnp.conj(q).T
+
+    def diags(m):        # a diagonally dominant tridiagonal system's three diagonals
+        return m[..., 0, :].at[..., 0].set(0), m[..., 1, :] + 8, m[..., 2, :].at[..., -1].set(0)
+    return [
+        ("scipy.schur", sp.schur, [a]),
+        ("scipy.schur.recon.f64", lambda m: recon(*sp.schur(m)), [a64]),
+        ("scipy.schur.complex", lambda m: sp.schur(m, output="complex"), [a]),
+        ("scipy.schur.c64", sp.schur, [c]),
+        ("lax.schur.values_only.c128", lambda m: la.schur(m, compute_schur_vectors=False), [c128]),
+        ("scipy.hessenberg", lambda m: sp.hessenberg(m, calc_q=True), [a]),
+        ("scipy.hessenberg.recon.c128", lambda m: recon(*sp.hessenberg(m, calc_q=True)), [c128]),
+        ("lax.hessenberg.batched.f64", jax.vmap(la.hessenberg), [normal(3, 4, 4, dtype="float64")]),
+        ("lax.tridiagonal", la.tridiagonal, [spd(6)]),
+        ("lax.tridiagonal.upper.c64", lambda m: la.tridiagonal(m, lower=False), [herm]),
+        ("lax.tridiagonal_solve", lambda m, b: la.tridiagonal_solve(*diags(m), b),
+         [normal(3, 6, 6), normal(3, 6, 2)]),
+        ("lax.tridiagonal_solve.c128", lambda m, b: la.tridiagonal_solve(*diags(m), b),
+         [c128, c128[:, :3].copy()]),
+        ("scipy.qr.pivoting", lambda m: sp.qr(m, pivoting=True), [normal(6, 4)]),
+        ("scipy.qr.pivoting.econ.c64", lambda m: sp.qr(m, pivoting=True, mode="economic"),
+         [complex64(4, 6)]),
+        ("scipy.sqrtm", sp.sqrtm, [spd(4)]),
+        ("scipy.funm.exp", lambda m: sp.funm(m, jnp.exp), [spd(4) * 0.1]),
+    ]

@@ -15,10 +15,7 @@ _CALLBACKS = ("xla_python_cpu_callback", "xla_ffi_python_cpu_callback",
               "xla_ffi_python_gpu_callback", "xla_ffi_partial_python_gpu_callback")
 _GPU_PREFIXES = ("cusolver_", "cublas", "cu_", "cuda_", "hipsolver_", "hipblas", "hip_",
                  "__cublas", "__cudnn", "triton_kernel_call", "__gpu$", "mosaic_gpu")
-_LAPACK_REST = {
-    "gees": "jax.scipy.linalg.schur", "gehrd": "jax.scipy.linalg.hessenberg",
-    "sytrd": "tridiagonal reduction", "hetrd": "tridiagonal reduction", "gtsv": "tridiagonal_solve",
-    "geqp3": "QR with column pivoting (jax.scipy.linalg.qr(pivoting=True))",
+_LAPACK_REST = {       # jaxlib registers these too; jax 0.10 lowers lax.linalg.ormqr without them
     "ormqr": "applying Q of a QR factorization", "unmqr": "applying Q of a QR factorization",
 }
 
@@ -76,7 +73,8 @@ def custom_call_reason(target: str, platform: str) -> str | None:
 # The op-support table's cells for stablehlo.custom_call, per target.
 TABLE_CELLS = {
     "cpu": "by target: JAX's LAPACK calls (`lapack_*_ffi`: eigh, eig, svd, qr, lu, cholesky, "
-           "triangular solve; docs/lapack.md); `@ApproxTopK` (lax.approx_max_k) as the exact "
+           "triangular solve, schur, hessenberg, tridiagonal, tridiagonal solve, pivoted qr; "
+           "docs/lapack.md); `@ApproxTopK` (lax.approx_max_k) as the exact "
            "sort and slice, at ingest; any other target is refused, by name",
     "cuda": "no: LAPACK calls run on the CPU only (`@ApproxTopK` becomes a sort at ingest, "
             "as on the CPU); any other target is refused, by name",

@@ -61,7 +61,7 @@ class _LapackCall:
         kind, routine = target[len("lapack_")], target[len("lapack_") + 1:-len("_ffi")]
         operands = [_static(op, v.type) for v in op.operands]
         results = [_static(op, v.type) for v in op.results]
-        batch_dims = _batch_dims(op, operands[0])
+        batch_dims = _batch_dims(op, operands)
         batch = tuple(operands[0].shape[:batch_dims])
         if any(tuple(t.shape[:batch_dims]) != batch for t in operands + results):
             raise PassFailure(op.location, f"{target}: every operand and result must have the "
@@ -119,24 +119,34 @@ def _static(op: ir.Operation, t: ir.Type) -> ir.RankedTensorType:
     return ranked
 
 
-def _batch_dims(op: ir.Operation, first: ir.RankedTensorType) -> int:
+def _batch_dims(op: ir.Operation, operands: list[ir.RankedTensorType]) -> int:
+    """JAX's ``num_batch_dims``; else those before the matrices' two dims (the
+    highest-rank operands: gtsv's first operands are vectors)."""
     if "mhlo.frontend_attributes" in op.attributes:
         attrs = ir.DictAttr(op.attributes["mhlo.frontend_attributes"])
         if "num_batch_dims" in attrs:
             return int(ir.StringAttr(attrs["num_batch_dims"]).value)
-    return first.rank - 2
+    return max(0, max(t.rank for t in operands) - 2)
 
 
-def _config(op: ir.Operation) -> dict[str, str]:
-    """``mhlo.backend_config = {mode = 86 : ui8}`` as ``{"mode": "V"}``."""
+def _config(op: ir.Operation) -> dict[str, str | int]:
+    """``mhlo.backend_config = {mode = 86 : ui8, low = 1 : i32}`` as ``{"mode": "V", "low": 1}``:
+    a ui8 is one of LAPACK's character options, other integers are numbers."""
     if "mhlo.backend_config" not in op.attributes:
         return {}
     try:
         attrs = ir.DictAttr(op.attributes["mhlo.backend_config"])
     except ValueError:
         return {}
-    return {named.name: chr(named.attr.value) for named in attrs
+    return {named.name: _option(ir.IntegerAttr(named.attr)) for named in attrs
             if isinstance(named.attr, ir.IntegerAttr)}
+
+
+def _option(attr: ir.IntegerAttr) -> str | int:
+    kind = attr.type                                     # attributes come typed (downcast)
+    if isinstance(kind, ir.IntegerType) and kind.is_unsigned and kind.width == 8:
+        return chr(attr.value)
+    return attr.value                                    # i32, i64, index: a number
 
 
 def _check_layouts(op, operands, results, matrices, batch_dims) -> None:
@@ -168,6 +178,7 @@ class _Emitter:
         self.lapack, self.name = lapack, name
         self.count = math.prod(lapack.batch)
         self.lines: list[str] = []
+        self.inits: list[str] = []            # each loop result's initial value
 
     def text(self) -> str:
         lapack, call = self.lapack, self.lapack.call
@@ -178,7 +189,7 @@ class _Emitter:
         accs = [self._accumulator(i, r) for i, r in enumerate(looped)]
         self.lines += ["%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
                        f"%count = arith.constant {self.count} : index"]
-        names = ", ".join(f"%acc{i} = %init{i}" for i in range(len(accs)))
+        names = ", ".join(f"%acc{i} = {init}" for i, init in enumerate(self.inits))
         types = ", ".join(accs)
         self.lines.append(f"%loop:{len(accs)} = scf.for %b = %c0 to %count step %c1 "
                           f"iter_args({names}) -> ({types}) {{")
@@ -236,9 +247,27 @@ class _Emitter:
 
     def _accumulator(self, index: int, array: str) -> str:
         a = self.lapack.call.arrays[array]
+        if self._partial(a):        # the operand's other elements pass through
+            flat = self._operand_flat(a.operand)
+            self.inits.append(f"%s{a.operand}")
+            return flat
         t = _tensor([self.count, *a.shape], a.element)
         self.lines.append(f"%init{index} = tensor.empty() : {t}")
+        self.inits.append(f"%init{index}")
         return t
+
+    def _operand_flat(self, operand: int) -> str:
+        """Operand ``operand`` as stored: (matrices, per-matrix shape...), as text."""
+        t = self.lapack.operands[operand]
+        return _tensor(self._flat_shape(t, self.lapack.matrices[operand]), t.element_type)
+
+    def _partial(self, a) -> bool:
+        """Whether array ``a`` is part of its operand only (gtsv's dl + 1)."""
+        if a.operand is None:
+            return False
+        t = self.lapack.operands[a.operand]
+        whole = tuple(self._flat_shape(t, self.lapack.matrices[a.operand])[1:])
+        return a.offset != 0 or whole != a.shape
 
     def _body(self, stored: list[str], accs: list[str], looped: list[str]) -> list[str]:
         call, lines = self.lapack.call, []
@@ -246,11 +275,9 @@ class _Emitter:
         for name, a in call.arrays.items():
             memref = _memref(a.shape, a.element)
             lines.append(f"%m_{name} = memref.alloc() : {memref}")
-            if a.operand is not None:
-                op_type = self.lapack.operands[a.operand]
-                flat = _tensor(self._flat_shape(op_type, self.lapack.matrices[a.operand]),
-                               op_type.element_type)
-                lines += _slice(f"%in_{name}", stored[a.operand], flat, a.shape, a.element)
+            if a.operand is not None and 0 not in a.shape:
+                lines += _slice(f"%in_{name}", stored[a.operand], self._operand_flat(a.operand),
+                                a.shape, a.element, a.offset)
                 lines.append(f"bufferization.materialize_in_destination %in_{name} in restrict "
                              f"writable %m_{name} : ({_tensor(a.shape, a.element)}, {memref}) -> ()")
             elif name == "alpha":
@@ -263,10 +290,13 @@ class _Emitter:
         yields = []
         for index, name in enumerate(looped):
             a = call.arrays[name]
+            if 0 in a.shape:          # nothing written (gehrd's taus at n = 1): no empty slices
+                yields.append(f"%acc{index}")
+                continue
             lines.append(f"%r_{name} = bufferization.to_tensor %m_{name} restrict writable : "
                          f"{buffers[name]} to {_tensor(a.shape, a.element)}")
             lines.append(_insert(f"%y{index}", f"%r_{name}", f"%acc{index}", a.shape,
-                                 a.element, accs[index]))
+                                 a.element, accs[index], a.offset))
             yields.append(f"%y{index}")
         self.lines += ["  " + line for line in lines]
         return yields
@@ -336,16 +366,16 @@ def _memref(shape, element) -> str:
     return "memref<" + "".join(f"{d}x" for d in shape) + f"{element}>"
 
 
-def _slice(result: str, source: str, source_type: str, shape, element) -> list[str]:
-    offsets = ", ".join(["%b"] + ["0"] * len(shape))
+def _slice(result: str, source: str, source_type: str, shape, element, offset=0) -> list[str]:
+    offsets = ", ".join(["%b", str(offset)] + ["0"] * (len(shape) - 1))
     sizes = ", ".join(str(d) for d in [1, *shape])
     strides = ", ".join(["1"] * (len(shape) + 1))
     return [f"{result} = tensor.extract_slice {source}[{offsets}] [{sizes}] [{strides}] : "
             f"{source_type} to {_tensor(shape, element)}"]
 
 
-def _insert(result: str, value: str, dest: str, shape, element, dest_type: str) -> str:
-    offsets = ", ".join(["%b"] + ["0"] * len(shape))
+def _insert(result: str, value: str, dest: str, shape, element, dest_type: str, offset=0) -> str:
+    offsets = ", ".join(["%b", str(offset)] + ["0"] * (len(shape) - 1))
     sizes = ", ".join(str(d) for d in [1, *shape])
     strides = ", ".join(["1"] * (len(shape) + 1))
     return (f"{result} = tensor.insert_slice {value} into {dest}[{offsets}] [{sizes}] "

@@ -8,14 +8,18 @@ per-matrix shape as stored (LAPACK's matrices are column-major), whether an
 operand fills them, and which of them are the custom call's results.
 
 The workspace sizes are LAPACK's documented ones where jaxlib uses the
-documented minimum (syevd, heevd), else a bound above the optimum a workspace
-query would return (geqrf, orgqr, gesdd, gesvd), so that LAPACK takes the
-same (blocked) path it takes under XLA, whose numbers it then reproduces.
+documented minimum (syevd, heevd), the optimum itself where jaxlib asks for it
+and the result may depend on it (geev, gees, gehrd, sytrd, geqp3:
+lapack_workspace.py), else a bound above the optimum a workspace query would
+return (geqrf, orgqr, gesdd, gesvd), so that LAPACK takes the same (blocked)
+path it takes under XLA, whose numbers it then reproduces.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from xlac.passes.lower.builders.lapack_workspace import optimal_workspace
 
 _ELEMENT = {"s": "f32", "d": "f64", "c": "complex<f32>", "z": "complex<f64>"}
 _REAL = {"s": "f32", "d": "f64", "c": "f32", "z": "f64"}
@@ -34,24 +38,33 @@ ROUTINES = {
     "gesvd": "singular value decomposition, QR algorithm (lax.linalg.svd)",
     "trsm": "triangular solve (jax.scipy.linalg.solve_triangular, jnp.linalg.solve)",
     "geev": "eigendecomposition of a general matrix (jnp.linalg.eig, eigvals)",
+    "gees": "Schur decomposition (jax.scipy.linalg.schur, lax.linalg.schur)",
+    "gehrd": "Hessenberg reduction (jax.scipy.linalg.hessenberg, lax.linalg.hessenberg)",
+    "sytrd": "symmetric tridiagonal reduction (lax.linalg.tridiagonal)",
+    "hetrd": "Hermitian tridiagonal reduction (lax.linalg.tridiagonal)",
+    "gtsv": "tridiagonal solve (lax.linalg.tridiagonal_solve)",
+    "geqp3": "QR with column pivoting (jax.scipy.linalg.qr(pivoting=True))",
 }
+_REAL_ONLY, _COMPLEX_ONLY = ("orgqr", "syevd", "sytrd"), ("ungqr", "heevd", "hetrd")
 
 
 def lowered_targets() -> set[str]:
     """Every custom call target xlac lowers to LAPACK."""
     return {f"lapack_{t}{r}_ffi" for t in "sdcz" for r in ROUTINES
-            if not (r in ("orgqr", "syevd") and t in "cz")
-            and not (r in ("ungqr", "heevd") and t in "sd")}
+            if not (r in _REAL_ONLY and t in "cz") and not (r in _COMPLEX_ONLY and t in "sd")}
 
 
 @dataclass(frozen=True)
 class Array:
     """One array argument, per matrix: its shape as stored (row-major text of
-    the column-major matrix), element type, and the operand that fills it."""
+    the column-major matrix), element type, and the operand that fills it:
+    all of it, or (a vector) ``shape`` elements from ``offset`` on, the rest
+    of the operand passing through to the result unchanged (gtsv's ``dl + 1``)."""
 
     shape: tuple[int, ...]
     element: str
     operand: int | None = None
+    offset: int = 0
 
 
 @dataclass
@@ -75,8 +88,9 @@ class Call:
         self.args.append(("int", min(int(value), _INT_MAX)))
         return self
 
-    def array(self, name: str, shape, element: str, operand: int | None = None) -> Call:
-        self.arrays[name] = Array(tuple(max(0, d) for d in shape), element, operand)
+    def array(self, name: str, shape, element: str, operand: int | None = None,
+              offset: int = 0) -> Call:
+        self.arrays[name] = Array(tuple(max(0, d) for d in shape), element, operand, offset)
         self.args.append(("array", name))
         return self
 
@@ -196,7 +210,7 @@ def _geev(t, el, real, ops, res, cfg) -> Call:
     is a result of zeros (jaxlib leaves it unwritten)."""
     n = ops[0][0]
     left, right = cfg.get("compute_left", "N"), cfg.get("compute_right", "N")
-    work = _geev_workspace(t, n, left, right)
+    work = optimal_workspace(t, "geev", 130 * n + 2 * n * n, n=n, left=left, right=right)
     call = Call(f"{t}geev_").char(left).char(right).int(n)
     call.array("a", stored(n, n), el, 0).int(max(1, n))
     values = ["wr", "wi"] if t in "sd" else ["w"]
@@ -213,22 +227,90 @@ def _geev(t, el, real, ops, res, cfg) -> Call:
     return call
 
 
-def _geev_workspace(t: str, n: int, left: str, right: str) -> int:
-    """The optimum jaxlib asks LAPACK for, asked of the same LAPACK (SciPy's): geev's
-    result depends on it (trevc3's block size is taken from the workspace given), so a
-    bound above it, as for the other routines, gave eigenvectors 2e-8 off XLA's."""
-    try:
-        from scipy.linalg import lapack
-    except ImportError:              # no SciPy: no LAPACK to call either (docs/lapack.md)
-        return max(1, 130 * n + 2 * n * n)
-    query = getattr(lapack, f"{t}geev_lwork")
-    work = query(max(1, n), compute_vl=int(left == "V"), compute_vr=int(right == "V"))[0]
-    return max(1, int(abs(work)))
+def _gees(t, el, real, ops, res, cfg) -> Call:
+    """jaxlib's gees: the Schur form T, the Schur vectors Z where asked ('V'; else a
+    result of zeros, jaxlib leaves it unwritten), the eigenvalues (real: as real and
+    imaginary parts), sdim (0: nothing sorted) and info. SELECT is never called
+    without sorting; a buffer stands for it (jaxlib passes null)."""
+    n, mode, sort = ops[0][0], cfg.get("mode", "V"), cfg.get("sort", "N")
+    if mode not in ("V", "N"):
+        raise ValueError(f"Schur mode '{mode}' is not supported (V and N are)")
+    if sort != "N":
+        raise ValueError(f"sorting the eigenvalues (sort = '{sort}') is not supported: it needs "
+                         "a SELECT function, which the call does not carry (jax refuses it too)")
+    work = optimal_workspace(t, "gees", 3 * n + 64 * n + n * n, n=n, vectors=mode == "V")
+    call = Call(f"{t}gees_").char(mode).char("N").array("select", (1,), "i32").int(n)
+    call.array("a", stored(n, n), el, 0).int(max(1, n)).array("sdim", (1,), "i32")
+    values = ["wr", "wi"] if t in "sd" else ["w"]
+    for name in values:
+        call.array(name, (n,), el)
+    call.array("vs", stored(n, n), el).int(max(1, n)).array("work", (work,), el).int(work)
+    if t in "cz":
+        call.array("rwork", (max(1, n),), real)
+    call.array("bwork", (max(1, n),), "i32").array("info", (1,), "i32")
+    call.results = ["a", "vs" if mode == "V" else None, *values, "sdim", "info"]
+    return call
 
+
+def _gehrd(t, el, real, ops, res, cfg) -> Call:
+    """Hessenberg form and the reflectors' taus; jax passes ilo = 1, ihi = n."""
+    n = ops[0][0]
+    low, high = cfg.get("low", 1), cfg.get("high", n)
+    if not (isinstance(low, int) and isinstance(high, int)
+            and 1 <= low <= max(1, high) and min(low, n) <= high <= n):
+        raise ValueError(f"low = {low}, high = {high} are not LAPACK's 1 <= ilo <= max(1, ihi), "
+                         f"min(ilo, n) <= ihi <= n for n = {n}")
+    work = optimal_workspace(t, "gehrd", 64 * n + 4160, n=n, low=low, high=high)
+    call = Call(f"{t}gehrd_").int(n).int(low).int(high)
+    call.array("a", stored(n, n), el, 0).int(max(1, n)).array("tau", res[1], el)
+    call.array("work", (work,), el).int(work).array("info", (1,), "i32")
+    call.results = ["a", "tau", "info"]
+    return call
+
+
+def _sytrd(t, el, real, ops, res, cfg) -> Call:
+    """Tridiagonal form: the reflectors in a, the diagonal and off-diagonal (real), taus."""
+    n = ops[0][0]
+    work = optimal_workspace(t, "sytrd", 64 * n, n=n)
+    name = "hetrd" if t in "cz" else "sytrd"
+    call = Call(f"{t}{name}_").char(cfg.get("uplo", "L")).int(n)
+    call.array("a", stored(n, n), el, 0).int(max(1, n))
+    call.array("d", res[1], real).array("e", res[2], real).array("tau", res[3], el)
+    call.array("work", (work,), el).int(work).array("info", (1,), "i32")
+    call.results = ["a", "d", "e", "tau", "info"]
+    return call
+
+
+def _gtsv(t, el, real, ops, res, cfg) -> Call:
+    """jaxlib's gtsv: dl, d, du of n elements each (dl's first and du's last are not
+    LAPACK's: it is given dl + 1), b (n x nrhs) overwritten by the solution."""
+    n, nrhs = ops[3]
+    if not ops[0] == ops[1] == ops[2] == (n,):
+        raise ValueError(f"the diagonals {ops[:3]} must have the n = {n} elements of b's rows")
+    call = Call(f"{t}gtsv_").int(n).int(nrhs).array("dl", (n - 1,), el, 0, offset=1)
+    call.array("d", (n,), el, 1).array("du", (n - 1,), el, 2)
+    call.array("b", stored(n, nrhs), el, 3).int(max(1, n)).array("info", (1,), "i32")
+    call.results = ["dl", "d", "du", "b", "info"]
+    return call
+
+
+def _geqp3(t, el, real, ops, res, cfg) -> Call:
+    """QR with column pivoting: R and the reflectors in a, jpvt (1-based, in and out), taus."""
+    m, n = ops[0]
+    work = optimal_workspace(t, "geqp3", 2 * n + (n + 1) * 64, m=m, n=n)
+    call = Call(f"{t}geqp3_").int(m).int(n).array("a", stored(m, n), el, 0).int(max(1, m))
+    call.array("jpvt", (n,), "i32", 1).array("tau", (min(m, n),), el)
+    call.array("work", (work,), el).int(work)
+    if t in "cz":
+        call.array("rwork", (max(1, 2 * n),), real)
+    call.array("info", (1,), "i32")
+    call.results = ["a", "jpvt", "tau"]
+    return call
 
 _BUILDERS = {
     "potrf": _potrf, "getrf": _getrf, "geqrf": _geqrf, "orgqr": _orgqr, "ungqr": _orgqr,
-    "syevd": _syevd, "heevd": _syevd, "trsm": _trsm, "geev": _geev,
+    "syevd": _syevd, "heevd": _syevd, "trsm": _trsm, "geev": _geev, "gees": _gees,
+    "gehrd": _gehrd, "sytrd": _sytrd, "hetrd": _sytrd, "gtsv": _gtsv, "geqp3": _geqp3,
     "gesdd": lambda *a: _svd(*a, divide_and_conquer=True),
     "gesvd": lambda *a: _svd(*a, divide_and_conquer=False),
 }

@@ -23,16 +23,18 @@ func.func @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {
 // -----
 
 /// A custom call's refusal names its target and says what to do instead;
-/// JAX's LAPACK calls for jnp.linalg pass (xla-lower-custom-calls lowers them).
+/// JAX's LAPACK calls for jnp.linalg pass (xla-lower-custom-calls lowers them),
+/// Schur's (gees) among them since it has a lowering.
 func.func @main(%arg0: tensor<4x4xf32>) -> tensor<4x4xf32> {
   // expected-error @+1 {{@xla_ffi_python_cpu_callback is a jax.pure_callback, io_callback or jax.debug.print: it calls back into the Python process that lowered the program}}
   %0 = stablehlo.custom_call @xla_ffi_python_cpu_callback(%arg0) {mhlo.backend_config = {index = 0 : ui64}} : (tensor<4x4xf32>) -> tensor<4x4xf32>
-  // expected-error @+1 {{@lapack_sgees_ffi (jax.scipy.linalg.schur) has no xlac lowering yet}}
-  %1:5 = stablehlo.custom_call @lapack_sgees_ffi(%0) : (tensor<4x4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<i32>)
+  // expected-error @+1 {{@lapack_sormqr_ffi (applying Q of a QR factorization) has no xlac lowering yet}}
+  %1 = stablehlo.custom_call @lapack_sormqr_ffi(%0) : (tensor<4x4xf32>) -> tensor<4x4xf32>
   // expected-error @+1 {{@cusolver_syevd_ffi calls a GPU library or kernel: the program was lowered for a GPU; lower it for the CPU}}
   %2:3 = stablehlo.custom_call @cusolver_syevd_ffi(%0) : (tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>, tensor<i32>)
   %3:3 = stablehlo.custom_call @lapack_ssyevd_ffi(%0) {mhlo.backend_config = {mode = 86 : ui8, uplo = 76 : ui8}} : (tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4xf32>, tensor<i32>)
-  return %3#0 : tensor<4x4xf32>
+  %4:6 = stablehlo.custom_call @lapack_sgees_ffi(%3#0) {mhlo.backend_config = {mode = 86 : ui8, sort = 78 : ui8}} : (tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<i32>, tensor<i32>)
+  return %4#0 : tensor<4x4xf32>
 }
 
 // -----
