@@ -79,6 +79,7 @@ _REGISTRY: dict[str, str] = {
     "xla-collapse-unit-epilogue-dims": "cpu.collapse_unit_epilogue_dims:CollapseUnitEpilogueDims",
     "xla-split-long-blocks": "cpu.split_long_blocks:SplitLongBlocks",
     "xla-outline-top-k": "ingest.outline_top_k:OutlineTopK",
+    "xla-static-dynamic-calls": "ingest.static_dynamic_calls:StaticDynamicCalls",
     "xla-merge-select-branches": "ingest.merge_select_branches:MergeSelectBranches",
     "xla-outer-dots-as-multiplies": "ingest.outer_dots_as_multiplies:OuterDotsAsMultiplies",
     "xla-sort-slice-to-top-k": "ingest.sort_slice_to_top_k:SortSliceToTopK",

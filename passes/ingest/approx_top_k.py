@@ -13,9 +13,9 @@ them where it fits.
 from __future__ import annotations
 
 from xlac.mlir import ir
+from xlac.passes.ingest.function_bodies import body_function, copy_body_into
 
 TARGET = "ApproxTopK"
-_RETURNS = ("stablehlo.return", "func.return")
 
 
 def is_approx_top_k(op: ir.Operation) -> bool:
@@ -38,7 +38,7 @@ def lower_approx_top_k(module: ir.Operation, op: ir.Operation) -> list[ir.Value]
         return None
     if not all(_fits_in(ir.RankedTensorType(r.type), t) for r, t in zip(op.results, types)):
         return None
-    comparator = _function(module, ir.FlatSymbolRefAttr(comparators[0]).value)
+    comparator = body_function(module, ir.FlatSymbolRefAttr(comparators[0]).value)
     if comparator is None:
         return None
     dim = ir.IntegerAttr(config["reduction_dim"]).value
@@ -66,36 +66,16 @@ def _backend_config(op: ir.Operation) -> ir.DictAttr | None:
         return None
 
 
-def _function(module: ir.Operation, name: str) -> ir.Operation | None:
-    """The comparator ``name``: a func.func of one block, ending in stablehlo.return
-    (jax.jit(f).lower) or func.return (jax.export), whose body is a sort's comparator."""
-    try:
-        found = ir.SymbolTable(module)[name].operation
-    except KeyError:
-        return None
-    blocks = list(found.regions[0].blocks) if found.name == "func.func" else []
-    if len(blocks) != 1 or list(blocks[0].operations)[-1].name not in _RETURNS:
-        return None
-    return found
-
-
 def _sort(inputs, dim: int, comparator: ir.Operation, ip: ir.InsertionPoint) -> ir.Operation:
     """A stable ``stablehlo.sort`` of ``inputs`` along ``dim`` whose comparator is a copy of
-    ``comparator``'s body (a call of it would leave the inliner a func.func ending in
-    stablehlo.return, which crashed it). Stable: ties keep the earlier element
+    ``comparator``'s body. Stable: ties keep the earlier element
     first, as chlo.top_k and jnp.argsort do."""
     sort = ir.Operation.create(
         "stablehlo.sort", results=[v.type for v in inputs], operands=inputs,
         attributes={"dimension": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), dim),
                     "is_stable": ir.BoolAttr.get(True)},
         regions=1, ip=ip)
-    copy = comparator.clone(ip=ip)
-    copy.regions[0].blocks[0].append_to(sort.regions[0])
-    copy.erase()
-    end = list(sort.regions[0].blocks[0].operations)[-1]
-    if end.name == "func.return":                  # a region of stablehlo ends in its own return
-        ir.Operation.create("stablehlo.return", operands=list(end.operands), ip=ir.InsertionPoint(end))
-        end.erase()
+    copy_body_into(sort, comparator, ip)
     return sort
 
 

@@ -22,10 +22,12 @@ _LAPACK_REST = {       # jaxlib registers these too; jax 0.10 lowers lax.linalg.
 
 # The custom calls of shape-polymorphic programs (jax.export with symbolic dims):
 # kept while the entry takes `?` dims, decided once a call's shapes specialize
-# the program (xla-check-shape-assertions; stablehlo-canonicalize-dynamism makes
-# the stablehlo.dynamic_* ones static ops).
+# the program (xla-check-shape-assertions; stablehlo-canonicalize-dynamism and
+# xla-static-dynamic-calls make the stablehlo.dynamic_* ones static ops), and
+# ApproxTopK, whose static form xla-static-dynamic-calls rewrites once refined.
 DECIDED_PER_SHAPE = frozenset({"shape_assertion", "stablehlo.dynamic_reduce_window",
-                               "stablehlo.dynamic_rng_bit_generator", "stablehlo.dynamic_top_k"})
+                               "stablehlo.dynamic_rng_bit_generator", "stablehlo.dynamic_top_k",
+                               "ApproxTopK"})
 
 
 # The targets whose code can call LAPACK (the host's: SciPy's OpenBLAS).
@@ -42,8 +44,8 @@ def custom_call_reason(target: str, platform: str) -> str | None:
                 "compile for target='cpu'")
     if target == "ApproxTopK":          # the forms approx_top_k.py takes are rewritten before
         return ("@ApproxTopK (lax.approx_max_k / approx_min_k) is compiled in the form jax writes "
-                "with static shapes (a comparator, one init value per operand); this one is not "
-                "(a symbolic dim?): export it with concrete shapes, or use lax.top_k")
+                "(a comparator, one init value per operand, shapes static once the call's are "
+                "known); this one is not: use lax.top_k")
     if target in DECIDED_PER_SHAPE:
         return (f"@{target} is one of the ops jax.export writes for symbolic shapes; it becomes a "
                 "static op (or goes away) once the shapes are known, and it did not here: "

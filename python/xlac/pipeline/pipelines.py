@@ -32,6 +32,7 @@ def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
         "symbol-dce",                                     # drop the inlined private functions
         "stablehlo-refine-shapes",                        # `?` dims from the entry's arguments
         "func.func(stablehlo-canonicalize-dynamism)",     # dynamic_pad/reshape... with constant shapes -> static ops
+        "xla-static-dynamic-calls",                       # jax.export's dynamic_reduce_window, ApproxTopK -> static ops; refine again
         "xla-unroll-short-loops",                         # fori_loops of <= 8 trips (threefry): one fusion, not 5 kernels
         "xla-sort-slice-to-top-k",                        # sort + slice of its head (torch, jnp.argsort): a top-k
         "canonicalize",
