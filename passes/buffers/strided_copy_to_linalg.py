@@ -55,7 +55,7 @@ class StridedCopyToLinalg(ModulePass):
         for op in nested_ops(module):
             if op.name != "memref.copy":
                 continue
-            splits = self._splits(op, threads)
+            splits = self._splits(_moved_bytes(op), threads)
             if not _is_strided(op) and not splits:
                 continue                      # one memcpy, as finalize-memref-to-llvm makes it
             if self.rows:
@@ -65,17 +65,16 @@ class StridedCopyToLinalg(ModulePass):
         for group in groups:
             self._lower(module, group, taken, threads)
 
-    def _splits(self, copy: ir.Operation, threads: int) -> bool:
-        return self.rows and self.split_bytes > 0 and threads > 1 \
-            and _moved_bytes(copy) >= self.split_bytes
+    def _splits(self, moved_bytes: int, threads: int) -> bool:
+        """Whether copies moving ``moved_bytes`` run on the threads."""
+        return self.rows and self.split_bytes > 0 and threads > 1 and moved_bytes >= self.split_bytes
 
     def _lower(self, module: ir.Operation, group: list[ir.Operation], taken: set, threads: int) -> None:
         """The group's copies as one call of a row-copy helper, or the one copy
         as a helper of spans (strided rows) or a linalg.copy."""
         op = group[-1]
-        bytes_moved = sum(_moved_bytes(copy) for copy in group)
-        chunks = _split_chunks(op, threads) if self.rows and self.split_bytes > 0 \
-            and threads > 1 and bytes_moved >= self.split_bytes else 1
+        splits = self._splits(sum(_moved_bytes(copy) for copy in group), threads)
+        chunks = _split_chunks(op, threads) if splits else 1
         if not _is_strided(op) and len(group) == 1 and chunks == 1:
             return                            # a contiguous copy too short-rowed to split
         name = fresh_name(taken, "xla_copy_rows")
@@ -94,9 +93,10 @@ class StridedCopyToLinalg(ModulePass):
 
 
 def _moved_bytes(copy: ir.Operation) -> int:
-    """The bytes ``copy`` writes; 0 where its shape is not static."""
+    """The bytes ``copy`` writes; 0 where its shape is not static or its
+    element not one vectors copy (complex, index: never split)."""
     source = ir.MemRefType(copy.operands[0].type)
-    if not source.has_static_shape:
+    if not source.has_static_shape or not _vector_element(source.element_type):
         return 0
     return math.prod(source.shape) * max(1, source.element_type.width // 8)
 

@@ -102,3 +102,21 @@ def test_the_split_is_an_option_of_the_pipeline():
         pipeline.lower_to_llvm(threads=2, split_copy_bytes=1 << 20)
     assert xlac.Options.from_env({"XLAC_SPLIT_COPY_BYTES": "65536"}).split_copy_bytes == 65536
     assert xlac.Options.from_env({}).split_copy_bytes == 0
+
+
+def test_copies_of_other_elements_are_left_alone_when_splitting():
+    """A complex pad's interior copy (complex elements: no vector copy of its
+    own) compiles with the split asked for, and keeps its numbers."""
+    text = """func.func @main(%x: tensor<2x3xcomplex<f32>>, %p: tensor<complex<f32>>) -> tensor<4x7xcomplex<f32>> {
+  %0 = stablehlo.pad %x, %p, low = [1, 2], high = [1, 2], interior = [0, 0] : (tensor<2x3xcomplex<f32>>, tensor<complex<f32>>) -> tensor<4x7xcomplex<f32>>
+  return %0 : tensor<4x7xcomplex<f32>>
+}"""
+    options = xlac.Options.from_env().replace(cpu="x86-64-v3", cache_dir="", num_threads=2,
+                                              split_copy_bytes=1)
+    exe = xlac.compile(text, options=options)
+    if "x86-64-v3" not in runnable_levels("x86-64-v3"):
+        pytest.skip("this host cannot run x86-64-v3 code")
+    x = (np.arange(6) + 1j * np.arange(6, 12)).reshape(2, 3).astype(np.complex64)
+    p = np.complex64(-1 + 2j)
+    want = np.pad(x, ((1, 1), (2, 2)), constant_values=p)
+    assert exe.run(x, np.asarray(p))[0].tobytes() == want.tobytes()
