@@ -153,14 +153,18 @@ def _joins(group: list[ir.Operation], copy: ir.Operation) -> bool:
     if any(_root(member.operands[0]) == root for member in [*group, copy]):
         return False
     strides = first_target.get_strides_and_offset()[0]
-    if target.get_strides_and_offset()[0] != strides or len(strides) < 2:
+    if target.get_strides_and_offset()[0] != strides or len(strides) < 2 or strides[-2] <= 0 \
+            or any(stride <= 0 or stride % strides[-2] for stride in strides[:-1]):
         return False
     return _disjoint_spans([*group, copy], strides[-2])
 
 
 def _disjoint_spans(group: list[ir.Operation], row_stride: int) -> bool:
     """Whether the group's targets take disjoint column ranges within one row
-    (of the common ``row_stride``), each at a static offset."""
+    (of the common ``row_stride``), each at a static offset. With every outer
+    stride a multiple of ``row_stride``, two elements of different targets
+    then never meet: their offsets differ by less than a row, their rows'
+    starts by a multiple of one (or by nothing, and then the ranges part them)."""
     spans = []
     for member in group:
         target = ir.MemRefType(member.operands[1].type)

@@ -99,3 +99,17 @@ func.func @contiguous_block(%x: memref<64x96xf32>, %out: memref<128x96xf32>) {
   memref.copy %x, %a : memref<64x96xf32> to memref<64x96xf32, strided<[96, 1], offset: 6144>>
   return
 }
+
+// -----
+
+/// A target at an offset known only at run time (a dynamic_update_slice's
+/// window) could meet the other: apart.
+// CHECK-LABEL: func.func @dynamic_offset
+// CHECK-COUNT-2: call @xla_copy_rows
+func.func @dynamic_offset(%x: memref<64x64xf32>, %y: memref<64x32xf32>, %out: memref<64x128xf32>, %at: index) {
+  %a = memref.subview %out[0, 0] [64, 64] [1, 1] : memref<64x128xf32> to memref<64x64xf32, strided<[128, 1]>>
+  memref.copy %x, %a : memref<64x64xf32> to memref<64x64xf32, strided<[128, 1]>>
+  %b = memref.subview %out[0, %at] [64, 32] [1, 1] : memref<64x128xf32> to memref<64x32xf32, strided<[128, 1], offset: ?>>
+  memref.copy %y, %b : memref<64x32xf32> to memref<64x32xf32, strided<[128, 1], offset: ?>>
+  return
+}
