@@ -4,16 +4,16 @@ vector copies, or as linalg.copy."""
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass
 
 from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, module_ops
+from xlac.passes.buffers.row_copies import ROW_BYTES, copies_rows, is_identity, row_copy_text, side_by_side_groups
+from xlac.passes.buffers.row_copies import vector_element as _vector_element
 from xlac.passes.buffers.strided_row_copy import strided_row_copy_text
+from xlac.passes.cpu.plans.chunks import CHUNKS_PER_THREAD
 from xlac.passes.helper_calls import fresh_name, replace_with_call, symbols
-
-ROW_BYTES = 64                  # one AVX-512 vector, two AVX2 ones: the copy's step along a row
-_WIDTHS = (1, 8, 16, 32, 64)    # element widths copied by vectors (not index, complex); an
-#                                 i1 is a byte in memory (xla-i1-memory-as-i8 moves its vectors)
 
 
 @dataclass(frozen=True)
@@ -34,72 +34,93 @@ class StridedCopyToLinalg(ModulePass):
     scalar byte loop. `rows=false` (the CUDA
     pipeline: its kernels map linalg ops to threads) makes every copy a
     linalg.copy.
+
+    `split-bytes` (0: never; the CPU pipeline's `split_copy_bytes`): a copy of
+    rows that moves at least this many bytes, strided or contiguous, runs its
+    outermost dim in chunks of an `scf.forall`, a few per thread of `threads`
+    (0: this host's), which the CPU runs on its threads: one core's copy is
+    bound by what one core can stream, XLA splits its concatenates in two.
     """
 
     name = "xla-strided-copy-to-linalg"
     rows: bool = True
+    split_bytes: int = 0
+    threads: int = 0
+    side_by_side: bool = True
 
     def run(self, module: ir.Operation) -> None:
         taken = symbols(module)
+        threads = self.threads or len(os.sched_getaffinity(0))
+        copies = []
         for op in module_ops(module):
-            if op.name != "memref.copy" or not _is_strided(op):
+            if op.name != "memref.copy":
                 continue
+            splits = self._splits(_moved_bytes(op), threads)
+            if not _is_strided(op) and not splits:
+                continue                      # one memcpy, as finalize-memref-to-llvm makes it
             if self.rows:
-                _merge_short_rows(op)
-            text = _row_copy_text(op, name := fresh_name(taken, "xla_copy_rows")) if self.rows else ""
-            if self.rows and not text and _vector_element(ir.MemRefType(op.operands[0].type).element_type):
-                text = strided_row_copy_text(op, name, ROW_BYTES)
-            if text:
-                replace_with_call(module, op, text, name)
-                continue
-            with ir.InsertionPoint(op), op.location:     # the OpDSL: imported only here
-                dialect("linalg").copy(op.operands[0], outs=[op.operands[1]])
-            op.erase()
+                _merge_short_rows(op, keep_outer=splits)
+            copies.append(op)
+        groups = side_by_side_groups(copies) if self.rows and self.side_by_side else [[c] for c in copies]
+        for group in groups:
+            self._lower(module, group, taken, threads)
+
+    def _splits(self, moved_bytes: int, threads: int) -> bool:
+        """Whether copies moving ``moved_bytes`` run on the threads."""
+        return self.rows and self.split_bytes > 0 and threads > 1 and moved_bytes >= self.split_bytes
+
+    def _lower(self, module: ir.Operation, group: list[ir.Operation], taken: set, threads: int) -> None:
+        """The group's copies as one call of a row-copy helper, or the one copy
+        as a helper of spans (strided rows) or a linalg.copy."""
+        op = group[-1]
+        splits = self._splits(sum(_moved_bytes(copy) for copy in group), threads)
+        chunks = _split_chunks(op, threads) if splits else 1
+        if not _is_strided(op) and len(group) == 1 and chunks == 1:
+            return                            # a contiguous copy too short-rowed to split
+        name = fresh_name(taken, "xla_copy_rows")
+        text = row_copy_text(group, name, chunks) if self.rows and copies_rows(op) else ""
+        if self.rows and not text and _vector_element(ir.MemRefType(op.operands[0].type).element_type):
+            text = strided_row_copy_text(op, name, ROW_BYTES)
+        if text:
+            operands = [value for copy in group for value in copy.operands]
+            replace_with_call(module, op, text, name, operands=operands)
+            for copy in group[:-1]:
+                copy.erase()
+            return
+        with ir.InsertionPoint(op), op.location:     # the OpDSL: imported only here
+            dialect("linalg").copy(op.operands[0], outs=[op.operands[1]])
+        op.erase()
 
 
-def _row_copy_text(copy: ir.Operation, name: str) -> str:
-    """``@name(%src, %dst)``: the copy as row loops of vector copies; "" where
-    its rows are not contiguous, not static or not of a vector element."""
-    source, target = (ir.MemRefType(v.type) for v in copy.operands)
-    element = source.element_type
-    rank = source.rank
-    if rank < 2 or not _vector_element(element) or source.shape[-1] < 0 \
-            or any(ir.MemRefType(t).get_strides_and_offset()[0][-1] != 1 for t in (source, target)):
-        return ""
-    length = source.shape[-1]
-    lanes = min(length, max(1, ROW_BYTES // max(1, element.width // 8)))
-    full = length // lanes * lanes
-    zero = "0.0" if isinstance(element, ir.FloatType) else "0"
-    constants = ["%c0 = arith.constant 0 : index", "%c1 = arith.constant 1 : index",
-                 f"%pad = arith.constant {zero} : {element}", f"%lanes = arith.constant {lanes} : index",
-                 f"%full = arith.constant {full} : index"]
-    loops, indices = [], []
-    for dim in range(rank - 1):
-        size = source.shape[dim]
-        constants += [f"%d{dim} = arith.constant {dim} : index",
-                      f"%n{dim} = memref.dim %src, %d{dim} : {source}"] if size < 0 \
-            else [f"%n{dim} = arith.constant {size} : index"]
-        loops.append(f"scf.for %i{dim} = %c0 to %n{dim} step %c1 {{")
-        indices.append(f"%i{dim}")
-    lines = constants + loops
-    if full == lanes:
-        lines += _vector_copy(indices + ["%c0"], lanes, element, source, target)
-    elif full:
-        lines += ["scf.for %j = %c0 to %full step %lanes {",
-                  *_vector_copy(indices + ["%j"], lanes, element, source, target), "}"]
-    if full < length:
-        lines += _vector_copy(indices + ["%full"], length - full, element, source, target, "%tail")
-    lines += ["}"] * (rank - 1)
-    body = "\n  ".join(lines)
-    return f"func.func private @{name}(%src: {source}, %dst: {target}) {{\n  {body}\n  return\n}}\n"
+def _moved_bytes(copy: ir.Operation) -> int:
+    """The bytes ``copy`` writes; 0 where its shape is not static or its
+    element not one vectors copy (complex, index: never split)."""
+    source = ir.MemRefType(copy.operands[0].type)
+    if not source.has_static_shape or not _vector_element(source.element_type):
+        return 0
+    return math.prod(source.shape) * max(1, source.element_type.width // 8)
 
 
-def _merge_short_rows(copy: ir.Operation) -> None:
+def _split_chunks(copy: ir.Operation, threads: int) -> int:
+    """How many chunks of its outermost dim ``copy``, big enough to split, is
+    run in among ``threads``: 1 (not split) where its rows are not whole
+    vectors of a static length (copies ``_row_copy_text`` takes otherwise or
+    not at all) or its outermost dim is a single row."""
+    source = ir.MemRefType(copy.operands[0].type)
+    if source.rank < 2 or source.shape[0] < 2 or not _vector_element(source.element_type):
+        return 1
+    if source.shape[-1] * max(1, source.element_type.width // 8) < ROW_BYTES:
+        return 1
+    return min(source.shape[0], threads * CHUNKS_PER_THREAD)
+
+
+def _merge_short_rows(copy: ir.Operation, keep_outer: bool = False) -> None:
     """Give ``copy`` operands whose rows are shorter than a vector (a complex
     tensor's 2 parts, xla-complex-as-pairs) their trailing dims merged, where
     both sides hold them contiguously: rows of 2 lanes became one vector copy
     each (a concatenate of c64 pairs along their rows 1.6x XLA, as complex
-    0.96x); merged, the rows are whole again."""
+    0.96x); merged, the rows are whole again. ``keep_outer``: the outermost
+    dim stays its own (the one a split copy's chunks divide)."""
     types = [ir.MemRefType(v.type) for v in copy.operands]
     shape = list(types[0].shape)
     if len(shape) < 2 or any(n < 0 for n in shape) or not _vector_element(types[0].element_type) \
@@ -107,7 +128,7 @@ def _merge_short_rows(copy: ir.Operation) -> None:
         return
     layouts = [t.get_strides_and_offset() for t in types]
     first = len(shape) - 1                 # the first dim of the contiguous tail on both sides
-    while first > 0 and all(strides[first - 1] == strides[first] * shape[first] and
+    while first > int(keep_outer) and all(strides[first - 1] == strides[first] * shape[first] and
                             strides[-1] == 1 for strides, _ in layouts):
         first -= 1
     if first == len(shape) - 1:
@@ -116,7 +137,7 @@ def _merge_short_rows(copy: ir.Operation) -> None:
     merged = [*shape[:first], math.prod(shape[first:])]
     with ir.InsertionPoint(copy), copy.location:
         for index, (memref, (strides, offset)) in enumerate(zip(types, layouts)):
-            layout = None if _is_contiguous(memref) and offset == 0 else \
+            layout = None if is_identity(memref) else \
                 ir.StridedLayoutAttr.get(offset, [*strides[:first], 1])   # identity stays identity
             collapsed = ir.MemRefType.get(merged, memref.element_type, layout, memref.memory_space)
             reassociation = ir.ArrayAttr.get([ir.ArrayAttr.get(
@@ -128,18 +149,6 @@ def _merge_short_rows(copy: ir.Operation) -> None:
             copy.operands[index] = view.results[0]
 
 
-def _vector_copy(indices: list[str], lanes: int, element: ir.Type, source, target,
-                 value: str = "%v") -> list[str]:
-    at = ", ".join(indices)
-    vector = f"vector<{lanes}x{element}>"
-    return [f"{value} = vector.transfer_read %src[{at}], %pad {{in_bounds = [true]}} : {source}, {vector}",
-            f"vector.transfer_write {value}, %dst[{at}] {{in_bounds = [true]}} : {vector}, {target}"]
-
-
-def _vector_element(element: ir.Type) -> bool:
-    return isinstance(element, ir.FloatType | ir.IntegerType) and element.width in _WIDTHS
-
-
 def _is_strided(copy: ir.Operation) -> bool:
     return not all(_is_contiguous(ir.MemRefType(v.type)) for v in copy.operands)
 
@@ -149,8 +158,7 @@ def _is_contiguous(memref: ir.MemRefType) -> bool:
     or a static shape in row-major strides; anything else (a dynamic number
     of rows of a strided subview: a chunk of a matmul's C) it makes a call
     to `memrefCopy`."""
-    if isinstance(memref.layout, ir.AffineMapAttr) \
-            and memref.layout.value == ir.AffineMap.get_identity(memref.rank):
+    if is_identity(memref):
         return True
     if not memref.has_static_shape:
         return False

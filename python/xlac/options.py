@@ -43,6 +43,9 @@ KNOBS = (
     Knob("num_threads", "XLAC_NUM_THREADS", "threads parallel loops are split for "
          "(compile time; default: every core this process may use, shared among the MPI "
          "ranks on this host when run by mpiexec)"),
+    Knob("split_copy_bytes", "XLAC_SPLIT_COPY_BYTES", "a copy of rows (each operand of a "
+         "concatenate) that moves at least this many bytes runs in chunks on the threads; "
+         "default 0: on one thread (docs/PERFORMANCE.md, \"Concatenates' copies on the threads\")"),
     Knob("cpu", "XLAC_CPU", "the CPU to compile for: host (default), x86-64-v2, x86-64-v3 "
          "(AVX2), x86-64-v4 (AVX-512)", "--cpu"),
     Knob("malloc_tuning", "XLAC_MALLOC_TUNING", "0: keep glibc's allocation defaults "
@@ -124,6 +127,7 @@ class Options:
     large_constant_bytes: int = 1 << 20
     cache_dir: Path | None = factory(_default_cache_dir)
     num_threads: int = 0                   # 0: every core this process may use
+    split_copy_bytes: int = 0              # 0: copies on one thread
     cpu: str = "host"
     malloc_tuning: bool = True
     cuda_graphs: bool = True
@@ -205,7 +209,7 @@ def _parse(name: str, text: str):
             "always" if text.lower() == "always" else "auto"
     if name in ("malloc_tuning", "cuda_graphs", "isolate_input", "pieces", "micro_kernels"):
         return text not in ("0", "false")
-    if name in ("large_constant_bytes", "num_threads", "collective_bucket_bytes"):
+    if name in ("large_constant_bytes", "num_threads", "collective_bucket_bytes", "split_copy_bytes"):
         return int(text) if text.isdigit() else records.defaults(Options)[name]
     if name == "device":
         return int(text) if text.isdigit() else records.defaults(Options)[name]

@@ -1,7 +1,7 @@
 """Complex data movement on whole vectors (issue 39): a broadcast of a complex
 vector and a complex iota write full registers of pairs, not 2 lanes (or a
-scalar complex loop) per number; a big strided copy (a concatenate along
-rows) is split among the threads. Checked in the LLVM IR at x86-64-v3 and
+scalar complex loop) per number (a concatenate's copies:
+test_concatenate_copies.py). Checked in the LLVM IR at x86-64-v3 and
 x86-64-v4, and the numbers against numpy bit for bit where the host runs
 the level. Small shapes: the code is what is checked, not the speed
 (bench/sweep.py --classes broadcast,iota,concatenate --types c64,c128)."""

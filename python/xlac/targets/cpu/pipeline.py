@@ -105,7 +105,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
                   cpu: str = "host", native_f16: bool | str = True,
                   micro_kernels: bool | str = False, threads: int | str = 0,
                   permute_selects: bool | str = False, bf16_kernel: str = "amx",
-                  fma: bool | str = False) -> list[str]:
+                  fma: bool | str = False, split_copy_bytes: int | str = 0) -> list[str]:
     """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI.
 
     bf16 and f16 math runs in f32 on every CPU (the same numbers everywhere);
@@ -119,6 +119,8 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
     constants is one vpermilps rather than a vblendvps. ``bf16_kernel``: the
     kernel of the bf16 matmuls xla-amx-contractions marked (``bf16_kernel()``).
     ``fma``: the CPU has FMA (x86-64-v3 and up), so f32 Horner chains fuse.
+    ``split_copy_bytes``: copies moving at least this many bytes run on the
+    threads (0: one thread; ``Options.split_copy_bytes``).
     """
     expand = "arith-expand" if true_flag(native_bf16) else "arith-expand{include-bf16=true}"
     emulated, casts, math_types = (_EMULATED, "xla-expand-f8-casts", "extra-types=f16 ") \
@@ -135,7 +137,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "xla-constant-arguments-to-globals",              # ... read from symbols the compiler gives their bytes
         "xla-check-memory",                               # buffers past this machine's memory: an error, not a NULL malloc
         "xla-collectives-to-mpi",                         # collective buffer calls -> the MPI shim (inlined below)
-        "xla-strided-copy-to-linalg",                     # no memrefCopy runtime call
+        _strided_copies(threads, split_copy_bytes),       # no memrefCopy runtime call
         "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
         "xla-approximate-math",                           # f32 exp/tanh as polynomials: no libm call per lane
         # chlo's polynomials (erfc's, GELU's in BERT and ViT): one FMA a step
@@ -219,6 +221,14 @@ def bufferized_stage(entry: str, options: Options) -> list[str]:
                      model.l1d_bytes)
 
 
+def _strided_copies(threads: int | str, split_copy_bytes: int | str) -> str:
+    """xla-strided-copy-to-linalg, its big copies split among the threads where
+    ``split_copy_bytes`` says so (unsplit: the pipeline's text as it was)."""
+    if not int(split_copy_bytes):
+        return "xla-strided-copy-to-linalg"
+    return f"xla-strided-copy-to-linalg{{split-bytes={int(split_copy_bytes)} threads={int(threads)}}}"
+
+
 def uses_amx(model, micro_kernels: bool) -> bool:
     """Whether programs for ``model`` run large bf16 matmuls on the AMX
     micro-kernel: at the host level only (AMX is in no named level), where the
@@ -248,7 +258,8 @@ def llvm_stage(entry: str, options: Options) -> list[str]:
     micro_kernels = options.micro_kernels and "fma" in model.features
     return lower_to_llvm(model.native_bf16, options.profile, model.name, model.native_f16,
                          micro_kernels, options.threads(), model.vector_bytes == 32,
-                         bf16_kernel(model, options.micro_kernels) or "amx", "fma" in model.features)
+                         bf16_kernel(model, options.micro_kernels) or "amx", "fma" in model.features,
+                         options.split_copy_bytes)
 
 
 def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
