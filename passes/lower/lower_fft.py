@@ -1,4 +1,4 @@
-"""xla-lower-fft: stablehlo.fft as one direct DFT per transformed dimension."""
+"""xla-lower-fft: stablehlo.fft as a Cooley-Tukey (or direct) DFT per transformed dimension."""
 
 from __future__ import annotations
 
@@ -11,19 +11,22 @@ from xlac.dtypes import tensor_type
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
+from xlac.passes.lower.fft_fast import FastStage, fast_plan
 
 _COMPLEX = "complex<f64>"
 
 
 class LowerFft(ModulePass):
-    """Lower `stablehlo.fft` (FFT, IFFT, RFFT, IRFFT) to linalg.generic DFTs.
+    """Lower `stablehlo.fft` (FFT, IFFT, RFFT, IRFFT) to f64 DFTs per dimension.
 
-    Why: upstream stablehlo-legalize-to-linalg has no FFT. Each transformed
-    dimension becomes one `linalg.generic` that sums x[n] * w[(n*k) mod N]
-    over n, with the twiddles w a 1-D f64 table computed here (numpy), so
-    memory stays O(N) and the argument of each twiddle is exact. The sums run
-    in f64 for every type (O(N^2) per dimension, but within an ULP of the
-    exact transform); IFFT/IRFFT divide once by the product of the lengths.
+    Why: upstream stablehlo-legalize-to-linalg has no FFT. A dimension whose
+    length factors into radices <= 16 and a leaf <= 64 (or a prime <= 128)
+    becomes the O(N log N) four-step Cooley-Tukey of fft_fast (small DFT
+    matmuls, twiddle multiplies, transposes; RFFT/IRFFT through the complex
+    transform). Others (short ones, those with a larger prime factor) become
+    one `linalg.generic` that sums x[n] * w[(n*k) mod N] over n (O(N^2)).
+    The twiddles are exact f64 tables computed here (numpy). Everything runs
+    in f64 for every type; IFFT/IRFFT divide once by the product of the lengths.
 
         %y = stablehlo.fft %x, type = FFT, length = [8]
       ->
@@ -48,6 +51,13 @@ class _Fft:
     operand: ir.RankedTensorType
     result: ir.RankedTensorType
     lines: list[str]
+    # The working precision. f64 for every type: an f32 Cooley-Tukey was 2-4x
+    # faster but 1.1-2.3x XLA's error for complex64 (docs/PERFORMANCE.md).
+    real: str = "f64"
+
+    @property
+    def complex(self) -> str:
+        return f"complex<{self.real}>"
 
     @staticmethod
     def of(op: ir.Operation) -> _Fft:
@@ -91,23 +101,23 @@ class _Fft:
     def _widen(self, value: str, tensor: ir.RankedTensorType) -> tuple[str, list[int]]:
         """The operand in f64 (or complex<f64>)."""
         shape, element = list(tensor.shape), str(tensor.element_type)
-        if element in ("f64", _COMPLEX):
+        if element in (self.real, self.complex):
             return value, shape
         if element.startswith("complex"):
-            return self._map_parts(value, shape, element, _COMPLEX), shape
+            return self._map_parts(value, shape, element, self.complex), shape
         wide = self._fresh("wide")
         self._emit(f"{wide} = stablehlo.convert {value} : ({_t(shape, element)}) -> "
-                   f"{_t(shape, 'f64')}")
+                   f"{_t(shape, self.real)}")
         return wide, shape
 
     def _narrow(self, value: str, shape: list[int]) -> str:
         element = str(self.result.element_type)
-        if element in ("f64", _COMPLEX):
+        if element in (self.real, self.complex):
             return value
         if element.startswith("complex"):
-            return self._map_parts(value, shape, _COMPLEX, element)
+            return self._map_parts(value, shape, self.complex, element)
         narrow = self._fresh("narrow")
-        self._emit(f"{narrow} = stablehlo.convert {value} : ({_t(shape, 'f64')}) -> "
+        self._emit(f"{narrow} = stablehlo.convert {value} : ({_t(shape, self.real)}) -> "
                    f"{_t(shape, element)}")
         return narrow
 
@@ -136,18 +146,27 @@ class _Fft:
         return name
 
     def _scale(self, value: str, shape: list[int], divisor: int) -> str:
-        element = _COMPLEX if self.kind == "IFFT" else "f64"
-        if element == _COMPLEX:
-            return self._map_parts(value, shape, _COMPLEX, _COMPLEX, divisor)
+        element = self.complex if self.kind == "IFFT" else self.real
+        if element == self.complex:
+            return self._map_parts(value, shape, self.complex, self.complex, divisor)
         out = self._fresh("scaled")
-        self._emit(f"{out}_n = stablehlo.constant dense<{float(divisor)!r}> : {_t(shape, 'f64')}",
-                   f"{out} = stablehlo.divide {value}, {out}_n : {_t(shape, 'f64')}")
+        self._emit(f"{out}_n = stablehlo.constant dense<{float(divisor)!r}> : {_t(shape, self.real)}",
+                   f"{out} = stablehlo.divide {value}, {out}_n : {_t(shape, self.real)}")
         return out
 
     def _stage(self, value: str, shape: list[int], axis: int, kind: str,
                sign: int) -> tuple[str, list[int]]:
-        """One DFT along ``axis``: out[.., k, ..] = sum_n in[.., n, ..] w[(n*k) mod N]."""
+        """One transform along ``axis``: Cooley-Tukey matmuls where the length
+        factors into small radices (fft_fast), else the direct DFT."""
         size = self.lengths[axis - (len(shape) - len(self.lengths))]
+        if fast_plan(size) is not None:
+            stage = FastStage(self._emit, self._fresh, twiddle_table, self.real)
+            return stage.stage(value, shape, axis, kind, size, sign)
+        return self._direct_stage(value, shape, axis, kind, size, sign)
+
+    def _direct_stage(self, value: str, shape: list[int], axis: int, kind: str,
+                      size: int, sign: int) -> tuple[str, list[int]]:
+        """One DFT along ``axis``: out[.., k, ..] = sum_n in[.., n, ..] w[(n*k) mod N]."""
         n_out = {"r2c": size // 2 + 1, "c2r": size}.get(kind, size)
         out_shape = shape[:axis] + [n_out] + shape[axis + 1:]
         in_element = "f64" if kind == "r2c" else _COMPLEX
@@ -189,6 +208,11 @@ def _t(shape: list[int], element: str) -> str:
 
 
 def _twiddles(size: int, sign: int) -> tuple[str, str]:
+    cos, sin = twiddle_table(size, sign)
+    return _literal(cos), _literal(sin)
+
+
+def twiddle_table(size: int, sign: int) -> tuple[np.ndarray, np.ndarray]:
     """cos and sign*sin of 2*pi*m/size for m < size, as exact f64 literals.
 
     Each angle is reduced to a quadrant and an angle below pi/4 first, so
@@ -203,7 +227,7 @@ def _twiddles(size: int, sign: int) -> tuple[str, str]:
     s = np.where(small, np.sin(theta), np.cos(theta))
     cos = np.choose(quadrant, [c, -s, -c, s])
     sin = np.choose(quadrant, [s, c, -s, -c])
-    return _literal(cos), _literal(sign * sin)
+    return cos, sign * sin
 
 
 def _literal(values: np.ndarray) -> str:

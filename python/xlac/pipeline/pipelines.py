@@ -99,7 +99,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         "xla-lower-custom-calls",                         # jnp.linalg's LAPACK custom calls -> calls of LAPACK
         "xla-lower-select-and-scatter",                   # max-pool gradient: window loops
         "xla-lower-linalg-ops",                           # triangular_solve, cholesky: substitution loops
-        "xla-lower-fft",                                  # fft: one f64 DFT linalg.generic per axis
+        "xla-lower-fft",                                  # fft: f64 Cooley-Tukey matmuls per axis
         "xla-expand-complex-ops",                         # complex max/min order, complex bitcast, cbrt
         "xla-integer-arithmetic",                         # integer power by square-and-multiply, as the interpreter
         "xla-expand-constant-powers",                     # x^-1.5, x^0.5, x^2 ...: sqrt/multiply/divide, not scalar powf

@@ -73,3 +73,49 @@ func.func @dynamic(%x: tensor<?xcomplex<f32>>) -> tensor<?xcomplex<f32>> {
   %y = stablehlo.fft %x, type = FFT, length = [4] : (tensor<?xcomplex<f32>>) -> tensor<?xcomplex<f32>>
   return %y : tensor<?xcomplex<f32>>
 }
+
+// -----
+
+/// 128 = 16 * 8 points: the four-step Cooley-Tukey path. Complex values as
+/// f64 pairs on a trailing axis; a 16-point DFT matmul (32x32 real matrix),
+/// the 8x16 twiddle multiply, an 8-point DFT matmul, and the transposes that
+/// put k = k1 + 16*k2 in order. The twiddle multiply on pairs is
+/// x * [c, c] + swap(x) * [-s, s]. No 128x128 matrix, no O(N^2) generic.
+// CHECK-LABEL: func.func private @xla_fft_0(
+// CHECK: %[[PAIRS:.*]] = stablehlo.concatenate {{.*}}, dim = 2 : {{.*}} -> tensor<2x128x2xf64>
+// CHECK: stablehlo.reshape %[[PAIRS]] : (tensor<2x128x2xf64>) -> tensor<2x16x8x2xf64>
+// CHECK: stablehlo.transpose {{.*}} dims = [0, 2, 1, 3] : (tensor<2x16x8x2xf64>) -> tensor<2x8x16x2xf64>
+// CHECK: %[[M16:.*]] = stablehlo.constant dense<"0x{{.*}}"> : tensor<32x32xf64>
+// CHECK: stablehlo.dot_general %{{.*}}, %[[M16]], contracting_dims = [1] x [0] : (tensor<16x32xf64>, tensor<32x32xf64>) -> tensor<16x32xf64>
+// CHECK: %[[SWAP:.*]] = stablehlo.reverse %{{.*}}, dims = [3] : tensor<2x8x16x2xf64>
+// CHECK: stablehlo.constant dense<"0x{{.*}}"> : tensor<8x16x2xf64>
+// CHECK: %[[XC:.*]] = stablehlo.multiply %{{.*}}, %{{.*}} : tensor<2x8x16x2xf64>
+// CHECK: %[[XS:.*]] = stablehlo.multiply %[[SWAP]], %{{.*}} : tensor<2x8x16x2xf64>
+// CHECK: stablehlo.add %[[XC]], %[[XS]] : tensor<2x8x16x2xf64>
+// CHECK: %[[M8:.*]] = stablehlo.constant dense<"0x{{.*}}"> : tensor<16x16xf64>
+// CHECK: stablehlo.dot_general %{{.*}}, %[[M8]], contracting_dims = [1] x [0] : (tensor<32x16xf64>, tensor<16x16xf64>) -> tensor<32x16xf64>
+// CHECK: stablehlo.transpose {{.*}} : (tensor<2x16x8x2xf64>) -> tensor<2x8x16x2xf64>
+// CHECK: stablehlo.complex {{.*}} : tensor<2x128xcomplex<f64>>
+// CHECK-NOT: linalg.generic
+// CHECK-NOT: tensor<128x128xf64>
+// CHECK-LABEL: func.func @fft_128
+func.func @fft_128(%x: tensor<2x128xcomplex<f64>>) -> tensor<2x128xcomplex<f64>> {
+  %y = stablehlo.fft %x, type = FFT, length = [128] : (tensor<2x128xcomplex<f64>>) -> tensor<2x128xcomplex<f64>>
+  return %y : tensor<2x128xcomplex<f64>>
+}
+
+// -----
+
+/// IRFFT of 64 points rebuilds the conjugate half: slice X[1:32], reverse,
+/// negate the imaginary parts, append; then the complex transform.
+// CHECK-LABEL: func.func private @xla_fft_0(
+// CHECK: stablehlo.slice %{{.*}} [0:3, 1:32, 0:2] : (tensor<3x33x2xf64>) -> tensor<3x31x2xf64>
+// CHECK: stablehlo.reverse %{{.*}}, dims = [1]
+// CHECK: stablehlo.constant dense<[1.000000e+00, -1.000000e+00]> : tensor<2xf64>
+// CHECK: stablehlo.concatenate {{.*}}, dim = 1 : (tensor<3x33x2xf64>, tensor<3x31x2xf64>) -> tensor<3x64x2xf64>
+// CHECK: stablehlo.dot_general
+// CHECK-LABEL: func.func @irfft_64
+func.func @irfft_64(%x: tensor<3x33xcomplex<f64>>) -> tensor<3x64xf64> {
+  %y = stablehlo.fft %x, type = IRFFT, length = [64] : (tensor<3x33xcomplex<f64>>) -> tensor<3x64xf64>
+  return %y : tensor<3x64xf64>
+}
