@@ -140,8 +140,8 @@ def pass_times(name: str, top: int) -> None:
 
 
 def _llvm_library():
-    import torch_mlir._mlir_libs as libs
-    return ctypes.CDLL(str(Path(libs.__file__).parent / "libTorchMLIRAggregateCAPI.so"))
+    from xlac.mlir import native_library_path
+    return ctypes.CDLL(native_library_path())
 
 
 def _llvm_options(library, options: list[str]) -> None:

@@ -36,6 +36,7 @@ _REGISTRY: dict[str, str] = {
     "xla-lower-custom-calls": "lower.lower_custom_calls:LowerCustomCalls",
     "xla-expand-complex-ops": "numerics.expand_complex_ops:ExpandComplexOps",
     "xla-split-complex-contractions": "numerics.split_complex_contractions:SplitComplexContractions",
+    "xla-contiguous-contraction-operands": "cpu.contiguous_contraction_operands:ContiguousContractionOperands",
     "xla-integer-arithmetic": "numerics.integer_arithmetic:IntegerArithmetic",
     "xla-keep-roundings": "numerics.keep_roundings:KeepRoundings",
     "xla-logical-booleans": "numerics.logical_booleans:LogicalBooleans",

@@ -130,6 +130,16 @@ def _register_stablehlo_passes() -> None:
     stablehlo.register_stablehlo_passes()
 
 
+def native_library_path() -> str:
+    """The shared library behind the bindings (MLIR and LLVM's C APIs), for
+    tools that call LLVM's C API directly (bench/llvm_kinds.py sets LLVM's
+    command-line options through it)."""
+    import os
+
+    from torch_mlir import _mlir_libs
+    return os.path.join(os.path.dirname(_mlir_libs.__file__), "libTorchMLIRAggregateCAPI.so")
+
+
 def bare_context() -> ir.Context:
     """A context with the StableHLO and CHLO dialects loaded (``xlac.context``
     adds xlac's own).

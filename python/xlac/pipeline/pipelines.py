@@ -76,6 +76,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     """
     sort = "xla-lower-sort{parallel-rows=true}" if parallel_rows else "xla-lower-sort"
     split_complex = ["xla-split-complex-contractions"] if complex_as_real else []
+    contiguous = ["xla-contiguous-contraction-operands"] if complex_as_real else []
     library = true_flag(library_contractions)
     widen = "xla-widen-contractions{keep-narrow=true}" if library else "xla-widen-contractions"
     mark = ["xla-mark-contraction-precision"] if library else []
@@ -136,6 +137,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         "inline",                                         # kernels and contractions back in place, canonicalized
         #                                                   (the inliner's own pipeline): no canonicalize after it
         "loop-invariant-code-motion",                     # while bodies: weights concatenated once, not per step
+        *contiguous,                                      # a matmul's strided view (a complex part) copied: contiguous reads
     ]
 
 
