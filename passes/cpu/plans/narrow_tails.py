@@ -62,3 +62,9 @@ def _bits(element: ir.Type) -> int:
         if isinstance(element, kind):
             return kind(element).width
     return 64                                  # complex, index
+
+
+def has_narrow_float(op: ir.Operation) -> bool:
+    """Whether an operand of ``op`` holds floats narrower than f32 (bf16, f16, f8)."""
+    elements = [v.type.element_type for v in op.operands if isinstance(v.type, ir.ShapedType)]
+    return any(isinstance(e, ir.FloatType) and ir.FloatType(e).width < 32 for e in elements)
