@@ -13,7 +13,8 @@ from xlac.mlir import dialect, ir, transform_interpreter
 from xlac.passes.base import ModulePass, dim_position, nested_ops, text_of
 from xlac.passes.cpu.affine_as_arith import affine_as_arith
 from xlac.passes.cpu.plans.chunks import thread_tiles
-from xlac.passes.cpu.plans.schedule_plan import Machine, has_math, lanes, loop_extents, loop_nest
+from xlac.passes.cpu.plans.narrow_tails import lanes
+from xlac.passes.cpu.plans.schedule_plan import Machine, has_math, loop_extents, loop_nest
 from xlac.passes.lower.pad_as_slices import insert_slice
 
 MAX_PARTS = 6           # column stretches a chunk may split into (picks' edges, vectors' edges)

@@ -13,12 +13,12 @@ import functools
 from xlac.mlir import ir
 from xlac.passes.base import dim_position
 from xlac.passes.cpu.plans.chunks import static_tiles, thread_tiles
+from xlac.passes.cpu.plans.narrow_tails import has_narrow_float, lanes
 from xlac.passes.cpu.plans.schedule_plan import (
     LoopNest,
     Machine,
     Plan,
     has_math,
-    lanes,
     loop_nest,
     simple_body,
     vector_size,
@@ -96,7 +96,10 @@ def _row_nest(op: ir.Operation) -> LoopNest | None:
     if op.name != "linalg.generic" or len(op.results) != 1 or not simple_body(op):
         return None
     nest = loop_nest(op)
-    if nest is None or len(nest.extents) not in (2, 3, 4) or nest.element_bytes != 4:
+    # no bf16/f16 operand: such a member (jax's bf16 softmax: exp in bf16, its sum
+    # in f32) failed to vectorize in the group, which then ran as scalar loops
+    if nest is None or len(nest.extents) not in (2, 3, 4) or nest.element_bytes != 4 \
+            or has_narrow_float(op):
         return None
     rank = len(nest.extents)
     kept = rank - len(nest.reductions)

@@ -18,6 +18,7 @@ from xlac.passes.cpu.plans.body_reads import gather_safe, stepping_loop
 from xlac.passes.cpu.plans.chunks import streams_alone, thread_tiles
 from xlac.passes.cpu.plans.loop_trips import enclosing_trips
 from xlac.passes.cpu.plans.minor_dim_plan import minor_dim_plan
+from xlac.passes.cpu.plans.narrow_tails import peel_narrow_tail, vector_lanes
 from xlac.passes.cpu.plans.pair_transpose_plan import pair_transpose_tiles
 from xlac.passes.cpu.plans.permuted_reads import copy_permutation, permuted_read, transpose_block, transposed_read_loop
 
@@ -120,11 +121,12 @@ def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
     if not nest.reductions and simple_body(op, gathers=True):
         moved = moved_bytes(op) if reads_in_order(op) else None
         minor = minor_dim_plan(op, nest, machine, moved)
-        return Plan(*minor) if minor else _elementwise_plan(nest, machine, has_math(op), moved)
+        plan = None if minor else _elementwise_plan(nest, machine, has_math(op), moved)
+        return Plan(*minor) if minor else peel_narrow_tail(plan, op, nest, machine)
     if not simple_body(op):
         return None
     if len(op.results) == 1 and not narrow_float_sum(op, nest):
-        return reduction_plan(nest, machine)
+        return peel_narrow_tail(reduction_plan(nest, machine), op, nest, machine)
     return None
 
 
@@ -230,10 +232,6 @@ def simple_body(op: ir.Operation, gathers: bool = False) -> bool:
     return True
 
 
-def lanes(nest: LoopNest, machine: Machine) -> int:
-    return machine.vector_bytes // nest.element_bytes
-
-
 def vector_size(extent: int, lanes: int, registers: int = 1) -> int:
     """One register: out-of-order execution overlaps the iterations of memory-
     bound loops, and wider only makes more code to compile. Four for long
@@ -285,7 +283,7 @@ def _elementwise_plan(nest: LoopNest, machine: Machine, math_heavy: bool = False
     rank = len(nest.extents)
     if not 1 <= rank <= 5:
         return None
-    vector = vector_size(nest.extents[-1], lanes(nest, machine), 4 if math_heavy else 1)
+    vector = vector_size(nest.extents[-1], vector_lanes(nest, machine, math_heavy), 4 if math_heavy else 1)
     alone = moved is not None and streams_alone(*moved, math_heavy)
     chunks = thread_tiles(nest.extents, 1 if alone else machine.threads, vector)
     return Plan(f"xla_elementwise_{rank}d", chunks + (vector,))

@@ -1,0 +1,70 @@
+"""The plans' answers to AVX2's narrow elements: a math-heavy kernel's lanes
+counted in f32 (its math runs in f32), and the peeled schedules
+(xla_elementwise_peeled_*, xla_reduce_rows_peeled_*) where 8- and 16-bit
+elements would be moved under a mask in every step of a loop. ``nest``
+and ``machine`` are schedule_plan's LoopNest and Machine."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from xlac.mlir import ir
+
+ROW_STEP = 16                # xla_reduce_rows_*'s partial step (schedule_plan.REDUCTION_LANES)
+
+
+def lanes(nest, machine) -> int:
+    """The lanes of one register of ``nest``'s widest element in memory."""
+    return machine.vector_bytes // nest.element_bytes
+
+
+def vector_lanes(nest, machine, math_heavy: bool) -> int:
+    """The lanes of one register for an elementwise kernel: of its widest
+    element in memory, and for a math-heavy one of f32: its math runs in f32 (bf16, f16 and
+    f8 math through the f32 polynomials), so four registers of f32, not of
+    the narrow type in memory: 64 bf16 lanes at AVX2 were 8 ymm per value
+    of a tanh polynomial, which spilled half its 16 registers each step.
+    AVX-512's 32 registers keep the narrow type's count (8 zmm a value: as
+    fast as 4 on Zen 4, bf16 tanh 0.27-0.30 ms either way)."""
+    compute = 4 if math_heavy and machine.registers < 32 else 1
+    return machine.vector_bytes // max(nest.element_bytes, compute)
+
+
+def peel_narrow_tail(plan, op: ir.Operation, nest, machine):
+    """``plan`` (None: None), or its peeled twin (xla_elementwise_peeled_<rank>d,
+    xla_reduce_rows_peeled_<rank>d: whole vectors unmasked, only the
+    innermost loop's last, partial one masked) where the
+    vector does not divide that loop and the op moves 8- or 16-bit elements
+    that the CPU has no masked moves of: below AVX-512 (x86-64-v4 has BW's
+    vmovdqu8/16), LLVM turns each such masked load and store into a branch
+    and a scalar move per lane, in every step of the loop."""
+    if plan is None:
+        return None
+    rows = plan.sequence.startswith("xla_reduce_rows_")
+    if not rows and not plan.sequence.startswith("xla_elementwise_"):
+        return plan
+    vector = ROW_STEP if rows else plan.params[-1]
+    if machine.vector_bytes >= 64 or nest.extents[-1] % vector == 0 or narrowest_bytes(op) > 2:
+        return plan
+    kind = "xla_reduce_rows_" if rows else "xla_elementwise_"
+    return dataclasses.replace(plan, sequence=plan.sequence.replace(kind, f"{kind}peeled_"))
+
+
+def narrowest_bytes(op: ir.Operation) -> int:
+    """The bytes of the narrowest element among ``op``'s operands (an i1 or
+    an f8 counts 1; 8 where none is a float or an integer)."""
+    widths = [_bits(v.type.element_type) for v in op.operands if isinstance(v.type, ir.ShapedType)]
+    return max(1, min(widths, default=64) // 8)
+
+
+def _bits(element: ir.Type) -> int:
+    for kind in (ir.FloatType, ir.IntegerType):
+        if isinstance(element, kind):
+            return kind(element).width
+    return 64                                  # complex, index
+
+
+def has_narrow_float(op: ir.Operation) -> bool:
+    """Whether an operand of ``op`` holds floats narrower than f32 (bf16, f16, f8)."""
+    elements = [v.type.element_type for v in op.operands if isinstance(v.type, ir.ShapedType)]
+    return any(isinstance(e, ir.FloatType) and ir.FloatType(e).width < 32 for e in elements)
