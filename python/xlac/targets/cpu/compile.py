@@ -66,17 +66,19 @@ class CpuCompiler:
         workers = max(1, self.options.threads())
         if self.early is not None:                        # to be lowered by the workers
             texts, steps = self.early
-            split = lambda: early_pieces.split(module, entry, 4 * workers, texts, steps,
-                                               len(constants))
+            # made while the first are compiled: the split no longer waits for the workers
+            count, found = early_pieces.made_largest_first(module, entry, 4 * workers, texts,
+                                                           steps, len(constants))
         else:
             texts = pieces.function_texts(module, entry)  # None: small, or cannot be split
             if texts is None:
                 return None
-            split = lambda: pieces.split(module, entry, 4 * workers, texts)
-        found = runner.machine_code(split, "split into pieces")
+            found = runner.machine_code(lambda: pieces.split(module, entry, 4 * workers, texts),
+                                        "split into pieces")
+            count = len(found)
         keep_freed_memory(self.options.malloc_tuning)
         return runner.machine_code(
             lambda: pieces.PiecesFunction(found, entry, signature, features, workers,
                                           runner.piece_cache, self.wrapper, constants,
                                           self.options.cache_dir),
-            f"LLVM -O3, {len(found)} pieces on {min(workers, len(found))} processes")
+            f"LLVM -O3, {count} pieces on {min(workers, count)} processes")

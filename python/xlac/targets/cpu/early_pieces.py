@@ -22,6 +22,7 @@ compiling process must see the whole stage's module (dumps, traces,
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 from xlac.mlir import ir
 from xlac.signature import CONSTANTS_ATTR
@@ -74,10 +75,20 @@ def _shareable(op: ir.Operation) -> bool:
 
 def split(module: ir.Module, entry: str, count: int, texts: dict[str, str],
           steps: list[str], constants: int) -> list[Piece]:
-    """The pieces of ``module``: the entry, then the other functions in at most
-    ``count`` pieces by a hash of their text; each to be lowered by ``steps``
-    (the rest of the llvm stage) where it is compiled, which its key holds.
-    ``constants``: the constant table's length (``take_constants`` took the values)."""
+    """The pieces of ``module``, in order (see ``made_largest_first``)."""
+    _, made = made_largest_first(module, entry, count, texts, steps, constants)
+    return sorted(made, key=lambda piece: pieces.piece_index(piece.name))
+
+
+def made_largest_first(module: ir.Module, entry: str, count: int, texts: dict[str, str],
+                       steps: list[str], constants: int) -> tuple[int, Iterator[Piece]]:
+    """How many pieces ``module`` makes, and the pieces made one at a time, largest first (by their
+    functions' text), so that the first are compiled while the rest are made:
+    the entry, then the other functions in at most ``count`` pieces by a hash
+    of their text; each to be lowered by ``steps`` (the rest of the llvm stage)
+    where it is compiled, which its key holds. ``constants``: the constant
+    table's length (``take_constants`` took the values). Each piece is the same
+    whatever the order it is made in (its name is its place among the groups)."""
     top = [op.operation for op in module.body.operations]
     buckets: dict[int, list[str]] = {}
     for name in sorted(texts):
@@ -88,9 +99,10 @@ def split(module: ir.Module, entry: str, count: int, texts: dict[str, str],
             if constants else {}
     salt = json.dumps(["lowered in the worker", steps])
     copy_of = lambda op, symbol, _: _declaration(op) if symbol in texts else op.clone()
-    return [make_piece(module, top, set(members), texts, f"piece{i}", copy_of, salt, table,
-                       tuple(steps))
-            for i, members in enumerate([[entry]] + [buckets[b] for b in sorted(buckets)])]
+    groups = [[entry]] + [buckets[b] for b in sorted(buckets)]
+    return len(groups), (make_piece(module, top, set(groups[i]), texts, f"piece{i}", copy_of,
+                                    salt, table, tuple(steps))
+                         for i in pieces.largest_first(groups, texts))
 
 
 def _declaration(op: ir.Operation) -> ir.Operation:

@@ -22,6 +22,7 @@ import os
 import subprocess
 import tempfile
 import threading
+from collections.abc import Iterable
 from pathlib import Path
 
 import xlac.pipes as pipes
@@ -257,30 +258,51 @@ def _compile_on_worker(piece: Piece, opt_level: int) -> tuple[bytes, tuple[str, 
                 _IDLE.append(worker)
 
 
-def compile_pieces(pieces: list[Piece], workdir: Path, workers: int, opt_level: int = 3,
+def piece_index(name: str) -> int:
+    """A piece's place among its program's (``piece<i>``): the link's order."""
+    return int(name.removeprefix("piece"))
+
+
+def largest_first(groups: list[list[str]], texts: dict[str, str]) -> list[int]:
+    """The indices of ``groups`` (of function names) by their text, largest
+    first: the order pieces are made and handed out in, which balances the
+    workers (the largest last would leave one worker alone at the end)."""
+    size = lambda i: sum(len(texts[name]) for name in groups[i])
+    return sorted(range(len(groups)), key=lambda i: (-size(i), i))
+
+
+def compile_pieces(pieces: Iterable[Piece], workdir: Path, workers: int, opt_level: int = 3,
                    cache=None) -> tuple[Path, set[str]]:
     """One relocatable object of every piece's code, and what it leaves undefined;
     pieces in ``cache`` (an ``xlac.cache.keys.ContentCache``, keyed by each
-    piece's text) are not compiled."""
+    piece's text) are not compiled. Each piece goes to a worker as soon as
+    ``pieces`` gives it: where they are made one at a time (``early_pieces.
+    made_largest_first``) the workers compile the first while the rest are
+    made; a list is handed out largest first (by bytecode)."""
     from concurrent.futures import ThreadPoolExecutor
 
     from xlac.targets.cpu.piece_worker import packed, unpacked
+    if isinstance(pieces, list):
+        pieces = sorted(pieces, key=lambda p: -len(p.bytecode))
     objects: dict[str, tuple[bytes, tuple[str, ...]]] = {}
-    for piece in pieces:
-        found = cache.get(piece.key, f"machine code {piece.name}") if cache is not None else None
-        if found is not None:             # a lowered piece's undefined symbols are kept with it
-            objects[piece.name] = unpacked(found) if piece.steps else (found, piece.external)
-    todo = sorted((p for p in pieces if p.name not in objects), key=lambda p: -len(p.bytecode))
-    if todo:
-        with ThreadPoolExecutor(min(workers, len(todo))) as threads:   # each waits on a process
-            compiled = list(threads.map(lambda p: _compile_on_worker(p, opt_level), todo))
-        for piece, (code, external) in zip(todo, compiled):
-            objects[piece.name] = code, external
-            if cache is not None:
-                kept = packed(code, external) if piece.steps else code
-                cache.put(piece.key, lambda b=kept: b, f"machine code {piece.name}")
+    made: list[Piece] = []
+    with ThreadPoolExecutor(workers) as threads:        # each waits on a process
+        compiling = {}
+        for piece in pieces:
+            made.append(piece)
+            found = cache.get(piece.key, f"machine code {piece.name}") if cache is not None else None
+            if found is not None:         # a lowered piece's undefined symbols are kept with it
+                objects[piece.name] = unpacked(found) if piece.steps else (found, piece.external)
+            else:
+                compiling[piece.name] = threads.submit(_compile_on_worker, piece, opt_level)
+        for piece in made:
+            if piece.name in compiling:
+                code, external = objects[piece.name] = compiling[piece.name].result()
+                if cache is not None:
+                    kept = packed(code, external) if piece.steps else code
+                    cache.put(piece.key, lambda b=kept: b, f"machine code {piece.name}")
     paths = []
-    for piece in pieces:
+    for piece in sorted(made, key=lambda p: piece_index(p.name)):
         path = workdir / f"{piece.name}.o"
         path.write_bytes(objects[piece.name][0])
         paths.append(str(path))
@@ -308,7 +330,7 @@ class PiecesFunction:
     mpi_library = None
     clock = None
 
-    def __init__(self, pieces: list[Piece], entry: str, signature, cpu_features, workers: int,
+    def __init__(self, pieces: Iterable[Piece], entry: str, signature, cpu_features, workers: int,
                  cache=None, wrapper=None, constants: tuple = (), cache_dir=None):
         from xlac.targets.cpu.library import LibraryFunction, open_library
         from xlac.targets.cpu.serialize import EntryObject, link_code
