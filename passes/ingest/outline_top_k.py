@@ -11,7 +11,10 @@ from xlac.passes.helper_calls import fresh_symbol
 from xlac.passes.ingest.approx_top_k import is_approx_top_k, lower_approx_top_k
 from xlac.passes.lower.builders.top_k_kernel import TopKOrder, declaration_attributes, supported
 
-MAX_K = 64                  # beyond this a full sort is no worse
+# Beyond this a full sort is no worse. The one pass shifts up to k slots per
+# insertion: on ascending rows (every element inserted) ~2.4x the sort at
+# k = 300 of 8000, on random rows 5x (k = 300) to 120x (k = 70) faster.
+MAX_K = 320
 
 # The encodings of top_k that only carry its name: a composite (jax.export:
 # StableHLO has no top_k, so the portable artifact wraps chlo.top_k, its
@@ -24,7 +27,7 @@ _KNOWN_ATTRIBUTES = {"k", "largest"}
 
 @dataclass(frozen=True)
 class OutlineTopK(ModulePass):
-    """Replace each top_k (k <= 64, a float or signed integer row) by a call
+    """Replace each top_k (k <= MAX_K = 320, a float or signed integer row) by a call
     of a private declaration marked `xla.top_k = k`, which xla-lower-top-k
     later defines as a one-pass selection. A top_k is `chlo.top_k`, a
     `stablehlo.composite "chlo.top_k"` of version 1 (what `jax.export`

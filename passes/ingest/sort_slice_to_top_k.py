@@ -14,7 +14,7 @@ from xlac.passes.lower.builders.top_k_keys import TopKOrder
 @dataclass(frozen=True)
 class SortSliceToTopK(ModulePass):
     """Replace a `stablehlo.sort` of one key (and an iota along the sort
-    dimension, its indices) whose every use is a slice of the first k <= 64
+    dimension, its indices) whose every use is a slice of the first k <= 320
     elements along the sort dimension by a top-k call (xla-outline-top-k's),
     ascending or descending as the comparator says (see sort_order.py), the
     slices then reading its results. A sort of reversed operands whose

@@ -16,9 +16,9 @@ func.func @main(%x: tensor<4x16xf32>) -> (tensor<4x3xf32>, tensor<4x3xi32>) {
 /// A large k is left to the sort.
 // CHECK-LABEL: func.func @large_k
 // CHECK: chlo.top_k
-func.func @large_k(%x: tensor<4x100xf32>) -> (tensor<4x100xf32>, tensor<4x100xi32>) {
-  %values, %indices = chlo.top_k(%x, k = 100) : tensor<4x100xf32> -> (tensor<4x100xf32>, tensor<4x100xi32>)
-  return %values, %indices : tensor<4x100xf32>, tensor<4x100xi32>
+func.func @large_k(%x: tensor<4x400xf32>) -> (tensor<4x400xf32>, tensor<4x400xi32>) {
+  %values, %indices = chlo.top_k(%x, k = 400) : tensor<4x400xf32> -> (tensor<4x400xf32>, tensor<4x400xi32>)
+  return %values, %indices : tensor<4x400xf32>, tensor<4x400xi32>
 }
 
 // -----
@@ -72,9 +72,9 @@ func.func @custom_call_smallest(%x: tensor<4x16xf32>) -> (tensor<4x3xf32>, tenso
 
 /// A custom call too large for the kernel becomes chlo.top_k (then a sort).
 // CHECK-LABEL: func.func @custom_call_large_k
-// CHECK: chlo.top_k(%{{.*}}, k = 100) : tensor<4x100xf32> -> (tensor<4x100xf32>, tensor<4x100xi32>)
+// CHECK: chlo.top_k(%{{.*}}, k = 400) : tensor<4x400xf32> -> (tensor<4x400xf32>, tensor<4x400xi32>)
 // CHECK-NOT: custom_call
-func.func @custom_call_large_k(%x: tensor<4x100xf32>) -> (tensor<4x100xf32>, tensor<4x100xi32>) {
-  %r:2 = stablehlo.custom_call @mhlo.topk(%x) {mhlo.attributes = {k = 100 : i64}, mhlo.version = 1 : i64} : (tensor<4x100xf32>) -> (tensor<4x100xf32>, tensor<4x100xi32>)
-  return %r#0, %r#1 : tensor<4x100xf32>, tensor<4x100xi32>
+func.func @custom_call_large_k(%x: tensor<4x400xf32>) -> (tensor<4x400xf32>, tensor<4x400xi32>) {
+  %r:2 = stablehlo.custom_call @mhlo.topk(%x) {mhlo.attributes = {k = 400 : i64}, mhlo.version = 1 : i64} : (tensor<4x400xf32>) -> (tensor<4x400xf32>, tensor<4x400xi32>)
+  return %r#0, %r#1 : tensor<4x400xf32>, tensor<4x400xi32>
 }

@@ -104,40 +104,40 @@ func.func @torch_smallest_along_dim0(%x: tensor<16x4xf32>) -> (tensor<5x4xf32>, 
 
 /// Not a head: the whole sort is read, a slice starts past 0, the second
 /// operand is no iota along the sort dim, the comparator reads the second
-/// operand, or k is past 64: each stays a sort.
+/// operand, or k is past 320: each stays a sort.
 // CHECK-LABEL: func.func @not_top_k
 // CHECK-COUNT-5: stablehlo.sort
 // CHECK-NOT: call
-func.func @not_top_k(%x: tensor<4x100xf32>, %y: tensor<4x100xi32>) -> (tensor<4x100xf32>, tensor<4x3xf32>, tensor<4x3xi32>, tensor<4x3xf32>, tensor<4x70xf32>) {
-  %iota = stablehlo.iota dim = 0 : tensor<4x100xi32>
+func.func @not_top_k(%x: tensor<4x400xf32>, %y: tensor<4x400xi32>) -> (tensor<4x400xf32>, tensor<4x3xf32>, tensor<4x3xi32>, tensor<4x3xf32>, tensor<4x330xf32>) {
+  %iota = stablehlo.iota dim = 0 : tensor<4x400xi32>
   %whole = "stablehlo.sort"(%x) <{dimension = 1 : i64}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %p = stablehlo.compare GT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
     stablehlo.return %p : tensor<i1>
-  }) : (tensor<4x100xf32>) -> tensor<4x100xf32>
+  }) : (tensor<4x400xf32>) -> tensor<4x400xf32>
   %tail = "stablehlo.sort"(%x) <{dimension = 1 : i64}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %p = stablehlo.compare GT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
     stablehlo.return %p : tensor<i1>
-  }) : (tensor<4x100xf32>) -> tensor<4x100xf32>
-  %tail_slice = stablehlo.slice %tail [0:4, 1:4] : (tensor<4x100xf32>) -> tensor<4x3xf32>
+  }) : (tensor<4x400xf32>) -> tensor<4x400xf32>
+  %tail_slice = stablehlo.slice %tail [0:4, 1:4] : (tensor<4x400xf32>) -> tensor<4x3xf32>
   %other:2 = "stablehlo.sort"(%x, %iota) <{dimension = 1 : i64}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>):
     %p = stablehlo.compare GT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
     stablehlo.return %p : tensor<i1>
-  }) : (tensor<4x100xf32>, tensor<4x100xi32>) -> (tensor<4x100xf32>, tensor<4x100xi32>)
-  %other_slice = stablehlo.slice %other#1 [0:4, 0:3] : (tensor<4x100xi32>) -> tensor<4x3xi32>
+  }) : (tensor<4x400xf32>, tensor<4x400xi32>) -> (tensor<4x400xf32>, tensor<4x400xi32>)
+  %other_slice = stablehlo.slice %other#1 [0:4, 0:3] : (tensor<4x400xi32>) -> tensor<4x3xi32>
   %by_second:2 = "stablehlo.sort"(%x, %y) <{dimension = 1 : i64}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>):
     %p = stablehlo.compare GT, %c, %d, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
     stablehlo.return %p : tensor<i1>
-  }) : (tensor<4x100xf32>, tensor<4x100xi32>) -> (tensor<4x100xf32>, tensor<4x100xi32>)
-  %by_second_slice = stablehlo.slice %by_second#0 [0:4, 0:3] : (tensor<4x100xf32>) -> tensor<4x3xf32>
+  }) : (tensor<4x400xf32>, tensor<4x400xi32>) -> (tensor<4x400xf32>, tensor<4x400xi32>)
+  %by_second_slice = stablehlo.slice %by_second#0 [0:4, 0:3] : (tensor<4x400xf32>) -> tensor<4x3xf32>
   %long = "stablehlo.sort"(%x) <{dimension = 1 : i64}> ({
   ^bb0(%a: tensor<f32>, %b: tensor<f32>):
     %p = stablehlo.compare GT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
     stablehlo.return %p : tensor<i1>
-  }) : (tensor<4x100xf32>) -> tensor<4x100xf32>
-  %long_slice = stablehlo.slice %long [0:4, 0:70] : (tensor<4x100xf32>) -> tensor<4x70xf32>
-  return %whole, %tail_slice, %other_slice, %by_second_slice, %long_slice : tensor<4x100xf32>, tensor<4x3xf32>, tensor<4x3xi32>, tensor<4x3xf32>, tensor<4x70xf32>
+  }) : (tensor<4x400xf32>) -> tensor<4x400xf32>
+  %long_slice = stablehlo.slice %long [0:4, 0:330] : (tensor<4x400xf32>) -> tensor<4x330xf32>
+  return %whole, %tail_slice, %other_slice, %by_second_slice, %long_slice : tensor<4x400xf32>, tensor<4x3xf32>, tensor<4x3xi32>, tensor<4x3xf32>, tensor<4x330xf32>
 }
