@@ -12,6 +12,9 @@ from xlac.passes.lower.builders.ssa_text import SsaText
 # elements combined in order; longer scans in blocks of 16, recursively.
 BLOCK = 16
 
+# jax's logaddexp body as a scan's combiner (rewrite_reduce_windows.py)
+LOGADDEXP = "xla.logaddexp"
+
 
 def blocked_scan_text(name: str, shape: list[int], element: str, dim: int, combine: str,
                       reverse: bool, rows: bool = True) -> str:
@@ -37,6 +40,24 @@ def blocked_scan_text(name: str, shape: list[int], element: str, dim: int, combi
         out = _scan_merged(text, "%x", shape, element, dim, combine, reverse)
     return (f"func.func private @{name}(%x: {t}, %init: tensor<{element}>) -> {t} {{\n"
             + "\n".join(text.lines) + f"\n  return {out} : {t}\n}}\n")
+
+
+def _combined(text: SsaText, combine: str, a: str, b: str, t: str, element: str) -> str:
+    """``a combine b`` for tensors of type ``t``: one op, or logaddexp's body
+    (jax's: max + log1p(exp(-|a - b|)), a + b where a - b is NaN, so that
+    -inf with -inf is -inf and a NaN stays NaN)."""
+    if combine != LOGADDEXP:
+        return text.add(f"{combine} {a}, {b} : {t}")
+    flags = t[:t.rindex(element)] + "i1>"
+    high = text.add(f"stablehlo.maximum {a}, {b} : {t}")
+    gap = text.add(f"stablehlo.subtract {a}, {b} : {t}")
+    nan = text.add(f"stablehlo.compare NE, {gap}, {gap}, FLOAT : ({t}, {t}) -> {flags}")
+    plain_sum = text.add(f"stablehlo.add {a}, {b} : {t}")
+    value = text.add(f"stablehlo.abs {gap} : {t}")
+    for step in ("negate", "exponential", "log_plus_one"):
+        value = text.add(f"stablehlo.{step} {value} : {t}")
+    value = text.add(f"stablehlo.add {high}, {value} : {t}")
+    return text.add(f"stablehlo.select {nan}, {plain_sum}, {value} : {flags}, {t}")
 
 
 def _scans_better_outer(shape, element: str, dim: int, combine: str) -> bool:
@@ -111,7 +132,7 @@ def _scan(text: SsaText, value: str, shape, element, dim, combine, reverse) -> s
                       f"{[d for d in range(len(split)) if d != dim + 1]} : "
                       f"({tensor_type(totals_shape, element)}) -> {tensor_type(split, element)}")
     pair = (within, spread) if reverse else (spread, within)
-    value = text.add(f"{combine} {pair[0]}, {pair[1]} : {tensor_type(split, element)}")
+    value = _combined(text, combine, pair[0], pair[1], tensor_type(split, element), element)
     value = text.add(f"stablehlo.reshape {value} : ({tensor_type(split, element)}) -> "
                      f"{tensor_type(wide, element)}")
     if wide != shape:
@@ -130,13 +151,13 @@ def _in_order(text: SsaText, value: str, shape, element, dim, combine, reverse) 
         for i in range(n):
             acc = parts[i]
             for k in range(i + 1, n):
-                acc = text.add(f"{combine} {acc}, {parts[k]} : {part_t}")
+                acc = _combined(text, combine, acc, parts[k], part_t, element)
             outs.append(acc)
     else:
         acc = parts[0]
         outs.append(acc)
         for k in range(1, n):
-            acc = text.add(f"{combine} {acc}, {parts[k]} : {part_t}")
+            acc = _combined(text, combine, acc, parts[k], part_t, element)
             outs.append(acc)
     return text.add(f"stablehlo.concatenate {', '.join(outs)}, dim = {dim} : "
                     f"({', '.join([part_t] * n)}) -> {tensor_type(shape, element)}")
