@@ -15,8 +15,8 @@ import pytest
 import xlac
 from conftest import runnable_levels
 
-_CASES = [((5, 3), "float32", False), ((40, 7), "float32", True),
-          ((37, 5), "bfloat16", True)]
+_CASES = [((5, 3), "float32", False), ((40, 7), "float32", False),
+          ((6, 4), "bfloat16", True)]
 
 
 def _program(x, reverse: bool) -> str:
