@@ -44,8 +44,9 @@ KNOBS = (
          "(compile time; default: every core this process may use, shared among the MPI "
          "ranks on this host when run by mpiexec)"),
     Knob("split_copy_bytes", "XLAC_SPLIT_COPY_BYTES", "a copy of rows (each operand of a "
-         "concatenate) that moves at least this many bytes runs in chunks on the threads; "
-         "default 0: on one thread (docs/PERFORMANCE.md, \"Concatenates' copies on the threads\")"),
+         "concatenate) that moves at least this many bytes runs in chunks on the threads "
+         "(default 1 MiB, as XLA splits its copies; 0: every copy on one thread; "
+         "docs/PERFORMANCE.md, \"Concatenates' copies on the threads\")"),
     Knob("cpu", "XLAC_CPU", "the CPU to compile for: host (default), x86-64-v2, x86-64-v3 "
          "(AVX2), x86-64-v4 (AVX-512)", "--cpu"),
     Knob("malloc_tuning", "XLAC_MALLOC_TUNING", "0: keep glibc's allocation defaults "
@@ -127,7 +128,7 @@ class Options:
     large_constant_bytes: int = 1 << 20
     cache_dir: Path | None = factory(_default_cache_dir)
     num_threads: int = 0                   # 0: every core this process may use
-    split_copy_bytes: int = 0              # 0: copies on one thread
+    split_copy_bytes: int = 1 << 20        # idle 2 cores: 0.42-0.58x the one-thread time; 0: one thread
     cpu: str = "host"
     malloc_tuning: bool = True
     cuda_graphs: bool = True

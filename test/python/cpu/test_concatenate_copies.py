@@ -87,7 +87,7 @@ def test_big_copies_run_on_the_threads_when_asked(cpu, element, layout):
     dim = 1 if layout == "inner" else 0
     text = _concatenate(element, shapes, dim)
     options = xlac.Options.from_env().replace(cpu=cpu, cache_dir="", num_threads=2)
-    assert not _threaded(xlac.compile(text, options=options))          # the default: one thread
+    assert not _threaded(xlac.compile(text, options=options))          # under the default 1 MiB: one thread
     split = xlac.compile(text, options=options.replace(split_copy_bytes=4096))
     assert _threaded(split)
     small = xlac.compile(text, options=options.replace(split_copy_bytes=1 << 30))
@@ -101,7 +101,7 @@ def test_the_split_is_an_option_of_the_pipeline():
     assert "xla-strided-copy-to-linalg{split-bytes=1048576 threads=2}" in \
         pipeline.lower_to_llvm(threads=2, split_copy_bytes=1 << 20)
     assert xlac.Options.from_env({"XLAC_SPLIT_COPY_BYTES": "65536"}).split_copy_bytes == 65536
-    assert xlac.Options.from_env({}).split_copy_bytes == 0
+    assert xlac.Options.from_env({}).split_copy_bytes == 1 << 20
 
 
 def test_copies_of_other_elements_are_left_alone_when_splitting():
