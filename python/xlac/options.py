@@ -28,6 +28,10 @@ class Knob:
     flag: str = ""                 # the CLIs' spelling, where one exists
 
 
+#: Copies of rows moving this many bytes or more run on the threads (an idle
+#: 2-core Zen 4: 0.42-0.58x the one-thread wall time; XLA splits its copies too).
+SPLIT_COPY_BYTES = 1 << 20
+
 KNOBS = (
     Knob("dump_to", "XLAC_DUMP_TO", "directory: per compiled module, the input, the pipeline, "
          "the IR after every pass, the fusion graph, the pass times and a trace"),
@@ -128,7 +132,7 @@ class Options:
     large_constant_bytes: int = 1 << 20
     cache_dir: Path | None = factory(_default_cache_dir)
     num_threads: int = 0                   # 0: every core this process may use
-    split_copy_bytes: int = 1 << 20        # idle 2 cores: 0.42-0.58x the one-thread time; 0: one thread
+    split_copy_bytes: int = SPLIT_COPY_BYTES   # 0: copies on one thread
     cpu: str = "host"
     malloc_tuning: bool = True
     cuda_graphs: bool = True

@@ -7,6 +7,7 @@ CPU's own; the order of them all is the table in ``xlac.targets.cpu.target``.
 from __future__ import annotations
 
 from xlac.cpu_model import cpu_model
+from xlac.options import SPLIT_COPY_BYTES
 from xlac.pipeline.pipelines import fuse, ingest, lower_to_linalg, true_flag
 
 TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
@@ -105,7 +106,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
                   cpu: str = "host", native_f16: bool | str = True,
                   micro_kernels: bool | str = False, threads: int | str = 0,
                   permute_selects: bool | str = False, bf16_kernel: str = "amx",
-                  fma: bool | str = False, split_copy_bytes: int | str = 0) -> list[str]:
+                  fma: bool | str = False, split_copy_bytes: int | str = SPLIT_COPY_BYTES) -> list[str]:
     """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI.
 
     bf16 and f16 math runs in f32 on every CPU (the same numbers everywhere);
@@ -266,7 +267,7 @@ def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0
         remarks: bool | str = False, native_bf16: bool | str = False,
         micro_kernels: bool | str = False, amx: bool | str = False, bf16_kernel: str = "amx",
         l1d_bytes: int | str = 0, fma: bool | str = False,
-        permute_selects: bool | str = False) -> list[str]:
+        permute_selects: bool | str = False, split_copy_bytes: int | str = SPLIT_COPY_BYTES) -> list[str]:
     """The whole CPU pipeline (``xla-cpu-pipeline``): input -> LLVM dialect ready for the JIT
     (``micro_kernels``: calls to the prebuilt kernels, which xlac's JIT and link bind;
     ``amx``: large bf16 matmuls on a bf16 one, ``bf16_kernel``; ``l1d_bytes``: see ``bufferize``;
@@ -274,4 +275,4 @@ def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0
     return (ingest_cpu(entry, vector_bytes) + fuse(remarks) + lower_to_linalg(narrow_sums_in_f32=True)
             + bufferize(threads, vector_bytes, amx=amx, l1d_bytes=l1d_bytes)
             + lower_to_llvm(native_bf16, micro_kernels=micro_kernels, threads=threads, bf16_kernel=bf16_kernel,
-                            fma=fma, permute_selects=permute_selects))
+                            fma=fma, permute_selects=permute_selects, split_copy_bytes=split_copy_bytes))
