@@ -11,6 +11,7 @@ from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops, text_of
 from xlac.passes.cpu.amx_epilogue import mark_epilogues
 from xlac.passes.helper_calls import parse_at
+from xlac.passes.numerics.widen_contractions import F32_INTEGERS
 
 MARK = "xla.amx"                     # the matmuls xla-apply-schedules leaves to xla-amx-calls
 ZEROS = "xla.amx_zeros"              # ... whose C starts at zero (their init an empty tensor)
@@ -27,6 +28,10 @@ class AmxContractions(ModulePass):
 
     Why: on a CPU with AMX one core's `tdpbf16ps` does about 18x the FLOPs
     of its f32 FMAs (docs/PERFORMANCE.md); XLA's bf16 dots run it.
+    An f32 matmul of widened 8-bit integers (i8, ui8) whose every sum is an
+    f32 integer (k x |a| x |b| <= 2^24: xla-widen-contractions' exact i8 dots
+    and their chunks) takes the kernel too: the integers are bf16s exactly,
+    so the kernel's sums are the same exact integers in any order.
 
     A bf16 operand is the producer's bf16 input where the producer only
     widens it, else the producer made again with a bf16 result (it yields
@@ -94,13 +99,32 @@ def _bf16_operands(op: ir.Operation) -> list[tuple[ir.Value, bool]] | None:
                        for v in op.operands) or _element(op.results[0]) != "f32":
         return None
     found = [_widened_bf16(v) for v in list(op.operands)[:2]]
-    return None if None in found else found
+    if None not in found:
+        return found
+    integers = [_widened_integer(v) for v in list(op.operands)[:2]]
+    if None in integers or _shape(op.operands[0])[-1] * integers[0] * integers[1] > F32_INTEGERS:
+        return None
+    return [(v, False) for v in list(op.operands)[:2]]
 
 
-def _widened_bf16(value: ir.Value) -> tuple[ir.Value, bool] | None:
-    """(``value``'s bf16 source, True) where an elementwise generic only widens
-    a bf16 tensor into it, (``value``, False) where its generic ends in a widening
-    of bf16, else None."""
+# what an 8-bit integer widened to f32 takes at most in magnitude, by its widening
+_INTEGER_LARGEST = {"arith.sitofp": 128, "arith.uitofp": 255}
+
+
+def _widened_integer(value: ir.Value) -> int | None:
+    """The largest magnitude of ``value``'s elements where its elementwise
+    generic ends in a widening of an 8-bit integer to f32 (an i8 dot that
+    xla-widen-contractions made f32, k chunked so every sum is exact), else
+    None. Such integers are bf16s too (8 significant bits), so the bf16 kernel
+    sums the same exact products: the same exact integers."""
+    yielded = _yielded_widening(value)
+    if yielded is None or yielded.name not in _INTEGER_LARGEST or str(yielded.operands[0].type) != "i8":
+        return None
+    return _INTEGER_LARGEST[yielded.name]
+
+
+def _yielded_widening(value: ir.Value) -> ir.Operation | None:
+    """The op whose f32 result ``value``'s all-parallel single-result generic yields."""
     if _element(value) != "f32" or not isinstance(value.owner, ir.OpView) \
             or value.owner.operation.name != "linalg.generic":
         return None
@@ -108,13 +132,21 @@ def _widened_bf16(value: ir.Value) -> tuple[ir.Value, bool] | None:
     if len(producer.results) != 1 or any(str(t) != '#linalg.iterator_type<parallel>'
                                          for t in ir.ArrayAttr(producer.attributes["iterator_types"])):
         return None
+    yielded = list(producer.regions[0].blocks[0].operations)[-1].operands[0]
+    return yielded.owner.operation if isinstance(yielded.owner, ir.OpView) else None
+
+
+def _widened_bf16(value: ir.Value) -> tuple[ir.Value, bool] | None:
+    """(``value``'s bf16 source, True) where an elementwise generic only widens
+    a bf16 tensor into it, (``value``, False) where its generic ends in a widening
+    of bf16, else None."""
+    widening = _yielded_widening(value)
+    if widening is None or widening.name != "arith.extf" or str(widening.operands[0].type) != "bf16":
+        return None
+    producer = value.owner.operation
     block = producer.regions[0].blocks[0]
     body = [o.operation for o in block.operations]
-    yielded = body[-1].operands[0]
-    if not isinstance(yielded.owner, ir.OpView) or yielded.owner.operation.name != "arith.extf" \
-            or str(yielded.owner.operation.operands[0].type) != "bf16":
-        return None
-    source = yielded.owner.operation.operands[0]
+    source = widening.operands[0]
     maps = [str(m) for m in ir.ArrayAttr(producer.attributes["indexing_maps"])]
     if len(body) == 2 and len(producer.operands) == 2 and source == block.arguments[0] \
             and len(set(maps)) == 1 and _shape(producer.operands[0]) == _shape(value):
@@ -150,8 +182,12 @@ def _narrowed(value: ir.Value, before: ir.Operation) -> ir.Value | None:
             for index, operand in enumerate(clone.operands):
                 clone.operands[index] = next((new for old, new in mapping if old == operand), operand)
             mapping += list(zip(inner.results, clone.results))
-        widened = body[-1].operands[0].owner.operation.operands[0]
+        widening = body[-1].operands[0].owner.operation
+        widened = widening.operands[0]
         yielded = next((new for old, new in mapping if old == widened), widened)
+        if widening.name != "arith.extf":          # an 8-bit integer: to bf16 at once (exact)
+            yielded = ir.Operation.create(widening.name, results=[bf16], operands=[yielded],
+                                          loc=body[-1].location).result
         ir.Operation.create("linalg.yield", operands=[yielded], loc=body[-1].location)
     return narrow.results[0]
 

@@ -8,6 +8,9 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.fusion.op_classes import contracted_size
+from xlac.passes.numerics.exact_integer_chunks import chunk_plan, chunked_f32_dot, narrow_integer_source
+from xlac.passes.numerics.exact_integer_chunks import convert as _convert
+from xlac.passes.numerics.exact_integer_chunks import retyped as _retyped
 from xlac.passes.numerics.mark_contraction_precision import PRECISION
 
 _CONTRACTIONS = ("stablehlo.dot_general", "stablehlo.convolution")
@@ -36,6 +39,11 @@ class WidenContractions(ModulePass):
     slower at 1024^3 (docs/pipeline.md). Upstream's lowering also
     sign-extends unsigned operands (its matmul has one cast for both);
     converted first, ui8 is zero-extended.
+    An 8-bit dot_general past the exact bound has its k cut in chunks each
+    within it (exact_integer_chunks): f32 dots whose exact sums are added in
+    i32 (the same wrapped bits), not one i32 dot (`vpmulld`, 2-3x the time);
+    an i32 dot of i8/ui8 extended to i32 (jnp's `astype`) is taken as the
+    8-bit dot (not with ``keep_narrow``: cuda's dots are as they were).
     Example: `dot_general(bf16, bf16) -> bf16` becomes `convert` to f32 of
     both operands, the f32 `dot_general`, and one `convert` back to bf16.
     """
@@ -52,9 +60,14 @@ class WidenContractions(ModulePass):
     def run(self, module: ir.Operation) -> None:
         for op in module_ops(module):
             if op.name in _CONTRACTIONS:
+                if not self.keep_narrow:
+                    op = _on_narrow_integers(op)
                 wide = accumulator(op)
+                plan = None if wide is None or self.keep_narrow else _f32_chunks(op, wide)
                 if wide is not None and self.keep_narrow and _narrow_operands(op, wide):
                     _widen_result(op, wide)
+                elif plan is not None:
+                    _widen_in_chunks(op, plan, wide)
                 elif wide is not None:
                     _widen(op, wide, exact=self.keep_narrow)
 
@@ -99,21 +112,63 @@ def _exact_in_f32(op: ir.Operation) -> bool:
     return contracted_size(op) * largest[0] * largest[1] <= F32_INTEGERS
 
 
+def _largest_product(op: ir.Operation, operands: list[ir.Value] | None = None) -> int:
+    largest = [_largest(_element(v)) for v in (operands or op.operands)]
+    return largest[0] * largest[1]
+
+
+def _f32_chunks(op: ir.Operation, wide: ir.Type) -> tuple[int, int, list[int]] | None:
+    """How an integer dot past the f32 bound splits its k into chunks each
+    summed exactly in f32 (exact_integer_chunks), or None (not an integer
+    dot, or one whose chunks would be too short: i16 operands)."""
+    if not isinstance(wide, ir.IntegerType) or \
+            not all(isinstance(_element(v), ir.IntegerType) for v in op.operands):
+        return None
+    return chunk_plan(op, _largest_product(op), F32_INTEGERS)
+
+
+def _on_narrow_integers(op: ir.Operation) -> ir.Operation:
+    """An integer dot_general whose operands are extensions of narrower
+    integers (``a.astype(jnp.int32) @ b.astype(jnp.int32)`` of i8 or ui8)
+    made again on the narrow integers, where those are summed in f32 (exactly
+    or in chunks); else ``op``. The extensions are exact, so the products are."""
+    if op.name != "stablehlo.dot_general" or not isinstance(_element(op.result), ir.IntegerType):
+        return op
+    sources = [narrow_integer_source(v) for v in op.operands]
+    if sources == list(op.operands):
+        return op
+    if contracted_size(op) * _largest_product(op, sources) > F32_INTEGERS and \
+            chunk_plan(op, _largest_product(op, sources), F32_INTEGERS) is None:
+        return op
+    with ir.InsertionPoint(op), op.location:
+        narrow = contraction_like(op, sources, op.result.type)
+    op.result.replace_all_uses_with(narrow)
+    extended = []
+    for value, source in zip(op.operands, sources):
+        if value != source and value not in extended:
+            extended.append(value)
+    op.erase()
+    for value in extended:                        # the i32 copies nothing else reads
+        if not any(True for _ in value.uses):
+            value.owner.erase()
+    return narrow.owner.operation if hasattr(narrow.owner, "operation") else narrow.owner
+
+
+def _widen_in_chunks(op: ir.Operation, plan: tuple[int, int, list[int]], wide: ir.Type) -> None:
+    with ir.InsertionPoint(op), op.location:
+        def dot_like(operands, result):
+            return contraction_like(op, operands, result)
+        total = chunked_f32_dot(op, plan, dot_like, wide)
+        narrow = _convert(total, op.result.type)
+    op.result.replace_all_uses_with(narrow)
+    op.erase()
+
+
 def _largest(element: ir.Type) -> int:
     """The largest magnitude an integer of ``element``'s type takes."""
     integer = ir.IntegerType(element)
     return (1 << integer.width) - 1 if integer.is_unsigned or integer.width == 1 \
         else 1 << (integer.width - 1)
-
-
-def _retyped(value_type: ir.Type, element: ir.Type) -> ir.Type:
-    return ir.RankedTensorType.get(ir.RankedTensorType(value_type).shape, element)
-
-
-def _convert(value: ir.Value, to: ir.Type) -> ir.Value:
-    if value.type == to:
-        return value
-    return ir.Operation.create("stablehlo.convert", results=[to], operands=[value]).result
 
 
 def _attribute_name(named) -> str:

@@ -111,3 +111,67 @@ func.func @epilogue(%a: tensor<64x128xbf16>, %b: tensor<128x96xbf16>) -> tensor<
   } -> tensor<64x96xbf16>
   return %r : tensor<64x96xbf16>
 }
+
+// -----
+
+#id3 = affine_map<(d0, d1) -> (d0, d1)>
+
+/// f32 matmul of widened i8 (signed) and ui8 (unsigned) with sums exact in
+/// f32 (k 256: 256 x 255 x 128 < 2^24): the widenings made again into bf16
+/// (8-bit integers are bf16s exactly), the matmul marked.
+// CHECK-LABEL: func.func @widened_integers
+// CHECK: arith.sitofp %{{.*}} : i8 to bf16
+// CHECK: arith.uitofp %{{.*}} : i8 to bf16
+// CHECK: linalg.matmul {xla.amx, xla.amx_zeros} ins({{.*}} : tensor<64x256xbf16>, tensor<256x96xbf16>)
+func.func @widened_integers(%a: tensor<64x256xi8>, %b: tensor<256x96xi8>) -> tensor<64x96xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ea = tensor.empty() : tensor<64x256xf32>
+  %wa = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<64x256xi8>) outs(%ea : tensor<64x256xf32>) {
+  ^bb0(%x: i8, %o: f32):
+    %w = arith.sitofp %x : i8 to f32
+    linalg.yield %w : f32
+  } -> tensor<64x256xf32>
+  %eb = tensor.empty() : tensor<256x96xf32>
+  %wb = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<256x96xi8>) outs(%eb : tensor<256x96xf32>) {
+  ^bb0(%x: i8, %o: f32):
+    %w = arith.uitofp %x : i8 to f32
+    linalg.yield %w : f32
+  } -> tensor<256x96xf32>
+  %ec = tensor.empty() : tensor<64x96xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%ec : tensor<64x96xf32>) -> tensor<64x96xf32>
+  %p = linalg.matmul ins(%wa, %wb : tensor<64x256xf32>, tensor<256x96xf32>) outs(%c : tensor<64x96xf32>) -> tensor<64x96xf32>
+  return %p : tensor<64x96xf32>
+}
+
+// -----
+
+#id4 = affine_map<(d0, d1) -> (d0, d1)>
+
+/// Widened ui8 x ui8 with k 512: 512 x 255 x 255 > 2^24, the f32 sums round
+/// (a program's own f32 matmul of converted bytes), so the kernel's order of
+/// summing would change the roundings: left as it is.
+// CHECK-LABEL: func.func @integers_past_f32
+// CHECK-NOT: xla.amx
+func.func @integers_past_f32(%a: tensor<64x512xi8>, %b: tensor<512x96xi8>) -> tensor<64x96xf32> {
+  %zero = arith.constant 0.0 : f32
+  %ea = tensor.empty() : tensor<64x512xf32>
+  %wa = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<64x512xi8>) outs(%ea : tensor<64x512xf32>) {
+  ^bb0(%x: i8, %o: f32):
+    %w = arith.uitofp %x : i8 to f32
+    linalg.yield %w : f32
+  } -> tensor<64x512xf32>
+  %eb = tensor.empty() : tensor<512x96xf32>
+  %wb = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<512x96xi8>) outs(%eb : tensor<512x96xf32>) {
+  ^bb0(%x: i8, %o: f32):
+    %w = arith.uitofp %x : i8 to f32
+    linalg.yield %w : f32
+  } -> tensor<512x96xf32>
+  %ec = tensor.empty() : tensor<64x96xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%ec : tensor<64x96xf32>) -> tensor<64x96xf32>
+  %p = linalg.matmul ins(%wa, %wb : tensor<64x512xf32>, tensor<512x96xf32>) outs(%c : tensor<64x96xf32>) -> tensor<64x96xf32>
+  return %p : tensor<64x96xf32>
+}

@@ -84,14 +84,62 @@ func.func @u8_s8(%a: tensor<4x8xui8>, %b: tensor<8x2xi8>) -> tensor<4x2xi32> {
 
 // -----
 
-/// A k too long for exact f32 sums (512 x 255 x 255 > 2^24): each operand
-/// converted to i32 by its own signedness (ui8 zero-extended), summed in i32.
+/// A k too long for one exact f32 sum (512 x 255 x 255 > 2^24): k in chunks
+/// of 256 (each sum under 2^24, exact in f32), each chunk's f32 dot converted
+/// to i32 and the chunks added in i32 (wrapping as one i32 sum would).
 // CHECK-LABEL: func.func @u8_long
-// CHECK: stablehlo.convert %{{.*}} : (tensor<4x512xui8>) -> tensor<4x512xi32>
-// CHECK: %[[D:.*]] = stablehlo.dot_general {{.*}} -> tensor<4x2xi32>
-// CHECK-NEXT: return %[[D]]
+// CHECK: %[[A0:.*]] = stablehlo.slice %{{.*}} [0:4, 0:256]
+// CHECK: %[[B0:.*]] = stablehlo.slice %{{.*}} [0:256, 0:2]
+// CHECK: stablehlo.convert %[[A0]] : (tensor<4x256xui8>) -> tensor<4x256xf32>
+// CHECK: %[[D0:.*]] = stablehlo.dot_general {{.*}} -> tensor<4x2xf32>
+// CHECK: %[[I0:.*]] = stablehlo.convert %[[D0]] : (tensor<4x2xf32>) -> tensor<4x2xi32>
+// CHECK: stablehlo.slice %{{.*}} [0:4, 256:512]
+// CHECK: %[[D1:.*]] = stablehlo.dot_general {{.*}} -> tensor<4x2xf32>
+// CHECK: %[[I1:.*]] = stablehlo.convert %[[D1]] : (tensor<4x2xf32>) -> tensor<4x2xi32>
+// CHECK: %[[S:.*]] = stablehlo.add %[[I0]], %[[I1]] : tensor<4x2xi32>
+// CHECK-NEXT: return %[[S]]
 func.func @u8_long(%a: tensor<4x512xui8>, %b: tensor<512x2xui8>) -> tensor<4x2xi32> {
   %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x512xui8>, tensor<512x2xui8>) -> tensor<4x2xi32>
+  return %0 : tensor<4x2xi32>
+}
+
+// -----
+
+/// i16 operands: a chunk would be shorter than 128 (2^24 / 2^30 < 1), so the
+/// dot is widened to i32 and summed there.
+// CHECK-LABEL: func.func @i16_long
+// CHECK: stablehlo.convert %{{.*}} : (tensor<4x512xi16>) -> tensor<4x512xi32>
+// CHECK: %[[D:.*]] = stablehlo.dot_general {{.*}} -> tensor<4x2xi32>
+// CHECK-NEXT: return %[[D]]
+func.func @i16_long(%a: tensor<4x512xi16>, %b: tensor<512x2xi16>) -> tensor<4x2xi32> {
+  %0 = stablehlo.dot_general %a, %b, contracting_dims = [1] x [0] : (tensor<4x512xi16>, tensor<512x2xi16>) -> tensor<4x2xi32>
+  return %0 : tensor<4x2xi32>
+}
+
+// -----
+
+/// An i32 dot of i8 and ui8 extended to i32 (`a.astype(jnp.int32) @
+/// b.astype(jnp.int32)`) is the 8-bit dot: summed exactly in f32.
+// CHECK-LABEL: func.func @extended_i8
+// CHECK-NOT: tensor<4x8xi32>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<4x8xui8>) -> tensor<4x8xf32>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<8x2xi8>) -> tensor<8x2xf32>
+// CHECK: stablehlo.dot_general {{.*}} -> tensor<4x2xf32>
+func.func @extended_i8(%a: tensor<4x8xui8>, %b: tensor<8x2xi8>) -> tensor<4x2xi32> {
+  %a32 = stablehlo.convert %a : (tensor<4x8xui8>) -> tensor<4x8xi32>
+  %b32 = stablehlo.convert %b : (tensor<8x2xi8>) -> tensor<8x2xi32>
+  %0 = stablehlo.dot_general %a32, %b32, contracting_dims = [1] x [0] : (tensor<4x8xi32>, tensor<8x2xi32>) -> tensor<4x2xi32>
+  return %0 : tensor<4x2xi32>
+}
+
+// -----
+
+/// An i32 operand that is no extension keeps the i32 dot as it is.
+// CHECK-LABEL: func.func @extended_and_wide
+// CHECK: stablehlo.dot_general {{.*}} : (tensor<4x8xi32>, tensor<8x2xi32>) -> tensor<4x2xi32>
+func.func @extended_and_wide(%a: tensor<4x8xi8>, %b: tensor<8x2xi32>) -> tensor<4x2xi32> {
+  %a32 = stablehlo.convert %a : (tensor<4x8xi8>) -> tensor<4x8xi32>
+  %0 = stablehlo.dot_general %a32, %b, contracting_dims = [1] x [0] : (tensor<4x8xi32>, tensor<8x2xi32>) -> tensor<4x2xi32>
   return %0 : tensor<4x2xi32>
 }
 
@@ -124,4 +172,16 @@ func.func @wide(%a: tensor<4x8xf32>, %b: tensor<8x2xf32>, %c: tensor<4x8xf64>, %
   %2 = stablehlo.dot_general %e, %f, contracting_dims = [1] x [0] : (tensor<4x8xui32>, tensor<8x2xui32>) -> tensor<4x2xui32>
   %3 = stablehlo.dot_general %g, %h, contracting_dims = [1] x [0] : (tensor<4x8xi64>, tensor<8x2xi64>) -> tensor<4x2xi64>
   return %0, %1, %2, %3 : tensor<4x2xf32>, tensor<4x2xf64>, tensor<4x2xui32>, tensor<4x2xi64>
+}
+
+// -----
+
+/// One extension read twice (a gram matrix a^T a of i8): erased once.
+// CHECK-LABEL: func.func @extended_twice
+// CHECK-NOT: tensor<4x8xi32>
+// CHECK: stablehlo.dot_general {{.*}} -> tensor<8x8xf32>
+func.func @extended_twice(%a: tensor<4x8xi8>) -> tensor<8x8xi32> {
+  %a32 = stablehlo.convert %a : (tensor<4x8xi8>) -> tensor<4x8xi32>
+  %0 = stablehlo.dot_general %a32, %a32, contracting_dims = [0] x [0] : (tensor<4x8xi32>, tensor<4x8xi32>) -> tensor<8x8xi32>
+  return %0 : tensor<8x8xi32>
 }
