@@ -7,7 +7,8 @@ separates the spectra of the even and odd samples with one elementwise pass:
   X[k] = (Z[k] + conj(Z[M-k])) / 2 + W_N^k * (Z[k] - conj(Z[M-k])) / (2i),
 for k = 0..M (M = N/2, Z[M] = Z[0]). IRFFT runs it backwards:
   Z'[k] = (X[k] + conj(X[M-k])) + i * W_N^-k * (X[k] - conj(X[M-k])),
-whose length-M inverse is 2 * (x[2n] + i*x[2n+1]) before the helper's 1/N.
+whose unnormalized length-M inverse is N * (x[2n] + i*x[2n+1]): the
+helper's one division by N then gives x.
 Each output is linear in (Re, Im) of the two inputs with per-k coefficients
 (exact f64 tables, rounded once), so the pass is a*P + swap(a)*Q + b*R +
 swap(b)*S on pairs: every operand used once, one fused loop.
