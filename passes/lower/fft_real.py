@@ -64,22 +64,27 @@ class RealSpectrum:
         z = self._combine(head, shape, (p, q, r, t), mirror_of=(x, [batch, half + 1, 2]))
         return self._narrow(z, shape)
 
+    def _term(self, a: str, shape: list[int], name: str, mirror_of) -> str:
+        """a, swap(a), b or swap(b), each its own reverse of the source (a
+        reverse read twice would be materialized, not fused)."""
+        ct = self.compute
+        dims = {"p": [], "q": [2], "r": [1], "s": [1, 2]}[name]
+        source, source_shape = (a, shape) if name in "pq" or mirror_of is None else mirror_of
+        if not dims:
+            return a
+        if source_shape != shape:                 # b[k] = x[M-k] for k < M: x[1:] reversed
+            source = self._slice(source, source_shape, [0, 1, 0], source_shape, ct)
+        st = self._t(shape, ct)
+        return self._op("reverse", source, st, st, f", dims = {dims}")
+
     def _combine(self, a: str, shape: list[int], tables, mirror_of=None) -> str:
         """a*P + swap(a)*Q + b*R + swap(b)*S with b[k] = a[M-k] (``a`` of M+1
         rows) or, with ``mirror_of`` = (x, its shape), b[k] = x[M-k] for k < M."""
         ct = self.compute
         tp = self._t(shape, ct)
-        if mirror_of is None:
-            b = self._op("reverse", a, tp, tp, ", dims = [1]")
-        else:
-            x, x_shape = mirror_of
-            xt = self._t(x_shape, ct)
-            rev = self._op("reverse", x, xt, xt, ", dims = [1]")
-            b = self._slice(rev, x_shape, [0, 0, 0], shape, ct)
         terms = []
-        for value, (name, table) in zip((a, a, b, b), zip("pqrs", tables)):
-            if name in "qs":
-                value = self._op("reverse", value, tp, tp, ", dims = [2]")
+        for name, table in zip("pqrs", tables):
+            value = self._term(a, shape, name, mirror_of)
             coef = self._fresh(f"k{name}")
             rows = [shape[1], 2]
             data = np.stack([np.asarray(table[0]), np.asarray(table[1])], -1)

@@ -107,13 +107,17 @@ func.func @fft_128(%x: tensor<2x128xcomplex<f64>>) -> tensor<2x128xcomplex<f64>>
 // -----
 
 /// IRFFT of 64 points runs as a 32-point complex inverse (fft_real): one
-/// elementwise pass pairs X[k] with X[32-k] (the reversed input) into
-/// Z'[k], the transform, and the 32 pairs read as 64 reals (a reshape).
+/// elementwise pass pairs X[k] with X[32-k] (X[1:33] reversed, each term its
+/// own reverse so that none is materialized) into Z'[k], the transform, and
+/// the 32 pairs read as 64 reals (a reshape).
 // CHECK-LABEL: func.func private @xla_fft_0(
 // CHECK: %[[X:.*]] = stablehlo.concatenate {{.*}} -> tensor<3x33x2xf64>
 // CHECK: %[[HEAD:.*]] = stablehlo.slice %[[X]] [0:3, 0:32, 0:2] : (tensor<3x33x2xf64>) -> tensor<3x32x2xf64>
-// CHECK: %[[REV:.*]] = stablehlo.reverse %[[X]], dims = [1] : tensor<3x33x2xf64>
-// CHECK: %[[MIRROR:.*]] = stablehlo.slice %[[REV]] [0:3, 0:32, 0:2]
+// CHECK: stablehlo.reverse %[[HEAD]], dims = [2] : tensor<3x32x2xf64>
+// CHECK: %[[TAIL:.*]] = stablehlo.slice %[[X]] [0:3, 1:33, 0:2]
+// CHECK: stablehlo.reverse %[[TAIL]], dims = [1] : tensor<3x32x2xf64>
+// CHECK: %[[TAIL2:.*]] = stablehlo.slice %[[X]] [0:3, 1:33, 0:2]
+// CHECK: stablehlo.reverse %[[TAIL2]], dims = [1, 2] : tensor<3x32x2xf64>
 // CHECK-COUNT-3: stablehlo.add {{.*}} : tensor<3x32x2xf64>
 // CHECK: stablehlo.dot_general {{.*}} : (tensor<3x64xf64>, tensor<64x64xf64>) -> tensor<3x64xf64>
 // CHECK: stablehlo.reshape {{.*}} : (tensor<3x32x2xf64>) -> tensor<3x64xf64>
