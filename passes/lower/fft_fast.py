@@ -6,9 +6,11 @@ Here an axis of length N = N1 * N2 becomes the four-step transform
 written with reshape/transpose, one real matmul by a small (2*N1 x 2*N1) DFT
 matrix constant, an elementwise twiddle multiply, and the same again for N2
 (recursively), so the work runs on the register-tiled dot path and stays
-O(N log N). Complex values travel as f64 pairs on a trailing axis of size 2
-(a real matmul does a complex one: [xr xi] @ [[c s] [-s c]]). Twiddles come
-from the exact quadrant-reduced f64 tables and are rounded once.
+O(N log N). Complex values travel as pairs on a trailing axis of size 2
+(a real matmul does a complex one: [xr xi] @ [[c s] [-s c]]), stored as f64,
+or as f32 for single precision: each pass then widens its input, multiplies
+in f64 and rounds once (`compute`). Twiddles come from the exact
+quadrant-reduced f64 tables.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from collections.abc import Callable
 import numpy as np
 
 from xlac.dtypes import tensor_type
+from xlac.passes.lower.fft_real import RealSpectrum
 
 #: Largest radix N1 split off per level (the DFT matrix is 2*N1 x 2*N1).
 MAX_RADIX = 16
@@ -55,21 +58,24 @@ def _radix(size: int) -> int | None:
     return prime if prime <= MAX_PRIME else None
 
 
-class FastStage:
+class FastStage(RealSpectrum):
     """Emits one fast transform along an axis into a helper's lines."""
 
     def __init__(self, emit: Callable[..., None], fresh: Callable[[str], str],
                  twiddles: Callable[[int, int], tuple[np.ndarray, np.ndarray]],
-                 real: str = "f64"):
+                 real: str = "f64", compute: str | None = None):
         self._emit, self._fresh, self._twiddles = emit, fresh, twiddles
         self.real, self.complex = real, f"complex<{real}>"
+        # The arithmetic's type: matmuls and twiddles may run wider than the
+        # values stored between passes (f32 pairs, f64 sums and products).
+        self.compute = compute or real
 
     def _t(self, shape: list[int], element: str | None = None) -> str:
         return tensor_type(shape, element or self.real)
 
     def _hex(self, values: np.ndarray) -> str:
-        """Exact f64 values rounded once to the working type, as raw bytes."""
-        dtype = "<f8" if self.real == "f64" else "<f4"
+        """Exact f64 values rounded once to the arithmetic's type, as raw bytes."""
+        dtype = "<f8" if self.compute == "f64" else "<f4"
         data = np.ascontiguousarray(values, dtype=np.float64).astype(dtype)
         return '"0x' + data.tobytes().hex().upper() + '"'
 
@@ -84,11 +90,14 @@ class FastStage:
         value = self._op("transpose", value, self._t(shape, element), self._t(moved, element),
                          f", dims = {perm}") if axis != rank - 1 else value
         flat = self._reshape(value, [batch, moved[-1]], element, moved)
-        pairs = self._to_pairs(flat, batch, moved[-1], kind, size)
-        pairs = self._transform(pairs, batch, size, sign)
         n_out = size // 2 + 1 if kind == "r2c" else size
         out_element = self.real if kind == "c2r" else self.complex
-        flat = self._from_pairs(pairs, batch, size, n_out, out_element)
+        if kind != "c2c" and size % 2 == 0:            # fft_real: half the work
+            flat = self.half_length(flat, batch, kind, size, sign)
+        else:
+            pairs = self._to_pairs(flat, batch, moved[-1], kind, size)
+            pairs = self._transform(pairs, batch, size, sign)
+            flat = self._from_pairs(pairs, batch, size, n_out, out_element)
         moved_out = moved[:-1] + [n_out]
         out = self._reshape(flat, moved_out, out_element, [batch, n_out])
         out_shape = shape[:axis] + [n_out] + shape[axis + 1:]
@@ -149,13 +158,13 @@ class FastStage:
     def _transform(self, x: str, batch: int, size: int, sign: int) -> str:
         plan = fast_plan(size) if size >= FAST_FROM else [size]
         if len(plan) == 1:
-            return self._direct(x, batch, size, sign)
+            return self._narrow(self._direct(x, batch, size, sign), [batch, size, 2])
         n1, n2 = plan[0], size // plan[0]
         split = self._reshape(x, [batch, n1, n2, 2], self.real, [batch, size, 2])
         cols = self._swap(split, [batch, n1, n2, 2])                 # (B, n2, n1, 2)
         inner = self._direct(self._reshape(cols, [batch * n2, n1, 2], self.real,
                                            [batch, n2, n1, 2]), batch * n2, n1, sign)
-        twiddled = self._twiddle(self._reshape(inner, [batch, n2, n1, 2], self.real,
+        twiddled = self._twiddle(self._reshape(inner, [batch, n2, n1, 2], self.compute,
                                                [batch * n2, n1, 2]), batch, n1, n2, sign)
         rows = self._swap(twiddled, [batch, n2, n1, 2])              # (B, k1, n2, 2)
         outer = self._transform(self._reshape(rows, [batch * n1, n2, 2], self.real,
@@ -164,8 +173,18 @@ class FastStage:
         return self._reshape(self._swap(grid, [batch, n1, n2, 2]), [batch, size, 2], self.real,
                              [batch, n2, n1, 2])                     # k = k1 + n1*k2
 
+    def _convert(self, value: str, shape: list[int], source: str, target: str) -> str:
+        if source == target:
+            return value
+        return self._op("convert", value, self._t(shape, source), self._t(shape, target))
+
+    def _narrow(self, value: str, shape: list[int]) -> str:
+        """The arithmetic's result rounded to the stored type."""
+        return self._convert(value, shape, self.compute, self.real)
+
     def _direct(self, x: str, batch: int, size: int, sign: int) -> str:
-        """One matmul by the (2*size x 2*size) real form of the DFT matrix."""
+        """One matmul by the (2*size x 2*size) real form of the DFT matrix, in the
+        arithmetic's type (the result is left there: the twiddle follows)."""
         cos, sin = self._twiddles(size, sign)
         m = np.outer(np.arange(size), np.arange(size)) % size
         c, s = cos[m], sin[m]
@@ -174,12 +193,14 @@ class FastStage:
         matrix[:, 1, :, 0], matrix[:, 1, :, 1] = -s, c
         wide = [2 * size, 2 * size]
         flat = self._reshape(x, [batch, 2 * size], self.real, [batch, size, 2])
+        flat = self._convert(flat, [batch, 2 * size], self.real, self.compute)
         dft = self._fresh("dftm")
-        self._emit(f"{dft}_m = stablehlo.constant dense<{self._hex(matrix)}> : {self._t(wide)}",
+        ct = self.compute
+        self._emit(f"{dft}_m = stablehlo.constant dense<{self._hex(matrix)}> : {self._t(wide, ct)}",
                    f"{dft} = stablehlo.dot_general {flat}, {dft}_m, contracting_dims = "
-                   f"[1] x [0] : ({self._t([batch, 2 * size])}, {self._t(wide)}) -> "
-                   f"{self._t([batch, 2 * size])}")
-        return self._reshape(dft, [batch, size, 2], self.real, [batch, 2 * size])
+                   f"[1] x [0] : ({self._t([batch, 2 * size], ct)}, {self._t(wide, ct)}) -> "
+                   f"{self._t([batch, 2 * size], ct)}")
+        return self._reshape(dft, [batch, size, 2], ct, [batch, 2 * size])
 
     def _twiddle(self, x: str, batch: int, n1: int, n2: int, sign: int) -> str:
         """x[b, n2, k1] * W_N^(n2*k1), W from the exact length-N table, on pairs:
@@ -188,19 +209,19 @@ class FastStage:
         cos, sin = self._twiddles(n1 * n2, sign)
         m = np.outer(np.arange(n2), np.arange(n1)) % (n1 * n2)
         c, s = cos[m], sin[m]
-        shape, table = [batch, n2, n1, 2], [n2, n1, 2]
-        swapped = self._op("reverse", x, self._t(shape), self._t(shape), ", dims = [3]")
+        shape, table, ct = [batch, n2, n1, 2], [n2, n1, 2], self.compute
+        tp = self._t(shape, ct)
+        swapped = self._op("reverse", x, tp, tp, ", dims = [3]")
         w = self._fresh("tw")
-        tp = self._t(shape)
         for name, values in (("c", np.stack([c, c], -1)), ("s", np.stack([-s, s], -1))):
             self._emit(f"{w}_{name}0 = stablehlo.constant dense<{self._hex(values)}> : "
-                       f"{self._t(table)}",
+                       f"{self._t(table, ct)}",
                        f"{w}_{name} = stablehlo.broadcast_in_dim {w}_{name}0, dims = [1, 2, 3]"
-                       f" : ({self._t(table)}) -> {tp}")
+                       f" : ({self._t(table, ct)}) -> {tp}")
         self._emit(f"{w}_xc = stablehlo.multiply {x}, {w}_c : {tp}",
                    f"{w}_xs = stablehlo.multiply {swapped}, {w}_s : {tp}",
                    f"{w} = stablehlo.add {w}_xc, {w}_xs : {tp}")
-        return w
+        return self._narrow(w, shape)
 
     # ---- op spellings ----
 
@@ -219,14 +240,15 @@ class FastStage:
         swapped = [shape[0], shape[2], shape[1], shape[3]]
         return self._op("transpose", value, self._t(shape), self._t(swapped), ", dims = [0, 2, 1, 3]")
 
-    def _slice(self, value: str, shape: list[int], start: list[int], limit: list[int]) -> str:
+    def _slice(self, value: str, shape: list[int], start: list[int], limit: list[int],
+               element: str | None = None) -> str:
         out = self._fresh("slice")
         result = [hi - lo for lo, hi in zip(start, limit)]
         ones = ", ".join("1" for _ in shape)
         self._emit(f'{out} = "stablehlo.slice"({value}) {{start_indices = array<i64: '
                    f'{", ".join(map(str, start))}>, limit_indices = array<i64: '
                    f'{", ".join(map(str, limit))}>, strides = array<i64: {ones}>}} : '
-                   f"({self._t(shape)}) -> {self._t(result)}")
+                   f"({self._t(shape, element)}) -> {self._t(result, element)}")
         return out
 
     def _concat(self, values: list[str], shape: list[int], dim: int) -> str:

@@ -22,11 +22,13 @@ class LowerFft(ModulePass):
     Why: upstream stablehlo-legalize-to-linalg has no FFT. A dimension whose
     length factors into radices <= 16 and a leaf <= 64 (or a prime <= 128)
     becomes the O(N log N) four-step Cooley-Tukey of fft_fast (small DFT
-    matmuls, twiddle multiplies, transposes; RFFT/IRFFT through the complex
+    matmuls, twiddle multiplies, transposes; RFFT/IRFFT of even lengths as
+    half-length complex transforms (fft_real), odd ones through the complex
     transform). Others (short ones, those with a larger prime factor) become
     one `linalg.generic` that sums x[n] * w[(n*k) mod N] over n (O(N^2)).
-    The twiddles are exact f64 tables computed here (numpy). Everything runs
-    in f64 for every type; IFFT/IRFFT divide once by the product of the lengths.
+    The twiddles are exact f64 tables computed here (numpy). The arithmetic is
+    f64 for every type; single precision on the fast path stores f32 between
+    passes. IFFT/IRFFT divide once by the product of the lengths.
 
         %y = stablehlo.fft %x, type = FFT, length = [8]
       ->
@@ -51,9 +53,10 @@ class _Fft:
     operand: ir.RankedTensorType
     result: ir.RankedTensorType
     lines: list[str]
-    # The working precision. f64 for every type: an f32 Cooley-Tukey was 2-4x
-    # faster but 1.1-2.3x XLA's error for complex64 (docs/PERFORMANCE.md).
+    # The stored precision between passes (f32 for single precision on the
+    # fast path, see _stores_f32); the arithmetic (`compute`) is f64 always.
     real: str = "f64"
+    compute: str = "f64"
 
     @property
     def complex(self) -> str:
@@ -73,6 +76,8 @@ class _Fft:
         return _Fft(kind, lengths, operand, result, [])
 
     def helper_text(self, name: str) -> str:
+        if self._stores_f32():
+            self.real = "f32"
         value, shape = self._widen("%arg", self.operand)
         rank, count = self.operand.rank, len(self.lengths)
         axes = list(range(rank - count, rank))
@@ -91,6 +96,14 @@ class _Fft:
         body = "\n  ".join(self.lines)
         return (f"func.func private @{name}(%arg: {self.operand}) -> {self.result} {{\n"
                 f"  {body}\n  return {value} : {self.result}\n}}\n")
+
+    def _stores_f32(self) -> bool:
+        """Single precision with every axis on the fast path keeps f32 pairs
+        between passes (half the bytes) and does each pass's arithmetic in
+        f64, rounding once per pass: 0.3-0.6x XLA's error where f32
+        arithmetic was 1.1-2.3x (docs/PERFORMANCE.md)."""
+        single = "f32" in str(self.operand.element_type)
+        return single and all(fast_plan(n) is not None for n in self.lengths)
 
     def _emit(self, *lines: str) -> None:
         self.lines.extend(lines)
@@ -160,7 +173,7 @@ class _Fft:
         factors into small radices (fft_fast), else the direct DFT."""
         size = self.lengths[axis - (len(shape) - len(self.lengths))]
         if fast_plan(size) is not None:
-            stage = FastStage(self._emit, self._fresh, twiddle_table, self.real)
+            stage = FastStage(self._emit, self._fresh, twiddle_table, self.real, self.compute)
             return stage.stage(value, shape, axis, kind, size, sign)
         return self._direct_stage(value, shape, axis, kind, size, sign)
 

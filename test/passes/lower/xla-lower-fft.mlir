@@ -106,16 +106,60 @@ func.func @fft_128(%x: tensor<2x128xcomplex<f64>>) -> tensor<2x128xcomplex<f64>>
 
 // -----
 
-/// IRFFT of 64 points rebuilds the conjugate half: slice X[1:32], reverse,
-/// negate the imaginary parts, append; then the complex transform.
+/// IRFFT of 64 points runs as a 32-point complex inverse (fft_real): one
+/// elementwise pass pairs X[k] with X[32-k] (X[1:33] reversed, each term its
+/// own reverse so that none is materialized) into Z'[k], the transform, and
+/// the 32 pairs read as 64 reals (a reshape).
 // CHECK-LABEL: func.func private @xla_fft_0(
-// CHECK: stablehlo.slice %{{.*}} [0:3, 1:32, 0:2] : (tensor<3x33x2xf64>) -> tensor<3x31x2xf64>
-// CHECK: stablehlo.reverse %{{.*}}, dims = [1]
-// CHECK: stablehlo.constant dense<[1.000000e+00, -1.000000e+00]> : tensor<2xf64>
-// CHECK: stablehlo.concatenate {{.*}}, dim = 1 : (tensor<3x33x2xf64>, tensor<3x31x2xf64>) -> tensor<3x64x2xf64>
-// CHECK: stablehlo.dot_general
+// CHECK: %[[X:.*]] = stablehlo.concatenate {{.*}} -> tensor<3x33x2xf64>
+// CHECK: %[[HEAD:.*]] = stablehlo.slice %[[X]] [0:3, 0:32, 0:2] : (tensor<3x33x2xf64>) -> tensor<3x32x2xf64>
+// CHECK: stablehlo.reverse %[[HEAD]], dims = [2] : tensor<3x32x2xf64>
+// CHECK: %[[TAIL:.*]] = stablehlo.slice %[[X]] [0:3, 1:33, 0:2]
+// CHECK: stablehlo.reverse %[[TAIL]], dims = [1] : tensor<3x32x2xf64>
+// CHECK: %[[TAIL2:.*]] = stablehlo.slice %[[X]] [0:3, 1:33, 0:2]
+// CHECK: stablehlo.reverse %[[TAIL2]], dims = [1, 2] : tensor<3x32x2xf64>
+// CHECK-COUNT-3: stablehlo.add {{.*}} : tensor<3x32x2xf64>
+// CHECK: stablehlo.dot_general {{.*}} : (tensor<3x64xf64>, tensor<64x64xf64>) -> tensor<3x64xf64>
+// CHECK: stablehlo.reshape {{.*}} : (tensor<3x32x2xf64>) -> tensor<3x64xf64>
+// CHECK-NOT: tensor<3x64x2xf64>
 // CHECK-LABEL: func.func @irfft_64
 func.func @irfft_64(%x: tensor<3x33xcomplex<f64>>) -> tensor<3x64xf64> {
   %y = stablehlo.fft %x, type = IRFFT, length = [64] : (tensor<3x33xcomplex<f64>>) -> tensor<3x64xf64>
   return %y : tensor<3x64xf64>
+}
+
+// -----
+
+/// An odd IRFFT (63) rebuilds the conjugate half: slice X[1:32], reverse,
+/// negate the imaginary parts, append; then the complex transform.
+// CHECK-LABEL: func.func private @xla_fft_0(
+// CHECK: stablehlo.slice %{{.*}} [0:3, 1:32, 0:2] : (tensor<3x32x2xf64>) -> tensor<3x31x2xf64>
+// CHECK: stablehlo.reverse %{{.*}}, dims = [1]
+// CHECK: stablehlo.constant dense<[1.000000e+00, -1.000000e+00]> : tensor<2xf64>
+// CHECK: stablehlo.concatenate {{.*}}, dim = 1 : (tensor<3x32x2xf64>, tensor<3x31x2xf64>) -> tensor<3x63x2xf64>
+// CHECK: stablehlo.dot_general
+// CHECK-LABEL: func.func @irfft_63
+func.func @irfft_63(%x: tensor<3x32xcomplex<f64>>) -> tensor<3x63xf64> {
+  %y = stablehlo.fft %x, type = IRFFT, length = [63] : (tensor<3x32xcomplex<f64>>) -> tensor<3x63xf64>
+  return %y : tensor<3x63xf64>
+}
+
+// -----
+
+/// A single-precision RFFT of 128 points: the 128 reals are 64 f32 pairs (a
+/// reshape), the 64-point transform widens to f64 for its matmul and rounds
+/// to f32 once; the even/odd split is one f64 pass rounded to f32 again.
+// CHECK-LABEL: func.func private @xla_fft_0(
+// CHECK: stablehlo.reshape %{{.*}} : (tensor<2x128xf32>) -> tensor<2x64x2xf32>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<2x128xf32>) -> tensor<2x128xf64>
+// CHECK: stablehlo.dot_general {{.*}} : (tensor<2x128xf64>, tensor<128x128xf64>) -> tensor<2x128xf64>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<2x64x2xf64>) -> tensor<2x64x2xf32>
+// CHECK: stablehlo.concatenate {{.*}} -> tensor<2x65x2xf32>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<2x65x2xf32>) -> tensor<2x65x2xf64>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<2x65x2xf64>) -> tensor<2x65x2xf32>
+// CHECK: stablehlo.complex {{.*}} : tensor<2x65xcomplex<f32>>
+// CHECK-LABEL: func.func @rfft_128_f32
+func.func @rfft_128_f32(%x: tensor<2x128xf32>) -> tensor<2x65xcomplex<f32>> {
+  %y = stablehlo.fft %x, type = RFFT, length = [128] : (tensor<2x128xf32>) -> tensor<2x65xcomplex<f32>>
+  return %y : tensor<2x65xcomplex<f32>>
 }
