@@ -72,6 +72,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         "xla-narrow-index-vectors",                       # an i8 iota's lanes added in i8, not i64 then packed
         "xla-readonly-inputs",                            # never write into the caller's arrays
         "xla-spread-readonly-reads",                      # a weight read 1,000 times: no quadratic analysis
+        "xla-scalar-loop-carries",                        # a scan's counter and scalar carry in registers, not buffers
         "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map "
         "allow-return-allocs-from-loops}",                # scf.while from stablehlo.while yields new tensors
