@@ -89,8 +89,10 @@ def _scalar_carries(loop: ir.Operation, positions: list[int]) -> ir.Operation:
                                                           ir.InsertionPoint(terminator), location)
         after_loop = ir.InsertionPoint.after(new)
         for i, (old_result, result) in enumerate(zip(loop.results, new.results)):
-            old_result.replace_all_uses_with(_tensor(result, tensors[i], after_loop, location)
-                                             if i in positions else result)
+            if i not in positions:
+                old_result.replace_all_uses_with(result)
+            elif list(old_result.uses):                   # the counter is seldom read after the loop
+                old_result.replace_all_uses_with(_tensor(result, tensors[i], after_loop, location))
     loop.erase()
     return new
 

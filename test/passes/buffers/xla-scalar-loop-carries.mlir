@@ -18,7 +18,10 @@
 // CHECK: %[[W:.*]] = tensor.insert %[[PRODUCT]] into %[[YS]][%{{.*}}] : tensor<16xf32>
 // CHECK: %[[NEXT:.*]] = arith.addi %[[J]], %{{.*}} : i32
 // CHECK: scf.yield %[[NEXT]], %[[SUM]], %[[W]] : i32, f32, tensor<16xf32>
+/// The counter is not read after the loop: no tensor of it there.
+// CHECK-NOT: tensor.from_elements %{{.*}}#0
 // CHECK: %[[R:.*]] = tensor.from_elements %{{.*}}#1 : tensor<f32>
+// CHECK-NOT: tensor.from_elements
 // CHECK: return %[[R]], %{{.*}}#2
 /// Bufferized: no buffer, copy or allocation in the loop, one store per trip.
 // BUF-LABEL: func.func @scan
