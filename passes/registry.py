@@ -19,6 +19,7 @@ _REGISTRY: dict[str, str] = {
     "xla-verify-lowered": "lower.verify_lowered:VerifyLowered",
     "xla-readonly-inputs": "buffers.readonly_inputs:ReadonlyInputs",
     "xla-spread-readonly-reads": "buffers.spread_readonly_reads:SpreadReadonlyReads",
+    "xla-scalar-loop-carries": "buffers.scalar_loop_carries:ScalarLoopCarries",
     "xla-split-alloc-deallocs": "buffers.split_alloc_deallocs:SplitAllocDeallocs",
     "xla-saturate-float-to-int": "numerics.saturate_float_to_int:SaturateFloatToInt",
     "xla-strided-copy-to-linalg": "buffers.strided_copy_to_linalg:StridedCopyToLinalg",

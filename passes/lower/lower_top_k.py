@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, symbol_name
 from xlac.passes.helper_calls import parse_at
 from xlac.passes.lower.builders.top_k_kernel import TOP_K_ATTR, helper_text, order_of
 
 
+@dataclass(frozen=True)
 class LowerTopK(ModulePass):
     """Give each private declaration marked `xla.top_k = k` its body: every row
     (in parallel) read once against a sorted buffer of the k best so far,
@@ -15,10 +18,15 @@ class LowerTopK(ModulePass):
     loops on tensors; `inline` then puts it in place. Ties keep the earlier
     element first and floats compare in total order, as the sort chlo.top_k
     legalizes to; `xla.top_k_smallest` and `xla.top_k_canonical` ask for the
-    k smallest and for jnp.sort's order (see top_k_keys.py).
+    k smallest and for jnp.sort's order (see top_k_keys.py). From k =
+    ``counted-insert-k`` on (0: never) an element finds its slot by counting
+    the better keys with vector compares and the worse ones move down a vector
+    at a time (top_k_kernel.py's counted insert): the CPU's with AVX-512.
     """
 
     name = "xla-lower-top-k"
+
+    counted_insert_k: int = 0
 
     def run(self, module: ir.Operation) -> None:
         body = module.regions[0].blocks[0]
@@ -30,7 +38,7 @@ class LowerTopK(ModulePass):
             index = str(ir.RankedTensorType(ftype.results[1]).element_type)
             k = ir.IntegerAttr(func.attributes[TOP_K_ATTR]).value
             text = helper_text(symbol_name(func), list(source.shape), str(source.element_type), k,
-                               index, order_of(func.attributes))
+                               index, order_of(func.attributes), self.counted_insert_k)
             parsed = parse_at(text, func)
             for helper in list(parsed.body.operations):
                 ir.InsertionPoint(body).insert(helper.operation.detach_from_parent())

@@ -14,6 +14,10 @@ TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typi
 if TYPE_CHECKING:
     from xlac.options import Options
 
+# k from which a counted top-k (``lower_to_linalg``'s ``counted_top_k``) counts:
+# below it the walk up the buffer is as fast (k = 96, 128 measured even on Zen 4)
+COUNTED_TOP_K = 128
+
 
 def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
     """input -> "stablehlo": one verified StableHLO function with static shapes."""
@@ -54,7 +58,7 @@ def fuse(remarks: bool | str = False) -> list[str]:
 
 def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int | str = 0,
                     parallel_rows: bool = True, library_contractions: bool | str = False,
-                    narrow_sums_in_f32: bool | str = False) -> list[str]:
+                    narrow_sums_in_f32: bool | str = False, counted_top_k: bool | str = False) -> list[str]:
     """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused.
 
     ``complex_as_real``: complex contractions as four real ones, for a target
@@ -72,8 +76,12 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     ``narrow_sums_in_f32``: f16/bf16/f8 sums accumulate in f32, rounded once
     (xla-widen-narrow-sums), for a target whose f32 reductions run in vector
     lanes (the CPU's); with them, complex tensors of sums and moves as pairs
-    of their parts (xla-complex-as-pairs).
+    of their parts (xla-complex-as-pairs). ``counted_top_k``: a top-k of k >= 128
+    finds each slot by vector compares (the CPU's with AVX-512; with AVX2 the
+    walk measured faster, PERFORMANCE.md).
     """
+    top_k = f"xla-lower-top-k{{counted-insert-k={COUNTED_TOP_K}}}" if true_flag(counted_top_k) \
+        else "xla-lower-top-k"
     sort = "xla-lower-sort{parallel-rows=true}" if parallel_rows else "xla-lower-sort"
     split_complex = ["xla-split-complex-contractions"] if complex_as_real else []
     contiguous = ["xla-contiguous-contraction-operands"] if complex_as_real else []
@@ -110,7 +118,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         "xla-split-f64-truncation",                       # f64 -> f16/bf16 via f32: the JIT lacks __truncdfhf2
         "xla-fold-empty-reductions",                      # reduce of a zero-size tensor = init; upstream leaves it
         sort,                                             # merge sort in scf loops; no upstream pattern
-        "xla-lower-top-k",                                # top_k: one pass per row against a k-buffer
+        top_k,                                            # top_k: one pass per row against a k-buffer
         *split_complex,                                   # complex dot/conv as four real ones: the real schedules
         widen,                                            # narrow/mixed dot/conv in f32 or i32, as XLA: one rounding, wide schedules
         *mark,                                            # precision=HIGHEST: the matmul's compute type
@@ -159,14 +167,15 @@ def fused_stage(entry: str, options: Options) -> list[str]:
 
 
 def linalg_stage(complex_as_real: bool, parallel_rows: bool = True, library_contractions=None,
-                 narrow_sums_in_f32: bool = False):
+                 narrow_sums_in_f32: bool = False, counted_top_k=None):
     """The "linalg" stage (``lower_to_linalg``'s ``complex_as_real``, ``parallel_rows`` and
     ``narrow_sums_in_f32``; ``library_contractions``: options -> whether the target's matmuls
     go to a library)."""
     def linalg(entry: str, options: Options) -> list[str]:
         library = bool(library_contractions and library_contractions(options))
+        counted = bool(counted_top_k and counted_top_k(options))
         return lower_to_linalg(complex_as_real, options.collective_bucket_bytes, parallel_rows,
-                               library, narrow_sums_in_f32)
+                               library, narrow_sums_in_f32, counted)
     return linalg
 
 

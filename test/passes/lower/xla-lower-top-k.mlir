@@ -1,4 +1,5 @@
-// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-lower-top-k)' --split-input-file | FileCheck %s
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-lower-top-k{counted-insert-k=128})' --split-input-file | FileCheck %s
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-lower-top-k)' --split-input-file | FileCheck %s --check-prefix=WALK
 
 /// The declaration gets a body: rows in parallel, one pass over each row
 /// against a buffer of the k best keys (total order: sign-flipped bits),
@@ -41,3 +42,30 @@ func.func @main(%x: tensor<40xbf16>) -> (tensor<3xbf16>, tensor<3xi32>) {
   return %r#0, %r#1 : tensor<3xbf16>, tensor<3xi32>
 }
 func.func private @xla_top_k_0(tensor<40xbf16>) -> (tensor<3xbf16>, tensor<3xi32>) attributes {xla.top_k = 3 : i64, xla.top_k_smallest, xla.top_k_canonical}
+
+// -----
+
+/// k = 200 (>= counted-insert-k): the buffers have room for one vector past the k slots
+/// (208 + 16), and an element finds its slot by counting the keys at least
+/// as good, 16 at a time, then the worse ones move down 16 at a time (a
+/// select of moved and kept lanes, whole vectors stored): no walk with a
+/// compare per key.
+// CHECK-LABEL: func.func private @xla_top_k_0_rows
+// CHECK: linalg.fill ins(%{{.*}} : i32) outs(%{{.*}} : tensor<224xi32>)
+// CHECK-LABEL: func.func private @xla_top_k_0_insert
+// CHECK-NOT: scf.while
+// CHECK: arith.cmpi sge, %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK: vector.reduction <add>, %{{.*}} : vector<16xi32> into i32
+// CHECK: vector.create_mask %{{.*}} : vector<16xi1>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xi32>
+// CHECK: arith.select %{{.*}}, %{{.*}}, %{{.*}} : vector<16xi1>, vector<16xindex>
+// CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%{{.*}}] {in_bounds = [true]} : vector<16xi32>, tensor<224xi32>
+// CHECK: vector.transfer_write %{{.*}}, %{{.*}}[%{{.*}}] {in_bounds = [true]} : vector<16xindex>, tensor<224xindex>
+/// Without counted-insert-k (AVX2): the walk, buffers of k.
+// WALK: func.func private @xla_top_k_0_insert(%{{.*}}: tensor<200xi32>,
+// WALK: scf.while
+func.func @main(%x: tensor<2x1000xf32>) -> (tensor<2x200xf32>, tensor<2x200xi32>) {
+  %v, %i = call @xla_top_k_0(%x) : (tensor<2x1000xf32>) -> (tensor<2x200xf32>, tensor<2x200xi32>)
+  return %v, %i : tensor<2x200xf32>, tensor<2x200xi32>
+}
+func.func private @xla_top_k_0(tensor<2x1000xf32>) -> (tensor<2x200xf32>, tensor<2x200xi32>) attributes {xla.top_k = 200 : i64}

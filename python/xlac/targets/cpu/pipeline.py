@@ -72,6 +72,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         "xla-narrow-index-vectors",                       # an i8 iota's lanes added in i8, not i64 then packed
         "xla-readonly-inputs",                            # never write into the caller's arrays
         "xla-spread-readonly-reads",                      # a weight read 1,000 times: no quadratic analysis
+        "xla-scalar-loop-carries",                        # a scan's counter and scalar carry in registers, not buffers
         "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map "
         "allow-return-allocs-from-loops}",                # scf.while from stablehlo.while yields new tensors
@@ -208,6 +209,12 @@ _EMULATED = ",".join(("bf16", "f8E5M2", "f8E4M3", "f8E3M4", "f8E4M3FN", "f8E4M3F
                       "f8E4M3B11FNUZ"))
 
 
+def counted_top_k(options: Options) -> bool:
+    """Large top-ks find slots by vector compares with AVX-512 (64-byte vectors);
+    with AVX2 the walk up the buffer measured faster (PERFORMANCE.md)."""
+    return cpu_model(options.cpu).vector_bytes >= 64
+
+
 def stablehlo_stage(entry: str, options: Options) -> list[str]:
     """The "stablehlo" stage's steps on the CPU."""
     return ingest_cpu(entry, cpu_model(options.cpu).vector_bytes)
@@ -272,7 +279,8 @@ def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0
     (``micro_kernels``: calls to the prebuilt kernels, which xlac's JIT and link bind;
     ``amx``: large bf16 matmuls on a bf16 one, ``bf16_kernel``; ``l1d_bytes``: see ``bufferize``;
     ``fma``, ``permute_selects``: see ``lower_to_llvm``)."""
-    return (ingest_cpu(entry, vector_bytes) + fuse(remarks) + lower_to_linalg(narrow_sums_in_f32=True)
+    return (ingest_cpu(entry, vector_bytes) + fuse(remarks) + lower_to_linalg(narrow_sums_in_f32=True,
+                                                                               counted_top_k=int(vector_bytes) >= 64)
             + bufferize(threads, vector_bytes, amx=amx, l1d_bytes=l1d_bytes)
             + lower_to_llvm(native_bf16, micro_kernels=micro_kernels, threads=threads, bf16_kernel=bf16_kernel,
                             fma=fma, permute_selects=permute_selects, split_copy_bytes=split_copy_bytes))

@@ -6,11 +6,13 @@ pieces compiled in worker processes and linked); code read back from bytes:
 
 from __future__ import annotations
 
-from xlac.targets.cpu.pipeline import bufferized_stage, llvm_stage, stablehlo_stage
+from xlac.targets.cpu.pipeline import bufferized_stage, counted_top_k, llvm_stage, stablehlo_stage
 from xlac.targets.target import Stage, Target, front_stages
 
-# every target's; f16/bf16 sums in f32: the CPU's reduction schedules take f32 lanes
-_INPUT, _STABLEHLO, _FUSED, _LINALG = front_stages("cpu", narrow_sums_in_f32=True)
+# every target's; f16/bf16 sums in f32: the CPU's reduction schedules take f32 lanes;
+# large top-ks counted with AVX-512
+_INPUT, _STABLEHLO, _FUSED, _LINALG = front_stages("cpu", narrow_sums_in_f32=True,
+                                                   counted_top_k=counted_top_k)
 
 CPU = Target(
     name="cpu",
