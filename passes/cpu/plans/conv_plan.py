@@ -1,7 +1,8 @@
 """Tile sizes for the NHWC convolutions (passes/cpu/schedules/conv.mlir),
 read through contraction_plan: register tiles of pixels x filters that divide
-the row and the filters (the 1-D vectorizer has no masks), and whether the
-filters' loop goes outside the pixels'."""
+the row and the filters (the 1-D vectorizer has no masks) or, where those fit
+badly, tiles of whole vectors whose loops' last steps are peeled (conv_tails),
+and whether the filters' loop goes outside the pixels'."""
 
 from __future__ import annotations
 
@@ -9,18 +10,19 @@ import math
 
 from xlac.mlir import ir
 from xlac.passes.cpu.plans.chunks import divisor, static_tiles
+from xlac.passes.cpu.plans.conv_tails import channel_step, peeled_tile
 from xlac.passes.cpu.plans.schedule_plan import CONTRACTIONS, LoopNest, Machine, Plan
 
 
 def conv_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan | None:
-    """Any strides and dilations (the 1-D vectorizer handles them); tiles must
-    divide ow, f and c: that vectorizer has no masks."""
+    """Any strides and dilations (the 1-D vectorizer handles them); tiles
+    divide ow, f and c or their last steps are peeled: that vectorizer has no masks."""
     n, oh, ow, f, kh, kw, c = nest.extents
     lanes = machine.vector_bytes // nest.element_bytes
     accumulators = 16 if machine.registers >= 32 else 12
     tiles = [t for t in (_conv_tile(ow, f, lanes, v, accumulators)
                          for v in filter_vectors(machine)) if t]
-    tc = divisor(c, lanes)
+    tc = channel_step(c, lanes)
     if not (tiles and tc):
         return None
     # most FMAs per value loaded (tw broadcasts + vectors filter loads per c):
@@ -29,8 +31,10 @@ def conv_plan(op: ir.Operation, nest: LoopNest, machine: Machine) -> Plan | None
     tw, tf = max(tiles, key=lambda t: t[0] * t[1] / (t[0] * lanes + t[1]))
     if tw * tf < LATENCY_ACCUMULATORS * lanes:
         tw, tf = _tight_tile(ow, f, c, lanes, machine) or (tw, tf)
+    tw, tf = peeled_tile(ow, f, lanes, machine, accumulators, filter_vectors(machine), (tw, tf))
     name = CONTRACTIONS["linalg.conv_2d_nhwc_hwcf"]
-    if _filters_outer(op, nest, tw, tf) or _strided_filter_slice(nest, tf, machine):
+    divides = ow % tw == 0 and f % tf == 0      # filters outside: whole tiles only (the packed slice)
+    if divides and (_filters_outer(op, nest, tw, tf) or _strided_filter_slice(nest, tf, machine)):
         cf, cn, ch, cw = static_tiles((f, n, oh, ow), machine.threads, (tf, 1, 1, tw),
                                       kh * kw * c)
         return Plan(name + "_filters_outer", (cn, ch, cw, cf, tw, tf, tc))

@@ -5,7 +5,8 @@
 // kh and the row fixed the tile is a 1-D convolution (`decompose`), which
 // vectorizes to one contraction over the channels per tap: a broadcast input
 // channel times tf filter values, FMA'd. The 1-D vectorizer has no masks, so
-// the planner picks tiles that divide the extents (schedule_plan.py).
+// the planner picks tiles that divide the extents, or tiles whose loops' last,
+// short steps @xla_peel_tails peels into static tiles of their own (conv_plan.py).
 // Parameters: the forall tile sizes of (n, oh, ow, f) (0 = not split), then
 // the register tile tw (pixels), tf (filters) and the channel step tc.
 module attributes {transform.with_named_sequence} {
@@ -28,7 +29,12 @@ module attributes {transform.with_named_sequence} {
       -> (!transform.any_op, !transform.any_op, !transform.any_op,
                                 !transform.any_op, !transform.any_op, !transform.any_op,
                                 !transform.any_op, !transform.any_op)
-    transform.include @xla_conv_register_tiles failures(propagate) (%tile, %forall2)
+    transform.include @xla_peel failures(suppress) (%loops#6) : (!transform.any_op) -> ()
+    transform.include @xla_peel_tails failures(propagate) (%loops#2, %loops#3, %forall2)
+      : (!transform.any_op, !transform.any_op, !transform.any_op) -> ()
+    %tiles = transform.structured.match ops{["linalg.conv_2d_nhwc_hwcf"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    transform.include @xla_conv_register_tiles failures(propagate) (%tiles, %forall2)
       : (!transform.any_op, !transform.any_op) -> ()
     transform.yield
   }
@@ -62,7 +68,12 @@ module attributes {transform.with_named_sequence} {
       -> (!transform.any_op, !transform.any_op, !transform.any_op,
                                 !transform.any_op, !transform.any_op, !transform.any_op,
                                 !transform.any_op)
-    transform.include @xla_conv_register_tiles failures(propagate) (%tile, %forall2)
+    transform.include @xla_peel failures(suppress) (%loops#5) : (!transform.any_op) -> ()
+    transform.include @xla_peel_tails failures(propagate) (%loops#2, %filter_loop, %forall2)
+      : (!transform.any_op, !transform.any_op, !transform.any_op) -> ()
+    %tiles = transform.structured.match ops{["linalg.conv_2d_nhwc_hwcf"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    transform.include @xla_conv_register_tiles failures(propagate) (%tiles, %forall2)
       : (!transform.any_op, !transform.any_op) -> ()
     transform.yield
   }
@@ -99,7 +110,11 @@ module attributes {transform.with_named_sequence} {
     %fill_tile, %fill_loops:4 = transform.structured.tile_using_for %fill_chunk tile_sizes [1, 1, %tw, %tf]
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
-    transform.structured.vectorize %fill_tile : !transform.any_op
+    transform.include @xla_peel_tails failures(propagate) (%fill_loops#2, %fill_loops#3, %forall2)
+      : (!transform.any_op, !transform.any_op, !transform.any_op) -> ()
+    %fill_tiles = transform.structured.match ops{["linalg.fill"]} in %forall2
+      : (!transform.any_op) -> !transform.any_op
+    transform.structured.vectorize %fill_tiles : !transform.any_op
     transform.yield %chunk, %forall2 : !transform.any_op, !transform.any_op
   }
 
@@ -124,6 +139,28 @@ module attributes {transform.with_named_sequence} {
                                 !transform.any_op)
     transform.structured.vectorize %row : !transform.any_op
     transform.yield %padded : !transform.any_op
+  }
+
+  // Tiles that do not divide the row (tw pixels) or the filters (tf): each
+  // loop's last, partial step peeled off (the filters' first, so the row's
+  // tail holds both the whole filter tiles and the short one), and the
+  // peeled steps' sizes folded to constants, so that every tile has a static
+  // shape for the maskless 1-D vectorizer. A main tile of whole vectors and a
+  // short tail, where a tile dividing 33 filters was 11 wide (3 ymm pieces at
+  // AVX2) and one dividing a 26-pixel row 2 pixels (docs/PERFORMANCE.md).
+  // A loop its tile divides fails to peel: nothing to do. The channels'
+  // loop (17 channels: 8 + 8 + 1, not 17 steps of one) is peeled before.
+  transform.named_sequence @xla_peel_tails(
+      %pixels: !transform.any_op {transform.readonly},
+      %filters: !transform.any_op {transform.readonly},
+      %scope: !transform.any_op {transform.readonly}) {
+    transform.include @xla_peel failures(suppress) (%filters) : (!transform.any_op) -> ()
+    transform.include @xla_peel failures(suppress) (%pixels) : (!transform.any_op) -> ()
+    transform.apply_patterns to %scope {
+      transform.apply_patterns.linalg.tiling_canonicalization
+      transform.apply_patterns.canonicalization
+    } : !transform.any_op
+    transform.yield
   }
 
 }

@@ -259,6 +259,33 @@ func.func @conv_pixels_outer(%x: tensor<1x24x24x1024xf32>, %w: tensor<1x1x1024x1
 
 // -----
 
+/// 33 filters and 17 channels on 30-pixel rows: tiles of whole vectors, the
+/// last, short step of the filters' (33 = 32 + 1 or 16 + 16 + 1), the
+/// pixels' (30 = 3 x 8 + 6) and the channels' loops (17 = 16 + 1 or 8 + 8 + 1)
+/// peeled, every tile static; not one 11-filter tile on 1-channel steps.
+// CHECK-LABEL: func.func @conv_filter_tail
+// CHECK-DAG: vector.contract {{.*}} : vector<8x16xf32>, vector<16x32xf32> into vector<8x32xf32>
+// CHECK-DAG: vector.contract {{.*}} : vector<6x16xf32>, vector<16x32xf32> into vector<6x32xf32>
+// CHECK-DAG: vector.contract {{.*}} : vector<8x16xf32>, vector<16x1xf32> into vector<8x1xf32>
+// CHECK-DAG: vector.contract {{.*}} : vector<8x1xf32>, vector<1x32xf32> into vector<8x32xf32>
+// CHECK-NOT: linalg.conv_2d_nhwc_hwcf
+// AVX2-LABEL: func.func @conv_filter_tail
+// AVX2-DAG: vector.contract {{.*}} : vector<6x8xf32>, vector<8x16xf32> into vector<6x16xf32>
+// AVX2-DAG: vector.contract {{.*}} : vector<6x8xf32>, vector<8x1xf32> into vector<6x1xf32>
+// AVX2-DAG: vector.contract {{.*}} : vector<6x1xf32>, vector<1x16xf32> into vector<6x16xf32>
+// AVX2-NOT: vector<6x11xf32>
+// AVX2-NOT: linalg.conv_2d_nhwc_hwcf
+func.func @conv_filter_tail(%x: tensor<2x32x32x17xf32>, %w: tensor<3x3x17x33xf32>) -> tensor<2x30x30x33xf32> {
+  %zero = arith.constant 0.0 : f32
+  %empty = tensor.empty() : tensor<2x30x30x33xf32>
+  %c = linalg.fill ins(%zero : f32) outs(%empty : tensor<2x30x30x33xf32>) -> tensor<2x30x30x33xf32>
+  %r = linalg.conv_2d_nhwc_hwcf {dilations = dense<1> : tensor<2xi64>, strides = dense<1> : tensor<2xi64>}
+    ins(%x, %w : tensor<2x32x32x17xf32>, tensor<3x3x17x33xf32>) outs(%c : tensor<2x30x30x33xf32>) -> tensor<2x30x30x33xf32>
+  return %r : tensor<2x30x30x33xf32>
+}
+
+// -----
+
 /// Elementwise f32 with a transcendental: 64 lanes at a time (four AVX-512
 /// registers, for the polynomial's latency); too small to split.
 // CHECK-LABEL: func.func @tanh

@@ -66,3 +66,53 @@ def test_avx2_conv_with_four_filter_vectors_is_right(c, f, sequence):
     exe = xlac.compile(text, cpu="x86-64-v3", cache=False)
     if "x86-64-v3" in runnable_levels("x86-64-v3"):
         np.testing.assert_allclose(exe(x, w), want, rtol=1e-5, atol=1e-4)
+
+
+def _conv_plan_of(n: int, ow: int, c: int, f: int, k: int, machine: Machine):
+    """The plan of a k x k VALID convolution of n rows of ow output pixels."""
+    q = ow + k - 1
+    text = (f"func.func @main(%x: tensor<1x{q}x{q}x{c}xf32>, %w: tensor<{k}x{k}x{c}x{f}xf32>) -> tensor<1x{ow}x{ow}x{f}xf32> {{\n"
+            f"  %z = arith.constant 0.0 : f32\n  %e = tensor.empty() : tensor<1x{ow}x{ow}x{f}xf32>\n"
+            f"  %o = linalg.fill ins(%z : f32) outs(%e : tensor<1x{ow}x{ow}x{f}xf32>) -> tensor<1x{ow}x{ow}x{f}xf32>\n"
+            f"  %r = linalg.conv_2d_nhwc_hwcf ins(%x, %w : tensor<1x{q}x{q}x{c}xf32>, tensor<{k}x{k}x{c}x{f}xf32>) "
+            f"outs(%o : tensor<1x{ow}x{ow}x{f}xf32>) -> tensor<1x{ow}x{ow}x{f}xf32>\n"
+            f"  return %r : tensor<1x{ow}x{ow}x{f}xf32>\n}}")
+    return plan_of(text, "linalg.conv_2d_nhwc_hwcf", machine)
+
+
+def test_odd_filters_and_rows_take_whole_vector_tiles_with_tails():
+    """33 filters on 30-pixel rows, 17 channels (bench's big.conv.f32): tiles of
+    whole vectors with peeled tails (6 x 16 and 8-channel steps at AVX2, 8 x 32
+    and 16 at AVX-512), not 6 x 11 on 1-channel steps; a 26-pixel row of 24
+    filters (conv.asym_pad) 6 x 16 and 7 x 16, an 8-filter tail, at AVX2 and
+    AVX-512, not 2 x 8 and 2 x 24 (24: three vectors, or a zmm and a ymm)."""
+    assert _conv_plan_of(1, 30, 17, 33, 3, AVX2).params[-3:] == (6, 16, 8)
+    assert _conv_plan_of(1, 30, 17, 33, 3, AVX512).params[-3:] == (8, 32, 16)
+    assert _conv_plan_of(1, 26, 16, 24, 5, AVX2).params[-3:] == (6, 16, 8)
+    assert _conv_plan_of(1, 26, 16, 24, 5, AVX512).params[-3:] == (7, 16, 16)
+
+
+def test_dividing_tiles_stay_where_they_fit():
+    """Rows and filter counts the dividing tiles fit (the real models') keep them."""
+    assert _conv_plan(32, 128, 128, AVX2).params[-3:] == (2, 32, 8)
+    assert _conv_plan(7, 64, 64, AVX2).params[-3:] == (7, 8, 8)
+    assert _conv_plan(28, 64, 64, AVX512).params[-3:] == (7, 32, 16)
+
+
+@pytest.mark.parametrize("cpu", runnable_levels("x86-64-v3", "x86-64-v4"))
+@pytest.mark.parametrize("f, c, pixels", [(1, 3, 9), (7, 5, 11), (8, 17, 13), (9, 9, 11), (17, 17, 15),
+                                          (33, 17, 13), (65, 4, 9)])
+def test_conv_tails_are_right(cpu, f, c, pixels):
+    """Filter counts around the vectors (1, 7, 8, 9, 17, 33, 65), odd rows and
+    channel counts: the peeled tails against numpy."""
+    q = pixels + 2
+    shapes = f"(tensor<1x{q}x{q}x{c}xf32>, tensor<3x3x{c}x{f}xf32>) -> tensor<1x{pixels}x{pixels}x{f}xf32>"
+    text = (f"func.func @main(%x: tensor<1x{q}x{q}x{c}xf32>, %w: tensor<3x3x{c}x{f}xf32>) "
+            f"-> tensor<1x{pixels}x{pixels}x{f}xf32> {{\n"
+            "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], "
+            "window = {} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
+            f"{shapes}\n  return %y : tensor<1x{pixels}x{pixels}x{f}xf32>\n}}")
+    rng = np.random.default_rng(f)
+    x, w = rng.standard_normal((1, q, q, c), dtype=np.float32), rng.standard_normal((3, 3, c, f), dtype=np.float32)
+    want = sum(np.einsum("nhwc,cf->nhwf", x[:, i:i + pixels, j:j + pixels], w[i, j]) for i in range(3) for j in range(3))
+    np.testing.assert_allclose(xlac.compile(text, cpu=cpu, cache=False)(x, w), want, rtol=1e-5, atol=1e-4)
