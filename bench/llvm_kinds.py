@@ -31,7 +31,9 @@ import llvm_work  # noqa: E402 - the pieces and engine timing this tool shares
 
 _CALLS_MICRO_KERNEL = re.compile(r"llvm\.call @xlac_ukernel_")
 _FMA = re.compile(r"llvm\.intr\.(fma|fmuladd)\b")
-_PARALLEL = re.compile(r"\bomp\.(wsloop|parallel)\b")
+# an OpenMP loop of its own, or (xla-shared-parallel-dispatch) a call of the module's one region
+_PARALLEL = re.compile(r"\bomp\.(wsloop|parallel)\b|llvm\.call @xla_parallel_for")
+_ADDRESSED = re.compile(r"llvm\.mlir\.addressof @([\w.$-]+)")
 _TIMER_ROW = re.compile(r"^\s*(?:[\d.]+ \(\s*[\d.]+%\)\s+){2}([\d.]+) \(\s*[\d.]+%\)\s+"
                         r"[\d.]+ \(\s*[\d.]+%\)\s+(.+?)(?: #\d+)?\s*$")
 CONTRACTION_FMAS = 16             # FMAs in one function: a register tile's, not an epilogue's
@@ -48,6 +50,17 @@ def kernel_kind(name: str, text: str, entry: str = "main") -> str:
     return "parallel" if _PARALLEL.search(text) else "serial"
 
 
+def loop_bodies(name: str, texts: dict[str, str]) -> list[str]:
+    """The functions of the piece whose address ``name`` takes: the loop bodies it
+    hands the shared parallel region (xla-shared-parallel-dispatch)."""
+    return [found for found in _ADDRESSED.findall(texts[name]) if found in texts]
+
+
+def with_loop_bodies(name: str, texts: dict[str, str]) -> str:
+    """``name``'s text and its loop bodies': what its kind is told from."""
+    return "\n".join([texts[name], *(texts[body] for body in loop_bodies(name, texts))])
+
+
 def summed_pass_times(report: str, section: str = "Pass execution timing report") -> dict[str, float]:
     """User+system seconds per pass name in one section of LLVM's ``-time-passes``
     report, a pass's instances (``Name #3``, one per pass manager) summed."""
@@ -62,12 +75,15 @@ def summed_pass_times(report: str, section: str = "Pass execution timing report"
 
 
 def alone(module, name: str, texts: dict[str, str], context):
-    """Function ``name`` of a lowered piece in a module of its own, and what it leaves undefined."""
+    """Function ``name`` of a lowered piece in a module of its own, with the loop
+    bodies it hands the shared parallel region (``@<name>_chunk``: its own code), and
+    what it leaves undefined (the region itself is a function of the piece's own)."""
     from xlac.mlir import ir
     from xlac.targets.cpu import piece_worker as worker
     from xlac.targets.cpu.pieces import _piece
     top = [op.operation for op in module.body.operations]
-    single = ir.Module.parse(_piece(module, top, [name], texts, name).bytecode, context)
+    members = [name, *loop_bodies(name, texts)]
+    single = ir.Module.parse(_piece(module, top, members, texts, name).bytecode, context)
     external = tuple(worker._name(op) for op in single.body.operations if worker._undefined(op.operation))
     return single.operation.get_asm(enable_debug_info=False), external
 
@@ -92,7 +108,7 @@ def by_kind(name: str, levels: list[int], repeat: int) -> None:
         for function, text in texts.items():
             if "internal" in text.split("(", 1)[0]:          # a helper the steps added: compiled with its caller
                 continue
-            kind = kernel_kind(function, text)
+            kind = kernel_kind(function, with_loop_bodies(function, texts))
             source, external = alone(module, function, texts, context)
             counts[kind] += 1
             first = None

@@ -41,8 +41,9 @@ def captured_pieces(text: str) -> list:
     real = pieces.compile_pieces
 
     def keep(found, *args, **kwargs):
-        captured.extend(found)
-        return real(found, *args, **kwargs)
+        made = list(found)        # the pieces come as a generator, made while the first compile
+        captured.extend(made)
+        return real(made, *args, **kwargs)
     pieces.compile_pieces = keep
     try:
         xlac.compile(text, cache=False)

@@ -103,6 +103,7 @@ _REGISTRY: dict[str, str] = {
     "xla-inline-schedule-calls": "cpu.inline_schedule_calls:InlineScheduleCalls",
     "xla-target-cpu": "cpu.target_cpu:TargetCpu",
     "xla-openmp-dynamic-schedule": "cpu.openmp_dynamic_schedule:OpenmpDynamicSchedule",
+    "xla-shared-parallel-dispatch": "cpu.shared_parallel_dispatch:SharedParallelDispatch",
     "xla-unmask-contractions": "cpu.unmask_contractions:UnmaskContractions",
     "xla-narrow-index-vectors": "cpu.narrow_index_vectors:NarrowIndexVectors",
     "xla-micro-kernel-calls": "cpu.micro_kernel_calls:MicroKernelCalls",

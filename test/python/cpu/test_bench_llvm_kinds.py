@@ -45,3 +45,14 @@ def test_kernels_are_told_apart_by_what_llvm_gets():
     assert kind("k1", "omp.wsloop {\n" + fmas + "}") == "contraction"
     assert kind("k2", "omp.wsloop { llvm.intr.fma(%a, %b, %c) }") == "parallel"
     assert kind("k3", "llvm.load %p : !llvm.ptr -> vector<16xf32>") == "serial"
+    assert kind("k4", "llvm.call @xla_parallel_for_0(%0, %1, %2, %3, %4)") == "parallel"
+
+
+def test_a_kernel_s_loop_bodies_count_as_its_own():
+    tool = _tool()
+    fmas = "\n".join(["llvm.intr.fma(%a, %b, %c)"] * 16)
+    texts = {"k0": "%f = llvm.mlir.addressof @k0_chunk_0 : !llvm.ptr\nllvm.call @xla_parallel_for_0(%f)",
+             "k0_chunk_0": "llvm.func internal @k0_chunk_0 {\n" + fmas + "}",
+             "xla_parallel_for_0": "llvm.func internal @xla_parallel_for_0 { omp.parallel }"}
+    assert tool.loop_bodies("k0", texts) == ["k0_chunk_0"]
+    assert tool.kernel_kind("k0", tool.with_loop_bodies("k0", texts)) == "contraction"

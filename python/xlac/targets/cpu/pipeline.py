@@ -199,6 +199,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "xla-bf16-memory-as-i16",                         # no per-lane bf16 store LLVM would truncate via __truncsfbf2
         "xla-i1-memory-as-i8",                            # bool vectors move as bytes: LLVM packs vector<Nxi1> as bits
         *widen_bf16,                                      # bf16 -> f32 as a shift: no bf16 arithmetic for LLVM to legalize
+        "xla-shared-parallel-dispatch",                   # one OpenMP region per module, the loops' bodies called from it
         "xla-split-long-blocks",                          # an entry of thousands of calls: parts compiled in parallel
         f"xla-target-cpu{{cpu={cpu}}}",                   # code for the chosen CPU level, not the JIT's host
     ]
