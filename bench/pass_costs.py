@@ -60,8 +60,8 @@ def pass_run(path: Path, target_name: str, per_pass: bool) -> dict:
     start = time.perf_counter()
     for stage in target.pass_stages():
         stage_steps = stage.steps("main", options)
-        if not per_pass:
-            run_passes(module, stage_steps)
+        if not per_pass:                    # as the compiler's runner: function passes threaded
+            run_passes(module, stage_steps, threads=True)
             continue
         for step in stage_steps:
             began = time.perf_counter()

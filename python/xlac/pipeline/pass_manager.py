@@ -6,6 +6,7 @@ diagnostics turned into ``CompileError``.
 from __future__ import annotations
 
 import inspect
+from contextlib import contextmanager
 
 import xlac.passes.registry as registry
 from xlac.errors import CompileError, Diagnostic, collect_diagnostics, compile_error_from, error
@@ -92,8 +93,8 @@ def _add_upstream(pm, text: str) -> None:
 
 def run_passes(module: ir.Module, pipeline: str | list[str], hint: str = "",
                disabled: frozenset[str] = frozenset(), verify_each: bool = True,
-               verify_after: bool = True, built: passmanager.PassManager | None = None
-               ) -> list[Diagnostic]:
+               verify_after: bool = True, built: passmanager.PassManager | None = None,
+               threads: bool = False) -> list[Diagnostic]:
     """Run ``pipeline`` on ``module``; any failure becomes a CompileError (an
     ``UnsupportedOpError`` where the failing pass says so). Returns the remarks.
 
@@ -101,14 +102,17 @@ def run_passes(module: ir.Module, pipeline: str | list[str], hint: str = "",
     ``--verify-each``); off, the module is verified once at the end when
     ``verify_after`` (as XLA verifies after each pass pipeline, not each pass).
     ``built``: ``build_pass_manager``'s for ``pipeline`` in this context, made
-    before and run again (a piece worker lowers every piece by the same steps)."""
+    before and run again (a piece worker lowers every piece by the same steps).
+    ``threads``: function passes (``func.func(...)``) and the verifier on the
+    context's thread pool for this run (``function_threads``)."""
     ctx = module.context
     pm = built if built is not None else build_pass_manager(ctx, pipeline, disabled)
     pm.enable_verifier(verify_each)
     take_failure_kind()
     # the Python passes' remarks as records: MLIR's note on each prints its op,
     # quadratic in thousands of remarks, and nothing shows it
-    with ctx, collect_diagnostics(ctx) as diags, collected_remarks(diags.records):
+    with ctx, collect_diagnostics(ctx) as diags, collected_remarks(diags.records), \
+            function_threads(ctx, threads):
         try:
             pm.run(module.operation)
             if not verify_each and verify_after:
@@ -121,6 +125,28 @@ def run_passes(module: ir.Module, pipeline: str | list[str], hint: str = "",
     if any(record.severity == "error" for record in diags.records):
         raise CompileError(diags.records, hint)
     return [record for record in diags.records if record.severity == "remark"]
+
+
+@contextmanager
+def function_threads(ctx: ir.Context, on: bool = True):
+    """MLIR's thread pool on in ``ctx`` for the block, its threads joined after.
+
+    Why: the torch-mlir wheel creates every context single-threaded, so the
+    compiling process ran each function pass over the kernels one by one while
+    its second core idled (docs/compile-time.md, issue 37). Each function is
+    lowered alone, as before, and MLIR merges the threads' diagnostics in the
+    functions' order: the same module, only sooner. Joined after (turning the
+    threading off destroys the context's own pool) because this process forks
+    helpers between stages, which ``fork_is_safe`` allows only while it has
+    no other thread; and the piece workers never ask: one per core already."""
+    if not on:
+        yield
+        return
+    ctx.enable_multithreading(True)
+    try:
+        yield
+    finally:
+        ctx.enable_multithreading(False)
 
 
 def _verify(module: ir.Module, pipeline: str | list[str]) -> None:

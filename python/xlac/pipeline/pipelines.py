@@ -136,8 +136,9 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         "xla-verify-lowered",                             # nothing of StableHLO may be left
         "stablehlo-convert-to-signless",                  # ui32 in the signature -> i32, no casts
         "xla-saturate-float-to-int",                      # NaN -> 0, clamp out-of-range, as XLA
-        "canonicalize",
-        "cse",
+        # each kernel alone (a function of its own here): on the threads (run_passes' threads)
+        "func.func(canonicalize)",
+        "func.func(cse)",
         "xla-normalize-contractions{outline=true}",       # dot_generals in functions of their own: kept ...
         "func.func(linalg-fuse-elementwise-ops)",         # ... out of the elementwise producer->consumer fusion
         "xla-normalize-contractions",                     # then as transposes + linalg.(batch_)matmul

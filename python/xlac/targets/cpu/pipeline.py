@@ -76,7 +76,9 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         "one-shot-bufferize{bufferize-function-boundaries "
         "function-boundary-type-conversion=identity-layout-map "
         "allow-return-allocs-from-loops}",                # scf.while from stablehlo.while yields new tensors
-        "canonicalize",                                   # a tiled loop's result is its init buffer: return that, no copy
+        # from here the kernels are functions (xla_scheduled_<n>): the function-local
+        # upstream passes run on each alone, in parallel (run_passes' threads)
+        "func.func(canonicalize)",                        # a tiled loop's result is its init buffer: return that, no copy
         "drop-equivalent-buffer-results",                 # a kernel function's result is the buffer it was passed
         "xla-distinct-results",                           # `return %v, %v`: out-params would crash on one alloc
         "buffer-results-to-out-params{modify-public-functions=1 hoist-static-allocs=1}",
@@ -88,12 +90,12 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         # cost 6% of this stage's upstream passes
         "expand-realloc{emit-deallocs=false}",
         "ownership-based-buffer-deallocation",
-        "canonicalize",
+        "func.func(canonicalize)",
         "xla-split-alloc-deallocs",                       # a dealloc per fresh buffer: they never alias
-        "buffer-deallocation-simplification",
+        "func.func(buffer-deallocation-simplification)",
         "bufferization-lower-deallocations",
-        "cse",
-        "canonicalize",
+        "func.func(cse)",
+        "func.func(canonicalize)",
         "xla-pack-invariant-panels",                      # a loop's matmul reads its invariant B packed once before it
     ]
 
