@@ -17,6 +17,13 @@ from xlac.passes.helper_calls import fresh_symbol, parse_at
 SYMBOL = "xlac_ukernel_amx_bf16_32x32"    # xlac.targets.cpu.amx_kernels.SYMBOL
 # the kernels of option `kernel`, one ABI: AMX's, and AVX512-BF16's where there is no AMX
 KERNELS = {"amx": SYMBOL, "dpbf16": "xlac_ukernel_dpbf16_32x32"}   # ... dpbf16_kernels.SYMBOL
+# the integer kernels of option `integer-kernel` (xlac.targets.cpu.imad_kernels: its VARIANTS, symbol())
+INTEGER_KERNELS = ("pmaddwd256", "vpdpwssd256", "pmaddwd512", "vpdpwssd512")
+BF16_TYPES, INTEGER_TYPES = ("bf16", "bf16", "f32"), ("i16", "i16", "i32")   # A, B, C of each kind
+
+
+def integer_symbol(variant: str) -> str:
+    return f"xlac_ukernel_imad_{variant}_32x32"
 
 
 @dataclass(frozen=True)
@@ -32,20 +39,30 @@ class AmxCalls(ModulePass):
     Option `threads` (0: every core this process may use): the thread loop
     runs groups of chunks, as few as fill them (xlac.passes.cpu.amx_pack).
     Option `kernel`: amx, or dpbf16 (xlac.targets.cpu.dpbf16_kernels: the same
-    ABI and layouts on AVX512-BF16's `vdpbf16ps`, for CPUs without AMX)."""
+    ABI and layouts on AVX512-BF16's `vdpbf16ps`, for CPUs without AMX).
+    Option `integer-kernel`: "" (none), or the variant of
+    xlac.targets.cpu.imad_kernels that a matmul of i16 A and B into i32 C
+    (xla-amx-contractions' 8-bit integers) calls: the same ABI and layouts,
+    2-byte operands and 4-byte C as bf16 and f32."""
 
     name = "xla-amx-calls"
     acts_on = frozenset({"linalg.matmul", "linalg.batch_matmul"})
     threads: int = 0
     kernel: str = "amx"
+    integer_kernel: str = ""
 
     def run(self, module: ir.Operation) -> None:
         marked = [op for op in nested_ops(module) if op.name in self.acts_on and MARK in op.attributes]
         if self.kernel not in KERNELS:
             raise ValueError(f"xla-amx-calls: kernel={self.kernel}: one of {', '.join(KERNELS)}")
-        symbol = KERNELS[self.kernel]
-        declared, threads = False, self.threads or len(os.sched_getaffinity(0))
-        fitting = [op for op in marked if _fits(op)]
+        if self.integer_kernel and self.integer_kernel not in INTEGER_KERNELS:
+            raise ValueError(f"xla-amx-calls: integer-kernel={self.integer_kernel}: one of "
+                             f"{', '.join(INTEGER_KERNELS)}")
+        symbols = {BF16_TYPES: KERNELS[self.kernel]}
+        if self.integer_kernel:
+            symbols[INTEGER_TYPES] = integer_symbol(self.integer_kernel)
+        declared, threads = set(), self.threads or len(os.sched_getaffinity(0))
+        fitting = [op for op in marked if _fits(op, symbols)]
         epilogues = [(op, e if fused else None) for op in fitting for e, fused in [find_epilogue(op)]]
         handoffs = amx_handoff.handoffs(epilogues, fitting, threads)
         # before any op is erased (the handoffs' ops are invalid once they are)
@@ -53,7 +70,7 @@ class AmxCalls(ModulePass):
                  for op in marked]
         for op, packed in zip(marked, roles):
             zeros = ZEROS in op.attributes
-            if not _fits(op):                  # scalar loops: slow, still right
+            if not _fits(op, symbols):         # scalar loops: slow, still right
                 del op.attributes[MARK]
                 if zeros:
                     del op.attributes[ZEROS]
@@ -61,9 +78,10 @@ class AmxCalls(ModulePass):
                 continue
             name = fresh_symbol(module, "xla_amx_matmul_")
             epilogue, fused = find_epilogue(op)
+            symbol = symbols[_elements(op)]
             _add_functions(module, op, _function_text(op, name, not zeros, epilogue, fused, threads, packed,
-                                                      symbol), symbol, not declared)
-            declared = True
+                                                      symbol), symbol, symbol not in declared)
+            declared.add(symbol)
             outputs = [epilogue.operands[1]] if epilogue is not None else []
             # at the consumer: its output may be allocated after the matmul
             at = epilogue if epilogue is not None else op
@@ -84,9 +102,15 @@ class _Packed:
     a: bool = False
 
 
-def _fits(op: ir.Operation) -> bool:
+def _elements(op: ir.Operation) -> tuple[str, ...]:
+    """The element types of the matmul's A, B and C."""
+    return tuple(str(ir.MemRefType(v.type).element_type) for v in op.operands)
+
+
+def _fits(op: ir.Operation, symbols: dict) -> bool:
+    """Whether a kernel of ``symbols`` (by element types) takes the matmul as it lies."""
     types = [ir.MemRefType(v.type) for v in op.operands]
-    if [str(t.element_type) for t in types] != ["bf16", "bf16", "f32"]:
+    if _elements(op) not in symbols:
         return False
     if any(not t.has_static_shape or any(d % ALIGN for d in t.shape[-2:]) for t in types):
         return False
@@ -96,8 +120,10 @@ def _fits(op: ir.Operation) -> bool:
 def _fill_zeros(op: ir.Operation) -> None:
     """A `linalg.fill` of 0.0 into the matmul's C before it."""
     c = op.operands[2]
-    parsed = parse_at(f"func.func private @f(%c: {c.type}) {{\n  %z = arith.constant 0.0 : f32\n"
-                      f"  linalg.fill ins(%z : f32) outs(%c : {c.type})\n  return\n}}\n", op)
+    element = ir.MemRefType(c.type).element_type
+    zero = "0.0" if isinstance(element, ir.FloatType) else "0"
+    parsed = parse_at(f"func.func private @f(%c: {c.type}) {{\n  %z = arith.constant {zero} : {element}\n"
+                      f"  linalg.fill ins(%z : {element}) outs(%c : {c.type})\n  return\n}}\n", op)
     block = list(parsed.body.operations)[0].operation.regions[0].blocks[0]
     for inner in [o.operation for o in block.operations][:-1]:
         inner.move_before(op)
@@ -175,7 +201,7 @@ def _function_text(op: ir.Operation, name: str, accumulate: bool, epilogue: ir.O
     pack = amx_pack.packs(group) and not packed.a
     helper = _epilogue_function(epilogue, f"{name}_epilogue", rank, types[2], packed.out) \
         if epilogue is not None else ""
-    packer = amx_pack.function_text(f"{name}_pack_a", batch, rows, k, types[0]) if pack else ""
+    packer = amx_pack.function_text(f"{name}_pack_a", batch, rows, k, types[0], _elements(op)[0]) if pack else ""
     group_text = _group_text(op, name, accumulate, call if fused else "", out, group * ALIGN,
                              "pack" if pack else "in place" if packed.a else "", symbol)
     return "\n".join(lines) + "\n" + group_text + helper + packer
@@ -202,14 +228,14 @@ def _group_text(op: ir.Operation, name: str, accumulate: bool, call: str, out: s
     return "\n".join([
         f"func.func private @{name}_group(%a: {types[0]}, %b: {types[1]}, %c: {types[2]}{out}{lead}, "
         "%row: index, %nrows: index, %first: index) {",
-        *_metadata("a", types[0], "bf16", rank), *_metadata("b", types[1], "bf16", rank),
-        *_metadata("c", types[2], "f32", rank),
+        *[line for name, type_, element in zip("abc", types, _elements(op))
+          for line in _metadata(name, type_, element, rank)],
         "  %c2 = arith.constant 2 : index", "  %c4 = arith.constant 4 : index",
         "  %c32 = arith.constant 32 : index", f"  %n = arith.constant {n} : index",
         f"  %group = arith.constant {group} : index", f"  %k = arith.constant {k} : i64",
         f"  %acc = arith.constant {int(accumulate)} : i64",
         "  %nrows_i = arith.index_cast %nrows : index to i64",
-        *(amx_pack.in_iteration(f"{name}_pack_a", batch, rows, k, types[0]) if pack else []),
+        *(amx_pack.in_iteration(f"{name}_pack_a", batch, rows, k, types[0], _elements(op)[0]) if pack else []),
         "  %end = arith.addi %first, %group : index", "  %last = arith.minsi %end, %n : index",
         "  scf.for %col = %first to %last step %c32 {",
         *a_at,
@@ -218,7 +244,7 @@ def _group_text(op: ir.Operation, name: str, accumulate: bool, call: str, out: s
         f"    func.call @{symbol}(%cat_i, %cld_i, %aat_i, %ald_i, %bat_i, %bld_i, %k, %nrows_i, %acc)"
         " : (" + ", ".join(["i64"] * 9) + ") -> ()",
         *([call.format(col="%col", ncols="%c32")] if call else []), "  }",
-        *([f"  memref.dealloc %ap : {amx_pack.buffer_type(rows, k)}"] if pack else []),
+        *([f"  memref.dealloc %ap : {amx_pack.buffer_type(rows, k, _elements(op)[0])}"] if pack else []),
         "  return", "}"]) + "\n"
 
 

@@ -31,7 +31,12 @@ class AmxContractions(ModulePass):
     An f32 matmul of widened 8-bit integers (i8, ui8) whose every sum is an
     f32 integer (k x |a| x |b| <= 2^24: xla-widen-contractions' exact i8 dots
     and their chunks) takes the kernel too: the integers are bf16s exactly,
-    so the kernel's sums are the same exact integers in any order.
+    so the kernel's sums are the same exact integers in any order. With
+    `integers=i16` (CPUs with no bf16 kernel: x86-64-v3, -v4) those take the
+    integer kernel instead (xlac.targets.cpu.imad_kernels): operands i16
+    (the widenings made again as extsi / extui), C i32 from zeros, its sums
+    converted to f32 after (exact; the chunks' readers take f32). `bf16=false`
+    leaves bf16 matmuls (no bf16 kernel there).
 
     A bf16 operand is the producer's bf16 input where the producer only
     widens it, else the producer made again with a bf16 result (it yields
@@ -49,13 +54,20 @@ class AmxContractions(ModulePass):
     # m x n x k from which the kernel pays (docs/PERFORMANCE.md: 0.74x today's
     # time at 64 x 128 x 128, 1.15x at 64 x 64 x 64)
     min_work: int = 1 << 20
+    # whether bf16 matmuls are marked (false where there is an integer kernel alone)
+    bf16: bool = True
+    # the exact f32 matmuls of 8-bit integers: "bf16" on the bf16 kernel, "i16"
+    # on the integer one (i16 operands, i32 C: xlac.targets.cpu.imad_kernels), "" left
+    integers: str = "bf16"
 
     def run(self, module: ir.Operation) -> None:
+        if self.integers not in KINDS and self.integers:
+            raise ValueError(f"xla-amx-contractions: integers={self.integers}: one of {', '.join(KINDS)} or ''")
         for func in functions(module):
             for op in [o for o in nested_ops(func) if o.name in ("linalg.matmul", "linalg.batch_matmul")]:
-                operands = _bf16_operands(op)
+                operands, kind = _kernel_operands(op, self.bf16, self.integers)
                 if operands is not None and _work(op) >= self.min_work and _little_padding(op):
-                    _rewrite(op, operands)
+                    _rewrite(op, operands, KINDS[kind])
             mark_epilogues([o for o in nested_ops(func) if MARK in o.attributes])
 
 
@@ -89,6 +101,30 @@ def _plain_maps(op: ir.Operation) -> bool:
         return True
     maps = [text_of(m) for m in ir.ArrayAttr(op.attributes["indexing_maps"])]
     return maps == [f"affine_map<{m}>" for m in _PLAIN_MAPS[op.name]]
+
+
+@dataclass(frozen=True)
+class Kind:
+    """The element types of a kernel's operands and of its C (accumulators)."""
+    operand: str
+    acc: str
+
+
+KINDS = {"bf16": Kind("bf16", "f32"), "i16": Kind("i16", "i32")}
+
+
+def _kernel_operands(op: ir.Operation, bf16: bool, integers: str) -> tuple[list | None, str]:
+    """(``_bf16_operands``, the kind the matmul takes: "bf16" or, for 8-bit
+    integers with ``integers`` "i16", "i16"), (None, "") where it takes none.
+    The integer kernel starts from zeros: its C must be a fill of 0.0."""
+    operands = _bf16_operands(op)
+    if operands is None:
+        return None, ""
+    integral = not any(is_bf16 for _, is_bf16 in operands) and _widened_integer(op.operands[0]) is not None
+    kind = (integers if integral else "bf16" if bf16 else "")
+    if not kind or (kind == "i16" and not _zero_fill(op.operands[2])):
+        return None, ""
+    return operands, kind
 
 
 def _bf16_operands(op: ir.Operation) -> list[tuple[ir.Value, bool]] | None:
@@ -154,8 +190,9 @@ def _widened_bf16(value: ir.Value) -> tuple[ir.Value, bool] | None:
     return value, False
 
 
-def _narrowed(value: ir.Value, before: ir.Operation) -> ir.Value | None:
+def _narrowed(value: ir.Value, before: ir.Operation, kind: Kind = KINDS["bf16"]) -> ir.Value | None:
     """``value``'s producer made again before ``before`` with a bf16 result
+    (``kind``'s operand type: i16 for 8-bit integers the integer kernel takes)
     (its yield the bf16 value it widened): one pass writing bf16, not f32 and
     then a narrowing copy. None where its body has nested regions or reads
     its output (whose element type changes)."""
@@ -164,7 +201,7 @@ def _narrowed(value: ir.Value, before: ir.Operation) -> ir.Value | None:
     body = [o.operation for o in old_block.operations]
     if any(len(o.regions) for o in body) or any(True for _ in old_block.arguments[-1].uses):
         return None
-    bf16 = ir.BF16Type.get(context=before.context)
+    bf16 = ir.Type.parse(kind.operand, context=before.context)
     shape = _shape(value)
     with before.location, ir.InsertionPoint(before):
         empty = ir.Operation.create("tensor.empty", results=[ir.RankedTensorType.get(shape, bf16)])
@@ -185,11 +222,19 @@ def _narrowed(value: ir.Value, before: ir.Operation) -> ir.Value | None:
         widening = body[-1].operands[0].owner.operation
         widened = widening.operands[0]
         yielded = next((new for old, new in mapping if old == widened), widened)
-        if widening.name != "arith.extf":          # an 8-bit integer: to bf16 at once (exact)
-            yielded = ir.Operation.create(widening.name, results=[bf16], operands=[yielded],
+        if widening.name != "arith.extf":          # an 8-bit integer: to bf16 (i16) at once (exact)
+            yielded = ir.Operation.create(_EXTENSIONS[kind.operand][widening.name], results=[bf16],
+                                          operands=[yielded],
                                           loc=body[-1].location).result
         ir.Operation.create("linalg.yield", operands=[yielded], loc=body[-1].location)
     return narrow.results[0]
+
+
+# an 8-bit integer's widening to f32, made one to the kernel's operand type
+_EXTENSIONS = {"bf16": {"arith.sitofp": "arith.sitofp", "arith.uitofp": "arith.uitofp"},
+               "i16": {"arith.sitofp": "arith.extsi", "arith.uitofp": "arith.extui"}}
+# the exact f32 integer narrowed to the kernel's operand type
+_NARROWING = {"bf16": "arith.truncf", "i16": "arith.fptosi"}
 
 
 def _padded(m: int) -> int:
@@ -200,50 +245,67 @@ def _tensor(shape, element: str) -> str:
     return f"tensor<{'x'.join(str(d) for d in shape)}x{element}>"
 
 
-def _helper_text(op: ir.Operation, operands: list[tuple[ir.Value, bool]]) -> str:
+def _helper_text(op: ir.Operation, operands: list[tuple[ir.Value, bool]], kind: Kind = KINDS["bf16"]) -> str:
     """A function of (A, B, C) computing the matmul with the marked bf16 one
-    (a batch matmul's leading dim is its batch)."""
+    (a batch matmul's leading dim is its batch); ``kind`` i16: i16 operands
+    and an i32 C (from zeros), converted to f32 after (exact: |C| <= 2^24)."""
     a_shape, n = _shape(op.operands[0]), _shape(op.operands[1])[-1]
     lead, (m, k) = a_shape[:-2], a_shape[-2:]
     mp, kp, np_ = _padded(m), _padded(k), _padded(n)
     rank = len(a_shape)
-    lines = ["  %zb = arith.constant 0.0 : bf16", "  %zf = arith.constant 0.0 : f32"] \
+    zero = "0" if kind.operand == "i16" else "0.0"
+    lines = [f"  %zb = arith.constant {zero} : {kind.operand}", "  %zf = arith.constant 0.0 : f32"] \
         if (mp, kp, np_) != (m, k, n) else []
     names, parallel = [], ", ".join(['"parallel"'] * rank)
     for name, (_, is_bf16), shape, padded in \
             zip("ab", operands, [[*lead, m, k], [*lead, k, n]], [[*lead, mp, kp], [*lead, kp, np_]]):
-        bf16 = _tensor(shape, "bf16")
+        bf16 = _tensor(shape, kind.operand)
         current = f"%{name}"
         if not is_bf16:
             lines += [f"  %{name}e = tensor.empty() : {bf16}",
                       f"  %{name}n = linalg.generic {{indexing_maps = [#id, #id], iterator_types = "
                       f"[{parallel}]}} ins(%{name} : {_tensor(shape, 'f32')}) "
-                      f"outs(%{name}e : {bf16}) {{\n  ^bb0(%x: f32, %o: bf16):\n"
-                      f"    %t = arith.truncf %x : f32 to bf16\n    linalg.yield %t : bf16\n  }} -> {bf16}"]
+                      f"outs(%{name}e : {bf16}) {{\n  ^bb0(%x: f32, %o: {kind.operand}):\n"
+                      f"    %t = {_NARROWING[kind.operand]} %x : f32 to {kind.operand}\n"
+                      f"    linalg.yield %t : {kind.operand}\n  }} -> {bf16}"]
             current = f"%{name}n"
-        names.append(_pad(lines, current, name, "bf16", shape, padded, "%zb"))
+        names.append(_pad(lines, current, name, kind.operand, shape, padded, "%zb"))
     c_shape, c_padded = [*lead, m, n], [*lead, mp, np_]
     zeros = _zero_fill(op.operands[2])
     if zeros:                                # the kernel starts from zeros: no fill, no copy of one
-        lines.append(f"  %ce = tensor.empty() : {_tensor(c_padded, 'f32')}")
+        lines.append(f"  %ce = tensor.empty() : {_tensor(c_padded, kind.acc)}")
         c = "%ce"
     else:
         c = _pad(lines, "%c", "c", "f32", c_shape, c_padded, "%zf")
     marks = f"{MARK}, {ZEROS}" if zeros else MARK
     named = "linalg.batch_matmul" if lead else "linalg.matmul"
-    lines.append(f"  %r = {named} {{{marks}}} ins({names[0]}, {names[1]} : {_tensor([*lead, mp, kp], 'bf16')}, "
-                 f"{_tensor([*lead, kp, np_], 'bf16')}) outs({c} : {_tensor(c_padded, 'f32')}) -> "
-                 f"{_tensor(c_padded, 'f32')}")
+    lines.append(f"  %r = {named} {{{marks}}} ins({names[0]}, {names[1]} : "
+                 f"{_tensor([*lead, mp, kp], kind.operand)}, {_tensor([*lead, kp, np_], kind.operand)}) "
+                 f"outs({c} : {_tensor(c_padded, kind.acc)}) -> {_tensor(c_padded, kind.acc)}")
     result = "%r"
     if c_shape != c_padded:
         lines.append(f"  %cut = tensor.extract_slice %r[{', '.join(['0'] * rank)}] [{', '.join(map(str, c_shape))}] "
-                     f"[{', '.join(['1'] * rank)}] : {_tensor(c_padded, 'f32')} to {_tensor(c_shape, 'f32')}")
+                     f"[{', '.join(['1'] * rank)}] : {_tensor(c_padded, kind.acc)} to {_tensor(c_shape, kind.acc)}")
         result = "%cut"
+    if kind.acc != "f32":
+        result = _to_f32(lines, result, c_shape, kind.acc)
     types = [str(v.type) for v, _ in operands] + [str(op.operands[2].type)]
     dims = ", ".join(f"d{i}" for i in range(rank))
     return (f"#id = affine_map<({dims}) -> ({dims})>\n"
             f"func.func private @amx(%a: {types[0]}, %b: {types[1]}, %c: {types[2]}) -> {types[2]} {{\n"
             + "\n".join(lines) + f"\n  return {result} : {types[2]}\n}}\n")
+
+
+def _to_f32(lines: list[str], value: str, shape, acc: str) -> str:
+    """``value`` (the integer kernel's exact i32 sums) as f32: the type the
+    matmul's readers take (exact: every sum within 2^24)."""
+    parallel = ", ".join(['"parallel"'] * len(shape))
+    lines += [f"  %fe = tensor.empty() : {_tensor(shape, 'f32')}",
+              f"  %f = linalg.generic {{indexing_maps = [#id, #id], iterator_types = [{parallel}]}} "
+              f"ins({value} : {_tensor(shape, acc)}) outs(%fe : {_tensor(shape, 'f32')}) {{\n"
+              f"  ^bb0(%x: {acc}, %o: f32):\n    %t = arith.sitofp %x : {acc} to f32\n"
+              f"    linalg.yield %t : f32\n  }} -> {_tensor(shape, 'f32')}"]
+    return "%f"
 
 
 def _zero_fill(value: ir.Value) -> bool:
@@ -269,13 +331,13 @@ def _pad(lines: list[str], value: str, name: str, element: str, shape, padded, z
     return f"%{name}p"
 
 
-def _rewrite(op: ir.Operation, operands: list[tuple[ir.Value, bool]]) -> None:
+def _rewrite(op: ir.Operation, operands: list[tuple[ir.Value, bool]], kind: Kind = KINDS["bf16"]) -> None:
     """The helper's ops in place of ``op``, its arguments the operands."""
     producers = [v.owner.operation for v in op.operands if isinstance(v.owner, ir.OpView)]
     for index, (value, is_bf16) in enumerate(operands):
-        if not is_bf16 and (narrow := _narrowed(value, op)) is not None:
+        if not is_bf16 and (narrow := _narrowed(value, op, kind)) is not None:
             operands[index] = (narrow, True)
-    parsed = parse_at(_helper_text(op, operands), op)
+    parsed = parse_at(_helper_text(op, operands, kind), op)
     block = list(parsed.body.operations)[0].operation.regions[0].blocks[0]
     arguments = [operands[0][0], operands[1][0], op.operands[2]]
     body = [o.operation for o in block.operations]

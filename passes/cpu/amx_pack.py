@@ -37,30 +37,31 @@ def packs(per_group: int) -> bool:
     return per_group >= MIN_PANELS
 
 
-def buffer_type(rows: int, k: int) -> str:
-    return f"memref<{rows * k}xbf16>"
+def buffer_type(rows: int, k: int, element: str = "bf16") -> str:
+    """A's packed rows: 2-byte elements, bf16 (or i16 for the integer kernels)."""
+    return f"memref<{rows * k}x{element}>"
 
 
-def in_iteration(name: str, batch: int, rows: int, k: int, a_type: str) -> list[str]:
+def in_iteration(name: str, batch: int, rows: int, k: int, a_type: str, element: str = "bf16") -> list[str]:
     """In a thread loop iteration's function, before its chunks: ``%ap``
     (allocated, the caller frees it after its chunks) holding the
     iteration's %nrows rows of A from %row (of batch %bi) packed, and
     ``%apptr``, its address."""
     lead = ("%bi, ", ", index") if batch else ("", "")
-    buffer = buffer_type(rows, k)
+    buffer = buffer_type(rows, k, element)
     return [f"  %ap = memref.alloc() {{alignment = 64 : i64}} : {buffer}",
             f"  func.call @{name}(%a, %ap, {lead[0]}%row, %nrows) {{no_inline}} : "
             f"({a_type}, {buffer}{lead[1]}, index, index) -> ()",
             f"  %apptr = memref.extract_aligned_pointer_as_index %ap : {buffer} -> index"]
 
 
-def function_text(name: str, batch: int, rows: int, k: int, a_type: str) -> str:
+def function_text(name: str, batch: int, rows: int, k: int, a_type: str, element: str = "bf16") -> str:
     """``@name(a, ap, [bi,] row, nrows)``: A's rows row .. row + nrows - 1 (of
     batch bi; nrows a multiple of 32) into ``ap`` packed: block b's k-step s,
     row r at element 32 b k + 32 s + 32 r, one 32-element vector each. A
     function of its own, called `no_inline`, as the epilogue's (amx_calls)."""
     lead = ("%bi, ", ", %bi: index") if batch else ("", "")
-    buffer = buffer_type(rows, k)
+    buffer = buffer_type(rows, k, element)
     return "\n".join([
         f"func.func private @{name}(%a: {a_type}, %ap: {buffer}{lead[1]}, %row: index, %nrows: index) {{",
         "  %c0 = arith.constant 0 : index", "  %c1 = arith.constant 1 : index",
@@ -73,10 +74,10 @@ def function_text(name: str, batch: int, rows: int, k: int, a_type: str) -> str:
         "      %at = arith.addi %start, %step : index",
         "      scf.for %r = %c0 to %c32 step %c1 {",
         "        %ar = arith.addi %brow, %r : index",
-        f"        %v = vector.load %a[{lead[0]}%ar, %s] : {a_type}, vector<32xbf16>",
+        f"        %v = vector.load %a[{lead[0]}%ar, %s] : {a_type}, vector<32x{element}>",
         "        %rr = arith.muli %r, %c32 : index",
         "        %to = arith.addi %at, %rr : index",
-        f"        vector.store %v, %ap[%to] : {buffer}, vector<32xbf16>",
+        f"        vector.store %v, %ap[%to] : {buffer}, vector<32x{element}>",
         "      }",
         "    }",
         "  }",

@@ -83,8 +83,14 @@ def test_marked_matmul_calls_the_dpbf16_kernel():
                                              (amx_kernels, '"+avx512f", "+amx-tile", "+amx-bf16"')])
 def test_bf16_kernels_compile_for_their_target(kernel, features):
     """Anywhere: LLVM makes vdpbf16ps (AMX) code for a function whose features name AVX512-BF16 (AMX)."""
+    assert compiles_for(kernel.mlir_text(), kernel.SYMBOL, features)
+
+
+def compiles_for(text: str, symbol: str, features: str) -> bool:
+    """Whether LLVM makes code of kernel ``symbol`` (MLIR ``text``) for a
+    target of ``features`` (whatever this host has)."""
     with new_context() as context, ir.Location.unknown(context):
-        module = ir.Module.parse(kernel.mlir_text())
+        module = ir.Module.parse(text)
         run_passes(module, ["convert-scf-to-cf", "convert-vector-to-llvm", "convert-arith-to-llvm",
                             "convert-func-to-llvm", "convert-cf-to-llvm", "reconcile-unrealized-casts"])
         attribute = ir.Attribute.parse(f"#llvm.target_features<[{features}]>")
@@ -92,7 +98,7 @@ def test_bf16_kernels_compile_for_their_target(kernel, features):
             if op.operation.name == "llvm.func" and op.operation.regions[0].blocks:
                 op.operation.attributes["target_features"] = attribute
         engine = ExecutionEngine(module, opt_level=2, enable_pic=True)
-        assert engine.raw_lookup(kernel.SYMBOL)
+        return bool(engine.raw_lookup(symbol))
 
 
 def _packed(a: np.ndarray) -> np.ndarray:

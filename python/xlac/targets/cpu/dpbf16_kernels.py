@@ -49,8 +49,16 @@ def usable(features) -> bool:
 
 def mlir_text() -> str:
     """The kernel as MLIR: func, scf, arith, vector and llvm ops."""
+    return function_text(SYMBOL, TILE_ROWS, "dense<0.0> : vector<16xf32>", _tile())
+
+
+def function_text(symbol: str, tile_rows: int, zero: str, tile: list[str]) -> str:
+    """A kernel of this ABI whose B panel holds k-pairs of 2-byte elements
+    (bf16, or i16: xlac.targets.cpu.imad_kernels): per k block of KB, B's
+    pairs packed, then ``tile`` (``%zero``: ``zero``, the accumulators'
+    start) for each ``tile_rows`` rows of C from %r."""
     return "\n".join([
-        f"func.func @{SYMBOL}(%c: i64, %ldc: i64, %a: i64, %lda: i64, %b: i64, %ldb: i64, "
+        f"func.func @{symbol}(%c: i64, %ldc: i64, %a: i64, %lda: i64, %b: i64, %ldb: i64, "
         "%k: i64, %rows: i64, %accumulate: i64) {",
         "  %c0 = arith.constant 0 : i64",
         "  %c1 = arith.constant 1 : i64",
@@ -61,12 +69,12 @@ def mlir_text() -> str:
         "  %c32 = arith.constant 32 : i64",
         "  %c64 = arith.constant 64 : i64",
         "  %c128 = arith.constant 128 : i64",
-        f"  %tile_rows = arith.constant {TILE_ROWS} : i64",
+        f"  %tile_rows = arith.constant {tile_rows} : i64",
         f"  %kb = arith.constant {KB} : i64",
         "  %not31 = arith.constant -32 : i64",
         f"  %npanel = llvm.mlir.constant({KB * 64} : i64) : i64",
         "  %panel = llvm.alloca %npanel x i8 {alignment = 64 : i64} : (i64) -> !llvm.ptr",
-        "  %zero = arith.constant dense<0.0> : vector<16xf32>",
+        f"  %zero = arith.constant {zero}",
         "  %ldc_bytes = arith.muli %ldc, %c4 : i64",
         "  %ldb_bytes = arith.muli %ldb, %c2 : i64",
         *["  " + line for line in amx_kernels.a_layout()],
@@ -79,7 +87,7 @@ def mlir_text() -> str:
         "    %started = arith.cmpi ne, %k0, %c0 : i64",
         "    %read_c = arith.ori %started, %from_c : i1",
         "    scf.for %r = %c0 to %rows step %tile_rows : i64 {",
-        *["      " + line for line in _tile()],
+        *["      " + line for line in tile],
         "    }",
         "  }",
         "  return",
@@ -87,25 +95,41 @@ def mlir_text() -> str:
     ]) + "\n"
 
 
+def row_addresses() -> list[str]:
+    """``%a_rk``: A's row %r at k0 (its 32-row block, its 16-row half, its
+    row in the half: a_layout), and ``%c_r``: C's row %r."""
+    return ["%blk = arith.andi %r, %not31 : i64",
+            "%blk_bytes = arith.muli %blk, %a_row : i64",
+            "%in_half = arith.andi %r, %c16 : i64",
+            "%second = arith.cmpi ne, %in_half, %c0 : i64",
+            "%half_bytes = arith.select %second, %a_half, %c0 : i64",
+            "%in_rows = arith.andi %r, %c15 : i64",
+            "%row_bytes = arith.muli %in_rows, %a_stride : i64",
+            "%a_r0 = arith.addi %a, %blk_bytes : i64",
+            "%a_r1 = arith.addi %a_r0, %half_bytes : i64",
+            "%a_r = arith.addi %a_r1, %row_bytes : i64",
+            "%k0_bytes = arith.muli %k0, %a_k : i64",
+            "%a_rk = arith.addi %a_r, %k0_bytes : i64",
+            "%c_off = arith.muli %r, %ldc_bytes : i64",
+            "%c_r = arith.addi %c, %c_off : i64"]
+
+
+def k_steps(count: int, carried: str, types: str) -> list[str]:
+    """The loop over a k block's 32-k steps carrying ``count`` accumulators
+    (``carried``: their starts, ``types``), opened: ``%b_at``, the step's
+    pairs in the panel, and ``%kk_bytes``, its offset in A's rows."""
+    return [f"%sum:{count} = scf.for %kk = %c0 to %kn step %c32 iter_args({carried}) -> ({types}) : i64 {{",
+            "  %kk_bytes = arith.muli %kk, %a_k : i64",
+            "  %pair0 = arith.divsi %kk, %c2 : i64",
+            "  %b_off = arith.muli %pair0, %c128 : i64",
+            "  %b_at = llvm.getelementptr %panel[%b_off] : (!llvm.ptr, i64) -> !llvm.ptr, i8"]
+
+
 def _tile() -> list[str]:
     """C[r : r + 8, 0 : 32] (+)= A[r : r + 8, k0 : k0 + kn] . panel."""
     rows = range(TILE_ROWS)
     accs = [(i, h) for i in rows for h in range(2)]
-    # A's row r: its 32-row block, its 16-row half, its row in the half (a_layout)
-    lines = ["%blk = arith.andi %r, %not31 : i64",
-             "%blk_bytes = arith.muli %blk, %a_row : i64",
-             "%in_half = arith.andi %r, %c16 : i64",
-             "%second = arith.cmpi ne, %in_half, %c0 : i64",
-             "%half_bytes = arith.select %second, %a_half, %c0 : i64",
-             "%in_rows = arith.andi %r, %c15 : i64",
-             "%row_bytes = arith.muli %in_rows, %a_stride : i64",
-             "%a_r0 = arith.addi %a, %blk_bytes : i64",
-             "%a_r1 = arith.addi %a_r0, %half_bytes : i64",
-             "%a_r = arith.addi %a_r1, %row_bytes : i64",
-             "%k0_bytes = arith.muli %k0, %a_k : i64",
-             "%a_rk = arith.addi %a_r, %k0_bytes : i64",
-             "%c_off = arith.muli %r, %ldc_bytes : i64",
-             "%c_r = arith.addi %c, %c_off : i64"]
+    lines = row_addresses()
     for i in rows:
         lines += [f"%ci{i} = arith.constant {i} : i64",
                   f"%co{i} = arith.muli %ci{i}, %ldc_bytes : i64",
@@ -123,11 +147,7 @@ def _tile() -> list[str]:
                   "}"]
     types = ", ".join(["vector<16xf32>"] * len(accs))
     carried = ", ".join(f"%acc{i}_{h} = %init{i}_{h}" for i, h in accs)
-    lines += [f"%sum:{len(accs)} = scf.for %kk = %c0 to %kn step %c32 iter_args({carried}) -> ({types}) : i64 {{",
-              "  %kk_bytes = arith.muli %kk, %a_k : i64",
-              "  %pair0 = arith.divsi %kk, %c2 : i64",
-              "  %b_off = arith.muli %pair0, %c128 : i64",
-              "  %b_at = llvm.getelementptr %panel[%b_off] : (!llvm.ptr, i64) -> !llvm.ptr, i8"]
+    lines += k_steps(len(accs), carried, types)
     current = {(i, h): f"%acc{i}_{h}" for i, h in accs}
     for i in rows:
         lines += [f"  %as{i} = arith.addi %aq{i}, %kk_bytes : i64",

@@ -22,7 +22,9 @@ accumulators at zero instead of reading C (a fill fused into the tile).
 on AMX tiles, at the host level of a CPU with AMX) and, on CPUs with
 AVX512-BF16 and no AMX, ``xlac_ukernel_dpbf16_32x32`` (xlac.targets.cpu.dpbf16_kernels,
 the same ABI) are kept, linked and bound the same way; only their MLIR and
-their ABI are their own.
+their ABI are their own. So are the integer kernels of 8-bit integer matmuls
+(``xlac_ukernel_imad_<variant>_32x32``, xlac.targets.cpu.imad_kernels: the
+same ABI on i16 and i32) at levels without a bf16 kernel.
 
 ``xlac_ukernel_f32_<tm>x<tn>_nt`` (xla-micro-kernel-calls' choice for a C
 written once and larger than the caches keep: docs/pipeline.md) stores C's
@@ -69,9 +71,11 @@ def is_kernel(name: str) -> bool:
 
 def _bf16_kernels() -> dict:
     """The bf16 kernels' symbols, each with its MLIR text's maker: AMX's, and
-    AVX512-BF16's where there is no AMX (the same ABI)."""
-    from xlac.targets.cpu import amx_kernels, dpbf16_kernels
-    return {amx_kernels.SYMBOL: amx_kernels.mlir_text, dpbf16_kernels.SYMBOL: dpbf16_kernels.mlir_text}
+    AVX512-BF16's where there is no AMX (the same ABI); and the integer
+    kernels' of the same ABI (xlac.targets.cpu.imad_kernels)."""
+    from xlac.targets.cpu import amx_kernels, dpbf16_kernels, imad_kernels
+    return {amx_kernels.SYMBOL: amx_kernels.mlir_text, dpbf16_kernels.SYMBOL: dpbf16_kernels.mlir_text,
+            **imad_kernels.makers()}
 
 
 def streams(name: str) -> bool:

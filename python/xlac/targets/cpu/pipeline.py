@@ -36,7 +36,7 @@ def ingest_cpu(entry: str = "main", vector_bytes: int | str = 0) -> list[str]:
 
 def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
               i1_vectors: bool | str = True, overlap_collectives: str = "auto",
-              amx: bool | str = False, l1d_bytes: int | str = 0) -> list[str]:
+              amx: bool | str = False, l1d_bytes: int | str = 0, integer_kernel: str = "") -> list[str]:
     """"linalg" -> "bufferized": memrefs; results written into caller-owned buffers.
 
     ``threads`` and ``vector_bytes`` are the schedules' (0: this host's),
@@ -44,6 +44,9 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
     ``i1_vectors`` off where xla-i1-memory-as-i8 is disabled (see there);
     ``overlap_collectives``: auto (collectives as start/done pairs where
     computation lies between), always, or off (docs/distributed.md).
+    ``amx``: large bf16 matmuls (and exact ones of 8-bit integers) on a bf16
+    kernel; else ``integer_kernel`` (one of xlac.targets.cpu.imad_kernels'
+    variants, "" none): the 8-bit integer ones on it.
     """
     i1 = "true" if true_flag(i1_vectors) else "false"
     overlap = [] if overlap_collectives == "off" else \
@@ -62,7 +65,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         "xla-collapse-unit-read-dims",                    # a gather's 256x1 indices read as 256: a vector load, not a gather
         "xla-collapse-unit-epilogue-dims",                # torch_lstm's 1x1x8x1024 step epilogue as 8x1024: its matmul's plan
         "xla-additive-reductions",                        # `out - v` folds as `out + (-v)`: a vectorizable sum
-        *(["xla-amx-contractions"] if true_flag(amx) else []),   # bf16 matmuls left to the AMX kernel
+        *_kernel_contractions(amx, integer_kernel),        # bf16 (8-bit integer) matmuls left to a kernel
         # per op class: scf.forall over the threads' chunks, tiles for caches
         # and registers, vector ops (passes/cpu/schedules/); on tensors, so the
         # bufferization below sees only in-place slices and needs no copies
@@ -100,6 +103,14 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
     ]
 
 
+def _kernel_contractions(amx: bool | str, integer_kernel: str) -> list[str]:
+    """xla-amx-contractions where there is a bf16 kernel (the pipeline's text as
+    it was), else where there is an integer kernel alone: 8-bit integers only."""
+    if true_flag(amx):
+        return ["xla-amx-contractions"]
+    return ["xla-amx-contractions{bf16=false integers=i16}"] if integer_kernel else []
+
+
 # a function per kernel: the llvm stage's steps after it each lower one function
 # alone, which big programs' piece workers do (xlac.targets.cpu.early_pieces)
 KERNELS_OUTLINED = "xla-outline-kernels"
@@ -109,7 +120,8 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
                   cpu: str = "host", native_f16: bool | str = True,
                   micro_kernels: bool | str = False, threads: int | str = 0,
                   permute_selects: bool | str = False, bf16_kernel: str = "amx",
-                  fma: bool | str = False, split_copy_bytes: int | str = SPLIT_COPY_BYTES) -> list[str]:
+                  fma: bool | str = False, split_copy_bytes: int | str = SPLIT_COPY_BYTES,
+                  integer_kernel: str = "") -> list[str]:
     """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI.
 
     bf16 and f16 math runs in f32 on every CPU (the same numbers everywhere);
@@ -124,7 +136,9 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
     kernel of the bf16 matmuls xla-amx-contractions marked (``bf16_kernel()``).
     ``fma``: the CPU has FMA (x86-64-v3 and up), so f32 Horner chains fuse.
     ``split_copy_bytes``: copies moving at least this many bytes run on the
-    threads (0: one thread; ``Options.split_copy_bytes``).
+    threads (0: one thread; ``Options.split_copy_bytes``). ``integer_kernel``:
+    the kernel of the 8-bit integer matmuls xla-amx-contractions marked i16
+    (``integer_kernel()``; "" none).
     """
     expand = "arith-expand" if true_flag(native_bf16) else "arith-expand{include-bf16=true}"
     emulated, casts, math_types = (_EMULATED, "xla-expand-f8-casts", "extra-types=f16 ") \
@@ -134,6 +148,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
     widen_bf16 = ["xla-bf16-extend-as-shift"] if true_flag(native_bf16) else []
     # the AMX matmuls xla-amx-contractions marked (none: a no-op), then the f32 register tiles
     kernel = "" if bf16_kernel == "amx" else f" kernel={bf16_kernel}"      # amx: the pipeline text as it was
+    kernel += f" integer-kernel={integer_kernel}" if integer_kernel else ""
     calls = [f"xla-amx-calls{{threads={int(threads)}{kernel}}}", "xla-micro-kernel-calls"] \
         if true_flag(micro_kernels) else []
     return [
@@ -229,7 +244,7 @@ def bufferized_stage(entry: str, options: Options) -> list[str]:
     model = cpu_model(options.cpu)
     return bufferize(options.threads(), model.vector_bytes, i1_vectors,
                      options.overlap_collectives, bf16_kernel(model, options.micro_kernels) is not None,
-                     model.l1d_bytes)
+                     model.l1d_bytes, integer_kernel(model, options.micro_kernels) or "")
 
 
 def _strided_copies(threads: int | str, split_copy_bytes: int | str) -> str:
@@ -262,6 +277,18 @@ def bf16_kernel(model, micro_kernels: bool) -> str | None:
     return "dpbf16" if micro_kernels and dpbf16_kernels.usable(model.features) else None
 
 
+def integer_kernel(model, micro_kernels: bool) -> str | None:
+    """The kernel (xlac.targets.cpu.imad_kernels' variant, xla-amx-calls'
+    ``integer-kernel``) of the large exact 8-bit integer matmuls for ``model``
+    where it has no bf16 kernel (``bf16_kernel``: those take that, as they
+    did), the micro-kernels are on and the CPU has FMA (as they need): AVX2's
+    or AVX-512's ``vpmaddwd``, or ``vpdpwssd`` with VNNI (chosen by features)."""
+    from xlac.targets.cpu import imad_kernels
+    if not micro_kernels or "fma" not in model.features or bf16_kernel(model, micro_kernels) is not None:
+        return None
+    return imad_kernels.variant_for(model.features)
+
+
 def llvm_stage(entry: str, options: Options) -> list[str]:
     """The "llvm" stage's steps: code for the chosen CPU level."""
     model = cpu_model(options.cpu)
@@ -270,20 +297,22 @@ def llvm_stage(entry: str, options: Options) -> list[str]:
     return lower_to_llvm(model.native_bf16, options.profile, model.name, model.native_f16,
                          micro_kernels, options.threads(), model.vector_bytes == 32,
                          bf16_kernel(model, options.micro_kernels) or "amx", "fma" in model.features,
-                         options.split_copy_bytes)
+                         options.split_copy_bytes, integer_kernel(model, options.micro_kernels) or "")
 
 
 def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
         remarks: bool | str = False, native_bf16: bool | str = False,
         micro_kernels: bool | str = False, amx: bool | str = False, bf16_kernel: str = "amx",
         l1d_bytes: int | str = 0, fma: bool | str = False,
-        permute_selects: bool | str = False, split_copy_bytes: int | str = SPLIT_COPY_BYTES) -> list[str]:
+        permute_selects: bool | str = False, split_copy_bytes: int | str = SPLIT_COPY_BYTES,
+        integer_kernel: str = "") -> list[str]:
     """The whole CPU pipeline (``xla-cpu-pipeline``): input -> LLVM dialect ready for the JIT
     (``micro_kernels``: calls to the prebuilt kernels, which xlac's JIT and link bind;
     ``amx``: large bf16 matmuls on a bf16 one, ``bf16_kernel``; ``l1d_bytes``: see ``bufferize``;
-    ``fma``, ``permute_selects``: see ``lower_to_llvm``)."""
+    ``fma``, ``permute_selects``, ``integer_kernel``: see ``lower_to_llvm``)."""
     return (ingest_cpu(entry, vector_bytes) + fuse(remarks) + lower_to_linalg(narrow_sums_in_f32=True,
                                                                                counted_top_k=int(vector_bytes) >= 64)
-            + bufferize(threads, vector_bytes, amx=amx, l1d_bytes=l1d_bytes)
+            + bufferize(threads, vector_bytes, amx=amx, l1d_bytes=l1d_bytes, integer_kernel=integer_kernel)
             + lower_to_llvm(native_bf16, micro_kernels=micro_kernels, threads=threads, bf16_kernel=bf16_kernel,
-                            fma=fma, permute_selects=permute_selects, split_copy_bytes=split_copy_bytes))
+                            fma=fma, permute_selects=permute_selects, split_copy_bytes=split_copy_bytes,
+                            integer_kernel=integer_kernel))
