@@ -52,7 +52,7 @@ _CASES = [  # kind, input shape, lengths, input dtype, numpy reference
                  lambda x: np.fft.fftn(x, axes=(1, 2, 3)), marks=pytest.mark.heavy),
     ("IFFT", (3, 97), [97], np.complex64, np.fft.ifft),                # prime leaf
     # twiddles folded into batched DFT matrices (radix 16) or kept (radix 15)
-    ("FFT", (2, 6000), [6000], np.complex128, np.fft.fft),             # 16 * 15 * 25
+    ("FFT", (2, 6000), [6000], np.complex128, np.fft.fft),             # 16 * 15 * 25: 3 MB, kept
     ("IFFT", (3, 720), [720], np.complex128, np.fft.ifft),             # 16 * 45
     ("FFT", (2, 360), [360], np.complex64, np.fft.fft),                # 15 * 24
     ("RFFT", (3, 194), [194], np.float32, np.fft.rfft),                # 2 * 97
