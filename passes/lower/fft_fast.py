@@ -10,7 +10,9 @@ O(N log N). Complex values travel as pairs on a trailing axis of size 2
 (a real matmul does a complex one: [xr xi] @ [[c s] [-s c]]), stored as f64,
 or as f32 for single precision: each pass then widens its input, multiplies
 in f64 and rounds once (`compute`). Twiddles come from the exact
-quadrant-reduced f64 tables.
+quadrant-reduced f64 tables. Where the radix is a multiple of 4 and the
+constant small, a level's twiddles are folded into its DFT matrices (one
+per n2, a matmul batched over n2: `folds_twiddle`), so no twiddle pass.
 """
 
 from __future__ import annotations
@@ -31,6 +33,8 @@ MAX_DIRECT = 64
 MAX_PRIME = 128
 #: Shorter axes keep the direct linalg.generic DFT (as fast, fewer ops).
 FAST_FROM = 16
+#: Largest per-level constant of DFT matrices with the twiddles folded in.
+FOLD_BYTES = 1 << 21
 
 
 def fast_plan(size: int) -> list[int] | None:
@@ -48,6 +52,15 @@ def fast_plan(size: int) -> list[int] | None:
         radices.append(radix)
         size //= radix
     return radices + [size]
+
+
+def folds_twiddle(n1: int, n2: int, compute: str) -> bool:
+    """Whether a level's twiddles go into its DFT matrices (one per n2, 4*N*n1
+    values) instead of a pass of their own: while that constant stays small,
+    and for radices that are a multiple of 4 (rows of 2*n1 whole 8-lane
+    vectors; a batched matmul of 30x30 blocks, fft2 360x270, was slower than
+    the twiddle pass)."""
+    return n1 % 4 == 0 and 4 * n1 * n1 * n2 * 8 <= FOLD_BYTES
 
 
 def _radix(size: int) -> int | None:
@@ -161,12 +174,15 @@ class FastStage(RealSpectrum):
             return self._narrow(self._direct(x, batch, size, sign), [batch, size, 2])
         n1, n2 = plan[0], size // plan[0]
         split = self._reshape(x, [batch, n1, n2, 2], self.real, [batch, size, 2])
-        cols = self._swap(split, [batch, n1, n2, 2])                 # (B, n2, n1, 2)
-        inner = self._direct(self._reshape(cols, [batch * n2, n1, 2], self.real,
-                                           [batch, n2, n1, 2]), batch * n2, n1, sign)
-        twiddled = self._twiddle(self._reshape(inner, [batch, n2, n1, 2], self.compute,
-                                               [batch * n2, n1, 2]), batch, n1, n2, sign)
-        rows = self._swap(twiddled, [batch, n2, n1, 2])              # (B, k1, n2, 2)
+        if folds_twiddle(n1, n2, self.compute):
+            rows = self._twiddled_dft(split, batch, n1, n2, sign)   # (B, k1, n2, 2)
+        else:
+            cols = self._swap(split, [batch, n1, n2, 2])             # (B, n2, n1, 2)
+            inner = self._direct(self._reshape(cols, [batch * n2, n1, 2], self.real,
+                                               [batch, n2, n1, 2]), batch * n2, n1, sign)
+            twiddled = self._twiddle(self._reshape(inner, [batch, n2, n1, 2], self.compute,
+                                                   [batch * n2, n1, 2]), batch, n1, n2, sign)
+            rows = self._swap(twiddled, [batch, n2, n1, 2])          # (B, k1, n2, 2)
         outer = self._transform(self._reshape(rows, [batch * n1, n2, 2], self.real,
                                               [batch, n1, n2, 2]), batch * n1, n2, sign)
         grid = self._reshape(outer, [batch, n1, n2, 2], self.real, [batch * n1, n2, 2])
@@ -201,6 +217,34 @@ class FastStage(RealSpectrum):
                    f"[1] x [0] : ({self._t([batch, 2 * size], ct)}, {self._t(wide, ct)}) -> "
                    f"{self._t([batch, 2 * size], ct)}")
         return self._reshape(dft, [batch, size, 2], ct, [batch, 2 * size])
+
+    def _twiddled_dft(self, split: str, batch: int, n1: int, n2: int, sign: int) -> str:
+        """(B, n1, n2, 2) -> (B, k1, n2, 2): the n1-point DFTs and the twiddles as
+        one matmul batched over n2, by M[n2] = [[c s] [-s c]] with c + i s =
+        W_N^(k1*(n2 + n2_count*n1)), the product of the DFT entry and the twiddle
+        taken exactly from the length-N table (no twiddle pass)."""
+        size = n1 * n2
+        cos, sin = self._twiddles(size, sign)
+        m = (np.arange(n2)[:, None, None] + n2 * np.arange(n1)[None, :, None]) \
+            * np.arange(n1)[None, None, :] % size                  # (n2, n1, k1)
+        c, s = cos[m], sin[m]
+        matrix = np.empty((n2, n1, 2, n1, 2))
+        matrix[:, :, 0, :, 0], matrix[:, :, 0, :, 1] = c, s
+        matrix[:, :, 1, :, 0], matrix[:, :, 1, :, 1] = -s, c
+        ct, wide = self.compute, [n2, 2 * n1, 2 * n1]
+        cols = self._op("transpose", split, self._t([batch, n1, n2, 2]),
+                        self._t([n2, batch, n1, 2]), ", dims = [2, 0, 1, 3]")
+        flat = self._reshape(cols, [n2, batch, 2 * n1], self.real, [n2, batch, n1, 2])
+        flat = self._convert(flat, [n2, batch, 2 * n1], self.real, ct)
+        dft = self._fresh("twdft")
+        out = [n2, batch, 2 * n1]
+        self._emit(f"{dft}_m = stablehlo.constant dense<{self._hex(matrix)}> : {self._t(wide, ct)}",
+                   f"{dft} = stablehlo.dot_general {flat}, {dft}_m, batching_dims = [0] x [0], "
+                   f"contracting_dims = [2] x [1] : ({self._t(out, ct)}, {self._t(wide, ct)}) -> "
+                   f"{self._t(out, ct)}")
+        pairs = self._narrow(self._reshape(dft, [n2, batch, n1, 2], ct, out), [n2, batch, n1, 2])
+        return self._op("transpose", pairs, self._t([n2, batch, n1, 2]),
+                        self._t([batch, n1, n2, 2]), ", dims = [1, 2, 0, 3]")
 
     def _twiddle(self, x: str, batch: int, n1: int, n2: int, sign: int) -> str:
         """x[b, n2, k1] * W_N^(n2*k1), W from the exact length-N table, on pairs:

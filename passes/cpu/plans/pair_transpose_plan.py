@@ -21,26 +21,33 @@ from xlac.passes.cpu.plans.chunks import thread_tiles
 # (v4 1.1), 8x8 1.9, 2x2 2.0 (v4 1.7): each block's pairs move as 2-lane
 # slices, which 4 rows of 4 pairs keep in registers
 PAIR_SIDE = 4
+# where a swapped dim is no multiple of 4 but both are even (fft2's 270):
+# 2 x 2 blocks, still 1.6-2x the pair-by-pair walk in the figures above
+SIDES = (PAIR_SIDE, 2)
 PARTS = 2
 MAX_RANK = 4                 # transpose.mlir's block schedules: 2-D to 4-D loop nests
 
 
-def pair_transpose_block(extents: tuple[int, ...], permutation: list[int]) -> tuple[int, ...] | None:
+def pair_transpose_block(extents: tuple[int, ...], permutation: list[int],
+                         sides: tuple[int, ...] = SIDES) -> tuple[int, ...] | None:
     """The register block of a copy whose input dim ``k`` is loop
     ``permutation[k]`` (the output's loops in order), when both keep a
     parts' dim of 2 last and the input's contiguous dim of pairs is another
     loop than the output's: 4 x 4 pairs of those two loops, both parts, 1
-    of every other loop; None when the copy is no such transpose or a
-    swapped dim is no multiple of 4 (then it walks the output pair by pair)."""
+    of every other loop (2 x 2 where a swapped dim is even but no multiple
+    of 4); None when the copy is no such transpose or a swapped dim is odd
+    (then it walks the output pair by pair)."""
     rank = len(extents)
     if not 3 <= rank <= MAX_RANK or extents[-1] != PARTS or permutation[-1] != rank - 1 or \
             any(e <= 0 for e in extents):             # dynamic dims: no blocks
         return None
     walked = permutation[-2]                 # the loop the input's pairs run along
-    if walked == rank - 2 or extents[walked] % PAIR_SIDE or extents[-2] % PAIR_SIDE:
+    side = next((side for side in sides if extents[walked] % side == 0
+                 and extents[-2] % side == 0), None)
+    if walked == rank - 2 or side is None:
         return None
     block = [1] * rank
-    block[walked] = block[-2] = PAIR_SIDE
+    block[walked] = block[-2] = side
     block[-1] = PARTS
     return tuple(block)
 
@@ -58,7 +65,9 @@ def pair_transpose_tiles(extents: tuple[int, ...], permutation: list[int],
 def complex_transpose_in_blocks(shape: list[int], permutation: list[int]) -> bool:
     """Whether a transpose of a complex tensor of ``shape`` (its dims, the
     result's dim ``i`` being the operand's ``permutation[i]``), moved as
-    pairs, gets the register blocks above."""
+    pairs, gets the 4 x 4 register blocks above (complex_as_pairs moves a
+    c64 transpose without them as 8-byte numbers; the 2 x 2 blocks were not
+    measured against that)."""
     pairs = [shape[k] for k in permutation] + [PARTS]
     loops = [permutation.index(k) for k in range(len(permutation))] + [len(permutation)]
-    return pair_transpose_block(tuple(pairs), loops) is not None
+    return pair_transpose_block(tuple(pairs), loops, (PAIR_SIDE,)) is not None

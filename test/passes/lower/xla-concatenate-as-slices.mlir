@@ -167,3 +167,35 @@ func.func @pooled_pad(%a: tensor<4x6xf32>, %v: tensor<f32>) -> tensor<3x4xf32> {
   }) : (tensor<5x7xf32>, tensor<f32>) -> tensor<3x4xf32>
   return %r : tensor<3x4xf32>
 }
+
+// -----
+
+/// Slices of one tensor joined again in order (a complex value's parts split
+/// and joined, through reshapes back to the slices' shape) are that tensor:
+/// no copy.
+// CHECK-LABEL: func.func @reassembled
+// CHECK-SAME: (%[[X:.*]]: tensor<4x8x2xf32>)
+// CHECK-NOT: tensor.insert_slice
+// CHECK-NOT: stablehlo.concatenate
+// CHECK: return %[[X]]
+func.func @reassembled(%x: tensor<4x8x2xf32>) -> tensor<4x8x2xf32> {
+  %re = "stablehlo.slice"(%x) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 8, 1>, strides = array<i64: 1, 1, 1>} : (tensor<4x8x2xf32>) -> tensor<4x8x1xf32>
+  %im = "stablehlo.slice"(%x) {start_indices = array<i64: 0, 0, 1>, limit_indices = array<i64: 4, 8, 2>, strides = array<i64: 1, 1, 1>} : (tensor<4x8x2xf32>) -> tensor<4x8x1xf32>
+  %r2 = stablehlo.reshape %re : (tensor<4x8x1xf32>) -> tensor<4x8xf32>
+  %r3 = stablehlo.reshape %r2 : (tensor<4x8xf32>) -> tensor<4x8x1xf32>
+  %r = stablehlo.concatenate %r3, %im, dim = 2 : (tensor<4x8x1xf32>, tensor<4x8x1xf32>) -> tensor<4x8x2xf32>
+  return %r : tensor<4x8x2xf32>
+}
+
+// -----
+
+/// Swapped parts are no reassembly: they stay copies.
+// CHECK-LABEL: func.func @swapped
+// CHECK: tensor.insert_slice
+// CHECK: tensor.insert_slice
+func.func @swapped(%x: tensor<4x8x2xf32>) -> tensor<4x8x2xf32> {
+  %re = "stablehlo.slice"(%x) {start_indices = array<i64: 0, 0, 0>, limit_indices = array<i64: 4, 8, 1>, strides = array<i64: 1, 1, 1>} : (tensor<4x8x2xf32>) -> tensor<4x8x1xf32>
+  %im = "stablehlo.slice"(%x) {start_indices = array<i64: 0, 0, 1>, limit_indices = array<i64: 4, 8, 2>, strides = array<i64: 1, 1, 1>} : (tensor<4x8x2xf32>) -> tensor<4x8x1xf32>
+  %r = stablehlo.concatenate %im, %re, dim = 2 : (tensor<4x8x1xf32>, tensor<4x8x1xf32>) -> tensor<4x8x2xf32>
+  return %r : tensor<4x8x2xf32>
+}

@@ -77,21 +77,18 @@ func.func @dynamic(%x: tensor<?xcomplex<f32>>) -> tensor<?xcomplex<f32>> {
 // -----
 
 /// 128 = 16 * 8 points: the four-step Cooley-Tukey path. Complex values as
-/// f64 pairs on a trailing axis; a 16-point DFT matmul (32x32 real matrix),
-/// the 8x16 twiddle multiply, an 8-point DFT matmul, and the transposes that
-/// put k = k1 + 16*k2 in order. The twiddle multiply on pairs is
-/// x * [c, c] + swap(x) * [-s, s]. No 128x128 matrix, no O(N^2) generic.
+/// f64 pairs on a trailing axis; the 16-point DFTs with the 8x16 twiddles
+/// folded in (one 32x32 real matrix per n2: a matmul batched over n2, no
+/// twiddle pass, no pair reverse), an 8-point DFT matmul, and the transposes
+/// that put k = k1 + 16*k2 in order. No 128x128 matrix, no O(N^2) generic.
 // CHECK-LABEL: func.func private @xla_fft_0(
 // CHECK: %[[PAIRS:.*]] = stablehlo.concatenate {{.*}}, dim = 2 : {{.*}} -> tensor<2x128x2xf64>
 // CHECK: stablehlo.reshape %[[PAIRS]] : (tensor<2x128x2xf64>) -> tensor<2x16x8x2xf64>
-// CHECK: stablehlo.transpose {{.*}} dims = [0, 2, 1, 3] : (tensor<2x16x8x2xf64>) -> tensor<2x8x16x2xf64>
-// CHECK: %[[M16:.*]] = stablehlo.constant dense<"0x{{.*}}"> : tensor<32x32xf64>
-// CHECK: stablehlo.dot_general %{{.*}}, %[[M16]], contracting_dims = [1] x [0] : (tensor<16x32xf64>, tensor<32x32xf64>) -> tensor<16x32xf64>
-// CHECK: %[[SWAP:.*]] = stablehlo.reverse %{{.*}}, dims = [3] : tensor<2x8x16x2xf64>
-// CHECK: stablehlo.constant dense<"0x{{.*}}"> : tensor<8x16x2xf64>
-// CHECK: %[[XC:.*]] = stablehlo.multiply %{{.*}}, %{{.*}} : tensor<2x8x16x2xf64>
-// CHECK: %[[XS:.*]] = stablehlo.multiply %[[SWAP]], %{{.*}} : tensor<2x8x16x2xf64>
-// CHECK: stablehlo.add %[[XC]], %[[XS]] : tensor<2x8x16x2xf64>
+// CHECK: stablehlo.transpose {{.*}} dims = [2, 0, 1, 3] : (tensor<2x16x8x2xf64>) -> tensor<8x2x16x2xf64>
+// CHECK: %[[M16:.*]] = stablehlo.constant dense<"0x{{.*}}"> : tensor<8x32x32xf64>
+// CHECK: stablehlo.dot_general %{{.*}}, %[[M16]], batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<8x2x32xf64>, tensor<8x32x32xf64>) -> tensor<8x2x32xf64>
+// CHECK-NOT: stablehlo.reverse
+// CHECK: stablehlo.transpose {{.*}} dims = [1, 2, 0, 3] : (tensor<8x2x16x2xf64>) -> tensor<2x16x8x2xf64>
 // CHECK: %[[M8:.*]] = stablehlo.constant dense<"0x{{.*}}"> : tensor<16x16xf64>
 // CHECK: stablehlo.dot_general %{{.*}}, %[[M8]], contracting_dims = [1] x [0] : (tensor<32x16xf64>, tensor<16x16xf64>) -> tensor<32x16xf64>
 // CHECK: stablehlo.transpose {{.*}} : (tensor<2x16x8x2xf64>) -> tensor<2x8x16x2xf64>

@@ -105,3 +105,18 @@ def test_convert_of_a_complex_transpose_moves_blocks_of_pairs(cpu, source, targe
     (got,) = exe.run(x)
     want = np.ascontiguousarray(x.T.astype(_TYPES[target]))
     np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+
+
+@pytest.mark.parametrize("cpu", ("x86-64-v3", "x86-64-v4"))
+def test_even_sides_no_multiple_of_4_move_2x2_blocks_of_pairs(cpu):
+    """Swapped dims even but no multiple of 4 (fft2's 270): 2 x 2 blocks of
+    pairs instead of the pair-by-pair walk; the same bytes as numpy."""
+    shape, perm = (26, 30), (1, 0)
+    exe = xlac.compile(_transpose("complex<f64>", shape, perm), cpu=cpu)
+    bufferized = exe.as_text("bufferized")
+    assert re.search(r"vector<(1x)*2x(1x)*2x2xf64>", bufferized), "no 2x2 block of pairs"
+    if cpu not in runnable_levels(cpu):
+        pytest.skip(f"this host cannot run {cpu} code")
+    x = _values("complex<f64>", shape)
+    (got,) = exe.run(x)
+    np.testing.assert_array_equal(got.view(np.uint8), np.ascontiguousarray(np.transpose(x, perm)).view(np.uint8))
