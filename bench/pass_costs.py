@@ -134,6 +134,8 @@ def main(argv=None) -> int:
     if args.compare:
         return compare(*args.compare)
     results, finals = [], {}
+    if args.workers:
+        lend_workers(args.workers)
     chosen = programs(args.programs.split(",") if args.programs else None)
     for target_name in args.target:       # imports and first-use set-up stay out of the times
         pass_run(chosen[0], target_name, per_pass=False)
@@ -162,6 +164,16 @@ def main(argv=None) -> int:
     return 0
 
 
+def lend_workers(count: int) -> None:
+    """Piece workers started and lent to xla-apply-schedules, as a big program's
+    compile does: its kernels are scheduled in two halves, one in a worker
+    (``schedule_halves``), so the fingerprints check that path's code."""
+    from xlac.targets.cpu import pieces
+    from xlac.targets.cpu.schedule_worker import lend_to_schedules
+    pieces.start_workers(count)
+    lend_to_schedules()
+
+
 def parse_args(argv):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--programs", help="comma-separated program names (default: all)")
@@ -173,6 +185,8 @@ def parse_args(argv):
                         help="each stage as one pass manager: fingerprints only, faster")
     parser.add_argument("--fingerprints", help="write each program's final fingerprint here (JSON)")
     parser.add_argument("--json", help="write the per-pass results here")
+    parser.add_argument("--workers", type=int, default=0,
+                        help="piece workers lent to xla-apply-schedules (0: none, it runs whole)")
     parser.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
                         help="compare two --fingerprints files")
     args = parser.parse_args(argv)

@@ -16,6 +16,7 @@ from xlac.passes.cpu.plans.epilogue_plan import epilogue_plan
 from xlac.passes.cpu.plans.fused_rows_plan import fused_rows_plan, is_row_reduction
 from xlac.passes.cpu.plans.parallel_loops_plan import parallel_loops_plan
 from xlac.passes.cpu.plans.schedule_functions import keep_planned, outline_planned
+from xlac.passes.cpu.plans.schedule_halves import applied_in_halves
 from xlac.passes.cpu.plans.schedule_plan import CONTRACTIONS, MIN_WORK, POOLINGS, Machine, Plan, plan_for
 from xlac.passes.cpu.plans.schedule_script import (
     MEMBER_TAG,
@@ -249,7 +250,11 @@ def _own_empty_init(op: ir.Operation) -> None:
 
 def _apply(module: ir.Operation, planned: list[tuple[ir.Operation, Plan]],
            commit: bool = True, remarks: list | None = None) -> bool:
-    """Schedule ``planned`` on a copy; on success (and ``commit``) keep the copy."""
+    """Schedule ``planned`` on a copy; on success (and ``commit``) keep the copy.
+    Committed in two halves at once where a piece worker is idle (``schedule_halves``:
+    the same module); any failure there is tried whole, as without one."""
+    if commit and applied_in_halves(module, planned):
+        return True
     members = [member for _, plan in planned for member in plan.members]
     order = _match_order(module, [op for op, _ in planned]), _match_order(module, members)
     for op, _ in planned:

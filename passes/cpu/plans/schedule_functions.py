@@ -158,11 +158,11 @@ def canonicalize_callers(module: ir.Operation, cleaned: bool) -> None:
             return
         per_function = passmanager.PassManager.parse("func.func(canonicalize)")
         for func in functions_:
-            if func.name == "func.func" and not _is_kernel(func):
+            if func.name == "func.func" and not is_kernel(func):
                 per_function.run(func)
 
 
-def _is_kernel(op: ir.Operation) -> bool:
+def is_kernel(op: ir.Operation) -> bool:
     """Whether ``op`` is a function ``outline_planned`` made (named as ``_fresh`` names them)."""
     return symbol_name(op).startswith(_STEM + "_")
 

@@ -56,6 +56,21 @@ def lower_and_compile(bytecode: bytes, steps: list[str], opt_level: int
         return _object_code(module, external, opt_level), external
 
 
+def scheduled(bytecode: bytes) -> tuple[bytes, bytes]:
+    """xla-apply-schedules' interpreter and cleanup on a half of a module's kernels
+    (``schedule_halves``): its bytecode after them, or why they failed."""
+    from xlac.mlir import ir
+    from xlac.pipeline.schedule_halves import schedule_half
+    with _context() as context:
+        module = ir.Module.parse(bytecode, context).operation
+        why = schedule_half(module)
+        if why:
+            return b"", why.encode()
+        buffer = io.BytesIO()
+        module.write_bytecode(buffer)
+        return buffer.getvalue(), b""
+
+
 @functools.lru_cache(maxsize=4)
 def _pass_manager(context, steps: tuple[str, ...]):
     """The pass manager of ``steps``, built once per worker (the warm-up's
@@ -339,7 +354,10 @@ def _answer(requests, answers) -> None:
 
 
 def _compiled(request: dict, bytecode: bytes) -> tuple[bytes, bytes]:
-    """The answer's frames: the object code, then the symbols it leaves undefined."""
+    """The answer's frames: the object code, then the symbols it leaves undefined
+    (a ``schedule`` request: the scheduled module's bytecode, then why it failed)."""
+    if request.get("schedule"):
+        return scheduled(bytecode)
     if request.get("steps"):
         code, external = lower_and_compile(bytecode, request["steps"], request["opt_level"])
     else:

@@ -242,6 +242,20 @@ def start_workers(count: int) -> None:
         _IDLE[:] = alive + started
 
 
+def take_idle() -> _Worker | None:
+    """An idle worker that runs, taken (``give_back`` it), or None: none is idle."""
+    with _IDLE_LOCK:
+        ready = [w for w in _IDLE if w.alive() and w.started()]
+        if ready:
+            _IDLE.remove(ready[-1])
+        return ready[-1] if ready else None
+
+
+def give_back(worker: _Worker) -> None:
+    with _IDLE_LOCK:
+        _IDLE.append(worker)
+
+
 def _compile_on_worker(piece: Piece, opt_level: int) -> tuple[bytes, tuple[str, ...]]:
     """``piece`` compiled by an idle worker (a new one if none is idle)."""
     with _IDLE_LOCK:
