@@ -154,3 +154,13 @@ def test_the_scan_hands_its_row_over():
     text = xlac.compile(_SCAN_ROWS, cpu="x86-64-v3", cache=False).as_text("bufferized")
     before = text.split("func.func public @main", 1)[1].split("scf.while", 1)[1].split("} do {", 1)[0]
     assert "memref.copy" not in before and "memref.alloc" not in before
+
+
+
+@pytest.mark.parametrize("trips", [0, 1, 9])
+def test_a_count_of_trips_from_the_caller_as_the_reference(trips):
+    """No trip: the result is the init buffer itself, freed once."""
+    text = _FORI.replace("%v: tensor<1024xf32>)", "%v: tensor<1024xf32>, %n: tensor<i32>)") \
+        .replace("      %n = stablehlo.constant dense<100> : tensor<i32>\n", "")
+    v = np.random.default_rng(6).standard_normal(1024, dtype=np.float32)
+    _check_against_reference(text, [v, np.int32(trips)], "x86-64-v3")
