@@ -86,6 +86,9 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         "xla-distinct-results",                           # `return %v, %v`: out-params would crash on one alloc
         "buffer-results-to-out-params{modify-public-functions=1 hoist-static-allocs=1}",
         "func.func(buffer-loop-hoisting)",                # a fused row's temporaries: one malloc per chunk, not per row
+        # a while's recomputed carry: no copy into a fresh buffer per trip (after
+        # the hoisting: only an alloc that stays in the loop is handed over)
+        "xla-hand-over-loop-carries",
         # buffer-deallocation-pipeline (temporaries are freed each call), in its
         # parts: its simplification is quadratic in one dealloc's buffers. Not
         # its canonicalize before ownership-based-buffer-deallocation: the one
