@@ -3,8 +3,6 @@ each loop's body becomes a plain function that region calls per iteration."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.helper_calls import fresh_name, symbols
@@ -18,8 +16,11 @@ _COPIED = ("llvm.mlir.constant", "llvm.mlir.zero", "llvm.mlir.poison", "llvm.mli
 _SCHEDULES = {"dynamic": "schedule(dynamic)", "": ""}
 # The attributes a one-loop `omp.loop_nest` may carry (its count of collapsed loops is 1).
 _NEST_ATTRIBUTES = ("operandSegmentSizes", "collapse_num_loops")
+# External linkage, as the kernels have: a program split into pieces after this pass
+# (pieces.split) defines each function in one piece and declares it in the
+# others; a piece lowered on its own (early_pieces) makes what it added internal.
 _DISPATCHER = """
-llvm.func internal @{name}(%lb: i64, %ub: i64, %step: i64, %body: !llvm.ptr, %context: !llvm.ptr)
+llvm.func @{name}(%lb: i64, %ub: i64, %step: i64, %body: !llvm.ptr, %context: !llvm.ptr)
     attributes {{no_inline}} {{
   omp.parallel {{
     omp.wsloop {schedule} {{
@@ -35,7 +36,6 @@ llvm.func internal @{name}(%lb: i64, %ub: i64, %step: i64, %body: !llvm.ptr, %co
 """
 
 
-@dataclass(frozen=True)
 class SharedParallelDispatch(ModulePass):
     """Each `omp.parallel { omp.wsloop { omp.loop_nest (%i) = (lb) to (ub) step (s)
     { body } } }` of the LLVM dialect (no clauses but the schedule, one loop) becomes
@@ -195,7 +195,7 @@ def _struct(types: list[ir.Type]) -> ir.Type:
 # back from the context struct. Text, and generic ops below: the llvm dialect's
 # Python builders are a module of their own to import (~0.1 s in each worker).
 _BODY = """
-llvm.func internal @{name}(%context: !llvm.ptr, %i: i64) attributes {{no_inline, sym_visibility = "private"}} {{
+llvm.func @{name}(%context: !llvm.ptr, %i: i64) attributes {{no_inline, sym_visibility = "private"}} {{
 {reads}  llvm.unreachable
 }}
 """
