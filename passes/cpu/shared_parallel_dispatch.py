@@ -16,11 +16,10 @@ _COPIED = ("llvm.mlir.constant", "llvm.mlir.zero", "llvm.mlir.poison", "llvm.mli
 _SCHEDULES = {"dynamic": "schedule(dynamic)", "": ""}
 # The attributes a one-loop `omp.loop_nest` may carry (its count of collapsed loops is 1).
 _NEST_ATTRIBUTES = ("operandSegmentSizes", "collapse_num_loops")
-# External linkage, as the kernels have: a program split into pieces after this pass
-# (pieces.split) defines each function in one piece and declares it in the
-# others; a piece lowered on its own (early_pieces) makes what it added internal.
+# Internal: a program split into pieces after this pass gets a copy in each piece
+# that uses it (piece_modules.with_local_callees).
 _DISPATCHER = """
-llvm.func @{name}(%lb: i64, %ub: i64, %step: i64, %body: !llvm.ptr, %context: !llvm.ptr)
+llvm.func internal @{name}(%lb: i64, %ub: i64, %step: i64, %body: !llvm.ptr, %context: !llvm.ptr)
     attributes {{no_inline}} {{
   omp.parallel {{
     omp.wsloop {schedule} {{
@@ -195,7 +194,7 @@ def _struct(types: list[ir.Type]) -> ir.Type:
 # back from the context struct. Text, and generic ops below: the llvm dialect's
 # Python builders are a module of their own to import (~0.1 s in each worker).
 _BODY = """
-llvm.func @{name}(%context: !llvm.ptr, %i: i64) attributes {{no_inline, sym_visibility = "private"}} {{
+llvm.func internal @{name}(%context: !llvm.ptr, %i: i64) attributes {{no_inline, sym_visibility = "private"}} {{
 {reads}  llvm.unreachable
 }}
 """

@@ -5,13 +5,13 @@
 /// on two zmm registers at a time; threads=1 (XLAC_NUM_THREADS=1) compiles it without the parallel region.
 /// The loop's one OpenMP region is the module's shared dispatcher
 /// (xla-shared-parallel-dispatch): the kernel hands it its body, a chunk function.
-// CHECK: llvm.func @[[$FOR:xla_parallel_for_[0-9]+]](
+// CHECK: llvm.func internal @[[$FOR:xla_parallel_for_[0-9]+]](
 // CHECK: omp.parallel
 // CHECK: omp.wsloop
 // CHECK-LABEL: llvm.func @main
 // CHECK: llvm.func @xla_kernel_0(
 // CHECK: llvm.call @[[$FOR]](
-// CHECK: llvm.func @xla_kernel_0_chunk_0(
+// CHECK: llvm.func internal @xla_kernel_0_chunk_0(
 // CHECK: llvm.intr.fmuladd{{.*}}vector<32xf32>
 // ONE-LABEL: llvm.func @main
 // ONE-NOT: omp.parallel

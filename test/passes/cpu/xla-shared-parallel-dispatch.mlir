@@ -4,7 +4,7 @@
 /// OpenMP region; each loop's body is a function of its own that reads the kernel's
 /// values from a struct on the kernel's stack (constants copied in), the iteration
 /// number its second argument, its blocks kept, `omp.yield` a return.
-// CHECK: llvm.func @xla_parallel_for{{.*}}(%[[LB:.*]]: i64, %[[UB:.*]]: i64, %[[ST:.*]]: i64, %[[BODY:.*]]: !llvm.ptr, %[[CTX:.*]]: !llvm.ptr)
+// CHECK: llvm.func internal @xla_parallel_for{{.*}}(%[[LB:.*]]: i64, %[[UB:.*]]: i64, %[[ST:.*]]: i64, %[[BODY:.*]]: !llvm.ptr, %[[CTX:.*]]: !llvm.ptr)
 // CHECK: omp.parallel
 // CHECK-NEXT: omp.wsloop schedule(dynamic)
 // CHECK-NEXT: omp.loop_nest (%[[I:.*]]) : i64 = (%[[LB]]) to (%[[UB]]) step (%[[ST]])
@@ -20,7 +20,7 @@
 // CHECK-NEXT: llvm.return
 // CHECK-LABEL: llvm.func @k1(
 // CHECK: llvm.call @xla_parallel_for
-// CHECK: llvm.func @k0_chunk{{.*}}(%[[X:.*]]: !llvm.ptr, %[[J:.*]]: i64) attributes {no_inline, sym_visibility = "private"}
+// CHECK: llvm.func internal @k0_chunk{{.*}}(%[[X:.*]]: !llvm.ptr, %[[J:.*]]: i64) attributes {no_inline, sym_visibility = "private"}
 // CHECK: %[[L:.*]] = llvm.load %[[X]] : !llvm.ptr -> !llvm.struct<(ptr, ptr)>
 // CHECK: %[[PA:.*]] = llvm.extractvalue %[[L]][0]
 // CHECK: %[[PB:.*]] = llvm.extractvalue %[[L]][1]
@@ -34,7 +34,7 @@
 // CHECK: ^bb2:
 // CHECK: llvm.getelementptr %[[PB]][%[[K]]]
 // CHECK: llvm.return
-// CHECK-LABEL: llvm.func @k1_chunk
+// CHECK-LABEL: llvm.func internal @k1_chunk
 llvm.func @k0(%a: !llvm.ptr, %b: !llvm.ptr) {
   %c0 = llvm.mlir.constant(0 : i64) : i64
   %c1 = llvm.mlir.constant(1 : i64) : i64

@@ -261,3 +261,51 @@ def test_parts_take_no_mask_vectors_an_avx512_target_would_abort_on():
                           input=_masks_chain(24).replace("FEATURES", features),
                           capture_output=True, timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+_INTERNAL_SHARED = """
+llvm.func internal @dispatch(%f: !llvm.ptr) attributes {no_inline} {
+  llvm.call %f() : !llvm.ptr, () -> ()
+  llvm.return
+}
+llvm.func internal @k0_chunk() attributes {no_inline} {
+  llvm.return
+}
+llvm.func internal @k1_chunk() attributes {no_inline} {
+  llvm.return
+}
+llvm.func @k0() {
+  %f = llvm.mlir.addressof @k0_chunk : !llvm.ptr
+  llvm.call @dispatch(%f) : (!llvm.ptr) -> ()
+  llvm.return
+}
+llvm.func @k1() {
+  %f = llvm.mlir.addressof @k1_chunk : !llvm.ptr
+  llvm.call @dispatch(%f) : (!llvm.ptr) -> ()
+  llvm.return
+}
+llvm.func @main() {
+  llvm.call @k0() : () -> ()
+  llvm.call @k1() : () -> ()
+  llvm.return
+}
+"""
+
+
+def test_internal_functions_go_with_every_piece_that_uses_them():
+    """The shared parallel dispatcher and the loop bodies are internal: a piece
+    cannot declare them, so each piece that uses one defines its own copy, and no
+    piece is made of internal functions alone (it would export nothing)."""
+    from xlac.context import new_context
+    from xlac.mlir import ir
+    context = new_context()
+    module = ir.Module.parse(_INTERNAL_SHARED, context)
+    texts = {pieces._name(op.operation): str(op) for op in module.body.operations}
+    for piece in pieces.split(module, "main", 4, texts):
+        text = str(ir.Module.parse(piece.bytecode, context))
+        exported = [name for name in ("main", "k0", "k1") if f"llvm.func @{name}() {{" in text]
+        assert exported, text
+        for kernel in ("k0", "k1"):
+            if f"llvm.func @{kernel}() {{" in text:
+                assert "llvm.func internal @dispatch" in text and f"llvm.func internal @{kernel}_chunk" in text
+        assert "dispatch" not in piece.external and not any("chunk" in name for name in piece.external)

@@ -70,3 +70,17 @@ def symbol_name(op: ir.Operation) -> str:
 def named(op: ir.Operation) -> list:
     attributes = op.attributes
     return [attributes[i] for i in range(len(attributes))]   # NamedAttributes, by index
+
+
+def with_local_callees(members: list[str], texts: dict[str, str], local: set[str]) -> list[str]:
+    """``members`` and the internal functions (``local``) they use, directly or
+    through one another: each piece defines its own copy of those (an internal
+    function cannot be declared in one piece and defined in another; the shared
+    parallel dispatcher and a kernel's loop bodies are internal)."""
+    found, todo = list(members), list(members)
+    while todo:
+        for used in SYMBOL.findall(texts[todo.pop()]):
+            if used in local and used not in found:
+                found.append(used)
+                todo.append(used)
+    return found

@@ -31,7 +31,7 @@ from xlac.errors import CompileError, Diagnostic, error
 from xlac.mlir import ir
 from xlac.targets.cpu import constant_data
 from xlac.targets.cpu.constant_data import fill_table
-from xlac.targets.cpu.piece_modules import Piece, bucket, make_piece
+from xlac.targets.cpu.piece_modules import Piece, bucket, make_piece, with_local_callees
 from xlac.targets.cpu.piece_modules import named as _named
 from xlac.targets.cpu.piece_modules import symbol_name as _name
 from xlac.targets.cpu.piece_siblings import SiblingPipes, start_seed
@@ -82,12 +82,15 @@ def split(module: ir.Module, entry: str, count: int, texts: dict[str, str]) -> l
     """The pieces of ``module``: the entry, then its other functions (``texts``,
     from ``function_texts``) in at most ``count`` pieces, by a hash of their text."""
     top = [op.operation for op in module.body.operations]
+    local = {_name(op) for op in top if op.name == "llvm.func" and "linkage" in op.attributes
+             and "internal" in str(op.attributes["linkage"])}
     buckets: dict[int, list[str]] = {}
     for name in sorted(texts):
-        if name != entry:
+        if name != entry and name not in local:
             buckets.setdefault(bucket(texts[name], count), []).append(name)
     groups = [[entry]] + [buckets[b] for b in sorted(buckets)]
-    return [_piece(module, top, members, texts, f"piece{i}") for i, members in enumerate(groups)]
+    return [_piece(module, top, with_local_callees(members, texts, local), texts, f"piece{i}")
+            for i, members in enumerate(groups)]
 
 
 def _shareable(op: ir.Operation) -> bool:
