@@ -28,9 +28,11 @@ class Knob:
     flag: str = ""                 # the CLIs' spelling, where one exists
 
 
-#: Copies of rows moving this many bytes or more run on the threads (an idle
-#: 2-core Zen 4: 0.42-0.58x the one-thread wall time; XLA splits its copies too).
-SPLIT_COPY_BYTES = 1 << 20
+#: Copies of rows moving this many bytes or more run on the threads. 16 MiB,
+#: not 1 MiB: the sweep's concatenates (two 512 x 1024 operands) ran 1.5-3x
+#: slower split at 2-8 MiB on an idle 2-core Zen 4 and only the 16 MiB c128
+#: ones gained (0.6x); docs/PERFORMANCE.md, "The copy split's threshold".
+SPLIT_COPY_BYTES = 16 << 20
 
 KNOBS = (
     Knob("dump_to", "XLAC_DUMP_TO", "directory: per compiled module, the input, the pipeline, "
@@ -49,7 +51,7 @@ KNOBS = (
          "ranks on this host when run by mpiexec)"),
     Knob("split_copy_bytes", "XLAC_SPLIT_COPY_BYTES", "a copy of rows (each operand of a "
          "concatenate) that moves at least this many bytes runs in chunks on the threads "
-         "(default 1 MiB, as XLA splits its copies; 0: every copy on one thread; "
+         "(default 16 MiB; 0: every copy on one thread; "
          "docs/PERFORMANCE.md, \"Concatenates' copies on the threads\")"),
     Knob("cpu", "XLAC_CPU", "the CPU to compile for: host (default), x86-64-v2, x86-64-v3 "
          "(AVX2), x86-64-v4 (AVX-512)", "--cpu"),

@@ -98,11 +98,11 @@ def test_big_copies_run_on_the_threads_when_asked(cpu, element, layout):
 def test_the_split_is_an_option_of_the_pipeline():
     from xlac.targets.cpu import pipeline
     assert "xla-strided-copy-to-linalg" in pipeline.lower_to_llvm(split_copy_bytes=0)
-    assert "xla-strided-copy-to-linalg{split-bytes=1048576 threads=0}" in pipeline.lower_to_llvm()
+    assert "xla-strided-copy-to-linalg{split-bytes=16777216 threads=0}" in pipeline.lower_to_llvm()
     assert "xla-strided-copy-to-linalg{split-bytes=1048576 threads=2}" in \
         pipeline.lower_to_llvm(threads=2, split_copy_bytes=1 << 20)
     assert xlac.Options.from_env({"XLAC_SPLIT_COPY_BYTES": "65536"}).split_copy_bytes == 65536
-    assert xlac.Options.from_env({}).split_copy_bytes == 1 << 20
+    assert xlac.Options.from_env({}).split_copy_bytes == 16 << 20
 
 
 def test_copies_of_other_elements_are_left_alone_when_splitting():
