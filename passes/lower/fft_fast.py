@@ -17,86 +17,18 @@ per n2, a matmul batched over n2: `folds_twiddle`), so no twiddle pass.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Callable
 
 import numpy as np
 
 from xlac.dtypes import tensor_type
+from xlac.passes.lower.fft_chirp import ChirpZ
+from xlac.passes.lower.fft_plan import FAST_FROM, fast_plan, folds_twiddle
 from xlac.passes.lower.fft_real import RealSpectrum
 
-#: Largest radix N1 split off per level (the DFT matrix is 2*N1 x 2*N1).
-MAX_RADIX = 16
-#: A (sub-)transform this short or shorter is one direct DFT matmul.
-MAX_DIRECT = 64
-#: A prime factor up to this is a direct DFT matmul too (808 = 8 * 101).
-MAX_PRIME = 128
-#: Shorter axes keep the direct linalg.generic DFT (as fast, fewer ops).
-FAST_FROM = 16
-#: Largest per-level constant of DFT matrices with the twiddles folded in.
-FOLD_BYTES = 1 << 21
 
-
-def fast_plan(size: int) -> list[int] | None:
-    """The radices (product ``size``) of the fast path, or None where the old
-    direct DFT is kept: short axes and those with a prime factor > MAX_PRIME."""
-    if size < FAST_FROM:
-        return None
-    plan = _cheapest(size)
-    return None if plan is None else list(plan[1])
-
-
-#: A level's cost beyond its matmul (transposes, one more pass over the data),
-#: in the units of `_width` (real multiply-adds per point / 4). Fitted to
-#: in-process alternations on Zen 4 (docs/PERFORMANCE.md): 720 as 12*12*5
-#: (or 4*12*15) beat 16*45 and 12*60, 1024 as 16*8*8 (or 16*16*4) beat 16*64,
-#: 360 as 12*30 beat 15*24 and 12*6*5, 64 as 16*4 beat one 64-point matmul.
-LEVEL_COST = 24
-
-
-def _width(radix: int) -> int:
-    """A radix-r matmul's cost per point: its 2r-column rows in whole 8-lane
-    vectors (45's rows of 90 columns end in a partial vector: 16*45 ran 1.4x
-    slower than 12*12*5, whose flops are half)."""
-    return -(-radix // 4) * 4
-
-
-@functools.lru_cache(maxsize=None)
-def _cheapest(size: int) -> tuple[int, tuple[int, ...]] | None:
-    """(cost, radices) of the cheapest plan for ``size``: a direct leaf (up to
-    MAX_DIRECT, or a prime up to MAX_PRIME), or a radix up to MAX_RADIX split
-    off and the rest planned alike; a level whose twiddles do not fold into
-    its matrices pays a twiddle pass too."""
-    best = None
-    if size <= MAX_DIRECT or (size <= MAX_PRIME and _is_prime(size)):
-        best = (_width(size), (size,))
-    for radix in range(min(MAX_RADIX, size // 2), 1, -1):    # ties: the larger radix first
-        if size % radix:
-            continue
-        rest = _cheapest(size // radix)
-        if rest is None:
-            continue
-        level = _width(radix) + LEVEL_COST * (1 if folds_twiddle(radix, size // radix, "f64") else 2)
-        if best is None or level + rest[0] < best[0]:
-            best = (level + rest[0], (radix,) + rest[1])
-    return best
-
-
-def _is_prime(size: int) -> bool:
-    return size > 1 and all(size % d for d in range(2, math.isqrt(size) + 1))
-
-
-def folds_twiddle(n1: int, n2: int, compute: str) -> bool:
-    """Whether a level's twiddles go into its DFT matrices (one per n2, 4*N*n1
-    values) instead of a pass of their own: while that constant stays small,
-    and for radices that are a multiple of 4 (rows of 2*n1 whole 8-lane
-    vectors; a batched matmul of 30x30 blocks, fft2 360x270, was slower than
-    the twiddle pass)."""
-    return n1 % 4 == 0 and 4 * n1 * n1 * n2 * 8 <= FOLD_BYTES
-
-
-class FastStage(RealSpectrum):
+class FastStage(RealSpectrum, ChirpZ):
     """Emits one fast transform along an axis into a helper's lines."""
 
     def __init__(self, emit: Callable[..., None], fresh: Callable[[str], str],
@@ -195,6 +127,8 @@ class FastStage(RealSpectrum):
 
     def _transform(self, x: str, batch: int, size: int, sign: int) -> str:
         plan = fast_plan(size) if size >= FAST_FROM else [size]
+        if plan is None:                              # a prime factor > MAX_PRIME
+            return self.chirp_z(x, batch, size, sign)
         if len(plan) == 1:
             return self._narrow(self._direct(x, batch, size, sign), [batch, size, 2])
         n1, n2 = plan[0], size // plan[0]
