@@ -32,13 +32,13 @@ class ChirpZ:
         cos, sin = self._twiddles(2 * size, sign)
         square = np.arange(size) ** 2 % (2 * size)                 # c[n] = W_2N^(n^2)
         chirp = cos[square] + 1j * sin[square]
-        chirped = self._times_table(x, [batch, size, 2], chirp)
+        chirped = self.times_table(x, [batch, size, 2], chirp)
         padded = self._zero_padded(chirped, batch, size, length)
         spectrum = self._transform(padded, batch, length, -1)
-        product = self._times_table(spectrum, [batch, length, 2], self._filter(chirp, length))
+        product = self.times_table(spectrum, [batch, length, 2], self._filter(chirp, length))
         conv = self._transform(product, batch, length, 1)
         head = self._slice(conv, [batch, length, 2], [0, 0, 0], [batch, size, 2])
-        return self._times_table(head, [batch, size, 2], chirp)
+        return self.times_table(head, [batch, size, 2], chirp)
 
     @staticmethod
     def _filter(chirp: np.ndarray, length: int) -> np.ndarray:
@@ -49,26 +49,6 @@ class ChirpZ:
         kernel[:size] = np.conj(chirp)
         kernel[length - size + 1:] = np.conj(chirp[1:][::-1])
         return np.fft.fft(kernel) / length
-
-    def _times_table(self, x: str, shape: list[int], table: np.ndarray) -> str:
-        """x (B, L, 2) pairs times a complex table (L,): x * [c, c] + swap(x)
-        * [-s, s] as in FastStage._twiddle, rounded to the stored type."""
-        ct = self.compute
-        wide = self._convert(x, shape, self.real, ct)
-        tp = self._t(shape, ct)
-        swapped = self._op("reverse", wide, tp, tp, ", dims = [2]")
-        rows = [shape[1], 2]
-        c, s = table.real, table.imag
-        w = self._fresh("chirp")
-        for name, values in (("c", np.stack([c, c], -1)), ("s", np.stack([-s, s], -1))):
-            self._emit(f"{w}_{name}0 = stablehlo.constant dense<{self._hex(values)}> : "
-                       f"{self._t(rows, ct)}",
-                       f"{w}_{name} = stablehlo.broadcast_in_dim {w}_{name}0, dims = [1, 2]"
-                       f" : ({self._t(rows, ct)}) -> {tp}")
-        self._emit(f"{w}_xc = stablehlo.multiply {wide}, {w}_c : {tp}",
-                   f"{w}_xs = stablehlo.multiply {swapped}, {w}_s : {tp}",
-                   f"{w} = stablehlo.add {w}_xc, {w}_xs : {tp}")
-        return self._narrow(w, shape)
 
     def _zero_padded(self, x: str, batch: int, size: int, length: int) -> str:
         zeros = [batch, length - size, 2]

@@ -206,22 +206,31 @@ class FastStage(RealSpectrum, ChirpZ):
                         self._t([batch, n1, n2, 2]), ", dims = [1, 2, 0, 3]")
 
     def _twiddle(self, x: str, batch: int, n1: int, n2: int, sign: int) -> str:
-        """x[b, n2, k1] * W_N^(n2*k1), W from the exact length-N table, on pairs:
-        x * [c, c] + swap(x) * [-s, s], so every operand is used once and the
-        whole multiply fuses into one loop (no broadcast materialized)."""
+        """x[b, n2, k1] * W_N^(n2*k1) (x in the arithmetic's type), W from the
+        exact length-N table."""
         cos, sin = self._twiddles(n1 * n2, sign)
         m = np.outer(np.arange(n2), np.arange(n1)) % (n1 * n2)
-        c, s = cos[m], sin[m]
-        shape, table, ct = [batch, n2, n1, 2], [n2, n1, 2], self.compute
+        return self.times_table(x, [batch, n2, n1, 2], cos[m] + 1j * sin[m], self.compute)
+
+    def times_table(self, x: str, shape: list[int], table: np.ndarray,
+                    source: str | None = None) -> str:
+        """Pairs x (B, ..., 2) times a complex table (shape[1:-1]), rounded to
+        the stored type: x * [c, c] + swap(x) * [-s, s], so every operand is
+        used once and the whole multiply fuses into one loop (no broadcast
+        materialized)."""
+        ct, rank = self.compute, len(shape)
+        wide = self._convert(x, shape, source or self.real, ct)
         tp = self._t(shape, ct)
-        swapped = self._op("reverse", x, tp, tp, ", dims = [3]")
+        swapped = self._op("reverse", wide, tp, tp, f", dims = [{rank - 1}]")
+        rows = shape[1:]
         w = self._fresh("tw")
-        for name, values in (("c", np.stack([c, c], -1)), ("s", np.stack([-s, s], -1))):
+        for name, values in (("c", np.stack([table.real] * 2, -1)),
+                             ("s", np.stack([-table.imag, table.imag], -1))):
             self._emit(f"{w}_{name}0 = stablehlo.constant dense<{self._hex(values)}> : "
-                       f"{self._t(table, ct)}",
-                       f"{w}_{name} = stablehlo.broadcast_in_dim {w}_{name}0, dims = [1, 2, 3]"
-                       f" : ({self._t(table, ct)}) -> {tp}")
-        self._emit(f"{w}_xc = stablehlo.multiply {x}, {w}_c : {tp}",
+                       f"{self._t(rows, ct)}",
+                       f"{w}_{name} = stablehlo.broadcast_in_dim {w}_{name}0, dims = "
+                       f"{list(range(1, rank))} : ({self._t(rows, ct)}) -> {tp}")
+        self._emit(f"{w}_xc = stablehlo.multiply {wide}, {w}_c : {tp}",
                    f"{w}_xs = stablehlo.multiply {swapped}, {w}_s : {tp}",
                    f"{w} = stablehlo.add {w}_xc, {w}_xs : {tp}")
         return self._narrow(w, shape)
