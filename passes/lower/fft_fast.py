@@ -23,55 +23,12 @@ from collections.abc import Callable
 import numpy as np
 
 from xlac.dtypes import tensor_type
+from xlac.passes.lower.fft_chirp import ChirpZ
+from xlac.passes.lower.fft_plan import FAST_FROM, fast_plan, folds_twiddle
 from xlac.passes.lower.fft_real import RealSpectrum
 
-#: Largest radix N1 split off per level (the DFT matrix is 2*N1 x 2*N1).
-MAX_RADIX = 16
-#: A (sub-)transform this short or shorter is one direct DFT matmul.
-MAX_DIRECT = 64
-#: A prime factor up to this is a direct DFT matmul too (808 = 8 * 101).
-MAX_PRIME = 128
-#: Shorter axes keep the direct linalg.generic DFT (as fast, fewer ops).
-FAST_FROM = 16
-#: Largest per-level constant of DFT matrices with the twiddles folded in.
-FOLD_BYTES = 1 << 21
 
-
-def fast_plan(size: int) -> list[int] | None:
-    """The radices (product ``size``) of the fast path, or None where the old
-    direct DFT is kept: short axes and those with a prime factor > MAX_PRIME."""
-    if size < FAST_FROM:
-        return None
-    radices = []
-    while size > MAX_DIRECT:
-        radix = _radix(size)
-        if radix is None:
-            return None
-        if radix == size:                       # a prime leaf up to MAX_PRIME
-            break
-        radices.append(radix)
-        size //= radix
-    return radices + [size]
-
-
-def folds_twiddle(n1: int, n2: int, compute: str) -> bool:
-    """Whether a level's twiddles go into its DFT matrices (one per n2, 4*N*n1
-    values) instead of a pass of their own: while that constant stays small,
-    and for radices that are a multiple of 4 (rows of 2*n1 whole 8-lane
-    vectors; a batched matmul of 30x30 blocks, fft2 360x270, was slower than
-    the twiddle pass)."""
-    return n1 % 4 == 0 and 4 * n1 * n1 * n2 * 8 <= FOLD_BYTES
-
-
-def _radix(size: int) -> int | None:
-    small = [d for d in range(2, MAX_RADIX + 1) if size % d == 0]
-    if small:
-        return max(small)
-    prime = next(d for d in range(2, size + 1) if size % d == 0)
-    return prime if prime <= MAX_PRIME else None
-
-
-class FastStage(RealSpectrum):
+class FastStage(RealSpectrum, ChirpZ):
     """Emits one fast transform along an axis into a helper's lines."""
 
     def __init__(self, emit: Callable[..., None], fresh: Callable[[str], str],
@@ -170,6 +127,8 @@ class FastStage(RealSpectrum):
 
     def _transform(self, x: str, batch: int, size: int, sign: int) -> str:
         plan = fast_plan(size) if size >= FAST_FROM else [size]
+        if plan is None:                              # a prime factor > MAX_PRIME
+            return self.chirp_z(x, batch, size, sign)
         if len(plan) == 1:
             return self._narrow(self._direct(x, batch, size, sign), [batch, size, 2])
         n1, n2 = plan[0], size // plan[0]
@@ -247,22 +206,31 @@ class FastStage(RealSpectrum):
                         self._t([batch, n1, n2, 2]), ", dims = [1, 2, 0, 3]")
 
     def _twiddle(self, x: str, batch: int, n1: int, n2: int, sign: int) -> str:
-        """x[b, n2, k1] * W_N^(n2*k1), W from the exact length-N table, on pairs:
-        x * [c, c] + swap(x) * [-s, s], so every operand is used once and the
-        whole multiply fuses into one loop (no broadcast materialized)."""
+        """x[b, n2, k1] * W_N^(n2*k1) (x in the arithmetic's type), W from the
+        exact length-N table."""
         cos, sin = self._twiddles(n1 * n2, sign)
         m = np.outer(np.arange(n2), np.arange(n1)) % (n1 * n2)
-        c, s = cos[m], sin[m]
-        shape, table, ct = [batch, n2, n1, 2], [n2, n1, 2], self.compute
+        return self.times_table(x, [batch, n2, n1, 2], cos[m] + 1j * sin[m], self.compute)
+
+    def times_table(self, x: str, shape: list[int], table: np.ndarray,
+                    source: str | None = None) -> str:
+        """Pairs x (B, ..., 2) times a complex table (shape[1:-1]), rounded to
+        the stored type: x * [c, c] + swap(x) * [-s, s], so every operand is
+        used once and the whole multiply fuses into one loop (no broadcast
+        materialized)."""
+        ct, rank = self.compute, len(shape)
+        wide = self._convert(x, shape, source or self.real, ct)
         tp = self._t(shape, ct)
-        swapped = self._op("reverse", x, tp, tp, ", dims = [3]")
+        swapped = self._op("reverse", wide, tp, tp, f", dims = [{rank - 1}]")
+        rows = shape[1:]
         w = self._fresh("tw")
-        for name, values in (("c", np.stack([c, c], -1)), ("s", np.stack([-s, s], -1))):
+        for name, values in (("c", np.stack([table.real] * 2, -1)),
+                             ("s", np.stack([-table.imag, table.imag], -1))):
             self._emit(f"{w}_{name}0 = stablehlo.constant dense<{self._hex(values)}> : "
-                       f"{self._t(table, ct)}",
-                       f"{w}_{name} = stablehlo.broadcast_in_dim {w}_{name}0, dims = [1, 2, 3]"
-                       f" : ({self._t(table, ct)}) -> {tp}")
-        self._emit(f"{w}_xc = stablehlo.multiply {x}, {w}_c : {tp}",
+                       f"{self._t(rows, ct)}",
+                       f"{w}_{name} = stablehlo.broadcast_in_dim {w}_{name}0, dims = "
+                       f"{list(range(1, rank))} : ({self._t(rows, ct)}) -> {tp}")
+        self._emit(f"{w}_xc = stablehlo.multiply {wide}, {w}_c : {tp}",
                    f"{w}_xs = stablehlo.multiply {swapped}, {w}_s : {tp}",
                    f"{w} = stablehlo.add {w}_xc, {w}_xs : {tp}")
         return self._narrow(w, shape)

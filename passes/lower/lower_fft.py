@@ -11,7 +11,8 @@ from xlac.dtypes import tensor_type
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
-from xlac.passes.lower.fft_fast import FastStage, fast_plan
+from xlac.passes.lower.fft_fast import FastStage
+from xlac.passes.lower.fft_plan import fast_plan, has_fast_path
 
 _COMPLEX = "complex<f64>"
 
@@ -24,8 +25,9 @@ class LowerFft(ModulePass):
     becomes the O(N log N) four-step Cooley-Tukey of fft_fast (small DFT
     matmuls, twiddle multiplies, transposes; RFFT/IRFFT of even lengths as
     half-length complex transforms (fft_real), odd ones through the complex
-    transform). Others (short ones, those with a larger prime factor) become
-    one `linalg.generic` that sums x[n] * w[(n*k) mod N] over n (O(N^2)).
+    transform); one with a prime factor > 128 is Bluestein's chirp-z, a
+    convolution by two such transforms (fft_chirp, f64 between passes). Short
+    ones (< 16) become one `linalg.generic` that sums x[n] * w[(n*k) mod N].
     The twiddles are exact f64 tables computed here (numpy). The arithmetic is
     f64 for every type; single precision on the fast path stores f32 between
     passes. IFFT/IRFFT divide once by the product of the lengths.
@@ -172,7 +174,7 @@ class _Fft:
         """One transform along ``axis``: Cooley-Tukey matmuls where the length
         factors into small radices (fft_fast), else the direct DFT."""
         size = self.lengths[axis - (len(shape) - len(self.lengths))]
-        if fast_plan(size) is not None:
+        if has_fast_path(size):
             stage = FastStage(self._emit, self._fresh, twiddle_table, self.real, self.compute)
             return stage.stage(value, shape, axis, kind, size, sign)
         return self._direct_stage(value, shape, axis, kind, size, sign)

@@ -143,20 +143,20 @@ func.func @irfft_63(%x: tensor<3x32xcomplex<f64>>) -> tensor<3x63xf64> {
 
 // -----
 
-/// A single-precision RFFT of 128 points: the 128 reals are 64 f32 pairs (a
-/// reshape), the 64-point transform widens to f64 for its matmul and rounds
+/// A single-precision RFFT of 64 points: the 64 reals are 32 f32 pairs (a
+/// reshape), the 32-point transform widens to f64 for its matmul and rounds
 /// to f32 once; the even/odd split is one f64 pass rounded to f32 again.
 // CHECK-LABEL: func.func private @xla_fft_0(
-// CHECK: stablehlo.reshape %{{.*}} : (tensor<2x128xf32>) -> tensor<2x64x2xf32>
-// CHECK: stablehlo.convert %{{.*}} : (tensor<2x128xf32>) -> tensor<2x128xf64>
-// CHECK: stablehlo.dot_general {{.*}} : (tensor<2x128xf64>, tensor<128x128xf64>) -> tensor<2x128xf64>
-// CHECK: stablehlo.convert %{{.*}} : (tensor<2x64x2xf64>) -> tensor<2x64x2xf32>
-// CHECK: stablehlo.concatenate {{.*}} -> tensor<2x65x2xf32>
-// CHECK: stablehlo.convert %{{.*}} : (tensor<2x65x2xf32>) -> tensor<2x65x2xf64>
-// CHECK: stablehlo.convert %{{.*}} : (tensor<2x65x2xf64>) -> tensor<2x65x2xf32>
-// CHECK: stablehlo.complex {{.*}} : tensor<2x65xcomplex<f32>>
-// CHECK-LABEL: func.func @rfft_128_f32
-func.func @rfft_128_f32(%x: tensor<2x128xf32>) -> tensor<2x65xcomplex<f32>> {
-  %y = stablehlo.fft %x, type = RFFT, length = [128] : (tensor<2x128xf32>) -> tensor<2x65xcomplex<f32>>
-  return %y : tensor<2x65xcomplex<f32>>
+// CHECK: stablehlo.reshape %{{.*}} : (tensor<2x64xf32>) -> tensor<2x32x2xf32>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<2x64xf32>) -> tensor<2x64xf64>
+// CHECK: stablehlo.dot_general {{.*}} : (tensor<2x64xf64>, tensor<64x64xf64>) -> tensor<2x64xf64>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<2x32x2xf64>) -> tensor<2x32x2xf32>
+// CHECK: stablehlo.concatenate {{.*}} -> tensor<2x33x2xf32>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<2x33x2xf32>) -> tensor<2x33x2xf64>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<2x33x2xf64>) -> tensor<2x33x2xf32>
+// CHECK: stablehlo.complex {{.*}} : tensor<2x33xcomplex<f32>>
+// CHECK-LABEL: func.func @rfft_64_f32
+func.func @rfft_64_f32(%x: tensor<2x64xf32>) -> tensor<2x33xcomplex<f32>> {
+  %y = stablehlo.fft %x, type = RFFT, length = [64] : (tensor<2x64xf32>) -> tensor<2x33xcomplex<f32>>
+  return %y : tensor<2x33xcomplex<f32>>
 }

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import xlac
-from xlac.passes.lower.fft_fast import fast_plan
+from xlac.passes.lower.fft_plan import chirp_length, fast_plan, has_fast_path
 
 _TYPES = {np.complex64: "complex<f32>", np.complex128: "complex<f64>",
           np.float32: "f32", np.float64: "f64"}
@@ -34,7 +34,7 @@ _CASES = [  # kind, input shape, lengths, input dtype, numpy reference
     ("FFT", (1, 4096), [4096], np.complex128, np.fft.fft),
     ("FFT", (5, 768), [768], np.complex64, lambda x: np.fft.fft(x)),
     ("RFFT", (3, 720), [720], np.float32, np.fft.rfft),
-    ("RFFT", (2, 257), [257], np.float64, np.fft.rfft),          # prime: the direct DFT
+    ("RFFT", (2, 257), [257], np.float64, np.fft.rfft),          # prime > 128: chirp-z
     ("IRFFT", (2, 405), [808], np.complex128, lambda x: np.fft.irfft(x, 808)),  # 8 * 101
     ("IRFFT", (3, 32), [63], np.complex64, lambda x: np.fft.irfft(x, 63)),
     ("FFT", (32, 48), [32, 48], np.complex128, np.fft.fft2),
@@ -52,10 +52,16 @@ _CASES = [  # kind, input shape, lengths, input dtype, numpy reference
                  lambda x: np.fft.fftn(x, axes=(1, 2, 3)), marks=pytest.mark.heavy),
     ("IFFT", (3, 97), [97], np.complex64, np.fft.ifft),                # prime leaf
     # twiddles folded into batched DFT matrices (radix 16) or kept (radix 15)
-    ("FFT", (2, 6000), [6000], np.complex128, np.fft.fft),             # 16 * 15 * 25: 3 MB, kept
+    ("FFT", (2, 6000), [6000], np.complex128, np.fft.fft),             # 15 * 16 * 25: radix 15 not folded
     ("IFFT", (3, 720), [720], np.complex128, np.fft.ifft),             # 16 * 45
     ("FFT", (2, 360), [360], np.complex64, np.fft.fft),                # 15 * 24
     ("RFFT", (3, 194), [194], np.float32, np.fft.rfft),                # 2 * 97
+    # chirp-z (fft_chirp) for a prime factor > 128, f64 between passes
+    ("FFT", (3, 257), [257], np.complex64, np.fft.fft),
+    ("IFFT", (2, 514), [514], np.complex128, np.fft.ifft),
+    ("RFFT", (3, 514), [514], np.float32, np.fft.rfft),                # 2 * 257: half is chirp-z
+    ("IRFFT", (2, 131), [261], np.complex64, lambda x: np.fft.irfft(x, 261)),  # odd: the complex path
+    ("IRFFT", (2, 264), [526], np.complex128, lambda x: np.fft.irfft(x, 526)),  # 2 * 263
 ]
 
 
@@ -83,7 +89,22 @@ def test_plans():
     assert fast_plan(8) is None                   # short: the direct generic
     assert fast_plan(4096) == [16, 16, 16]
     assert fast_plan(808) == [8, 101]             # a prime leaf up to 128 is one matmul
-    assert fast_plan(2 * 257) is None             # a larger prime factor: the direct DFT
+    assert fast_plan(2 * 257) is None             # a larger prime factor: no Cooley-Tukey
+    assert has_fast_path(2 * 257)                 # but chirp-z
+    assert chirp_length(257) >= 2 * 257 - 1 and fast_plan(chirp_length(257))
+
+
+def test_plans_are_the_cheapest_in_whole_vectors():
+    """A leaf whose 2N-column rows are no whole 8-lane vectors (45: 90 columns)
+    is split into foldable levels: 720 was 16 * 45 (1.7 ms for 180 rows on Zen
+    4), now 12 * 12 * 5 (1.2 ms); a 64-point leaf (128x128 matmul) is two
+    levels (1024 was 16 * 64); ties keep the larger radix first."""
+    assert fast_plan(720) == [12, 12, 5]
+    assert fast_plan(1024) == [16, 8, 8]
+    assert fast_plan(128) == [16, 8]
+    assert fast_plan(64) == [8, 8]
+    assert fast_plan(97) == [97]                  # a prime: one matmul
+    assert fast_plan(6000) == [15, 16, 25]        # 16 * 375 would not fold (3 MB)
 
 
 def test_4096_point_fft_is_not_quadratic(tmp_path):
@@ -154,13 +175,14 @@ def test_single_precision_error_below_xla(kind):
 
 
 def test_twiddles_fold_into_batched_dft_matrices(tmp_path):
-    """720 = 16 * 45: the 16-point DFTs and their twiddles are one matmul
-    batched over the 45 columns (a 32x32 matrix each); no pair reverse, no
-    twiddle pass. A radix that is no multiple of 4 (360 = 15 * 24) keeps it."""
+    """720 = 12 * 12 * 5: the 12-point DFTs and their twiddles are one matmul
+    batched over the columns per level (60, then 5 24x24 matrices); no
+    pair reverse, no twiddle pass. Radices that are no multiple of 4 (225 =
+    15 * 15) keep it."""
     ir = _lowered(tmp_path, "FFT", (2, 720), [720], np.complex64, (2, 720), np.complex64)
-    assert "batching_dims = [0] x [0]" in ir and "tensor<45x32x32xf64>" in ir
-    assert "stablehlo.reverse" not in ir
-    ir = _lowered(tmp_path, "FFT", (2, 360), [360], np.complex64, (2, 360), np.complex64)
+    assert "batching_dims = [0] x [0]" in ir and "tensor<60x24x24xf64>" in ir
+    assert "tensor<5x24x24xf64>" in ir and "stablehlo.reverse" not in ir
+    ir = _lowered(tmp_path, "FFT", (2, 225), [225], np.complex64, (2, 225), np.complex64)
     assert "batching_dims" not in ir and "stablehlo.reverse" in ir
 
 
@@ -170,3 +192,15 @@ def test_complex_ends_are_no_copies():
     text = _program("FFT", [720], _tensor((4, 720), np.complex64), _tensor((4, 720), np.complex64))
     linalg = xlac.compile(text, cpu="x86-64-v3", cache=False).as_text("linalg")
     assert "tensor.insert_slice" not in linalg and "tensor.extract_slice" not in linalg
+
+
+def test_a_large_prime_factor_is_not_quadratic(tmp_path):
+    """2 * 257 points: no O(N^2) generic, no 514-point matrix; chirp-z's two
+    transforms at M = chirp_length(514) >= 1027 points (their matmuls), the
+    chirp and filter tables of O(M)."""
+    t = (2, 514)
+    ir = _lowered(tmp_path, "FFT", t, [514], np.complex64, t, np.complex64)
+    assert "linalg.generic" not in ir and "tensor<1028x1028xf64>" not in ir
+    length = chirp_length(514)
+    assert f"tensor<2x{length}x2xf64>" in ir
+    assert ir.count("stablehlo.dot_general") == 2 * len(fast_plan(length))
