@@ -45,9 +45,10 @@ def fingerprint(module) -> str:
     return hashlib.sha256(str(module).encode()).hexdigest()[:16]
 
 
-def pass_run(path: Path, target_name: str, per_pass: bool) -> dict:
+def pass_run(path: Path, target_name: str, per_pass: bool, lender=None) -> dict:
     """One program through ``target_name``'s pass stages: per step (stage, step,
-    seconds, changed) when ``per_pass``; the final fingerprint always."""
+    seconds, changed) when ``per_pass``; the final fingerprint always.
+    ``lender``: idle piece workers xla-apply-schedules may borrow (``lend_workers``)."""
     from xlac.context import new_context
     from xlac.frontend.parse import parse_module
     from xlac.options import Options
@@ -61,11 +62,11 @@ def pass_run(path: Path, target_name: str, per_pass: bool) -> dict:
     for stage in target.pass_stages():
         stage_steps = stage.steps("main", options)
         if not per_pass:                    # as the compiler's runner: function passes threaded
-            run_passes(module, stage_steps, threads=True)
+            run_passes(module, stage_steps, threads=True, lender=lender)
             continue
         for step in stage_steps:
             began = time.perf_counter()
-            run_passes(module, [step], verify_each=False, verify_after=False)
+            run_passes(module, [step], verify_each=False, verify_after=False, lender=lender)
             seconds = time.perf_counter() - began
             after = fingerprint(module)
             steps.append([stage.name, step, seconds, after != before])
@@ -134,15 +135,15 @@ def main(argv=None) -> int:
     if args.compare:
         return compare(*args.compare)
     results, finals = [], {}
-    if args.workers:
-        lend_workers(args.workers)
+    lender = lend_workers(args.workers) if args.workers else None
     chosen = programs(args.programs.split(",") if args.programs else None)
     for target_name in args.target:       # imports and first-use set-up stay out of the times
-        pass_run(chosen[0], target_name, per_pass=False)
+        pass_run(chosen[0], target_name, per_pass=False, lender=lender)
     for path in chosen:
         for target_name in args.target:
             try:
-                runs = [pass_run(path, target_name, not args.no_per_pass) for _ in range(args.repeat)]
+                runs = [pass_run(path, target_name, not args.no_per_pass, lender)
+                        for _ in range(args.repeat)]
             except Exception as exc:  # noqa: BLE001 - one program's failure is a line, not the end
                 print(f"{_name(path)} ({target_name}): failed: {str(exc).splitlines()[0][:200]}",
                       flush=True)
@@ -164,14 +165,15 @@ def main(argv=None) -> int:
     return 0
 
 
-def lend_workers(count: int) -> None:
-    """Piece workers started and lent to xla-apply-schedules, as a big program's
-    compile does: its kernels are scheduled in two halves, one in a worker
-    (``schedule_halves``), so the fingerprints check that path's code."""
+def lend_workers(count: int):
+    """Piece workers started, and the lender that lends them to xla-apply-schedules
+    (``pass_run``'s), as a big program's compile does: its kernels are scheduled in
+    two halves, one in a worker (``schedule_halves``), so the fingerprints check
+    that path's code."""
     from xlac.targets.cpu import pieces
-    from xlac.targets.cpu.schedule_worker import lend_to_schedules
+    from xlac.targets.cpu.schedule_worker import lend
     pieces.start_workers(count)
-    lend_to_schedules()
+    return lend
 
 
 def parse_args(argv):

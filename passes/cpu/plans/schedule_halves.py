@@ -22,7 +22,9 @@ fallbacks are those of the whole run.
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 
 from xlac.mlir import ir
 from xlac.passes.base import functions, nested_ops, post_order_positions, symbol_name
@@ -32,21 +34,31 @@ from xlac.passes.cpu.plans.schedule_script import MEMBER_TAG, PLANNED_TAG, appen
 MIN_KERNELS = 8     # fewer: the round trip (~10 ms) is more than half the work
 
 # () -> a lent worker (``send(bytecode)``, then ``receive() -> (bytecode, why)``) or
-# None. The CPU target sets it (``schedule_worker``): the passes do not know workers.
-_lender: Callable[[], object | None] | None = None
+# None. A compile's runner gives it to the passes it runs (``run_passes(lender=)``,
+# set by the CPU target's ``schedule_worker``): the passes do not know workers, and
+# only the compile that started the workers lends them; the next one does not.
+Lender = Callable[[], object | None]
+_lender: ContextVar[Lender | None] = ContextVar("xla_apply_schedules_lender", default=None)
 
 
-def lend_workers_with(lender: Callable[[], object | None] | None) -> None:
-    global _lender
-    _lender = lender
+@contextmanager
+def lent_workers(lender: Lender | None) -> Iterator[None]:
+    """Inside the block, xla-apply-schedules may borrow workers from ``lender``
+    (None: it runs whole); outside, whatever lent before."""
+    token = _lender.set(lender)
+    try:
+        yield
+    finally:
+        _lender.reset(token)
 
 
 def applied_in_halves(module: ir.Operation, planned: list) -> bool | None:
     """``planned`` scheduled and cleaned up in two halves, one on a worker, and
     committed to ``module``: True; None where that cannot be (no worker, too
     few kernels, a group outside one function) or did not apply."""
-    halves = _halves(module, planned) if _lender is not None else None
-    worker = _lender() if halves is not None else None
+    lender = _lender.get()
+    halves = _halves(module, planned) if lender is not None else None
+    worker = lender() if halves is not None else None
     if worker is None:
         return None
     group_of, plans_of = halves

@@ -14,6 +14,7 @@ from xlac.mlir import ir, passmanager
 from xlac.passes.base import forget_module_ops, take_failure_kind
 from xlac.passes.remarks import collected_remarks
 from xlac.pipeline.pipelines import NAMED_PIPELINES, named_pipeline
+from xlac.pipeline.schedule_halves import Lender, lent_workers
 from xlac.pipeline.text import Element, PipelineSyntaxError, parse_options, parse_pipeline
 
 
@@ -94,7 +95,7 @@ def _add_upstream(pm, text: str) -> None:
 def run_passes(module: ir.Module, pipeline: str | list[str], hint: str = "",
                disabled: frozenset[str] = frozenset(), verify_each: bool = True,
                verify_after: bool = True, built: passmanager.PassManager | None = None,
-               threads: bool = False) -> list[Diagnostic]:
+               threads: bool = False, lender: Lender | None = None) -> list[Diagnostic]:
     """Run ``pipeline`` on ``module``; any failure becomes a CompileError (an
     ``UnsupportedOpError`` where the failing pass says so). Returns the remarks.
 
@@ -104,7 +105,9 @@ def run_passes(module: ir.Module, pipeline: str | list[str], hint: str = "",
     ``built``: ``build_pass_manager``'s for ``pipeline`` in this context, made
     before and run again (a piece worker lowers every piece by the same steps).
     ``threads``: function passes (``func.func(...)``) and the verifier on the
-    context's thread pool for this run (``function_threads``)."""
+    context's thread pool for this run (``function_threads``).
+    ``lender``: where xla-apply-schedules may borrow an idle piece worker for
+    half of its kernels in this run (``schedule_halves``); None: it runs whole."""
     ctx = module.context
     pm = built if built is not None else build_pass_manager(ctx, pipeline, disabled)
     pm.enable_verifier(verify_each)
@@ -112,7 +115,7 @@ def run_passes(module: ir.Module, pipeline: str | list[str], hint: str = "",
     # the Python passes' remarks as records: MLIR's note on each prints its op,
     # quadratic in thousands of remarks, and nothing shows it
     with ctx, collect_diagnostics(ctx) as diags, collected_remarks(diags.records), \
-            function_threads(ctx, threads):
+            function_threads(ctx, threads), lent_workers(lender):
         try:
             pm.run(module.operation)
             if not verify_each and verify_after:

@@ -60,6 +60,8 @@ class StageRunner:
         self.times: list[tuple[str, str, float, float]] = []   # stage, step, start, seconds
         self.remarks: list[Diagnostic] = []
         self.failed_step = ""               # the step that failed, when run pass by pass
+        self.lender = None                  # this compile's idle piece workers, lent to
+        #                                     xla-apply-schedules (``run_passes``' lender)
 
     def start(self, module: ir.Module) -> None:
         if self.observer is not None:
@@ -98,7 +100,8 @@ class StageRunner:
         else:
             self._timed(stage, stage, lambda: self.remarks.extend(
                 run_passes(module, steps, verify_each=self.options.verify_each,
-                           verify_after=verify_after, threads=core_spare())), len(steps))
+                           verify_after=verify_after, threads=core_spare(),
+                           lender=self.lender)), len(steps))
 
     def machine_code(self, build, step: str = "llvm-jit (LLVM -O3)"):
         """``build()`` (the LLVM JIT, or PTX for cuda), timed and reported like a pass."""
@@ -114,7 +117,8 @@ class StageRunner:
         """One pass; verified after it only at the stage's end (or with verify_each)."""
         try:
             self.remarks.extend(run_passes(module, [step], verify_each=self.options.verify_each,
-                                           verify_after=stage_end, threads=core_spare()))
+                                           verify_after=stage_end, threads=core_spare(),
+                                           lender=self.lender))
         except CompileError:
             self.failed_step = step
             raise

@@ -6,10 +6,10 @@ targets reach the passes through the pipeline (test/support/house.py)."""
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.cpu.plans.schedule_halves import lend_workers_with
+from xlac.passes.cpu.plans.schedule_halves import Lender, lent_workers
 from xlac.passes.cpu.plans.schedule_script import clean_up, interpret
 
-__all__ = ["lend_workers_with", "schedule_half"]
+__all__ = ["Lender", "lent_workers", "schedule_half"]
 
 
 def schedule_half(module: ir.Operation) -> str:

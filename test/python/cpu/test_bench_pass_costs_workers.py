@@ -17,7 +17,6 @@ def test_fingerprints_with_workers_lent_are_those_without(tmp_path, monkeypatch)
     import pass_costs
 
     from xlac.passes.cpu.plans import schedule_halves
-    monkeypatch.setattr(schedule_halves, "_lender", None)   # an earlier test's compile may have lent workers
     taken = []
     real = schedule_halves.applied_in_halves
     monkeypatch.setattr("xlac.passes.cpu.apply_schedules.applied_in_halves",
@@ -25,10 +24,7 @@ def test_fingerprints_with_workers_lent_are_those_without(tmp_path, monkeypatch)
     program = ["--programs", "transformer_block", "--no-per-pass"]
     pass_costs.main([*program, "--fingerprints", str(tmp_path / "whole.json")])
     assert taken and not any(taken)          # no worker: whole (a warm-up run first)
-    try:
-        pass_costs.main([*program, "--workers", "1", "--fingerprints", str(tmp_path / "halves.json")])
-    finally:
-        schedule_halves.lend_workers_with(None)
+    pass_costs.main([*program, "--workers", "1", "--fingerprints", str(tmp_path / "halves.json")])
     assert taken[-1] is True
     whole, halves = (json.loads((tmp_path / f"{n}.json").read_text()) for n in ("whole", "halves"))
     assert whole == halves

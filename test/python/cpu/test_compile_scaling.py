@@ -15,7 +15,7 @@ from xlac.context import new_context
 from xlac.frontend.parse import parse_module
 from xlac.passes.base import functions, nested_ops, symbol_name
 from xlac.passes.cpu import apply_schedules
-from xlac.passes.cpu.plans import fused_rows_plan, schedule_halves, schedule_script
+from xlac.passes.cpu.plans import fused_rows_plan, schedule_script
 from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import run_passes
 
@@ -69,7 +69,6 @@ def _schedule_counting(monkeypatch, blocks: int, share: bool = False) -> tuple[i
 
     monkeypatch.setattr(fused_rows_plan, "_row_nest", counted)
     monkeypatch.setattr(apply_schedules, "append_schedules", kept)
-    monkeypatch.setattr(schedule_halves, "_lender", None)   # all in this process: no half on an idle piece worker
     run_passes(module, [f"xla-apply-schedules{{threads=2 vector-bytes=32 share-kernels={str(share).lower()}}}"])
     return calls[0], texts[0]
 
@@ -244,7 +243,6 @@ def _largest_scheduled_function(monkeypatch, blocks: int) -> tuple[int, int]:
         return real(copy)
 
     monkeypatch.setattr(apply_schedules, "interpret", measured)
-    monkeypatch.setattr(schedule_halves, "_lender", None)   # all in this process: no half on an idle piece worker
     run_passes(module, ["xla-apply-schedules{threads=2 vector-bytes=32}"])
     return seen[0]
 

@@ -13,7 +13,7 @@ from xlac.frontend.parse import parse_module
 from xlac.mlir import dialect, ir
 from xlac.passes.base import functions
 from xlac.passes.cpu import apply_schedules
-from xlac.passes.cpu.plans import schedule_halves, schedule_script
+from xlac.passes.cpu.plans import schedule_script
 from xlac.pipeline import pipelines
 from xlac.pipeline.pass_manager import run_passes
 
@@ -47,7 +47,6 @@ def _scheduled_before_cleanup(monkeypatch) -> tuple[list[str], int]:
 
     monkeypatch.setattr(apply_schedules, "clean_up", clean_up)
     monkeypatch.setattr(apply_schedules, "interpret", interpret)
-    monkeypatch.setattr(schedule_halves, "_lender", None)   # all in this process: no half on an idle piece worker
     module = parse_module(new_context(), _PROGRAM.encode(), "program.mlir")
     run_passes(module, pipelines.ingest() + pipelines.fuse() + pipelines.lower_to_linalg()
                + ["xla-apply-schedules{threads=2 vector-bytes=32 share-kernels=false}"])

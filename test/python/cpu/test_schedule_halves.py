@@ -57,14 +57,11 @@ class _StandIn:
 
 
 def _scheduled(lent: _StandIn | None) -> str:
-    schedule_halves.lend_workers_with((lambda: lent) if lent is not None else None)
-    try:
-        module = parse_module(new_context(), _PROGRAM.encode(), "program.mlir")
-        run_passes(module, pipelines.ingest() + pipelines.fuse() + pipelines.lower_to_linalg()
-                   + ["xla-apply-schedules{threads=2 vector-bytes=32}"])
-        return module.operation.get_asm(enable_debug_info=False)
-    finally:
-        schedule_halves.lend_workers_with(None)
+    module = parse_module(new_context(), _PROGRAM.encode(), "program.mlir")
+    run_passes(module, pipelines.ingest() + pipelines.fuse() + pipelines.lower_to_linalg()
+               + ["xla-apply-schedules{threads=2 vector-bytes=32}"],
+               lender=(lambda: lent) if lent is not None else None)
+    return module.operation.get_asm(enable_debug_info=False)
 
 
 @pytest.fixture
@@ -108,16 +105,51 @@ def test_a_real_worker_schedules_a_half(few_kernels):
     def lend():
         taken.append(schedule_worker.lend())
         return taken[-1]
-    schedule_halves.lend_workers_with(lend)
-    try:
-        module = parse_module(new_context(), _PROGRAM.encode(), "program.mlir")
-        run_passes(module, pipelines.ingest() + pipelines.fuse() + pipelines.lower_to_linalg()
-                   + ["xla-apply-schedules{threads=2 vector-bytes=32}"])
-        split = module.operation.get_asm(enable_debug_info=False)
-    finally:
-        schedule_halves.lend_workers_with(None)
+    module = parse_module(new_context(), _PROGRAM.encode(), "program.mlir")
+    run_passes(module, pipelines.ingest() + pipelines.fuse() + pipelines.lower_to_linalg()
+               + ["xla-apply-schedules{threads=2 vector-bytes=32}"], lender=lend)
+    split = module.operation.get_asm(enable_debug_info=False)
     assert taken and taken[0] is not None
     assert split == _scheduled(None)
     again = pieces.take_idle()
     pieces.give_back(again)
     assert again is taken[0].worker                   # given back once it answered
+
+
+def _run_by_stage_runner(lender) -> None:
+    from xlac.options import Options
+    from xlac.pipeline.runner import StageRunner
+    runner = StageRunner(Options.from_env())
+    runner.lender = lender
+    module = parse_module(new_context(), _PROGRAM.encode(), "program.mlir")
+    runner.run(module, "scheduled", pipelines.ingest() + pipelines.fuse() + pipelines.lower_to_linalg()
+               + ["xla-apply-schedules{threads=2 vector-bytes=32}"])
+
+
+def test_only_the_compile_that_lends_borrows(few_kernels):
+    """The lender is the compile's (its runner's), not the process's: a compile
+    that lent its workers left them lent to every later compile in the process,
+    whose schedules then went to workers it had not started."""
+    lent = _StandIn()
+    _run_by_stage_runner(lambda: lent)
+    assert lent.sent == 1
+    _run_by_stage_runner(None)                        # the next compile lends nothing
+    assert lent.sent == 1
+    assert schedule_halves._lender.get() is None
+
+
+def test_the_cpu_target_lends_to_its_own_compile(monkeypatch):
+    """A big program's compile starts the workers and lends them to its runner
+    alone; the process-wide lender stays unset."""
+    from types import SimpleNamespace
+
+    from xlac.options import Options
+    from xlac.targets.cpu import compile as cpu_compile
+    from xlac.targets.cpu import pieces, schedule_worker
+    monkeypatch.setattr(pieces, "likely_big", lambda module: True)
+    monkeypatch.setattr(pieces, "start_workers", lambda count: None)
+    monkeypatch.setattr(cpu_compile, "WrapperObject", lambda *args: None)
+    runner = SimpleNamespace(lender=None)
+    cpu_compile.CpuCompiler(Options.from_env(), None).ingested(None, "main", None, runner)
+    assert runner.lender is schedule_worker.lend
+    assert schedule_halves._lender.get() is None

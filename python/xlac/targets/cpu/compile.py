@@ -13,7 +13,7 @@ from xlac.targets.cpu import early_pieces, pieces
 from xlac.targets.cpu.constants import has_constants, take_constants
 from xlac.targets.cpu.libraries import keep_freed_memory
 from xlac.targets.cpu.runtime import CpuFunction
-from xlac.targets.cpu.schedule_worker import lend_to_schedules
+from xlac.targets.cpu.schedule_worker import lend
 from xlac.targets.cpu.serialize import WrapperObject
 
 
@@ -32,7 +32,7 @@ class CpuCompiler:
         C wrapper's compile overlap the passes, which leave the second core idle."""
         if self._may_split() and pieces.likely_big(module):
             pieces.start_workers(max(1, self.options.threads()))
-            lend_to_schedules()
+            runner.lender = lend                 # this compile's passes only: the next starts its own
             self.wrapper = WrapperObject("xlac", entry, signature, pieces.LIBRARY_ORIGIN)
 
     def stage_cut(self, stage: str, entry: str):

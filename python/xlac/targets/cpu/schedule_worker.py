@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import xlac.pipes as pipes
-from xlac.pipeline.schedule_halves import lend_workers_with
 from xlac.targets.cpu import pieces
 
 
@@ -45,7 +44,3 @@ def lend() -> LentWorker | None:
     worker = pieces.take_idle()
     return LentWorker(worker) if worker is not None else None
 
-
-def lend_to_schedules() -> None:
-    """Let xla-apply-schedules borrow the idle workers (where none is idle, it runs whole)."""
-    lend_workers_with(lend)
