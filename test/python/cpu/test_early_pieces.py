@@ -13,6 +13,7 @@ from test_pieces import _compile, _inputs, _layers, small_is_big  # noqa: F401 -
 from xlac.errors import CompileError
 from xlac.targets.cpu import compile as cpu_compile
 from xlac.targets.cpu import early_pieces, pieces
+from xlac.targets.cpu.piece_modules import symbols as pieces_symbols
 
 _SCALES = [0.5, 0.25, 0.125]
 
@@ -140,3 +141,36 @@ def test_started_workers_lower_without_numpy(lowered_in_workers, monkeypatch):
     assert lowered_in_workers == [True]
     assert "llvm.x86.avx.vpermilvar.ps.256" in exe.as_text("llvm")
     np.testing.assert_allclose(exe(x), [math.erfc(v) for v in x], rtol=1e-5, atol=1e-7)
+
+
+_C = "tensor<16x32xcomplex<f32>>"
+_PADDED_BY_A_COMPLEX_CONSTANT = f"""
+func.func public @main(%x: {_C}, %w: tensor<32x32xcomplex<f32>>) -> {_C} {{
+  %c = stablehlo.constant dense<(1.5, -2.0)> : tensor<complex<f32>>
+  %h = stablehlo.dot_general %x, %w, contracting_dims = [1] x [0] : ({_C}, tensor<32x32xcomplex<f32>>) -> {_C}
+  %p = stablehlo.pad %h, %c, low = [1, 0], high = [0, 0], interior = [0, 0] : ({_C}, tensor<complex<f32>>) -> tensor<17x32xcomplex<f32>>
+  %s = stablehlo.slice %p [0:16, 0:32] : (tensor<17x32xcomplex<f32>>) -> {_C}
+  %b = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<complex<f32>>) -> {_C}
+  %y = stablehlo.multiply %s, %b : {_C}
+  %e = stablehlo.exponential %y : {_C}
+  return %e : {_C}
+}}"""
+
+
+@pytest.mark.usefixtures("small_is_big")
+def test_a_piece_carries_the_globals_its_quoted_symbols_name():
+    """A complex constant's buffer is `@"__constant_xcomplex<f32>"`: quoted, with
+    `<` and `>` in its name (jax.scipy.linalg.funm failed: 'does not reference a
+    valid global memref' in the piece that read it)."""
+    rng = np.random.default_rng(0)
+    x = (rng.standard_normal((16, 32)) + 1j * rng.standard_normal((16, 32))).astype(np.complex64) / 4
+    w = (rng.standard_normal((32, 32)) + 1j * rng.standard_normal((32, 32))).astype(np.complex64) / 8
+    split = _compile(_PADDED_BY_A_COMPLEX_CONSTANT)
+    whole = _compile(_PADDED_BY_A_COMPLEX_CONSTANT, pieces=False)
+    assert type(split.function).__name__ == "PiecesFunction"
+    np.testing.assert_array_equal(split(x, w), whole(x, w))
+
+
+def test_quoted_symbols_are_named_whole():
+    assert pieces_symbols('%g = memref.get_global @"__constant_xcomplex<f32>" : memref<complex<f32>>'
+                          " call @xla_kernel_3.a-b(%g)") == ["__constant_xcomplex<f32>", "xla_kernel_3.a-b"]

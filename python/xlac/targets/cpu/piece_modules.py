@@ -12,7 +12,14 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 
-SYMBOL = re.compile(r'@"?([A-Za-z_$.][\w$.\-]*)"?')
+# a symbol reference: bare (@name) or quoted (@"__constant_xcomplex<f32>": memref
+# globals of complex constants are named after their type, which needs quotes)
+_SYMBOL = re.compile(r'@(?:"((?:[^"\\]|\\.)*)"|([A-Za-z_$.][\w$.\-]*))')
+
+
+def symbols(text: str) -> list[str]:
+    """The names of the symbols ``text`` refers to, quotes taken off."""
+    return [quoted or bare for quoted, bare in _SYMBOL.findall(text)]
 
 
 @dataclass(frozen=True)
@@ -40,7 +47,7 @@ def make_piece(module: ir.Module, top: list[ir.Operation], members, texts: dict[
     and ``copy_of(op, symbol, external)`` of each other op they refer to or
     that has no symbol (a declaration or a copy; ``external`` takes what it
     leaves undefined). Its key: ``salt``, the attributes and every op's text."""
-    used = {m for member in members for m in SYMBOL.findall(texts[member])}
+    used = {m for member in members for m in symbols(texts[member])}
     piece = ir.Module.create(loc=ir.Location.unknown(module.context))
     for attr in named(module.operation):
         piece.operation.attributes[attr.name] = attr.attr
@@ -79,7 +86,7 @@ def with_local_callees(members: list[str], texts: dict[str, str], local: set[str
     parallel dispatcher and a kernel's loop bodies are internal)."""
     found, todo = list(members), list(members)
     while todo:
-        for used in SYMBOL.findall(texts[todo.pop()]):
+        for used in symbols(texts[todo.pop()]):
             if used in local and used not in found:
                 found.append(used)
                 todo.append(used)
