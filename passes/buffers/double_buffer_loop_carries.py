@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, module_ops
-from xlac.passes.buffers.hand_over_loop_carries import VIEWS, base, copy_of_carry, only_read, whole
+from xlac.passes.base import ModulePass
+from xlac.passes.buffers.hand_over_loop_carries import (
+    VIEWS,
+    base,
+    copy_of_carry,
+    for_each_while,
+    loop_parts,
+    only_read,
+    whole,
+)
 
 
 class DoubleBufferLoopCarries(ModulePass):
@@ -51,16 +59,11 @@ class DoubleBufferLoopCarries(ModulePass):
     acts_on = frozenset({"scf.while"})
 
     def run(self, module: ir.Operation) -> None:
-        functions = {ir.StringAttr(op.attributes["sym_name"]).value: op
-                     for op in module_ops(module) if op.name == "func.func"}
-        for loop in [op for op in module_ops(module) if op.name == "scf.while"]:
-            _double_buffer(loop, functions)
+        for_each_while(module, _double_buffer)
 
 
 def _double_buffer(loop: ir.Operation, functions: dict[str, ir.Operation]) -> None:
-    before, after = loop.regions[0].blocks[0], loop.regions[1].blocks[0]
-    condition = list(before.operations)[-1].operation
-    yielded = list(list(after.operations)[-1].operation.operands)
+    before, after, condition, yielded = loop_parts(loop)
     for k, passed in enumerate(list(condition.operands)[1:]):
         if k >= len(after.arguments) or k >= len(yielded) or k >= len(before.arguments):
             continue

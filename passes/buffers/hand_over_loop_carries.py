@@ -47,16 +47,26 @@ class HandOverLoopCarries(ModulePass):
     acts_on = frozenset({"scf.while"})
 
     def run(self, module: ir.Operation) -> None:
-        functions = {ir.StringAttr(op.attributes["sym_name"]).value: op
-                     for op in module_ops(module) if op.name == "func.func"}
-        for loop in [op for op in module_ops(module) if op.name == "scf.while"]:
-            _hand_over(loop, functions)
+        for_each_while(module, _hand_over)
+
+
+def for_each_while(module: ir.Operation, rewrite) -> None:
+    """``rewrite(loop, functions)`` on every scf.while, ``functions`` the module's by name."""
+    functions = {ir.StringAttr(op.attributes["sym_name"]).value: op
+                 for op in module_ops(module) if op.name == "func.func"}
+    for loop in [op for op in module_ops(module) if op.name == "scf.while"]:
+        rewrite(loop, functions)
+
+
+def loop_parts(loop: ir.Operation) -> tuple[ir.Block, ir.Block, ir.Operation, list[ir.Value]]:
+    """The before and after blocks, the scf.condition and the values the after region yields."""
+    before, after = loop.regions[0].blocks[0], loop.regions[1].blocks[0]
+    condition = list(before.operations)[-1].operation
+    return before, after, condition, list(list(after.operations)[-1].operation.operands)
 
 
 def _hand_over(loop: ir.Operation, functions: dict[str, ir.Operation]) -> None:
-    before, after = loop.regions[0].blocks[0], loop.regions[1].blocks[0]
-    condition = list(before.operations)[-1].operation
-    yielded = list(list(after.operations)[-1].operation.operands)
+    before, after, condition, yielded = loop_parts(loop)
     for k, passed in enumerate(list(condition.operands)[1:]):
         copy = copy_of_carry(passed, before, k)
         if copy is None or k >= len(after.arguments) or k >= len(yielded):

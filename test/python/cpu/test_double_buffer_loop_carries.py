@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reference_checks import check_against_reference
 
 import xlac
 from conftest import runnable_levels
-from xlac.reference.server import shared_server
 
 # fori_loop(0, 1024, lambda i, c: c * 0.999 + 0.001 * i, v) as jax writes it: a
 # small body inlined in the loop, its buffer hoisted out by buffer-loop-hoisting
@@ -92,15 +92,6 @@ func.func public @main(%v: tensor<8xf32>, %w: tensor<8xf32>, %n: tensor<i32>) ->
 """
 
 
-def _check_against_reference(text: str, args: list[np.ndarray], cpu: str) -> None:
-    expected = shared_server().run(text.encode(), args)
-    got = xlac.compile(text, cpu=cpu, cache=False).run(*args)
-    got = got if isinstance(got, (list, tuple)) else [got]
-    assert len(got) == len(expected)
-    for e, g in zip(expected, got):
-        np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
-
-
 def _outer_loop(text: str) -> str:
     """The bufferized text of main's first scf.while, both regions."""
     lines = text.split("func.func public @main", 1)[1].splitlines()
@@ -113,7 +104,7 @@ def _outer_loop(text: str) -> str:
 @pytest.mark.parametrize("cpu", runnable_levels("x86-64-v3", "x86-64-v4"))
 def test_a_small_inlined_body_as_the_reference(cpu):
     v = np.random.default_rng(1).standard_normal(64, dtype=np.float32)
-    _check_against_reference(_FORI, [v], cpu)
+    check_against_reference(_FORI, [v], cpu)
 
 
 def test_a_small_inlined_body_allocates_copies_and_frees_nothing_per_trip():
@@ -125,13 +116,13 @@ def test_a_small_inlined_body_allocates_copies_and_frees_nothing_per_trip():
 @pytest.mark.parametrize("cpu", runnable_levels("x86-64-v3", "x86-64-v4"))
 def test_an_inner_loop_whose_result_outlives_its_outer_trip_as_the_reference(cpu):
     v = np.random.default_rng(2).standard_normal(16, dtype=np.float32)
-    _check_against_reference(_NESTED, [v, np.int32(5), np.int32(3)], cpu)
+    check_against_reference(_NESTED, [v, np.int32(5), np.int32(3)], cpu)
 
 
 @pytest.mark.parametrize("cpu", runnable_levels("x86-64-v3", "x86-64-v4"))
 def test_swapped_carries_beside_a_recomputed_one_as_the_reference(cpu):
     rng = np.random.default_rng(3)
-    _check_against_reference(_SWAPPED, [rng.standard_normal(8, dtype=np.float32),
+    check_against_reference(_SWAPPED, [rng.standard_normal(8, dtype=np.float32),
                                         rng.standard_normal(8, dtype=np.float32), np.int32(7)], cpu)
 
 
@@ -141,4 +132,4 @@ def test_a_count_of_trips_from_the_caller_as_the_reference(trips):
     text = _FORI.replace("%v: tensor<64xf32>)", "%v: tensor<64xf32>, %n: tensor<i32>)") \
         .replace("      %n = stablehlo.constant dense<1024> : tensor<i32>\n", "")
     v = np.random.default_rng(6).standard_normal(64, dtype=np.float32)
-    _check_against_reference(text, [v, np.int32(trips)], "x86-64-v3")
+    check_against_reference(text, [v, np.int32(trips)], "x86-64-v3")
