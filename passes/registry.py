@@ -21,6 +21,7 @@ _REGISTRY: dict[str, str] = {
     "xla-spread-readonly-reads": "buffers.spread_readonly_reads:SpreadReadonlyReads",
     "xla-scalar-loop-carries": "buffers.scalar_loop_carries:ScalarLoopCarries",
     "xla-hand-over-loop-carries": "buffers.hand_over_loop_carries:HandOverLoopCarries",
+    "xla-double-buffer-loop-carries": "buffers.double_buffer_loop_carries:DoubleBufferLoopCarries",
     "xla-split-alloc-deallocs": "buffers.split_alloc_deallocs:SplitAllocDeallocs",
     "xla-saturate-float-to-int": "numerics.saturate_float_to_int:SaturateFloatToInt",
     "xla-strided-copy-to-linalg": "buffers.strided_copy_to_linalg:StridedCopyToLinalg",

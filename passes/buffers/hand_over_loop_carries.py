@@ -9,7 +9,7 @@ from xlac.passes.base import ModulePass, module_ops
 _READERS = frozenset({"memref.load", "vector.transfer_read", "vector.load", "vector.maskedload",
                       "vector.gather", "memref.dim", "memref.extract_aligned_pointer_as_index"})
 # ops whose first result is a view of their first operand
-_VIEWS = frozenset({"memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.expand_shape",
+VIEWS = frozenset({"memref.subview", "memref.cast", "memref.reinterpret_cast", "memref.expand_shape",
                     "memref.collapse_shape", "memref.transpose", "memref.extract_strided_metadata"})
 # views of a whole buffer
 _RESHAPES = frozenset({"memref.cast", "memref.expand_shape", "memref.collapse_shape"})
@@ -47,22 +47,32 @@ class HandOverLoopCarries(ModulePass):
     acts_on = frozenset({"scf.while"})
 
     def run(self, module: ir.Operation) -> None:
-        functions = {ir.StringAttr(op.attributes["sym_name"]).value: op
-                     for op in module_ops(module) if op.name == "func.func"}
-        for loop in [op for op in module_ops(module) if op.name == "scf.while"]:
-            _hand_over(loop, functions)
+        for_each_while(module, _hand_over)
+
+
+def for_each_while(module: ir.Operation, rewrite) -> None:
+    """``rewrite(loop, functions)`` on every scf.while, ``functions`` the module's by name."""
+    functions = {ir.StringAttr(op.attributes["sym_name"]).value: op
+                 for op in module_ops(module) if op.name == "func.func"}
+    for loop in [op for op in module_ops(module) if op.name == "scf.while"]:
+        rewrite(loop, functions)
+
+
+def loop_parts(loop: ir.Operation) -> tuple[ir.Block, ir.Block, ir.Operation, list[ir.Value]]:
+    """The before and after blocks, the scf.condition and the values the after region yields."""
+    before, after = loop.regions[0].blocks[0], loop.regions[1].blocks[0]
+    condition = list(before.operations)[-1].operation
+    return before, after, condition, list(list(after.operations)[-1].operation.operands)
 
 
 def _hand_over(loop: ir.Operation, functions: dict[str, ir.Operation]) -> None:
-    before, after = loop.regions[0].blocks[0], loop.regions[1].blocks[0]
-    condition = list(before.operations)[-1].operation
-    yielded = list(list(after.operations)[-1].operation.operands)
+    before, after, condition, yielded = loop_parts(loop)
     for k, passed in enumerate(list(condition.operands)[1:]):
-        copy = _copy_of_carry(passed, before, k)
+        copy = copy_of_carry(passed, before, k)
         if copy is None or k >= len(after.arguments) or k >= len(yielded):
             continue
         carry = before.arguments[k]
-        if _only_read(carry, functions, skip=copy) and _only_read(after.arguments[k], functions) \
+        if only_read(carry, functions, skip=copy) and only_read(after.arguments[k], functions) \
                 and _own_fresh_buffer(yielded, k, after):
             condition.operands[1 + k] = carry
             allocation = passed.owner
@@ -70,7 +80,7 @@ def _hand_over(loop: ir.Operation, functions: dict[str, ir.Operation]) -> None:
             allocation.erase()
 
 
-def _copy_of_carry(value: ir.Value, before: ir.Block, k: int) -> ir.Operation | None:
+def copy_of_carry(value: ir.Value, before: ir.Block, k: int) -> ir.Operation | None:
     """The ``memref.copy %carry_k, value`` when ``value`` is a fresh alloc of
     the before region used only by that copy and the condition, else None."""
     owner = value.owner
@@ -86,7 +96,7 @@ def _copy_of_carry(value: ir.Value, before: ir.Block, k: int) -> ir.Operation | 
     return copy if copy.operands[1] == value and copy.operands[0] == before.arguments[k] else None
 
 
-def _only_read(value: ir.Value, functions: dict[str, ir.Operation], skip: ir.Operation | None = None,
+def only_read(value: ir.Value, functions: dict[str, ir.Operation], skip: ir.Operation | None = None,
                depth: int = 0) -> bool:
     """Whether every use of the buffer ``value`` (through views and kernel calls) only reads it."""
     for use in value.uses:
@@ -95,8 +105,8 @@ def _only_read(value: ir.Value, functions: dict[str, ir.Operation], skip: ir.Ope
             continue
         if user.name in _READERS or (user.name == "memref.copy" and index == 0):
             continue
-        if user.name in _VIEWS and index == 0:
-            if not _only_read(user.results[0], functions, depth=depth):
+        if user.name in VIEWS and index == 0:
+            if not only_read(user.results[0], functions, depth=depth):
                 return False
             continue
         if user.name.startswith("linalg.") and "operandSegmentSizes" in user.attributes:
@@ -113,27 +123,27 @@ def _callee_reads(call: ir.Operation, index: int, functions: dict[str, ir.Operat
     callee = functions.get(ir.FlatSymbolRefAttr(call.attributes["callee"]).value)
     if callee is None or not callee.regions[0].blocks:
         return False
-    return _only_read(callee.regions[0].blocks[0].arguments[index], functions, depth=depth + 1)
+    return only_read(callee.regions[0].blocks[0].arguments[index], functions, depth=depth + 1)
 
 
 def _own_fresh_buffer(yielded: list[ir.Value], k: int, after: ir.Block) -> bool:
     """Whether the after region yields at ``k`` an alloc of its own (or a reshape
     of all of it) that no other yielded value is or views."""
-    allocation = _whole(yielded[k])
+    allocation = whole(yielded[k])
     owner = allocation.owner
     if isinstance(owner, ir.Block) or owner.name != "memref.alloc" or owner.operation.block != after:
         return False
-    return all(_base(other) != allocation for j, other in enumerate(yielded) if j != k)
+    return all(base(other) != allocation for j, other in enumerate(yielded) if j != k)
 
 
-def _whole(value: ir.Value) -> ir.Value:
+def whole(value: ir.Value) -> ir.Value:
     """The buffer ``value`` reshapes as a whole (a scan's 1 x n row as n), else ``value``."""
     while not isinstance(value.owner, ir.Block) and value.owner.name in _RESHAPES:
         value = value.owner.operands[0]
     return value
 
 
-def _base(value: ir.Value) -> ir.Value:
-    while not isinstance(value.owner, ir.Block) and value.owner.name in _VIEWS:
+def base(value: ir.Value) -> ir.Value:
+    while not isinstance(value.owner, ir.Block) and value.owner.name in VIEWS:
         value = value.owner.operands[0]
     return value

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reference_checks import check_against_reference
 
 import xlac
 from conftest import runnable_levels
-from xlac.reference.server import shared_server
 
 # fori_loop(0, 100, lambda i, c: c * 0.5 + 1.0, v): one vector carry the body recomputes
 _FORI = """
@@ -108,19 +108,10 @@ func.func @main(%x: tensor<20x256xf32>) -> (tensor<256xf32>, tensor<20x256xf32>)
 }
 """
 
-def _check_against_reference(text: str, args: list[np.ndarray], cpu: str) -> None:
-    expected = shared_server().run(text.encode(), args)
-    got = xlac.compile(text, cpu=cpu, cache=False).run(*args)
-    got = got if isinstance(got, (list, tuple)) else [got]
-    assert len(got) == len(expected)
-    for e, g in zip(expected, got):
-        np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
-
-
 @pytest.mark.parametrize("cpu", runnable_levels("x86-64-v3", "x86-64-v4"))
 def test_a_recomputed_vector_carry_as_the_reference(cpu):
     v = np.random.default_rng(1).standard_normal(1024, dtype=np.float32)
-    _check_against_reference(_FORI, [v], cpu)
+    check_against_reference(_FORI, [v], cpu)
 
 
 @pytest.mark.parametrize("cpu", runnable_levels("x86-64-v3", "x86-64-v4"))
@@ -128,7 +119,7 @@ def test_swapped_nested_and_unused_carries_as_the_reference(cpu):
     rng = np.random.default_rng(2)
     args = [rng.standard_normal(8, dtype=np.float32), rng.standard_normal(8, dtype=np.float32),
             rng.standard_normal((4, 8), dtype=np.float32)]
-    _check_against_reference(_TANGLED, args, cpu)
+    check_against_reference(_TANGLED, args, cpu)
 
 
 def test_the_condition_copies_no_carry():
@@ -147,7 +138,7 @@ def test_the_nested_loops_keep_their_loops_and_copy_no_carry():
 @pytest.mark.parametrize("cpu", runnable_levels("x86-64-v3", "x86-64-v4"))
 def test_a_scan_of_rows_as_the_reference(cpu):
     x = np.random.default_rng(4).standard_normal((20, 256), dtype=np.float32)
-    _check_against_reference(_SCAN_ROWS, [x], cpu)
+    check_against_reference(_SCAN_ROWS, [x], cpu)
 
 
 def test_the_scan_hands_its_row_over():
@@ -163,4 +154,4 @@ def test_a_count_of_trips_from_the_caller_as_the_reference(trips):
     text = _FORI.replace("%v: tensor<1024xf32>)", "%v: tensor<1024xf32>, %n: tensor<i32>)") \
         .replace("      %n = stablehlo.constant dense<100> : tensor<i32>\n", "")
     v = np.random.default_rng(6).standard_normal(1024, dtype=np.float32)
-    _check_against_reference(text, [v, np.int32(trips)], "x86-64-v3")
+    check_against_reference(text, [v, np.int32(trips)], "x86-64-v3")

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from reference_checks import check_against_reference
 
 import xlac
 from conftest import runnable_levels
-from xlac.reference.server import shared_server
 
 N = 64
 
@@ -74,23 +74,16 @@ func.func @main(%x0: tensor<f32>, %a: tensor<8xf32>) -> (tensor<f32>, tensor<i32
 """
 
 
-def _check_against_reference(text: str, args: list[np.ndarray], cpu: str) -> None:
-    expected = shared_server().run(text.encode(), args)
-    got = xlac.compile(text, cpu=cpu, cache=False).run(*args)
-    for e, g in zip(expected, got):
-        np.testing.assert_array_equal(np.asarray(g), np.asarray(e))
-
-
 @pytest.mark.parametrize("cpu", runnable_levels("x86-64-v3", "x86-64-v4"))
 def test_scan_of_a_vector_as_the_reference(cpu):
     v = np.random.default_rng(3).standard_normal(N, dtype=np.float32)
-    _check_against_reference(_SCAN, [v], cpu)
+    check_against_reference(_SCAN, [v], cpu)
 
 
 @pytest.mark.parametrize("cpu", runnable_levels("x86-64-v3", "x86-64-v4"))
 def test_branches_in_the_loop_as_the_reference(cpu):
     a = np.random.default_rng(5).standard_normal(8, dtype=np.float32) * 3
-    _check_against_reference(_BRANCHY, [np.float32(1.5), a], cpu)
+    check_against_reference(_BRANCHY, [np.float32(1.5), a], cpu)
 
 
 def test_the_scan_carries_scalars_and_allocates_nothing_per_trip():

@@ -89,6 +89,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         # a while's recomputed carry: no copy into a fresh buffer per trip (after
         # the hoisting: only an alloc that stays in the loop is handed over)
         "xla-hand-over-loop-carries",
+        "xla-double-buffer-loop-carries",                 # ... and alternates between two buffers: no alloc, copy, free per trip
         # buffer-deallocation-pipeline (temporaries are freed each call), in its
         # parts: its simplification is quadratic in one dealloc's buffers. Not
         # its canonicalize before ownership-based-buffer-deallocation: the one
