@@ -11,6 +11,7 @@ from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops, text_of
 from xlac.passes.cpu.amx_epilogue import mark_epilogues
 from xlac.passes.helper_calls import parse_at
+from xlac.passes.numerics.exact_integer_chunks import KERNEL_MIN_WORK
 from xlac.passes.numerics.widen_contractions import F32_INTEGERS
 
 MARK = "xla.amx"                     # the matmuls xla-apply-schedules leaves to xla-amx-calls
@@ -35,7 +36,10 @@ class AmxContractions(ModulePass):
     `integers=i16` (CPUs with no bf16 kernel: x86-64-v3, -v4) those take the
     integer kernel instead (xlac.targets.cpu.imad_kernels): operands i16
     (the widenings made again as extsi / extui), C i32 from zeros, its sums
-    converted to f32 after (exact; the chunks' readers take f32). `bf16=false`
+    converted to f32 after (exact; the chunks' readers take f32); an i32 matmul
+    of 8-bit integers extended (extsi / extui: xla-widen-contractions'
+    whole-k dots where the pipeline has the integer kernel) takes it with its
+    i32 C as it is, whatever its k (i32 sums wrap as the dot's do). `bf16=false`
     leaves bf16 matmuls (no bf16 kernel there).
 
     A bf16 operand is the producer's bf16 input where the producer only
@@ -53,7 +57,7 @@ class AmxContractions(ModulePass):
     name = "xla-amx-contractions"
     # m x n x k from which the kernel pays (docs/PERFORMANCE.md: 0.74x today's
     # time at 64 x 128 x 128, 1.15x at 64 x 64 x 64)
-    min_work: int = 1 << 20
+    min_work: int = KERNEL_MIN_WORK
     # whether bf16 matmuls are marked (false where there is an integer kernel alone)
     bf16: bool = True
     # the exact f32 matmuls of 8-bit integers: "bf16" on the bf16 kernel, "i16"
@@ -122,6 +126,8 @@ def _kernel_operands(op: ir.Operation, bf16: bool, integers: str) -> tuple[list 
         return None, ""
     integral = not any(is_bf16 for _, is_bf16 in operands) and _widened_integer(op.operands[0]) is not None
     kind = (integers if integral else "bf16" if bf16 else "")
+    if _element(op.results[0]) == "i32" and kind != "i16":      # i32 sums: the integer kernel's alone
+        return None, ""
     if not kind or (kind == "i16" and not _zero_fill(op.operands[2])):
         return None, ""
     return operands, kind
@@ -132,19 +138,21 @@ def _bf16_operands(op: ir.Operation) -> list[tuple[ir.Value, bool]] | None:
     the matmul is not one of widened bf16 operands into f32 of static shape."""
     if MARK in op.attributes or not _plain_maps(op) or len(op.operands) != 3 or len(op.results) != 1 \
             or not all(isinstance(v.type, ir.RankedTensorType) and ir.RankedTensorType(v.type).has_static_shape
-                       for v in op.operands) or _element(op.results[0]) != "f32":
+                       for v in op.operands) or _element(op.results[0]) not in ("f32", "i32"):
         return None
     found = [_widened_bf16(v) for v in list(op.operands)[:2]]
     if None not in found:
         return found
     integers = [_widened_integer(v) for v in list(op.operands)[:2]]
-    if None in integers or _shape(op.operands[0])[-1] * integers[0] * integers[1] > F32_INTEGERS:
+    if None in integers:
+        return None
+    if _element(op.results[0]) == "f32" and _shape(op.operands[0])[-1] * integers[0] * integers[1] > F32_INTEGERS:
         return None
     return [(v, False) for v in list(op.operands)[:2]]
 
 
 # what an 8-bit integer widened to f32 takes at most in magnitude, by its widening
-_INTEGER_LARGEST = {"arith.sitofp": 128, "arith.uitofp": 255}
+_INTEGER_LARGEST = {"arith.sitofp": 128, "arith.uitofp": 255, "arith.extsi": 128, "arith.extui": 255}
 
 
 def _widened_integer(value: ir.Value) -> int | None:
@@ -160,8 +168,8 @@ def _widened_integer(value: ir.Value) -> int | None:
 
 
 def _yielded_widening(value: ir.Value) -> ir.Operation | None:
-    """The op whose f32 result ``value``'s all-parallel single-result generic yields."""
-    if _element(value) != "f32" or not isinstance(value.owner, ir.OpView) \
+    """The op whose f32 (i32) result ``value``'s all-parallel single-result generic yields."""
+    if _element(value) not in ("f32", "i32") or not isinstance(value.owner, ir.OpView) \
             or value.owner.operation.name != "linalg.generic":
         return None
     producer = value.owner.operation
@@ -232,9 +240,10 @@ def _narrowed(value: ir.Value, before: ir.Operation, kind: Kind = KINDS["bf16"])
 
 # an 8-bit integer's widening to f32, made one to the kernel's operand type
 _EXTENSIONS = {"bf16": {"arith.sitofp": "arith.sitofp", "arith.uitofp": "arith.uitofp"},
-               "i16": {"arith.sitofp": "arith.extsi", "arith.uitofp": "arith.extui"}}
-# the exact f32 integer narrowed to the kernel's operand type
-_NARROWING = {"bf16": "arith.truncf", "i16": "arith.fptosi"}
+               "i16": {"arith.sitofp": "arith.extsi", "arith.uitofp": "arith.extui",
+                       "arith.extsi": "arith.extsi", "arith.extui": "arith.extui"}}
+# the exact f32 (i32) integer narrowed to the kernel's operand type, by the matmul's operand type
+_NARROWING = {("f32", "bf16"): "arith.truncf", ("f32", "i16"): "arith.fptosi", ("i32", "i16"): "arith.trunci"}
 
 
 def _padded(m: int) -> int:
@@ -253,6 +262,7 @@ def _helper_text(op: ir.Operation, operands: list[tuple[ir.Value, bool]], kind: 
     lead, (m, k) = a_shape[:-2], a_shape[-2:]
     mp, kp, np_ = _padded(m), _padded(k), _padded(n)
     rank = len(a_shape)
+    wide = _element(op.results[0])                 # f32, or i32 (integers extended)
     zero = "0" if kind.operand == "i16" else "0.0"
     lines = [f"  %zb = arith.constant {zero} : {kind.operand}", "  %zf = arith.constant 0.0 : f32"] \
         if (mp, kp, np_) != (m, k, n) else []
@@ -264,9 +274,9 @@ def _helper_text(op: ir.Operation, operands: list[tuple[ir.Value, bool]], kind: 
         if not is_bf16:
             lines += [f"  %{name}e = tensor.empty() : {bf16}",
                       f"  %{name}n = linalg.generic {{indexing_maps = [#id, #id], iterator_types = "
-                      f"[{parallel}]}} ins(%{name} : {_tensor(shape, 'f32')}) "
-                      f"outs(%{name}e : {bf16}) {{\n  ^bb0(%x: f32, %o: {kind.operand}):\n"
-                      f"    %t = {_NARROWING[kind.operand]} %x : f32 to {kind.operand}\n"
+                      f"[{parallel}]}} ins(%{name} : {_tensor(shape, wide)}) "
+                      f"outs(%{name}e : {bf16}) {{\n  ^bb0(%x: {wide}, %o: {kind.operand}):\n"
+                      f"    %t = {_NARROWING[wide, kind.operand]} %x : {wide} to {kind.operand}\n"
                       f"    linalg.yield %t : {kind.operand}\n  }} -> {bf16}"]
             current = f"%{name}n"
         names.append(_pad(lines, current, name, kind.operand, shape, padded, "%zb"))
@@ -287,7 +297,7 @@ def _helper_text(op: ir.Operation, operands: list[tuple[ir.Value, bool]], kind: 
         lines.append(f"  %cut = tensor.extract_slice %r[{', '.join(['0'] * rank)}] [{', '.join(map(str, c_shape))}] "
                      f"[{', '.join(['1'] * rank)}] : {_tensor(c_padded, kind.acc)} to {_tensor(c_shape, kind.acc)}")
         result = "%cut"
-    if kind.acc != "f32":
+    if kind.acc != wide:
         result = _to_f32(lines, result, c_shape, kind.acc)
     types = [str(v.type) for v, _ in operands] + [str(op.operands[2].type)]
     dims = ", ".join(f"d{i}" for i in range(rank))
@@ -309,13 +319,16 @@ def _to_f32(lines: list[str], value: str, shape, acc: str) -> str:
 
 
 def _zero_fill(value: ir.Value) -> bool:
-    """Whether ``value`` is a `linalg.fill` of +0.0."""
+    """Whether ``value`` is a `linalg.fill` of +0.0 (of integer 0)."""
     fill = value.owner
     if not isinstance(fill, ir.OpView) or fill.operation.name != "linalg.fill":
         return False
     constant = fill.operation.operands[0].owner
-    if not isinstance(constant, ir.OpView) or constant.operation.name != "arith.constant" \
-            or not isinstance(constant.operation.attributes["value"], ir.FloatAttr):
+    if not isinstance(constant, ir.OpView) or constant.operation.name != "arith.constant":
+        return False
+    if isinstance(constant.operation.attributes["value"], ir.IntegerAttr):
+        return ir.IntegerAttr(constant.operation.attributes["value"]).value == 0
+    if not isinstance(constant.operation.attributes["value"], ir.FloatAttr):
         return False
     zero = ir.FloatAttr(constant.operation.attributes["value"]).value
     return zero == 0.0 and math.copysign(1.0, zero) > 0

@@ -8,6 +8,8 @@ i32. Adding in i32 wraps as one i32 sum does (truncation mod 2^32 is a ring
 homomorphism), so the result is XLA's bit for bit for every k. Before, a dot
 past the f32 bound was widened to i32 and multiplied with AVX2/AVX-512 i32
 multiplies (`vpmulld`: 2-3x slower than the FMAs, docs/PERFORMANCE.md).
+Where the CPU has an integer micro-kernel (xlac.targets.cpu.imad_kernels) the
+dots it takes need no chunks at all (``kernel_takes_whole_k``).
 """
 
 from __future__ import annotations
@@ -115,3 +117,44 @@ def chunked_f32_dot(op: ir.Operation, plan: tuple[int, int, list[int]], dot_like
         sum_ = part if sum_ is None else ir.Operation.create(
             "stablehlo.add", results=[total_type], operands=[sum_, part]).result
     return sum_
+
+
+# xla-amx-contractions' min-work: m x n x k from which a matmul takes a micro-kernel
+KERNEL_MIN_WORK = 1 << 20
+I32_SUMS = (1 << 31) - 1     # the largest sum an i32 holds without wrapping
+
+
+def _plain_matmul_shapes(op: ir.Operation) -> tuple[int, int, int] | None:
+    """(m, k, n) of a dot_general that lowers to a `linalg.matmul` or
+    `linalg.batch_matmul` reading A[.., m, k] and B[.., k, n] as they lie
+    (at most one batch dim, leading on both), else None."""
+    numbers = stablehlo.DotDimensionNumbers(op.attributes["dot_dimension_numbers"])
+    lhs, rhs = list(_tensor(op.operands[0]).shape), list(_tensor(op.operands[1]).shape)
+    batch = len(numbers.lhs_batching_dimensions)
+    if batch > 1 or len(lhs) != batch + 2 or len(rhs) != batch + 2 \
+            or list(numbers.lhs_batching_dimensions) != list(range(batch)) \
+            or list(numbers.rhs_batching_dimensions) != list(range(batch)) \
+            or list(numbers.lhs_contracting_dimensions) != [batch + 1] \
+            or list(numbers.rhs_contracting_dimensions) != [batch]:
+        return None
+    return lhs[-2], lhs[-1], rhs[-1]
+
+
+def kernel_takes_whole_k(op: ir.Operation, largest_product: int, result_width: int) -> bool:
+    """Whether 8-bit integer dot ``op`` is one an integer micro-kernel takes
+    over its whole k as an i16 x i16 -> i32 matmul (xla-amx-contractions
+    integers=i16): a plain matmul (batched or not) of at least KERNEL_MIN_WORK
+    with 16 rows and columns, whose i32 sums are the result's: a result of
+    32 bits or fewer (i32 wraps as the result does: truncation mod 2^32 is a
+    ring homomorphism), or any sum of k products within an i32. Each product
+    pair fits an i32 in the kernel (``vpmaddwd`` never saturates on 8-bit
+    values widened to i16), so there is no other bound on k."""
+    if op.name != "stablehlo.dot_general":
+        return False
+    shapes = _plain_matmul_shapes(op)
+    if shapes is None:
+        return False
+    m, k, n = shapes
+    if m < 16 or n < 16 or m * k * n < KERNEL_MIN_WORK:
+        return False
+    return result_width <= 32 or k * largest_product <= I32_SUMS

@@ -8,7 +8,12 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.fusion.op_classes import contracted_size
-from xlac.passes.numerics.exact_integer_chunks import chunk_plan, chunked_f32_dot, narrow_integer_source
+from xlac.passes.numerics.exact_integer_chunks import (
+    chunk_plan,
+    chunked_f32_dot,
+    kernel_takes_whole_k,
+    narrow_integer_source,
+)
 from xlac.passes.numerics.exact_integer_chunks import convert as _convert
 from xlac.passes.numerics.exact_integer_chunks import retyped as _retyped
 from xlac.passes.numerics.mark_contraction_precision import PRECISION
@@ -44,6 +49,11 @@ class WidenContractions(ModulePass):
     i32 (the same wrapped bits), not one i32 dot (`vpmulld`, 2-3x the time);
     an i32 dot of i8/ui8 extended to i32 (jnp's `astype`) is taken as the
     8-bit dot (not with ``keep_narrow``: cuda's dots are as they were).
+    With ``integer-kernel`` (the CPU where an integer micro-kernel is:
+    x86-64-v3/-v4) an 8-bit dot that kernel takes is one i32 dot over its
+    whole k instead (exact_integer_chunks.kernel_takes_whole_k): the kernel
+    sums i16 pairs into i32 exactly, so the chunks, their f32 round trip and
+    their adds are only overhead there.
     Example: `dot_general(bf16, bf16) -> bf16` becomes `convert` to f32 of
     both operands, the f32 `dot_general`, and one `convert` back to bf16.
     """
@@ -56,6 +66,12 @@ class WidenContractions(ModulePass):
     # its f32 operands are conversions the program made exact, which the TF32 that
     # f32 dots get at DEFAULT there would round again (an i32 to 11 bits).
     keep_narrow: bool = False
+    # A target with an integer micro-kernel (the CPU's at x86-64-v3/-v4:
+    # xlac.targets.cpu.imad_kernels): an 8-bit integer dot that the kernel takes
+    # (exact_integer_chunks.kernel_takes_whole_k) is one i32 dot over its whole k
+    # of the 8-bit operands extended (xla-amx-contractions makes them i16): no
+    # f32 chunks, no f32 round trip of C. Others keep the f32 paths.
+    integer_kernel: bool = False
 
     def run(self, module: ir.Operation) -> None:
         for op in module_ops(module):
@@ -63,6 +79,9 @@ class WidenContractions(ModulePass):
                 if not self.keep_narrow:
                     op = _on_narrow_integers(op)
                 wide = accumulator(op)
+                if wide is not None and self.integer_kernel and _on_integer_kernel(op):
+                    _widen(op, ir.IntegerType.get_signless(32))
+                    continue
                 plan = None if wide is None or self.keep_narrow else _f32_chunks(op, wide)
                 if wide is not None and self.keep_narrow and _narrow_operands(op, wide):
                     _widen_result(op, wide)
@@ -125,6 +144,16 @@ def _f32_chunks(op: ir.Operation, wide: ir.Type) -> tuple[int, int, list[int]] |
             not all(isinstance(_element(v), ir.IntegerType) for v in op.operands):
         return None
     return chunk_plan(op, _largest_product(op), F32_INTEGERS)
+
+
+def _on_integer_kernel(op: ir.Operation) -> bool:
+    """Whether ``op`` is a dot of two 8-bit integer operands into integers
+    that the integer kernel takes over its whole k (kernel_takes_whole_k)."""
+    types = [_element(v) for v in (*op.operands, op.result)]
+    if not all(isinstance(t, ir.IntegerType) for t in types) \
+            or any(ir.IntegerType(t).width != 8 for t in types[:2]):
+        return False
+    return kernel_takes_whole_k(op, _largest_product(op), ir.IntegerType(types[2]).width)
 
 
 def _on_narrow_integers(op: ir.Operation) -> ir.Operation:

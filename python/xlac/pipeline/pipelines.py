@@ -58,7 +58,8 @@ def fuse(remarks: bool | str = False) -> list[str]:
 
 def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int | str = 0,
                     parallel_rows: bool = True, library_contractions: bool | str = False,
-                    narrow_sums_in_f32: bool | str = False, counted_top_k: bool | str = False) -> list[str]:
+                    narrow_sums_in_f32: bool | str = False, counted_top_k: bool | str = False,
+                    integer_kernel: bool | str = False) -> list[str]:
     """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused.
 
     ``complex_as_real``: complex contractions as four real ones, for a target
@@ -78,7 +79,9 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     lanes (the CPU's); with them, complex tensors of sums and moves as pairs
     of their parts (xla-complex-as-pairs). ``counted_top_k``: a top-k of k >= 128
     finds each slot by vector compares (the CPU's with AVX-512; with AVX2 the
-    walk measured faster, PERFORMANCE.md).
+    walk measured faster, PERFORMANCE.md). ``integer_kernel``: the target has an
+    integer micro-kernel for 8-bit matmuls (the CPU's at x86-64-v3/-v4): those it
+    takes are one i32 dot over the whole k, not exact f32 chunks.
     """
     top_k = f"xla-lower-top-k{{counted-insert-k={COUNTED_TOP_K}}}" if true_flag(counted_top_k) \
         else "xla-lower-top-k"
@@ -86,7 +89,8 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     split_complex = ["xla-split-complex-contractions"] if complex_as_real else []
     contiguous = ["xla-contiguous-contraction-operands"] if complex_as_real else []
     library = true_flag(library_contractions)
-    widen = "xla-widen-contractions{keep-narrow=true}" if library else "xla-widen-contractions"
+    widen = "xla-widen-contractions{keep-narrow=true}" if library else \
+        "xla-widen-contractions{integer-kernel=true}" if true_flag(integer_kernel) else "xla-widen-contractions"
     mark = ["xla-mark-contraction-precision"] if library else []
     # complex sums and moves as f32/f64 pairs: for the same targets, whose real
     # reduction schedules are the vector ones
@@ -168,15 +172,16 @@ def fused_stage(entry: str, options: Options) -> list[str]:
 
 
 def linalg_stage(complex_as_real: bool, parallel_rows: bool = True, library_contractions=None,
-                 narrow_sums_in_f32: bool = False, counted_top_k=None):
+                 narrow_sums_in_f32: bool = False, counted_top_k=None, integer_kernel=None):
     """The "linalg" stage (``lower_to_linalg``'s ``complex_as_real``, ``parallel_rows`` and
     ``narrow_sums_in_f32``; ``library_contractions``: options -> whether the target's matmuls
-    go to a library)."""
+    go to a library; ``integer_kernel``: options -> whether 8-bit matmuls have an integer kernel)."""
     def linalg(entry: str, options: Options) -> list[str]:
         library = bool(library_contractions and library_contractions(options))
         counted = bool(counted_top_k and counted_top_k(options))
+        integers = bool(integer_kernel and integer_kernel(options))
         return lower_to_linalg(complex_as_real, options.collective_bucket_bytes, parallel_rows,
-                               library, narrow_sums_in_f32, counted)
+                               library, narrow_sums_in_f32, counted, integers)
     return linalg
 
 

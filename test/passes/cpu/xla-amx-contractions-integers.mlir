@@ -69,3 +69,62 @@ func.func @widened_bf16(%a: tensor<64x128xbf16>, %b: tensor<128x96xbf16>) -> ten
   %p = linalg.matmul ins(%wa, %wb : tensor<64x128xf32>, tensor<128x96xf32>) outs(%c : tensor<64x96xf32>) -> tensor<64x96xf32>
   return %p : tensor<64x96xf32>
 }
+
+// -----
+
+#id3 = affine_map<(d0, d1) -> (d0, d1)>
+
+/// An i32 matmul of i8 and ui8 extended (xla-widen-contractions{integer-kernel=true}:
+/// one dot over the whole k, 3000 past every f32 bound) takes the kernel with its
+/// i32 C as it is: the extensions made again to i16, no sitofp after.
+// CHECK-LABEL: func.func @extended_integers_whole_k
+// CHECK-DAG: arith.extsi %{{.*}} : i8 to i16
+// CHECK-DAG: arith.extui %{{.*}} : i8 to i16
+// CHECK: %[[P:.*]] = linalg.matmul {xla.amx, xla.amx_zeros} ins({{.*}} : tensor<64x3008xi16>, tensor<3008x96xi16>) outs(%{{.*}} : tensor<64x96xi32>)
+// CHECK: %[[CUT:.*]] = tensor.extract_slice %[[P]]
+// CHECK-NOT: sitofp
+// CHECK: return %[[CUT]] : tensor<60x96xi32>
+func.func @extended_integers_whole_k(%a: tensor<60x3000xi8>, %b: tensor<3000x96xi8>) -> tensor<60x96xi32> {
+  %zero = arith.constant 0 : i32
+  %ea = tensor.empty() : tensor<60x3000xi32>
+  %wa = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<60x3000xi8>) outs(%ea : tensor<60x3000xi32>) {
+  ^bb0(%x: i8, %o: i32):
+    %w = arith.extsi %x : i8 to i32
+    linalg.yield %w : i32
+  } -> tensor<60x3000xi32>
+  %eb = tensor.empty() : tensor<3000x96xi32>
+  %wb = linalg.generic {indexing_maps = [#id3, #id3], iterator_types = ["parallel", "parallel"]}
+      ins(%b : tensor<3000x96xi8>) outs(%eb : tensor<3000x96xi32>) {
+  ^bb0(%x: i8, %o: i32):
+    %w = arith.extui %x : i8 to i32
+    linalg.yield %w : i32
+  } -> tensor<3000x96xi32>
+  %ec = tensor.empty() : tensor<60x96xi32>
+  %c = linalg.fill ins(%zero : i32) outs(%ec : tensor<60x96xi32>) -> tensor<60x96xi32>
+  %p = linalg.matmul ins(%wa, %wb : tensor<60x3000xi32>, tensor<3000x96xi32>) outs(%c : tensor<60x96xi32>) -> tensor<60x96xi32>
+  return %p : tensor<60x96xi32>
+}
+
+// -----
+
+#id4 = affine_map<(d0, d1) -> (d0, d1)>
+
+/// An i32 matmul of genuine i16 operands (extended from i16, not 8 bits) is not
+/// the kernel's: it stays.
+// CHECK-LABEL: func.func @extended_i16_stays
+// CHECK-NOT: xla.amx
+func.func @extended_i16_stays(%a: tensor<64x512xi16>, %b: tensor<512x96xi32>) -> tensor<64x96xi32> {
+  %zero = arith.constant 0 : i32
+  %ea = tensor.empty() : tensor<64x512xi32>
+  %wa = linalg.generic {indexing_maps = [#id4, #id4], iterator_types = ["parallel", "parallel"]}
+      ins(%a : tensor<64x512xi16>) outs(%ea : tensor<64x512xi32>) {
+  ^bb0(%x: i16, %o: i32):
+    %w = arith.extsi %x : i16 to i32
+    linalg.yield %w : i32
+  } -> tensor<64x512xi32>
+  %ec = tensor.empty() : tensor<64x96xi32>
+  %c = linalg.fill ins(%zero : i32) outs(%ec : tensor<64x96xi32>) -> tensor<64x96xi32>
+  %p = linalg.matmul ins(%wa, %b : tensor<64x512xi32>, tensor<512x96xi32>) outs(%c : tensor<64x96xi32>) -> tensor<64x96xi32>
+  return %p : tensor<64x96xi32>
+}

@@ -239,6 +239,13 @@ def counted_top_k(options: Options) -> bool:
     return cpu_model(options.cpu).vector_bytes >= 64
 
 
+def has_integer_kernel(options: Options) -> bool:
+    """Whether 8-bit integer matmuls run on an integer micro-kernel
+    (``integer_kernel``): then xla-widen-contractions makes those it takes one
+    i32 dot over the whole k (no f32 chunks)."""
+    return integer_kernel(cpu_model(options.cpu), options.micro_kernels) is not None
+
+
 def stablehlo_stage(entry: str, options: Options) -> list[str]:
     """The "stablehlo" stage's steps on the CPU."""
     return ingest_cpu(entry, cpu_model(options.cpu).vector_bytes)
@@ -316,8 +323,9 @@ def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0
     (``micro_kernels``: calls to the prebuilt kernels, which xlac's JIT and link bind;
     ``amx``: large bf16 matmuls on a bf16 one, ``bf16_kernel``; ``l1d_bytes``: see ``bufferize``;
     ``fma``, ``permute_selects``, ``integer_kernel``: see ``lower_to_llvm``)."""
-    return (ingest_cpu(entry, vector_bytes) + fuse(remarks) + lower_to_linalg(narrow_sums_in_f32=True,
-                                                                               counted_top_k=int(vector_bytes) >= 64)
+    return (ingest_cpu(entry, vector_bytes) + fuse(remarks)
+            + lower_to_linalg(narrow_sums_in_f32=True, counted_top_k=int(vector_bytes) >= 64,
+                              integer_kernel=bool(integer_kernel))
             + bufferize(threads, vector_bytes, amx=amx, l1d_bytes=l1d_bytes, integer_kernel=integer_kernel)
             + lower_to_llvm(native_bf16, micro_kernels=micro_kernels, threads=threads, bf16_kernel=bf16_kernel,
                             fma=fma, permute_selects=permute_selects, split_copy_bytes=split_copy_bytes,
