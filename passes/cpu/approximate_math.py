@@ -1,4 +1,4 @@
-"""xla-approximate-math: f32 exp, expm1, tanh, log and log1p as polynomials, so they vectorize."""
+"""xla-approximate-math: f32 exp, expm1, tanh, log, log1p and cbrt as polynomials, so they vectorize."""
 
 from __future__ import annotations
 
@@ -31,15 +31,20 @@ _LOG_P = (0.3333331089896386, -0.2500001627905807, 0.20002204183612055,
 _SQRT_HALF_BITS = 0x3F3504F3      # the f32 bits of sqrt(1/2)
 _SMALLEST_NORMAL = 1.1754943508222875e-38
 
+# fdlibm's cbrtf: the bits of m divided by 3 plus this are cbrt(m) to about 5 bits
+_CBRT_GUESS_BIAS = 709958130
+_MANTISSA_MASK = 0x7FFFFF
+
 _F32_SPECIAL_BITS = {"inf": "0x7F800000", "-inf": "0xFF800000", "nan": "0x7FC00000"}
 
-_SUPPORTED = ("math.exp", "math.expm1", "math.tanh", "math.log", "math.log1p")
+_SUPPORTED = ("math.exp", "math.expm1", "math.tanh", "math.log", "math.log1p", "math.cbrt")
 # expm1: above, its result is exp(x) to f32 precision and may overflow (one more doubling)
 _EXPM1_CLAMP = (-30.0, 89.0)
 
 
 class ApproximateMath(ModulePass):
-    """Replace f32 `math.exp`, `expm1`, `tanh`, `log`, `log1p` (scalar or vector) by polynomials.
+    """Replace f32 `math.exp`, `expm1`, `tanh`, `log`, `log1p`, `cbrt` (scalar or vector)
+    by polynomials (cbrt: Newton-type iterations).
 
     Why: LLVM lowers `llvm.exp` on a vector to one `expf` call per lane and
     `math.tanh` goes to libm's `tanhf`, so a 16-lane loop makes 16 calls.
@@ -289,3 +294,61 @@ class _Emitter:
         near_one = self.op("arith.subf", self.const(1.0), z)
         magnitude = self._emit(f"arith.select {small}, {near_zero}, {near_one} : {self.bool}, {self.float}")
         return self.op("math.copysign", magnitude, x)
+
+    def cbrt(self, x: str) -> str:
+        """cbrt(x) = 2^q * cbrt(m) with |x| = 2^(3q) * m, m in [1, 8) (subnormals scaled
+        by 2^24 first); cbrt(m) in [1, 2) from fdlibm's bit guess (~5 bits), one
+        Halley step (~15 bits) and one Newton step whose residual y^3 - m is exact
+        to f32 precision (y*y split in two by an fma), so only the last add rounds:
+        within an ulp, nearly always correctly rounded. +-0, +-inf and NaN are
+        returned as they are, the sign copied back otherwise.
+
+        Why: `math.cbrt` went to libm's cbrtf, one call per lane (lax.cbrt on
+        1 MB: 8.0 ms, XLA 4.4 ms; AMD Zen 4)."""
+        ax = self.op("math.absf", x)
+        tiny = self._emit(f"arith.cmpf olt, {ax}, {self.const(_SMALLEST_NORMAL)} : {self.float}")
+        scaled = self._emit(f"arith.select {tiny}, {self.op('arith.mulf', ax, self.const(16777216.0))},"
+                            f" {ax} : {self.bool}, {self.float}")
+        bits = self._emit(f"arith.bitcast {scaled} : {self.float} to {self.int}")
+        biased = self.op("arith.shrui", bits, self.const(23, True), type_=self.int)
+        exponent = self.op("arith.subi", biased, self._emit(
+            f"arith.select {tiny}, {self.const(127 + 24, True)}, {self.const(127, True)}"
+            f" : {self.bool}, {self.int}"), type_=self.int)
+        # q = floor(e / 3): (e + 1/2) / 3 is at least 1/6 from an integer, so rounding cannot cross one
+        third = self.op("arith.mulf", self.op("arith.addf", self._emit(
+            f"arith.sitofp {exponent} : {self.int} to {self.float}"), self.const(0.5)),
+            self.const(1 / 3))
+        q = self._emit(f"arith.fptosi {self.op('math.floor', third)} : {self.float} to {self.int}")
+        rest = self.op("arith.subi", exponent, self.op("arith.muli", q, self.const(3, True),
+                                                       type_=self.int), type_=self.int)
+        m_bits = self.op("arith.ori", self.op("arith.andi", bits, self.const(_MANTISSA_MASK, True),
+                                              type_=self.int),
+                         self.op("arith.shli", self.op("arith.addi", rest, self.const(127, True),
+                                                       type_=self.int),
+                                 self.const(23, True), type_=self.int), type_=self.int)
+        m = self._emit(f"arith.bitcast {m_bits} : {self.int} to {self.float}")
+        y = self._cbrt_mantissa(m, m_bits)
+        result = self.op("math.copysign", self.op("arith.mulf", y, self._pow2(q)), x)
+        regular = self.op("arith.andi",
+                          self._emit(f"arith.cmpf one, {ax}, {self.const(0.0)} : {self.float}"),
+                          self._emit(f"arith.cmpf olt, {ax}, {self.const(float('inf'))} : {self.float}"),
+                          type_=self.bool)
+        return self._emit(f"arith.select {regular}, {result}, {x} : {self.bool}, {self.float}")
+
+    def _cbrt_mantissa(self, m: str, m_bits: str) -> str:
+        """cbrt(m) for m in [1, 8); see `cbrt`. The guess divides the bits by 3 in
+        f32 (a vector integer divide is no instruction): its rounding is far below 5 bits."""
+        as_float = self._emit(f"arith.sitofp {m_bits} : {self.int} to {self.float}")
+        third = self.op("arith.mulf", as_float, self.const(1 / 3))
+        third_bits = self._emit(f"arith.fptosi {third} : {self.float} to {self.int}")
+        guess_bits = self.op("arith.addi", third_bits, self.const(_CBRT_GUESS_BIAS, True), type_=self.int)
+        y = self._emit(f"arith.bitcast {guess_bits} : {self.int} to {self.float}")
+        cube = self.op("arith.mulf", self.op("arith.mulf", y, y), y)
+        y = self.op("arith.mulf", y, self.op("arith.divf", self.op("math.fma", m, self.const(2.0), cube),
+                                               self.op("math.fma", cube, self.const(2.0), m)))
+        square = self.op("arith.mulf", y, y)
+        square_low = self.op("math.fma", y, y, self.op("arith.negf", square))
+        residual = self.op("math.fma", square_low, y, self.op("math.fma", square, y,
+                                                              self.op("arith.negf", m)))
+        step = self.op("arith.divf", residual, self.op("arith.mulf", square, self.const(3.0)))
+        return self.op("arith.subf", y, step)
