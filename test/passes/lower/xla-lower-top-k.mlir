@@ -73,7 +73,8 @@ func.func private @xla_top_k_0(tensor<2x1000xf32>) -> (tensor<2x200xf32>, tensor
 
 // -----
 
-/// A row of at least 4 x 16 groups (k = 3: 16 groups of 8000 / 16 elements):
+/// k >= 16 and a row of at least 4 chunks of the k (in vectors) groups (k = 16:
+/// 16 groups, the last 16 chunks of 16 read):
 /// first a floor under the k-th best, the least of the groups' best keys
 /// (elementwise maxima of the row's 16-element blocks, chunk after chunk,
 /// then their minimum), minus one; an element enters only above the larger
@@ -90,8 +91,8 @@ func.func private @xla_top_k_0(tensor<2x1000xf32>) -> (tensor<2x200xf32>, tensor
 // CHECK: %[[B:.*]] = arith.maxsi %{{.*}}, %[[F]] : i32
 // CHECK: arith.cmpi sgt, %{{.*}}, %[[B]] : i32
 // WALK: vector.reduction <minsi>
-func.func @main(%x: tensor<4x8000xf32>) -> (tensor<4x3xf32>, tensor<4x3xi32>) {
-  %r:2 = call @xla_top_k_0(%x) : (tensor<4x8000xf32>) -> (tensor<4x3xf32>, tensor<4x3xi32>)
-  return %r#0, %r#1 : tensor<4x3xf32>, tensor<4x3xi32>
+func.func @main(%x: tensor<4x8000xf32>) -> (tensor<4x16xf32>, tensor<4x16xi32>) {
+  %r:2 = call @xla_top_k_0(%x) : (tensor<4x8000xf32>) -> (tensor<4x16xf32>, tensor<4x16xi32>)
+  return %r#0, %r#1 : tensor<4x16xf32>, tensor<4x16xi32>
 }
-func.func private @xla_top_k_0(tensor<4x8000xf32>) -> (tensor<4x3xf32>, tensor<4x3xi32>) attributes {xla.top_k = 3 : i64}
+func.func private @xla_top_k_0(tensor<4x8000xf32>) -> (tensor<4x16xf32>, tensor<4x16xi32>) attributes {xla.top_k = 16 : i64}
