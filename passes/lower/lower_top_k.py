@@ -22,6 +22,9 @@ class LowerTopK(ModulePass):
     ``counted-insert-k`` on (0: never) an element finds its slot by counting
     the better keys with vector compares and the worse ones move down a vector
     at a time (top_k_kernel.py's counted insert): the CPU's with AVX-512.
+    On rows of at least four chunks of k (in vectors) elements, whatever the
+    CPU, a floor under the k-th best found first bounds the inserts of
+    sorted rows (top_k_threshold.py).
     """
 
     name = "xla-lower-top-k"

@@ -8,6 +8,9 @@ blocks of 16: their keys, as one vector, are compared with the buffer's last
 element at a time. A better element walks up from the last slot past the
 worse keys it shifts down (on random data, one or two), so the buffer stays
 sorted. Equal keys keep the earlier element first, as the stable sort does.
+On long rows a floor under the k-th best is found first (top_k_threshold.py)
+and an element must beat it too: an ascending row, where every element beats
+the k-th best so far, then inserts ~2k elements instead of n.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from __future__ import annotations
 import math
 
 from xlac.dtypes import tensor_type
+from xlac.passes.lower.builders import top_k_threshold
 from xlac.passes.lower.builders.top_k_keys import BITS, TopKOrder, key_lines, key_type, supported
 
 __all__ = ["TopKOrder", "declaration_attributes", "helper_text", "order_of", "supported"]
@@ -87,6 +91,21 @@ class _Kernel:
         self.keys, self.slots = f"tensor<{size}x{self.key}>", f"tensor<{size}xindex>"
         self.buffers = f"{self.keys}, {self.slots}"
         self.block_end = k + (n - k) // self.lanes * self.lanes
+        # a floor under the k-th best (top_k_threshold.py): %floor in the row's loop
+        self.floored = top_k_threshold.wanted(k, n, self.lanes)
+
+    def _floor_lines(self) -> str:
+        if not self.floored:
+            return ""
+        return top_k_threshold.floor_lines("%x", self.flat, self.element, self.order, self.k,
+                                           self.n, self.lanes)
+
+    def _bar(self, worst: str, indent: str) -> tuple[str, str]:
+        """The line of ``max(worst, %floor)``, what a key must beat to enter,
+        and its name (``worst`` itself without a floor)."""
+        if not self.floored:
+            return "", worst
+        return f"{indent}%bar_key = arith.maxsi {worst}, %floor : {self.key}\n", "%bar_key"
 
     def _scalar_key(self, value: str, indent: str) -> tuple[str, str]:
         """The lines computing ``value``'s key (none for a plain integer), its name."""
@@ -98,8 +117,9 @@ class _Kernel:
                 f"({self.buffers}, {self.key}, index, index) -> ({self.buffers})")
 
     def _consider_call(self, j: str, keys: str, slots: str) -> str:
-        return (f"func.call @{self.name}_consider(%x, %row, {j}, {keys}, {slots}) : "
-                f"({self.flat}, index, index, {self.buffers}) -> ({self.buffers})")
+        floor, floor_type = (", %floor", f", {self.key}") if self.floored else ("", "")
+        return (f"func.call @{self.name}_consider(%x, %row, {j}, {keys}, {slots}{floor}) : "
+                f"({self.flat}, index, index, {self.buffers}{floor_type}) -> ({self.buffers})")
 
     def rows(self) -> str:
         """Each row: fill the buffer, skim the blocks, finish the tail, write out."""
@@ -108,6 +128,7 @@ class _Kernel:
         flat_i = tensor_type([self.rows_count, k], self.index)
         fill_key_lines, fill_key = self._scalar_key("%e", "      ")
         outs = f"shared_outs(%ov = %ov0, %oi = %oi0) -> ({flat_v}, {flat_i})"
+        floor = self._floor_lines()
         return f"""func.func private @{self.name}_rows(%x: {self.flat}) -> ({flat_v}, {flat_i}) {{
   %c0 = arith.constant 0 : index
   %c1 = arith.constant 1 : index
@@ -121,7 +142,7 @@ class _Kernel:
   %oi0 = tensor.empty() : {flat_i}
   %res:2 = scf.forall (%row) in ({self.rows_count}) {outs} {{
 {self._empty_buffers()}
-    %filled:2 = scf.for %j = %c0 to %kk step %c1 iter_args(%kb = %kb0, %ib = %ib0) -> ({self.buffers}) {{
+{floor}    %filled:2 = scf.for %j = %c0 to %kk step %c1 iter_args(%kb = %kb0, %ib = %ib0) -> ({self.buffers}) {{
       %e = tensor.extract %x[%row, %j] : {self.flat}
 {fill_key_lines}      %put:2 = {self._insert_call("%kb", "%ib", fill_key, "%j", "%j")}
       scf.yield %put#0, %put#1 : {self.buffers}
@@ -154,10 +175,11 @@ class _Kernel:
         block_key_lines = "".join(f"      {line}\n" for line in lines)
         carried = f"iter_args(%kb = %filled#0, %ib = %filled#1) -> ({buffers})"
         read = f"{{in_bounds = [true]}} : {self.flat}, vector<{lanes}x{self.element}>"
+        bar_line, bar_key = self._bar("%worst", "      ")
         return f"""    %skimmed:2 = scf.for %j = %kk to %block_end step %lanes {carried} {{
       %block = vector.transfer_read %x[%row, %j], %pad {read}
 {block_key_lines}      %worst = tensor.extract %kb[%last] : {self.keys}
-      %bar = vector.broadcast %worst : {self.key} to {keys}
+{bar_line}      %bar = vector.broadcast {bar_key} : {self.key} to {keys}
       %better = arith.cmpi sgt, {block_key}, %bar : {keys}
       %any = vector.reduction <or>, %better : vector<{lanes}xi1> into i1
       %next:2 = scf.if %any -> ({buffers}) {{
@@ -197,11 +219,13 @@ class _Kernel:
         key_text, key = self._scalar_key("%e", "  ")
         buffers = self.buffers
         params = f"%x: {self.flat}, %row: index, %j: index, %kb: {self.keys}, %ib: {self.slots}"
+        params += f", %floor: {self.key}" if self.floored else ""
+        bar_line, bar_key = self._bar("%worst", "  ")
         return f"""func.func private @{self.name}_consider({params}) -> ({buffers}) {{
   %last = arith.constant {self.k - 1} : index
   %e = tensor.extract %x[%row, %j] : {self.flat}
 {key_text}  %worst = tensor.extract %kb[%last] : {self.keys}
-  %better = arith.cmpi sgt, {key}, %worst : {self.key}
+{bar_line}  %better = arith.cmpi sgt, {key}, {bar_key} : {self.key}
   %r:2 = scf.if %better -> ({buffers}) {{
     %put:2 = {self._insert_call("%kb", "%ib", key, "%j", "%last")}
     scf.yield %put#0, %put#1 : {buffers}

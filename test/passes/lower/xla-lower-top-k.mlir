@@ -8,6 +8,7 @@
 // CHECK: call @xla_top_k_0_rows
 // CHECK-LABEL: func.func private @xla_top_k_0_rows
 // CHECK: scf.forall (%{{.*}}) in (4)
+// CHECK-NOT: vector.reduction <minsi>
 // CHECK: arith.bitcast %{{.*}} : f32 to i32
 // CHECK: vector.transfer_read %{{.*}} : tensor<4x40xf32>, vector<16xf32>
 // CHECK: arith.bitcast %{{.*}} : vector<16xf32> to vector<16xi32>
@@ -69,3 +70,29 @@ func.func @main(%x: tensor<2x1000xf32>) -> (tensor<2x200xf32>, tensor<2x200xi32>
   return %v, %i : tensor<2x200xf32>, tensor<2x200xi32>
 }
 func.func private @xla_top_k_0(tensor<2x1000xf32>) -> (tensor<2x200xf32>, tensor<2x200xi32>) attributes {xla.top_k = 200 : i64}
+
+// -----
+
+/// k >= 16 and a row of at least 4 chunks of the k (in vectors) groups (k = 16:
+/// 16 groups, the last 16 chunks of 16 read):
+/// first a floor under the k-th best, the least of the groups' best keys
+/// (elementwise maxima of the row's 16-element blocks, chunk after chunk,
+/// then their minimum), minus one; an element enters only above the larger
+/// of it and the k-th best so far. Ascending rows: ~2k inserts, not n.
+// CHECK-LABEL: func.func private @xla_top_k_0_rows
+// CHECK: arith.maxsi %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK: vector.reduction <minsi>, %{{.*}} : vector<16xi32> into i32
+// CHECK: %[[FLOOR:.*]] = arith.select %{{.*}}, %{{.*}}, %{{.*}} : i32
+// CHECK: %[[BAR:.*]] = arith.maxsi %{{.*}}, %[[FLOOR]] : i32
+// CHECK: vector.broadcast %[[BAR]] : i32 to vector<16xi32>
+// CHECK: func.call @xla_top_k_0_consider(%{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %[[FLOOR]])
+// CHECK-LABEL: func.func private @xla_top_k_0_consider
+// CHECK-SAME: %[[F:[a-z0-9_]+]]: i32)
+// CHECK: %[[B:.*]] = arith.maxsi %{{.*}}, %[[F]] : i32
+// CHECK: arith.cmpi sgt, %{{.*}}, %[[B]] : i32
+// WALK: vector.reduction <minsi>
+func.func @main(%x: tensor<4x8000xf32>) -> (tensor<4x16xf32>, tensor<4x16xi32>) {
+  %r:2 = call @xla_top_k_0(%x) : (tensor<4x8000xf32>) -> (tensor<4x16xf32>, tensor<4x16xi32>)
+  return %r#0, %r#1 : tensor<4x16xf32>, tensor<4x16xi32>
+}
+func.func private @xla_top_k_0(tensor<4x8000xf32>) -> (tensor<4x16xf32>, tensor<4x16xi32>) attributes {xla.top_k = 16 : i64}

@@ -36,20 +36,37 @@ func.func @f16_and_f8_sums(%x: tensor<4x8x16xf16>, %y: tensor<4x8xf8E4M3FN>) -> 
 
 // -----
 
-/// Left as they are: f32 sums, bf16 max and product (exact in any order / not
-/// a sum), a body that is more than one add, a variadic reduce.
+/// bf16 max and f16 min alike: exact in f32 (the result is one of the
+/// elements), without a rounding per step.
+// CHECK-LABEL: func.func @narrow_max_and_min
+// CHECK: stablehlo.reduce(%{{.*}} init: %{{.*}}) applies stablehlo.maximum across dimensions = [1] : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<8xf32>) -> tensor<8xbf16>
+// CHECK: stablehlo.reduce(%{{.*}} init: %{{.*}}) applies stablehlo.minimum across dimensions = [0] : (tensor<8x16xf32>, tensor<f32>) -> tensor<16xf32>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<16xf32>) -> tensor<16xf16>
+func.func @narrow_max_and_min(%y: tensor<8x16xbf16>, %h: tensor<8x16xf16>) -> (tensor<8xbf16>, tensor<16xf16>) {
+  %low = stablehlo.constant dense<0xFF80> : tensor<bf16>
+  %high = stablehlo.constant dense<0x7C00> : tensor<f16>
+  %b = stablehlo.reduce(%y init: %low) applies stablehlo.maximum across dimensions = [1]
+      : (tensor<8x16xbf16>, tensor<bf16>) -> tensor<8xbf16>
+  %m = stablehlo.reduce(%h init: %high) applies stablehlo.minimum across dimensions = [0]
+      : (tensor<8x16xf16>, tensor<f16>) -> tensor<16xf16>
+  return %b, %m : tensor<8xbf16>, tensor<16xf16>
+}
+
+// -----
+
+/// Left as they are: f32 sums, a bf16 product (not exact in f32), a body
+/// that is more than one op, a variadic reduce.
 // CHECK-LABEL: func.func @kept
 // CHECK-NOT: stablehlo.convert
 // CHECK: return
 func.func @kept(%x: tensor<8x16xf32>, %y: tensor<8x16xbf16>, %i: tensor<8x16xi32>)
-    -> (tensor<8xf32>, tensor<8xbf16>, tensor<8xbf16>, tensor<8xbf16>, tensor<8xbf16>, tensor<8xi32>) {
+    -> (tensor<8xf32>, tensor<8xbf16>, tensor<8xbf16>, tensor<8xbf16>, tensor<8xi32>) {
   %zf = stablehlo.constant dense<0.0> : tensor<f32>
   %zb = stablehlo.constant dense<0.0> : tensor<bf16>
   %zi = stablehlo.constant dense<0> : tensor<i32>
   %a = stablehlo.reduce(%x init: %zf) applies stablehlo.add across dimensions = [1]
       : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>
-  %b = stablehlo.reduce(%y init: %zb) applies stablehlo.maximum across dimensions = [1]
-      : (tensor<8x16xbf16>, tensor<bf16>) -> tensor<8xbf16>
   %c = stablehlo.reduce(%y init: %zb) applies stablehlo.multiply across dimensions = [1]
       : (tensor<8x16xbf16>, tensor<bf16>) -> tensor<8xbf16>
   %d = stablehlo.reduce(%y init: %zb) across dimensions = [1] : (tensor<8x16xbf16>, tensor<bf16>) -> tensor<8xbf16>
@@ -65,5 +82,5 @@ func.func @kept(%x: tensor<8x16xf32>, %y: tensor<8x16xbf16>, %i: tensor<8x16xi32
       %si = stablehlo.add %pi, %ri : tensor<i32>
       stablehlo.return %s, %si : tensor<bf16>, tensor<i32>
     }
-  return %a, %b, %c, %d, %e#0, %e#1 : tensor<8xf32>, tensor<8xbf16>, tensor<8xbf16>, tensor<8xbf16>, tensor<8xbf16>, tensor<8xi32>
+  return %a, %c, %d, %e#0, %e#1 : tensor<8xf32>, tensor<8xbf16>, tensor<8xbf16>, tensor<8xbf16>, tensor<8xi32>
 }
