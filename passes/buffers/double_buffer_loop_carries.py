@@ -64,28 +64,44 @@ class DoubleBufferLoopCarries(ModulePass):
 
 def _double_buffer(loop: ir.Operation, functions: dict[str, ir.Operation]) -> None:
     before, after, condition, yielded = loop_parts(loop)
-    for k, passed in enumerate(list(condition.operands)[1:]):
-        if k >= len(after.arguments) or k >= len(yielded) or k >= len(before.arguments):
+    for j, passed in enumerate(list(condition.operands)[1:]):
+        if j >= len(after.arguments):
+            continue
+        k, copy = _carry_passed(passed, before, condition, j)
+        if k is None or k >= len(yielded):
             continue
         carry = before.arguments[k]
-        copy = copy_of_carry(passed, before, k)
-        if copy is None and not _passed_once(carry, condition, k):
-            continue
         buffer = _own_buffer(loop, yielded, k, after)
         if buffer is None or not only_read(carry, functions, skip=copy or condition) \
-                or not only_read(after.arguments[k], functions):
+                or not only_read(after.arguments[j], functions):
             continue
         if copy is not None:
-            condition.operands[1 + k] = carry
+            condition.operands[1 + j] = carry
             allocation = passed.owner
             copy.erase()
             allocation.erase()
-        _alternate(loop, buffer, after, k)
+        _alternate(loop, buffer, after, j)
 
 
-def _passed_once(carry: ir.Value, condition: ir.Operation, k: int) -> bool:
-    """Whether the condition passes ``carry`` (handed over already) at ``k`` alone."""
-    return [use.operand_number for use in carry.uses if use.owner == condition] == [1 + k]
+def _carry_passed(passed: ir.Value, before: ir.Block, condition: ir.Operation,
+                  j: int) -> tuple[int | None, ir.Operation | None]:
+    """Which carry ``k`` the condition passes at ``j`` (its own copy, or itself
+    passed there alone), and that copy. ``k`` and ``j`` differ where the loop
+    keeps a carry in the before region only (a flag the condition reads): the
+    after region's arguments then skip it, its yield does not."""
+    for k in range(len(before.arguments)):
+        copy = copy_of_carry(passed, before, k)
+        if copy is not None:
+            return k, copy
+    if isinstance(passed.owner, ir.Block) and passed.owner == before \
+            and _passed_once(passed, condition, j):
+        return passed.arg_number, None
+    return None, None
+
+
+def _passed_once(carry: ir.Value, condition: ir.Operation, j: int) -> bool:
+    """Whether the condition passes ``carry`` (handed over already) at ``j`` alone."""
+    return [use.operand_number for use in carry.uses if use.owner == condition] == [1 + j]
 
 
 def _own_buffer(loop: ir.Operation, yielded: list[ir.Value], k: int, after: ir.Block) -> ir.Value | None:

@@ -158,3 +158,48 @@ func.func @swapped(%init: memref<8xf32>, %n: i32) -> (memref<8xf32>, memref<8xf3
   }
   return %r#1, %r#2 : memref<8xf32>, memref<8xf32>
 }
+
+// -----
+
+/// A carry kept in the before region only (the flag the condition reads, as
+/// jax's continued fractions in betainc/igamma): the condition's and the after
+/// region's positions are one behind the carries' and the yield's. The copy of
+/// the carry after it still goes, and its buffer still alternates.
+// CHECK-LABEL: func.func @shifted
+// CHECK: %[[A:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+// CHECK: %[[B:.*]] = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+// CHECK: scf.while (%{{.*}} = %{{.*}}, %{{.*}} = %{{.*}}, %[[C:.*]] = %{{.*}})
+// CHECK-NOT: memref.copy
+// CHECK: scf.condition(%{{.*}}) %{{.*}}, %[[C]] : i32, memref<64xf32>
+// CHECK: ^bb0(%{{.*}}: i32, %[[X:.*]]: memref<64xf32>):
+// CHECK: %[[PX:.*]] = memref.extract_aligned_pointer_as_index %[[X]]
+// CHECK: %[[PA:.*]] = memref.extract_aligned_pointer_as_index %[[A]]
+// CHECK: %[[SAME:.*]] = arith.cmpi eq, %[[PX]], %[[PA]]
+// CHECK: %[[O:.*]] = arith.select %[[SAME]], %[[B]], %[[A]]
+// CHECK: outs(%[[O]] : memref<64xf32>)
+// CHECK: scf.yield %{{.*}}, %{{.*}}, %[[O]]
+func.func @shifted(%init: memref<64xf32>, %n: i32) -> memref<64xf32> {
+  %c0 = arith.constant 0 : i32
+  %c1 = arith.constant 1 : i32
+  %true = arith.constant true
+  %A = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+  %r:2 = scf.while (%i = %c0, %go = %true, %a = %init) : (i32, i1, memref<64xf32>) -> (i32, memref<64xf32>) {
+    %lt = arith.cmpi slt, %i, %n : i32
+    %p = arith.andi %lt, %go : i1
+    %fresh = memref.alloc() {alignment = 64 : i64} : memref<64xf32>
+    memref.copy %a, %fresh : memref<64xf32> to memref<64xf32>
+    scf.condition(%p) %i, %fresh : i32, memref<64xf32>
+  } do {
+  ^bb0(%i: i32, %b: memref<64xf32>):
+    linalg.generic {indexing_maps = [affine_map<(d0) -> (d0)>, affine_map<(d0) -> (d0)>], iterator_types = ["parallel"]}
+        ins(%b : memref<64xf32>) outs(%A : memref<64xf32>) {
+    ^bb0(%x: f32, %y: f32):
+      %m = arith.mulf %x, %x : f32
+      linalg.yield %m : f32
+    }
+    %j = arith.addi %i, %c1 : i32
+    %more = arith.cmpi slt, %j, %n : i32
+    scf.yield %j, %more, %A : i32, i1, memref<64xf32>
+  }
+  return %r#1 : memref<64xf32>
+}

@@ -133,3 +133,46 @@ def test_a_count_of_trips_from_the_caller_as_the_reference(trips):
         .replace("      %n = stablehlo.constant dense<1024> : tensor<i32>\n", "")
     v = np.random.default_rng(6).standard_normal(64, dtype=np.float32)
     check_against_reference(text, [v, np.int32(trips)], "x86-64-v3")
+
+
+# a continued fraction's shape (jax's betainc, igamma): a flag the condition
+# alone reads rides in the before region only, so the condition's positions are
+# one behind the carries' -- the carries after it still alternate
+_FLAGGED = """
+func.func public @main(%v: tensor<64xf32>, %n: tensor<i32>) -> tensor<64xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  %r:3 = stablehlo.while(%i = %c0, %go = %t, %c = %v) : tensor<i32>, tensor<i1>, tensor<64xf32>
+    cond {
+      %lt = stablehlo.compare LT, %i, %n, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      %p = stablehlo.and %lt, %go : tensor<i1>
+      stablehlo.return %p : tensor<i1>
+    } do {
+      %h = stablehlo.constant dense<0.5> : tensor<64xf32>
+      %o = stablehlo.constant dense<1.0> : tensor<64xf32>
+      %m = stablehlo.multiply %c, %h : tensor<64xf32>
+      %y = stablehlo.add %m, %o : tensor<64xf32>
+      %d = stablehlo.subtract %y, %c : tensor<64xf32>
+      %e = stablehlo.abs %d : tensor<64xf32>
+      %eps = stablehlo.constant dense<1.0e-3> : tensor<64xf32>
+      %big = stablehlo.compare GT, %e, %eps, FLOAT : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xi1>
+      %f = stablehlo.constant dense<false> : tensor<i1>
+      %any = stablehlo.reduce(%big init: %f) applies stablehlo.or across dimensions = [0] : (tensor<64xi1>, tensor<i1>) -> tensor<i1>
+      %one = stablehlo.constant dense<1> : tensor<i32>
+      %next = stablehlo.add %i, %one : tensor<i32>
+      stablehlo.return %next, %any, %y : tensor<i32>, tensor<i1>, tensor<64xf32>
+    }
+  return %r#2 : tensor<64xf32>
+}
+"""
+
+
+def test_a_flag_only_the_condition_reads_leaves_no_copy_per_trip():
+    loop = _outer_loop(xlac.compile(_FLAGGED, cpu="x86-64-v3", cache=False).as_text("bufferized"))
+    assert "memref.copy %arg" not in loop and "arith.select" in loop
+
+
+@pytest.mark.parametrize("trips", [0, 1, 2, 100])
+def test_a_flag_only_the_condition_reads_as_the_reference(trips):
+    v = np.random.default_rng(7).standard_normal(64, dtype=np.float32) * 10
+    check_against_reference(_FLAGGED, [v, np.int32(trips)], "x86-64-v3")
