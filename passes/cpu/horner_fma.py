@@ -6,8 +6,10 @@ from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops
 
 # Three steps or more, on constant coefficients: the polynomials of chlo's
-# decompositions (erfc's chains of 7 and 8 steps, erf's, erf_inv's ...), not a
-# program's own `a * b + c`, which keeps its two roundings.
+# decompositions (erfc's chains of 7 and 8 steps, erf's, erf_inv's ...), or on
+# coefficients broadcast from one scalar each (jnp.polyval's Horner loop: XLA
+# fuses it too, bit for bit); not a program's own `a * b + c` nor an
+# elementwise recurrence `h * a + x`, which keep their two roundings.
 MIN_STEPS = 3
 
 
@@ -57,15 +59,28 @@ def _step_product(op: ir.Operation) -> ir.Operation | None:
 
 
 def _is_coefficient(value: ir.Value) -> bool:
-    """A constant, or a select of two (xla-merge-select-branches' merged
-    coefficients): a program's own recurrence `h * a + x` is left as it is."""
+    """A constant, a select of two (xla-merge-select-branches' merged
+    coefficients), or a vector broadcast from one scalar (a coefficient read
+    from memory, as jnp.polyval's): a program's own recurrence `h * a + x`,
+    whose `x` differs lane by lane, is left as it is."""
     owner = _owner(value)
     if owner is None:
         return False
     if owner.name == "arith.select":
         return all(_owner(v) is not None and _owner(v).name == "arith.constant"
                    for v in list(owner.operands)[1:])
-    return owner.name == "arith.constant"
+    return owner.name == "arith.constant" or _is_scalar_broadcast(owner)
+
+
+def _is_scalar_broadcast(op: ir.Operation) -> bool:
+    """`vector.broadcast` of a scalar, or a `vector.transfer_read` whose map
+    reads one element into every lane (`affine_map<(...) -> (0)>`)."""
+    if op.name == "vector.broadcast":
+        return not str(op.operands[0].type).startswith("vector<")
+    if op.name != "vector.transfer_read":
+        return False
+    permutation = ir.AffineMapAttr(op.attributes["permutation_map"]).value
+    return all(str(result) == "0" for result in permutation.results)
 
 
 def _in_long_chains(steps: dict[ir.Operation, ir.Operation]) -> list[ir.Operation]:

@@ -49,6 +49,47 @@ func.func @selected_coefficients(%z: f32, %c: i1) -> f32 {
 
 // -----
 
+/// jnp.polyval's Horner loop: coefficients read from memory, each broadcast
+/// from one scalar (a 0-d read, or vector.broadcast), are coefficients too.
+// CHECK-LABEL: func.func @broadcast_coefficients
+// CHECK-COUNT-3: math.fma
+// CHECK-NOT: arith.mulf
+// CHECK-NOT: arith.addf
+func.func @broadcast_coefficients(%x: vector<8xf32>, %acc: vector<8xf32>, %c: memref<f32>, %d: f32) -> vector<8xf32> {
+  %pad = arith.constant 0.0 : f32
+  %c0 = vector.transfer_read %c[], %pad {in_bounds = [true], permutation_map = affine_map<() -> (0)>} : memref<f32>, vector<8xf32>
+  %c1 = vector.broadcast %d : f32 to vector<8xf32>
+  %m1 = arith.mulf %acc, %x : vector<8xf32>
+  %s1 = arith.addf %m1, %c0 : vector<8xf32>
+  %m2 = arith.mulf %s1, %x : vector<8xf32>
+  %s2 = arith.addf %m2, %c1 : vector<8xf32>
+  %m3 = arith.mulf %s2, %x : vector<8xf32>
+  %s3 = arith.addf %m3, %c0 : vector<8xf32>
+  return %s3 : vector<8xf32>
+}
+
+// -----
+
+/// An elementwise recurrence `h * a + x` whose `x` is read lane by lane (or
+/// broadcast from a vector) adds no coefficient: left as it is.
+// CHECK-LABEL: func.func @elementwise_addends
+// CHECK-NOT: math.fma
+func.func @elementwise_addends(%a: vector<8xf32>, %h: vector<8xf32>, %m: memref<8xf32>, %v: vector<8xf32>) -> vector<8xf32> {
+  %pad = arith.constant 0.0 : f32
+  %c0 = arith.constant 0 : index
+  %x = vector.transfer_read %m[%c0], %pad {in_bounds = [true]} : memref<8xf32>, vector<8xf32>
+  %y = vector.broadcast %v : vector<8xf32> to vector<8xf32>
+  %m1 = arith.mulf %h, %a : vector<8xf32>
+  %s1 = arith.addf %m1, %x : vector<8xf32>
+  %m2 = arith.mulf %s1, %a : vector<8xf32>
+  %s2 = arith.addf %m2, %y : vector<8xf32>
+  %m3 = arith.mulf %s2, %a : vector<8xf32>
+  %s3 = arith.addf %m3, %x : vector<8xf32>
+  return %s3 : vector<8xf32>
+}
+
+// -----
+
 /// Two steps are no polynomial approximation; a recurrence `h * a + x` adds no
 /// constant; a product used twice is kept; f64 is left alone: all stay as they are.
 // CHECK-LABEL: func.func @left_alone
