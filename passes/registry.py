@@ -48,6 +48,7 @@ _REGISTRY: dict[str, str] = {
     "xla-reduce-precision-nans": "numerics.reduce_precision_nans:ReducePrecisionNans",
     "xla-split-f64-truncation": "numerics.split_f64_truncation:SplitF64Truncation",
     "xla-distinct-results": "buffers.distinct_results:DistinctResults",
+    "xla-reshaped-results": "buffers.reshaped_results:ReshapedResults",
     "xla-own-fills": "buffers.own_fills:OwnFills",
     "xla-own-empties": "buffers.own_empties:OwnEmpties",
     "xla-gpu-own-launch-constants": "gpu.gpu_own_launch_constants:GpuOwnLaunchConstants",

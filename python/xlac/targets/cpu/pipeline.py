@@ -84,6 +84,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         "func.func(canonicalize)",                        # a tiled loop's result is its init buffer: return that, no copy
         "drop-equivalent-buffer-results",                 # a kernel function's result is the buffer it was passed
         "xla-distinct-results",                           # `return %v, %v`: out-params would crash on one alloc
+        "xla-reshaped-results",                           # a returned reshape of an alloc: written in place, no copy
         "buffer-results-to-out-params{modify-public-functions=1 hoist-static-allocs=1}",
         "func.func(buffer-loop-hoisting)",                # a fused row's temporaries: one malloc per chunk, not per row
         # a while's recomputed carry: no copy into a fresh buffer per trip (after
