@@ -9,7 +9,8 @@ matrix constant, an elementwise twiddle multiply, and the same again for N2
 O(N log N). Complex values travel as pairs on a trailing axis of size 2
 (a real matmul does a complex one: [xr xi] @ [[c s] [-s c]]), stored as f64,
 or as f32 for single precision: each pass then widens its input, multiplies
-in f64 and rounds once (`compute`). Twiddles come from the exact
+in f64 and rounds once (`compute`), except a last level of <= F32_LEAF
+points, which runs in f32 (`_leaf_f32`). Twiddles come from the exact
 quadrant-reduced f64 tables. Where the radix is a multiple of 4 and the
 constant small, a level's twiddles are folded into its DFT matrices (one
 per n2, a matmul batched over n2: `folds_twiddle`), so no twiddle pass.
@@ -26,6 +27,9 @@ from xlac.dtypes import tensor_type
 from xlac.passes.lower.fft_chirp import ChirpZ
 from xlac.passes.lower.fft_plan import FAST_FROM, fast_plan, folds_twiddle
 from xlac.passes.lower.fft_real import RealSpectrum
+
+#: Longest last level of a single-precision plan computed in f32.
+F32_LEAF = 8
 
 
 class FastStage(RealSpectrum, ChirpZ):
@@ -125,11 +129,13 @@ class FastStage(RealSpectrum, ChirpZ):
 
     # ---- the transform on (B, N, 2) pairs ----
 
-    def _transform(self, x: str, batch: int, size: int, sign: int) -> str:
+    def _transform(self, x: str, batch: int, size: int, sign: int, inner: bool = False) -> str:
         plan = fast_plan(size) if size >= FAST_FROM else [size]
         if plan is None:                              # a prime factor > MAX_PRIME
             return self.chirp_z(x, batch, size, sign)
         if len(plan) == 1:
+            if inner and self.real == "f32" and size <= F32_LEAF:
+                return self._leaf_f32(x, batch, size, sign)
             return self._narrow(self._direct(x, batch, size, sign), [batch, size, 2])
         n1, n2 = plan[0], size // plan[0]
         split = self._reshape(x, [batch, n1, n2, 2], self.real, [batch, size, 2])
@@ -143,10 +149,22 @@ class FastStage(RealSpectrum, ChirpZ):
                                                    [batch * n2, n1, 2]), batch, n1, n2, sign)
             rows = self._swap(twiddled, [batch, n2, n1, 2])          # (B, k1, n2, 2)
         outer = self._transform(self._reshape(rows, [batch * n1, n2, 2], self.real,
-                                              [batch, n1, n2, 2]), batch * n1, n2, sign)
+                                              [batch, n1, n2, 2]), batch * n1, n2, sign, True)
         grid = self._reshape(outer, [batch, n1, n2, 2], self.real, [batch * n1, n2, 2])
         return self._reshape(self._swap(grid, [batch, n1, n2, 2]), [batch, size, 2], self.real,
                              [batch, n2, n1, 2])                     # k = k1 + n1*k2
+
+    def _leaf_f32(self, x: str, batch: int, size: int, sign: int) -> str:
+        """The last level of a plan, if short, in f32 arithmetic: sums of
+        2*size products, whose rounding keeps the whole transform below
+        XLA's error where a longer leaf or a second f32 level did not
+        (docs/PERFORMANCE.md); the f32 matmul runs twice the lanes and
+        needs no widening of its input."""
+        wide, self.compute = self.compute, "f32"
+        try:
+            return self._direct(x, batch, size, sign)
+        finally:
+            self.compute = wide
 
     def _convert(self, value: str, shape: list[int], source: str, target: str) -> str:
         if source == target:

@@ -29,8 +29,8 @@ class LowerFft(ModulePass):
     convolution by two such transforms (fft_chirp, f64 between passes). Short
     ones (< 16) become one `linalg.generic` that sums x[n] * w[(n*k) mod N].
     The twiddles are exact f64 tables computed here (numpy). The arithmetic is
-    f64 for every type; single precision on the fast path stores f32 between
-    passes. IFFT/IRFFT divide once by the product of the lengths.
+    f64 for every type (but a short last level of a single-precision plan);
+    single precision on the fast path stores f32 between passes. IFFT/IRFFT divide once by the product of the lengths.
 
         %y = stablehlo.fft %x, type = FFT, length = [8]
       ->
