@@ -44,7 +44,7 @@ class Fuse(ModulePass):
 
     name = "xla-fuse"
     remarks: bool = False
-    max_ops: int = 64            # largest kernel, in ops (copies included; integer ops count 1/4)
+    max_ops: int = 64            # largest kernel, in ops (copies included; op_weight: cheap ops count 1/4)
 
     def run(self, module: ir.Operation) -> None:
         plans, rejections = [], []

@@ -56,7 +56,13 @@ def build_graph(block: ir.Block) -> BlockGraph:
 
 
 INTEGER_OP_WEIGHT = 0.25
+CHEAP_FLOAT_OP_WEIGHT = 0.25
 _COSTLY_INTEGER_OPS = ("stablehlo.divide", "stablehlo.remainder", "stablehlo.power")
+# One vector instruction each on f32/f64 (or a compare's i1 mask): no call,
+# no polynomial, no conversion sequence.
+_CHEAP_FLOAT_OPS = frozenset(f"stablehlo.{name}" for name in [
+    "abs", "add", "clamp", "compare", "convert", "maximum", "minimum", "multiply", "negate",
+    "select", "sign", "subtract"])
 
 
 def op_weight(op: ir.Operation) -> float:
@@ -72,15 +78,47 @@ def op_weight(op: ir.Operation) -> float:
     scalars out: each a pass over memory, the broadcasts written out whole.
     A static slice counts nothing either: in the kernel it is an offset in its
     reader's index, no instruction per element (a stencil's rolls, two slices
-    each, filled the shallow-water step's kernel before its arithmetic did)."""
-    if is_one_value(op) or op.name == "stablehlo.slice":
+    each, filled the shallow-water step's kernel before its arithmetic did),
+    nor does a reshape to one element (_picks_one_element).
+    Adds, multiplies, selects, compares and converts on f32/f64 count a
+    quarter as integer ops do (_is_cheap_float): a special function's series
+    (i0e's Chebyshev sums, ~160 of them) was cut into five kernels and two
+    single ops at 64, each a pass over memory, where XLA runs one."""
+    if is_one_value(op) or op.name == "stablehlo.slice" or _picks_one_element(op):
         return 0.0
+    if _is_cheap_float(op):
+        return CHEAP_FLOAT_OP_WEIGHT
     results = [value.type for value in op.results]
     if results and op.name not in _COSTLY_INTEGER_OPS and all(
             isinstance(t, ir.RankedTensorType) and isinstance(t.element_type, ir.IntegerType)
             for t in results):
         return INTEGER_OP_WEIGHT
     return 1.0
+
+
+def _picks_one_element(op: ir.Operation) -> bool:
+    """A reshape to one element (ndtri's coefficients: slice [i:i+1], reshape to a
+    scalar, broadcast): like the slice, an index, no instruction per element."""
+    return op.name == "stablehlo.reshape" and numel(op.results[0].type) == 1
+
+
+def _is_cheap_float(op: ir.Operation) -> bool:
+    """A _CHEAP_FLOAT_OPS op whose operands and results are all f32, f64 or i1
+    tensors (f16/bf16 may be widened and narrowed around each op; i64 to f32
+    is a sequence at AVX2)."""
+    if op.name not in _CHEAP_FLOAT_OPS:
+        return False
+    for value in (*op.operands, *op.results):
+        t = value.type
+        if not isinstance(t, ir.RankedTensorType) or not _cheap_element(t.element_type):
+            return False
+    return True
+
+
+def _cheap_element(element: ir.Type) -> bool:
+    if isinstance(element, ir.IntegerType):
+        return element.width == 1
+    return isinstance(element, (ir.F32Type, ir.F64Type))
 
 
 def _iteration_size(op: ir.Operation, kind: str) -> int:

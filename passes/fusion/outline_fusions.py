@@ -88,7 +88,12 @@ def _blocks(func: ir.Operation) -> list[ir.Block]:
 
 
 def _runs(block: ir.Block) -> list[list[ir.Operation]]:
-    """Consecutive ops of one kernel (constants between them allowed), two or more."""
+    """Consecutive ops of one kernel (constants between them allowed), two or
+    more, not all constants: canonicalize hoists a kernel's constants to the
+    top of the block, where they were a run of their own when another
+    kernel's ops came before the rest (i0e/i1e's 59 coefficients: a function
+    returning 29 full-size splats, each then filled in memory and read by
+    the kernel, not folded into it)."""
     runs: list[list[ir.Operation]] = []
     current: list[ir.Operation] = []
     group = None
@@ -99,12 +104,16 @@ def _runs(block: ir.Block) -> list[list[ir.Operation]]:
             continue
         if tag is None and op.name in _CONSTANTS and current:
             continue                               # copied into the kernel that reads it
-        if len(current) > 1:
-            runs.append(current)
+        _close(current, runs)
         current, group = ([op], tag) if tag is not None else ([], None)
-    if len(current) > 1:
-        runs.append(current)
+    _close(current, runs)
     return runs
+
+
+def _close(run: list[ir.Operation], runs: list[list[ir.Operation]]) -> None:
+    """Keep ``run`` if it computes: constants alone are copied into their readers."""
+    if len(run) > 1 and any(op.name not in _CONSTANTS for op in run):
+        runs.append(run)
 
 
 def _group_sizes(block: ir.Block) -> dict[int, int]:
