@@ -8,7 +8,8 @@ xlac is the old tree: e.g. a copy of this one, its editable finder pointed at
 the old tree's python/xlac and passes), each compile one case grown by the
 given factor (jax_surface_speed.grown, the same seed: the same inputs), and
 take turns: a batch of calls in one, then in the other, then XLA (in the after
-worker), each round in a rotated order after a pause. Prints the medians of the batches' medians.
+worker), each round in a rotated order after a pause. Prints the medians of the batches' medians,
+then their minima (with ``--calls 1``: the fastest call).
 """
 import argparse
 import functools
@@ -94,6 +95,8 @@ def main(argv=None) -> int:
                 times[key].append(w.ask(f"time {what} {opts.calls}"))
         b, a, x = (statistics.median(times[k]) * 1e3 for k in ("before", "after", "xla"))
         print(f"{name:28} {b:10.3f} {a:10.3f} {x:9.3f} {b / x:10.2f} {a / x:9.2f}", flush=True)
+        b, a, x = (min(times[k]) * 1e3 for k in ("before", "after", "xla"))
+        print(f"{'  minima':28} {b:10.3f} {a:10.3f} {x:9.3f} {b / x:10.2f} {a / x:9.2f}", flush=True)
     print(f"cpu level {opts.cpu}; load {Path('/proc/loadavg').read_text().split()[:3]}; {time.strftime('%H:%M')}")
     return 0
 
