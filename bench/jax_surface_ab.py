@@ -11,6 +11,7 @@ take turns: a batch of calls in one, then in the other, then XLA (in the after
 worker), each round in a rotated order after a pause. Prints the medians of the batches' medians,
 then the least batch median of each (before / after / XLA).
 and the fastest single calls (under load the minima agree where the medians do not).
+then their minima (with ``--calls 1``: the fastest call).
 """
 import argparse
 import functools
@@ -100,6 +101,7 @@ def main(argv=None) -> int:
         b, a, x = (statistics.median(t[0] for t in times[k]) * 1e3 for k in ("before", "after", "xla"))
         print(f"{name:28} {b:10.3f} {a:10.3f} {x:9.3f} {b / x:10.2f} {a / x:9.2f}", flush=True)
         b, a, x = (min(t[1] for t in times[k]) * 1e3 for k in ("before", "after", "xla"))
+        b, a, x = (min(times[k]) * 1e3 for k in ("before", "after", "xla"))
         print(f"{'  minima':28} {b:10.3f} {a:10.3f} {x:9.3f} {b / x:10.2f} {a / x:9.2f}", flush=True)
     print(f"cpu level {opts.cpu}; load {Path('/proc/loadavg').read_text().split()[:3]}; {time.strftime('%H:%M')}")
     return 0

@@ -111,6 +111,7 @@ _REGISTRY: dict[str, str] = {
     "xla-shared-parallel-dispatch": "cpu.shared_parallel_dispatch:SharedParallelDispatch",
     "xla-unmask-contractions": "cpu.unmask_contractions:UnmaskContractions",
     "xla-narrow-index-vectors": "cpu.narrow_index_vectors:NarrowIndexVectors",
+    "xla-hoist-loop-invariants": "cpu.hoist_loop_invariants:HoistLoopInvariants",
     "xla-micro-kernel-calls": "cpu.micro_kernel_calls:MicroKernelCalls",
     "xla-pack-invariant-panels": "cpu.pack_invariant_panels:PackInvariantPanels",
     "xla-amx-contractions": "cpu.amx_contractions:AmxContractions",

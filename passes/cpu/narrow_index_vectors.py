@@ -54,7 +54,7 @@ class NarrowIndexVectors(ModulePass):
 
     name = "xla-narrow-index-vectors"
 
-    acts_on = frozenset((*_CASTS, "vector.gather"))
+    acts_on = frozenset((*_CASTS, "vector.gather", "arith.cmpi"))
 
     def run(self, module: ir.Operation) -> None:
         for op in module_ops(module):
@@ -64,6 +64,57 @@ class NarrowIndexVectors(ModulePass):
                 _convert_from_i32(op, cast)
             elif op.name == "vector.gather" and _i32_gather_indices(op):
                 _gather_with_i32_indices(op)
+            elif op.name == "arith.cmpi" and _i32_comparable(op):
+                _compare_in_i32(op)
+
+
+def _i32_comparable(compare: ir.Operation) -> bool:
+    """Whether ``compare`` reads wider-than-i32 vectors that are each an index
+    tree cast (or a constant) whose values fit i32, at least one a tree."""
+    if not isinstance(compare.operands[0].type, ir.VectorType) or bit_width(compare.operands[0].type) <= 32:
+        return False
+    kinds = [_i32_operand(v) for v in compare.operands]
+    return None not in kinds and "tree" in kinds
+
+
+def _i32_operand(value: ir.Value) -> str | None:
+    """"tree": an index_cast of an index vector tree fitting i32; "constant":
+    a constant fitting i32; None: neither."""
+    op = _defining(value)
+    if op is None:
+        return None
+    if op.name == "arith.constant":
+        bounds = value_range(value)
+        return "constant" if bounds is not None and fits(bounds, 32) else None
+    if op.name not in _CASTS or not isinstance(ir.VectorType(op.operands[0].type).element_type, ir.IndexType):
+        return None
+    bounds = value_range(op.operands[0])
+    return "tree" if _tree(op.operands[0]) >= 1 and bounds is not None and fits(bounds, 32) else None
+
+
+def _compare_in_i32(compare: ir.Operation) -> None:
+    """``compare`` on the same values in i32: both sides are signed i32 values
+    sign-extended (an index cast of a value in i32's range), and sign extension
+    keeps equality and both the signed and the unsigned order, so every
+    predicate gives the same lanes. An i64 iota's compare (`jax.jacfwd`'s
+    diagonal `iota_i == iota_j`) was 8 zmm of adds and compares per 64 lanes."""
+    i32 = ir.IntegerType.get_signless(32)
+    with ir.InsertionPoint(compare), compare.location:
+        narrow = [_narrowed(_source(v), i32) for v in compare.operands]
+        new = ir.Operation.create("arith.cmpi", results=[compare.result.type], operands=narrow,
+                                  attributes={"predicate": compare.attributes["predicate"]})
+    old = {_defining(v): None for v in compare.operands}
+    compare.result.replace_all_uses_with(new.result)
+    compare.erase()
+    for op in old:
+        if not list(op.result.uses):
+            op.erase()
+
+
+def _source(value: ir.Value) -> ir.Value:
+    """The index tree an index cast reads, or the constant itself."""
+    op = _defining(value)
+    return op.operands[0] if op.name in _CASTS else value
 
 
 def _i32_gather_indices(gather: ir.Operation) -> bool:

@@ -192,3 +192,64 @@ func.func @gathers_kept(%t: memref<?xf32>, %a: vector<4xi64>, %b: vector<4xi32>,
   %m8 = arith.index_cast %m : vector<4xindex> to vector<4xi8>
   return %g1, %g2, %g3, %g4, %m8 : vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xf32>, vector<4xi8>
 }
+
+// -----
+
+/// An i64 iota's compare (jax.jacfwd's diagonal `iota_i == iota_j`): a row's
+/// index and a column's lanes fit i32 (loop bounds), so they are compared as
+/// i32, as is a tree against a constant that fits; an unsigned order too.
+// CHECK-LABEL: func.func @diagonal_compare
+// CHECK-NOT: vector<16xi64>
+// CHECK: %[[COL:.*]] = arith.addi %{{.*}}, %{{.*}} : vector<16xi32>
+// CHECK: %[[I:.*]] = arith.index_cast %{{.*}} : index to i32
+// CHECK: %[[ROW:.*]] = vector.broadcast %[[I]] : i32 to vector<16xi32>
+// CHECK: arith.cmpi eq, %[[COL]], %[[ROW]] : vector<16xi32>
+// CHECK: %[[SEVEN:.*]] = arith.constant dense<7> : vector<16xi32>
+// CHECK: arith.cmpi ult, %{{.*}}, %[[SEVEN]] : vector<16xi32>
+func.func @diagonal_compare(%out: tensor<64x64xf32>) -> tensor<64x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %seven = arith.constant dense<7> : vector<16xi64>
+  %r = scf.for %i = %c0 to %c64 step %c1 iter_args(%a = %out) -> (tensor<64x64xf32>) {
+    %r2 = scf.for %j = %c0 to %c64 step %c16 iter_args(%b = %a) -> (tensor<64x64xf32>) {
+      %bi = vector.broadcast %i : index to vector<16xindex>
+      %s = vector.step : vector<16xindex>
+      %bj = vector.broadcast %j : index to vector<16xindex>
+      %vj = arith.addi %bj, %s : vector<16xindex>
+      %ci = arith.index_cast %bi : vector<16xindex> to vector<16xi64>
+      %cj = arith.index_castui %vj : vector<16xindex> to vector<16xi64>
+      %m = arith.cmpi eq, %cj, %ci : vector<16xi64>
+      %n = arith.cmpi ult, %cj, %seven : vector<16xi64>
+      %mn = arith.andi %m, %n : vector<16xi1>
+      %f = arith.uitofp %mn : vector<16xi1> to vector<16xf32>
+      %w = vector.transfer_write %f, %b[%i, %j] {in_bounds = [true]} : vector<16xf32>, tensor<64x64xf32>
+      scf.yield %w : tensor<64x64xf32>
+    }
+    scf.yield %r2 : tensor<64x64xf32>
+  }
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+/// Left alone: a vector no index tree builds (an argument), a value beyond
+/// i32 (an index times 2^32), a scalar compare.
+// CHECK-LABEL: func.func @compares_kept
+// CHECK: arith.cmpi eq, %{{.*}}, %arg1 : vector<4xi64>
+// CHECK: arith.cmpi slt, %{{.*}}, %{{.*}} : vector<4xi64>
+// CHECK: arith.cmpi sgt, %arg2, %arg3 : i64
+func.func @compares_kept(%j: index, %v: vector<4xi64>, %x: i64, %y: i64) -> (vector<4xi1>, vector<4xi1>, i1) {
+  %s = vector.step : vector<4xindex>
+  %b = vector.broadcast %j : index to vector<4xindex>
+  %w = arith.addi %b, %s : vector<4xindex>
+  %c = arith.index_cast %w : vector<4xindex> to vector<4xi64>
+  %e = arith.cmpi eq, %c, %v : vector<4xi64>
+  %big = arith.constant dense<4294967296> : vector<4xindex>
+  %f = arith.muli %s, %big : vector<4xindex>
+  %g = arith.index_cast %f : vector<4xindex> to vector<4xi64>
+  %l = arith.cmpi slt, %c, %g : vector<4xi64>
+  %k = arith.cmpi sgt, %x, %y : i64
+  return %e, %l, %k : vector<4xi1>, vector<4xi1>, i1
+}

@@ -75,6 +75,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         + (f" l1d-bytes={int(l1d_bytes)}}}" if int(l1d_bytes) else "}"),
         "xla-unmask-contractions",                        # the rows a register tile leaves: no mask bits per lane
         "xla-narrow-index-vectors",                       # an i8 iota's lanes added in i8, not i64 then packed
+        "xla-hoist-loop-invariants",                      # a row's x[i] and cos(x[i]) once per row, not per vector
         "xla-readonly-inputs",                            # never write into the caller's arrays
         "xla-spread-readonly-reads",                      # a weight read 1,000 times: no quadratic analysis
         "xla-scalar-loop-carries",                        # a scan's counter and scalar carry in registers, not buffers

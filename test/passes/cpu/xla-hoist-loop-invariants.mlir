@@ -1,0 +1,101 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-hoist-loop-invariants)' --split-input-file | FileCheck %s
+
+/// jax.jacfwd(jnp.sin)'s row: x[i] read as a broadcast and its cosine do not
+/// depend on the column loop: computed once before it. The row's index vector
+/// leaves the column loop too, and then the row loop's x[i]-free parts (the
+/// chunk's offset, the lanes' step) leave the row loop; the column's lanes, the compare and the
+/// write stay where they are.
+// CHECK-LABEL: func.func @row_invariants
+// CHECK: %[[OFF:.*]] = vector.broadcast %arg2 : index to vector<16xindex>
+// CHECK: %[[STEP:.*]] = vector.step : vector<16xindex>
+// CHECK: scf.for %[[I:.*]] = %c0 to %c64 step %c1
+// CHECK:   %[[X:.*]] = vector.transfer_read %arg0[%[[I]]]
+// CHECK:   %[[C:.*]] = math.cos %[[X]] : vector<16xf32>
+// CHECK:   %[[BI:.*]] = vector.broadcast %[[I]] : index to vector<16xindex>
+// CHECK:   %[[ROW:.*]] = arith.addi %[[BI]], %[[OFF]]
+// CHECK:   scf.for %[[J:.*]] = %c0 to %c64 step %c16
+// CHECK-NEXT: %[[BJ:.*]] = vector.broadcast %[[J]]
+// CHECK-NEXT: %[[COL:.*]] = arith.addi %[[BJ]], %[[STEP]]
+// CHECK:     arith.cmpi eq, %[[COL]], %[[ROW]]
+// CHECK:     arith.mulf %{{.*}}, %[[C]]
+// CHECK:     vector.transfer_write
+#bcast = affine_map<(d0) -> (0)>
+func.func @row_invariants(%x: tensor<64xf32>, %out: tensor<64x64xf32>, %off: index) -> tensor<64x64xf32> {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %pad = ub.poison : f32
+  %r = scf.for %i = %c0 to %c64 step %c1 iter_args(%a = %out) -> (tensor<64x64xf32>) {
+    %r2 = scf.for %j = %c0 to %c64 step %c16 iter_args(%b = %a) -> (tensor<64x64xf32>) {
+      %xi = vector.transfer_read %x[%i], %pad {in_bounds = [true], permutation_map = #bcast} : tensor<64xf32>, vector<16xf32>
+      %cos = math.cos %xi : vector<16xf32>
+      %bi = vector.broadcast %i : index to vector<16xindex>
+      %bo = vector.broadcast %off : index to vector<16xindex>
+      %row = arith.addi %bi, %bo : vector<16xindex>
+      %s = vector.step : vector<16xindex>
+      %bj = vector.broadcast %j : index to vector<16xindex>
+      %col = arith.addi %bj, %s : vector<16xindex>
+      %m = arith.cmpi eq, %col, %row : vector<16xindex>
+      %f = arith.uitofp %m : vector<16xi1> to vector<16xf32>
+      %v = arith.mulf %f, %cos : vector<16xf32>
+      %w = vector.transfer_write %v, %b[%i, %j] {in_bounds = [true]} : vector<16xf32>, tensor<64x64xf32>
+      scf.yield %w : tensor<64x64xf32>
+    }
+    scf.yield %r2 : tensor<64x64xf32>
+  }
+  return %r : tensor<64x64xf32>
+}
+
+// -----
+
+/// Left in place: everything in a loop whose bounds are not constants (it may
+/// run no trip: a read there may be out of bounds), in a loop that runs no
+/// trip, a read of a buffer (the loop may write it), a read of the loop's
+/// own tensor, and an op with a region.
+// CHECK-LABEL: func.func @kept
+// CHECK: scf.for
+// CHECK-NEXT: vector.transfer_read %arg0
+// CHECK: scf.for
+// CHECK-NEXT: arith.divsi
+// CHECK: scf.for
+// CHECK-NEXT: vector.transfer_read %arg1
+// CHECK: scf.for
+// CHECK-NEXT: scf.if
+// CHECK: tensor.extract %arg
+func.func @kept(%x: tensor<64xf32>, %m: memref<64xf32>, %n: index, %d: i32, %cond: i1) -> (f32, i32, f32, f32) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c4 = arith.constant 4 : index
+  %c7 = arith.constant 7 : i32
+  %pad = arith.constant 0.0 : f32
+  %zero = arith.constant 0.0 : f32
+  %r1 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %zero) -> (f32) {
+    %v = vector.transfer_read %x[%c0], %pad {in_bounds = [true]} : tensor<64xf32>, vector<4xf32>
+    %e = vector.extract %v[0] : f32 from vector<4xf32>
+    %s = arith.addf %a, %e : f32
+    scf.yield %s : f32
+  }
+  %r2 = scf.for %i = %c4 to %c0 step %c1 iter_args(%a = %c7) -> (i32) {
+    %q = arith.divsi %c7, %d : i32
+    scf.yield %q : i32
+  }
+  %r3 = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %zero) -> (f32) {
+    %v = vector.transfer_read %m[%c0], %pad {in_bounds = [true]} : memref<64xf32>, vector<4xf32>
+    %e = vector.extract %v[0] : f32 from vector<4xf32>
+    memref.store %e, %m[%i] : memref<64xf32>
+    scf.yield %e : f32
+  }
+  %r4:2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %zero, %t = %x) -> (f32, tensor<64xf32>) {
+    %p = scf.if %cond -> (f32) {
+      scf.yield %pad : f32
+    } else {
+      scf.yield %zero : f32
+    }
+    %e = tensor.extract %t[%c0] : tensor<64xf32>
+    %t2 = tensor.insert %p into %t[%i] : tensor<64xf32>
+    %pe = arith.addf %p, %e : f32
+    scf.yield %pe, %t2 : f32, tensor<64xf32>
+  }
+  return %r1, %r2, %r3, %r4#0 : f32, i32, f32, f32
+}
