@@ -9,9 +9,7 @@ the old tree's python/xlac and passes), each compile one case grown by the
 given factor (jax_surface_speed.grown, the same seed: the same inputs), and
 take turns: a batch of calls in one, then in the other, then XLA (in the after
 worker), each round in a rotated order after a pause. Prints the medians of the batches' medians,
-then the least batch median of each (before / after / XLA).
-and the fastest single calls (under load the minima agree where the medians do not).
-then their minima (with ``--calls 1``: the fastest call).
+then the fastest single calls (under load the minima agree where the medians do not).
 """
 import argparse
 import functools
@@ -95,13 +93,9 @@ def main(argv=None) -> int:
             for key, w, what in turns[turn % 3:] + turns[:turn % 3]:
                 time.sleep(PAUSE_S)              # XLA's pool spins a while after its calls
                 times[key].append(w.ask(f"time {what} {opts.calls}"))
-        b, a, x = (statistics.median(times[k]) * 1e3 for k in ("before", "after", "xla"))
-        lows = "  min " + " / ".join(f"{min(times[k]) * 1e3:.3f}" for k in ("before", "after", "xla"))
-        print(f"{name:28} {b:10.3f} {a:10.3f} {x:9.3f} {b / x:10.2f} {a / x:9.2f}{lows}", flush=True)
         b, a, x = (statistics.median(t[0] for t in times[k]) * 1e3 for k in ("before", "after", "xla"))
         print(f"{name:28} {b:10.3f} {a:10.3f} {x:9.3f} {b / x:10.2f} {a / x:9.2f}", flush=True)
         b, a, x = (min(t[1] for t in times[k]) * 1e3 for k in ("before", "after", "xla"))
-        b, a, x = (min(times[k]) * 1e3 for k in ("before", "after", "xla"))
         print(f"{'  minima':28} {b:10.3f} {a:10.3f} {x:9.3f} {b / x:10.2f} {a / x:9.2f}", flush=True)
     print(f"cpu level {opts.cpu}; load {Path('/proc/loadavg').read_text().split()[:3]}; {time.strftime('%H:%M')}")
     return 0
