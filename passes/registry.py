@@ -86,6 +86,7 @@ _REGISTRY: dict[str, str] = {
     "xla-static-dynamic-calls": "ingest.static_dynamic_calls:StaticDynamicCalls",
     "xla-merge-select-branches": "ingest.merge_select_branches:MergeSelectBranches",
     "xla-outer-dots-as-multiplies": "ingest.outer_dots_as_multiplies:OuterDotsAsMultiplies",
+    "xla-constant-scatters-as-selects": "ingest.constant_scatters_as_selects:ConstantScattersAsSelects",
     "xla-sort-slice-to-top-k": "ingest.sort_slice_to_top_k:SortSliceToTopK",
     "xla-unroll-short-loops": "ingest.unroll_short_loops:UnrollShortLoops",
     "xla-hoist-scan-products": "ingest.hoist_scan_products:HoistScanProducts",
