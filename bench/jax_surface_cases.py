@@ -195,6 +195,12 @@ def _indexing(jnp, jax, lax):
         ("scatter.max", lambda v, i, u: v.at[:, i].max(u), [x, ints(0, 6, 4), normal(8, 4)]),
         ("scatter.mul.i32", lambda v, i, u: v.at[i].multiply(u), [ints(1, 5, 8), ints(0, 8, 4),
                                                                    ints(1, 4, 4)]),
+        # constant indices: a select in the consumer's kernel, not a copy of v (but the last: in place)
+        ("scatter.const.add_row", lambda v: jnp.sum(v.at[2].add(1.0), axis=0), [x]),
+        ("scatter.const.mul_points", lambda v: v.at[np.array([1, 5]), np.array([0, 3])].mul(2.0) * 3 + 1, [x]),
+        ("dynamic_update_slice.const", lambda v, u: jnp.tanh(lax.dynamic_update_slice(v, u, (2, 0))),
+         [x, normal(1, 6)]),
+        ("scatter.const.returned", lambda v: v.at[0, 0].set(1.0), [x]),
         ("segment_sum", lambda v, s: jax.ops.segment_sum(v, s, num_segments=4), [x, ints(0, 4, 8)]),
         ("one_hot", lambda i: jax.nn.one_hot(i, 7), [ints(0, 9, 10)]),
         ("boolean_mask_where", lambda v: jnp.where(v > 0, v, 0).sum(), [x]),

@@ -89,6 +89,7 @@ _REGISTRY: dict[str, str] = {
     "xla-outer-dots-as-multiplies": "ingest.outer_dots_as_multiplies:OuterDotsAsMultiplies",
     "xla-small-table-gathers-as-selects": "ingest.small_table_gathers_as_selects:SmallTableGathersAsSelects",
     "xla-scalar-scatter-indices": "ingest.scalar_scatter_indices:ScalarScatterIndices",
+    "xla-constant-scatters-as-selects": "ingest.constant_scatters_as_selects:ConstantScattersAsSelects",
     "xla-sort-slice-to-top-k": "ingest.sort_slice_to_top_k:SortSliceToTopK",
     "xla-unroll-short-loops": "ingest.unroll_short_loops:UnrollShortLoops",
     "xla-hoist-scan-products": "ingest.hoist_scan_products:HoistScanProducts",

@@ -28,6 +28,7 @@ def ingest_cpu(entry: str = "main", vector_bytes: int | str = 0) -> list[str]:
         "xla-outer-dots-as-multiplies",                   # BERT's head mask: fused, not a 2 MB pass of its own
         "xla-small-table-gathers-as-selects",             # a searchsorted over 6 bin edges: vector selects, not scalar loads
         "xla-scalar-scatter-indices",                     # ids[M] broadcast to [M, 1]: their kernel a vector loop
+        "xla-constant-scatters-as-selects",               # v.at[2, 3].set(x) read by a kernel: a select in it, no copy of v
         *merge,                                           # erfc's two Horner chains as one
         # a scan's input projection: one product before the loop (the CPU's
         # matmuls sum k in the same order whatever the rows: the same bits)
