@@ -7,6 +7,9 @@ from xlac.passes.base import ModulePass, module_ops
 
 # set by the `xla_elementwise_minor_*` schedules on the loop their W x M vectors walk
 FLATTEN_TAG = "xla.flatten_transfers"
+# set by `xla_reduce_kept_minor_3d` on its reduction loop: a K x 16 vector read
+# transposed from 16 rows of K contiguous elements
+TRANSPOSED_TAG = "xla.flatten_transposed_transfers"
 
 _SCRIPT = f"""
 module attributes {{transform.with_named_sequence}} {{
@@ -14,6 +17,12 @@ module attributes {{transform.with_named_sequence}} {{
     %loops = transform.structured.match attributes{{{FLATTEN_TAG}}} in %root
       : (!transform.any_op) -> !transform.any_op
     transform.apply_patterns to %loops {{
+      transform.apply_patterns.vector.flatten_vector_transfer_ops
+    }} : !transform.any_op
+    %transposing = transform.structured.match attributes{{{TRANSPOSED_TAG}}} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %transposing {{
+      transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.flatten_vector_transfer_ops
     }} : !transform.any_op
     transform.yield
@@ -37,12 +46,19 @@ class FlattenMinorTransfers(ModulePass):
       ->
         %flat = memref.collapse_shape %m [[0], [1, 2]] ...
         vector.transfer_write (vector.shape_cast %v to vector<8xf64>), %flat[%i, %j * 2]
+
+    The loop of a row sum whose kept minor dim is short (a complex row sum,
+    `xla_reduce_kept_minor_3d`) has the other tag: its ``K x 16`` read of 16
+    rows of ``K`` contiguous elements, transposed, first becomes a read of
+    ``16 x K`` and a `vector.transpose` (`transfer_permutation_patterns`),
+    then one contiguous ``16*K`` load; LLVM transposes it with shuffles
+    (c64 at x86-64-v3: one 32-lane load where 16 two-lane loads were).
     """
 
     name = "xla-flatten-minor-transfers"
 
     def run(self, module: ir.Operation) -> None:
-        tagged = [op for op in module_ops(module) if FLATTEN_TAG in op.attributes]
+        tagged = [op for op in module_ops(module) if FLATTEN_TAG in op.attributes or TRANSPOSED_TAG in op.attributes]
         if not tagged:
             return
         script = ir.Module.parse(_SCRIPT, module.context)
@@ -52,4 +68,6 @@ class FlattenMinorTransfers(ModulePass):
         interpreter.apply_named_sequence(module, script.body.operations[0].operation,
                                          script.operation, options)
         for op in tagged:
-            del op.attributes[FLATTEN_TAG]
+            for tag in (FLATTEN_TAG, TRANSPOSED_TAG):
+                if tag in op.attributes:
+                    del op.attributes[tag]

@@ -17,7 +17,10 @@ CHUNKS_PER_THREAD = 4
 # second core even at 0.5-2 MiB (MobileNet 1.05-1.08x slower on one), so they
 # stay split. Bytes, not iterations: a 64-lane u8 store does what 64 scalar
 # iterations would.
-STREAMING_SERIAL_BYTES = 8 << 20
+# 12 MiB, between the measured 8 (one thread 1.3-1.8x faster) and 16 (split 2x faster
+# idle): at 8 MiB a kernel that also read its 8-16 KiB input (a c128 broadcast of a
+# 512-vector to 512 x 1024, 8 MiB + 8 KiB) was split, and ran 1.3-1.7x one thread's time
+STREAMING_SERIAL_BYTES = 12 << 20
 WRITE_MOSTLY_RATIO = 4       # written bytes at least this many times those read
 
 

@@ -16,6 +16,7 @@ from xlac.passes.base import dim_position, is_zero, text_of
 from xlac.passes.cpu.expand_f8_casts import FORMATS as F8_FORMATS
 from xlac.passes.cpu.plans.body_reads import gather_safe, stepping_loop
 from xlac.passes.cpu.plans.chunks import streams_alone, thread_tiles
+from xlac.passes.cpu.plans.kept_minor_plan import kept_minor_plan
 from xlac.passes.cpu.plans.loop_trips import enclosing_trips
 from xlac.passes.cpu.plans.minor_dim_plan import minor_dim_plan
 from xlac.passes.cpu.plans.narrow_tails import peel_narrow_tail, vector_lanes
@@ -126,7 +127,8 @@ def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
     if not simple_body(op):
         return None
     if len(op.results) == 1 and not narrow_float_sum(op, nest):
-        return peel_narrow_tail(reduction_plan(nest, machine), op, nest, machine)
+        kept = kept_minor_plan(op, nest, machine)
+        return Plan(*kept) if kept else peel_narrow_tail(reduction_plan(nest, machine), op, nest, machine)
     return None
 
 

@@ -60,6 +60,31 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // Rows whose kept minor dim is short (a complex number's 2 parts after
+  // xla-complex-as-pairs, x/y/z coordinates): loops (outer, kept, reduced)
+  // over an input laid out (outer, reduced, kept). Each step reads 16 of the
+  // reduced dim times the whole kept dim, 16 rows of K contiguous elements,
+  // as a K x 16 vector (the loop is tagged for xla-flatten-minor-transfers:
+  // one contiguous load, transposed in registers) into a K x 16 accumulator,
+  // folded over the 16 at the end of the row: the same 16 lanes per kept
+  // index, added in the same order, as 16 strided reads per kept index.
+  transform.named_sequence @xla_reduce_kept_minor_3d(
+      %op: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, 0, 0]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %row, %loop = transform.structured.tile_using_for %chunk tile_sizes [1, 0, 0]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op)
+    %fill, %partial, %combine, %rloop = transform.structured.tile_reduction_using_for %row
+      by tile_sizes = [0, 0, 16]
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %fill : !transform.any_op
+    transform.structured.vectorize %partial : !transform.any_op
+    transform.structured.vectorize %combine : !transform.any_op
+    transform.annotate %rloop "xla.flatten_transposed_transfers" : !transform.any_op
+    transform.yield
+  }
+
   // Sum of a whole 1-D tensor whose length 32 divides: 32 rows, as above.
   transform.named_sequence @xla_reduce_1d(
       %op: !transform.any_op {transform.consumed},

@@ -24,6 +24,30 @@ func.func @broadcast_pairs(%v: memref<64x2xf64>, %out: memref<64x1024x2xf64>) {
   return
 }
 
+/// A complex row sum's reduction loop, tagged by xla_reduce_kept_minor_3d:
+/// its 2 x 16 read of 16 pairs (transposed) becomes one contiguous 32-lane
+/// load, transposed in registers, and the tag goes.
+// CHECK-LABEL: func.func @transposed_pairs
+// CHECK: memref.collapse_shape
+// CHECK: vector.transfer_read %{{.*}} : memref<64x2048xf64>, vector<32xf64>
+// CHECK: vector.shape_cast %{{.*}} : vector<32xf64> to vector<16x2xf64>
+// CHECK: vector.transpose %{{.*}}, [1, 0] : vector<16x2xf64> to vector<2x16xf64>
+// CHECK-NOT: xla.flatten_transposed_transfers
+func.func @transposed_pairs(%in: memref<64x1024x2xf64>, %i: index) -> vector<2x16xf64> {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c1024 = arith.constant 1024 : index
+  %pad = arith.constant 0.0 : f64
+  %zeros = arith.constant dense<0.0> : vector<2x16xf64>
+  %sum = scf.for %k = %c0 to %c1024 step %c16 iter_args(%acc = %zeros) -> (vector<2x16xf64>) {
+    %x = vector.transfer_read %in[%i, %k, %c0], %pad {in_bounds = [true, true],
+        permutation_map = affine_map<(d0, d1, d2) -> (d2, d1)>} : memref<64x1024x2xf64>, vector<2x16xf64>
+    %s = arith.addf %acc, %x : vector<2x16xf64>
+    scf.yield %s : vector<2x16xf64>
+  } {xla.flatten_transposed_transfers}
+  return %sum : vector<2x16xf64>
+}
+
 /// An untagged loop (any other kernel's) keeps its 2-D transfers.
 // CHECK-LABEL: func.func @untagged
 // CHECK-NOT: vector.shape_cast

@@ -62,6 +62,15 @@ def test_math_and_big_streams_are_still_split(machine):
     assert big_plan.params[:2] != (4096, 1024)
 
 
+@pytest.mark.parametrize("machine", [Machine(2, 64), Machine(16, 32)])
+def test_an_8_mib_broadcast_with_its_input_is_one_chunk(machine):
+    # 8 MiB written and the 8 KiB vector read (as a c128 column broadcast of a
+    # 512-vector moves): over 8 MiB in all, still on the calling thread
+    plan, moved = _plan(_broadcast_linalg(2048), machine)
+    assert sum(moved) == 8 * 2**20 + 2048 * 4
+    assert plan.params[:2] == (2048, 1024)
+
+
 def test_the_rule_counts_bytes_and_math():
     assert streams_alone(0, STREAMING_SERIAL_BYTES, math_heavy=False)
     assert not streams_alone(0, STREAMING_SERIAL_BYTES + 1, math_heavy=False)
