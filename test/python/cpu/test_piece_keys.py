@@ -5,19 +5,12 @@ walking the whole piece for each small op."""
 
 from __future__ import annotations
 
-from test_early_pieces import _SCALES, _texts
-from test_pieces import _layers
+from test_early_pieces import _texts, outlined_layers
 
 from xlac.targets.cpu import early_pieces, piece_modules
 
 
 def test_copies_print_alone_as_in_their_piece(monkeypatch):
-    from xlac.context import new_context
-    from xlac.frontend.parse import parse_module
-    from xlac.options import Options
-    from xlac.pipeline.pass_manager import run_passes
-    from xlac.targets.cpu.pipeline import llvm_stage
-    from xlac.targets.cpu.target import CPU
     seen: list[str] = []
     real = piece_modules._local_text
 
@@ -28,14 +21,9 @@ def test_copies_print_alone_as_in_their_piece(monkeypatch):
         return text
 
     monkeypatch.setattr(piece_modules, "_local_text", same_as_in_scope)
-    options = Options.from_env().replace(cpu="x86-64-v3")
-    module = parse_module(new_context(), _layers(_SCALES).encode(), "layers.mlir")
-    run_passes(module, CPU.steps_until("bufferized", "main", options))
-    steps = llvm_stage("main", options)
-    cut = steps.index(early_pieces.CUT_AFTER) + 1
-    run_passes(module, steps[:cut])
-    found = early_pieces.split(module, "main", 4, _texts(module), steps[cut:], 0)
-    again = early_pieces.split(module, "main", 4, _texts(module), steps[cut:], 0)
+    module, rest = outlined_layers()
+    found = early_pieces.split(module, "main", 4, _texts(module), rest, 0)
+    again = early_pieces.split(module, "main", 4, _texts(module), rest, 0)
     assert len(found) >= 2 and "func.func" in seen           # the entry declares the kernels
     assert [p.key for p in found] == [p.key for p in again]
     assert len({p.key for p in found}) == len(found)
