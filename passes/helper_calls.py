@@ -228,6 +228,40 @@ def parse_at(text: str, op: ir.Operation) -> ir.Module:
     return parsed
 
 
+def named_helper_at(text: str, name: str, op: ir.Operation) -> ir.Operation:
+    """The one function of ``text``, named ``@name`` in it, as ``parse_at``
+    makes it, for the caller to put in its module.
+
+    Within a pass run each text is parsed once whatever its name: a later
+    text that differs only in the name (one as long, so every location the
+    parser gives matches) is a clone of the first one's function, renamed and
+    located at ``op``. Why: a pass making a helper per op parsed each (BERT's
+    65 contraction helpers now take 15 parses, ViT's 98 take 16)."""
+    memo = run_memo()
+    if memo is None:                            # outside a pass manager: a detached copy
+        parsed = parse_at(text, op)             # alive until cloned: it holds the function
+        return _first_function(parsed).clone(ip=False)
+    key = text.replace(f"@{name}(", "@" + "?" * len(name) + "(", 1)
+    templates = memo.setdefault(_TEMPLATES, {})
+    if key not in templates:
+        parsed = parse_at(text, op)             # kept for the run: it holds the function
+        templates[key] = (parsed, _first_function(parsed).clone(ip=False))
+        return _first_function(parsed)
+    function = templates[key][1].clone(ip=False)
+    function.attributes["sym_name"] = ir.StringAttr.get(name, op.context)
+    location = function.location = op.location
+    for inner in nested_ops(function):
+        inner.location = location
+    return function
+
+
+_TEMPLATES = "helper_calls.templates"
+
+
+def _first_function(parsed: ir.Module) -> ir.Operation:
+    return list(parsed.body.operations)[0].operation
+
+
 def _move_region_into(func: ir.Operation, region: ir.Region,
                       captures: Sequence[ir.Value]) -> None:
     """Give the declaration ``func`` the body of ``region`` (which is emptied)."""

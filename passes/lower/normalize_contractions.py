@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from xlac.dtypes import tensor_type
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, dim_position, functions, nested_ops, symbol_name, text_of
-from xlac.passes.helper_calls import SymbolNames, call_instead, fresh_name, parse_at
+from xlac.passes.helper_calls import SymbolNames, call_instead, fresh_name, named_helper_at
 
 _BODIES = (["arith.mulf", "arith.addf"], ["arith.muli", "arith.addi"])
 # Named ops stablehlo-legalize-to-linalg makes for dot_general / convolution /
@@ -164,7 +164,7 @@ def _outline(module: ir.Operation, op: ir.Operation, name: str) -> None:
     types = [str(o.type) for o in op.operands]
     text = (f"func.func private @{name}(%a: {types[0]}, %b: {types[1]}, %c: {types[2]})"
             f" -> {types[2]} {{\n  return %c : {types[2]}\n}}\n")
-    function = _add_function(module, op, text)
+    function = _add_function(module, op, text, name)
     block = function.regions[0].blocks[0]
     operands = list(op.operands)
     call_instead(op, name)
@@ -175,9 +175,8 @@ def _outline(module: ir.Operation, op: ir.Operation, name: str) -> None:
     terminator.replace_uses_of_with(block.arguments[2], op.results[0])
 
 
-def _add_function(module: ir.Operation, op: ir.Operation, text: str) -> ir.Operation:
-    parsed = parse_at(text, op)                # must outlive the move below
-    function = list(parsed.body.operations)[0].operation
+def _add_function(module: ir.Operation, op: ir.Operation, text: str, name: str) -> ir.Operation:
+    function = named_helper_at(text, name, op)
     module.regions[0].blocks[0].append(function)
     return function
 
@@ -188,7 +187,7 @@ def _replace(module: ir.Operation, op: ir.Operation, shape: Contraction, name: s
         if "xla.precision" in op.attributes else ""
     text = _helper_text(shape, name, [str(o.type) for o in op.operands],
                         [str(o.type.element_type) for o in op.operands], marks)
-    _add_function(module, op, text)
+    _add_function(module, op, text, name)
     call_instead(op, name)
     op.erase()
 

@@ -41,11 +41,11 @@ def test_pieces_lowered_in_workers_compute_what_the_whole_stage_computes(lowered
     np.testing.assert_array_equal(early(x, w), late(x, w))
 
 
-def test_each_kernel_lowered_alone_is_the_whole_modules():
-    """Every step after outlining depends on the function it lowers alone."""
+def outlined_layers():
+    """``_layers`` lowered at x86-64-v3 up to the cut (``CUT_AFTER``), and the
+    llvm stage's steps after it."""
     from xlac.context import new_context
     from xlac.frontend.parse import parse_module
-    from xlac.mlir import ir
     from xlac.options import Options
     from xlac.pipeline.pass_manager import run_passes
     from xlac.targets.cpu.pipeline import llvm_stage
@@ -56,8 +56,16 @@ def test_each_kernel_lowered_alone_is_the_whole_modules():
     steps = llvm_stage("main", options)
     cut = steps.index(early_pieces.CUT_AFTER) + 1
     run_passes(module, steps[:cut])
-    found = early_pieces.split(module, "main", 4, _texts(module), steps[cut:], 0)
-    run_passes(module, steps[cut:])
+    return module, steps[cut:]
+
+
+def test_each_kernel_lowered_alone_is_the_whole_modules():
+    """Every step after outlining depends on the function it lowers alone."""
+    from xlac.mlir import ir
+    from xlac.pipeline.pass_manager import run_passes
+    module, rest = outlined_layers()
+    found = early_pieces.split(module, "main", 4, _texts(module), rest, 0)
+    run_passes(module, rest)
     whole = _texts(module, "llvm.func")
     lowered = {}
     for piece in found:
