@@ -18,6 +18,7 @@ CALL_ATTR = "xla.fusion_call"
 _RECOMPUTING_KINDS = ("output", "input")
 _STEM = "xla_fusion"
 _CONSTANTS = ("stablehlo.constant", "arith.constant")
+_LOOPS = ("scf.while", "scf.for")
 
 
 @dataclass(frozen=True)
@@ -138,12 +139,15 @@ def _recomputed_if_fused(run: list[ir.Operation], sizes: dict[int, int]) -> bool
 
 
 def _elementwise_multi_output(run: list[ir.Operation]) -> bool:
-    """A multi-output kernel of elementwise ops: xla-merge-kernel-generics makes
-    it one loop nest, as the small kernel of igamma's series loop (7 results
-    of 20 ops, 11 loop nests a trip when fused with its neighbours instead)."""
+    """A multi-output kernel of elementwise ops in a loop body: xla-merge-kernel-generics
+    makes it one loop nest, as the small kernel of igamma's series loop (7 results
+    of 20 ops, 11 loop nests a trip when fused with its neighbours instead).
+    Outside loops such kernels still fuse with their neighbours (torch_lstm's
+    two, unrolled: two kernels more when outlined)."""
     classes = [op_class(op) for op in run]
     return _kind(run[0]) == "multi_output" and len(classes) - classes.count(CONSTANT) >= 2 \
-        and all(c in (ELEMENTWISE, MOVEMENT, CONSTANT) for c in classes)
+        and all(c in (ELEMENTWISE, MOVEMENT, CONSTANT) for c in classes) \
+        and run[0].parent is not None and run[0].parent.name in _LOOPS
 
 
 def _kind(op: ir.Operation) -> str:

@@ -11,8 +11,9 @@
    iteration space become one multi-output kernel, so the input is read once.
 2a. Producer kernels (``producer_kernels``): an elementwise kernel joins an
    elementwise kernel that reads it over the same loop, within max-ops; with
-   them, siblings whose loops differ only in element type (a mask and the
-   floats it selects) merge too, as in XLA.
+   them, elementwise siblings whose loops differ only in element type (a mask
+   and the floats it selects) merge too, as in XLA (not reductions: a
+   transformer's merged softmax siblings were more loop nests and copies).
 3. Kernels with a single computing op are dropped; every other group
    becomes a ``FusionGroup`` with the values it must hand out.
 """
@@ -240,8 +241,9 @@ class _Planner:
 
     def _try_merge(self, first: int, second: int) -> str:
         shapes = (self.groups.loop_shape(first), self.groups.loop_shape(second))
+        elementwise = not (self.groups.classes(first) | self.groups.classes(second)) & {REDUCE}
         if (self.groups.loop_dims(first) != self.groups.loop_dims(second) if self.any_element_types
-                else shapes[0] != shapes[1]):
+                and elementwise else shapes[0] != shapes[1]):
             return f"the siblings iterate over different shapes ({shapes[0]} vs {shapes[1]})"
         if len(self.groups.reduce_dims(first) | self.groups.reduce_dims(second)) > 1:
             return "the siblings reduce over different dimensions"
