@@ -52,7 +52,8 @@ class Fuse(ModulePass):
     def run(self, module: ir.Operation) -> None:
         plans, rejections = [], []
         for block in _fusion_blocks(module):
-            plan, rejected = plan_block(build_graph(block), self.max_ops, self.producer_kernels)
+            in_loop = block.owner is not None and block.owner.name == "stablehlo.while"
+            plan, rejected = plan_block(build_graph(block), self.max_ops, self.producer_kernels, in_loop)
             plans.append(plan)
             rejections += rejected
         if self.remarks:

@@ -10,7 +10,8 @@
 2. Sibling fusion: kernels that read the same large input over the same
    iteration space become one multi-output kernel, so the input is read once.
 2a. Producer kernels (``producer_kernels``): an elementwise kernel joins an
-   elementwise kernel that reads it over the same loop, within max-ops; with
+   elementwise kernel that reads it over the same loop, within max-ops, in a
+   loop body or when the two make ONE_NEST_OPS or more; with
    them, elementwise siblings whose loops differ only in element type (a mask
    and the floats it selects) merge too, as in XLA (not reductions: a
    transformer's merged softmax siblings were more loop nests and copies).
@@ -42,6 +43,10 @@ from xlac.passes.fusion.op_classes import (
 from xlac.passes.fusion.op_graph import BlockGraph, Groups
 
 _CONSUMERS = (ELEMENTWISE, MOVEMENT, REDUCE)
+# a merged kernel this big is a function of its own (xla-outline-fusions' min-ops),
+# one loop nest for xla-merge-kernel-generics; a smaller one outside loops is split
+# by linalg's fusion again, often into more loop nests (lax.digamma: 4 -> 5)
+ONE_NEST_OPS = 32
 
 
 @dataclass(frozen=True)
@@ -65,9 +70,10 @@ class BlockPlan:
     erase: list[int]                  # originals whose every reader got its own copy
 
 
-def plan_block(graph: BlockGraph, max_ops: int,
-               producer_kernels: bool = True) -> tuple[BlockPlan, list[Rejection]]:
+def plan_block(graph: BlockGraph, max_ops: int, producer_kernels: bool = True,
+               in_loop: bool = False) -> tuple[BlockPlan, list[Rejection]]:
     planner = _Planner(graph, max_ops, producer_kernels)
+    planner.in_loop = in_loop
     planner.fuse_producers()
     planner.fuse_siblings()
     if producer_kernels:
@@ -81,6 +87,7 @@ class _Planner:
         self.graph = graph
         self.max_ops = max_ops
         self.any_element_types = any_element_types    # siblings of one loop, whatever they write
+        self.in_loop = False                          # a while body: its kernels run each trip
         self.groups = Groups(graph)
         self.rejections: list[Rejection] = []
 
@@ -274,6 +281,7 @@ class _Planner:
             if (consumer in groups.successors(producer)
                     and self._elementwise_kernel(producer)
                     and groups.loop_dims(producer) == groups.loop_dims(consumer)
+                    and (self.in_loop or groups.weight(producer) + groups.weight(consumer) >= ONE_NEST_OPS)
                     and groups.weight(producer) + groups.weight(consumer) <= self.max_ops
                     and not groups.would_cycle(producer, consumer)):
                 groups.move(groups.root(producer), consumer)
