@@ -73,6 +73,7 @@ _REGISTRY: dict[str, str] = {
     "xla-fold-broadcast-operands": "fusion.fold_broadcast_operands:FoldBroadcastOperands",
     "xla-inline-fusions": "fusion.inline_fusions:InlineFusions",
     "xla-outline-fusions": "fusion.outline_fusions:OutlineFusions",
+    "xla-merge-kernel-generics": "fusion.merge_kernel_generics:MergeKernelGenerics",
     "xla-approximate-math": "cpu.approximate_math:ApproximateMath",
     "xla-horner-fma": "cpu.horner_fma:HornerFma",
     "xla-apply-schedules": "cpu.apply_schedules:ApplySchedules",

@@ -26,6 +26,7 @@ from xlac.passes.cpu.plans.schedule_script import (
     interpret,
 )
 from xlac.passes.cpu.plans.unscheduled import left_whole, lowered_loops, mark_planned, tensors, unplanned
+from xlac.passes.fusion.merge_kernel_generics import distinct_inits
 from xlac.passes.remarks import emit_remarks
 
 _TAG, _MEMBER_TAG = PLANNED_TAG, MEMBER_TAG
@@ -141,6 +142,7 @@ def _plans(ops: list[ir.Operation], machine: Machine) -> list[tuple[ir.Operation
     for op in ops:
         if op.name in CONTRACTIONS or op.name in POOLINGS or is_row_reduction(op):
             _own_fill(op)
+        distinct_inits(op)
     fused: set[ir.Operation] = set()
     grouped = {}
     nests: dict = {}                # no IR edits below until the loop ends

@@ -23,7 +23,9 @@ class Fuse(ModulePass):
     fusion_plan.py): elementwise chains, broadcasts and reshapes fuse into
     their consumers (loop), reductions pull in their producers (input),
     dot/convolution take their elementwise epilogue (output), kernels
-    reading the same large input merge (multi_output). Cheap producers are
+    reading the same large input merge (multi_output), and with
+    producer-kernels (the CPU's pipelines) an elementwise kernel joins the
+    elementwise kernel that reads it over the same loop. Cheap producers are
     copied into each consumer; expensive ones are not. Each fusion carries a
     FusedLoc of its ops. With remarks=true (the pipelines set it from
     XLAC_FUSION_REMARKS=1 or xla-opt --xla-fusion-remarks) every rejected candidate gets a remark
@@ -45,11 +47,13 @@ class Fuse(ModulePass):
     name = "xla-fuse"
     remarks: bool = False
     max_ops: int = 64            # largest kernel, in ops (copies included; op_weight: cheap ops count 1/4)
+    producer_kernels: bool = True   # elementwise kernels join their elementwise readers; siblings of any element types
 
     def run(self, module: ir.Operation) -> None:
         plans, rejections = [], []
         for block in _fusion_blocks(module):
-            plan, rejected = plan_block(build_graph(block), self.max_ops)
+            in_loop = block.owner is not None and block.owner.name == "stablehlo.while"
+            plan, rejected = plan_block(build_graph(block), self.max_ops, self.producer_kernels, in_loop)
             plans.append(plan)
             rejections += rejected
         if self.remarks:

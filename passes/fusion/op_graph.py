@@ -300,10 +300,19 @@ class Groups:
 
     def loop_shape(self, group: int) -> str:
         """The shape the group's loop nest walks: its widest op's (a reduction's input)."""
+        return type_text(self._loop_type(group))
+
+    def loop_dims(self, group: int) -> tuple[int, ...]:
+        """``loop_shape``'s dimensions, whatever the element type: a kernel writing
+        a mask (i1) walks the same loop as one writing floats (XLA's
+        multi-output fusion compares shapes ignoring element types too)."""
+        return tuple(ir.ShapedType(self._loop_type(group)).shape)
+
+    def _loop_type(self, group: int) -> ir.Type:
         widest = max(self.ops_of(group), key=lambda i: (self.graph.sizes[i], i))
         op = self.graph.ops[widest]
         values = op.operands if self.graph.kinds[widest] == REDUCE else op.results
-        return type_text(max(values, key=lambda v: numel(v.type)).type)
+        return max(values, key=lambda v: numel(v.type)).type
 
     def reduce_dims(self, group: int) -> set[str]:
         return {str(self.graph.ops[i].attributes["dimensions"])

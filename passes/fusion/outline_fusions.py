@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops
 from xlac.passes.fusion.inline_fusions import GROUP_ATTR, KIND_ATTR
-from xlac.passes.fusion.op_classes import is_expensive, iteration_size
+from xlac.passes.fusion.op_classes import CONSTANT, ELEMENTWISE, MOVEMENT, is_expensive, iteration_size, op_class
 from xlac.passes.helper_calls import fresh_name, symbols
 from xlac.passes.outline import outline_ops
 
@@ -18,6 +18,7 @@ CALL_ATTR = "xla.fusion_call"
 _RECOMPUTING_KINDS = ("output", "input")
 _STEM = "xla_fusion"
 _CONSTANTS = ("stablehlo.constant", "arith.constant")
+_LOOPS = ("scf.while", "scf.for")
 
 
 @dataclass(frozen=True)
@@ -60,7 +61,8 @@ class OutlineFusions(ModulePass):
             for block in _blocks(func):
                 sizes = _group_sizes(block)
                 for run in _runs(block):
-                    if len(run) >= self.min_ops or _recomputed_if_fused(run, sizes):
+                    if len(run) >= self.min_ops or _recomputed_if_fused(run, sizes) \
+                            or _elementwise_multi_output(run):
                         outline_ops(module, run, fresh_name(taken, _STEM), {
                             "no_inline": ir.UnitAttr.get(module.context),
                             CALL_ATTR: ir.UnitAttr.get(module.context)})
@@ -143,6 +145,18 @@ def _recomputed_if_fused(run: list[ir.Operation], sizes: dict[int, int]) -> bool
                         and sizes.get(_group(user), 0) > size:
                     return True
     return False
+
+
+def _elementwise_multi_output(run: list[ir.Operation]) -> bool:
+    """A multi-output kernel of elementwise ops in a loop body: xla-merge-kernel-generics
+    makes it one loop nest, as the small kernel of igamma's series loop (7 results
+    of 20 ops, 11 loop nests a trip when fused with its neighbours instead).
+    Outside loops such kernels still fuse with their neighbours (torch_lstm's
+    two, unrolled: two kernels more when outlined)."""
+    classes = [op_class(op) for op in run]
+    return _kind(run[0]) == "multi_output" and len(classes) - classes.count(CONSTANT) >= 2 \
+        and all(c in (ELEMENTWISE, MOVEMENT, CONSTANT) for c in classes) \
+        and run[0].parent is not None and run[0].parent.name in _LOOPS
 
 
 def _kind(op: ir.Operation) -> str:

@@ -9,6 +9,12 @@
    elementwise consumer (output fusion) when nothing else reads it.
 2. Sibling fusion: kernels that read the same large input over the same
    iteration space become one multi-output kernel, so the input is read once.
+2a. Producer kernels (``producer_kernels``): an elementwise kernel joins an
+   elementwise kernel that reads it over the same loop, within max-ops, in a
+   loop body or when the two make ONE_NEST_OPS or more; with
+   them, elementwise siblings whose loops differ only in element type (a mask
+   and the floats it selects) merge too, as in XLA (not reductions: a
+   transformer's merged softmax siblings were more loop nests and copies).
 3. Kernels with a single computing op are dropped; every other group
    becomes a ``FusionGroup`` with the values it must hand out.
 """
@@ -37,6 +43,10 @@ from xlac.passes.fusion.op_classes import (
 from xlac.passes.fusion.op_graph import BlockGraph, Groups
 
 _CONSUMERS = (ELEMENTWISE, MOVEMENT, REDUCE)
+# a merged kernel this big is a function of its own (xla-outline-fusions' min-ops),
+# one loop nest for xla-merge-kernel-generics; a smaller one outside loops is split
+# by linalg's fusion again, often into more loop nests (lax.digamma: 4 -> 5)
+ONE_NEST_OPS = 32
 
 
 @dataclass(frozen=True)
@@ -60,18 +70,24 @@ class BlockPlan:
     erase: list[int]                  # originals whose every reader got its own copy
 
 
-def plan_block(graph: BlockGraph, max_ops: int) -> tuple[BlockPlan, list[Rejection]]:
-    planner = _Planner(graph, max_ops)
+def plan_block(graph: BlockGraph, max_ops: int, producer_kernels: bool = True,
+               in_loop: bool = False) -> tuple[BlockPlan, list[Rejection]]:
+    planner = _Planner(graph, max_ops, producer_kernels)
+    planner.in_loop = in_loop
     planner.fuse_producers()
     planner.fuse_siblings()
+    if producer_kernels:
+        planner.fuse_producer_kernels()
     planner.fuse_lone_dots()
     return planner.finish(), planner.rejections
 
 
 class _Planner:
-    def __init__(self, graph: BlockGraph, max_ops: int):
+    def __init__(self, graph: BlockGraph, max_ops: int, any_element_types: bool = True):
         self.graph = graph
         self.max_ops = max_ops
+        self.any_element_types = any_element_types    # siblings of one loop, whatever they write
+        self.in_loop = False                          # a while body: its kernels run each trip
         self.groups = Groups(graph)
         self.rejections: list[Rejection] = []
 
@@ -232,7 +248,9 @@ class _Planner:
 
     def _try_merge(self, first: int, second: int) -> str:
         shapes = (self.groups.loop_shape(first), self.groups.loop_shape(second))
-        if shapes[0] != shapes[1]:
+        elementwise = not (self.groups.classes(first) | self.groups.classes(second)) & {REDUCE}
+        if (self.groups.loop_dims(first) != self.groups.loop_dims(second) if self.any_element_types
+                and elementwise else shapes[0] != shapes[1]):
             return f"the siblings iterate over different shapes ({shapes[0]} vs {shapes[1]})"
         if len(self.groups.reduce_dims(first) | self.groups.reduce_dims(second)) > 1:
             return "the siblings reduce over different dimensions"
@@ -240,6 +258,40 @@ class _Planner:
             return f"together they would exceed max-ops={self.max_ops}"
         self.groups.move(self.groups.root(second), first)
         return ""
+
+    # -- 2a. elementwise kernels into the kernels that read them ---------
+    def fuse_producer_kernels(self) -> None:
+        """A kernel of elementwise ops joins an elementwise kernel that reads it
+        over the same loop (XLA's producer-consumer multi-output fusion): the
+        consumer's pass computes the producer's values in registers, writing out
+        those read elsewhere. A continued fraction's loop body (igamma's): the
+        update of its numerators and denominators, the rescaling that reads
+        them and the convergence mask, three kernels a trip, are one."""
+        groups = self.groups
+        for consumer in sorted(groups.members, key=groups.root, reverse=True):
+            while consumer in groups.members and self._merge_a_producer(consumer):
+                pass
+
+    def _merge_a_producer(self, consumer: int) -> bool:
+        groups = self.groups
+        if not self._elementwise_kernel(consumer):
+            return False
+        producers = {groups.home[p] for op in groups.members[consumer] for p in self.graph.producers[op]}
+        for producer in sorted(producers - {consumer}, key=groups.root, reverse=True):
+            if (consumer in groups.successors(producer)
+                    and self._elementwise_kernel(producer)
+                    and groups.loop_dims(producer) == groups.loop_dims(consumer)
+                    and (self.in_loop or groups.weight(producer) + groups.weight(consumer) >= ONE_NEST_OPS)
+                    and groups.weight(producer) + groups.weight(consumer) <= self.max_ops
+                    and not groups.would_cycle(producer, consumer)):
+                groups.move(groups.root(producer), consumer)
+                return True
+        return False
+
+    def _elementwise_kernel(self, group: int) -> bool:
+        """A kernel of two or more computing ops, all elementwise or movement."""
+        ops = [i for i in self.groups.ops_of(group) if self.graph.kinds[i] != CONSTANT]
+        return len(ops) >= 2 and all(self.graph.kinds[i] in (ELEMENTWISE, MOVEMENT) for i in ops)
 
     # -- 2b. dots whose only reader ended up in one kernel ---------------
     def fuse_lone_dots(self) -> None:

@@ -42,6 +42,7 @@ class Machine:
 
 MIN_WORK = 256               # smaller ops stay scalar loops: no gain, only compile time
 SHORT_K = 256                # the matmul schedules' k block: shorter k needs none
+MATH_UNROLL_OPERANDS = 8     # math kernels of more arrays: one register a value, not 4 (spills)
 # f8 in vectors: xla-expand-f8-casts converts vectors of them too; i1 is a
 # byte in memory, and xla-i1-memory-as-i8 moves its vectors as bytes
 VECTOR_ELEMENT_BYTES = {"i1": 1, "f32": 4, "f64": 8, "bf16": 2, "f16": 2, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
@@ -122,7 +123,8 @@ def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
     if not nest.reductions and simple_body(op, gathers=True):
         moved = moved_bytes(op) if reads_in_order(op) else None
         minor = minor_dim_plan(op, nest, machine, moved)
-        plan = None if minor else _elementwise_plan(nest, machine, has_math(op), moved)
+        heavy = has_math(op) and len(op.operands) <= MATH_UNROLL_OPERANDS
+        plan = None if minor else _elementwise_plan(nest, machine, heavy, moved)
         return Plan(*minor) if minor else peel_narrow_tail(plan, op, nest, machine)
     if not simple_body(op):
         return None

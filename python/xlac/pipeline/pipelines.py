@@ -46,9 +46,13 @@ def ingest(entry: str = "main", target: str = "cpu") -> list[str]:
     ]
 
 
-def fuse(remarks: bool | str = False) -> list[str]:
-    """"stablehlo" -> "fused": ops grouped into xla.fusion kernels, as XLA does."""
-    why = "{remarks=true}" if true_flag(remarks) else ""
+def fuse(remarks: bool | str = False, producer_kernels: bool | str = True) -> list[str]:
+    """"stablehlo" -> "fused": ops grouped into xla.fusion kernels, as XLA does.
+    ``producer_kernels``: elementwise kernels join the elementwise kernels that
+    read them (the CPU's, whose xla-merge-kernel-generics makes one loop nest of each)."""
+    options = (["remarks=true"] if true_flag(remarks) else []) \
+        + ([] if true_flag(producer_kernels) else ["producer-kernels=false"])
+    why = "{" + " ".join(options) + "}" if options else ""
     return [
         "xla-fold-transposes",                            # transpose(dot(a, b)) -> dot(b, a): gradients' layout
         "xla-fold-broadcast-operands",                    # batched dot with a broadcast weight -> one unbatched dot
@@ -100,6 +104,8 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     concatenate = "xla-concatenate-as-slices" if parallel_rows else "xla-concatenate-as-slices{pads=false}"
     # sums along short rows 8 rows at a time in place: vector transfers, for the CPU
     reduce_windows = "xla-rewrite-reduce-windows" if parallel_rows else "xla-rewrite-reduce-windows{rows=false}"
+    # each kernel one loop nest with several results: for the CPU's elementwise schedules
+    merge = ["xla-merge-kernel-generics"] if parallel_rows else []
     combine = [f"xla-combine-all-reduces{{bucket-bytes={int(collective_bucket_bytes)}}}"] \
         if int(collective_bucket_bytes) > 0 else []
     return [
@@ -145,6 +151,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         "func.func(cse)",
         "xla-normalize-contractions{outline=true}",       # dot_generals in functions of their own: kept ...
         "func.func(linalg-fuse-elementwise-ops)",         # ... out of the elementwise producer->consumer fusion
+        *merge,                                           # a kernel's shared values computed once, in one loop nest
         "xla-normalize-contractions",                     # then as transposes + linalg.(batch_)matmul
         "xla-outline-fusions{release=true}",              # ... has fused inside kernels only
         "inline",                                         # kernels and contractions back in place, canonicalized
@@ -169,6 +176,11 @@ def ingest_stage(target: str):
 
 def fused_stage(entry: str, options: Options) -> list[str]:
     return fuse(options.fusion_remarks)
+
+
+def fused_stage_apart(entry: str, options: Options) -> list[str]:
+    """The "fused" stage without producer kernels joining their readers (CUDA's)."""
+    return fuse(options.fusion_remarks, producer_kernels=False)
 
 
 def linalg_stage(complex_as_real: bool, parallel_rows: bool = True, library_contractions=None,

@@ -162,13 +162,13 @@ def front_stages(target: str, complex_as_real: bool = True, parallel_rows: bool 
     whether matmuls go to a library; f16/bf16 sums in f32 where ``narrow_sums_in_f32``;
     ``counted_top_k``: options -> whether large top-ks count; ``integer_kernel``: options ->
     whether 8-bit integer matmuls have an integer kernel, see ``lower_to_linalg``)."""
-    from xlac.pipeline.pipelines import fused_stage, ingest_stage, linalg_stage
+    from xlac.pipeline.pipelines import fused_stage, fused_stage_apart, ingest_stage, linalg_stage
     return (
         Stage("input", "the program as given, parsed and verified"),
         Stage("stablehlo", "one StableHLO function with static shapes, every op supported",
               ingest_stage(target)),
         Stage("fused", "StableHLO with its ops grouped into xla.fusion kernels, as XLA does",
-              fused_stage),
+              fused_stage if parallel_rows else fused_stage_apart),
         Stage("linalg", "linalg on tensors: each kernel a loop nest, contractions as matmuls",
               linalg_stage(complex_as_real, parallel_rows, library_contractions,
                            narrow_sums_in_f32, counted_top_k, integer_kernel)),

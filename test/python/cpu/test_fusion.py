@@ -162,12 +162,14 @@ def test_max_ops_limits_a_kernel():
 def test_remarks_follow_the_environment(monkeypatch):
     """The pass reads no environment: the pipeline turns the option into its option."""
     from xlac.targets import get_target
-    for name in ("cpu", "cuda"):
+    # CUDA keeps a producer kernel apart from its readers (the CPU's merge their loop nests)
+    for name, apart in (("cpu", ""), ("cuda", "producer-kernels=false")):
         monkeypatch.setenv("XLAC_FUSION_REMARKS", "1")
         steps = get_target(name).stage_steps("main", xlac.Options.from_env())
-        assert steps["fused"][-1] == "xla-fuse{remarks=true}"
+        assert steps["fused"][-1] == "xla-fuse{" + " ".join(["remarks=true"] + [apart] * bool(apart)) + "}"
         monkeypatch.delenv("XLAC_FUSION_REMARKS")
-        assert get_target(name).stage_steps("main", xlac.Options.from_env())["fused"][-1] == "xla-fuse"
+        assert get_target(name).stage_steps("main", xlac.Options.from_env())["fused"][-1] == \
+            ("xla-fuse{" + apart + "}" if apart else "xla-fuse")
 
 
 def test_inline_restores_plain_ops_with_their_kernel():

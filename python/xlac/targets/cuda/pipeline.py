@@ -114,5 +114,5 @@ def gpu_stage(entry: str, options) -> list[str]:
 def cuda(entry: str = "main", remarks: bool | str = False) -> list[str]:
     """The whole CUDA pipeline (``xla-cuda-pipeline``) up to the gpu.modules
     (PTX is made from them in Python)."""
-    return (pipelines.ingest(entry, "cuda") + pipelines.fuse(remarks)
+    return (pipelines.ingest(entry, "cuda") + pipelines.fuse(remarks, producer_kernels=False)
             + pipelines.lower_to_linalg(complex_as_real=False, parallel_rows=False) + bufferize() + to_gpu())
