@@ -43,13 +43,11 @@ class Machine:
 MIN_WORK = 256               # smaller ops stay scalar loops: no gain, only compile time
 SHORT_K = 256                # the matmul schedules' k block: shorter k needs none
 MATH_UNROLL_OPERANDS = 8     # math kernels of more arrays: one register a value, not 4 (spills)
-# f8 in vectors: xla-expand-f8-casts converts vectors of them too; i1 is a
-# byte in memory, and xla-i1-memory-as-i8 moves its vectors as bytes
+# f8 vectors: xla-expand-f8-casts converts them; i1: a byte in memory, moved as bytes (xla-i1-memory-as-i8)
 VECTOR_ELEMENT_BYTES = {"i1": 1, "f32": 4, "f64": 8, "bf16": 2, "f16": 2, "i8": 1, "i16": 2, "i32": 4, "i64": 8,
                   **dict.fromkeys(F8_FORMATS, 1)}
-_COMBINERS = {"arith.addf", "arith.mulf", "arith.addi", "arith.muli", "arith.andi",
-              "arith.ori", "arith.xori", "arith.maximumf", "arith.minimumf",
-              "arith.maxnumf", "arith.minnumf", "arith.maxsi", "arith.minsi",
+_COMBINERS = {"arith.addf", "arith.mulf", "arith.addi", "arith.muli", "arith.andi", "arith.ori", "arith.xori",
+              "arith.maximumf", "arith.minimumf", "arith.maxnumf", "arith.minnumf", "arith.maxsi", "arith.minsi",
               "arith.maxui", "arith.minui"}
 CONTRACTIONS = {"linalg.matmul": "xla_matmul", "linalg.batch_matmul": "xla_batch_matmul",
                  "linalg.conv_2d_nhwc_hwcf": "xla_conv_2d_nhwc_hwcf"}
