@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 
 LANES = 16
-_COMBINER_OPS = ("arith.cmpf", "arith.cmpi", "arith.andi", "arith.ori", "arith.xori", "arith.select")
+_MINMAX = {"arith.maxsi": max, "arith.minsi": min}       # an integer argmax's value, as canonicalize leaves it
+_COMBINER_OPS = ("arith.cmpf", "arith.cmpi", "arith.andi", "arith.ori", "arith.xori", "arith.select", *_MINMAX)
 _FLOATS = (ir.F32Type, ir.F64Type)
 _FLOAT_GRID = (math.nan, -math.inf, -1.5, -0.0, 0.0, 1.5, math.inf)
 _INT_GRID = (-5, -1, 0, 1, 5)
@@ -84,11 +85,15 @@ def match(op: ir.Operation) -> ArgReduction | None:
     if yield_op.name != "linalg.yield" or len(yield_op.operands) != 2:
         return None
     picks = [_op(v) for v in yield_op.operands]
-    if any(p is None or p.name != "arith.select" for p in picks):
+    if any(p is None for p in picks) or picks[1].name != "arith.select" or picks[1].operands[1] != acc_index:
         return None
-    if picks[0].operands[1] != acc_value or picks[1].operands[1] != acc_index:
+    if picks[0].name == "arith.select" and picks[0].operands[1] == acc_value:
+        value = picks[0].operands[2]
+    elif picks[0].name in _MINMAX and acc_value in list(picks[0].operands):
+        value = [v for v in picks[0].operands if v != acc_value][0]
+    else:
         return None
-    value, index = picks[0].operands[2], picks[1].operands[2]
+    index = picks[1].operands[2]
     if not _is_loop_index(index, rank - 1):
         return None
     combiner = _reads_of(ops[:-1], {acc_value, acc_index})
@@ -145,7 +150,7 @@ def _check(combiner, acc_value, acc_index, value, index, picks) -> bool | None:
             env = {acc_value: grid[a], acc_index: lo, value: grid[b], index: hi}
             if not _run(combiner, env, width, vwidth):
                 return None
-            pick_v, pick_i = env[picks[0].operands[0]], env[picks[1].operands[0]]
+            pick_v, pick_i = _same(env[picks[0].results[0]], grid[a]), env[picks[1].operands[0]]
             seen.add(pick_i)
             if pick_v != pick_i and not _same(grid[a], grid[b]):
                 if floats and grid[a] == grid[b]:
@@ -208,6 +213,8 @@ def _run(ops, env: dict, width: int, vwidth: int) -> bool:
             out = _cmpi(ir.IntegerAttr(o.attributes["predicate"]).value, *args, w)
         elif o.name == "arith.select":
             out = args[1] if args[0] else args[2]
+        elif o.name in _MINMAX:
+            out = _MINMAX[o.name](*args)
         elif not isinstance(o.results[0].type, ir.IntegerType) or ir.IntegerType(o.results[0].type).width != 1:
             return False                                 # and/or/xor on wider integers
         else:

@@ -67,17 +67,29 @@ def takes(found: ArgReduction, buffers: bool) -> bool:
         return True
     if not buffers:
         return len(list(op.results[0].uses)) == 0
-    n_in = len(op.operands) - 2
-    out = op.operands[n_in]
-    owner = out.owner
-    if isinstance(out, ir.BlockArgument) or owner.name != "memref.alloc":
+    return _written_only(op.operands[len(op.operands) - 2], op)
+
+
+_VIEWS = ("memref.subview", "memref.expand_shape", "memref.collapse_shape", "memref.cast")
+_WRITES = ("memref.copy", "linalg.copy", "linalg.fill")      # operand 1: the buffer written
+
+
+def _written_only(buffer: ir.Value, op: ir.Operation) -> bool:
+    """Whether ``buffer`` is (a view of) an allocation that nothing but ``op``
+    reads: only views, fills, copies into it and its dealloc use it."""
+    while not isinstance(buffer, ir.BlockArgument) and buffer.owner.name in _VIEWS:
+        buffer = buffer.owner.operands[0]
+    if isinstance(buffer, ir.BlockArgument) or buffer.owner.name != "memref.alloc":
         return False
-    for use in out.uses:
-        user = use.owner
-        if user == op or user.name == "memref.dealloc" or (
-                user.name in ("memref.copy", "linalg.copy") and use.operand_number == 1):
-            continue
-        return False
+    views = [buffer]
+    while views:
+        for use in views.pop().uses:
+            user = use.owner
+            if user.name in _VIEWS and use.operand_number == 0:
+                views.append(user.results[0])
+            elif not (user == op or user.name == "memref.dealloc"
+                      or (user.name in _WRITES and use.operand_number == 1)):
+                return False
     return True
 
 
