@@ -19,7 +19,10 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 
 LANES = 16
-_MINMAX = {"arith.maxsi": max, "arith.minsi": min}       # an integer argmax's value, as canonicalize leaves it
+# an integer argmax's value, as canonicalize leaves it (a width: the unsigned ones' order)
+_MINMAX = {"arith.maxsi": lambda a, b, w: max(a, b), "arith.minsi": lambda a, b, w: min(a, b),
+           "arith.maxui": lambda a, b, w: max(a, b, key=lambda v: v % (1 << w)),
+           "arith.minui": lambda a, b, w: min(a, b, key=lambda v: v % (1 << w))}
 _COMBINER_OPS = ("arith.cmpf", "arith.cmpi", "arith.andi", "arith.ori", "arith.xori", "arith.select", *_MINMAX)
 _FLOATS = (ir.F32Type, ir.F64Type)
 _FLOAT_GRID = (math.nan, -math.inf, -1.5, -0.0, 0.0, 1.5, math.inf)
@@ -39,6 +42,7 @@ class ArgReduction:
     index: ir.Value
     combiner: list
     value_dead_needed: bool          # the value result is not the scalar loop's bit for bit (+0/-0 ties)
+    columns: bool = False            # (rows, cols) read as (cols, rows): 16 columns' own loops, no fold
 
 
 def _op(value: ir.Value):
@@ -64,14 +68,16 @@ def match(op: ir.Operation) -> ArgReduction | None:
         return None
     kinds = iterator_kinds(op)
     rank = len(kinds)
-    if rank < 2 or kinds[-1] != "reduction" or "reduction" in kinds[:-1]:
+    if rank < 1 or kinds[-1] != "reduction" or "reduction" in kinds[:-1]:
         return None
     maps = _maps(op)
     n_in = len(maps) - 2
     if n_in < 1 or len(op.operands) != len(maps):
         return None
-    identity = str(ir.AffineMap.get_identity(rank, op.context))
-    if any(str(m) != identity for m in maps[:n_in]) or any(str(m) != _outer_map(rank) for m in maps[n_in:]):
+    reads = {str(m) for m in maps[:n_in]}
+    columns = reads == {"(d0, d1) -> (d1, d0)"}
+    if not (columns or reads == {str(ir.AffineMap.get_identity(rank, op.context))}) \
+            or any(str(m) != _outer_map(rank) for m in maps[n_in:]):
         return None
     block = op.regions[0].blocks[0]
     args = list(block.arguments)
@@ -105,7 +111,8 @@ def match(op: ir.Operation) -> ArgReduction | None:
     checked = _check(combiner, acc_value, acc_index, value, index, picks)
     if checked is None:
         return None
-    return ArgReduction(op, acc_value, acc_index, value, index, combiner, checked)
+    # a column's elements come in the scalar loop's order: its value too
+    return ArgReduction(op, acc_value, acc_index, value, index, combiner, checked and not columns, columns)
 
 
 def _outer_map(rank: int) -> str:
@@ -214,7 +221,7 @@ def _run(ops, env: dict, width: int, vwidth: int) -> bool:
         elif o.name == "arith.select":
             out = args[1] if args[0] else args[2]
         elif o.name in _MINMAX:
-            out = _MINMAX[o.name](*args)
+            out = _MINMAX[o.name](*args, vwidth)
         elif not isinstance(o.results[0].type, ir.IntegerType) or ir.IntegerType(o.results[0].type).width != 1:
             return False                                 # and/or/xor on wider integers
         else:

@@ -136,10 +136,68 @@ def _rewrite(found: ArgReduction) -> None:
     with ir.InsertionPoint(op):
         zero, one, step = b.const(0), b.const(1), b.const(LANES)
         extents = [b.dim(ins[0], d) for d in range(rank)]
-        n = extents[-1]
+        n = extents[-1]                               # columns: memref dims (rows, cols)
         full = b.one("arith.muli", n.type, [b.one("arith.divui", n.type, [n, step]), step])
-        _rows(b, found, ins, out_v, out_i, extents, [], (zero, one, step, n, full))
+        if found.columns:
+            _columns(b, found, ins, out_v, out_i, extents[0], (zero, one, step, n, full))
+        else:
+            _rows(b, found, ins, out_v, out_i, extents, [], (zero, one, step, n, full))
     op.erase()
+
+
+def _columns(b: _Builder, found, ins, out_v, out_i, rows, c) -> None:
+    """(cols, rows) loops over a (rows, cols) input: 16 columns a step, each lane
+    its own column's scalar loop (the same combines in the same order), the
+    last partial step masked; no fold."""
+    zero, one, step, n, full = c
+    iota = _iota(b)
+    mask_type = ir.VectorType.get([LANES], ir.IntegerType.get_signless(1))
+    for start, end, mask in ((zero, full, None), (full, n, "tail")):
+        if mask is None:
+            col_loop, col_body = _for(b, start, end, step, [])
+        with ir.InsertionPoint(col_body) if mask is None else _Here():
+            j = col_body.arguments[0] if mask is None else full
+            if mask is not None:
+                mask = b.one("vector.create_mask", mask_type, [b.one("arith.subi", n.type, [n, full])])
+            acc = [_read(b, m, [j], mask) for m in (out_v, out_i)]
+            loop, body = _for(b, zero, rows, one, acc)
+            with ir.InsertionPoint(body):
+                r = body.arguments[0]
+                reads = [_read(b, m, [r, j], mask) for m in ins]
+                dims = {0: b.one("arith.addi", iota.type, [b.splat(j), iota]), 1: r}
+                b.op("scf.yield", [], _body(b, found, reads, list(body.arguments[1:]), dims))
+            for value, m in zip(loop.results, (out_v, out_i)):
+                if mask is None:
+                    b.op("vector.store", [], [value, m, j])
+                else:
+                    b.op("vector.maskedstore", [], [m, j, mask, value])
+            if mask is None:
+                b.op("scf.yield", [], [])
+
+
+class _Here:
+    """The insertion point as it is."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _read(b: _Builder, memref, indices, mask):
+    """16 elements of ``memref`` from ``indices``; where ``mask``, only its lanes (zeros elsewhere)."""
+    et = ir.MemRefType(memref.type).element_type
+    vt = ir.VectorType.get([LANES], et)
+    if mask is None:
+        return b.one("vector.load", vt, [memref, *indices])
+    pad = b.splat(b.one("arith.constant", et, [], {"value": _zero_attr(et)}))
+    return b.one("vector.maskedload", vt, [memref, *indices, mask, pad])
+
+
+def _iota(b: _Builder):
+    return b.one("arith.constant", ir.VectorType.get([LANES], ir.IndexType.get()), [],
+                 {"value": ir.Attribute.parse(f"dense<[{', '.join(map(str, range(LANES)))}]> : vector<{LANES}xindex>")})
 
 
 def _rows(b: _Builder, found, ins, out_v, out_i, extents, ivs, c) -> None:
@@ -157,28 +215,22 @@ def _rows(b: _Builder, found, ins, out_v, out_i, extents, ivs, c) -> None:
 
 def _row(b: _Builder, found, ins, out_v, out_i, ivs, n, full, step) -> None:
     """One row: the vector loop, the masked tail, the fold, the two stores."""
-    iota = b.one("arith.constant", ir.VectorType.get([LANES], ir.IndexType.get()), [],
-                 {"value": ir.Attribute.parse(f"dense<[{', '.join(map(str, range(LANES)))}]> : vector<{LANES}xindex>")})
+    iota = _iota(b)
     acc = [b.splat(b.one("memref.load", found.acc_value.type, [out_v, *ivs])),
            b.splat(b.one("memref.load", found.acc_index.type, [out_i, *ivs]))]
     zero = b.const(0)
     loop, body = _for(b, zero, full, step, acc)
     with ir.InsertionPoint(body):
         c = body.arguments[0]
-        reads = [b.one("vector.load", ir.VectorType.get([LANES], ir.MemRefType(m.type).element_type), [m, *ivs, c])
-                 for m in ins]
-        new = _body(b, found, reads, list(body.arguments[1:]), ivs, c, iota)
+        reads = [_read(b, m, [*ivs, c], None) for m in ins]
+        new = _body(b, found, reads, list(body.arguments[1:]), _dims(b, ivs, c, iota))
         b.op("scf.yield", [], new)
     acc = list(loop.results)
     # the tail: lanes past the row keep their winners
     mask = b.one("vector.create_mask", ir.VectorType.get([LANES], ir.IntegerType.get_signless(1)),
                  [b.one("arith.subi", n.type, [n, full])])
-    reads = []
-    for m in ins:
-        et = ir.MemRefType(m.type).element_type
-        pad = b.splat(b.one("arith.constant", et, [], {"value": _zero_attr(et)}))
-        reads.append(b.one("vector.maskedload", pad.type, [m, *ivs, full, mask, pad]))
-    new = _body(b, found, reads, acc, ivs, full, iota)
+    reads = [_read(b, m, [*ivs, full], mask) for m in ins]
+    new = _body(b, found, reads, acc, _dims(b, ivs, full, iota))
     acc = [b.one("arith.select", a.type, [mask, x, a]) for x, a in zip(new, acc)]
     # the fold: lane l against lane l + h, the lower index as the accumulator
     h = LANES // 2
@@ -220,7 +272,12 @@ def _clone(b: _Builder, ops, env: dict) -> None:
             env[r] = s
 
 
-def _body(b: _Builder, found: ArgReduction, reads, acc, ivs, c, iota) -> list:
+def _dims(b: _Builder, ivs, c, iota) -> dict:
+    """A row's loop indices: the outer ones, then the reduced one's 16 lanes from ``c``."""
+    return {**dict(enumerate(ivs)), len(ivs): b.one("arith.addi", iota.type, [b.splat(c), iota])}
+
+
+def _body(b: _Builder, found: ArgReduction, reads, acc, dims: dict) -> list:
     """The generic's body on one step's vectors: the new (value, index) accumulators."""
     block = found.op.regions[0].blocks[0]
     args = list(block.arguments)
@@ -230,8 +287,7 @@ def _body(b: _Builder, found: ArgReduction, reads, acc, ivs, c, iota) -> list:
     rest = []
     for o in ops[:-1]:
         if o.name == "linalg.index":
-            d = ir.IntegerAttr(o.attributes["dim"]).value
-            env[o.results[0]] = b.one("arith.addi", iota.type, [b.splat(c), iota]) if d == len(ivs) else ivs[d]
+            env[o.results[0]] = dims[ir.IntegerAttr(o.attributes["dim"]).value]
         else:
             rest.append(o)
     _clone(b, rest, env)

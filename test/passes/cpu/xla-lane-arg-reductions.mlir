@@ -2,6 +2,7 @@
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
+#t = affine_map<(d0, d1) -> (d1, d0)>
 
 /// jax's argmax over rows, its maxima in a buffer nothing reads: a loop over
 /// the rows, 16 lanes a step, the masked tail, 4 halvings of the lanes.
@@ -81,6 +82,38 @@ func.func @not_a_selection(%x: memref<8x100xi32>, %v: memref<8xi32>, %out: memre
     %9 = arith.select %4, %acc, %in : i32
     %10 = arith.select %4, %idx, %1 : i64
     linalg.yield %9, %10 : i32, i64
+  }
+  return
+}
+
+/// argmax over axis 0: 16 columns a step, each lane its column's own loop
+/// over the rows (the maxima exact too: they may be read), the tail masked.
+// CHECK-LABEL: func.func @argmax_columns
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xi64>)
+// CHECK: vector.load {{.*}} vector<16xf32>
+// CHECK: vector.store
+// CHECK: vector.create_mask
+// CHECK: vector.maskedload
+// CHECK: vector.maskedstore
+// CHECK-NOT: vector.shuffle
+func.func @argmax_columns(%x: memref<50x40xf32>, %v: memref<40xf32>, %out: memref<40xi64>) {
+  linalg.generic {indexing_maps = [#t, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<50x40xf32>) outs(%v, %out : memref<40xf32>, memref<40xi64>) {
+  ^bb0(%in: f32, %acc: f32, %idx: i64):
+    %0 = linalg.index 1 : index
+    %1 = arith.index_cast %0 : index to i64
+    %2 = arith.cmpf ogt, %acc, %in : f32
+    %3 = arith.cmpf une, %acc, %acc : f32
+    %4 = arith.ori %2, %3 : i1
+    %5 = arith.cmpf oeq, %acc, %in : f32
+    %6 = arith.cmpi slt, %idx, %1 : i64
+    %7 = arith.andi %5, %6 : i1
+    %8 = arith.ori %4, %7 : i1
+    %9 = arith.select %4, %acc, %in : f32
+    %10 = arith.select %8, %idx, %1 : i64
+    linalg.yield %9, %10 : f32, i64
   }
   return
 }
