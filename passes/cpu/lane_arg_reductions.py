@@ -21,6 +21,9 @@ class LaneArgReductions(ModulePass):
     combiner) runs on vectors, every lane keeping the winner of its elements
     (l, l + 16, ...), the last partial step masked; then the 16 winners are
     folded in 4 halvings, each pair given to the combiner lower index first.
+    A 2-D one reduced over the input's rows (argmax over axis 0: the input
+    read transposed) runs 16 columns a step instead, each lane its own
+    column's scalar loop in the same order, the last step masked, no fold.
 
     Why: jnp.argmax(v, axis=1) ran as scalar loops, a compare-select chain an
     element (at AVX-512 through mask registers: 2.7x slower than the same code
@@ -28,7 +31,9 @@ class LaneArgReductions(ModulePass):
     selection by a total preorder with consistent ties (NaN first, the larger
     value, the lower index), which any grouping of the elements gives alike; the
     value result (which can differ in the sign of a zero on ties) must be a
-    buffer nothing reads.
+    buffer nothing reads (rows; the columns' is the scalar loop's as it was).
+    jnp.argmax over 396 x 660 f32 rows: 0.97 -> 0.065 ms at AVX-512 (XLA 1.33),
+    over columns 0.90 -> 0.084 (docs/PERFORMANCE.md).
 
         linalg.generic {iterator_types = ["parallel", "reduction"]}
             ins(%x : memref<?x660xf32>) outs(%v, %i : memref<?xf32>, memref<?xi64>)
