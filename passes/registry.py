@@ -76,6 +76,7 @@ _REGISTRY: dict[str, str] = {
     "xla-merge-kernel-generics": "fusion.merge_kernel_generics:MergeKernelGenerics",
     "xla-approximate-math": "cpu.approximate_math:ApproximateMath",
     "xla-horner-fma": "cpu.horner_fma:HornerFma",
+    "xla-lane-arg-reductions": "cpu.lane_arg_reductions:LaneArgReductions",
     "xla-apply-schedules": "cpu.apply_schedules:ApplySchedules",
     "xla-additive-reductions": "cpu.additive_reductions:AdditiveReductions",
     "xla-collapse-reduction-loops": "cpu.collapse_reduction_loops:CollapseReductionLoops",

@@ -72,7 +72,16 @@ def unplanned(ops: list[ir.Operation], planned, i1_vectors: bool = True) -> list
                  + ("it runs as scalar loops split among the threads" if op in scalar
                     else "it runs as scalar loops on one core"))
             for op in ops if (op not in taken or op in scalar) and op.name not in _NO_WORK
-            and iterations(op) >= MIN_WORK]
+            and iterations(op) >= MIN_WORK and not lane_arg_reduction(op)]
+
+
+def lane_arg_reduction(op: ir.Operation) -> bool:
+    """Whether xla-lane-arg-reductions will run ``op`` (an argmax's
+    linalg.generic on tensors) as vector loops once it is on buffers."""
+    from xlac.passes.cpu.arg_combiner import match
+    from xlac.passes.cpu.lane_arg_reductions import takes
+    found = match(op)
+    return found is not None and takes(found, buffers=False)
 
 
 _NO_WORK = ("linalg.fill", "linalg.yield", "linalg.index")

@@ -169,6 +169,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "xla-collectives-to-mpi",                         # collective buffer calls -> the MPI shim (inlined below)
         _strided_copies(threads, split_copy_bytes),       # no memrefCopy runtime call
         "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
+        "xla-lane-arg-reductions",                        # argmax/argmin rows: 16-lane vector loops
         "xla-approximate-math",                           # f32 exp/tanh as polynomials: no libm call per lane
         # chlo's polynomials (erfc's, GELU's in BERT and ViT): one FMA a step
         *(["xla-horner-fma"] if true_flag(fma) else []),

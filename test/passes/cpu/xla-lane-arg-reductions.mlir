@@ -1,0 +1,119 @@
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-lane-arg-reductions)' | FileCheck %s
+
+#id = affine_map<(d0, d1) -> (d0, d1)>
+#row = affine_map<(d0, d1) -> (d0)>
+#t = affine_map<(d0, d1) -> (d1, d0)>
+
+/// jax's argmax over rows, its maxima in a buffer nothing reads: a loop over
+/// the rows, 16 lanes a step, the masked tail, 4 halvings of the lanes.
+// CHECK-LABEL: func.func @argmax_rows
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xi64>)
+// CHECK: vector.load {{.*}} vector<16xf32>
+// CHECK: arith.cmpf ogt, {{.*}} : vector<16xf32>
+// CHECK: arith.cmpf une
+// CHECK: scf.yield {{.*}} : vector<16xf32>, vector<16xi64>
+// CHECK: vector.create_mask
+// CHECK: vector.maskedload
+// CHECK-COUNT-4: vector.shuffle {{.*}} : vector<16xi64>, vector<16xi64>
+// CHECK: memref.store {{.*}} : memref<?xf32>
+// CHECK: memref.store {{.*}} : memref<?xi64>
+func.func @argmax_rows(%x: memref<?x100xf32>, %out: memref<?xi64>) {
+  %c0 = arith.constant 0 : index
+  %n = memref.dim %x, %c0 : memref<?x100xf32>
+  %v = memref.alloc(%n) : memref<?xf32>
+  linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<?x100xf32>) outs(%v, %out : memref<?xf32>, memref<?xi64>) {
+  ^bb0(%in: f32, %acc: f32, %idx: i64):
+    %0 = linalg.index 1 : index
+    %1 = arith.index_cast %0 : index to i64
+    %2 = arith.cmpf ogt, %acc, %in : f32
+    %3 = arith.cmpf une, %acc, %acc : f32
+    %4 = arith.ori %2, %3 : i1
+    %5 = arith.cmpf oeq, %acc, %in : f32
+    %6 = arith.cmpi slt, %idx, %1 : i64
+    %7 = arith.andi %5, %6 : i1
+    %8 = arith.ori %4, %7 : i1
+    %9 = arith.select %4, %acc, %in : f32
+    %10 = arith.select %8, %idx, %1 : i64
+    linalg.yield %9, %10 : f32, i64
+  }
+  memref.dealloc %v : memref<?xf32>
+  return
+}
+
+/// The maxima go to the caller: on a -0.0/+0.0 tie their sign depends on the
+/// order of the combines, so the scalar loops stay.
+// CHECK-LABEL: func.func @maxima_read
+// CHECK: linalg.generic
+func.func @maxima_read(%x: memref<8x100xf32>, %v: memref<8xf32>, %out: memref<8xi64>) {
+  linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x100xf32>) outs(%v, %out : memref<8xf32>, memref<8xi64>) {
+  ^bb0(%in: f32, %acc: f32, %idx: i64):
+    %0 = linalg.index 1 : index
+    %1 = arith.index_cast %0 : index to i64
+    %2 = arith.cmpf ogt, %acc, %in : f32
+    %3 = arith.cmpf une, %acc, %acc : f32
+    %4 = arith.ori %2, %3 : i1
+    %5 = arith.cmpf oeq, %acc, %in : f32
+    %6 = arith.cmpi slt, %idx, %1 : i64
+    %7 = arith.andi %5, %6 : i1
+    %8 = arith.ori %4, %7 : i1
+    %9 = arith.select %4, %acc, %in : f32
+    %10 = arith.select %8, %idx, %1 : i64
+    linalg.yield %9, %10 : f32, i64
+  }
+  return
+}
+
+/// A combiner whose ties go to the earlier index for some values and to the
+/// later for others (it keeps the accumulator unless the two are equal) is
+/// no ordered selection: left alone.
+// CHECK-LABEL: func.func @not_a_selection
+// CHECK: linalg.generic
+func.func @not_a_selection(%x: memref<8x100xi32>, %v: memref<8xi32>, %out: memref<8xi64>) {
+  linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x100xi32>) outs(%v, %out : memref<8xi32>, memref<8xi64>) {
+  ^bb0(%in: i32, %acc: i32, %idx: i64):
+    %0 = linalg.index 1 : index
+    %1 = arith.index_cast %0 : index to i64
+    %4 = arith.cmpi ne, %acc, %in : i32
+    %9 = arith.select %4, %acc, %in : i32
+    %10 = arith.select %4, %idx, %1 : i64
+    linalg.yield %9, %10 : i32, i64
+  }
+  return
+}
+
+/// argmax over axis 0: 16 columns a step, each lane its column's own loop
+/// over the rows (the maxima exact too: they may be read), the tail masked.
+// CHECK-LABEL: func.func @argmax_columns
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xi64>)
+// CHECK: vector.load {{.*}} vector<16xf32>
+// CHECK: vector.store
+// CHECK: vector.create_mask
+// CHECK: vector.maskedload
+// CHECK: vector.maskedstore
+// CHECK-NOT: vector.shuffle
+func.func @argmax_columns(%x: memref<50x40xf32>, %v: memref<40xf32>, %out: memref<40xi64>) {
+  linalg.generic {indexing_maps = [#t, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<50x40xf32>) outs(%v, %out : memref<40xf32>, memref<40xi64>) {
+  ^bb0(%in: f32, %acc: f32, %idx: i64):
+    %0 = linalg.index 1 : index
+    %1 = arith.index_cast %0 : index to i64
+    %2 = arith.cmpf ogt, %acc, %in : f32
+    %3 = arith.cmpf une, %acc, %acc : f32
+    %4 = arith.ori %2, %3 : i1
+    %5 = arith.cmpf oeq, %acc, %in : f32
+    %6 = arith.cmpi slt, %idx, %1 : i64
+    %7 = arith.andi %5, %6 : i1
+    %8 = arith.ori %4, %7 : i1
+    %9 = arith.select %4, %acc, %in : f32
+    %10 = arith.select %8, %idx, %1 : i64
+    linalg.yield %9, %10 : f32, i64
+  }
+  return
+}
