@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from xlac.mlir import ir, transform_interpreter
 from xlac.passes.base import ModulePass, module_ops
+from xlac.passes.cpu.register_tile_loops import minor_identity
 
 # set by the `xla_elementwise_minor_*` schedules on the loop their W x M vectors walk
 FLATTEN_TAG = "xla.flatten_transfers"
 # set by `xla_reduce_kept_minor_3d` on its reduction loop: a K x 16 vector read
 # transposed from 16 rows of K contiguous elements
 TRANSPOSED_TAG = "xla.flatten_transposed_transfers"
+# set by this pass on a kernel that reads an N x 1 (or 1 x N) vector transposed
+UNIT_TAG = "xla.drop_unit_transfer_dims"
 
 _SCRIPT = f"""
 module attributes {{transform.with_named_sequence}} {{
@@ -24,6 +27,14 @@ module attributes {{transform.with_named_sequence}} {{
     transform.apply_patterns to %transposing {{
       transform.apply_patterns.vector.transfer_permutation_patterns
       transform.apply_patterns.vector.flatten_vector_transfer_ops
+    }} : !transform.any_op
+    %unit = transform.structured.match attributes{{{UNIT_TAG}}} in %root
+      : (!transform.any_op) -> !transform.any_op
+    transform.apply_patterns to %unit {{
+      transform.apply_patterns.vector.transfer_permutation_patterns
+      transform.apply_patterns.vector.drop_unit_dims_with_shape_cast
+      transform.apply_patterns.vector.cast_away_vector_leading_one_dim
+      transform.apply_patterns.canonicalization
     }} : !transform.any_op
     transform.yield
   }}
@@ -53,12 +64,25 @@ class FlattenMinorTransfers(ModulePass):
     ``16 x K`` and a `vector.transpose` (`transfer_permutation_patterns`),
     then one contiguous ``16*K`` load; LLVM transposes it with shuffles
     (c64 at x86-64-v3: one 32-lane load where 16 two-lane loads were).
+
+    A kernel that reads an ``N x 1`` vector transposed from a row (a column
+    sum's tile of a transposed operand: `jnp.einsum("ii->i")`'s masked
+    diagonal, `xla_reduce_outer_2d`) gets the third tag: the read becomes a
+    1-D ``N`` read and its users' ``N x 1`` ops 1-D ones
+    (`drop_unit_dims_with_shape_cast`, `cast_away_vector_leading_one_dim`).
+    Why: LLVM keeps a ``vector<64x1xf32>`` as 64 one-lane vectors, and
+    without mask registers (AVX2) each lane's `arith.select` became a
+    compare and a branch: the 2000x2000 diagonal took 35-39 ms at x86-64-v3.
     """
 
     name = "xla-flatten-minor-transfers"
 
     def run(self, module: ir.Operation) -> None:
-        tagged = [op for op in module_ops(module) if FLATTEN_TAG in op.attributes or TRANSPOSED_TAG in op.attributes]
+        for op in module_ops(module):
+            if op.name == "vector.transfer_read" and _transposed_unit_read(op):
+                _tag_function(op)
+        tagged = [op for op in module_ops(module)
+                  if any(tag in op.attributes for tag in (FLATTEN_TAG, TRANSPOSED_TAG, UNIT_TAG))]
         if not tagged:
             return
         script = ir.Module.parse(_SCRIPT, module.context)
@@ -68,6 +92,20 @@ class FlattenMinorTransfers(ModulePass):
         interpreter.apply_named_sequence(module, script.body.operations[0].operation,
                                          script.operation, options)
         for op in tagged:
-            for tag in (FLATTEN_TAG, TRANSPOSED_TAG):
+            for tag in (FLATTEN_TAG, TRANSPOSED_TAG, UNIT_TAG):
                 if tag in op.attributes:
                     del op.attributes[tag]
+
+
+def _transposed_unit_read(read: ir.Operation) -> bool:
+    """A 2-D read with a unit dim whose map is not the memref's minor identity."""
+    shape = ir.VectorType(read.results[0].type).shape
+    return len(shape) == 2 and 1 in shape and not minor_identity(read.attributes["permutation_map"], 2)
+
+
+def _tag_function(op: ir.Operation) -> None:
+    parent = op.parent
+    while parent is not None and parent.name != "func.func":
+        parent = parent.parent
+    if parent is not None:
+        parent.attributes[UNIT_TAG] = ir.UnitAttr.get()

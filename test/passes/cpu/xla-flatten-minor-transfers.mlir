@@ -68,3 +68,42 @@ func.func @untagged(%v: memref<64x2xf64>, %out: memref<64x1024x2xf64>) {
   }
   return
 }
+
+/// A column sum's tile of a transposed operand (`jnp.einsum("ii->i")`'s
+/// masked diagonal): its masked 64 x 1 read, transposed from a row, becomes a
+/// 1-D read of the row and the ops on it 1-D ones, in the whole kernel, and
+/// the kernel's tag goes.
+// CHECK-LABEL: func.func @masked_diagonal
+// CHECK-NOT: vector<64x1x
+// CHECK-NOT: vector.transpose
+// CHECK: vector.transfer_read %{{.*}}, %{{.*}}, %{{.*}} {in_bounds = [true]} : memref<1x?xf32, strided<[2000, 1], offset: ?>>, vector<64xf32>
+// CHECK: arith.select %{{.*}} : vector<64xi1>, vector<64xf32>
+// CHECK-NOT: vector<64x1x
+// CHECK-NOT: xla.drop_unit_transfer_dims
+// CHECK: return
+func.func @masked_diagonal(%a: memref<2000x256xf32, strided<[2000, 1], offset: ?>>,
+                           %acc: memref<256xf32, strided<[1], offset: ?>>, %j: index, %n: index) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c64 = arith.constant 64 : index
+  %c2000 = arith.constant 2000 : index
+  %pad = ub.poison : f32
+  %zeros = arith.constant dense<0.0> : vector<64x1xf32>
+  %m = vector.create_mask %c1, %n : vector<1x64xi1>
+  %step = vector.step : vector<64xindex>
+  %lanes = vector.shape_cast %step : vector<64xindex> to vector<64x1xindex>
+  %lanes32 = arith.index_cast %lanes : vector<64x1xindex> to vector<64x1xi32>
+  scf.for %i = %c0 to %c2000 step %c1 {
+    %row = memref.subview %a[%i, %j] [1, %n] [1, 1]
+        : memref<2000x256xf32, strided<[2000, 1], offset: ?>> to memref<1x?xf32, strided<[2000, 1], offset: ?>>
+    %x = vector.transfer_read %row[%c0, %c0], %pad, %m {in_bounds = [true, true],
+        permutation_map = affine_map<(d0, d1) -> (d1, d0)>} : memref<1x?xf32, strided<[2000, 1], offset: ?>>, vector<64x1xf32>
+    %i32 = arith.index_cast %i : index to i32
+    %iv = vector.broadcast %i32 : i32 to vector<64x1xi32>
+    %on = arith.cmpi eq, %iv, %lanes32 : vector<64x1xi32>
+    %d = arith.select %on, %x, %zeros : vector<64x1xi1>, vector<64x1xf32>
+    %flat = vector.shape_cast %d : vector<64x1xf32> to vector<64xf32>
+    vector.transfer_write %flat, %acc[%j] {in_bounds = [true]} : vector<64xf32>, memref<256xf32, strided<[1], offset: ?>>
+  }
+  return
+}
