@@ -188,7 +188,7 @@ def _fusion_searches(monkeypatch, ops: int) -> int:
 
 def _row_group_steps(monkeypatch, steps: int) -> int:
     """Producers fused-rows planning looks at on a chain of ``steps`` x (sine,
-    + c, * c) as JAX exports it (xla-fuse cuts it into kernels of 64 ops), no
+    + c, * c) as JAX exports it (xla-fuse cuts it into kernels of ~42 steps), no
     reduction anywhere."""
     t = "tensor<64x64xf32>"
     lines = [f"func.func @main(%x0: {t}) -> {t} {{"]
@@ -204,7 +204,8 @@ def _row_group_steps(monkeypatch, steps: int) -> int:
     lines += [f"  return %x{steps} : {t}", "}"]
     module = parse_module(new_context(), "\n".join(lines).encode(), "chain.mlir")
     run_passes(module, pipelines.ingest() + pipelines.fuse() + pipelines.lower_to_linalg())
-    assert str(module).count("linalg.generic") >= steps // 40      # kernels, not one
+    # kernels, not one: a step weighs 1.5 of max-ops 64 (a sine 1, the add and multiply 1/4 each)
+    assert str(module).count("linalg.generic") >= steps // 60
     calls = [0]
     real = fused_rows_plan._may_join
     monkeypatch.setattr(fused_rows_plan, "_may_join",
@@ -219,7 +220,7 @@ def test_row_groups_of_a_chain_without_reductions_grow_linearly(monkeypatch):
     17,501 chained ops, 0.7 s of planning); the bound made small here, to
     reach it with few kernels."""
     monkeypatch.setattr(fused_rows_plan, "ROW_GROUP_MAX", 4)
-    few, many = _row_group_steps(monkeypatch, 200), _row_group_steps(monkeypatch, 800)
+    few, many = _row_group_steps(monkeypatch, 400), _row_group_steps(monkeypatch, 1600)
     assert 0 < many <= 6 * few, (few, many)
 
 
