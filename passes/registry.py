@@ -71,6 +71,7 @@ _REGISTRY: dict[str, str] = {
     "xla-fuse": "fusion.fuse:Fuse",
     "xla-fold-transposes": "fusion.fold_transposes:FoldTransposes",
     "xla-fold-broadcast-operands": "fusion.fold_broadcast_operands:FoldBroadcastOperands",
+    "xla-constants-into-loops": "fusion.constants_into_loops:ConstantsIntoLoops",
     "xla-inline-fusions": "fusion.inline_fusions:InlineFusions",
     "xla-outline-fusions": "fusion.outline_fusions:OutlineFusions",
     "xla-merge-kernel-generics": "fusion.merge_kernel_generics:MergeKernelGenerics",

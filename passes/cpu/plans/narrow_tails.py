@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 
 from xlac.mlir import ir
+from xlac.passes.base import is_zero, text_of
 
 ROW_STEP = 16                # xla_reduce_rows_*'s partial step (schedule_plan.REDUCTION_LANES)
 
@@ -68,3 +69,19 @@ def has_narrow_float(op: ir.Operation) -> bool:
     """Whether an operand of ``op`` holds floats narrower than f32 (bf16, f16, f8)."""
     elements = [v.type.element_type for v in op.operands if isinstance(v.type, ir.ShapedType)]
     return any(isinstance(e, ir.FloatType) and ir.FloatType(e).width < 32 for e in elements)
+
+
+def streamed_bytes(op: ir.Operation, maps, types, sizes: dict, widest: int) -> int:
+    """The widest element of an all-parallel op that a lane holds: an input
+    whose map reads one element for every iteration (a rank-0 tensor, ``()``
+    or only zeros) is uniform, computed on once (xla-hoist-loop-invariants
+    moves its reads and arithmetic out of the vector loop), so its type sets
+    no lane count. betainc's body kernel read jax's i64 trip counter as a
+    tensor<i64> beside 13 f32 arrays: 4 f32 lanes (one i64 ymm) at AVX2, half
+    a register per f32 value. ``sizes``: element type text -> bytes."""
+    kept = [t for amap, t in zip(maps, types[:len(types) - len(op.results)])
+            if not (isinstance(t, ir.RankedTensorType) and all(is_zero(e) for e in amap.results))]
+    kept += list(types[len(types) - len(op.results):])
+    streamed = [sizes.get(text_of(t.element_type), widest) for t in kept if isinstance(t, ir.RankedTensorType)]
+    return max(streamed, default=widest)
+

@@ -19,7 +19,7 @@ from xlac.passes.cpu.plans.chunks import streams_alone, thread_tiles
 from xlac.passes.cpu.plans.kept_minor_plan import kept_minor_plan
 from xlac.passes.cpu.plans.loop_trips import enclosing_trips
 from xlac.passes.cpu.plans.minor_dim_plan import minor_dim_plan
-from xlac.passes.cpu.plans.narrow_tails import peel_narrow_tail, vector_lanes
+from xlac.passes.cpu.plans.narrow_tails import peel_narrow_tail, streamed_bytes, vector_lanes
 from xlac.passes.cpu.plans.pair_transpose_plan import pair_transpose_tiles
 from xlac.passes.cpu.plans.permuted_reads import copy_permutation, permuted_read, transpose_block, transposed_read_loop
 
@@ -199,8 +199,8 @@ def _nest_from_maps(op: ir.Operation, types, widest: int) -> LoopNest | None:
     count = maps[0].n_dims
     if sorted(extents) != list(range(count)) or any(e <= 0 for e in extents.values()):
         return None
-    kinds = iterator_kinds(op, count)
-    reductions = tuple(i for i, kind in enumerate(kinds) if kind == "reduction")
+    reductions = tuple(i for i, kind in enumerate(iterator_kinds(op, count)) if kind == "reduction")
+    widest = widest if reductions else streamed_bytes(op, maps, types, VECTOR_ELEMENT_BYTES, widest)
     last = dim_position(maps[0].results[-1]) if maps[0].results else None
     return LoopNest(tuple(extents[i] for i in range(count)), reductions, widest,
                     -1 if last is None else last)

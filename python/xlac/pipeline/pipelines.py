@@ -56,6 +56,7 @@ def fuse(remarks: bool | str = False, producer_kernels: bool | str = True) -> li
     return [
         "xla-fold-transposes",                            # transpose(dot(a, b)) -> dot(b, a): gradients' layout
         "xla-fold-broadcast-operands",                    # batched dot with a broadcast weight -> one unbatched dot
+        "xla-constants-into-loops",                       # a loop body's splats, hoisted by canonicalize, back in
         f"xla-fuse{why}",                                 # loop/input/output/multi-output kernels; why not: remarks
     ]
 
