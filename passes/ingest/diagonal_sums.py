@@ -57,6 +57,9 @@ def _splat(value: ir.Value):
         op = _owner(op.operands[0])
     if op is None or op.name != "stablehlo.constant":
         return None
+    element = ir.RankedTensorType(op.results[0].type).element_type
+    if not isinstance(element, (ir.FloatType, ir.IntegerType)):
+        return None                   # complex: no cast of its attribute to a dense float or int one
     attr = op.attributes["value"]
     if isinstance(attr, ir.DenseFPElementsAttr) and attr.is_splat:
         return attr.get_splat_value().value

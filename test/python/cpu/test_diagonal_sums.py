@@ -85,3 +85,14 @@ def test_a_narrow_iota_that_wraps_is_left_alone():
     assert "stablehlo.select" in exe.as_text("stablehlo")
     a = np.ones((300, 300), np.float32)
     assert exe(a) == 300 + 44 + 44
+
+
+def test_a_complex_sum_is_left_alone():
+    # complex constants are no dense float attributes: the pass passes over them
+    text = ("func.func @main(%a: tensor<2x3xcomplex<f32>>) -> tensor<complex<f32>> {\n"
+            "  %z = stablehlo.constant dense<(0.0, 0.0)> : tensor<complex<f32>>\n"
+            "  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0, 1]"
+            " : (tensor<2x3xcomplex<f32>>, tensor<complex<f32>>) -> tensor<complex<f32>>\n"
+            "  return %0 : tensor<complex<f32>>\n}")
+    a = (np.arange(6) + 1j * np.arange(6)).astype(np.complex64).reshape(2, 3)
+    assert xlac.compile(text, cpu="x86-64-v3", cache=False)(a) == a.sum()
