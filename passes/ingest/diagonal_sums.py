@@ -73,25 +73,61 @@ def _plus_zero(value: ir.Value) -> bool:
     return isinstance(number, float) and number == 0.0 and math.copysign(1.0, number) > 0
 
 
-def _iota_dim(value: ir.Value, size: int) -> int | None:
-    """The iota dimension of ``value`` (an iota, or one plus a splat 0), or
-    None; None too where its integer type could wrap below ``size``."""
+def _offset(value: ir.Value) -> int | None:
+    """The integer splat ``value`` holds, through a same-type convert, or None."""
+    op = _owner(value)
+    if op is not None and op.name == "stablehlo.broadcast_in_dim":
+        value = op.operands[0]
+        op = _owner(value)
+    if op is not None and op.name == "stablehlo.convert" and op.operands[0].type == value.type:
+        value = op.operands[0]
+    number = _splat(value)
+    return None if isinstance(number, float) else number
+
+
+def _iota_dim(value: ir.Value, size: int) -> tuple[int, int] | None:
+    """(iota dimension, offset) of ``value`` (an iota, or one plus an integer
+    splat), or None; None too where its integer type could wrap."""
     op = _owner(value)
     if op is not None and op.name == "stablehlo.add":
         for this, other in (op.operands, reversed(list(op.operands))):
-            if _splat(other) == 0 and not isinstance(_splat(other), float):
-                return _iota_dim(this, size)
+            found, offset = _iota_dim(this, size), _offset(other)
+            if found is not None and offset is not None and found[1] == 0:
+                element = ir.IntegerType(ir.RankedTensorType(value.type).element_type)
+                if (offset < 0 and element.is_unsigned) or size + abs(offset) >= 2 ** (element.width - 1):
+                    return None
+                return found[0], offset
         return None
     if op is None or op.name != "stablehlo.iota":
         return None
     element = ir.RankedTensorType(value.type).element_type
     if not isinstance(element, ir.IntegerType) or size >= 2 ** (element.width - 1):
         return None
-    return ir.IntegerAttr(op.attributes["iota_dimension"]).value
+    return ir.IntegerAttr(op.attributes["iota_dimension"]).value, 0
 
 
-def _diagonal_operand(op: ir.Operation) -> ir.Value | None:
-    """The x of a reduce of select(iota0 == iota1, x, +0.0) as documented, or None."""
+def _diagonal_offset(mask: ir.Value, shape: list[int]) -> int | None:
+    """k where ``mask`` is iota(rows) + k == iota(columns) on the last two dims
+    of ``shape`` (2-D, or broadcast to them over leading batch dims), or None."""
+    op = _owner(mask)
+    if op is not None and op.name == "stablehlo.broadcast_in_dim":
+        if list(ir.DenseI64ArrayAttr(op.attributes["broadcast_dimensions"])) != [len(shape) - 2, len(shape) - 1]:
+            return None
+        op = _owner(op.operands[0])
+    elif len(shape) != 2:
+        return None
+    if op is None or op.name != "stablehlo.compare" or "EQ" not in str(op.attributes["comparison_direction"]) or \
+            list(ir.RankedTensorType(op.results[0].type).shape) != shape[-2:]:
+        return None
+    found = [_iota_dim(v, max(shape[-2:])) for v in op.operands]
+    if None in found or {found[0][0], found[1][0]} != {0, 1}:
+        return None
+    (_, row), (_, column) = sorted(found)             # iota0 + row == iota1 + column
+    return row - column
+
+
+def _diagonal_operand(op: ir.Operation) -> tuple[ir.Value, int] | None:
+    """(x, k) of a reduce of select(iota0 + k == iota1, x, +0.0) as documented, or None."""
     if len(op.operands) != 2 or not _plus_zero(op.operands[1]):
         return None
     block = op.regions[0].blocks[0]
@@ -103,49 +139,55 @@ def _diagonal_operand(op: ir.Operation) -> ir.Value | None:
     if select is None or select.name != "stablehlo.select" or not _plus_zero(select.operands[2]):
         return None
     type_ = ir.RankedTensorType(select.results[0].type)
-    if type_.rank != 2 or not type_.has_static_shape or not isinstance(type_.element_type, ir.FloatType):
+    if type_.rank < 2 or not type_.has_static_shape or not isinstance(type_.element_type, ir.FloatType):
         return None
-    compare = _owner(select.operands[0])
-    if compare is None or compare.name != "stablehlo.compare" or \
-            "EQ" not in str(compare.attributes["comparison_direction"]):
-        return None
-    size = max(type_.shape)
-    if {_iota_dim(v, size) for v in compare.operands} != {0, 1}:
+    shape, rank = list(type_.shape), type_.rank
+    k = _diagonal_offset(select.operands[0], shape)
+    if k is None or _count(shape[-2:], k) <= 0:
         return None
     dims = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
-    if sorted(dims) == [0, 1]:
-        return select.operands[1]
-    if len(dims) == 1 and type_.shape[1 - dims[0]] <= type_.shape[dims[0]]:
-        return select.operands[1]
+    if rank - 2 in dims and rank - 1 in dims:
+        return select.operands[1], k             # traces (summed over batch dims too, if asked)
+    if k == 0 and len(dims) == 1 and dims[0] >= rank - 2 and \
+            shape[2 * rank - 3 - dims[0]] <= shape[dims[0]]:
+        return select.operands[1], k             # diagonals
     return None
 
 
-def _rewrite(op: ir.Operation, x: ir.Value) -> None:
+def _count(matrix: list[int], k: int) -> int:
+    rows, columns = matrix
+    return min(rows, columns - k) if k >= 0 else min(rows + k, columns)
+
+
+def _rewrite(op: ir.Operation, operand: tuple[ir.Value, int]) -> None:
+    x, k = operand
     point = ir.InsertionPoint(op)
     type_ = ir.RankedTensorType(x.type)
-    rows, columns = type_.shape
-    count = min(rows, columns)
+    *batch, rows, columns = type_.shape
+    count = _count([rows, columns], k)
+    first = k if k >= 0 else -k * columns
     element = type_.element_type
 
     def make(name, operands, shape, attributes):
         return ir.Operation.create(name, results=[ir.RankedTensorType.get(shape, element)], operands=operands,
                                    attributes=attributes, ip=point, loc=op.location).results[0]
 
-    flat = make("stablehlo.reshape", [x], [rows * columns], {})
-    diagonal = make("stablehlo.slice", [flat], [count], {
-        "start_indices": ir.DenseI64ArrayAttr.get([0]),
-        "limit_indices": ir.DenseI64ArrayAttr.get([(count - 1) * (columns + 1) + 1]),
-        "strides": ir.DenseI64ArrayAttr.get([columns + 1])})
-    if len(ir.DenseI64ArrayAttr(op.attributes["dimensions"])) == 2:
+    flat = make("stablehlo.reshape", [x], [*batch, rows * columns], {})
+    diagonal = make("stablehlo.slice", [flat], [*batch, count], {
+        "start_indices": ir.DenseI64ArrayAttr.get([0] * len(batch) + [first]),
+        "limit_indices": ir.DenseI64ArrayAttr.get(batch + [first + (count - 1) * (columns + 1) + 1]),
+        "strides": ir.DenseI64ArrayAttr.get([1] * len(batch) + [columns + 1])})
+    dims = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
+    if len(batch) in dims and len(batch) + 1 in dims:
         select = _owner(op.operands[0])
-        op.operands[0] = diagonal                    # the same reduce, of the diagonal
-        op.attributes["dimensions"] = ir.DenseI64ArrayAttr.get([0])
+        op.operands[0] = diagonal                    # the same reduce, of the diagonals
+        op.attributes["dimensions"] = ir.DenseI64ArrayAttr.get([d for d in dims if d <= len(batch)])
         _erase_unused(select)
         return
-    result = ir.RankedTensorType.get([count], element)
-    zero = make("stablehlo.constant", [], [count],
+    result = ir.RankedTensorType.get([*batch, count], element)
+    zero = make("stablehlo.constant", [], [*batch, count],
                 {"value": ir.DenseElementsAttr.get_splat(result, ir.FloatAttr.get(element, 0.0))})
-    op.results[0].replace_all_uses_with(make("stablehlo.add", [zero, diagonal], [count], {}))
+    op.results[0].replace_all_uses_with(make("stablehlo.add", [zero, diagonal], [*batch, count], {}))
     select = _owner(op.operands[0])
     op.erase()
     _erase_unused(select)
