@@ -1,5 +1,6 @@
 """xla-diagonal-sums: a sum of a matrix masked to its diagonal as a sum of
-the diagonal's elements (jnp.trace, jnp.einsum("ii->"), jnp.einsum("ii->i"))."""
+the diagonal's elements (jnp.trace, jnp.einsum("ii->"), jnp.einsum("ii->i"),
+their batched forms "bii->b", "bii->bi", and jnp.trace(offset=k))."""
 
 from __future__ import annotations
 
@@ -27,6 +28,12 @@ class DiagonalSums(ModulePass):
     off the diagonal dropped as the select dropped it); the trace is the same
     terms, summed in the 1-D reduction's order (lanes, then across them)
     rather than one by one.
+
+    Batched: the 2-D mask broadcast (dims = the last two) over leading dims
+    of x (B... x N x M) takes x reshaped to B... x (N*M), sliced strided in
+    the last dim. Offset: iota0 + k == iota1 (k an integer splat, through a
+    same-type convert, its add unable to wrap) starts the slice at k (k >= 0)
+    or -k*M; taken only where both matrix dims are summed (a trace).
 
         %m = stablehlo.compare EQ, (iota dim = 0), (iota dim = 1)
         %s = stablehlo.select %m, %x, (splat 0.0)
