@@ -1,22 +1,17 @@
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-hoist-loop-invariants)' --split-input-file | FileCheck %s
 
-/// jax.jacfwd(jnp.sin)'s row: x[i] read as a broadcast and its cosine do not
-/// depend on the column loop: computed once before it. The row's index vector
-/// leaves the column loop too, and then the row loop's x[i]-free parts (the
-/// chunk's offset, the lanes' step) leave the row loop; the column's lanes, the compare and the
-/// write stay where they are.
+/// jax.jacfwd(jnp.sin)'s row: x[i] read as a broadcast and its cosine (a
+/// libm call per lane) do not depend on the column loop: computed once before
+/// it. Only the calls and what they read move: the index vectors, invariant
+/// too, stay (hoisting every invariant made BERT's compile 3.5x slower for no
+/// run time).
 // CHECK-LABEL: func.func @row_invariants
-// CHECK: %[[OFF:.*]] = vector.broadcast %arg2 : index to vector<16xindex>
-// CHECK: %[[STEP:.*]] = vector.step : vector<16xindex>
 // CHECK: scf.for %[[I:.*]] = %c0 to %c64 step %c1
-// CHECK:   %[[X:.*]] = vector.transfer_read %arg0[%[[I]]]
-// CHECK:   %[[C:.*]] = math.cos %[[X]] : vector<16xf32>
-// CHECK:   %[[BI:.*]] = vector.broadcast %[[I]] : index to vector<16xindex>
-// CHECK:   %[[ROW:.*]] = arith.addi %[[BI]], %[[OFF]]
-// CHECK:   scf.for %[[J:.*]] = %c0 to %c64 step %c16
-// CHECK-NEXT: %[[BJ:.*]] = vector.broadcast %[[J]]
-// CHECK-NEXT: %[[COL:.*]] = arith.addi %[[BJ]], %[[STEP]]
-// CHECK:     arith.cmpi eq, %[[COL]], %[[ROW]]
+// CHECK-NEXT: %[[X:.*]] = vector.transfer_read %arg0[%[[I]]]
+// CHECK-NEXT: %[[C:.*]] = math.cos %[[X]] : vector<16xf32>
+// CHECK-NEXT: scf.for %[[J:.*]] = %c0 to %c64 step %c16
+// CHECK-NEXT: vector.broadcast %[[I]] : index to vector<16xindex>
+// CHECK:     arith.cmpi eq
 // CHECK:     arith.mulf %{{.*}}, %[[C]]
 // CHECK:     vector.transfer_write
 #bcast = affine_map<(d0) -> (0)>
@@ -49,10 +44,10 @@ func.func @row_invariants(%x: tensor<64xf32>, %out: tensor<64x64xf32>, %off: ind
 
 // -----
 
-/// Left in place: everything in a loop whose bounds are not constants (it may
-/// run no trip: a read there may be out of bounds), in a loop that runs no
-/// trip, a read of a buffer (the loop may write it), a read of the loop's
-/// own tensor, and an op with a region.
+/// Left in place: everything in a loop with no libm call, in a loop whose
+/// bounds are not constants (it may run no trip: a read there may be out of
+/// bounds), in a loop that runs no trip, a read of a buffer (the loop may
+/// write it), a read of the loop's own tensor, and an op with a region.
 // CHECK-LABEL: func.func @kept
 // CHECK: scf.for
 // CHECK-NEXT: vector.transfer_read %arg0
@@ -73,7 +68,8 @@ func.func @kept(%x: tensor<64xf32>, %m: memref<64xf32>, %n: index, %d: i32, %con
   %r1 = scf.for %i = %c0 to %n step %c1 iter_args(%a = %zero) -> (f32) {
     %v = vector.transfer_read %x[%c0], %pad {in_bounds = [true]} : tensor<64xf32>, vector<4xf32>
     %e = vector.extract %v[0] : f32 from vector<4xf32>
-    %s = arith.addf %a, %e : f32
+    %sn = math.sin %e : f32
+    %s = arith.addf %a, %sn : f32
     scf.yield %s : f32
   }
   %r2 = scf.for %i = %c4 to %c0 step %c1 iter_args(%a = %c7) -> (i32) {
@@ -83,7 +79,8 @@ func.func @kept(%x: tensor<64xf32>, %m: memref<64xf32>, %n: index, %d: i32, %con
   %r3 = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %zero) -> (f32) {
     %v = vector.transfer_read %m[%c0], %pad {in_bounds = [true]} : memref<64xf32>, vector<4xf32>
     %e = vector.extract %v[0] : f32 from vector<4xf32>
-    memref.store %e, %m[%i] : memref<64xf32>
+    %sn = math.sin %e : f32
+    memref.store %sn, %m[%i] : memref<64xf32>
     scf.yield %e : f32
   }
   %r4:2 = scf.for %i = %c0 to %c4 step %c1 iter_args(%a = %zero, %t = %x) -> (f32, tensor<64xf32>) {
