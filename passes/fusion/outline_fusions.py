@@ -152,11 +152,21 @@ def _elementwise_multi_output(run: list[ir.Operation]) -> bool:
     makes it one loop nest, as the small kernel of igamma's series loop (7 results
     of 20 ops, 11 loop nests a trip when fused with its neighbours instead).
     Outside loops such kernels still fuse with their neighbours (torch_lstm's
-    two, unrolled: two kernels more when outlined)."""
+    two, unrolled: two kernels more when outlined). Nor when a reduction's
+    kernel reads a result: there linalg fuses the producer into the sum
+    (jax_nbody's step: the pairs' 256x256x3 differences, written and read
+    back once outlined, 1.8 -> 2.7 ms a call at x86-64-v3)."""
     classes = [op_class(op) for op in run]
     return _kind(run[0]) == "multi_output" and len(classes) - classes.count(CONSTANT) >= 2 \
         and all(c in (ELEMENTWISE, MOVEMENT, CONSTANT) for c in classes) \
-        and run[0].parent is not None and run[0].parent.name in _LOOPS
+        and run[0].parent is not None and run[0].parent.name in _LOOPS \
+        and not _feeds_a_reduction(run)
+
+
+def _feeds_a_reduction(run: list[ir.Operation]) -> bool:
+    members = set(run)
+    return any(use.owner.operation not in members and _kind(use.owner.operation) in _RECOMPUTING_KINDS
+               for op in run for result in op.results for use in result.uses)
 
 
 def _kind(op: ir.Operation) -> str:
