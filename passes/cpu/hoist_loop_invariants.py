@@ -72,7 +72,16 @@ def _calls_libm(loop: ir.Operation) -> bool:
     return any(_is_libm(op) for op in loop.regions[0].blocks[0].operations)
 
 
+# no vector instruction divides integers: LLVM scalarizes each lane's division
+_INTEGER_DIVISIONS = frozenset(("arith.divsi", "arith.divui", "arith.remsi", "arith.remui",
+                                "arith.floordivsi", "arith.ceildivsi", "arith.ceildivui"))
+
+
 def _is_libm(op) -> bool:
+    """A libm call per lane, or a vector integer division (betainc's trip
+    counter, `n % 2` and `(n - 1) // 2` per element: a scalar idiv a lane)."""
+    if op.name in _INTEGER_DIVISIONS:
+        return isinstance(op.results[0].type, ir.VectorType)
     return op.name.startswith("math.") and op.name not in _INLINE_MATH
 
 

@@ -96,3 +96,26 @@ func.func @kept(%x: tensor<64xf32>, %m: memref<64xf32>, %n: index, %d: i32, %con
   }
   return %r1, %r2, %r3, %r4#0 : f32, i32, f32, f32
 }
+
+// -----
+
+/// A vector integer division on invariant values (betainc's trip counter,
+/// `n % 2` per element: a scalar division a lane at every ISA) leaves the loop
+/// with what it reads, as a libm call does.
+// CHECK-LABEL: func.func @integer_division
+// CHECK: vector.broadcast %arg1
+// CHECK-NEXT: arith.remsi
+// CHECK-NEXT: scf.for
+func.func @integer_division(%out: tensor<64xi64>, %n: i64) -> tensor<64xi64> {
+  %c0 = arith.constant 0 : index
+  %c16 = arith.constant 16 : index
+  %c64 = arith.constant 64 : index
+  %two = arith.constant dense<2> : vector<16xi64>
+  %r = scf.for %j = %c0 to %c64 step %c16 iter_args(%b = %out) -> (tensor<64xi64>) {
+    %bn = vector.broadcast %n : i64 to vector<16xi64>
+    %m = arith.remsi %bn, %two : vector<16xi64>
+    %w = vector.transfer_write %m, %b[%j] {in_bounds = [true]} : vector<16xi64>, tensor<64xi64>
+    scf.yield %w : tensor<64xi64>
+  }
+  return %r : tensor<64xi64>
+}
