@@ -80,6 +80,7 @@ _REGISTRY: dict[str, str] = {
     "xla-lane-arg-reductions": "cpu.lane_arg_reductions:LaneArgReductions",
     "xla-apply-schedules": "cpu.apply_schedules:ApplySchedules",
     "xla-additive-reductions": "cpu.additive_reductions:AdditiveReductions",
+    "xla-split-full-reductions": "cpu.split_full_reductions:SplitFullReductions",
     "xla-collapse-reduction-loops": "cpu.collapse_reduction_loops:CollapseReductionLoops",
     "xla-peel-roll-columns": "cpu.peel_roll_columns:PeelRollColumns",
     "xla-speculate-branch-reads": "cpu.speculate_branch_reads:SpeculateBranchReads",

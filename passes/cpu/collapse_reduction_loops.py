@@ -138,7 +138,7 @@ def _collapse(op: ir.Operation, groups: list[list[int]]) -> None:
                     len(groups), 0, [ir.AffineDimExpr.get(d) for d in dims])) for dims in new_maps]),
                 "iterator_types": ir.ArrayAttr.get([iterators[group[0]] for group in groups]),
                 "operandSegmentSizes": op.attributes["operandSegmentSizes"],
-                **{a.name: a.attr for a in _discardable(op)}})
+                **{a.name: a.attr for a in discardable_attributes(op)}})
         op.regions[0].blocks[0].append_to(generic.regions[0])
         _renumber_indices(generic, groups, loop_extents(op))
         out = _reassociation(maps[-1], group_of)
@@ -264,7 +264,7 @@ def _reassociation_attr(runs: list[list[int]]) -> ir.ArrayAttr:
                              for run in runs])
 
 
-def _discardable(op: ir.Operation) -> list:
+def discardable_attributes(op: ir.Operation) -> list:
     """The op's attributes that are not linalg.generic's own (xla-fuse's marks)."""
     own = ("indexing_maps", "iterator_types", "operandSegmentSizes", "doc", "library_call")
     attributes = op.attributes
