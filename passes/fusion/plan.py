@@ -15,6 +15,8 @@
    them, elementwise siblings whose loops differ only in element type (a mask
    and the floats it selects) merge too, as in XLA (not reductions: a
    transformer's merged softmax siblings were more loop nests and copies).
+2b. Reduction readers (with producer kernels, in a loop body; plan_readers.py):
+   elementwise ops reading a reducing kernel's elementwise values join it.
 3. Kernels with a single computing op are dropped; every other group
    becomes a ``FusionGroup`` with the values it must hand out.
 """
@@ -41,6 +43,7 @@ from xlac.passes.fusion.op_classes import (
     type_text,
 )
 from xlac.passes.fusion.op_graph import BlockGraph, Groups
+from xlac.passes.fusion.plan_readers import fuse_reduction_readers
 
 _CONSUMERS = (ELEMENTWISE, MOVEMENT, REDUCE)
 # a merged kernel this big is a function of its own (xla-outline-fusions' min-ops),
@@ -78,6 +81,8 @@ def plan_block(graph: BlockGraph, max_ops: int, producer_kernels: bool = True,
     planner.fuse_siblings()
     if producer_kernels:
         planner.fuse_producer_kernels()
+        if in_loop:
+            fuse_reduction_readers(planner)
     planner.fuse_lone_dots()
     return planner.finish(), planner.rejections
 

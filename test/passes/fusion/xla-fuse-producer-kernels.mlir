@@ -57,3 +57,49 @@ func.func @outside(%x: tensor<16xf32>, %y: tensor<16xf32>) -> (tensor<16xf32>, t
   %w = stablehlo.subtract %v, %s : tensor<16xf32>
   return %e, %v, %w : tensor<16xf32>, tensor<16xf32>, tensor<16xf32>
 }
+
+/// A Lentz step with its convergence test (jax's betainc): the kernel that
+/// updates `c` and `d` also reduces `any(|c * d - 1| >= eps)`; the elementwise
+/// ops reading its values, `1 / d` and the running product `h * (c * d)`, join
+/// it rather than running as two kernels of their own after it. The loop's
+/// `or` result (a reduction's) is read by nothing in the body.
+// CHECK-LABEL: func.func @lentz
+// CHECK: } do {
+// CHECK-COUNT-1: "xla.fusion"
+// CHECK-NOT: "xla.fusion"
+// CHECK: stablehlo.divide %{{.*}}, %{{.*}} : tensor<64xf32>
+// CHECK: stablehlo.multiply %{{.*}}, %{{.*}} : tensor<64xf32>
+// CHECK: stablehlo.reduce
+// CHECK: {kind = "multi_output"}
+// CHECK-NOT: stablehlo.divide
+// CHECK-NOT: stablehlo.multiply
+// CHECK: stablehlo.return
+// APART-LABEL: func.func @lentz
+// APART: } do {
+// APART-COUNT-2: "xla.fusion"
+// APART: %{{.*}} = stablehlo.multiply %iterArg
+// APART: stablehlo.return
+func.func @lentz(%c0: tensor<64xf32>, %d0: tensor<64xf32>, %h0: tensor<64xf32>, %a: tensor<64xf32>) -> tensor<64xf32> {
+  %t = stablehlo.constant dense<true> : tensor<i1>
+  %r:4 = stablehlo.while(%go = %t, %c = %c0, %d = %d0, %h = %h0) : tensor<i1>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
+    cond {
+      stablehlo.return %go : tensor<i1>
+    } do {
+      %one = stablehlo.constant dense<1.0> : tensor<64xf32>
+      %eps = stablehlo.constant dense<1.0e-7> : tensor<64xf32>
+      %ac = stablehlo.divide %a, %c : tensor<64xf32>
+      %c2 = stablehlo.add %one, %ac : tensor<64xf32>
+      %ad = stablehlo.multiply %a, %d : tensor<64xf32>
+      %dd = stablehlo.add %one, %ad : tensor<64xf32>
+      %d2 = stablehlo.divide %one, %dd : tensor<64xf32>
+      %cd = stablehlo.multiply %c2, %d2 : tensor<64xf32>
+      %h2 = stablehlo.multiply %h, %cd : tensor<64xf32>
+      %m = stablehlo.subtract %cd, %one : tensor<64xf32>
+      %e = stablehlo.abs %m : tensor<64xf32>
+      %big = stablehlo.compare GE, %e, %eps, FLOAT : (tensor<64xf32>, tensor<64xf32>) -> tensor<64xi1>
+      %f = stablehlo.constant dense<false> : tensor<i1>
+      %any = stablehlo.reduce(%big init: %f) applies stablehlo.or across dimensions = [0] : (tensor<64xi1>, tensor<i1>) -> tensor<i1>
+      stablehlo.return %any, %c2, %d2, %h2 : tensor<i1>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>
+    }
+  return %r#3 : tensor<64xf32>
+}
