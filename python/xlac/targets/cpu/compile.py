@@ -39,7 +39,9 @@ class CpuCompiler:
 
     def stage_cut(self, stage: str, entry: str):
         """The llvm stage's rest after outlining, taken to run in the piece workers
-        (``StageRunner.run``'s ``cut``); None where the program stays whole."""
+        (``StageRunner.run``'s ``cut``), and before it a look after the micro-kernel
+        calls: the kernels the cache lacks built meanwhile on an idle worker
+        (``kernel_builds``); None where the program stays whole."""
         if stage != "llvm" or self.wrapper is None:      # likely small: its workers not started
             return None
 
