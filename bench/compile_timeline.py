@@ -9,7 +9,11 @@ adds). Only the pieces lowered in the workers (``early_pieces``) are timed.
 
 Each model is compiled in a fresh process (``--one``): the first compile of
 the process, ``cache=False`` (the micro-kernel library comes from
-``XLAC_CACHE_DIR`` as users have it). Host level unless ``XLAC_CPU`` says.
+``XLAC_CACHE_DIR`` as users have it; ``--empty-cache``: a new empty one per
+process, so the micro-kernels are built, as on a machine's first compile).
+``link_kernels``: the link's wait for the micro-kernels' objects (built there
+on an empty cache before ``kernel_builds``; then built ahead on a worker).
+Host level unless ``XLAC_CPU`` says.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ import os
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -92,13 +97,16 @@ def instrument(timeline: Timeline) -> None:
         found = original_cut(self, stage, entry)
         if found is None:
             return None
-        after, take = found
+        cuts = [found] if isinstance(found, tuple) else found     # a list: cuts that only look first
+        *looks, (after, take) = cuts
 
         def timed_take(module, steps):
             timeline.mark("cut", workers_cpu=[_worker_cpu(w.process.pid) for w in pieces._IDLE])
             return take(module, steps)
-        return after, timed_take
+        return [*looks, (after, timed_take)] if looks else (after, timed_take)   # as the tree takes it
     cpu_compile.CpuCompiler.stage_cut = stage_cut
+    from xlac.targets.cpu import micro_kernels
+    _wrap(micro_kernels, "objects_for", timeline, "link kernels")   # built there, or waited for
 
 
 def without_piece_cache() -> None:
@@ -144,7 +152,9 @@ def summary(timeline: Timeline) -> dict:
             after_workers=end["wall"] - answered[-1]["wall"],
             workers_cpu_at_cut=cut.get("workers_cpu"),
             stages_cpu=_stages_cpu(timeline),
-            after_workers_parts=_spans(timeline, ("link pieces", "link library", "load library")))
+            after_workers_parts=_spans(timeline, ("link pieces", "link library", "load library")),
+            link_kernels=_spans(timeline, ("link kernels",)).get("link kernels"),
+            link_kernels_cpu=_cpu_span(timeline, "link kernels"))
     result["events"] = [{k: (round(v, 4) if isinstance(v, float) else v) for k, v in e.items()}
                         for e in timeline.events]
     return result
@@ -158,6 +168,12 @@ def _spans(timeline: Timeline, labels) -> dict[str, float]:
         if start and end:
             found[label] = round(end["wall"] - start["wall"], 4)
     return found
+
+
+def _cpu_span(timeline: Timeline, label: str) -> float | None:
+    """The compiling process's CPU seconds in ``label``'s first call."""
+    start, end = timeline.first(f"{label} start"), timeline.first(f"{label} end")
+    return round(end["cpu"] - start["cpu"], 4) if start and end else None
 
 
 def _stages_cpu(timeline: Timeline) -> dict[str, float]:
@@ -175,6 +191,8 @@ def main(argv=None) -> int:
     parser.add_argument("--repeat", type=int, default=1, help="fresh processes per model")
     parser.add_argument("--python", default=sys.executable, help="the interpreter timed")
     parser.add_argument("--json", help="keep every run's figures and events here")
+    parser.add_argument("--empty-cache", action="store_true",
+                        help="each process's cache directory new and empty: the micro-kernels built too")
     args = parser.parse_args(argv)
     if args.one:
         print(json.dumps(one(args.models[0])))
@@ -182,14 +200,16 @@ def main(argv=None) -> int:
     runs: dict[str, list[dict]] = {}
     for _ in range(args.repeat):
         for name in args.models:
-            done = subprocess.run([args.python, __file__, "--one", name], capture_output=True,
-                                  text=True, check=True)
+            with tempfile.TemporaryDirectory(prefix="xlac-timeline-") as cache:
+                env = dict(os.environ, **({"XLAC_CACHE_DIR": cache} if args.empty_cache else {}))
+                done = subprocess.run([args.python, __file__, "--one", name], capture_output=True,
+                                      text=True, check=True, env=env)
             runs.setdefault(name, []).append(json.loads(done.stdout.strip().splitlines()[-1]))
     for name, found in runs.items():
         print(name, " ".join(f"{key} {_median(found, key)}" for key in
                              ("wall", "cpu", "front_and_lowering", "front_and_lowering_cpu",
                               "cut_to_first_piece", "split", "critical_path", "workers",
-                              "after_workers")),
+                              "after_workers", "link_kernels", "link_kernels_cpu")),
               "| stages CPU", " ".join(f"{stage} {statistics.median(f['stages_cpu'][stage] for f in found):.3f}"
                                        for stage in found[0].get("stages_cpu", {})))
     if args.json:

@@ -70,21 +70,34 @@ class StageRunner:
     def run(self, module: ir.Module, stage: str, steps: list[str], cut=None) -> None:
         """Run ``steps`` (minus the disabled passes) as stage ``stage``.
 
-        ``cut``: ``(step, take)``: after ``step``, ``take(module, rest)`` may take
-        the rest of the stage (True: the compiler runs it elsewhere, on parts of
-        the module). Offered only when nothing here needs the stage's module
-        pass by pass (dumps, traces, timings, a progress bar, ``verify_each``)."""
+        ``cut``: ``(step, take)``, or a list of them in the steps' order: after
+        ``step``, ``take(module, rest)`` may take the rest of the stage (True:
+        the compiler runs it elsewhere, on parts of the module; False: it goes on
+        here, ``take`` may only have looked). Offered only when nothing here needs
+        the stage's module pass by pass (dumps, traces, timings, a progress bar,
+        ``verify_each``)."""
         steps = without_passes(steps, self.options.disable_passes)
         self.pipeline += steps
-        at = len(steps)
-        if cut is not None and cut[0] in steps and not self._by_step() \
-                and not self.options.verify_each:
-            at = steps.index(cut[0]) + 1
-        self._run_steps(module, stage, steps[:at], verify_after=at == len(steps))
-        if at < len(steps) and not cut[1](module, steps[at:]):
-            self._run_steps(module, stage, steps[at:])
+        done = 0
+        for at, take in self._cuts(steps, cut):
+            if at <= done:
+                continue
+            self._run_steps(module, stage, steps[done:at], verify_after=False)
+            done = at
+            if take(module, steps[at:]):
+                break
+        else:
+            self._run_steps(module, stage, steps[done:])
         if self.observer is not None:
             self.observer.stage_done(stage, module)
+
+    def _cuts(self, steps: list[str], cut) -> list[tuple[int, object]]:
+        """``cut``'s points (the index after each step) inside ``steps``, in order."""
+        if cut is None or self._by_step() or self.options.verify_each:
+            return []
+        cuts = [cut] if isinstance(cut, tuple) else cut
+        return sorted(((steps.index(step) + 1, take) for step, take in cuts
+                       if step in steps and steps.index(step) + 1 < len(steps)), key=lambda c: c[0])
 
     def _by_step(self) -> bool:
         return self.options.stepwise or getattr(self.progress, "wants_steps", False)

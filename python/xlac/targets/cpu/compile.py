@@ -11,7 +11,9 @@ from xlac.cpu_model import cpu_model
 from xlac.spmd.mpi import shim_for
 from xlac.targets.cpu import early_pieces, pieces
 from xlac.targets.cpu.constants import has_constants, take_constants
+from xlac.targets.cpu.kernel_builds import build_ahead
 from xlac.targets.cpu.libraries import keep_freed_memory
+from xlac.targets.cpu.pipeline import KERNELS_CALLED
 from xlac.targets.cpu.runtime import CpuFunction
 from xlac.targets.cpu.schedule_worker import lend
 from xlac.targets.cpu.serialize import WrapperObject
@@ -37,15 +39,21 @@ class CpuCompiler:
 
     def stage_cut(self, stage: str, entry: str):
         """The llvm stage's rest after outlining, taken to run in the piece workers
-        (``StageRunner.run``'s ``cut``); None where the program stays whole."""
+        (``StageRunner.run``'s ``cut``), and before it a look after the micro-kernel
+        calls: the kernels the cache lacks built meanwhile on an idle worker
+        (``kernel_builds``); None where the program stays whole."""
         if stage != "llvm" or self.wrapper is None:      # likely small: its workers not started
             return None
+
+        def build_kernels(module, steps: list[str]) -> bool:
+            build_ahead(module, cpu_model(self.options.cpu).features, self.options.cache_dir)
+            return False                                 # the stage goes on here
 
         def take(module, steps: list[str]) -> bool:
             texts = early_pieces.function_texts(module, entry)
             self.early = (texts, steps) if texts is not None else None
             return texts is not None
-        return early_pieces.CUT_AFTER, take
+        return [(KERNELS_CALLED, build_kernels), (early_pieces.CUT_AFTER, take)]
 
     def machine_code(self, module, entry: str, signature, kept: dict, runner):
         features = cpu_model(self.options.cpu).features

@@ -300,6 +300,20 @@ def _key(name: str, features) -> str:
 
 
 BUILT: list[str] = []                  # the kernels this process compiled (tests read it)
+BUILDING: dict = {}                    # a kept object's path -> the thread a worker's build of it ends
+
+
+def built_on_worker(jobs: list[list[str]]) -> tuple[bytes, bytes]:
+    """In a piece worker (``kernel_builds``): each job's ``[text, name, level,
+    path]`` compiled and written to ``path`` unless kept already; the answer's
+    frames (nothing, then the names built)."""
+    from xlac.files import write_atomically
+    built = []
+    for text, name, level, path in jobs:
+        if not Path(path).exists():
+            write_atomically(Path(path), compiled(text, name, level))
+            built.append(name)
+    return b"", json.dumps(built).encode()
 
 
 def object_path(name: str, features, cache_dir: Path | None) -> Path:
@@ -307,16 +321,28 @@ def object_path(name: str, features, cache_dir: Path | None) -> Path:
     if no process compiled it before (another process doing it meanwhile is
     harmless: each writes whole files, atomically)."""
     from xlac.files import write_atomically
-    path = directory(cache_dir) / f"{name}-{_key(name, features)}.o"
+    path = kept_path(name, features, cache_dir)
+    building = BUILDING.pop(str(path), None)   # a piece worker building it (kernel_builds)
+    if building is not None:
+        building.join()
     if not path.exists():
-        if name in _bf16_kernels():
-            code = compiled(_bf16_kernels()[name](), name, level_for(features))
-        else:
-            tm, tn = tile_of(name)
-            code = object_code(tm, tn, level_for(features), streams(name))
-        write_atomically(path, code)
+        level = level_for(features)
+        write_atomically(path, compiled(kernel_text(name, level), name, level))
         BUILT.append(name)
     return path
+
+
+def kept_path(name: str, features, cache_dir: Path | None) -> Path:
+    """Where micro-kernel ``name``'s object for CPU ``features`` is kept (made or not)."""
+    return directory(cache_dir) / f"{name}-{_key(name, features)}.o"
+
+
+def kernel_text(name: str, level: str) -> str:
+    """Micro-kernel ``name``'s MLIR for CPU level ``level`` (``compiled`` makes its object)."""
+    if name in _bf16_kernels():
+        return _bf16_kernels()[name]()
+    tm, tn = tile_of(name)
+    return mlir_text(tm, tn, streams(name), _avx2_lanes(level))
 
 
 def shared_library(name: str, features, cache_dir: Path | None) -> Path:

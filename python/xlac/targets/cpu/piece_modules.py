@@ -101,3 +101,23 @@ def with_local_callees(members: list[str], texts: dict[str, str], local: set[str
                 found.append(used)
                 todo.append(used)
     return found
+
+
+def late_copy(op: ir.Operation, symbol: str | None, external: list[str]) -> ir.Operation:
+    """A function another piece defines declared; anything else copied."""
+    if op.name == "llvm.func" or _external_data(op):   # a constant's bytes: the library's
+        external.append(symbol)
+    return _declaration(op) if op.name == "llvm.func" else op.clone()
+
+
+def _external_data(op: ir.Operation) -> bool:
+    """Whether ``op`` declares a global defined elsewhere (a constant's bytes)."""
+    return op.name == "llvm.mlir.global" and "value" not in op.attributes \
+        and not op.regions[0].blocks
+
+
+def _declaration(op: ir.Operation) -> ir.Operation:
+    """A bodiless copy of function ``op``: it is defined in another piece."""
+    attributes = {a.name: a.attr for a in named(op)
+                  if a.name not in ("linkage", "passthrough", "sym_visibility")}
+    return ir.Operation.create("llvm.func", attributes=attributes, regions=1, loc=op.location)

@@ -358,6 +358,9 @@ def _compiled(request: dict, bytecode: bytes) -> tuple[bytes, bytes]:
     (a ``schedule`` request: the scheduled module's bytecode, then why it failed)."""
     if request.get("schedule"):
         return scheduled(bytecode)
+    if request.get("micro_kernels"):                  # kernel_builds.build_ahead's
+        from xlac.targets.cpu.micro_kernels import built_on_worker
+        return built_on_worker(request["micro_kernels"])
     if request.get("steps"):
         code, external = lower_and_compile(bytecode, request["steps"], request["opt_level"])
     else:

@@ -31,8 +31,7 @@ from xlac.errors import CompileError, Diagnostic, error
 from xlac.mlir import ir
 from xlac.targets.cpu import constant_data
 from xlac.targets.cpu.constant_data import fill_table
-from xlac.targets.cpu.piece_modules import Piece, bucket, make_piece, with_local_callees
-from xlac.targets.cpu.piece_modules import named as _named
+from xlac.targets.cpu.piece_modules import Piece, bucket, late_copy, make_piece, with_local_callees
 from xlac.targets.cpu.piece_modules import symbol_name as _name
 from xlac.targets.cpu.piece_siblings import SiblingPipes, start_seed
 
@@ -103,27 +102,7 @@ def _shareable(op: ir.Operation) -> bool:
 def _piece(module: ir.Module, top: list[ir.Operation], members: list[str],
            texts: dict[str, str], name: str) -> Piece:
     """A module with ``members``' bodies and what they refer to."""
-    return make_piece(module, top, members, texts, name, _late_copy)
-
-
-def _late_copy(op: ir.Operation, symbol: str | None, external: list[str]) -> ir.Operation:
-    """A function another piece defines declared; anything else copied."""
-    if op.name == "llvm.func" or _external_data(op):   # a constant's bytes: the library's
-        external.append(symbol)
-    return _declaration(op) if op.name == "llvm.func" else op.clone()
-
-
-def _external_data(op: ir.Operation) -> bool:
-    """Whether ``op`` declares a global defined elsewhere (a constant's bytes)."""
-    return op.name == "llvm.mlir.global" and "value" not in op.attributes \
-        and not op.regions[0].blocks
-
-
-def _declaration(op: ir.Operation) -> ir.Operation:
-    """A bodiless copy of function ``op``: it is defined in another piece."""
-    attributes = {a.name: a.attr for a in _named(op)
-                  if a.name not in ("linkage", "passthrough", "sym_visibility")}
-    return ir.Operation.create("llvm.func", attributes=attributes, regions=1, loc=op.location)
+    return make_piece(module, top, members, texts, name, late_copy)
 
 
 class _Worker:
@@ -217,6 +196,8 @@ def _warm_up_lock() -> str:
 
 _IDLE: list[_Worker] = []
 _IDLE_LOCK = threading.Lock()
+_RETURNED = threading.Condition(_IDLE_LOCK)   # notified as a worker lent for a job comes back
+_OUT_FOR_JOBS = [0]                  # workers lent by ``lend_for_job``, not yet ``returned``
 
 
 @atexit.register
@@ -259,9 +240,30 @@ def give_back(worker: _Worker) -> None:
         _IDLE.append(worker)
 
 
+def lend_for_job() -> _Worker | None:
+    """``take_idle``, for a job that ``returned`` it whatever happens (a thread's
+    ``finally``): until then a piece waits for it rather than start a worker."""
+    worker = take_idle()
+    if worker is not None:
+        with _IDLE_LOCK:
+            _OUT_FOR_JOBS[0] += 1
+    return worker
+
+
+def returned(worker: _Worker) -> None:
+    """A worker ``lend_for_job`` lent, back (idle if it still runs)."""
+    with _RETURNED:
+        _OUT_FOR_JOBS[0] -= 1
+        if worker.alive():
+            _IDLE.append(worker)
+        _RETURNED.notify_all()
+
+
 def _compile_on_worker(piece: Piece, opt_level: int) -> tuple[bytes, tuple[str, ...]]:
-    """``piece`` compiled by an idle worker (a new one if none is idle)."""
-    with _IDLE_LOCK:
+    """``piece`` compiled by an idle worker (a new one if none is idle and none
+    is out on a job: then the piece waits for it)."""
+    with _RETURNED:
+        _RETURNED.wait_for(lambda: _IDLE or not _OUT_FOR_JOBS[0])
         worker = _IDLE.pop() if _IDLE else None
     if worker is not None and not (worker.alive() and worker.started()):
         worker.close()                       # died, or a sibling its seed could not fork
@@ -271,8 +273,9 @@ def _compile_on_worker(piece: Piece, opt_level: int) -> tuple[bytes, tuple[str, 
         return worker.compile(piece, opt_level)
     finally:                                 # one that answered an error serves the next piece
         if worker.alive():
-            with _IDLE_LOCK:
+            with _RETURNED:
                 _IDLE.append(worker)
+                _RETURNED.notify_all()
 
 
 def piece_index(name: str) -> int:

@@ -127,6 +127,7 @@ def _kernel_contractions(amx: bool | str, integer_kernel: str) -> list[str]:
 # a function per kernel: the llvm stage's steps after it each lower one function
 # alone, which big programs' piece workers do (xlac.targets.cpu.early_pieces)
 KERNELS_OUTLINED = "xla-outline-kernels"
+KERNELS_CALLED = "xla-micro-kernel-calls"            # after it, the micro-kernels called are declared
 
 
 def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
@@ -162,7 +163,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
     # the AMX matmuls xla-amx-contractions marked (none: a no-op), then the f32 register tiles
     kernel = "" if bf16_kernel == "amx" else f" kernel={bf16_kernel}"      # amx: the pipeline text as it was
     kernel += f" integer-kernel={integer_kernel}" if integer_kernel else ""
-    calls = [f"xla-amx-calls{{threads={int(threads)}{kernel}}}", "xla-micro-kernel-calls"] \
+    calls = [f"xla-amx-calls{{threads={int(threads)}{kernel}}}", KERNELS_CALLED] \
         if true_flag(micro_kernels) else []
     return [
         *calls,                                           # register tiles -> calls of prebuilt kernels
