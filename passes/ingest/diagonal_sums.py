@@ -166,24 +166,38 @@ def _count(matrix: list[int], k: int) -> int:
     return min(rows, columns - k) if k >= 0 else min(rows + k, columns)
 
 
-def _rewrite(op: ir.Operation, operand: tuple[ir.Value, int]) -> None:
-    x, k = operand
+def _maker(op: ir.Operation, element: ir.Type):
+    """make(name, operands, shape, attributes): an op of one ``element`` tensor before ``op``."""
     point = ir.InsertionPoint(op)
-    type_ = ir.RankedTensorType(x.type)
-    *batch, rows, columns = type_.shape
-    count = _count([rows, columns], k)
-    first = k if k >= 0 else -k * columns
-    element = type_.element_type
 
     def make(name, operands, shape, attributes):
         return ir.Operation.create(name, results=[ir.RankedTensorType.get(shape, element)], operands=operands,
                                    attributes=attributes, ip=point, loc=op.location).results[0]
+    return make
 
+
+def diagonal_slice(op: ir.Operation, x: ir.Value, first: int, count: int) -> ir.Value:
+    """Before ``op``: ``count`` elements of the diagonal of x's last two dims
+    (B... x N x M) from flat position ``first``: x reshaped to B... x (N*M),
+    sliced with stride M + 1."""
+    type_ = ir.RankedTensorType(x.type)
+    *batch, rows, columns = type_.shape
+    make = _maker(op, type_.element_type)
     flat = make("stablehlo.reshape", [x], [*batch, rows * columns], {})
-    diagonal = make("stablehlo.slice", [flat], [*batch, count], {
+    return make("stablehlo.slice", [flat], [*batch, count], {
         "start_indices": ir.DenseI64ArrayAttr.get([0] * len(batch) + [first]),
         "limit_indices": ir.DenseI64ArrayAttr.get(batch + [first + (count - 1) * (columns + 1) + 1]),
         "strides": ir.DenseI64ArrayAttr.get([1] * len(batch) + [columns + 1])})
+
+
+def _rewrite(op: ir.Operation, operand: tuple[ir.Value, int]) -> None:
+    x, k = operand
+    type_ = ir.RankedTensorType(x.type)
+    *batch, rows, columns = type_.shape
+    count = _count([rows, columns], k)
+    element = type_.element_type
+    make = _maker(op, element)
+    diagonal = diagonal_slice(op, x, k if k >= 0 else -k * columns, count)
     dims = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
     if len(batch) in dims and len(batch) + 1 in dims:
         select = _owner(op.operands[0])

@@ -27,6 +27,7 @@ def ingest_cpu(entry: str = "main", vector_bytes: int | str = 0) -> list[str]:
     return ingest(entry, "cpu") + [
         "xla-outer-dots-as-multiplies",                   # BERT's head mask: fused, not a 2 MB pass of its own
         "xla-diagonal-sums",                              # jnp.trace: a sum of the diagonal, not of the masked matrix
+        "xla-diagonal-gathers",                           # jnp.diagonal(a, k): a strided slice, not a gather loop
         "xla-small-table-gathers-as-selects",             # a searchsorted over 6 bin edges: vector selects, not scalar loads
         "xla-scalar-scatter-indices",                     # ids[M] broadcast to [M, 1]: their kernel a vector loop
         "xla-constant-scatters-as-selects",               # v.at[2, 3].set(x) read by a kernel: a select in it, no copy of v
