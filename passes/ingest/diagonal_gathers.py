@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, forget_module_ops, module_ops
-from xlac.passes.ingest.diagonal_sums import _iota_dim, _offset, diagonal_slice
+from xlac.passes.ingest.diagonal_sums import diagonal_slice, iota_dim, splat_offset
 from xlac.passes.ingest.unroll_short_loops import defining_op as _owner
 
 
@@ -67,10 +67,10 @@ def _start(value: ir.Value, count: int, bound: int) -> int | None:
         test = _owner(op.operands[0])
         if test is None or test.name != "stablehlo.compare" \
                 or "LT" not in str(test.attributes["comparison_direction"]) \
-                or test.operands[0] != op.operands[2] or _offset(test.operands[1]) != 0:
+                or test.operands[0] != op.operands[2] or splat_offset(test.operands[1]) != 0:
             return None
         value = op.operands[2]                       # the wrap: taken only where no index is negative
-    found = _iota_dim(value, count + bound)
+    found = iota_dim(value, count + bound)
     if found is None or found[0] != 0 or found[1] < 0 or found[1] + count > bound:
         return None
     return found[1]
