@@ -79,6 +79,8 @@ def more_cases(jnp, jax, lax):
         ("jnp.diff_cross", lambda a, b: (jnp.diff(a, axis=1), jnp.cross(a[:, :3], b[:, :3])), [x, normal(5, 8)]),
         ("jnp.polyval", jnp.polyval, [normal(4), x]),
         ("jnp.argmax.u32", lambda v: jnp.argmax(v, axis=0), [ints(0, 2**32, 6, 9, dtype="uint32")]),
+        *narrow_arg_cases(jnp),
+        *diagonal_cases(jnp),
         ("jnp.cumsum.i64", lambda v: jnp.cumsum(v), [ints(-2**40, 2**40, 50, dtype="int64")]),
         ("jnp.sort.bf16", lambda v: jnp.sort(v, axis=0), [normal(9, 4).astype("bfloat16")]),
         ("jnp.sort.c64", jnp.sort, [complex64(11)]),
@@ -150,4 +152,34 @@ def decomposition_cases(jnp, jax, lax):
          [complex64(4, 6)]),
         ("scipy.sqrtm", sp.sqrtm, [spd(4)]),
         ("scipy.funm.exp", lambda m: sp.funm(m, jnp.exp), [spd(4) * 0.1]),
+    ]
+
+
+def narrow_arg_cases(jnp):
+    """argmax/argmin of narrow types and over a middle axis (an RNG of their own:
+    the other cases' inputs stay as they were)."""
+    rng = np.random.default_rng(62)
+    small = rng.integers(-3, 4, (8, 4))
+    return [
+        ("jnp.argmax.bool", lambda v: jnp.argmax(v, axis=1), [small > 2]),
+        ("jnp.argmax.bool.ax0", lambda v: jnp.argmax(v, axis=0), [small > 2]),
+        ("jnp.argmax.i8.ax0", lambda v: jnp.argmax(v, axis=0), [small.astype("int8")]),
+        ("jnp.argmin.u8", lambda v: jnp.argmin(v, axis=1), [(small + 3).astype("uint8")]),
+        ("jnp.argmax.bf16", lambda v: jnp.argmax(v, axis=1), [rng.standard_normal((8, 4)).astype("bfloat16")]),
+        ("jnp.argmax.bf16.ax0", lambda v: jnp.argmax(v, axis=0), [rng.standard_normal((8, 4)).astype("bfloat16")]),
+        ("jnp.argmax.mid", lambda v: jnp.argmax(v, axis=1), [rng.standard_normal((4, 32, 2)).astype("float32")]),
+    ]
+
+
+def diagonal_cases(jnp):
+    """Offset, non-square and batched diagonals (an RNG of their own)."""
+    rng = np.random.default_rng(63)
+    return [
+        ("jnp.diagonal.k", lambda a: jnp.diagonal(a, 3), [rng.standard_normal((8, 8)).astype("float32")]),
+        ("jnp.diag.slice", lambda a: jnp.diag(a[:, :5]), [rng.standard_normal((8, 8)).astype("float32")]),
+        ("jnp.diagonal.batched", lambda a: jnp.diagonal(a, -1, 1, 2),
+         [rng.standard_normal((4, 8, 8)).astype("float32")]),
+        ("jnp.diagonal.axes02", lambda a: jnp.diagonal(a, 0, 0, 2),
+         [rng.standard_normal((8, 4, 8)).astype("float32")]),
+        ("jnp.trace.k", lambda a: jnp.trace(a, offset=-2), [rng.standard_normal((8, 8)).astype("float32")]),
     ]

@@ -92,6 +92,7 @@ _REGISTRY: dict[str, str] = {
     "xla-merge-select-branches": "ingest.merge_select_branches:MergeSelectBranches",
     "xla-outer-dots-as-multiplies": "ingest.outer_dots_as_multiplies:OuterDotsAsMultiplies",
     "xla-diagonal-sums": "ingest.diagonal_sums:DiagonalSums",
+    "xla-diagonal-gathers": "ingest.diagonal_gathers:DiagonalGathers",
     "xla-small-table-gathers-as-selects": "ingest.small_table_gathers_as_selects:SmallTableGathersAsSelects",
     "xla-scalar-scatter-indices": "ingest.scalar_scatter_indices:ScalarScatterIndices",
     "xla-constant-scatters-as-selects": "ingest.constant_scatters_as_selects:ConstantScattersAsSelects",

@@ -1,5 +1,6 @@
 """Which linalg reductions are an argmax or argmin: a (value, index) pair
-reduced over the innermost loop by a combiner that picks one of the two.
+reduced over the innermost loop (any dim of the input) by a combiner that
+picks one of the two.
 
 xla-lane-arg-reductions vectorizes them (16 lanes a row, each keeping its own
 winner, folded at the end of the row); this module says which ones that gives
@@ -24,7 +25,7 @@ _MINMAX = {"arith.maxsi": lambda a, b, w: max(a, b), "arith.minsi": lambda a, b,
            "arith.maxui": lambda a, b, w: max(a, b, key=lambda v: v % (1 << w)),
            "arith.minui": lambda a, b, w: min(a, b, key=lambda v: v % (1 << w))}
 _COMBINER_OPS = ("arith.cmpf", "arith.cmpi", "arith.andi", "arith.ori", "arith.xori", "arith.select", *_MINMAX)
-_FLOATS = (ir.F32Type, ir.F64Type)
+_FLOATS = (ir.F32Type, ir.F64Type, ir.BF16Type, ir.F16Type)
 _FLOAT_GRID = (math.nan, -math.inf, -1.5, -0.0, 0.0, 1.5, math.inf)
 _INT_GRID = (-5, -1, 0, 1, 5)
 _INDEX_PAIRS = ((0, 1), (2, 7), (1, 30))
@@ -42,7 +43,8 @@ class ArgReduction:
     index: ir.Value
     combiner: list
     value_dead_needed: bool          # the value result is not the scalar loop's bit for bit (+0/-0 ties)
-    columns: bool = False            # (rows, cols) read as (cols, rows): 16 columns' own loops, no fold
+    columns: bool = False            # the reduced dim not the input's last: 16 columns' own loops, no fold
+    axis: int = -1                   # the input's reduced dim (columns)
 
 
 def _op(value: ir.Value):
@@ -75,14 +77,14 @@ def match(op: ir.Operation) -> ArgReduction | None:
     if n_in < 1 or len(op.operands) != len(maps):
         return None
     reads = {str(m) for m in maps[:n_in]}
-    columns = reads == {"(d0, d1) -> (d1, d0)"}
-    if not (columns or reads == {str(ir.AffineMap.get_identity(rank, op.context))}) \
-            or any(str(m) != _outer_map(rank) for m in maps[n_in:]):
+    axis = next((k for k in range(rank) if reads == {_read_map(rank, k)}), None)
+    columns = axis is not None and axis < rank - 1
+    if axis is None or any(str(m) != _outer_map(rank) for m in maps[n_in:]):
         return None
     block = op.regions[0].blocks[0]
     args = list(block.arguments)
     acc_value, acc_index = args[-2], args[-1]
-    if not any(isinstance(acc_value.type, t) for t in _FLOATS) and not _int(acc_value.type, (32, 64)):
+    if not any(isinstance(acc_value.type, t) for t in _FLOATS) and not _int(acc_value.type, (1, 8, 16, 32, 64)):
         return None
     if not _int(acc_index.type, (32, 64)):
         return None
@@ -112,7 +114,14 @@ def match(op: ir.Operation) -> ArgReduction | None:
     if checked is None:
         return None
     # a column's elements come in the scalar loop's order: its value too
-    return ArgReduction(op, acc_value, acc_index, value, index, combiner, checked and not columns, columns)
+    return ArgReduction(op, acc_value, acc_index, value, index, combiner, checked and not columns, columns, axis)
+
+
+def _read_map(rank: int, axis: int) -> str:
+    """The input's map where its dim ``axis`` is the reduced loop (the last)
+    and the other dims the parallel loops in order."""
+    dims = [f"d{i}" for i in range(rank - 1)]
+    return f"({', '.join(f'd{i}' for i in range(rank))}) -> ({', '.join(dims[:axis] + [f'd{rank - 1}'] + dims[axis:])})"
 
 
 def _outer_map(rank: int) -> str:
@@ -146,9 +155,9 @@ def _check(combiner, acc_value, acc_index, value, index, picks) -> bool | None:
     """None where the combiner is no ordered selection (see the module); else
     whether only a dead value result makes it exact (+0/-0 ties)."""
     floats = any(isinstance(acc_value.type, t) for t in _FLOATS)
-    grid = _FLOAT_GRID if floats else _INT_GRID
     width = ir.IntegerType(acc_index.type).width
     vwidth = 64 if floats else ir.IntegerType(acc_value.type).width
+    grid = _FLOAT_GRID if floats else sorted({_signed(v, vwidth) for v in _INT_GRID})
     wins = {}                                            # (a, b) -> index winner is the lower index's
     value_differs = False
     for a, b in itertools.product(range(len(grid)), repeat=2):
@@ -180,6 +189,12 @@ def _check(combiner, acc_value, acc_index, value, index, picks) -> bool | None:
         if (x, y) in tie and (y, z) in tie and (x, z) not in tie:
             return None
     return value_differs
+
+
+def _signed(v: int, width: int) -> int:
+    """``v`` wrapped to a ``width``-bit signed integer (i1: 0 and -1)."""
+    half = 1 << (width - 1)
+    return (v + half) % (1 << width) - half
 
 
 def _same(a, b) -> bool:

@@ -1,10 +1,13 @@
-"""xla-lane-arg-reductions: argmax and argmin over rows as 16-lane vector loops."""
+"""xla-lane-arg-reductions: argmax and argmin over rows, columns and middle axes as 16-lane vector loops."""
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.cpu.arg_combiner import LANES, ArgReduction, match
+from xlac.passes.cpu.arg_widen import Widened, cast, widened
 
 # ops of the fused producers that run on vectors as they are (an integer
 # division of a masked-off lane could trap: not taken)
@@ -13,6 +16,7 @@ _TRAPS = ("arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.cei
           "arith.ceildivui", "arith.floordivsi")
 
 
+@dataclass(frozen=True)
 class LaneArgReductions(ModulePass):
     """Rewrite each argmax/argmin linalg.generic on buffers (a (value, index)
     pair reduced over the innermost loop by a selecting combiner,
@@ -21,9 +25,15 @@ class LaneArgReductions(ModulePass):
     combiner) runs on vectors, every lane keeping the winner of its elements
     (l, l + 16, ...), the last partial step masked; then the 16 winners are
     folded in 4 halvings, each pair given to the combiner lower index first.
-    A 2-D one reduced over the input's rows (argmax over axis 0: the input
-    read transposed) runs 16 columns a step instead, each lane its own
+    One reduced over another dim of the input than its last (argmax over
+    axis 0 of a matrix, over a middle axis of a 3-D array: the input read
+    with the reduced dim moved last) runs 16 elements of the input's last dim
+    a step instead, in a loop over the other outer dims, each lane its own
     column's scalar loop in the same order, the last step masked, no fold.
+    Bool, 8- and 16-bit integer, bf16 and f16 values run on 32-bit lanes
+    (arg_widen.py: extended as read, narrowed when stored). Option
+    `i1-vectors` (default on; the pipeline turns it off where
+    xla-i1-memory-as-i8 is disabled) lets it take i1 buffers.
 
     Why: jnp.argmax(v, axis=1) ran as scalar loops, a compare-select chain an
     element (at AVX-512 through mask registers: 2.7x slower than the same code
@@ -33,7 +43,8 @@ class LaneArgReductions(ModulePass):
     value result (which can differ in the sign of a zero on ties) must be a
     buffer nothing reads (rows; the columns' is the scalar loop's as it was).
     jnp.argmax over 396 x 660 f32 rows: 0.97 -> 0.065 ms at AVX-512 (XLA 1.33),
-    over columns 0.90 -> 0.084 (docs/PERFORMANCE.md).
+    over columns 0.90 -> 0.084; over the middle axis of 64 x 512 x 32 f32
+    27 -> 0.35 ms, of 2048 x 1024 bf16 rows 32 -> 0.70 (docs/PERFORMANCE.md).
 
         linalg.generic {iterator_types = ["parallel", "reduction"]}
             ins(%x : memref<?x660xf32>) outs(%v, %i : memref<?xf32>, memref<?xi64>)
@@ -43,21 +54,26 @@ class LaneArgReductions(ModulePass):
     """
 
     name = "xla-lane-arg-reductions"
+    i1_vectors: bool = True
 
     acts_on = frozenset({"linalg.generic"})
 
     def run(self, module: ir.Operation) -> None:
         for op in module_ops(module):
             found = match(op) if op.name == "linalg.generic" else None
-            if found is not None and takes(found, buffers=True):
+            if found is not None and takes(found, buffers=True, i1_vectors=self.i1_vectors):
                 with op.location:
                     _rewrite(found)
 
 
-def takes(found: ArgReduction, buffers: bool) -> bool:
+def takes(found: ArgReduction, buffers: bool, i1_vectors: bool = True) -> bool:
     """Whether the rewrite applies: producers it can run on vectors, a value
-    result nothing reads where the fold could change its zero's sign."""
+    result nothing reads where the fold could change its zero's sign; i1
+    buffers only where xla-i1-memory-as-i8 makes their vector moves bytes."""
     op = found.op
+    i1 = ir.IntegerType.get_signless(1)
+    if not i1_vectors and any(ir.ShapedType(v.type).element_type == i1 for v in op.operands):
+        return False
     block = op.regions[0].blocks[0]
     combiner = set(found.combiner)
     for o in list(block.operations)[:-1]:
@@ -133,29 +149,45 @@ def _for(b: _Builder, lb, ub, step, inits):
 
 def _rewrite(found: ArgReduction) -> None:
     op = found.op
-    loc = op.location
-    b = _Builder(loc)
+    b = _Builder(op.location)
     n_in = len(op.operands) - 2
     ins, out_v, out_i = list(op.operands[:n_in]), op.operands[n_in], op.operands[n_in + 1]
     rank = len(ir.MemRefType(ins[0].type).shape)
+    widen = widened(found)
     with ir.InsertionPoint(op):
         zero, one, step = b.const(0), b.const(1), b.const(LANES)
         extents = [b.dim(ins[0], d) for d in range(rank)]
-        n = extents[-1]                               # columns: memref dims (rows, cols)
+        n = extents[-1]                               # columns: the input's last dim
         full = b.one("arith.muli", n.type, [b.one("arith.divui", n.type, [n, step]), step])
-        if found.columns:
-            _columns(b, found, ins, out_v, out_i, extents[0], (zero, one, step, n, full))
+        c = (zero, one, step, n, full)
+        if found.columns:                             # the parallel dims but the input's last
+            outer = [e for d, e in enumerate(extents[:-1]) if d != found.axis]
+            _nest(b, outer, [], lambda ivs: _columns(b, found, widen, ins, (out_v, out_i),
+                                                     extents[found.axis], ivs, c))
         else:
-            _rows(b, found, ins, out_v, out_i, extents, [], (zero, one, step, n, full))
+            _nest(b, extents[:-1], [], lambda ivs: _row(b, found, widen, ins, out_v, out_i, ivs, n, full, step))
     op.erase()
 
 
-def _columns(b: _Builder, found, ins, out_v, out_i, rows, c) -> None:
-    """(cols, rows) loops over a (rows, cols) input: 16 columns a step, each lane
-    its own column's scalar loop (the same combines in the same order), the
-    last partial step masked; no fold."""
+def _nest(b: _Builder, extents, ivs, leaf) -> None:
+    """A loop over each of ``extents``, ``leaf(ivs)`` inside."""
+    if len(ivs) == len(extents):
+        leaf(ivs)
+        return
+    _, body = _for(b, b.const(0), extents[len(ivs)], b.const(1), [])
+    with ir.InsertionPoint(body):
+        yield_op = b.op("scf.yield", [], [])
+    with ir.InsertionPoint(yield_op):
+        _nest(b, extents, [*ivs, body.arguments[0]], leaf)
+
+
+def _columns(b: _Builder, found, widen, ins, outs, rows, ivs, c) -> None:
+    """(cols, rows) loops over the input's (..., rows, ..., cols) at the outer
+    indices ``ivs``: 16 columns a step, each lane its own column's scalar loop
+    (the same combines in the same order), the last partial step masked; no fold."""
     zero, one, step, n, full = c
     iota = _iota(b)
+    axis = found.axis
     mask_type = ir.VectorType.get([LANES], ir.IntegerType.get_signless(1))
     for start, end, mask in ((zero, full, None), (full, n, "tail")):
         if mask is None:
@@ -164,18 +196,21 @@ def _columns(b: _Builder, found, ins, out_v, out_i, rows, c) -> None:
             j = col_body.arguments[0] if mask is None else full
             if mask is not None:
                 mask = b.one("vector.create_mask", mask_type, [b.one("arith.subi", n.type, [n, full])])
-            acc = [_read(b, m, [j], mask) for m in (out_v, out_i)]
+            acc = [_read(b, m, [*ivs, j], mask) for m in outs]
+            acc[0] = cast(b, widen, acc[0], True)
             loop, body = _for(b, zero, rows, one, acc)
             with ir.InsertionPoint(body):
                 r = body.arguments[0]
-                reads = [_read(b, m, [r, j], mask) for m in ins]
-                dims = {0: b.one("arith.addi", iota.type, [b.splat(j), iota]), 1: r}
-                b.op("scf.yield", [], _body(b, found, reads, list(body.arguments[1:]), dims))
-            for value, m in zip(loop.results, (out_v, out_i)):
+                reads = [_read(b, m, [*ivs[:axis], r, *ivs[axis:], j], mask) for m in ins]
+                dims = {**dict(enumerate(ivs)), len(ivs): b.one("arith.addi", iota.type, [b.splat(j), iota]),
+                        len(ivs) + 1: r}
+                b.op("scf.yield", [], _body(b, found, widen, reads, list(body.arguments[1:]), dims))
+            results = [cast(b, widen, loop.results[0], False), loop.results[1]]
+            for value, m in zip(results, outs):
                 if mask is None:
-                    b.op("vector.store", [], [value, m, j])
+                    b.op("vector.store", [], [value, m, *ivs, j])
                 else:
-                    b.op("vector.maskedstore", [], [m, j, mask, value])
+                    b.op("vector.maskedstore", [], [m, *ivs, j, mask, value])
             if mask is None:
                 b.op("scf.yield", [], [])
 
@@ -205,37 +240,24 @@ def _iota(b: _Builder):
                  {"value": ir.Attribute.parse(f"dense<[{', '.join(map(str, range(LANES)))}]> : vector<{LANES}xindex>")})
 
 
-def _rows(b: _Builder, found, ins, out_v, out_i, extents, ivs, c) -> None:
-    """A loop over each outer dim, the row inside."""
-    zero, one, step, n, full = c
-    if len(ivs) == len(extents) - 1:
-        _row(b, found, ins, out_v, out_i, ivs, n, full, step)
-        return
-    _, body = _for(b, zero, extents[len(ivs)], one, [])
-    with ir.InsertionPoint(body):
-        yield_op = b.op("scf.yield", [], [])
-    with ir.InsertionPoint(yield_op):
-        _rows(b, found, ins, out_v, out_i, extents, [*ivs, body.arguments[0]], c)
-
-
-def _row(b: _Builder, found, ins, out_v, out_i, ivs, n, full, step) -> None:
+def _row(b: _Builder, found, widen, ins, out_v, out_i, ivs, n, full, step) -> None:
     """One row: the vector loop, the masked tail, the fold, the two stores."""
     iota = _iota(b)
-    acc = [b.splat(b.one("memref.load", found.acc_value.type, [out_v, *ivs])),
+    acc = [b.splat(cast(b, widen, b.one("memref.load", found.acc_value.type, [out_v, *ivs]), True)),
            b.splat(b.one("memref.load", found.acc_index.type, [out_i, *ivs]))]
     zero = b.const(0)
     loop, body = _for(b, zero, full, step, acc)
     with ir.InsertionPoint(body):
         c = body.arguments[0]
         reads = [_read(b, m, [*ivs, c], None) for m in ins]
-        new = _body(b, found, reads, list(body.arguments[1:]), _dims(b, ivs, c, iota))
+        new = _body(b, found, widen, reads, list(body.arguments[1:]), _dims(b, ivs, c, iota))
         b.op("scf.yield", [], new)
     acc = list(loop.results)
     # the tail: lanes past the row keep their winners
     mask = b.one("vector.create_mask", ir.VectorType.get([LANES], ir.IntegerType.get_signless(1)),
                  [b.one("arith.subi", n.type, [n, full])])
     reads = [_read(b, m, [*ivs, full], mask) for m in ins]
-    new = _body(b, found, reads, acc, _dims(b, ivs, full, iota))
+    new = _body(b, found, widen, reads, acc, _dims(b, ivs, full, iota))
     acc = [b.one("arith.select", a.type, [mask, x, a]) for x, a in zip(new, acc)]
     # the fold: lane l against lane l + h, the lower index as the accumulator
     h = LANES // 2
@@ -246,10 +268,11 @@ def _row(b: _Builder, found, ins, out_v, out_i, ivs, n, full, step) -> None:
                      {"predicate": ir.IntegerAttr.get(ir.IntegerType.get_signless(64), 2)})   # slt
         lo = [b.one("arith.select", a.type, [swap, o, a]) for a, o in zip(acc, other)]
         hi = [b.one("arith.select", a.type, [swap, a, o]) for a, o in zip(acc, other)]
-        acc = _combine(b, found, lo, hi)
+        acc = _combine(b, found, widen, lo, hi)
         h //= 2
     pos = {"static_position": ir.Attribute.parse("array<i64: 0>")}
-    b.op("memref.store", [], [b.one("vector.extract", found.acc_value.type, [acc[0]], pos), out_v, *ivs])
+    value = b.one("vector.extract", ir.VectorType(acc[0].type).element_type, [acc[0]], pos)
+    b.op("memref.store", [], [cast(b, widen, value, False), out_v, *ivs])
     b.op("memref.store", [], [b.one("vector.extract", found.acc_index.type, [acc[1]], pos), out_i, *ivs])
 
 
@@ -263,18 +286,26 @@ def _attrs(o) -> dict:
     return {name: o.attributes[name] for name in o.attributes}
 
 
-def _clone(b: _Builder, ops, env: dict) -> None:
-    """``ops`` again on ``env``'s values: on vectors where an operand is one."""
+def _clone(b: _Builder, ops, env: dict, widen: Widened | None = None, value=None) -> None:
+    """``ops`` again on ``env``'s values: on vectors where an operand is one;
+    the values ``widen`` carries wide (``value``, the incoming one, widened
+    where its producer is cloned)."""
+    carries = widen.carries if widen is not None else set()
     for o in ops:
         args = [env.get(v, v) for v in o.operands]
+        wide = [widen.wide if r in carries and not _is(r, value) else r.type for r in o.results]
         if any(isinstance(a.type, ir.VectorType) for a in args):
             args = [a if isinstance(a.type, ir.VectorType) else b.splat(a) for a in args]
-            results = [ir.VectorType.get([LANES], r.type) for r in o.results]
+            results = [ir.VectorType.get([LANES], t) for t in wide]
         else:
-            results = [r.type for r in o.results]
+            results = wide
         new = b.op(o.name, results, args, _attrs(o))
         for r, s in zip(o.results, new.results):
-            env[r] = s
+            env[r] = cast(b, widen, s, True) if _is(r, value) else s
+
+
+def _is(a, b) -> bool:
+    return b is not None and a == b
 
 
 def _dims(b: _Builder, ivs, c, iota) -> dict:
@@ -282,11 +313,13 @@ def _dims(b: _Builder, ivs, c, iota) -> dict:
     return {**dict(enumerate(ivs)), len(ivs): b.one("arith.addi", iota.type, [b.splat(c), iota])}
 
 
-def _body(b: _Builder, found: ArgReduction, reads, acc, dims: dict) -> list:
+def _body(b: _Builder, found: ArgReduction, widen, reads, acc, dims: dict) -> list:
     """The generic's body on one step's vectors: the new (value, index) accumulators."""
     block = found.op.regions[0].blocks[0]
     args = list(block.arguments)
     env = dict(zip(args[:len(reads)], reads))
+    if found.value in env:                            # the input itself, no producer
+        env[found.value] = cast(b, widen, env[found.value], True)
     env[found.acc_value], env[found.acc_index] = acc
     ops = list(block.operations)
     rest = []
@@ -295,12 +328,12 @@ def _body(b: _Builder, found: ArgReduction, reads, acc, dims: dict) -> list:
             env[o.results[0]] = dims[ir.IntegerAttr(o.attributes["dim"]).value]
         else:
             rest.append(o)
-    _clone(b, rest, env)
+    _clone(b, rest, env, widen, found.value)
     return [env[v] for v in ops[-1].operands]
 
 
-def _combine(b: _Builder, found: ArgReduction, lo, hi) -> list:
+def _combine(b: _Builder, found: ArgReduction, widen, lo, hi) -> list:
     env = {found.acc_value: lo[0], found.acc_index: lo[1], found.value: hi[0], found.index: hi[1]}
-    _clone(b, found.combiner, env)
+    _clone(b, found.combiner, env, widen)
     block = found.op.regions[0].blocks[0]
     return [env[v] for v in list(block.operations)[-1].operands]

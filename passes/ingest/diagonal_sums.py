@@ -80,7 +80,7 @@ def _plus_zero(value: ir.Value) -> bool:
     return isinstance(number, float) and number == 0.0 and math.copysign(1.0, number) > 0
 
 
-def _offset(value: ir.Value) -> int | None:
+def splat_offset(value: ir.Value) -> int | None:
     """The integer splat ``value`` holds, through a same-type convert, or None."""
     op = _owner(value)
     if op is not None and op.name == "stablehlo.broadcast_in_dim":
@@ -92,13 +92,13 @@ def _offset(value: ir.Value) -> int | None:
     return None if isinstance(number, float) else number
 
 
-def _iota_dim(value: ir.Value, size: int) -> tuple[int, int] | None:
+def iota_dim(value: ir.Value, size: int) -> tuple[int, int] | None:
     """(iota dimension, offset) of ``value`` (an iota, or one plus an integer
     splat), or None; None too where its integer type could wrap."""
     op = _owner(value)
     if op is not None and op.name == "stablehlo.add":
         for this, other in (op.operands, reversed(list(op.operands))):
-            found, offset = _iota_dim(this, size), _offset(other)
+            found, offset = iota_dim(this, size), splat_offset(other)
             if found is not None and offset is not None and found[1] == 0:
                 element = ir.IntegerType(ir.RankedTensorType(value.type).element_type)
                 if (offset < 0 and element.is_unsigned) or size + abs(offset) >= 2 ** (element.width - 1):
@@ -126,7 +126,7 @@ def _diagonal_offset(mask: ir.Value, shape: list[int]) -> int | None:
     if op is None or op.name != "stablehlo.compare" or "EQ" not in str(op.attributes["comparison_direction"]) or \
             list(ir.RankedTensorType(op.results[0].type).shape) != shape[-2:]:
         return None
-    found = [_iota_dim(v, max(shape[-2:])) for v in op.operands]
+    found = [iota_dim(v, max(shape[-2:])) for v in op.operands]
     if None in found or {found[0][0], found[1][0]} != {0, 1}:
         return None
     (_, row), (_, column) = sorted(found)             # iota0 + row == iota1 + column
@@ -166,24 +166,38 @@ def _count(matrix: list[int], k: int) -> int:
     return min(rows, columns - k) if k >= 0 else min(rows + k, columns)
 
 
-def _rewrite(op: ir.Operation, operand: tuple[ir.Value, int]) -> None:
-    x, k = operand
+def _maker(op: ir.Operation, element: ir.Type):
+    """make(name, operands, shape, attributes): an op of one ``element`` tensor before ``op``."""
     point = ir.InsertionPoint(op)
-    type_ = ir.RankedTensorType(x.type)
-    *batch, rows, columns = type_.shape
-    count = _count([rows, columns], k)
-    first = k if k >= 0 else -k * columns
-    element = type_.element_type
 
     def make(name, operands, shape, attributes):
         return ir.Operation.create(name, results=[ir.RankedTensorType.get(shape, element)], operands=operands,
                                    attributes=attributes, ip=point, loc=op.location).results[0]
+    return make
 
+
+def diagonal_slice(op: ir.Operation, x: ir.Value, first: int, count: int) -> ir.Value:
+    """Before ``op``: ``count`` elements of the diagonal of x's last two dims
+    (B... x N x M) from flat position ``first``: x reshaped to B... x (N*M),
+    sliced with stride M + 1."""
+    type_ = ir.RankedTensorType(x.type)
+    *batch, rows, columns = type_.shape
+    make = _maker(op, type_.element_type)
     flat = make("stablehlo.reshape", [x], [*batch, rows * columns], {})
-    diagonal = make("stablehlo.slice", [flat], [*batch, count], {
+    return make("stablehlo.slice", [flat], [*batch, count], {
         "start_indices": ir.DenseI64ArrayAttr.get([0] * len(batch) + [first]),
         "limit_indices": ir.DenseI64ArrayAttr.get(batch + [first + (count - 1) * (columns + 1) + 1]),
         "strides": ir.DenseI64ArrayAttr.get([1] * len(batch) + [columns + 1])})
+
+
+def _rewrite(op: ir.Operation, operand: tuple[ir.Value, int]) -> None:
+    x, k = operand
+    type_ = ir.RankedTensorType(x.type)
+    *batch, rows, columns = type_.shape
+    count = _count([rows, columns], k)
+    element = type_.element_type
+    make = _maker(op, element)
+    diagonal = diagonal_slice(op, x, k if k >= 0 else -k * columns, count)
     dims = list(ir.DenseI64ArrayAttr(op.attributes["dimensions"]))
     if len(batch) in dims and len(batch) + 1 in dims:
         select = _owner(op.operands[0])

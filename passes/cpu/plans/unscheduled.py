@@ -72,16 +72,16 @@ def unplanned(ops: list[ir.Operation], planned, i1_vectors: bool = True) -> list
                  + ("it runs as scalar loops split among the threads" if op in scalar
                     else "it runs as scalar loops on one core"))
             for op in ops if (op not in taken or op in scalar) and op.name not in _NO_WORK
-            and iterations(op) >= MIN_WORK and not lane_arg_reduction(op)]
+            and iterations(op) >= MIN_WORK and not lane_arg_reduction(op, i1_vectors)]
 
 
-def lane_arg_reduction(op: ir.Operation) -> bool:
+def lane_arg_reduction(op: ir.Operation, i1_vectors: bool = True) -> bool:
     """Whether xla-lane-arg-reductions will run ``op`` (an argmax's
     linalg.generic on tensors) as vector loops once it is on buffers."""
     from xlac.passes.cpu.arg_combiner import match
     from xlac.passes.cpu.lane_arg_reductions import takes
     found = match(op)
-    return found is not None and takes(found, buffers=False)
+    return found is not None and takes(found, buffers=False, i1_vectors=i1_vectors)
 
 
 _NO_WORK = ("linalg.fill", "linalg.yield", "linalg.index")

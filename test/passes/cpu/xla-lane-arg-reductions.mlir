@@ -3,6 +3,8 @@
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
 #t = affine_map<(d0, d1) -> (d1, d0)>
+#mid = affine_map<(d0, d1, d2) -> (d0, d2, d1)>
+#mid_out = affine_map<(d0, d1, d2) -> (d0, d1)>
 
 /// jax's argmax over rows, its maxima in a buffer nothing reads: a loop over
 /// the rows, 16 lanes a step, the masked tail, 4 halvings of the lanes.
@@ -114,6 +116,74 @@ func.func @argmax_columns(%x: memref<50x40xf32>, %v: memref<40xf32>, %out: memre
     %9 = arith.select %4, %acc, %in : f32
     %10 = arith.select %8, %idx, %1 : i64
     linalg.yield %9, %10 : f32, i64
+  }
+  return
+}
+
+/// A bool argmax over rows (jax compares i1 unsigned): the values widened
+/// to 32-bit lanes as they are read (zero-extended), compared and carried
+/// wide, narrowed once for the store.
+// CHECK-LABEL: func.func @argmax_bool_rows
+// CHECK-NOT: linalg.generic
+// CHECK: arith.extui {{.*}} : i1 to i32
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xi32>, vector<16xi32>)
+// CHECK: vector.load {{.*}} vector<16xi1>
+// CHECK: arith.extui {{.*}} : vector<16xi1> to vector<16xi32>
+// CHECK: arith.cmpi ugt, {{.*}} : vector<16xi32>
+// CHECK: arith.maxui {{.*}} : vector<16xi32>
+// CHECK: arith.trunci {{.*}} : i32 to i1
+func.func @argmax_bool_rows(%x: memref<8x100xi1>, %out: memref<8xi32>) {
+  %v = memref.alloc() : memref<8xi1>
+  linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}
+      ins(%x : memref<8x100xi1>) outs(%v, %out : memref<8xi1>, memref<8xi32>) {
+  ^bb0(%in: i1, %acc: i1, %idx: i32):
+    %0 = linalg.index 1 : index
+    %1 = arith.index_cast %0 : index to i32
+    %2 = arith.cmpi ugt, %acc, %in : i1
+    %3 = arith.cmpi eq, %acc, %in : i1
+    %4 = arith.cmpi slt, %idx, %1 : i32
+    %5 = arith.andi %3, %4 : i1
+    %6 = arith.ori %2, %5 : i1
+    %7 = arith.maxui %acc, %in : i1
+    %8 = arith.select %6, %idx, %1 : i32
+    linalg.yield %7, %8 : i1, i32
+  }
+  memref.dealloc %v : memref<8xi1>
+  return
+}
+
+/// A bf16 argmax over the middle axis of 4 x 50 x 40 (the input read with
+/// its reduced dim in the middle): a loop over the leading dim, 16 columns
+/// of the last dim a step, each lane its column's loop over the 50 rows in
+/// f32 (extf as read), the maxima truncated back to bf16 for the store.
+// CHECK-LABEL: func.func @argmax_bf16_middle
+// CHECK-NOT: linalg.generic
+// CHECK: scf.for
+// CHECK: scf.for
+// CHECK: arith.extf {{.*}} : vector<16xbf16> to vector<16xf32>
+// CHECK: scf.for {{.*}} iter_args({{.*}}) -> (vector<16xf32>, vector<16xi32>)
+// CHECK: vector.load {{.*}} : memref<4x50x40xbf16>, vector<16xbf16>
+// CHECK: arith.cmpf ogt, {{.*}} : vector<16xf32>
+// CHECK: arith.truncf {{.*}} : vector<16xf32> to vector<16xbf16>
+// CHECK: vector.store
+// CHECK: vector.maskedload
+// CHECK-NOT: vector.shuffle
+func.func @argmax_bf16_middle(%x: memref<4x50x40xbf16>, %v: memref<4x40xbf16>, %out: memref<4x40xi32>) {
+  linalg.generic {indexing_maps = [#mid, #mid_out, #mid_out], iterator_types = ["parallel", "parallel", "reduction"]}
+      ins(%x : memref<4x50x40xbf16>) outs(%v, %out : memref<4x40xbf16>, memref<4x40xi32>) {
+  ^bb0(%in: bf16, %acc: bf16, %idx: i32):
+    %0 = linalg.index 2 : index
+    %1 = arith.index_cast %0 : index to i32
+    %2 = arith.cmpf ogt, %acc, %in : bf16
+    %3 = arith.cmpf une, %acc, %acc : bf16
+    %4 = arith.ori %2, %3 : i1
+    %5 = arith.cmpf oeq, %acc, %in : bf16
+    %6 = arith.cmpi slt, %idx, %1 : i32
+    %7 = arith.andi %5, %6 : i1
+    %8 = arith.ori %4, %7 : i1
+    %9 = arith.select %4, %acc, %in : bf16
+    %10 = arith.select %8, %idx, %1 : i32
+    linalg.yield %9, %10 : bf16, i32
   }
   return
 }

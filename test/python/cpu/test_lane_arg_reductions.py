@@ -128,8 +128,6 @@ def test_columns_as_scalar_loops(level, element, direction):
 def test_vector_loops_no_remark(level, shape, element, axis):
     """The rows run as vector loops (a vector load, the lanes' fold as
     shuffles), compiled for either level, and no "not scheduled" remark."""
-    if axis == 0 and len(shape) == 3:
-        pytest.skip("columns: 2-D only")
     text = _program(shape, element, "i64", "GT", axis=axis)
     exe = xlac.compile(text, cpu=level, cache=False)
     lowered = exe.as_text("llvm")

@@ -27,6 +27,7 @@ def ingest_cpu(entry: str = "main", vector_bytes: int | str = 0) -> list[str]:
     return ingest(entry, "cpu") + [
         "xla-outer-dots-as-multiplies",                   # BERT's head mask: fused, not a 2 MB pass of its own
         "xla-diagonal-sums",                              # jnp.trace: a sum of the diagonal, not of the masked matrix
+        "xla-diagonal-gathers",                           # jnp.diagonal(a, k): a strided slice, not a gather loop
         "xla-small-table-gathers-as-selects",             # a searchsorted over 6 bin edges: vector selects, not scalar loads
         "xla-scalar-scatter-indices",                     # ids[M] broadcast to [M, 1]: their kernel a vector loop
         "xla-constant-scatters-as-selects",               # v.at[2, 3].set(x) read by a kernel: a select in it, no copy of v
@@ -135,7 +136,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
                   micro_kernels: bool | str = False, threads: int | str = 0,
                   permute_selects: bool | str = False, bf16_kernel: str = "amx",
                   fma: bool | str = False, split_copy_bytes: int | str = SPLIT_COPY_BYTES,
-                  integer_kernel: str = "") -> list[str]:
+                  integer_kernel: str = "", i1_vectors: bool | str = True) -> list[str]:
     """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI.
 
     bf16 and f16 math runs in f32 on every CPU (the same numbers everywhere);
@@ -152,7 +153,8 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
     ``split_copy_bytes``: copies moving at least this many bytes run on the
     threads (0: one thread; ``Options.split_copy_bytes``). ``integer_kernel``:
     the kernel of the 8-bit integer matmuls xla-amx-contractions marked i16
-    (``integer_kernel()``; "" none).
+    (``integer_kernel()``; "" none). ``i1_vectors``: off where
+    xla-i1-memory-as-i8 is disabled (bool argmaxes then keep their scalar loops).
     """
     expand = "arith-expand" if true_flag(native_bf16) else "arith-expand{include-bf16=true}"
     emulated, casts, math_types = (_EMULATED, "xla-expand-f8-casts", "extra-types=f16 ") \
@@ -172,7 +174,8 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "xla-collectives-to-mpi",                         # collective buffer calls -> the MPI shim (inlined below)
         _strided_copies(threads, split_copy_bytes),       # no memrefCopy runtime call
         "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
-        "xla-lane-arg-reductions",                        # argmax/argmin rows: 16-lane vector loops
+        # argmax/argmin rows, columns: 16-lane vector loops (bools: only if i1 vectors move as bytes)
+        "xla-lane-arg-reductions" + ("" if true_flag(i1_vectors) else "{i1-vectors=false}"),
         "xla-approximate-math",                           # f32 exp/tanh as polynomials: no libm call per lane
         # chlo's polynomials (erfc's, GELU's in BERT and ViT): one FMA a step
         *(["xla-horner-fma"] if true_flag(fma) else []),
@@ -319,7 +322,8 @@ def llvm_stage(entry: str, options: Options) -> list[str]:
     return lower_to_llvm(model.native_bf16, options.profile, model.name, model.native_f16,
                          micro_kernels, options.threads(), model.vector_bytes == 32,
                          bf16_kernel(model, options.micro_kernels) or "amx", "fma" in model.features,
-                         options.split_copy_bytes, integer_kernel(model, options.micro_kernels) or "")
+                         options.split_copy_bytes, integer_kernel(model, options.micro_kernels) or "",
+                         "xla-i1-memory-as-i8" not in options.disable_passes)
 
 
 def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
