@@ -8,25 +8,12 @@ import sys
 
 import numpy as np
 import pytest
+from test_fft_fast import _program, _tensor
+from test_fft_fast import test_fft_matches_numpy as _matches_numpy
 
 import xlac
 from xlac.passes.lower.fft_codelet import Codelet, twiddle_table
 from xlac.passes.lower.fft_stages import stage_plan
-
-_TYPES = {np.complex64: "complex<f32>", np.complex128: "complex<f64>",
-          np.float32: "f32", np.float64: "f64"}
-
-
-def _tensor(shape, dtype) -> str:
-    return f"tensor<{'x'.join(map(str, shape))}x{_TYPES[dtype]}>"
-
-
-def _program(kind, lengths, in_type, out_type) -> str:
-    return f"""
-func.func @main(%x: {in_type}) -> {out_type} {{
-  %y = stablehlo.fft %x, type = {kind}, length = {list(lengths)} : ({in_type}) -> {out_type}
-  return %y : {out_type}
-}}"""
 
 
 def _evaluate(lines: list[str], env: dict[str, float]) -> dict[str, float]:
@@ -89,37 +76,8 @@ _CASES = [  # kind, input shape, lengths, input dtype, numpy reference
 
 @pytest.mark.parametrize("kind,shape,lengths,dtype,reference", _CASES)
 def test_fft_matches_numpy(kind, shape, lengths, dtype, reference):
-    rng = np.random.default_rng(7)
-    x = rng.standard_normal(shape)
-    if np.issubdtype(dtype, np.complexfloating):
-        x = x + 1j * rng.standard_normal(shape)
-    x = x.astype(dtype)
-    want = reference(x.astype(np.complex128 if np.iscomplexobj(x) else np.float64))
-    single = dtype in (np.complex64, np.float32)
-    out_dtype = {np.complex64: np.complex64, np.float32: np.complex64,
-                 np.complex128: np.complex128, np.float64: np.complex128}[dtype]
-    if kind == "IRFFT":
-        out_dtype = np.float32 if single else np.float64
-    text = _program(kind, lengths, _tensor(shape, dtype), _tensor(want.shape, out_dtype))
-    (got,) = xlac.compile(text, cpu="x86-64-v3", cache=False).run(x)
-    rms = np.sqrt(np.mean(np.abs(got - want) ** 2) / np.mean(np.abs(want) ** 2))
-    assert rms < (1e-7 if single else 1e-14)
-
-
-# XLA's (pocketfft's) rms error for complex64 FFTs (jax 0.10.2, against numpy
-# in f64): the stages, f64 arithmetic rounded to f32 once each, stay below it
-_XLA_C64_RMS = {720: 1.2e-7, 1000: 1.1e-7, 6000: 1.41e-7}
-
-
-@pytest.mark.parametrize("n", sorted(_XLA_C64_RMS))
-def test_stage_error_below_xla(n):
-    rng = np.random.default_rng(11)
-    x = (rng.standard_normal((64, n)) + 1j * rng.standard_normal((64, n))).astype(np.complex64)
-    t = _tensor(x.shape, np.complex64)
-    (got,) = xlac.compile(_program("FFT", [n], t, t), cpu="x86-64-v3", cache=False).run(x)
-    want = np.fft.fft(x.astype(np.complex128))
-    rms = np.sqrt(np.mean(np.abs(got - want) ** 2) / np.mean(np.abs(want) ** 2))
-    assert rms < 0.6 * _XLA_C64_RMS[n]
+    """As test_fft_fast's cases (max error 1e-6 / 1e-13 of the largest output)."""
+    _matches_numpy(kind, shape, lengths, dtype, reference)
 
 
 def _lowered(tmp_path, shape, n) -> str:
