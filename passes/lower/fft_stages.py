@@ -109,6 +109,10 @@ def _times(body: Codelet, a, wr: str, wi: str):
 
 #: Largest radix of a stage's codelet.
 MAX_STAGE_RADIX = 16
+#: Largest prime radix of a stage (a codelet of ~2(r-1)^2 real products): 19
+#: made rfft of 1140 points 2.2x faster for 0.5 s more compile time; 37 made
+#: fft2 296x444 2x faster but took 10.6 s instead of 1.5 to compile.
+MAX_STAGE_PRIME = 23
 #: A stage's cost beyond its codelet (one pass over the data), in flops a point.
 STAGE_COST = 12
 
@@ -134,8 +138,8 @@ def _cheapest_stages(size: int):
     best = None
     if size == 1:
         best = (0.0, ())
-    for r in range(min(MAX_STAGE_RADIX, size), 1, -1):
-        if size % r:
+    for r in range(min(MAX_STAGE_PRIME, size), 1, -1):
+        if size % r or (r > MAX_STAGE_RADIX and not _is_prime(r)):
             continue
         rest = _cheapest_stages(size // r)
         if rest is None:
@@ -171,3 +175,7 @@ class PlanarStages:
         out = self._op("transpose", planes, self._t(digits),
                        self._t([digits[d] for d in perm]), f", dims = {perm}")
         return self._reshape(out, [batch, size, 2], self.real, [digits[d] for d in perm])
+
+
+def _is_prime(r: int) -> bool:
+    return r > 1 and all(r % d for d in range(2, int(r ** 0.5) + 1))

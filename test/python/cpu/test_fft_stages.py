@@ -26,7 +26,7 @@ def _evaluate(lines: list[str], env: dict[str, float]) -> dict[str, float]:
     return env
 
 
-@pytest.mark.parametrize("r", [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16])
+@pytest.mark.parametrize("r", [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 19, 37])
 @pytest.mark.parametrize("sign", [-1, 1])
 def test_codelets_are_dfts(r, sign):
     """Each codelet's straight-line ops compute the r-point DFT (as numpy), in
@@ -46,12 +46,13 @@ def test_codelets_are_dfts(r, sign):
 
 
 def test_stage_plans():
-    """Few stages of radices <= 16; None where a prime factor is larger."""
+    """Few stages of radices <= 16 or primes <= 23; None where a prime factor is larger."""
     assert stage_plan(720) == [12, 12, 5]
     assert stage_plan(1000) == [10, 10, 10]
     assert stage_plan(6000) == [16, 15, 5, 5]
     assert stage_plan(270) == [9, 6, 5]
-    assert stage_plan(97) is None and stage_plan(194) is None
+    assert stage_plan(570) == [19, 6, 5] and stage_plan(38) == [19, 2]    # primes up to 23
+    assert stage_plan(296) is None and stage_plan(97) is None and stage_plan(194) is None
 
 
 _CASES = [  # kind, input shape, lengths, input dtype, numpy reference
@@ -60,7 +61,9 @@ _CASES = [  # kind, input shape, lengths, input dtype, numpy reference
     ("FFT", (9, 45), [45], np.complex64, np.fft.fft),                     # odd: 9 * 5
     ("FFT", (8, 6000), [6000], np.complex64, np.fft.fft),                 # four stages
     ("RFFT", (10, 1440), [1440], np.float32, np.fft.rfft),                # half 720
-    ("RFFT", (11, 1140), [1140], np.float64, np.fft.rfft),                # half 570 = 10 * 57: matmuls
+    ("RFFT", (11, 1140), [1140], np.float64, np.fft.rfft),                # half 570 = 19 * 6 * 5
+    ("IFFT", (8, 38), [38], np.complex64, np.fft.ifft),                   # 19 * 2: a prime radix
+    ("FFT", (8, 296), [296], np.complex64, np.fft.fft),                   # 37 * 8: the matmul path
     ("IRFFT", (9, 271), [540], np.complex64, lambda x: np.fft.irfft(x, 540)),
     ("IRFFT", (8, 361), [720], np.complex128, lambda x: np.fft.irfft(x, 720)),
     ("FFT", (24, 40), [24, 40], np.complex64, np.fft.fft2),               # axis -2 too
