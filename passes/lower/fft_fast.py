@@ -36,11 +36,13 @@ from xlac.passes.lower.fft_stages import PlanarStages, stage_plan
 F32_LEAF = 8
 #: Fewest transforms (the minor run of the planes) for the butterfly stages.
 PLANAR_BATCH = 8
-#: Largest power of two dividing a length that takes the butterfly stages: the
-#: transposes into and out of planes gather across rows of 8N bytes, and at
-#: 256-4096 points (rows a multiple of 2 KiB) they ran 3-5x slower than the
-#: matmul levels' pair transposes (docs/PERFORMANCE.md).
-PLANAR_MAX_POW2 = 16
+#: Largest power of two dividing a length (and the number of transforms) that
+#: takes the butterfly stages: the transposes into and out of planes gather
+#: across rows of 8N bytes (the stages' slices lie 8B bytes apart), and with
+#: 1024 points or 1024 transforms they ran 2-3x slower than the matmul levels
+#: (768 and 128 x 384 a tie; 96-640 points 1.5-2.1x faster: docs/PERFORMANCE.md).
+PLANAR_MAX_POW2 = 128
+PLANAR_MAX_BATCH_POW2 = 256
 
 
 class FastStage(RealSpectrum, ChirpZ, PlanarStages):
@@ -142,7 +144,8 @@ class FastStage(RealSpectrum, ChirpZ, PlanarStages):
 
     def _transform(self, x: str, batch: int, size: int, sign: int, inner: bool = False) -> str:
         stages = None if inner or size < FAST_FROM or batch < PLANAR_BATCH \
-            or size & -size > PLANAR_MAX_POW2 else stage_plan(size)
+            or size & -size > PLANAR_MAX_POW2 or batch & -batch > PLANAR_MAX_BATCH_POW2 \
+            else stage_plan(size)
         if stages is not None:
             return self.planar(x, batch, size, sign, stages)
         plan = fast_plan(size) if size >= FAST_FROM else [size]

@@ -94,13 +94,16 @@ def _lowered(tmp_path, shape, n) -> str:
 
 def test_one_generic_per_stage(tmp_path):
     """720 = 12 * 12 * 5 over 16 transforms: three multi-result generics (24,
-    24 and 10 results: r complex outputs as planes), no matmul; 1024 (a
-    power of two past 16) and 4 transforms keep the matmul levels."""
+    24 and 10 results: r complex outputs as planes), no matmul; 1024 points
+    or 1024 transforms (powers of two past 128 and 256) and 4 transforms
+    keep the matmul levels; 384 = 128 * 3 takes the stages."""
     ir = _lowered(tmp_path, (16, 720), 720)
     stages = re.findall(r"= linalg.generic", ir)
     assert len(stages) == 3 and "dot_general" not in ir
     assert [int(n) for n in re.findall(r"%\w+:(\d+) = linalg.generic", ir)] == [24, 24, 10]
     assert "dot_general" in _lowered(tmp_path, (16, 1024), 1024)
+    assert "dot_general" in _lowered(tmp_path, (1024, 96), 96)
+    assert "dot_general" not in _lowered(tmp_path, (24, 384), 384)
     assert "linalg.generic" not in _lowered(tmp_path, (4, 720), 720)
 
 
