@@ -14,6 +14,9 @@ points, which runs in f32 (`_leaf_f32`). Twiddles come from the exact
 quadrant-reduced f64 tables. Where the radix is a multiple of 4 and the
 constant small, a level's twiddles are folded into its DFT matrices (one
 per n2, a matmul batched over n2: `folds_twiddle`), so no twiddle pass.
+An axis of PLANAR_BATCH or more transforms whose length factors into radices
+<= 16 (with at most 16 as its power of two) runs instead as radix butterfly
+stages on planes (fft_stages): one vector kernel per stage, no matmuls.
 """
 
 from __future__ import annotations
@@ -27,12 +30,22 @@ from xlac.dtypes import tensor_type
 from xlac.passes.lower.fft_chirp import ChirpZ
 from xlac.passes.lower.fft_plan import FAST_FROM, fast_plan, folds_twiddle
 from xlac.passes.lower.fft_real import RealSpectrum
+from xlac.passes.lower.fft_stages import PlanarStages, stage_plan
 
 #: Longest last level of a single-precision plan computed in f32.
 F32_LEAF = 8
+#: Fewest transforms (the minor run of the planes) for the butterfly stages.
+PLANAR_BATCH = 8
+#: Largest power of two dividing a length (and the number of transforms) that
+#: takes the butterfly stages: the transposes into and out of planes gather
+#: across rows of 8N bytes (the stages' slices lie 8B bytes apart), and with
+#: 1024 points or 1024 transforms they ran 2-3x slower than the matmul levels
+#: (768 and 128 x 384 a tie; 96-640 points 1.5-2.1x faster: docs/PERFORMANCE.md).
+PLANAR_MAX_POW2 = 128
+PLANAR_MAX_BATCH_POW2 = 256
 
 
-class FastStage(RealSpectrum, ChirpZ):
+class FastStage(RealSpectrum, ChirpZ, PlanarStages):
     """Emits one fast transform along an axis into a helper's lines."""
 
     def __init__(self, emit: Callable[..., None], fresh: Callable[[str], str],
@@ -130,6 +143,11 @@ class FastStage(RealSpectrum, ChirpZ):
     # ---- the transform on (B, N, 2) pairs ----
 
     def _transform(self, x: str, batch: int, size: int, sign: int, inner: bool = False) -> str:
+        stages = None if inner or size < FAST_FROM or batch < PLANAR_BATCH \
+            or size & -size > PLANAR_MAX_POW2 or batch & -batch > PLANAR_MAX_BATCH_POW2 \
+            else stage_plan(size)
+        if stages is not None:
+            return self.planar(x, batch, size, sign, stages)
         plan = fast_plan(size) if size >= FAST_FROM else [size]
         if plan is None:                              # a prime factor > MAX_PRIME
             return self.chirp_z(x, batch, size, sign)

@@ -11,6 +11,7 @@ from xlac.dtypes import tensor_type
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
+from xlac.passes.lower.fft_codelet import twiddle_table
 from xlac.passes.lower.fft_fast import FastStage
 from xlac.passes.lower.fft_plan import fast_plan, has_fast_path
 
@@ -225,24 +226,6 @@ def _t(shape: list[int], element: str) -> str:
 def _twiddles(size: int, sign: int) -> tuple[str, str]:
     cos, sin = twiddle_table(size, sign)
     return _literal(cos), _literal(sin)
-
-
-def twiddle_table(size: int, sign: int) -> tuple[np.ndarray, np.ndarray]:
-    """cos and sign*sin of 2*pi*m/size for m < size, as exact f64 literals.
-
-    Each angle is reduced to a quadrant and an angle below pi/4 first, so
-    quarter turns are exactly 0 and +-1 and the table is symmetric, as in
-    FFT libraries (a plain np.cos(2*pi*m/size) gives 6e-17 where 0 is exact).
-    """
-    m = np.arange(size, dtype=np.int64)
-    quadrant, rest = np.divmod(4 * m, size)
-    small = 2 * rest <= size
-    theta = np.where(small, rest, size - rest) * (np.pi / 2) / size
-    c = np.where(small, np.cos(theta), np.sin(theta))
-    s = np.where(small, np.sin(theta), np.cos(theta))
-    cos = np.choose(quadrant, [c, -s, -c, s])
-    sin = np.choose(quadrant, [s, c, -s, -c])
-    return cos, sign * sin
 
 
 def _literal(values: np.ndarray) -> str:

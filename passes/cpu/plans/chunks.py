@@ -100,3 +100,17 @@ def divisor(extent: int, cap: int, multiple: int = 1) -> int | None:
     """The largest divisor of ``extent`` that is at most ``cap`` and a multiple of ``multiple``."""
     found = [d for d in range(multiple, min(extent, cap) + 1, multiple) if extent % d == 0]
     return found[-1] if found else None
+
+
+#: A body of more ops than xla-fuse's cap counts as this many per point of work.
+LONG_BODY_OPS = 64
+BODY_OPS_PER_POINT = 16
+
+
+def body_work(op) -> int:
+    """Points of elementwise work one iteration of ``op`` does: 1, or for a
+    body longer than any fusion's (xla-lower-fft's butterfly stages: a
+    16-point codelet is ~300 ops writing 32 results) its ops / 16, so that
+    such a kernel is split among the threads like one of as much work."""
+    ops = sum(1 for _ in op.regions[0].blocks[0].operations)
+    return ops // BODY_OPS_PER_POINT if ops > LONG_BODY_OPS else 1

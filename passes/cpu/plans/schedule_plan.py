@@ -15,7 +15,7 @@ from xlac.mlir import ir
 from xlac.passes.base import dim_position, is_zero, text_of
 from xlac.passes.cpu.expand_f8_casts import FORMATS as F8_FORMATS
 from xlac.passes.cpu.plans.body_reads import gather_safe, stepping_loop
-from xlac.passes.cpu.plans.chunks import streams_alone, thread_tiles
+from xlac.passes.cpu.plans.chunks import body_work, streams_alone, thread_tiles
 from xlac.passes.cpu.plans.kept_minor_plan import kept_minor_plan
 from xlac.passes.cpu.plans.loop_trips import enclosing_trips
 from xlac.passes.cpu.plans.minor_dim_plan import minor_dim_plan
@@ -122,7 +122,7 @@ def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
         moved = moved_bytes(op) if reads_in_order(op) else None
         minor = minor_dim_plan(op, nest, machine, moved)
         heavy = has_math(op) and len(op.operands) <= MATH_UNROLL_OPERANDS
-        plan = None if minor else _elementwise_plan(nest, machine, heavy, moved)
+        plan = None if minor else _elementwise_plan(nest, machine, heavy, moved, body_work(op))
         return Plan(*minor) if minor else peel_narrow_tail(plan, op, nest, machine)
     if not simple_body(op):
         return None
@@ -278,7 +278,7 @@ def reads_in_order(op: ir.Operation) -> bool:
 
 
 def _elementwise_plan(nest: LoopNest, machine: Machine, math_heavy: bool = False,
-                      moved: tuple[int, int] | None = None) -> Plan | None:
+                      moved: tuple[int, int] | None = None, work: int = 1) -> Plan | None:
     """Vectors along the innermost loop, chunks of the outer ones for the
     threads; one chunk (the calling thread) for a kernel that streams few
     bytes (``moved``; None: not known, the iterations decide)."""
@@ -287,7 +287,7 @@ def _elementwise_plan(nest: LoopNest, machine: Machine, math_heavy: bool = False
         return None
     vector = vector_size(nest.extents[-1], vector_lanes(nest, machine, math_heavy), 4 if math_heavy else 1)
     alone = moved is not None and streams_alone(*moved, math_heavy)
-    chunks = thread_tiles(nest.extents, 1 if alone else machine.threads, vector)
+    chunks = thread_tiles(nest.extents, 1 if alone else machine.threads, vector, work)
     return Plan(f"xla_elementwise_{rank}d", chunks + (vector,))
 
 

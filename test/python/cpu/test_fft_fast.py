@@ -192,8 +192,10 @@ def test_single_precision_short_leaf_in_f32(tmp_path):
 
 
 # XLA's (pocketfft's) rms error for complex64 FFTs at these lengths (jax 0.10.2,
-# against numpy in f64, 131072 points): the f32 leaf stays below it
-_XLA_C64_RMS = {64: 8.3e-8, 96: 9.1e-8, 720: 1.2e-7, 768: 1.1e-7, 1024: 1.1e-7}
+# against numpy in f64, 131072 points): the f32 leaf stays below it; 270, 540,
+# 720, 1000 and 6000 take the butterfly stages (fft_stages) at 64 transforms
+_XLA_C64_RMS = {64: 8.3e-8, 96: 9.1e-8, 270: 1.14e-7, 540: 1.19e-7, 720: 1.2e-7, 768: 1.1e-7,
+                1000: 1.24e-7, 1024: 1.1e-7, 6000: 1.41e-7}
 
 
 @pytest.mark.parametrize("n", sorted(_XLA_C64_RMS))

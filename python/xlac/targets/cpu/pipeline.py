@@ -64,6 +64,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         "xla-splat-constants-to-fill",                    # a 10^8-element splat: a fill loop, not a 400 MB global
         "xla-update-windows-in-place",                    # a scatter's window combined into itself: no copy per index
         "xla-split-full-reductions",                      # any(m) over 405 x 648: rows on the threads, not one serial loop
+        "xla-results-in-slices",                          # an FFT stage's results written into their slices: no copies
         "xla-collapse-reduction-loops",                   # (n, g, c | h, w) -> (n, g*c | h*w): a column reduction
         # a roll's pick per column: each thread's rows one kernel of column stretches
         f"xla-peel-roll-columns{{threads={int(threads)} vector-bytes={int(vector_bytes)}}}",
@@ -89,6 +90,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         # from here the kernels are functions (xla_scheduled_<n>): the function-local
         # upstream passes run on each alone, in parallel (run_passes' threads)
         "func.func(canonicalize)",                        # a tiled loop's result is its init buffer: return that, no copy
+        "xla-forward-slice-copies",                       # an FFT stage's results written in their slices, no copies
         "drop-equivalent-buffer-results",                 # a kernel function's result is the buffer it was passed
         "xla-distinct-results",                           # `return %v, %v`: out-params would crash on one alloc
         "xla-reshaped-results",                           # a returned reshape of an alloc: written in place, no copy
