@@ -54,6 +54,7 @@ _REGISTRY: dict[str, str] = {
     "xla-gpu-own-launch-constants": "gpu.gpu_own_launch_constants:GpuOwnLaunchConstants",
     "xla-gpu-horizontal-launches": "gpu.gpu_horizontal_launches:GpuHorizontalLaunches",
     "xla-update-windows-in-place": "buffers.update_windows_in_place:UpdateWindowsInPlace",
+    "xla-write-blocks-in-place": "buffers.write_blocks_in_place:WriteBlocksInPlace",
     "xla-bf16-memory-as-i16": "cpu.bf16_memory_as_i16:Bf16MemoryAsI16",
     "xla-bf16-extend-as-shift": "cpu.bf16_extend_as_shift:Bf16ExtendAsShift",
     "xla-constant-selects-as-permutes": "cpu.constant_selects_as_permutes:ConstantSelectsAsPermutes",

@@ -40,6 +40,27 @@ func.func @outer_fused(%a: tensor<4x3xf32>, %b: tensor<2x3xf32>) -> tensor<6x3xf
 
 // -----
 
+/// Along an outer axis, its operands computed in its kernel but nothing of
+/// the kernel reading it (`jnp.stack([a*b, a+b])`): slices, each operand's
+/// op writing its block (xla-write-blocks-in-place).
+// CHECK-LABEL: func.func @outer_stacked
+// CHECK: %[[M:.*]] = stablehlo.multiply
+// CHECK: %[[A:.*]] = stablehlo.add
+// CHECK: tensor.empty() : tensor<2x4x3xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0] [1, 4, 3] [1, 1, 1]
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[1, 0, 0] [1, 4, 3] [1, 1, 1]
+// CHECK-NOT: stablehlo.concatenate
+func.func @outer_stacked(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>) -> tensor<2x4x3xf32> {
+  %m = stablehlo.multiply %a, %b {xla.fusion_group = 0 : i64} : tensor<4x3xf32>
+  %s = stablehlo.add %a, %b {xla.fusion_group = 0 : i64} : tensor<4x3xf32>
+  %m3 = stablehlo.reshape %m {xla.fusion_group = 0 : i64} : (tensor<4x3xf32>) -> tensor<1x4x3xf32>
+  %s3 = stablehlo.reshape %s {xla.fusion_group = 0 : i64} : (tensor<4x3xf32>) -> tensor<1x4x3xf32>
+  %r = stablehlo.concatenate %m3, %s3, dim = 0 {xla.fusion_group = 0 : i64} : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<2x4x3xf32>
+  return %r : tensor<2x4x3xf32>
+}
+
+// -----
+
 /// Along an outer axis but alone in its kernel (no group, or a group of one):
 /// each operand is a contiguous block of the result, copied.
 // CHECK-LABEL: func.func @outer_alone

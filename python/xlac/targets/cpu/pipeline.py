@@ -62,6 +62,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         *overlap,                                         # MPI_I<collective> early, MPI_Wait late
         "xla-splat-constants-to-fill",                    # a 10^8-element splat: a fill loop, not a 400 MB global
         "xla-update-windows-in-place",                    # a scatter's window combined into itself: no copy per index
+        "xla-write-blocks-in-place",                      # a stacked operand's kernel writes its block of the result
         "xla-collapse-reduction-loops",                   # (n, g, c | h, w) -> (n, g*c | h*w): a column reduction
         # a roll's pick per column: each thread's rows one kernel of column stretches
         f"xla-peel-roll-columns{{threads={int(threads)} vector-bytes={int(vector_bytes)}}}",
