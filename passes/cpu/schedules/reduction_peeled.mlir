@@ -3,7 +3,7 @@
 // tail is masked. For 8- and 16-bit elements where the CPU has no masked moves
 // of them (AVX2), where each masked step was a branch and a scalar load per
 // lane (jax's bf16 softmax: its max over rows of 1260 took 1.0-1.4 ms of a
-// 1.7-2.4 ms call at x86-64-v3; schedule_plan: peel_narrow_tail).
+// 1.7-2.4 ms call at x86-64-v3; schedule_plan: peel_tail).
 // Parameters as xla_reduce_rows_<rank>d's.
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @xla_reduce_rows_peeled_2d(
