@@ -12,6 +12,7 @@ from xlac.mlir import ir
 from xlac.passes.base import is_zero, text_of
 
 ROW_STEP = 16                # xla_reduce_rows_*'s partial step (schedule_plan.REDUCTION_LANES)
+SPLIT_ROWS = 32              # xla_reduce_1d's rows (its split_factor)
 
 
 def lanes(nest, machine) -> int:
@@ -42,9 +43,15 @@ def peel_tail(plan, op: ir.Operation, nest, machine):
     vmaskmovps/pd, whose stores are microcoded on AMD's cores: rows of
     1485 f32 (jnp.round, 1 MB) 0.160 ms against 0.061 peeled at x86-64-v3,
     jnp.exp 0.59 against 0.14, a softmax over rows of 3075 0.91 against
-    0.30, a row variance's sums 0.48 against 0.13."""
+    0.30, a row variance's sums 0.48 against 0.13. A whole 1-D sum
+    (xla_reduce_1d: 32 rows) peels its rows' tails the same way
+    (xla_reduce_1d_peeled)."""
     if plan is None:
         return None
+    if plan.sequence == "xla_reduce_1d":       # 32 rows of n / 32 (i16 sum of 524000: rows of 16375)
+        if machine.vector_bytes >= 64 or (nest.extents[-1] // SPLIT_ROWS) % ROW_STEP == 0:
+            return plan
+        return dataclasses.replace(plan, sequence="xla_reduce_1d_peeled")
     rows = plan.sequence.startswith("xla_reduce_rows_")
     if not rows and not plan.sequence.startswith("xla_elementwise_"):
         return plan
