@@ -220,3 +220,18 @@ func.func @swapped(%x: tensor<4x8x2xf32>) -> tensor<4x8x2xf32> {
   %r = stablehlo.concatenate %im, %re, dim = 2 : (tensor<4x8x1xf32>, tensor<4x8x1xf32>) -> tensor<4x8x2xf32>
   return %r : tensor<4x8x2xf32>
 }
+
+// -----
+
+/// kernel-results=false (the CUDA pipeline): the stacked concatenate keeps the pick.
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-concatenate-as-slices{kernel-results=false})' --split-input-file | FileCheck %s --check-prefix=PICK
+// PICK-LABEL: func.func @outer_stacked_pick
+// PICK: stablehlo.concatenate
+func.func @outer_stacked_pick(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>) -> tensor<2x4x3xf32> {
+  %m = stablehlo.multiply %a, %b {xla.fusion_group = 0 : i64} : tensor<4x3xf32>
+  %s = stablehlo.add %a, %b {xla.fusion_group = 0 : i64} : tensor<4x3xf32>
+  %m3 = stablehlo.reshape %m {xla.fusion_group = 0 : i64} : (tensor<4x3xf32>) -> tensor<1x4x3xf32>
+  %s3 = stablehlo.reshape %s {xla.fusion_group = 0 : i64} : (tensor<4x3xf32>) -> tensor<1x4x3xf32>
+  %r = stablehlo.concatenate %m3, %s3, dim = 0 {xla.fusion_group = 0 : i64} : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<2x4x3xf32>
+  return %r : tensor<2x4x3xf32>
+}
