@@ -70,6 +70,8 @@ def more_cases(jnp, jax, lax):
         ("lax.cbrt", lax.cbrt, [x]),
         ("lax.popcnt_clz", lambda v: (lax.population_count(v), lax.clz(v)), [ints(-2**31, 2**31, 40)]),
         ("lax.reduce_precision", lambda v: lax.reduce_precision(v, 5, 10), [x * 1000]),
+        # an outer-axis concatenate of computed operands (issue 39's stack)
+        ("jnp.stack.computed", lambda a, b: jnp.stack([a * b, a + b, a - b]), [x, normal(5, 8)]),
         ("jnp.nan_reductions", lambda v: (jnp.nanmean(v, 0), jnp.nanargmax(v, 1), jnp.nanmax(v)),
          [np.where(x > 1, np.nan, x).astype(np.float32)]),
         ("jnp.quantile", lambda v: jnp.quantile(v, jnp.array([0.1, 0.5, 0.9], jnp.float32), axis=1), [x]),

@@ -56,6 +56,7 @@ _REGISTRY: dict[str, str] = {
     "xla-update-windows-in-place": "buffers.update_windows_in_place:UpdateWindowsInPlace",
     "xla-results-in-slices": "buffers.results_in_slices:ResultsInSlices",
     "xla-forward-slice-copies": "buffers.forward_slice_copies:ForwardSliceCopies",
+    "xla-write-blocks-in-place": "buffers.write_blocks_in_place:WriteBlocksInPlace",
     "xla-bf16-memory-as-i16": "cpu.bf16_memory_as_i16:Bf16MemoryAsI16",
     "xla-bf16-extend-as-shift": "cpu.bf16_extend_as_shift:Bf16ExtendAsShift",
     "xla-constant-selects-as-permutes": "cpu.constant_selects_as_permutes:ConstantSelectsAsPermutes",

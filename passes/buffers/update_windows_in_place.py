@@ -40,9 +40,9 @@ class UpdateWindowsInPlace(ModulePass):
 
 def _window_input(op: ir.Operation) -> int | None:
     """The input that is the window ``op``'s result is written back over, if any."""
-    ins, outs = _split_operands(op)
-    if len(outs) != 1 or len(op.results) != 1 or not _owned_by(outs[0], "tensor.empty") \
-            or not _parallel(op):
+    ins, outs = split_operands(op)
+    if len(outs) != 1 or len(op.results) != 1 or not owned_by(outs[0], "tensor.empty") \
+            or not parallel_at_output(op):
         return None
     out = outs[0]
     uses = list(op.results[0].uses)
@@ -51,7 +51,7 @@ def _window_input(op: ir.Operation) -> int | None:
     insert = uses[0].owner
     maps = _maps(op)
     for index, value in enumerate(ins):
-        if _owned_by(value, "tensor.extract_slice") and len(list(value.uses)) == 1 \
+        if owned_by(value, "tensor.extract_slice") and len(list(value.uses)) == 1 \
                 and value.type == out.type and _identity(maps[index], op) \
                 and _same_place(value.owner, insert):
             return index
@@ -69,7 +69,7 @@ def _same_place(extract: ir.Operation, insert: ir.Operation) -> bool:
 
 def _make_init(op: ir.Operation, window: int) -> None:
     """Rebuild ``op`` with input ``window`` as its init (the old op is erased)."""
-    ins, _ = _split_operands(op)
+    ins, _ = split_operands(op)
     maps = list(ir.ArrayAttr(op.attributes["indexing_maps"]))
     kept = [value for index, value in enumerate(ins) if index != window]
     old_block = op.regions[0].blocks[0]
@@ -89,17 +89,17 @@ def _make_init(op: ir.Operation, window: int) -> None:
     op.erase()
 
 
-def _split_operands(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]]:
+def split_operands(op: ir.Operation) -> tuple[list[ir.Value], list[ir.Value]]:
     ins_count, outs_count = list(ir.DenseI32ArrayAttr(op.attributes["operandSegmentSizes"]))
     operands = list(op.operands)
     return operands[:ins_count], operands[ins_count:ins_count + outs_count]
 
 
-def _owned_by(value: ir.Value, name: str) -> bool:
+def owned_by(value: ir.Value, name: str) -> bool:
     return isinstance(value.owner, ir.OpView) and value.owner.name == name
 
 
-def _parallel(op: ir.Operation) -> bool:
+def parallel_at_output(op: ir.Operation) -> bool:
     """Parallel loops only, the output read and written where the loops are.
     (Other inputs may be read elsewhere: a per-row weight broadcast along
     the window, as an embedding bag's is.)"""

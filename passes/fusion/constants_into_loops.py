@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops, nested_ops
-from xlac.passes.fusion.op_classes import ELEMENTWISE, op_class
+from xlac.passes.fusion.op_classes import ELEMENTWISE, is_splat_constant, op_class
 
 _LOOPS = ("stablehlo.while",)
 
@@ -65,10 +65,8 @@ def _copy_in(loop: ir.Operation, region: ir.Region) -> None:
 
 
 def _splat(op: ir.Operation) -> bool:
-    if op.name == "stablehlo.constant":
-        value = op.attributes["value"]
-        return isinstance(value, ir.DenseElementsAttr) and value.is_splat \
-            and ir.ShapedType(op.results[0].type).rank > 0
+    if op.name == "stablehlo.constant":     # complex ones too (their attribute is not readable from Python)
+        return is_splat_constant(op) and ir.ShapedType(op.results[0].type).rank > 0
     if op.name == "stablehlo.broadcast_in_dim" and len(op.operands) == 1:
         source = op.operands[0].owner
         return isinstance(source, ir.OpView) and source.operation.name == "stablehlo.constant" \

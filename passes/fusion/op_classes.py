@@ -64,7 +64,7 @@ def is_duplicable(op: ir.Operation) -> bool:
     """Cheap enough to copy into each consumer's kernel."""
     kind = op_class(op)
     if kind == CONSTANT:
-        return numel(op.results[0].type) <= SMALL_CONSTANT or _is_splat(op)
+        return numel(op.results[0].type) <= SMALL_CONSTANT or is_splat_constant(op)
     return kind in (ELEMENTWISE, MOVEMENT) and not is_expensive(op)
 
 
@@ -72,7 +72,7 @@ def is_one_value(op: ir.Operation) -> bool:
     """A splat constant, or a broadcast of one element: in a kernel's loop, one
     value held in a register, no load or instruction per element."""
     if op_class(op) == CONSTANT:
-        return _is_splat(op)
+        return is_splat_constant(op)
     return op.name == "stablehlo.broadcast_in_dim" and numel(op.operands[0].type) == 1
 
 
@@ -188,7 +188,7 @@ def _attr_text(op: ir.Operation, name: str) -> str:
     return str(op.attributes[name]) if name in op.attributes else ""
 
 
-def _is_splat(op: ir.Operation) -> bool:
+def is_splat_constant(op: ir.Operation) -> bool:
     try:
         value = op.attributes["value"]
     except TypeError:       # complex elements cannot be read from Python: look at the text

@@ -19,7 +19,7 @@ from xlac.passes.cpu.plans.chunks import body_work, streams_alone, thread_tiles
 from xlac.passes.cpu.plans.kept_minor_plan import kept_minor_plan
 from xlac.passes.cpu.plans.loop_trips import enclosing_trips
 from xlac.passes.cpu.plans.minor_dim_plan import minor_dim_plan
-from xlac.passes.cpu.plans.narrow_tails import peel_narrow_tail, streamed_bytes, vector_lanes
+from xlac.passes.cpu.plans.narrow_tails import peel_tail, streamed_bytes, vector_lanes
 from xlac.passes.cpu.plans.pair_transpose_plan import pair_transpose_tiles
 from xlac.passes.cpu.plans.permuted_reads import copy_permutation, permuted_read, transpose_block, transposed_read_loop
 
@@ -123,12 +123,12 @@ def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
         minor = minor_dim_plan(op, nest, machine, moved)
         heavy = has_math(op) and len(op.operands) <= MATH_UNROLL_OPERANDS
         plan = None if minor else _elementwise_plan(nest, machine, heavy, moved, body_work(op))
-        return Plan(*minor) if minor else peel_narrow_tail(plan, op, nest, machine)
+        return Plan(*minor) if minor else peel_tail(plan, op, nest, machine)
     if not simple_body(op):
         return None
     if len(op.results) == 1 and not narrow_float_sum(op, nest):
         kept = kept_minor_plan(op, nest, machine)
-        return Plan(*kept) if kept else peel_narrow_tail(reduction_plan(nest, machine), op, nest, machine)
+        return Plan(*kept) if kept else peel_tail(reduction_plan(nest, machine), op, nest, machine)
     return None
 
 

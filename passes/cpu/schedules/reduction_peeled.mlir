@@ -3,7 +3,7 @@
 // tail is masked. For 8- and 16-bit elements where the CPU has no masked moves
 // of them (AVX2), where each masked step was a branch and a scalar load per
 // lane (jax's bf16 softmax: its max over rows of 1260 took 1.0-1.4 ms of a
-// 1.7-2.4 ms call at x86-64-v3; schedule_plan: peel_narrow_tail).
+// 1.7-2.4 ms call at x86-64-v3; schedule_plan: peel_tail).
 // Parameters as xla_reduce_rows_<rank>d's.
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @xla_reduce_rows_peeled_2d(
@@ -27,6 +27,20 @@ module attributes {transform.with_named_sequence} {
     ^bb0(%p: !transform.any_op):
       transform.structured.vectorize %p vector_sizes [1, 16] : !transform.any_op
     }
+    transform.yield
+  }
+
+  // xla_reduce_1d with its 32 rows' partial last steps peeled (an i16 sum of
+  // 524000 elements at x86-64-v3: rows of 16375, every 16-lane step masked,
+  // each a branch and a scalar move per lane). Parameters as xla_reduce_1d's.
+  transform.named_sequence @xla_reduce_1d_peeled(
+      %op: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly}) {
+    %init, %fill, %rows, %combine = transform.structured.split_reduction %op
+      {split_factor = 32, insert_split_dimension = 0}
+      : (!transform.any_op) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.include @xla_reduce_rows_peeled_2d failures(propagate) (%rows, %c0)
+      : (!transform.any_op, !transform.param<i64>) -> ()
     transform.yield
   }
 

@@ -102,7 +102,8 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     widen_sums = ["xla-widen-narrow-sums", "xla-complex-as-pairs"] if true_flag(narrow_sums_in_f32) else []
     # pads as slices: for the CPU's row copies (the target of ``parallel_rows``); CUDA's
     # convolution lowerings (im2col, weight gradients as one matmul) find a padded input as a pad
-    concatenate = "xla-concatenate-as-slices" if parallel_rows else "xla-concatenate-as-slices{pads=false}"
+    concatenate = "xla-concatenate-as-slices" if parallel_rows else \
+        "xla-concatenate-as-slices{kernel-results=false pads=false}"
     # sums along short rows 8 rows at a time in place: vector transfers, for the CPU
     reduce_windows = "xla-rewrite-reduce-windows" if parallel_rows else "xla-rewrite-reduce-windows{rows=false}"
     # each kernel one loop nest with several results: for the CPU's elementwise schedules

@@ -46,3 +46,30 @@ func.func @body_splats(%x: tensor<64x64xf32>) -> tensor<64x64xf32> {
     }
   return %r#1 : tensor<64x64xf32>
 }
+
+// -----
+
+/// A complex splat (its attribute not readable from Python: read as text)
+/// is copied in like a real one (scipy.linalg.funm's loop raised here).
+// CHECK-LABEL: func.func @complex_splat
+// CHECK: stablehlo.while
+// CHECK: do {
+// CHECK: %[[H:.*]] = stablehlo.constant dense<(5.000000e-01,0.000000e+00)> : tensor<8xcomplex<f32>>
+// CHECK: stablehlo.multiply %{{.*}}, %[[H]]
+// FUSED-LABEL: func.func @complex_splat
+func.func @complex_splat(%x: tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>> {
+  %half = stablehlo.constant dense<(0.5, 0.0)> : tensor<8xcomplex<f32>>
+  %n0 = stablehlo.constant dense<0> : tensor<i64>
+  %limit = stablehlo.constant dense<4> : tensor<i64>
+  %r:2 = stablehlo.while(%n = %n0, %v = %x) : tensor<i64>, tensor<8xcomplex<f32>>
+    cond {
+      %c = stablehlo.compare LT, %n, %limit, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %m = stablehlo.multiply %v, %half : tensor<8xcomplex<f32>>
+      %step = stablehlo.constant dense<1> : tensor<i64>
+      %n1 = stablehlo.add %n, %step : tensor<i64>
+      stablehlo.return %n1, %m : tensor<i64>, tensor<8xcomplex<f32>>
+    }
+  return %r#1 : tensor<8xcomplex<f32>>
+}

@@ -40,6 +40,27 @@ func.func @outer_fused(%a: tensor<4x3xf32>, %b: tensor<2x3xf32>) -> tensor<6x3xf
 
 // -----
 
+/// Along an outer axis, its operands computed in its kernel but nothing of
+/// the kernel reading it (`jnp.stack([a*b, a+b])`): slices, each operand's
+/// op writing its block (xla-write-blocks-in-place).
+// CHECK-LABEL: func.func @outer_stacked
+// CHECK: %[[M:.*]] = stablehlo.multiply
+// CHECK: %[[A:.*]] = stablehlo.add
+// CHECK: tensor.empty() : tensor<2x4x3xf32>
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[0, 0, 0] [1, 4, 3] [1, 1, 1]
+// CHECK: tensor.insert_slice %{{.*}} into %{{.*}}[1, 0, 0] [1, 4, 3] [1, 1, 1]
+// CHECK-NOT: stablehlo.concatenate
+func.func @outer_stacked(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>) -> tensor<2x4x3xf32> {
+  %m = stablehlo.multiply %a, %b {xla.fusion_group = 0 : i64} : tensor<4x3xf32>
+  %s = stablehlo.add %a, %b {xla.fusion_group = 0 : i64} : tensor<4x3xf32>
+  %m3 = stablehlo.reshape %m {xla.fusion_group = 0 : i64} : (tensor<4x3xf32>) -> tensor<1x4x3xf32>
+  %s3 = stablehlo.reshape %s {xla.fusion_group = 0 : i64} : (tensor<4x3xf32>) -> tensor<1x4x3xf32>
+  %r = stablehlo.concatenate %m3, %s3, dim = 0 {xla.fusion_group = 0 : i64} : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<2x4x3xf32>
+  return %r : tensor<2x4x3xf32>
+}
+
+// -----
+
 /// Along an outer axis but alone in its kernel (no group, or a group of one):
 /// each operand is a contiguous block of the result, copied.
 // CHECK-LABEL: func.func @outer_alone
@@ -198,4 +219,19 @@ func.func @swapped(%x: tensor<4x8x2xf32>) -> tensor<4x8x2xf32> {
   %im = "stablehlo.slice"(%x) {start_indices = array<i64: 0, 0, 1>, limit_indices = array<i64: 4, 8, 2>, strides = array<i64: 1, 1, 1>} : (tensor<4x8x2xf32>) -> tensor<4x8x1xf32>
   %r = stablehlo.concatenate %im, %re, dim = 2 : (tensor<4x8x1xf32>, tensor<4x8x1xf32>) -> tensor<4x8x2xf32>
   return %r : tensor<4x8x2xf32>
+}
+
+// -----
+
+/// kernel-results=false (the CUDA pipeline): the stacked concatenate keeps the pick.
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-concatenate-as-slices{kernel-results=false})' --split-input-file | FileCheck %s --check-prefix=PICK
+// PICK-LABEL: func.func @outer_stacked_pick
+// PICK: stablehlo.concatenate
+func.func @outer_stacked_pick(%a: tensor<4x3xf32>, %b: tensor<4x3xf32>) -> tensor<2x4x3xf32> {
+  %m = stablehlo.multiply %a, %b {xla.fusion_group = 0 : i64} : tensor<4x3xf32>
+  %s = stablehlo.add %a, %b {xla.fusion_group = 0 : i64} : tensor<4x3xf32>
+  %m3 = stablehlo.reshape %m {xla.fusion_group = 0 : i64} : (tensor<4x3xf32>) -> tensor<1x4x3xf32>
+  %s3 = stablehlo.reshape %s {xla.fusion_group = 0 : i64} : (tensor<4x3xf32>) -> tensor<1x4x3xf32>
+  %r = stablehlo.concatenate %m3, %s3, dim = 0 {xla.fusion_group = 0 : i64} : (tensor<1x4x3xf32>, tensor<1x4x3xf32>) -> tensor<2x4x3xf32>
+  return %r : tensor<2x4x3xf32>
 }

@@ -55,3 +55,28 @@ def test_loop_with_splats_matches_numpy(cpu):
     for _ in range(20):
         v = ((np.float32(1) / (v + np.float32(1))) + np.float32(5.96046448e-8)) * y
     np.testing.assert_array_equal(got, v)
+
+
+COMPLEX = """func.func @main(%x: tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>> {
+  %half = stablehlo.constant dense<(0.5, 0.25)> : tensor<8xcomplex<f32>>
+  %n0 = stablehlo.constant dense<0> : tensor<i64>
+  %limit = stablehlo.constant dense<4> : tensor<i64>
+  %r:2 = stablehlo.while(%n = %n0, %v = %x) : tensor<i64>, tensor<8xcomplex<f32>>
+    cond {
+      %c = stablehlo.compare LT, %n, %limit, SIGNED : (tensor<i64>, tensor<i64>) -> tensor<i1>
+      stablehlo.return %c : tensor<i1>
+    } do {
+      %m = stablehlo.multiply %v, %half : tensor<8xcomplex<f32>>
+      %step = stablehlo.constant dense<1> : tensor<i64>
+      %n1 = stablehlo.add %n, %step : tensor<i64>
+      stablehlo.return %n1, %m : tensor<i64>, tensor<8xcomplex<f32>>
+    }
+  return %r#1 : tensor<8xcomplex<f32>>
+}"""
+
+
+def test_a_complex_splat_in_a_loop_compiles_and_keeps_its_numbers():
+    """scipy.linalg.funm's loop has a complex splat: read as text, not an error."""
+    x = (np.arange(8) + 1j * np.arange(8, 16)).astype(np.complex64)
+    got = np.asarray(xlac.compile(COMPLEX, cache=False)(x))
+    np.testing.assert_allclose(got, x * np.complex64(0.5 + 0.25j) ** 4, rtol=1e-6)

@@ -96,3 +96,73 @@ def test_bf16_softmax_matches_the_interpreter(cpu):
     got = xlac.compile(SOFTMAX, cpu=cpu, cache=False)(*args).astype(np.float32)
     (want,) = shared_server().run(SOFTMAX.encode(), args)
     np.testing.assert_allclose(got, want.astype(np.float32), rtol=2 ** -7, atol=1e-6)
+
+
+F32_ROWS = """func.func @main(%x: tensor<24x630xf32>, %y: tensor<24x630xf32>) -> (tensor<24x630xf32>, tensor<24xf32>) {
+  %e = stablehlo.exponential %x : tensor<24x630xf32>
+  %r = stablehlo.round_nearest_even %y : tensor<24x630xf32>
+  %a = stablehlo.add %e, %r : tensor<24x630xf32>
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %s = stablehlo.reduce(%y init: %zero) applies stablehlo.add across dimensions = [1] : (tensor<24x630xf32>, tensor<f32>) -> tensor<24xf32>
+  return %a, %s : tensor<24x630xf32>, tensor<24xf32>
+}"""
+PLAIN_F32 = re.compile(r"llvm\.(load %\S+|store %\S+, %\S+) \{[^}]*\} : (!llvm\.ptr -> )?vector<\d+xf32>")
+MASKED_F32 = re.compile(r"llvm\.intr\.masked\.(load|store)\b.*vector<\d+xf32>")
+
+
+def test_avx2_moves_whole_f32_vectors_unmasked():
+    """f32 too (vmaskmovps's stores are microcoded on AMD's cores): the rows'
+    whole vectors plain loads and stores, a masked move only in the tails."""
+    code = _llvm(F32_ROWS, "x86-64-v3")
+    plain, masked = len(PLAIN_F32.findall(code)), len(MASKED_F32.findall(code))
+    assert plain > 0 and masked <= plain, (plain, masked)
+
+
+def test_peeled_f32_tails_keep_the_numbers():
+    """Peeled at x86-64-v3, the same numbers as x86-64-v4's masked steps (bit
+    for bit where the host runs both) and close to numpy."""
+    rng = np.random.default_rng(3)
+    x, y = ((rng.standard_normal((24, 630)) * 3).astype(np.float32) for _ in range(2))
+    x.flat[:4] = [np.nan, np.inf, -np.inf, -0.0]
+    got = [np.asarray(v) for v in xlac.compile(F32_ROWS, cpu="x86-64-v3", cache=False)(x, y)]
+    with np.errstate(invalid="ignore", over="ignore"):
+        np.testing.assert_allclose(got[0], np.exp(x) + np.round(y), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got[1], y.sum(1, dtype=np.float64), rtol=1e-5, atol=1e-4)
+    if "x86-64-v4" in runnable_levels("x86-64-v4"):
+        wide = xlac.compile(F32_ROWS, cpu="x86-64-v4", cache=False)(x, y)
+        for g, w in zip(got, wide):
+            np.testing.assert_array_equal(g.view(np.uint32), np.asarray(w).view(np.uint32))
+
+
+def _whole_sum(element: str, n: int) -> str:
+    zero = "0" if element.startswith("i") else "0.0"
+    return f"""func.func @main(%a: tensor<{n}x{element}>) -> tensor<{element}> {{
+  %z = stablehlo.constant dense<{zero}> : tensor<{element}>
+  %0 = stablehlo.reduce(%a init: %z) applies stablehlo.add across dimensions = [0] : (tensor<{n}x{element}>, tensor<{element}>) -> tensor<{element}>
+  return %0 : tensor<{element}>
+}}"""
+
+
+def test_avx2_whole_i16_sum_steps_whole_vectors():
+    """A 1-D sum split into 32 rows of 16375 (xla_reduce_1d): each row's
+    whole 16-lane steps unmasked, its tail peeled (xla_reduce_1d_peeled)."""
+    code = _llvm(_whole_sum("i16", 32 * 16375), "x86-64-v3")
+    plain, masked = len(PLAIN.findall(code)), len(MASKED.findall(code))
+    assert plain > 0 and masked <= plain, (plain, masked)
+
+
+@pytest.mark.parametrize("element", ["i16", "f32"])
+def test_peeled_whole_sums_keep_the_numbers(element):
+    n = 32 * 1001
+    rng = np.random.default_rng(5)
+    if element == "i16":
+        x = rng.integers(-300, 300, n).astype(np.int16)
+        got = xlac.compile(_whole_sum(element, n), cpu="x86-64-v3", cache=False)(x)
+        assert int(np.asarray(got)) == int(x.sum(dtype=np.int16))      # wraps as i16
+        return
+    x = rng.standard_normal(n).astype(np.float32)
+    got = np.asarray(xlac.compile(_whole_sum(element, n), cpu="x86-64-v3", cache=False)(x))
+    np.testing.assert_allclose(got, x.sum(dtype=np.float64), rtol=1e-5, atol=1e-3)
+    if "x86-64-v4" in runnable_levels("x86-64-v4"):              # masked steps there: the same lanes
+        wide = np.asarray(xlac.compile(_whole_sum(element, n), cpu="x86-64-v4", cache=False)(x))
+        assert got.tobytes() == wide.tobytes()

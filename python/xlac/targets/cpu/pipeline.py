@@ -65,6 +65,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         "xla-update-windows-in-place",                    # a scatter's window combined into itself: no copy per index
         "xla-split-full-reductions",                      # any(m) over 405 x 648: rows on the threads, not one serial loop
         "xla-results-in-slices",                          # an FFT stage's results written into their slices: no copies
+        "xla-write-blocks-in-place",                      # a stacked operand's kernel writes its block of the result
         "xla-collapse-reduction-loops",                   # (n, g, c | h, w) -> (n, g*c | h*w): a column reduction
         # a roll's pick per column: each thread's rows one kernel of column stretches
         f"xla-peel-roll-columns{{threads={int(threads)} vector-bytes={int(vector_bytes)}}}",
