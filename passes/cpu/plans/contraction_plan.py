@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 
 from xlac.mlir import ir
-from xlac.passes.cpu.plans.chunks import CHUNKS_PER_THREAD, divisor, static_tiles
+from xlac.passes.cpu.plans.chunks import CHUNK_WORK, CHUNKS_PER_THREAD, divisor, static_tiles
 from xlac.passes.cpu.plans.conv_plan import L1_MEASURED_BYTES, conv_plan
 from xlac.passes.cpu.plans.schedule_plan import (
     CONTRACTIONS,
@@ -100,6 +100,8 @@ def _matmul_plan(op: ir.Operation, nest: LoopNest, machine: Machine, fuse_produc
         tm, tn = _no_unit_remainder(m, tm), _no_unit_remainder(n, tn)
     chunks = static_tiles(tuple(nest.extents[:-1]), machine.threads, (1,) * len(batch) + (tm, tn), k,
                           _chunks_per_thread(op, k, n, size, machine))
+    if not batch:
+        chunks = _ragged_rows(chunks, m, n, k, tm, machine)
     bk = _block(k, 1)
     if op.name == "linalg.batch_matmul":
         whole = m % tm == 0 and n % tn == 0
@@ -184,6 +186,20 @@ def block_packed_sequence(k: int, bk: int, bn: int, tn: int) -> str:
 
 ZERO_START = "xla_matmul_block_packed_zero_start"
 F64_CHUNKS_PER_THREAD = 2   # AVX-512 f64 matmuls whose B is beyond L2: fewer, taller row chunks
+
+
+def _ragged_rows(chunks: tuple[int, ...], m: int, n: int, k: int, tm: int, machine: Machine) -> tuple[int, ...]:
+    """``chunks`` where they split the matmul; else row chunks of whole
+    register tiles, the last one short. static_tiles splits only a dim its
+    tiles divide: m and n both off the tile (645 x 1000 x 350 in 6 x 16
+    tiles) left the whole matmul on one thread (issue 39's big.matmul.bf16
+    at x86-64-v3: 1.48x XLA). Each thread's rows are summed over k as before."""
+    if machine.threads == 1 or any(0 < c < e for c, e in zip(chunks, (m, n))):
+        return chunks
+    parts = min(machine.threads * CHUNKS_PER_THREAD, m // tm)
+    if parts < 2 or m * n * k // CHUNK_WORK < 2:
+        return chunks
+    return (-(-m // parts) + tm - 1) // tm * tm, 0
 
 
 def _chunks_per_thread(op: ir.Operation, k: int, n: int, element_bytes: int, machine: Machine) -> int:
