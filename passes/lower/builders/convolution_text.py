@@ -107,7 +107,7 @@ def needs_rewrite(conv: Conv) -> bool:
     if conv.groups != 1:
         return _depthwise_channels_first(conv)
     return conv.layouts != CANONICAL or conv.lhs_dilation != (1, 1) or _weight_gradient(conv) \
-        or _negative_padding(conv)
+        or _negative_padding(conv) or _folds(conv)
 
 
 def helper_text(name: str, conv: Conv) -> str:
@@ -120,6 +120,7 @@ def helper_text(name: str, conv: Conv) -> str:
         return _function(name, conv, text, _pointwise_as_dot(text, conv))
     if _weight_gradient(conv):
         return _function(name, conv, text, _positions_as_dots(text, conv))
+    from xlac.passes.lower.builders.convolution_fold import folded_conv, folds
     x, xs = text.transpose("%x", xs, [conv.layouts[0].index(c) for c in "b01f"])
     w, ws = text.transpose("%w", ws, [conv.layouts[1].index(c) for c in "01io"])
     out = [os_[conv.layouts[2].index(c)] for c in "b01f"]
@@ -129,10 +130,17 @@ def helper_text(name: str, conv: Conv) -> str:
         (lo0, hi0), (lo1, hi1) = conv.padding
         x, xs = text.pad_or_crop(x, xs, (0, lo0, lo1, 0), (0, hi0, hi1, 0), (0, 0, 0, 0))
         y = text.conv(x, xs, w, ws, out, conv.stride, ((0, 0), (0, 0)), conv.rhs_dilation)
+    elif folds(xs, ws, out):
+        y = folded_conv(text, x, xs, w, ws, out, conv.stride, conv.padding, conv.rhs_dilation)
     else:
         y = text.conv(x, xs, w, ws, out, conv.stride, conv.padding, conv.rhs_dilation)
     y, _ = text.transpose(y, out, ["b01f".index(c) for c in conv.layouts[2]])
     return _function(name, conv, text, y)
+
+
+def _folds(conv: Conv) -> bool:
+    from xlac.passes.lower.builders.convolution_fold import folds
+    return conv.layouts == CANONICAL and conv.lhs_dilation == (1, 1) and folds(*conv.shapes)
 
 
 def _function(name: str, conv: Conv, text: _Text, y: str) -> str:
