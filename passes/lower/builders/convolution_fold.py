@@ -15,15 +15,17 @@ from __future__ import annotations
 from xlac.passes.lower.builders.convolution_text import _stacked
 
 # Fold when a tap contracts over fewer channels than this and a kernel row has at
-# least FOLD_MIN_WIDTH taps (3x3 CNN kernels keep the plain schedule).
+# least FOLD_MIN_WIDTH taps (3x3 CNN kernels keep the plain schedule) and at most
+# FOLD_MAX_WIDTH (one slice per column, and the copy grows with the width).
 FOLD_MAX_CHANNELS = 8
 FOLD_MIN_WIDTH = 8
+FOLD_MAX_WIDTH = 64
 
 
 def folds(xs, ws, out) -> bool:
     """Whether the canonical (NHWC x HWIO -> NHWC) convolution is worth folding."""
     kw, c = ws[1], ws[2]
-    return c < FOLD_MAX_CHANNELS and kw >= FOLD_MIN_WIDTH and out[2] > 1
+    return c < FOLD_MAX_CHANNELS and FOLD_MIN_WIDTH <= kw <= FOLD_MAX_WIDTH and out[2] > 1
 
 
 def folded_conv(text, x, xs, w, ws, out, stride, padding, rhs_dilation) -> str:
