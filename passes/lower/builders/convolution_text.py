@@ -2,7 +2,7 @@
 NHWC input, HWIO kernel, NHWC output, no input (lhs) dilation. Read by
 xla-canonicalize-convolutions.
 
-Three shapes of work reach that form:
+Four shapes of work reach that form:
 - any layout (NCHW from PyTorch, the transposed layouts of JAX's gradients):
   transposes around a canonical convolution;
 - input dilation (the input gradient of a strided convolution): as a sum
@@ -11,7 +11,10 @@ Three shapes of work reach that form:
   zeros dilation inserts), else an explicitly padded input;
 - few output positions and a large kernel (a weight gradient): one
   dot_general per output position, its window contracted with the kernel,
-  both in their own layouts.
+  both in their own layouts;
+- few input channels and a wide kernel (a one-image weight gradient with many
+  output positions, a 1-D convolution of one signal): the kernel's columns
+  folded into the channels (convolution_fold.py).
 """
 
 from __future__ import annotations
