@@ -12,8 +12,6 @@ and I adjacent), the input's costs one copy KW times the input's width over OW.
 
 from __future__ import annotations
 
-from xlac.passes.lower.builders.convolution_text import _stacked
-
 # Fold when a tap contracts over fewer channels than this and a kernel row has at
 # least FOLD_MIN_WIDTH taps (3x3 CNN kernels keep the plain schedule) and at most
 # FOLD_MAX_WIDTH (one slice per column, and the copy grows with the width).
@@ -43,11 +41,30 @@ def folded_conv(text, x, xs, w, ws, out, stride, padding, rhs_dilation) -> str:
         piece = text.op(f"stablehlo.slice {x} [0:{n}, 0:{h}, {start}:{start + (ow - 1) * step + 1}:{step}, "
                         f"0:{c}] : ({text.t(xs)}) -> {text.t(part)}")
         parts.append(text.op(f"stablehlo.reshape {piece} : ({text.t(part)}) -> {text.t([1, *part])}"))
-    stacked = _stacked(text, parts, [1, *part], [kw, *part])
-    moved, moved_shape = text.transpose(stacked, [kw, *part], [1, 2, 3, 0, 4])
+    columns = stacked(text, parts, [1, *part], [kw, *part])
+    moved, moved_shape = text.transpose(columns, [kw, *part], [1, 2, 3, 0, 4])
     wide = [n, h, ow, kw * c]
     x2 = text.op(f"stablehlo.reshape {moved} : ({text.t(moved_shape)}) -> {text.t(wide)}")
     w2_shape = [kh, 1, kw * c, o]
     w2 = text.op(f"stablehlo.reshape {w} : ({text.t(ws)}) -> {text.t(w2_shape)}")
     return text.conv(x2, wide, w2, w2_shape, out, (stride[0], 1), ((0, 0), (0, 0)), (rhs_dilation[0], 1))
 
+
+def stacked(text, parts: list[str], part: list[int], whole: list[int]) -> str:
+    """``parts`` one after another along dim 0, each written into place with a
+    dynamic_update_slice: a copy of contiguous rows (memcpy), where upstream
+    lowers a concatenate to a generic that selects its operand per element
+    and runs as scalar loops."""
+    if len(parts) == 1:
+        return parts[0]
+    index = "tensor<i64>"
+    zero_index = text.op(f"stablehlo.constant dense<0> : {index}")
+    y = text.op(f"stablehlo.broadcast_in_dim {text.zero()}, dims = [] : "
+                f"(tensor<{text.element}>) -> {text.t(whole)}")
+    for k, value in enumerate(parts):
+        row = text.op(f"stablehlo.constant dense<{k}> : {index}")
+        starts = ", ".join([row] + [zero_index] * (len(whole) - 1))
+        y = text.op(f"stablehlo.dynamic_update_slice {y}, {value}, {starts} : "
+                    f"({text.t(whole)}, {text.t(part)}, {', '.join([index] * len(whole))}) "
+                    f"-> {text.t(whole)}")
+    return y

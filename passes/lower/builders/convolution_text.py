@@ -23,6 +23,7 @@ import itertools
 from dataclasses import dataclass
 
 from xlac.dtypes import tensor_type
+from xlac.passes.lower.builders.convolution_fold import folded_conv, folds, stacked
 from xlac.passes.lower.builders.ssa_text import SsaText
 
 CANONICAL = ("b01f", "01io", "b01f")
@@ -123,7 +124,6 @@ def helper_text(name: str, conv: Conv) -> str:
         return _function(name, conv, text, _pointwise_as_dot(text, conv))
     if _weight_gradient(conv):
         return _function(name, conv, text, _positions_as_dots(text, conv))
-    from xlac.passes.lower.builders.convolution_fold import folded_conv, folds
     x, xs = text.transpose("%x", xs, [conv.layouts[0].index(c) for c in "b01f"])
     w, ws = text.transpose("%w", ws, [conv.layouts[1].index(c) for c in "01io"])
     out = [os_[conv.layouts[2].index(c)] for c in "b01f"]
@@ -142,7 +142,6 @@ def helper_text(name: str, conv: Conv) -> str:
 
 
 def _folds(conv: Conv) -> bool:
-    from xlac.passes.lower.builders.convolution_fold import folds
     return conv.layouts == CANONICAL and conv.lhs_dilation == (1, 1) and folds(*conv.shapes)
 
 
@@ -333,30 +332,10 @@ def _positions_as_dots(text: _Text, conv: Conv) -> str:
                       f"({text.t(types[0])}, {text.t(types[1])}) -> {text.t(each)}")
         parts.append(text.op(f"stablehlo.reshape {dot} : ({text.t(each)}) -> {text.t([1, *each])}"))
     flat = [len(positions), *each]
-    joined = _stacked(text, parts, [1, *each], flat)
+    joined = stacked(text, parts, [1, *each], flat)
     grid = [os_[ol.index("0")], os_[ol.index("1")], *each]
     y = text.op(f"stablehlo.reshape {joined} : ({text.t(flat)}) -> {text.t(grid)}")
     y, _ = text.transpose(y, grid, [letters.index(c) for c in ol])
-    return y
-
-
-def _stacked(text: _Text, parts: list[str], part: list[int], whole: list[int]) -> str:
-    """``parts`` one after another along dim 0, each written into place with a
-    dynamic_update_slice: a copy of contiguous rows (memcpy), where upstream
-    lowers a concatenate to a generic that selects its operand per element
-    and runs as scalar loops."""
-    if len(parts) == 1:
-        return parts[0]
-    index = "tensor<i64>"
-    zero_index = text.op(f"stablehlo.constant dense<0> : {index}")
-    y = text.op(f"stablehlo.broadcast_in_dim {text.zero()}, dims = [] : "
-                f"(tensor<{text.element}>) -> {text.t(whole)}")
-    for k, value in enumerate(parts):
-        row = text.op(f"stablehlo.constant dense<{k}> : {index}")
-        starts = ", ".join([row] + [zero_index] * (len(whole) - 1))
-        y = text.op(f"stablehlo.dynamic_update_slice {y}, {value}, {starts} : "
-                    f"({text.t(whole)}, {text.t(part)}, {', '.join([index] * len(whole))}) "
-                    f"-> {text.t(whole)}")
     return y
 
 
