@@ -21,7 +21,10 @@ class CanonicalizeConvolutions(ModulePass):
     canonical NHWC x HWIO -> NHWC convolution; input (lhs) dilation, the input
     gradient of a strided convolution, becomes one unit-stride convolution per
     phase of the stride; a weight gradient (more kernel taps than output
-    positions) becomes one dot_general per output position; PyTorch's
+    positions) becomes one dot_general per output position; one with fewer
+    than 8 input channels and 8 to 64 kernel columns (a one-image weight
+    gradient over many positions) a KH x 1 convolution over KW*C channels, the
+    kernel's columns folded into them; PyTorch's
     unit-stride NCHW depthwise convolution becomes the sum over the taps of
     the input's shifted windows times the tap's per-channel weights.
 

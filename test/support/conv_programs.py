@@ -53,6 +53,13 @@ CASES = {
     "ncw_1d": ("bf0", "oi0", "bf0", (2, 8, 40), (16, 8, 5), {"pad": ((2, 2),)}),
     "nwc_1d_stride2_dilated": ("b0f", "0io", "b0f", (2, 33, 8), (3, 8, 16),
                                {"stride": (2,), "pad": ((1, 1),), "rhs_dilate": (2,)}),
+    # one input channel, wide kernels: the kernel's columns folded into the channels
+    "wide_kernel_one_channel": ("b01f", "01io", "b01f", (2, 20, 24, 1), (5, 9, 1, 4),
+                                {"stride": (2, 2), "pad": ((2, 2), (4, 3)), "rhs_dilate": (1, 2)}),
+    # JAX's weight gradient of a one-image SAME convolution with a 12x12 kernel
+    "weight_grad_whole_image": ("f01b", "i01o", "01bf", (1, 12, 12, 4), (1, 12, 12, 8),
+                                {"pad": ((5, 6), (5, 6))}),
+    "ncw_1d_wide_kernel": ("bf0", "oi0", "bf0", (2, 1, 100), (3, 1, 17), {"pad": ((8, 8),)}),
     "ncw_1d_depthwise": ("bf0", "oi0", "bf0", (2, 16, 80), (16, 1, 3), {"pad": ((1, 1),), "groups": 16}),
 }
 

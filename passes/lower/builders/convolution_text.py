@@ -2,7 +2,7 @@
 NHWC input, HWIO kernel, NHWC output, no input (lhs) dilation. Read by
 xla-canonicalize-convolutions.
 
-Three shapes of work reach that form:
+Four shapes of work reach that form:
 - any layout (NCHW from PyTorch, the transposed layouts of JAX's gradients):
   transposes around a canonical convolution;
 - input dilation (the input gradient of a strided convolution): as a sum
@@ -11,7 +11,10 @@ Three shapes of work reach that form:
   zeros dilation inserts), else an explicitly padded input;
 - few output positions and a large kernel (a weight gradient): one
   dot_general per output position, its window contracted with the kernel,
-  both in their own layouts.
+  both in their own layouts;
+- few input channels and a wide kernel (a one-image weight gradient with many
+  output positions, a 1-D convolution of one signal): the kernel's columns
+  folded into the channels (convolution_fold.py).
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ import itertools
 from dataclasses import dataclass
 
 from xlac.dtypes import tensor_type
+from xlac.passes.lower.builders.convolution_fold import folded_conv, folds, stacked
 from xlac.passes.lower.builders.ssa_text import SsaText
 
 CANONICAL = ("b01f", "01io", "b01f")
@@ -107,7 +111,7 @@ def needs_rewrite(conv: Conv) -> bool:
     if conv.groups != 1:
         return _depthwise_channels_first(conv)
     return conv.layouts != CANONICAL or conv.lhs_dilation != (1, 1) or _weight_gradient(conv) \
-        or _negative_padding(conv)
+        or _negative_padding(conv) or _folds(conv)
 
 
 def helper_text(name: str, conv: Conv) -> str:
@@ -129,10 +133,16 @@ def helper_text(name: str, conv: Conv) -> str:
         (lo0, hi0), (lo1, hi1) = conv.padding
         x, xs = text.pad_or_crop(x, xs, (0, lo0, lo1, 0), (0, hi0, hi1, 0), (0, 0, 0, 0))
         y = text.conv(x, xs, w, ws, out, conv.stride, ((0, 0), (0, 0)), conv.rhs_dilation)
+    elif folds(xs, ws, out):
+        y = folded_conv(text, x, xs, w, ws, out, conv.stride, conv.padding, conv.rhs_dilation)
     else:
         y = text.conv(x, xs, w, ws, out, conv.stride, conv.padding, conv.rhs_dilation)
     y, _ = text.transpose(y, out, ["b01f".index(c) for c in conv.layouts[2]])
     return _function(name, conv, text, y)
+
+
+def _folds(conv: Conv) -> bool:
+    return conv.layouts == CANONICAL and conv.lhs_dilation == (1, 1) and folds(*conv.shapes)
 
 
 def _function(name: str, conv: Conv, text: _Text, y: str) -> str:
@@ -322,30 +332,10 @@ def _positions_as_dots(text: _Text, conv: Conv) -> str:
                       f"({text.t(types[0])}, {text.t(types[1])}) -> {text.t(each)}")
         parts.append(text.op(f"stablehlo.reshape {dot} : ({text.t(each)}) -> {text.t([1, *each])}"))
     flat = [len(positions), *each]
-    joined = _stacked(text, parts, [1, *each], flat)
+    joined = stacked(text, parts, [1, *each], flat)
     grid = [os_[ol.index("0")], os_[ol.index("1")], *each]
     y = text.op(f"stablehlo.reshape {joined} : ({text.t(flat)}) -> {text.t(grid)}")
     y, _ = text.transpose(y, grid, [letters.index(c) for c in ol])
-    return y
-
-
-def _stacked(text: _Text, parts: list[str], part: list[int], whole: list[int]) -> str:
-    """``parts`` one after another along dim 0, each written into place with a
-    dynamic_update_slice: a copy of contiguous rows (memcpy), where upstream
-    lowers a concatenate to a generic that selects its operand per element
-    and runs as scalar loops."""
-    if len(parts) == 1:
-        return parts[0]
-    index = "tensor<i64>"
-    zero_index = text.op(f"stablehlo.constant dense<0> : {index}")
-    y = text.op(f"stablehlo.broadcast_in_dim {text.zero()}, dims = [] : "
-                f"(tensor<{text.element}>) -> {text.t(whole)}")
-    for k, value in enumerate(parts):
-        row = text.op(f"stablehlo.constant dense<{k}> : {index}")
-        starts = ", ".join([row] + [zero_index] * (len(whole) - 1))
-        y = text.op(f"stablehlo.dynamic_update_slice {y}, {value}, {starts} : "
-                    f"({text.t(whole)}, {text.t(part)}, {', '.join([index] * len(whole))}) "
-                    f"-> {text.t(whole)}")
     return y
 
 

@@ -179,3 +179,24 @@ func.func @ncw_1d(%x: tensor<2x8x40xf32>, %w: tensor<16x8x5xf32>) -> tensor<2x16
        : (tensor<2x8x40xf32>, tensor<16x8x5xf32>) -> tensor<2x16x40xf32>
   return %0 : tensor<2x16x40xf32>
 }
+
+// -----
+
+/// One input channel and a 3x9 kernel (canonical layouts): the kernel's 9
+/// columns folded into the channels, a 3x1 convolution over 9 channels.
+// CHECK-LABEL: func.func @wide_kernel_one_channel
+// CHECK-SAME: (%[[X:.*]]: tensor<2x16x20x1xf32>, %[[W:.*]]: tensor<3x9x1x4xf32>)
+// CHECK: stablehlo.pad %[[X]], {{.*}} low = [0, 1, 4, 0], high = [0, 1, 4, 0]
+// CHECK-COUNT-9: stablehlo.slice {{.*}} -> tensor<2x18x20x1xf32>
+// CHECK: stablehlo.transpose {{.*}}, dims = [1, 2, 3, 0, 4] : (tensor<9x2x18x20x1xf32>) -> tensor<2x18x20x9x1xf32>
+// CHECK: %[[W2:.*]] = stablehlo.reshape %[[W]] : (tensor<3x9x1x4xf32>) -> tensor<3x1x9x4xf32>
+// CHECK: %[[Y:.*]] = stablehlo.convolution({{.*}}, %[[W2]]) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], window = {stride = [1, 1], pad = {{\[}}[0, 0], [0, 0]]
+// CHECK-SAME: (tensor<2x18x20x9xf32>, tensor<3x1x9x4xf32>) -> tensor<2x16x20x4xf32>
+// CHECK: return %[[Y]]
+func.func @wide_kernel_one_channel(%x: tensor<2x16x20x1xf32>, %w: tensor<3x9x1x4xf32>) -> tensor<2x16x20x4xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
+       window = {pad = [[1, 1], [4, 4]]}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+       : (tensor<2x16x20x1xf32>, tensor<3x9x1x4xf32>) -> tensor<2x16x20x4xf32>
+  return %0 : tensor<2x16x20x4xf32>
+}

@@ -50,3 +50,10 @@ def test_pointwise_nchw_convolution_is_a_dot_without_transposes():
     linalg = xlac.compile(program(CASES["nchw_pointwise"]), cache=False).as_text("linalg")
     assert "linalg.batch_matmul" in linalg and "linalg.transpose" not in linalg
     assert "linalg.conv_2d" not in linalg
+
+
+def test_one_channel_wide_kernel_folds_its_columns_into_the_channels():
+    """A 5x9 kernel over one channel runs as a 5x1 convolution over 9 channels."""
+    pytest.importorskip("jax", reason="the cases' shapes come from jax: pip install 'xlac[bench]'")
+    linalg = xlac.compile(program(CASES["wide_kernel_one_channel"]), cache=False).as_text("linalg")
+    assert "tensor<5x1x9x4xf32>" in linalg and "tensor<5x9x1x4xf32>" not in linalg.split("linalg.conv")[-1]
