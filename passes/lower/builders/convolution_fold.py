@@ -20,10 +20,16 @@ FOLD_MIN_WIDTH = 8
 FOLD_MAX_WIDTH = 64
 
 
-def folds(xs, ws, out) -> bool:
-    """Whether the canonical (NHWC x HWIO -> NHWC) convolution is worth folding."""
+def folds(xs, ws, out, stride) -> bool:
+    """Whether the canonical (NHWC x HWIO -> NHWC) convolution is worth folding.
+
+    Only where a row's taps overlap (column stride below the kernel's width):
+    a patchifying convolution (ViT's 16x16 stride-16 embedding, 3 channels)
+    was not measured either way, and on the CUDA target its fold's slices are
+    launches of their own (hf_vit 95 -> 112)."""
     kw, c = ws[1], ws[2]
-    return c < FOLD_MAX_CHANNELS and FOLD_MIN_WIDTH <= kw <= FOLD_MAX_WIDTH and out[2] > 1
+    return (c < FOLD_MAX_CHANNELS and FOLD_MIN_WIDTH <= kw <= FOLD_MAX_WIDTH and out[2] > 1
+            and stride[1] < kw)
 
 
 def folded_conv(text, x, xs, w, ws, out, stride, padding, rhs_dilation) -> str:

@@ -133,7 +133,7 @@ def helper_text(name: str, conv: Conv) -> str:
         (lo0, hi0), (lo1, hi1) = conv.padding
         x, xs = text.pad_or_crop(x, xs, (0, lo0, lo1, 0), (0, hi0, hi1, 0), (0, 0, 0, 0))
         y = text.conv(x, xs, w, ws, out, conv.stride, ((0, 0), (0, 0)), conv.rhs_dilation)
-    elif folds(xs, ws, out):
+    elif folds(xs, ws, out, conv.stride):
         y = folded_conv(text, x, xs, w, ws, out, conv.stride, conv.padding, conv.rhs_dilation)
     else:
         y = text.conv(x, xs, w, ws, out, conv.stride, conv.padding, conv.rhs_dilation)
@@ -142,7 +142,7 @@ def helper_text(name: str, conv: Conv) -> str:
 
 
 def _folds(conv: Conv) -> bool:
-    return conv.layouts == CANONICAL and conv.lhs_dilation == (1, 1) and folds(*conv.shapes)
+    return conv.layouts == CANONICAL and conv.lhs_dilation == (1, 1) and folds(*conv.shapes, conv.stride)
 
 
 def _function(name: str, conv: Conv, text: _Text, y: str) -> str:
