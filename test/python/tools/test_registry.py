@@ -81,7 +81,8 @@ def test_stages_run_in_order():
         native_bf16=model.native_bf16, micro_kernels="fma" in model.features,
         amx=cpu_pipeline.bf16_kernel(model, options.micro_kernels) is not None,
         bf16_kernel=cpu_pipeline.bf16_kernel(model, options.micro_kernels) or "amx", l1d_bytes=model.l1d_bytes,
-        fma="fma" in model.features, permute_selects=model.vector_bytes == 32)
+        fma="fma" in model.features, permute_selects=model.vector_bytes == 32,
+        integer_kernel=cpu_pipeline.integer_kernel(model, options.micro_kernels) or "")
     assert cpu.steps_until("input", "main", options) == []
     assert cpu.pipeline("main", options) == cpu.steps_until("llvm", "main", options)
 
