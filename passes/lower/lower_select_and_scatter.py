@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import delinearize, fresh_symbol, region_declaration, replace_with_call
+from xlac.record import record
 
 
 class LowerSelectAndScatter(ModulePass):
@@ -41,7 +41,7 @@ class LowerSelectAndScatter(ModulePass):
                               {select: op.regions[0], scatter: op.regions[1]})
 
 
-@dataclass(frozen=True)
+@record
 class _Window:
     operand: ir.RankedTensorType
     source: ir.RankedTensorType

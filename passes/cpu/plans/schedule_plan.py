@@ -22,9 +22,10 @@ from xlac.passes.cpu.plans.minor_dim_plan import minor_dim_plan
 from xlac.passes.cpu.plans.narrow_tails import peel_tail, streamed_bytes, vector_lanes
 from xlac.passes.cpu.plans.pair_transpose_plan import pair_transpose_tiles
 from xlac.passes.cpu.plans.permuted_reads import copy_permutation, permuted_read, transpose_block, transposed_read_loop
+from xlac.record import record
 
 
-@dataclass(frozen=True)
+@record
 class Machine:
     """What the schedules are made for: the threads parallel loops are split
     among, the bytes in one SIMD register (64 AVX-512, 32 AVX2, 16 SSE) and
@@ -66,7 +67,7 @@ class Plan:
     members: tuple[ir.Operation, ...] = field(default=(), compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class LoopNest:
     extents: tuple[int, ...]
     reductions: tuple[int, ...]       # positions of the reduction loops
