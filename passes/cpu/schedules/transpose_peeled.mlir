@@ -5,16 +5,21 @@
 // the edge blocks are masked. Parameters as xla_transpose_blocks_<rank>d's.
 //
 // An edge block's read comes out of the vectorizer wrapped in vector.mask,
-// which transfer_permutation_patterns leave alone: its mask is made the
-// read's operand first (xla_masks_as_operands), so it too becomes a masked
-// minor-identity read (rows) and a transpose in registers. Left wrapped,
+// which transfer_permutation_patterns leave alone: in the 3-D and 4-D
+// sequences its mask is made the read's operand first (xla_masks_as_operands),
+// so it too becomes a masked minor-identity read (rows) and a transpose in
+// registers. Left wrapped,
 // canonicalization dropped the tile's unit dims into a transposing read
 // whose map skips a memref dim ((b, i, h, d) -> (d, i) of a (b, i, h, d) ->
 // (h, b, d, i) transpose): no permutation of the minor dims, so it reached
 // convert-vector-to-scf, which unpacks such a read's mask along the vector's
 // first dim where the mask is in the memref's order (d, not i): half an edge
 // block was left unread (0.3 relative error, NaN at x86-64-v3: an attention
-// product's K transposed to (b, h, d, i) before a batched matmul).
+// product's K transposed to (b, h, d, i) before a batched matmul). A 2-D
+// tile has no dim to skip: its masked read, (d0, d1) -> (d1, d0), is a
+// permutation of the minor dims, which convert-vector-to-scf lowers right
+// (rows and a transpose): left wrapped there, as before (unwrapped, its
+// transpose as unpacks, 2048 x 180 -> .T measured no faster at the host).
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @xla_transpose_peeled_2d(
       %op: !transform.any_op {transform.consumed},
@@ -41,8 +46,6 @@ module attributes {transform.with_named_sequence} {
     ^bb0(%t: !transform.any_op):
       transform.structured.vectorize %t vector_sizes [%t0, %t1] : !transform.any_op, !transform.param<i64>, !transform.param<i64>
     }
-    transform.include @xla_masks_as_operands failures(propagate) (%forall)
-      : (!transform.any_op) -> ()
     transform.include @xla_transpose_in_registers failures(propagate) (%forall)
       : (!transform.any_op) -> ()
     transform.include @xla_transpose_by_unpacks failures(propagate) (%forall)
