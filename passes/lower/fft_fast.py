@@ -15,8 +15,8 @@ quadrant-reduced f64 tables. Where the radix is a multiple of 4 and the
 constant small, a level's twiddles are folded into its DFT matrices (one
 per n2, a matmul batched over n2: `folds_twiddle`), so no twiddle pass.
 An axis of PLANAR_BATCH or more transforms whose length factors into radices
-<= 16 (with at most 16 as its power of two) runs instead as radix butterfly
-stages on planes (fft_stages): one vector kernel per stage, no matmuls.
+<= 16 (and primes <= 23) runs instead as radix butterfly stages on planes
+(fft_stages): one vector kernel per stage, no matmuls.
 """
 
 from __future__ import annotations
@@ -34,15 +34,12 @@ from xlac.passes.lower.fft_stages import PlanarStages, stage_plan
 
 #: Longest last level of a single-precision plan computed in f32.
 F32_LEAF = 8
-#: Fewest transforms (the minor run of the planes) for the butterfly stages.
-PLANAR_BATCH = 8
-#: Largest power of two dividing a length (and the number of transforms) that
-#: takes the butterfly stages: the transposes into and out of planes gather
-#: across rows of 8N bytes (the stages' slices lie 8B bytes apart), and with
-#: 1024 points or 1024 transforms they ran 2-3x slower than the matmul levels
-#: (768 and 128 x 384 a tie; 96-640 points 1.5-2.1x faster: docs/PERFORMANCE.md).
-PLANAR_MAX_POW2 = 128
-PLANAR_MAX_BATCH_POW2 = 256
+#: Fewest transforms (the minor run of the planes) for the butterfly stages
+#: (ms, stages / matmuls, load 14: 2 x 1024 0.018 / 0.046, 4 x 720 0.030 /
+#: 0.086, 4 x 4096 0.055 / 0.221). One transform would gain too (1 x 4096
+#: 0.034 / 0.102, 1 x 720 0.011 / 0.009) but keeps the matmul levels here: the
+#: only way left to them for the lengths that have a stage plan.
+PLANAR_BATCH = 2
 
 
 class FastStage(RealSpectrum, ChirpZ, PlanarStages):
@@ -56,6 +53,8 @@ class FastStage(RealSpectrum, ChirpZ, PlanarStages):
         # The arithmetic's type: matmuls and twiddles may run wider than the
         # values stored between passes (f32 pairs, f64 sums and products).
         self.compute = compute or real
+        # whether planar may pad the transforms (fft_stages.padded_batch)
+        self.pads = True
 
     def _t(self, shape: list[int], element: str | None = None) -> str:
         return tensor_type(shape, element or self.real)
@@ -70,6 +69,7 @@ class FastStage(RealSpectrum, ChirpZ, PlanarStages):
               sign: int) -> tuple[str, list[int]]:
         """Like _Fft._stage: c2c, r2c (f64 in) or c2r (f64 out) along ``axis``."""
         rank = len(shape)
+        self.pads = axis == rank - 1
         perm = [d for d in range(rank) if d != axis] + [axis]
         moved = [shape[d] for d in perm]
         batch = math.prod(moved[:-1])
@@ -144,7 +144,6 @@ class FastStage(RealSpectrum, ChirpZ, PlanarStages):
 
     def _transform(self, x: str, batch: int, size: int, sign: int, inner: bool = False) -> str:
         stages = None if inner or size < FAST_FROM or batch < PLANAR_BATCH \
-            or size & -size > PLANAR_MAX_POW2 or batch & -batch > PLANAR_MAX_BATCH_POW2 \
             else stage_plan(size)
         if stages is not None:
             return self.planar(x, batch, size, sign, stages)

@@ -8,8 +8,12 @@ complex inputs x[p, n, q, :, b] read through constant-index maps, an r-point
 codelet (fft_codelet) in the arithmetic's type, output k times the twiddle
 W_(rR)^(k q) (a (r, R) table), written to y[p, k, q, :, b] through 2r
 rank-reduced slices of one destination (decimation in frequency, the
-output digit in the input digit's place). After the last stage the digits
-are reversed: k = k1 + r1*k2 + ..., undone by the final transpose.
+output digit in the input digit's place). The output index is k = k1 +
+r1*k2 + ...: the last stage writes its slices with the digits reversed
+(its P loops split into theirs, the output map permuting them), so the
+planes leave as (N, 2, B) in order and one 2-D transpose (2N, B) -> (B, 2N)
+is all that is left; the first reads (2N, B) (the 2-D transpose in) through
+row-strided slices.
 """
 
 from __future__ import annotations
@@ -24,12 +28,19 @@ from xlac.passes.lower.fft_codelet import Codelet, twiddle_table
 
 def stage_lines(x: str, out: str, dims: tuple[int, int, int, int], sign: int,
                 twiddles: Callable[[int, int], tuple[np.ndarray, np.ndarray]],
-                real: str, compute: str) -> list[str]:
-    """One radix-r stage: ``x`` (P, r, R, 2, B) of ``real`` -> ``out``, the same shape."""
+                real: str, compute: str, done: list[int] | None = None,
+                first: bool = False) -> list[str]:
+    """One radix-r stage: ``x`` (P, r, R, 2, B) of ``real`` -> ``out``, the same shape.
+    With ``done`` (the last stage, R = 1: P's radices r1..r_(m-1)), ``x`` is
+    (r1, .., r_(m-1), r, 2, B) and ``out`` (r, r_(m-1), .., r1, 2, B): the
+    digits reversed by the writes' maps, the B planes still minor. With
+    ``first`` (P = 1), ``x`` is (2N, B), read through row-strided slices."""
     p, r, rest, b = dims
     shape = [p, r, rest, 2, b]
     full = tensor_type(shape, real)
     lane = tensor_type([p, rest, b], real)
+    if done is not None:
+        return _reversing_lines(x, out, done, r, b, sign, twiddles, real, compute)
     lines: list[str] = []
     twiddled = rest > 1
     if twiddled:
@@ -43,20 +54,80 @@ def stage_lines(x: str, out: str, dims: tuple[int, int, int, int], sign: int,
                              f"{tensor_type([rest], compute)}")
     lines.append(f"{out}_e = bufferization.alloc_tensor() : {full}")
     outs, ins = [], []
+    flat = tensor_type([2 * r * rest, b], real)
     for k in range(r):
         for c in range(2):
-            for name, source, into in ((f"{out}_o{k}_{c}", f"{out}_e", outs),
-                                       (f"{out}_x{k}_{c}", x, ins)):
-                lines.append(f"{name} = tensor.extract_slice {source}[0, {k}, 0, {c}, 0] "
+            lines.append(f"{out}_o{k}_{c} = tensor.extract_slice {out}_e[0, {k}, 0, {c}, 0] "
+                         f"[{p}, 1, {rest}, 1, {b}] [1, 1, 1, 1, 1] : {full} to {lane}")
+            outs.append(f"{out}_o{k}_{c}")
+            if first:       # x is (2N, B): rows 2(R k + q) + c
+                lines.append(f"{out}_x{k}_{c} = tensor.extract_slice {x}[{2 * rest * k + c}, 0] "
+                             f"[{rest}, {b}] [2, 1] : {flat} to {tensor_type([rest, b], real)}")
+            else:
+                lines.append(f"{out}_x{k}_{c} = tensor.extract_slice {x}[0, {k}, 0, {c}, 0] "
                              f"[{p}, 1, {rest}, 1, {b}] [1, 1, 1, 1, 1] : {full} to {lane}")
-                into.append(name)
-    maps = ["affine_map<(p, q, b) -> (p, q, b)>"] * (2 * r)
-    types = [lane] * (2 * r)
+            ins.append(f"{out}_x{k}_{c}")
+    maps = [("affine_map<(p, q, b) -> (q, b)>" if first else
+             "affine_map<(p, q, b) -> (p, q, b)>")] * (2 * r)
+    types = [tensor_type([rest, b], real) if first else lane] * (2 * r)
     if twiddled:
         ins += [f"{out}_w{k}_{c}" for k in range(1, r) for c in range(2)]
         maps += ["affine_map<(p, q, b) -> (q)>"] * (2 * (r - 1))
         types += [tensor_type([rest], compute)] * (2 * (r - 1))
     maps += ["affine_map<(p, q, b) -> (p, q, b)>"] * (2 * r)
+    lines += _generic(out, r, twiddled, twiddles, sign, real, compute, ins, outs, maps, types,
+                      lane, 3)
+    return lines + _inserts(out, r, lambda k, c: f"[0, {k}, 0, {c}, 0] [{p}, 1, {rest}, 1, {b}] "
+                            "[1, 1, 1, 1, 1]", f"{lane} into {full}")
+
+
+def _inserts(out: str, r: int, box, types: str) -> list[str]:
+    """The generic's 2r results into ``out``'s slices ``box(k, c)``."""
+    lines, dest = [], f"{out}_e"
+    for i in range(2 * r):
+        k, c = divmod(i, 2)
+        nxt = f"{out}_i{i}" if i < 2 * r - 1 else out
+        lines.append(f"{nxt} = tensor.insert_slice {out}_g#{i} into {dest}{box(k, c)} : {types}")
+        dest = nxt
+    return lines
+
+
+def _reversing_lines(x: str, out: str, done: list[int], r: int, b: int, sign: int,
+                     twiddles, real: str, compute: str) -> list[str]:
+    """The last stage (no twiddles) writing its outputs digit-reversed (stage_lines)."""
+    rank = len(done) + 1
+    source = tensor_type(done + [r, 2, b], real)
+    full = tensor_type([r] + done[::-1] + [2, b], real)
+    lane_in = tensor_type(done + [b], real)
+    lane_out = tensor_type(done[::-1] + [b], real)
+    lines = [f"{out}_e = bufferization.alloc_tensor() : {full}"]
+    zeros, ones = ", ".join(["0"] * len(done)), ", ".join(["1"] * len(done))
+    sizes = ", ".join(map(str, done))
+    rsizes = ", ".join(map(str, done[::-1]))
+    ins, outs = [], []
+    for k in range(r):
+        for c in range(2):
+            lines.append(f"{out}_x{k}_{c} = tensor.extract_slice {x}[{zeros}, {k}, {c}, 0] "
+                         f"[{sizes}, 1, 1, {b}] [{ones}, 1, 1, 1] : {source} to {lane_in}")
+            lines.append(f"{out}_o{k}_{c} = tensor.extract_slice {out}_e[{k}, {zeros}, {c}, 0] "
+                         f"[1, {rsizes}, 1, {b}] [1, {ones}, 1, 1] : {full} to {lane_out}")
+            ins.append(f"{out}_x{k}_{c}")
+            outs.append(f"{out}_o{k}_{c}")
+    loops = ", ".join(f"d{i}" for i in range(rank))
+    back = ", ".join([f"d{i}" for i in range(rank - 2, -1, -1)] + [f"d{rank - 1}"])
+    maps = [f"affine_map<({loops}) -> ({loops})>"] * (2 * r)
+    maps += [f"affine_map<({loops}) -> ({back})>"] * (2 * r)
+    lines += _generic(out, r, False, twiddles, sign, real, compute, ins, outs, maps,
+                      [lane_in] * (2 * r), lane_out, rank)
+    return lines + _inserts(out, r, lambda k, c: f"[{k}, {zeros}, {c}, 0] [1, {rsizes}, 1, {b}] "
+                            f"[1, {ones}, 1, 1]", f"{lane_out} into {full}")
+
+
+def _generic(out: str, r: int, twiddled: bool, twiddles, sign: int, real: str, compute: str,
+             ins: list[str], outs: list[str], maps: list[str], types: list[str], lane: str,
+             rank: int) -> list[str]:
+    """The stage's multi-result generic: r inputs, the codelet, the twiddles, r outputs."""
+    lines = []
     args = [f"%a{i}: {real}" for i in range(2 * r)]
     args += [f"%w{i}: {compute}" for i in range(2 * (r - 1) if twiddled else 0)]
     args += [f"%o{i}: {real}" for i in range(2 * r)]
@@ -82,7 +153,7 @@ def stage_lines(x: str, out: str, dims: tuple[int, int, int, int], sign: int,
                 body.lines.append(f"%y{k}_{c} = arith.truncf {v} : {compute} to {real}")
                 v = f"%y{k}_{c}"
             results.append(v)
-    iterators = ", ".join(['"parallel"'] * 3)
+    iterators = ", ".join(['"parallel"'] * rank)
     lines.append(
         f"{out}_g:{2 * r} = linalg.generic {{indexing_maps = [{', '.join(maps)}], "
         f"iterator_types = [{iterators}]}} ins({', '.join(ins)} : {', '.join(types)}) "
@@ -91,13 +162,6 @@ def stage_lines(x: str, out: str, dims: tuple[int, int, int, int], sign: int,
     lines.extend("  " + line for line in body.lines)
     lines.append(f"  linalg.yield {', '.join(results)} : {', '.join([real] * (2 * r))}")
     lines.append(f"}} -> ({', '.join([lane] * (2 * r))})")
-    dest = f"{out}_e"
-    for i in range(2 * r):
-        k, c = divmod(i, 2)
-        nxt = f"{out}_i{i}" if i < 2 * r - 1 else out
-        lines.append(f"{nxt} = tensor.insert_slice {out}_g#{i} into {dest}[0, {k}, 0, {c}, 0] "
-                     f"[{p}, 1, {rest}, 1, {b}] [1, 1, 1, 1, 1] : {lane} into {full}")
-        dest = nxt
     return lines
 
 
@@ -155,8 +219,32 @@ class PlanarStages:
     """The butterfly path of FastStage (mixed into it)."""
 
     def planar(self, x: str, batch: int, size: int, sign: int, plan: list[int]) -> str:
-        """(B, N, 2) pairs -> their N-point DFTs, (B, N, 2): one transpose to
-        planes (N, 2, B), a generic per stage, one digit-reversing transpose."""
+        """(B, N, 2) pairs -> their N-point DFTs, (B, N, 2): one 2-D transpose
+        to planes (2N, B), a generic per stage (the last reversing the digits),
+        one 2-D transpose back (both in register blocks where B and 2N are
+        whole blocks: B is padded with zero transforms to make it so; where
+        they are not, _gathered's way)."""
+        rows = self._reshape(x, [batch, 2 * size], self.real, [batch, size, 2])
+        wide = padded_batch(batch, size) if self.real == "f32" and self.pads else batch
+        if wide != batch:
+            padded = self._fresh("pad")
+            self._emit(f"{padded}_z = stablehlo.constant dense<0.0> : {self._t([])}",
+                       f"{padded} = stablehlo.pad {rows}, {padded}_z, low = [0, 0], "
+                       f"high = [{wide - batch}, 0], interior = [0, 0] : "
+                       f"({self._t([batch, 2 * size])}, {self._t([])}) -> "
+                       f"{self._t([wide, 2 * size])}")
+            out = self._planes(padded, wide, size, sign, plan)
+            return self._slice(out, [wide, size, 2], [0, 0, 0], [batch, size, 2])
+        side = 16 if self.real == "f32" else 8
+        if batch % side or (2 * size) % side:
+            return self._gathered(x, batch, size, sign, plan)
+        return self._planes(rows, batch, size, sign, plan)
+
+    def _gathered(self, x: str, batch: int, size: int, sign: int, plan: list[int]) -> str:
+        """planar where the transposes gather anyway (B or 2N no whole blocks):
+        (B, N, 2) -> (N, 2, B), the stages, one digit-reversing transpose out.
+        The reversal in the last stage and the strided first reads did not
+        pay here (228 x 1140 rfft at x86-64-v3 1.14 -> 1.80 ms, twice)."""
         planes = self._op("transpose", x, self._t([batch, size, 2]), self._t([size, 2, batch]),
                           ", dims = [1, 2, 0]")
         done, shape = 1, [size, 2, batch]
@@ -175,6 +263,57 @@ class PlanarStages:
         out = self._op("transpose", planes, self._t(digits),
                        self._t([digits[d] for d in perm]), f", dims = {perm}")
         return self._reshape(out, [batch, size, 2], self.real, [digits[d] for d in perm])
+
+    def _planes(self, rows: str, batch: int, size: int, sign: int, plan: list[int]) -> str:
+        """planar's transforms of (B, 2N) rows, B a whole number of blocks."""
+        planes = self._op("transpose", rows, self._t([batch, 2 * size]),
+                          self._t([2 * size, batch]), ", dims = [1, 0]")
+        done, shape = 1, [2 * size, batch]
+        for i, r in enumerate(plan):
+            rest = size // (done * r)
+            last = i == len(plan) - 1 and i >= 1
+            view = plan[:i] + [r, 2, batch] if last else [done, r, rest, 2, batch]
+            if i:
+                planes = self._reshape(planes, view, self.real, shape)
+            out = self._fresh("bfly")
+            self._emit(*stage_lines(planes, out, (done, r, rest, batch), sign, self._twiddles,
+                                    self.real, self.compute, plan[:i] if last else None, i == 0))
+            planes, shape, done = out, view, done * r
+            if last:
+                shape = plan[::-1] + [2, batch]
+        # the last stage reversed the digits: (2N, B) -> (B, 2N) is all that is left
+        planes = self._reshape(planes, [2 * size, batch], self.real, shape)
+        out = self._op("transpose", planes, self._t([2 * size, batch]),
+                       self._t([batch, 2 * size]), ", dims = [1, 0]")
+        return self._reshape(out, [batch, size, 2], self.real, [batch, 2 * size])
+
+
+#: Planes of a multiple of this many transforms get one more block: their
+#: rows lie a power of two apart, and a stage's 2r slices (rows R*2B*4 bytes
+#: apart) fell in the same L1 sets (128 x 1024 points 1.18 -> 0.58 ms, 1024 x
+#: 128 0.85 -> 0.39; 256 x 720 and 180 x 720 (192) no better: docs/PERFORMANCE.md).
+POW2_PLANES = 128
+
+
+#: Most padding of the transforms, as (padded, of) parts: 21 x 7000 padded
+#: to 32 transforms ran 1.03 -> 1.53 ms (minima, load 12).
+MAX_PAD = (1, 8)
+
+
+def padded_batch(batch: int, size: int, side: int = 16) -> int:
+    """The transforms a planar FFT of f32 planes runs: ``batch`` rounded up
+    to whole register blocks of the transposes (16 x 16) where the 2N rows
+    are whole blocks too (else they gather anyway), plus a block where that
+    is a multiple of POW2_PLANES; unpadded where that would add more than
+    MAX_PAD (the transposes then gather). Not for f64 planes (180 x 720
+    c128: 0.93 ms padded, 0.77 not at x86-64-v3, a tie at the host) nor an
+    axis moved last by a transpose (fft2 416 x 312: 1.23 / 1.03 at
+    x86-64-v3, 1.10 / 0.98 host; the pad keeps the two transposes apart)."""
+    if (2 * size) % side:
+        return batch
+    wide = -(-batch // side) * side
+    wide = wide + side if wide % POW2_PLANES == 0 else wide
+    return wide if wide * MAX_PAD[1] <= batch * sum(MAX_PAD) else batch
 
 
 def _is_prime(r: int) -> bool:

@@ -76,29 +76,29 @@ func.func @dynamic(%x: tensor<?xcomplex<f32>>) -> tensor<?xcomplex<f32>> {
 
 // -----
 
-/// 128 = 16 * 8 points: the four-step Cooley-Tukey path. Complex values as
+/// 128 = 16 * 8 points, one transform: the four-step Cooley-Tukey path. Complex values as
 /// f64 pairs on a trailing axis; the 16-point DFTs with the 8x16 twiddles
 /// folded in (one 32x32 real matrix per n2: a matmul batched over n2, no
 /// twiddle pass, no pair reverse), an 8-point DFT matmul, and the transposes
 /// that put k = k1 + 16*k2 in order. No 128x128 matrix, no O(N^2) generic.
 // CHECK-LABEL: func.func private @xla_fft_0(
-// CHECK: %[[PAIRS:.*]] = stablehlo.concatenate {{.*}}, dim = 2 : {{.*}} -> tensor<2x128x2xf64>
-// CHECK: stablehlo.reshape %[[PAIRS]] : (tensor<2x128x2xf64>) -> tensor<2x16x8x2xf64>
-// CHECK: stablehlo.transpose {{.*}} dims = [2, 0, 1, 3] : (tensor<2x16x8x2xf64>) -> tensor<8x2x16x2xf64>
+// CHECK: %[[PAIRS:.*]] = stablehlo.concatenate {{.*}}, dim = 2 : {{.*}} -> tensor<1x128x2xf64>
+// CHECK: stablehlo.reshape %[[PAIRS]] : (tensor<1x128x2xf64>) -> tensor<1x16x8x2xf64>
+// CHECK: stablehlo.transpose {{.*}} dims = [2, 0, 1, 3] : (tensor<1x16x8x2xf64>) -> tensor<8x1x16x2xf64>
 // CHECK: %[[M16:.*]] = stablehlo.constant dense<"0x{{.*}}"> : tensor<8x32x32xf64>
-// CHECK: stablehlo.dot_general %{{.*}}, %[[M16]], batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<8x2x32xf64>, tensor<8x32x32xf64>) -> tensor<8x2x32xf64>
+// CHECK: stablehlo.dot_general %{{.*}}, %[[M16]], batching_dims = [0] x [0], contracting_dims = [2] x [1] : (tensor<8x1x32xf64>, tensor<8x32x32xf64>) -> tensor<8x1x32xf64>
 // CHECK-NOT: stablehlo.reverse
-// CHECK: stablehlo.transpose {{.*}} dims = [1, 2, 0, 3] : (tensor<8x2x16x2xf64>) -> tensor<2x16x8x2xf64>
+// CHECK: stablehlo.transpose {{.*}} dims = [1, 2, 0, 3] : (tensor<8x1x16x2xf64>) -> tensor<1x16x8x2xf64>
 // CHECK: %[[M8:.*]] = stablehlo.constant dense<"0x{{.*}}"> : tensor<16x16xf64>
-// CHECK: stablehlo.dot_general %{{.*}}, %[[M8]], contracting_dims = [1] x [0] : (tensor<32x16xf64>, tensor<16x16xf64>) -> tensor<32x16xf64>
-// CHECK: stablehlo.transpose {{.*}} : (tensor<2x16x8x2xf64>) -> tensor<2x8x16x2xf64>
-// CHECK: stablehlo.complex {{.*}} : tensor<2x128xcomplex<f64>>
+// CHECK: stablehlo.dot_general %{{.*}}, %[[M8]], contracting_dims = [1] x [0] : (tensor<16x16xf64>, tensor<16x16xf64>) -> tensor<16x16xf64>
+// CHECK: stablehlo.transpose {{.*}} : (tensor<1x16x8x2xf64>) -> tensor<1x8x16x2xf64>
+// CHECK: stablehlo.complex {{.*}} : tensor<1x128xcomplex<f64>>
 // CHECK-NOT: linalg.generic
 // CHECK-NOT: tensor<128x128xf64>
 // CHECK-LABEL: func.func @fft_128
-func.func @fft_128(%x: tensor<2x128xcomplex<f64>>) -> tensor<2x128xcomplex<f64>> {
-  %y = stablehlo.fft %x, type = FFT, length = [128] : (tensor<2x128xcomplex<f64>>) -> tensor<2x128xcomplex<f64>>
-  return %y : tensor<2x128xcomplex<f64>>
+func.func @fft_128(%x: tensor<1x128xcomplex<f64>>) -> tensor<1x128xcomplex<f64>> {
+  %y = stablehlo.fft %x, type = FFT, length = [128] : (tensor<1x128xcomplex<f64>>) -> tensor<1x128xcomplex<f64>>
+  return %y : tensor<1x128xcomplex<f64>>
 }
 
 // -----
@@ -108,21 +108,21 @@ func.func @fft_128(%x: tensor<2x128xcomplex<f64>>) -> tensor<2x128xcomplex<f64>>
 /// own reverse so that none is materialized) into Z'[k], the transform, and
 /// the 32 pairs read as 64 reals (a reshape).
 // CHECK-LABEL: func.func private @xla_fft_0(
-// CHECK: %[[X:.*]] = stablehlo.concatenate {{.*}} -> tensor<3x33x2xf64>
-// CHECK: %[[HEAD:.*]] = stablehlo.slice %[[X]] [0:3, 0:32, 0:2] : (tensor<3x33x2xf64>) -> tensor<3x32x2xf64>
-// CHECK: stablehlo.reverse %[[HEAD]], dims = [2] : tensor<3x32x2xf64>
-// CHECK: %[[TAIL:.*]] = stablehlo.slice %[[X]] [0:3, 1:33, 0:2]
-// CHECK: stablehlo.reverse %[[TAIL]], dims = [1] : tensor<3x32x2xf64>
-// CHECK: %[[TAIL2:.*]] = stablehlo.slice %[[X]] [0:3, 1:33, 0:2]
-// CHECK: stablehlo.reverse %[[TAIL2]], dims = [1, 2] : tensor<3x32x2xf64>
-// CHECK-COUNT-3: stablehlo.add {{.*}} : tensor<3x32x2xf64>
-// CHECK: stablehlo.dot_general {{.*}} : (tensor<3x64xf64>, tensor<64x64xf64>) -> tensor<3x64xf64>
-// CHECK: stablehlo.reshape {{.*}} : (tensor<3x32x2xf64>) -> tensor<3x64xf64>
-// CHECK-NOT: tensor<3x64x2xf64>
+// CHECK: %[[X:.*]] = stablehlo.concatenate {{.*}} -> tensor<1x33x2xf64>
+// CHECK: %[[HEAD:.*]] = stablehlo.slice %[[X]] [0:1, 0:32, 0:2] : (tensor<1x33x2xf64>) -> tensor<1x32x2xf64>
+// CHECK: stablehlo.reverse %[[HEAD]], dims = [2] : tensor<1x32x2xf64>
+// CHECK: %[[TAIL:.*]] = stablehlo.slice %[[X]] [0:1, 1:33, 0:2]
+// CHECK: stablehlo.reverse %[[TAIL]], dims = [1] : tensor<1x32x2xf64>
+// CHECK: %[[TAIL2:.*]] = stablehlo.slice %[[X]] [0:1, 1:33, 0:2]
+// CHECK: stablehlo.reverse %[[TAIL2]], dims = [1, 2] : tensor<1x32x2xf64>
+// CHECK-COUNT-3: stablehlo.add {{.*}} : tensor<1x32x2xf64>
+// CHECK: stablehlo.dot_general {{.*}} : (tensor<1x64xf64>, tensor<64x64xf64>) -> tensor<1x64xf64>
+// CHECK: stablehlo.reshape {{.*}} : (tensor<1x32x2xf64>) -> tensor<1x64xf64>
+// CHECK-NOT: tensor<1x64x2xf64>
 // CHECK-LABEL: func.func @irfft_64
-func.func @irfft_64(%x: tensor<3x33xcomplex<f64>>) -> tensor<3x64xf64> {
-  %y = stablehlo.fft %x, type = IRFFT, length = [64] : (tensor<3x33xcomplex<f64>>) -> tensor<3x64xf64>
-  return %y : tensor<3x64xf64>
+func.func @irfft_64(%x: tensor<1x33xcomplex<f64>>) -> tensor<1x64xf64> {
+  %y = stablehlo.fft %x, type = IRFFT, length = [64] : (tensor<1x33xcomplex<f64>>) -> tensor<1x64xf64>
+  return %y : tensor<1x64xf64>
 }
 
 // -----
@@ -130,15 +130,15 @@ func.func @irfft_64(%x: tensor<3x33xcomplex<f64>>) -> tensor<3x64xf64> {
 /// An odd IRFFT (63) rebuilds the conjugate half: slice X[1:32], reverse,
 /// negate the imaginary parts, append; then the complex transform.
 // CHECK-LABEL: func.func private @xla_fft_0(
-// CHECK: stablehlo.slice %{{.*}} [0:3, 1:32, 0:2] : (tensor<3x32x2xf64>) -> tensor<3x31x2xf64>
+// CHECK: stablehlo.slice %{{.*}} [0:1, 1:32, 0:2] : (tensor<1x32x2xf64>) -> tensor<1x31x2xf64>
 // CHECK: stablehlo.reverse %{{.*}}, dims = [1]
 // CHECK: stablehlo.constant dense<[1.000000e+00, -1.000000e+00]> : tensor<2xf64>
-// CHECK: stablehlo.concatenate {{.*}}, dim = 1 : (tensor<3x32x2xf64>, tensor<3x31x2xf64>) -> tensor<3x63x2xf64>
+// CHECK: stablehlo.concatenate {{.*}}, dim = 1 : (tensor<1x32x2xf64>, tensor<1x31x2xf64>) -> tensor<1x63x2xf64>
 // CHECK: stablehlo.dot_general
 // CHECK-LABEL: func.func @irfft_63
-func.func @irfft_63(%x: tensor<3x32xcomplex<f64>>) -> tensor<3x63xf64> {
-  %y = stablehlo.fft %x, type = IRFFT, length = [63] : (tensor<3x32xcomplex<f64>>) -> tensor<3x63xf64>
-  return %y : tensor<3x63xf64>
+func.func @irfft_63(%x: tensor<1x32xcomplex<f64>>) -> tensor<1x63xf64> {
+  %y = stablehlo.fft %x, type = IRFFT, length = [63] : (tensor<1x32xcomplex<f64>>) -> tensor<1x63xf64>
+  return %y : tensor<1x63xf64>
 }
 
 // -----
@@ -147,16 +147,16 @@ func.func @irfft_63(%x: tensor<3x32xcomplex<f64>>) -> tensor<3x63xf64> {
 /// reshape), the 32-point transform widens to f64 for its matmul and rounds
 /// to f32 once; the even/odd split is one f64 pass rounded to f32 again.
 // CHECK-LABEL: func.func private @xla_fft_0(
-// CHECK: stablehlo.reshape %{{.*}} : (tensor<2x64xf32>) -> tensor<2x32x2xf32>
-// CHECK: stablehlo.convert %{{.*}} : (tensor<2x64xf32>) -> tensor<2x64xf64>
-// CHECK: stablehlo.dot_general {{.*}} : (tensor<2x64xf64>, tensor<64x64xf64>) -> tensor<2x64xf64>
-// CHECK: stablehlo.convert %{{.*}} : (tensor<2x32x2xf64>) -> tensor<2x32x2xf32>
-// CHECK: stablehlo.concatenate {{.*}} -> tensor<2x33x2xf32>
-// CHECK: stablehlo.convert %{{.*}} : (tensor<2x33x2xf32>) -> tensor<2x33x2xf64>
-// CHECK: stablehlo.convert %{{.*}} : (tensor<2x33x2xf64>) -> tensor<2x33x2xf32>
-// CHECK: stablehlo.complex {{.*}} : tensor<2x33xcomplex<f32>>
+// CHECK: stablehlo.reshape %{{.*}} : (tensor<1x64xf32>) -> tensor<1x32x2xf32>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<1x64xf32>) -> tensor<1x64xf64>
+// CHECK: stablehlo.dot_general {{.*}} : (tensor<1x64xf64>, tensor<64x64xf64>) -> tensor<1x64xf64>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<1x32x2xf64>) -> tensor<1x32x2xf32>
+// CHECK: stablehlo.concatenate {{.*}} -> tensor<1x33x2xf32>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<1x33x2xf32>) -> tensor<1x33x2xf64>
+// CHECK: stablehlo.convert %{{.*}} : (tensor<1x33x2xf64>) -> tensor<1x33x2xf32>
+// CHECK: stablehlo.complex {{.*}} : tensor<1x33xcomplex<f32>>
 // CHECK-LABEL: func.func @rfft_64_f32
-func.func @rfft_64_f32(%x: tensor<2x64xf32>) -> tensor<2x33xcomplex<f32>> {
-  %y = stablehlo.fft %x, type = RFFT, length = [64] : (tensor<2x64xf32>) -> tensor<2x33xcomplex<f32>>
-  return %y : tensor<2x33xcomplex<f32>>
+func.func @rfft_64_f32(%x: tensor<1x64xf32>) -> tensor<1x33xcomplex<f32>> {
+  %y = stablehlo.fft %x, type = RFFT, length = [64] : (tensor<1x64xf32>) -> tensor<1x33xcomplex<f32>>
+  return %y : tensor<1x33xcomplex<f32>>
 }

@@ -112,7 +112,7 @@ def test_4096_point_fft_is_not_quadratic(tmp_path):
     and constants of O(N): at most one 32x32 matrix per column of a level
     (the twiddles folded in: 4 * 16 * N values)."""
     path = tmp_path / "fft.mlir"
-    t = _tensor((2, 4096), np.complex64)
+    t = _tensor((1, 4096), np.complex64)             # one transform: the matmul levels
     path.write_text(_program("FFT", [4096], t, t))
     done = subprocess.run([sys.executable, "-m", "xlac.tools.xla_opt", str(path),
                            "--pass-pipeline=builtin.module(xla-lower-fft)"],
@@ -136,14 +136,14 @@ def _lowered(tmp_path, kind, shape, lengths, dtype, out_shape, out_dtype) -> str
 def test_even_rfft_is_a_half_length_transform(tmp_path):
     """RFFT of 4096 reals: a 2048-point complex transform (16 * 16 * 8), never
     4096 pairs."""
-    ir = _lowered(tmp_path, "RFFT", (2, 4096), [4096], np.float64, (2, 2049), np.complex128)
+    ir = _lowered(tmp_path, "RFFT", (1, 4096), [4096], np.float64, (1, 2049), np.complex128)
     assert ir.count("stablehlo.dot_general") == 3
-    assert "x4096x2xf64>" not in ir and "tensor<2x2048x2xf64>" in ir
+    assert "x4096x2xf64>" not in ir and "tensor<1x2048x2xf64>" in ir
 
 
 def test_single_precision_keeps_f32_pairs_between_passes(tmp_path):
     """complex64: the transposes move f32 pairs; the matmuls run in f64."""
-    t = (2, 4096)
+    t = (1, 4096)
     ir = _lowered(tmp_path, "FFT", t, [4096], np.complex64, t, np.complex64)
     transposes = re.findall(r"stablehlo.transpose .*", ir)
     assert transposes and all("xf64>" not in line for line in transposes)
@@ -178,15 +178,15 @@ def test_single_precision_short_leaf_in_f32(tmp_path):
     """complex64 with a last level of <= 8 points (1024 = 16 * 8 * 8): that
     level's matmul runs in f32 (its 16 x 16 matrix), the others in f64; a
     longer leaf (4096 = 16 * 16 * 16) keeps f64, and complex128 never takes it."""
-    t = (2, 1024)
+    t = (1, 1024)                                   # one transform: the matmul levels
     ir = _lowered(tmp_path, "FFT", t, [1024], np.complex64, t, np.complex64)
     dots = re.findall(r"stablehlo.dot_general .*", ir)
     assert len(dots) == 3 and sum("tensor<16x16xf32>" in line for line in dots) == 1
     assert sum("xf32>" in line for line in dots) == 1
-    t = (2, 4096)
+    t = (1, 4096)
     ir = _lowered(tmp_path, "FFT", t, [4096], np.complex64, t, np.complex64)
     assert all("xf32>" not in line for line in re.findall(r"stablehlo.dot_general .*", ir))
-    t = (2, 1024)
+    t = (1, 1024)
     ir = _lowered(tmp_path, "FFT", t, [1024], np.complex128, t, np.complex128)
     assert all("xf32>" not in line for line in re.findall(r"stablehlo.dot_general .*", ir))
 
@@ -216,17 +216,17 @@ def test_twiddles_fold_into_batched_dft_matrices(tmp_path):
     batched over the columns per level (60, then 5 24x24 matrices); no
     pair reverse, no twiddle pass. Radices that are no multiple of 4 (225 =
     15 * 15) keep it."""
-    ir = _lowered(tmp_path, "FFT", (2, 720), [720], np.complex64, (2, 720), np.complex64)
+    ir = _lowered(tmp_path, "FFT", (1, 720), [720], np.complex64, (1, 720), np.complex64)
     assert "batching_dims = [0] x [0]" in ir and "tensor<60x24x24xf64>" in ir
     assert "tensor<5x24x24xf64>" in ir and "stablehlo.reverse" not in ir
-    ir = _lowered(tmp_path, "FFT", (2, 225), [225], np.complex64, (2, 225), np.complex64)
+    ir = _lowered(tmp_path, "FFT", (1, 225), [225], np.complex64, (1, 225), np.complex64)
     assert "batching_dims" not in ir and "stablehlo.reverse" in ir
 
 
 def test_complex_ends_are_no_copies():
     """The helper's complex -> pairs and pairs -> complex ends (parts split and
     joined again) leave no slice copies at linalg."""
-    text = _program("FFT", [720], _tensor((4, 720), np.complex64), _tensor((4, 720), np.complex64))
+    text = _program("FFT", [720], _tensor((1, 720), np.complex64), _tensor((1, 720), np.complex64))
     linalg = xlac.compile(text, cpu="x86-64-v3", cache=False).as_text("linalg")
     assert "tensor.insert_slice" not in linalg and "tensor.extract_slice" not in linalg
 
@@ -235,9 +235,9 @@ def test_a_large_prime_factor_is_not_quadratic(tmp_path):
     """2 * 257 points: no O(N^2) generic, no 514-point matrix; chirp-z's two
     transforms at M = chirp_length(514) >= 1027 points (their matmuls), the
     chirp and filter tables of O(M)."""
-    t = (2, 514)
+    t = (1, 514)
     ir = _lowered(tmp_path, "FFT", t, [514], np.complex64, t, np.complex64)
     assert "linalg.generic" not in ir and "tensor<1028x1028xf64>" not in ir
     length = chirp_length(514)
-    assert f"tensor<2x{length}x2xf64>" in ir
+    assert f"tensor<1x{length}x2xf64>" in ir
     assert ir.count("stablehlo.dot_general") == 2 * len(fast_plan(length))

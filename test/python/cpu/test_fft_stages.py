@@ -12,8 +12,9 @@ from test_fft_fast import _program, _tensor
 from test_fft_fast import test_fft_matches_numpy as _matches_numpy
 
 import xlac
+from conftest import runnable_levels
 from xlac.passes.lower.fft_codelet import Codelet, twiddle_table
-from xlac.passes.lower.fft_stages import stage_plan
+from xlac.passes.lower.fft_stages import padded_batch, stage_plan
 
 
 def _evaluate(lines: list[str], env: dict[str, float]) -> dict[str, float]:
@@ -73,7 +74,7 @@ _CASES = [  # kind, input shape, lengths, input dtype, numpy reference
     ("FFT", (8, 257), [257], np.complex64, np.fft.fft),                   # chirp-z at M = 528
     ("IFFT", (9, 257), [257], np.complex128, np.fft.ifft),
     ("FFT", (8, 97), [97], np.complex64, np.fft.fft),                     # prime: the matmul path
-    ("FFT", (16, 1024), [1024], np.complex64, np.fft.fft),                # 2^10: the matmul path
+    ("FFT", (16, 1024), [1024], np.complex64, np.fft.fft),                # 2^10
 ]
 
 
@@ -87,6 +88,10 @@ def _lowered(tmp_path, shape, n) -> str:
     path = tmp_path / "fft.mlir"
     t = _tensor(shape, np.complex64)
     path.write_text(_program("FFT", [n], t, t))
+    return _opt(path)
+
+
+def _opt(path) -> str:
     return subprocess.run([sys.executable, "-m", "xlac.tools.xla_opt", str(path),
                            "--pass-pipeline=builtin.module(xla-lower-fft)"],
                           capture_output=True, text=True, check=True).stdout
@@ -94,17 +99,83 @@ def _lowered(tmp_path, shape, n) -> str:
 
 def test_one_generic_per_stage(tmp_path):
     """720 = 12 * 12 * 5 over 16 transforms: three multi-result generics (24,
-    24 and 10 results: r complex outputs as planes), no matmul; 1024 points
-    or 1024 transforms (powers of two past 128 and 256) and 4 transforms
-    keep the matmul levels; 384 = 128 * 3 takes the stages."""
+    24 and 10 results: r complex outputs as planes), no matmul, the last one
+    writing the digits reversed (a permuted output map); the ways in and out
+    are 2-D transposes, no digit-reversing one. Powers of two of any size,
+    2 to 1024 transforms take the stages; one transform keeps the matmuls."""
     ir = _lowered(tmp_path, (16, 720), 720)
     stages = re.findall(r"= linalg.generic", ir)
     assert len(stages) == 3 and "dot_general" not in ir
     assert [int(n) for n in re.findall(r"%\w+:(\d+) = linalg.generic", ir)] == [24, 24, 10]
-    assert "dot_general" in _lowered(tmp_path, (16, 1024), 1024)
-    assert "dot_general" in _lowered(tmp_path, (1024, 96), 96)
-    assert "dot_general" not in _lowered(tmp_path, (24, 384), 384)
-    assert "linalg.generic" not in _lowered(tmp_path, (4, 720), 720)
+    assert "affine_map<(d0, d1, d2) -> (d1, d0, d2)>" in ir       # (k1, k2, b) -> (k2, k1, b)
+    assert re.findall(r"stablehlo.transpose[^\n]*dims = \[(.*?)\]", ir) == ["1, 0"] * 2
+    assert "stablehlo.pad" not in ir                             # 16: whole blocks
+    for shape, n in (((16, 1024), 1024), ((1024, 96), 96), ((4, 720), 720), ((2, 4096), 4096)):
+        lowered = _lowered(tmp_path, shape, n)
+        assert "dot_general" not in lowered and "linalg.generic" in lowered, shape
+    assert "dot_general" in _lowered(tmp_path, (1, 720), 720)
+
+
+@pytest.mark.parametrize("batch,planes", [(16, 16), (180, 192), (3, 3), (21, 21), (128, 144),
+                                          (1024, 1040), (256, 272), (200, 208)])
+def test_padded_batch(batch, planes):
+    """Transforms padded to whole 16-blocks of the transposes, one more block
+    where that is a multiple of 128 (power-of-two strides between the planes);
+    none where the 2N rows are no whole blocks or it would add more than an
+    eighth (3 or 21 transforms)."""
+    assert padded_batch(batch, 720) == planes
+    assert padded_batch(180, 45) == 180
+
+
+def test_padded_lowering(tmp_path):
+    """180 transforms: zero-padded to 192 before the way in, sliced after the
+    way out; not for complex128 nor an axis moved last by a transpose."""
+    ir = _lowered(tmp_path, (180, 720), 720)
+    assert "stablehlo.pad" in ir and "tensor<192x1440xf32>" in ir
+    assert re.findall(r"stablehlo.transpose[^\n]*dims = \[(.*?)\]", ir) == ["1, 0"] * 2
+    path = tmp_path / "c128.mlir"
+    t = _tensor((180, 720), np.complex128)
+    path.write_text(_program("FFT", [720], t, t))
+    assert "stablehlo.pad" not in _opt(path)
+    t = _tensor((416, 312), np.complex64)        # axis 0: 312 transforms of 416, unpadded
+    path.write_text(_program("FFT", [416, 312], t, t))
+    assert "stablehlo.pad" not in _opt(path)
+
+
+_NEW_SHAPES = [  # taken by the stages since the gates went (pow2 > 128, batch > 256 or < 8)
+    ("FFT", (3, 1024), [1024], np.complex64, np.fft.fft),
+    ("IFFT", (4, 2048), [2048], np.complex128, np.fft.ifft),
+    ("FFT", (2, 720), [720], np.complex64, np.fft.fft),
+    ("FFT", (256, 64), [64], np.complex64, np.fft.fft),                  # 272 planes
+    ("FFT", (128, 256), [256], np.complex128, np.fft.fft),              # 136 planes
+    ("IFFT", (300, 512), [512], np.complex64, np.fft.ifft),
+    ("RFFT", (3, 1024), [1024], np.float32, np.fft.rfft),
+    ("RFFT", (5, 4096), [4096], np.float64, np.fft.rfft),
+    ("IRFFT", (5, 257), [512], np.complex128, lambda x: np.fft.irfft(x, 512)),
+    ("IRFFT", (130, 129), [256], np.complex64, lambda x: np.fft.irfft(x, 256)),
+    ("IFFT", (256, 8, 6), [256, 8, 6], np.complex64, lambda x: np.fft.ifftn(x, axes=(0, 1, 2))),
+    ("FFT", (256, 24), [256, 24], np.complex128, np.fft.fft2),           # axis 0 of 256
+    ("RFFT", (2, 24, 512), [24, 512], np.float32, np.fft.rfft2),
+    ("IRFFT", (3, 96, 33), [96, 64], np.complex128, lambda x: np.fft.irfft2(x, (96, 64))),
+]
+
+
+@pytest.mark.parametrize("kind,shape,lengths,dtype,reference", _NEW_SHAPES)
+def test_new_shapes_match_numpy(kind, shape, lengths, dtype, reference):
+    _matches_numpy(kind, shape, lengths, dtype, reference)
+
+
+@pytest.mark.parametrize("level", runnable_levels("x86-64-v3", "host"))
+def test_padded_digit_reversed_at_levels(level):
+    """180 x 720 (padded, three stages reversed by the last) and 1024 x 128
+    (pow2 planes) against numpy at each runnable level."""
+    rng = np.random.default_rng(7)
+    for shape in ((180, 720), (1024, 128)):
+        x = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+        t = _tensor(shape, np.complex64)
+        (got,) = xlac.compile(_program("FFT", [shape[1]], t, t), cpu=level, cache=False).run(x)
+        want = np.fft.fft(x.astype(np.complex128))
+        assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max()
 
 
 def test_stages_are_vector_kernels_written_in_place():
