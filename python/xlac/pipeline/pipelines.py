@@ -108,6 +108,8 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     reduce_windows = "xla-rewrite-reduce-windows" if parallel_rows else "xla-rewrite-reduce-windows{rows=false}"
     # each kernel one loop nest with several results: for the CPU's elementwise schedules
     merge = ["xla-merge-kernel-generics"] if parallel_rows else []
+    # an iota read by several loop nests: a copy each, fused as linalg.index (the CPU's argmax loops)
+    iotas = ["xla-duplicate-index-producers"] if parallel_rows else []
     combine = [f"xla-combine-all-reduces{{bucket-bytes={int(collective_bucket_bytes)}}}"] \
         if int(collective_bucket_bytes) > 0 else []
     return [
@@ -151,6 +153,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         # each kernel alone (a function of its own here): on the threads (run_passes' threads)
         "func.func(canonicalize)",
         "func.func(cse)",
+        *iotas,                                           # an iota read by several loop nests: a copy each
         "xla-normalize-contractions{outline=true}",       # dot_generals in functions of their own: kept ...
         "func.func(linalg-fuse-elementwise-ops)",         # ... out of the elementwise producer->consumer fusion
         *merge,                                           # a kernel's shared values computed once, in one loop nest
