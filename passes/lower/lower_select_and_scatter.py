@@ -26,6 +26,12 @@ class LowerSelectAndScatter(ModulePass):
         %r = "stablehlo.select_and_scatter"(%op, %src, %init) ({ge}, {add})
       ->
         %r = call @xla_select_and_scatter(%op, %src, %init)   // scf.for nest
+
+    Option `windows` (the CPU pipeline's): where the regions are elementwise
+    StableHLO, the window has at most 64 positions and the minor dim is not
+    strided, elementwise StableHLO over the window positions instead
+    (select_and_scatter_windows.py): the same values bit for bit, in vector
+    loops; jax's max-pool gradient of 80 x 80 x 40 (2x2/2) 14 -> 0.12 ms.
     """
 
     name = "xla-lower-select-and-scatter"
