@@ -13,6 +13,7 @@ from xlac.passes.cpu.amx_contractions import ALIGN, MARK, ZEROS
 from xlac.passes.cpu.amx_epilogue import epilogue_text, find_epilogue, unmark_epilogues
 from xlac.passes.cpu.amx_pack import ROWS
 from xlac.passes.helper_calls import fresh_symbol, parse_at
+from xlac.record import record
 
 SYMBOL = "xlac_ukernel_amx_bf16_32x32"    # xlac.targets.cpu.amx_kernels.SYMBOL
 # the kernels of option `kernel`, one ABI: AMX's, and AVX512-BF16's where there is no AMX
@@ -93,7 +94,7 @@ class AmxCalls(ModulePass):
         unmark_epilogues(nested_ops(module))    # any left: the schedules are past, scalar loops
 
 
-@dataclass(frozen=True)
+@record
 class _Packed:
     """A matmul's part in a handoff (xlac.passes.cpu.amx_handoff): its
     epilogue writes the next matmul's A packed (``out``), or its A is packed

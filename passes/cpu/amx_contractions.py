@@ -13,6 +13,7 @@ from xlac.passes.cpu.amx_epilogue import mark_epilogues
 from xlac.passes.helper_calls import parse_at
 from xlac.passes.numerics.exact_integer_chunks import KERNEL_MIN_WORK
 from xlac.passes.numerics.widen_contractions import F32_INTEGERS
+from xlac.record import record
 
 MARK = "xla.amx"                     # the matmuls xla-apply-schedules leaves to xla-amx-calls
 ZEROS = "xla.amx_zeros"              # ... whose C starts at zero (their init an empty tensor)
@@ -107,7 +108,7 @@ def _plain_maps(op: ir.Operation) -> bool:
     return maps == [f"affine_map<{m}>" for m in _PLAIN_MAPS[op.name]]
 
 
-@dataclass(frozen=True)
+@record
 class Kind:
     """The element types of a kernel's operands and of its C (accumulators)."""
     operand: str

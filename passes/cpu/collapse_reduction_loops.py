@@ -7,6 +7,7 @@ import math
 
 from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, dim_position, module_ops, nested_ops, text_of
+from xlac.passes.cpu.plans.permuted_reads import copy_permutation
 from xlac.passes.cpu.plans.schedule_plan import REDUCTION_LANES, Machine, loop_extents, loop_nest, reduction_plan
 
 
@@ -27,7 +28,11 @@ class CollapseReductionLoops(ModulePass):
     is shorter than a vector (a complex tensor's parts, xla-complex-as-pairs):
     its vectors would hold 2 lanes; its `linalg.index` reads become the
     merged loop's, divided back where a group merges several (an iota of
-    pairs). A reduction whose body reads `linalg.index` stays as it is. Example:
+    pairs). A transpose in generic form is merged so too: (180, 2048, 2) ->
+    (2048, 2, 180) is the 2-D (180, 4096) -> (4096, 180), whose register
+    blocks read rows of 16 of the 4096 (rank 3, the input's contiguous loop
+    is 2 long: no blocks, an element gathered at a time, 8 KiB apart).
+    A reduction whose body reads `linalg.index` stays as it is. Example:
 
         linalg.generic {maps = [(n, g, c, h, w) -> (n, h, w, g, c),
                                 (n, g, c, h, w) -> (n, g, c)]} ins(%x : 2x32x32x32x4)
@@ -60,7 +65,8 @@ def _loop_groups(op: ir.Operation) -> list[list[int]] | None:
     """Runs of neighbouring loops to merge, or None when nothing merges (or the
     op is not a static, index-free reduction on tensors)."""
     iterators = [text_of(t) for t in ir.ArrayAttr(op.attributes["iterator_types"])]
-    if len(op.results) != 1 or not (any("reduction" in t for t in iterators) or _short_inner(op)):
+    if len(op.results) != 1 or not (any("reduction" in t for t in iterators) or _short_inner(op)
+                                    or _transposing_copy(op)):
         return None
     if any(not isinstance(v.type, ir.RankedTensorType) or not ir.RankedTensorType(v.type).has_static_shape
            for v in op.operands):
@@ -98,6 +104,12 @@ def _short_inner(op: ir.Operation) -> bool:
     pairs to 512 rows: 0.48 ms as (512, 1024, 2), 0.20 as (512, 2048)."""
     extents = ir.RankedTensorType(op.results[0].type).shape
     return len(extents) > 1 and extents[-1] < REDUCTION_LANES
+
+
+def _transposing_copy(op: ir.Operation) -> bool:
+    """Whether ``op`` is a transpose in generic form (a copy through a permuted map, not the identity)."""
+    permutation = copy_permutation(op)
+    return permutation is not None and permutation != sorted(permutation)
 
 
 def _scheduled_as_is(op: ir.Operation) -> bool:

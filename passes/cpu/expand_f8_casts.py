@@ -7,9 +7,10 @@ from dataclasses import dataclass
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops, symbol_name
 from xlac.passes.helper_calls import call_and_erase
+from xlac.record import record
 
 
-@dataclass(frozen=True)
+@record
 class _Format:
     exponent: int
     mantissa: int

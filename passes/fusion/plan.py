@@ -44,6 +44,7 @@ from xlac.passes.fusion.op_classes import (
 )
 from xlac.passes.fusion.op_graph import BlockGraph, Groups
 from xlac.passes.fusion.plan_readers import fuse_reduction_readers
+from xlac.record import record
 
 _CONSUMERS = (ELEMENTWISE, MOVEMENT, REDUCE)
 # a merged kernel this big is a function of its own (xla-outline-fusions' min-ops),
@@ -52,7 +53,7 @@ _CONSUMERS = (ELEMENTWISE, MOVEMENT, REDUCE)
 ONE_NEST_OPS = 32
 
 
-@dataclass(frozen=True)
+@record
 class Rejection:
     op: ir.Operation       # where the remark goes: the candidate left out
     message: str

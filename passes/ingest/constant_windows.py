@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
 
 from xlac.mlir import ir, stablehlo
+from xlac.record import record
 
 # Index tuples of one scatter at most: each is a compare (per constrained dim)
 # and a select per element of every kernel the select form fuses into.
 MAX_WINDOWS = 4
 
 
-@dataclass(frozen=True)
+@record
 class Window:
     """One update: the box ``starts`` .. ``starts + sizes`` of the operand, filled
     from ``scalar`` (a 0-d tensor) or, when that is None, from the updates at
@@ -34,7 +34,7 @@ class Window:
     position: tuple[int, ...]
 
 
-@dataclass(frozen=True)
+@record
 class Updates:
     """All of one op's windows, in the order they apply, and where the window
     dims of ``source`` (the updates tensor) land among the operand's dims."""

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from xlac.dtypes import tensor_type
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
+from xlac.record import record
 
 _KINDS = {
     "stablehlo.batch_norm_inference": "inference",
@@ -44,7 +44,7 @@ class DecomposeBatchNorm(ModulePass):
             replace_with_call(module, op, _helper_text(helper, kind, _Shapes.of(op)), helper)
 
 
-@dataclass(frozen=True)
+@record
 class _Shapes:
     """What the decomposition needs to know about one batch_norm op."""
 

@@ -10,6 +10,7 @@ from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 from xlac.passes.lower.builders.eigenvectors import unpack_eigenvectors
 from xlac.passes.lower.builders.lapack_calls import Call, lapack_call, lowered_targets
+from xlac.record import record
 
 
 class LowerCustomCalls(ModulePass):
@@ -337,7 +338,7 @@ class _Emitter:
         return f"%o{index}"
 
 
-@dataclass(frozen=True)
+@record
 class _Shaped:
     """A tensor type as text, where no ir.RankedTensorType exists (real geev's packed vectors)."""
 

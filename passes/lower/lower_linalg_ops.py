@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import delinearize, fresh_symbol, replace_with_call
+from xlac.record import record
 
 _FLOATS = ("f16", "bf16", "f32", "f64", "complex<f32>", "complex<f64>")
 
@@ -42,7 +42,7 @@ class LowerLinalgOps(ModulePass):
                 replace_with_call(module, op, _cholesky_text(op, name), name)
 
 
-@dataclass(frozen=True)
+@record
 class _Matrix:
     """Element (i, j) of the current batch matrix of ``tensor``: stored at
     [j, i] when ``swap``, conjugated when ``conj``; computed in f32 for

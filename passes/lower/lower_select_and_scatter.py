@@ -9,6 +9,7 @@ from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import delinearize, fresh_symbol, region_declaration, replace_with_call
 from xlac.passes.lower import select_and_scatter_windows
+from xlac.record import record
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ class LowerSelectAndScatter(ModulePass):
                               {select: op.regions[0], scatter: op.regions[1]})
 
 
-@dataclass(frozen=True)
+@record
 class _Window:
     operand: ir.RankedTensorType
     source: ir.RankedTensorType

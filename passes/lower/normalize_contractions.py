@@ -10,6 +10,7 @@ from xlac.dtypes import tensor_type
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, dim_position, functions, nested_ops, symbol_name, text_of
 from xlac.passes.helper_calls import SymbolNames, call_instead, fresh_name, named_helper_at
+from xlac.record import record
 
 _BODIES = (["arith.mulf", "arith.addf"], ["arith.muli", "arith.addi"])
 # Named ops stablehlo-legalize-to-linalg makes for dot_general / convolution /
@@ -21,7 +22,7 @@ _NAMED_PREFIXES = ("linalg.matmul", "linalg.batch_matmul", "linalg.matvec", "lin
                    "linalg.conv_", "linalg.depthwise_conv_", "linalg.pooling_")
 
 
-@dataclass(frozen=True)
+@record
 class Contraction:
     """Loop groups of C[batch, m, n] += A[batch, m, k] * B[batch, k, n]."""
 

@@ -22,9 +22,10 @@ from xlac.passes.cpu.plans.minor_dim_plan import minor_dim_plan, minor_reads
 from xlac.passes.cpu.plans.narrow_tails import peel_tail, streamed_bytes, vector_lanes
 from xlac.passes.cpu.plans.pair_transpose_plan import pair_transpose_tiles
 from xlac.passes.cpu.plans.permuted_reads import copy_permutation, permuted_read, transpose_block, transposed_read_loop
+from xlac.record import record
 
 
-@dataclass(frozen=True)
+@record
 class Machine:
     """What the schedules are made for: the threads parallel loops are split
     among, the bytes in one SIMD register (64 AVX-512, 32 AVX2, 16 SSE) and
@@ -66,7 +67,7 @@ class Plan:
     members: tuple[ir.Operation, ...] = field(default=(), compare=False)
 
 
-@dataclass(frozen=True)
+@record
 class LoopNest:
     extents: tuple[int, ...]
     reductions: tuple[int, ...]       # positions of the reduction loops
@@ -313,19 +314,18 @@ def _pair_transpose_plan(permutation: list[int], nest: LoopNest, machine: Machin
 
 def _blocked_transpose_plan(walked: int, nest: LoopNest, machine: Machine) -> Plan | None:
     """Square blocks of the loop that walks the transposed input's contiguous
-    dim and of the innermost loop (the output's), when they differ and both
-    are whole blocks: each block is read as rows of the input, transposed in
-    registers (shuffles) and written as rows of the output. Otherwise each
-    output vector gathers its elements one by one, a cache line apiece."""
+    dim and of the innermost loop (the output's), both a block long at least:
+    read as rows of the input, transposed in registers, written as rows; a
+    ragged dim's partial blocks peeled (transpose_peeled.mlir). Otherwise each output
+    vector gathers its elements, a cache line apiece (x.T of 180x2048 f32: 1.1 ms; 0.09 in blocks)."""
     rank = len(nest.extents)
     side = transpose_block(nest.element_bytes)
-    if not 2 <= rank <= 4 or walked == rank - 1 or side is None:
-        return None
-    if nest.extents[walked] % side or nest.extents[-1] % side:
+    if not 2 <= rank <= 4 or walked == rank - 1 or side is None or min(nest.extents[walked], nest.extents[-1]) < side:
         return None
     block = [1] * rank
     block[walked] = block[-1] = side
-    return Plan(f"xla_transpose_blocks_{rank}d",
+    whole = not (nest.extents[walked] % side or nest.extents[-1] % side)
+    return Plan(f"xla_transpose_{'blocks' if whole else 'peeled'}_{rank}d",
                 thread_tiles(nest.extents, machine.threads, tuple(block)) + tuple(block))
 
 

@@ -20,11 +20,11 @@ Four shapes of work reach that form:
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass
 
 from xlac.dtypes import tensor_type
 from xlac.passes.lower.builders.convolution_fold import folded_conv, folds, stacked
 from xlac.passes.lower.builders.ssa_text import SsaText
+from xlac.record import record
 
 CANONICAL = ("b01f", "01io", "b01f")
 # Fewer matmul columns than this fill too few vector registers per row of the
@@ -32,7 +32,7 @@ CANONICAL = ("b01f", "01io", "b01f")
 NARROW_COLUMNS = 64
 
 
-@dataclass(frozen=True)
+@record
 class Conv:
     """One convolution: layouts as letters (``b01f``), shapes, window."""
 

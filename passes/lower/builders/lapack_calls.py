@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from xlac.passes.lower.builders.lapack_workspace import optimal_workspace
+from xlac.record import record
 
 _ELEMENT = {"s": "f32", "d": "f64", "c": "complex<f32>", "z": "complex<f64>"}
 _REAL = {"s": "f32", "d": "f64", "c": "f32", "z": "f64"}
@@ -54,7 +55,7 @@ def lowered_targets() -> set[str]:
             if not (r in _REAL_ONLY and t in "cz") and not (r in _COMPLEX_ONLY and t in "sd")}
 
 
-@dataclass(frozen=True)
+@record
 class Array:
     """One array argument, per matrix: its shape as stored (row-major text of
     the column-major matrix), element type, and the operand that fills it:

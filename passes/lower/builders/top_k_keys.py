@@ -14,7 +14,7 @@ largest keys are the k smallest elements and equal keys stay equal.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from xlac.record import record
 
 BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "i8": 8, "i16": 16, "i32": 32, "i64": 64}
 
@@ -22,7 +22,7 @@ BITS = {"f16": 16, "bf16": 16, "f32": 32, "f64": 64, "i8": 8, "i16": 16, "i32": 
 _CANONICAL_NAN = {"f16": 0x7E00, "bf16": 0x7FC0, "f32": 0x7FC00000, "f64": 0x7FF8000000000000}
 
 
-@dataclass(frozen=True)
+@record
 class TopKOrder:
     """Which k elements a top-k keeps first, and how it compares them."""
 

@@ -2,7 +2,7 @@
 
 The identity keys the compilation cache and is checked when an artifact is
 loaded, so a cache hit needs it: computed in full it reads every source file
-of xlac and asks ``importlib.metadata`` for two versions (tens of ms). It is
+of xlac and reads two versions from the packages' ``.dist-info`` (tens of ms). It is
 memoized in a small file of the cache directory, under a fingerprint of the
 size and modification time of those same files and of the installed
 bindings: a changed source file or a reinstalled package changes the
@@ -43,7 +43,8 @@ def source_digest() -> str:
     import hashlib  # here: every source file is read (OpenSSL's is faster); no hit does it
     digest = hashlib.sha256()
     for root, path in _source_files():
-        digest.update(os.path.relpath(path, root).encode() + b"\0" + Path(path).read_bytes())
+        with open(path, "rb") as source:              # path[len(root) + 1:]: its path under root
+            digest.update(path[len(root) + 1:].encode() + b"\0" + source.read())
     return digest.hexdigest()[:16]
 
 
@@ -114,8 +115,5 @@ def _walk(directory: str):
 
 def _llvmlite_version() -> str:
     # Only the cuda target uses llvmlite; its version still keys the cache.
-    from importlib.metadata import PackageNotFoundError, version
-    try:
-        return version("llvmlite")
-    except PackageNotFoundError:
-        return "not installed"
+    from xlac.version import installed_version
+    return installed_version("llvmlite") or "not installed"

@@ -12,12 +12,14 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 
+from xlac.record import record
+
 
 class PipelineSyntaxError(ValueError):
     """The pipeline text is malformed; the message points at the column."""
 
 
-@dataclass(frozen=True)
+@record
 class Element:
     """One pipeline element: a pass (with options) or an op anchor."""
 

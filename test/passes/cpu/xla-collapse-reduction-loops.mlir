@@ -151,3 +151,33 @@ func.func @divided_indices(%y: tensor<4x8x2xi64>) -> tensor<4x8x2xi64> {
   } -> tensor<4x8x2xi64>
   return %0 : tensor<4x8x2xi64>
 }
+
+// -----
+
+/// A transpose in generic form whose input's last two dims stay neighbours in
+/// its output (FFT pairs to planes, (B, N, 2) -> (N, 2, B)): merged into the
+/// 2-D (B, 2N) -> (2N, B), which the blocked transposes take (rank 3, the
+/// input's contiguous loop is 2 long: gathered an element at a time). A copy
+/// through the identity map is left alone.
+// CHECK-DAG: #[[$T:.*]] = affine_map<(d0, d1) -> (d1, d0)>
+// CHECK-LABEL: func.func @pairs_to_planes
+// CHECK: %[[X:.*]] = tensor.collapse_shape %{{.*}} {{\[}}[0], [1, 2]] : tensor<180x2048x2xf32> into tensor<180x4096xf32>
+// CHECK: %[[R:.*]] = linalg.generic {indexing_maps = [#[[$T]], #{{.*}}], iterator_types = ["parallel", "parallel"]} ins(%[[X]] : tensor<180x4096xf32>)
+// CHECK: tensor.expand_shape %[[R]] {{\[}}[0, 1], [2]] output_shape [2048, 2, 180] : tensor<4096x180xf32> into tensor<2048x2x180xf32>
+// CHECK: linalg.generic {{.*}} ins(%{{.*}} : tensor<4x8x16xf32>)
+#planes = affine_map<(d0, d1, d2) -> (d2, d0, d1)>
+#ident = affine_map<(d0, d1, d2) -> (d0, d1, d2)>
+func.func @pairs_to_planes(%x: tensor<180x2048x2xf32>, %init: tensor<2048x2x180xf32>,
+                           %y: tensor<4x8x16xf32>, %yinit: tensor<4x8x16xf32>) -> (tensor<2048x2x180xf32>, tensor<4x8x16xf32>) {
+  %0 = linalg.generic {indexing_maps = [#planes, #ident], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%x : tensor<180x2048x2xf32>) outs(%init : tensor<2048x2x180xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  } -> tensor<2048x2x180xf32>
+  %1 = linalg.generic {indexing_maps = [#ident, #ident], iterator_types = ["parallel", "parallel", "parallel"]}
+      ins(%y : tensor<4x8x16xf32>) outs(%yinit : tensor<4x8x16xf32>) {
+  ^bb0(%a: f32, %b: f32):
+    linalg.yield %a : f32
+  } -> tensor<4x8x16xf32>
+  return %0, %1 : tensor<2048x2x180xf32>, tensor<4x8x16xf32>
+}

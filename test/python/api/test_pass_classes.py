@@ -52,3 +52,25 @@ def test_every_pass_stays_frozen(name):
         del made.name
     with pytest.raises(dataclasses.FrozenInstanceError):
         ModulePass().anything = 1
+
+
+def test_the_pass_modules_plain_frozen_records_are_records():
+    """The frozen records of plain fields in the pass modules are ``xlac.record``
+    records (no ``dataclasses`` exec per class at import), equal, hashed and
+    frozen as the dataclasses they were."""
+    from xlac.passes.cpu.amx_contractions import KINDS, Kind
+    from xlac.passes.cpu.plans.schedule_plan import LoopNest
+    from xlac.passes.fusion.plan import Rejection
+    from xlac.passes.lower.builders.convolution_text import Conv
+    from xlac.passes.lower.normalize_contractions import Contraction
+    from xlac.pipeline.text import Element
+    from xlac.targets.cpu.piece_modules import Piece
+    for cls in (Kind, LoopNest, Rejection, Conv, Contraction, Element, Piece):
+        assert "__record_fields__" in cls.__dict__ and "__dataclass_params__" not in cls.__dict__, cls
+    piece = Piece("piece0", b"code", "key", ())
+    assert piece == Piece("piece0", b"code", "key", ()) and hash(piece) == hash(Piece("piece0", b"code", "key", ()))
+    assert piece != Piece("piece1", b"code", "key", ())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        piece.name = "other"
+    assert [f.name for f in dataclasses.fields(Piece)][:2] == ["name", "bytecode"]
+    assert isinstance(KINDS["bf16"], Kind)

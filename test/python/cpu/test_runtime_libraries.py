@@ -68,3 +68,31 @@ def test_libm_is_looked_up_once_per_process(monkeypatch):
         assert calls == ["m"]
     finally:
         libraries._libm.cache_clear()
+
+
+def test_a_version_is_read_from_the_dist_info_metadata(tmp_path, monkeypatch):
+    from xlac import distributions
+    info = _dist_info(tmp_path, "Torch_MLIR-7.dist-info", "")
+    (info / "METADATA").write_text("Metadata-Version: 2.4\nName: torch-mlir\nVersion: 20261001\n\n"
+                                   "Version: not a header\n")
+    monkeypatch.setattr(sys, "path", [str(tmp_path / "missing"), str(tmp_path)])
+    assert distributions.version("torch-mlir") == "20261001"
+    assert distributions.version("torch.mlir") == "20261001"              # names compared normalized
+    assert distributions.version("torch-mlir-extra") is None
+
+
+def test_every_installed_version_is_what_importlib_metadata_reads():
+    from importlib import metadata
+
+    from xlac import distributions
+    for found in metadata.distributions():
+        name = found.metadata["Name"]
+        assert distributions.version(name) in (None, metadata.version(name)), name
+    assert distributions.version("torch-mlir") == metadata.version("torch-mlir")
+
+
+def test_the_build_identity_imports_no_package_metadata():
+    probe = ("import sys\nfrom xlac.cache import identity\nidentity._computed()\n"
+             "print('importlib.metadata' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["False"]

@@ -31,7 +31,11 @@ CASES = [
     ((64, 32, 48), (2, 0, 1), "xla_transpose_blocks_3d"),
     ((8, 96, 64), (0, 2, 1), "xla_transpose_blocks_3d"),           # the innermost two swapped
     ((96, 64), (1, 0), "xla_transpose_blocks_2d"),
-    ((8, 197, 3, 64), (0, 2, 3, 1), "xla_elementwise_4d"),         # 197: no whole blocks
+    ((8, 197, 3, 64), (0, 2, 3, 1), "xla_transpose_peeled_4d"),    # 197: a masked last block
+    ((180, 2048), (1, 0), "xla_transpose_peeled_2d"),              # 180: rows 8 KiB apart
+    ((1024, 180), (1, 0), "xla_transpose_peeled_2d"),
+    ((20, 3, 37), (2, 1, 0), "xla_transpose_peeled_3d"),           # both swapped dims ragged
+    ((3, 1000, 7), (1, 2, 0), "xla_elementwise_3d"),               # 3, 7: narrower than a block
     ((4, 128, 4, 64), (0, 2, 1, 3), "xla_elementwise_4d"),         # both walk the last dim
 ]
 
@@ -58,7 +62,7 @@ def test_transpose_plan(shape, permutation, sequence):
 @pytest.mark.parametrize(("shape", "permutation", "sequence"), CASES)
 def test_transposes_are_exact(cpu, shape, permutation, sequence):
     exe = xlac.compile(_program(shape, permutation), cpu=cpu, cache=False)
-    if "blocks" in sequence:
+    if "blocks" in sequence or "peeled" in sequence:
         assert re.search(_IN_REGISTERS, exe.as_text("bufferized"))
     if cpu in runnable_levels(cpu):
         x = np.random.default_rng(0).standard_normal(shape, dtype=np.float32)
@@ -105,3 +109,16 @@ def test_every_width_moves_blocks_exactly(cpu, element):
         expected = (a.T | b) if dtype == np.bool_ else (a.T + b)
         np.testing.assert_array_equal(transpose(x), x.transpose(permutation))
         np.testing.assert_array_equal(added(a, b), expected)
+
+
+# FFT pairs to planes and back, (B, N, 2) <-> (N, 2, B): xla-collapse-reduction-loops
+# merges the pair dim into its neighbour, a 2-D transpose of ragged 16 x 16 blocks
+@pytest.mark.parametrize("cpu", ["x86-64-v3", "host"])
+@pytest.mark.parametrize(("shape", "permutation"), [((180, 2048, 2), (1, 2, 0)), ((2048, 2, 180), (2, 0, 1)),
+                                                    ((36, 100, 2), (1, 2, 0))])
+def test_pair_transposes_in_blocks(cpu, shape, permutation):
+    exe = xlac.compile(_program(shape, permutation), cpu=cpu, cache=False)
+    assert re.search(_IN_REGISTERS, exe.as_text("bufferized"))
+    if cpu in runnable_levels(cpu):
+        x = np.random.default_rng(1).standard_normal(shape, dtype=np.float32)
+        np.testing.assert_array_equal(exe(x), x.transpose(permutation))

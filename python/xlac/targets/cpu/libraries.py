@@ -87,24 +87,16 @@ def _load_openmp() -> str | None:
 
 def installed_file(distribution: str, file_name: str) -> str | None:
     """The file named ``file_name`` that ``distribution`` installed, found in the
-    RECORD of its ``.dist-info`` on ``sys.path`` (the first such, as
-    ``importlib.metadata`` finds it); None where there is none to read.
+    RECORD of its ``.dist-info`` on ``sys.path`` (``xlac.distributions``: the
+    first such, as ``importlib.metadata`` finds it); None where there is none to read.
 
     Why not ``importlib.metadata``: importing it (with email, zipfile, csv) cost
     24-27 ms of CPU (AMD EPYC Zen 4, load 7) in a process's first compile, whose
     link step asks for libiomp5 while the program waits; reading the one RECORD
     costs about a millisecond."""
-    import sys
-    stem = distribution.replace("-", "_").lower() + "-"
-    for entry in sys.path:
-        try:
-            names = os.listdir(entry or ".")
-        except OSError:
-            continue
-        for name in names:
-            if name.endswith(".dist-info") and name.lower().startswith(stem):
-                return _recorded(os.path.join(entry or ".", name), file_name)
-    return None
+    from xlac.distributions import dist_info
+    found = dist_info(distribution)
+    return _recorded(found, file_name) if found is not None else None
 
 
 def _recorded(dist_info: str, file_name: str) -> str | None:

@@ -8,9 +8,9 @@ import hashlib
 import io
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
 from xlac.mlir import ir
+from xlac.record import record
 
 # a symbol reference: bare (@name) or quoted (@"__constant_xcomplex<f32>": memref
 # globals of complex constants are named after their type, which needs quotes)
@@ -22,7 +22,7 @@ def symbols(text: str) -> list[str]:
     return [quoted or bare for quoted, bare in _SYMBOL.findall(text)]
 
 
-@dataclass(frozen=True)
+@record
 class Piece:
     """One module to compile: its bytecode and the key of its object code."""
 

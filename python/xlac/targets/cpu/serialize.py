@@ -13,12 +13,12 @@ import shutil
 import subprocess
 import tempfile
 import weakref
-from dataclasses import dataclass
 from pathlib import Path
 
 from xlac.artifact import container, csrc
 from xlac.errors import CompileError, error
 from xlac.files import find_c_compiler
+from xlac.record import record
 from xlac.signature import CONSTANT_ALIGNMENT, CONSTANT_TABLE_SYMBOL, Signature
 from xlac.spmd.grid import DeviceGrid
 from xlac.targets.cpu import amx_kernels, constant_data, micro_kernels
@@ -31,7 +31,7 @@ from xlac.targets.cpu.libraries import (
 )
 
 
-@dataclass(frozen=True)
+@record
 class EntryObject:
     """One compiled entry: its object file and signature."""
 
