@@ -83,6 +83,7 @@ def more_cases(jnp, jax, lax):
         ("jnp.argmax.u32", lambda v: jnp.argmax(v, axis=0), [ints(0, 2**32, 6, 9, dtype="uint32")]),
         *narrow_arg_cases(jnp),
         *diagonal_cases(jnp),
+        *window_arg_cases(jnp, jax, lax),
         ("jnp.cumsum.i64", lambda v: jnp.cumsum(v), [ints(-2**40, 2**40, 50, dtype="int64")]),
         ("jnp.sort.bf16", lambda v: jnp.sort(v, axis=0), [normal(9, 4).astype("bfloat16")]),
         ("jnp.sort.c64", jnp.sort, [complex64(11)]),
@@ -170,6 +171,31 @@ def narrow_arg_cases(jnp):
         ("jnp.argmax.bf16", lambda v: jnp.argmax(v, axis=1), [rng.standard_normal((8, 4)).astype("bfloat16")]),
         ("jnp.argmax.bf16.ax0", lambda v: jnp.argmax(v, axis=0), [rng.standard_normal((8, 4)).astype("bfloat16")]),
         ("jnp.argmax.mid", lambda v: jnp.argmax(v, axis=1), [rng.standard_normal((4, 32, 2)).astype("float32")]),
+    ]
+
+
+def window_arg_cases(jnp, jax, lax):
+    """argmax with argmin of one array, bool rows, and max-pooling's gradient
+    (select_and_scatter: NHWC 2x2/2, 3x3/2 SAME, NCHW 2x2/2); an RNG of their own."""
+    rng = np.random.default_rng(64)
+
+    def pool_vjp(window, stride, padding):
+        def grad(v, g):
+            pool = lambda u: lax.reduce_window(u, -jnp.inf, lax.max, window, stride, padding)   # noqa: E731
+            return jax.vjp(pool, v)[1](g)[0]
+        return grad
+    images = rng.integers(-4, 5, (1, 8, 8, 4)).astype("float32")
+    return [
+        ("jnp.argmax_argmin", lambda v: (jnp.argmax(v, axis=1), jnp.argmin(v, axis=1)),
+         [rng.standard_normal((8, 16)).astype("float32")]),
+        ("jnp.argmax_argmin.i8.ax0", lambda v: (jnp.argmax(v, axis=0), jnp.argmin(v, axis=0)),
+         [rng.integers(-100, 100, (8, 16)).astype("int8")]),
+        ("grad.max_pool", pool_vjp((1, 2, 2, 1), (1, 2, 2, 1), "VALID"),
+         [images, rng.standard_normal((1, 4, 4, 4)).astype("float32")]),
+        ("grad.max_pool.3x3s2", pool_vjp((1, 3, 3, 1), (1, 2, 2, 1), "SAME"),
+         [images, rng.standard_normal((1, 4, 4, 4)).astype("float32")]),
+        ("grad.max_pool.nchw", pool_vjp((1, 1, 2, 2), (1, 1, 2, 2), "VALID"),
+         [images.transpose(0, 3, 1, 2).copy(), rng.standard_normal((1, 4, 4, 4)).astype("float32")]),
     ]
 
 

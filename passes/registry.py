@@ -78,6 +78,7 @@ _REGISTRY: dict[str, str] = {
     "xla-inline-fusions": "fusion.inline_fusions:InlineFusions",
     "xla-outline-fusions": "fusion.outline_fusions:OutlineFusions",
     "xla-merge-kernel-generics": "fusion.merge_kernel_generics:MergeKernelGenerics",
+    "xla-duplicate-index-producers": "fusion.duplicate_index_producers:DuplicateIndexProducers",
     "xla-approximate-math": "cpu.approximate_math:ApproximateMath",
     "xla-horner-fma": "cpu.horner_fma:HornerFma",
     "xla-lane-arg-reductions": "cpu.lane_arg_reductions:LaneArgReductions",

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import delinearize, fresh_symbol, region_declaration, replace_with_call
+from xlac.passes.lower import select_and_scatter_windows
 from xlac.record import record
 
 
+@dataclass(frozen=True)
 class LowerSelectAndScatter(ModulePass):
     """Lower `stablehlo.select_and_scatter` to scf loops over tensors.
 
@@ -24,14 +27,27 @@ class LowerSelectAndScatter(ModulePass):
         %r = "stablehlo.select_and_scatter"(%op, %src, %init) ({ge}, {add})
       ->
         %r = call @xla_select_and_scatter(%op, %src, %init)   // scf.for nest
+
+    Option `windows` (the CPU pipeline's): where the regions are elementwise
+    StableHLO, the window has at most 64 positions and the minor dim is not
+    strided, elementwise StableHLO over the window positions instead
+    (select_and_scatter_windows.py): the same values bit for bit, in vector
+    loops; jax's max-pool gradient of 80 x 80 x 40 (2x2/2) 14 -> 0.12 ms.
     """
 
     name = "xla-lower-select-and-scatter"
+    windows: bool = False
 
     acts_on = frozenset({"stablehlo.select_and_scatter"})
 
     def run(self, module: ir.Operation) -> None:
         for op in [o for o in module_ops(module) if o.name == "stablehlo.select_and_scatter"]:
+            if self.windows and _takes_windows(op):
+                with op.location:
+                    value = select_and_scatter_windows.lower(op, _Window.of(op))
+                op.results[0].replace_all_uses_with(value)
+                op.erase()
+                continue
             prefix = fresh_symbol(module, "xla_select_and_scatter")
             select, scatter = f"{prefix}_select", f"{prefix}_scatter"
             text = (region_declaration(op.regions[0], select)
@@ -48,6 +64,7 @@ class _Window:
     sizes: list[int]
     strides: list[int]
     pad_low: list[int]
+    pad_high: list[int]
 
     @staticmethod
     def of(op: ir.Operation) -> _Window:
@@ -62,7 +79,21 @@ class _Window:
         if len(sizes) != rank or len(strides) != rank:
             raise PassFailure(op.location, "select_and_scatter: window attributes must "
                                            f"have one entry per operand dimension ({rank})")
-        return _Window(operand, source, sizes, strides, padding[0::2])
+        return _Window(operand, source, sizes, strides, padding[0::2], padding[1::2])
+
+
+def _takes_windows(op: ir.Operation) -> bool:
+    """Whether the vector form applies: static shapes, elementwise regions on
+    scalars, a window of at most MAX_WINDOW positions, no negative padding."""
+    operand, source = (ir.RankedTensorType(v.type) for v in op.operands[:2])
+    if not (operand.has_static_shape and source.has_static_shape) or operand.rank == 0:
+        return False
+    w = _Window.of(op)
+    if len(w.sizes) != operand.rank or math.prod(w.sizes) > select_and_scatter_windows.MAX_WINDOW \
+            or min(w.pad_low + w.pad_high, default=0) < 0 or min(source.shape) < 1 \
+            or w.strides[-1] != 1:                   # the minor dim split: no vector along it (NCHW keeps the loops)
+        return False
+    return select_and_scatter_windows.elementwise_regions(op)
 
 
 def _ints(op: ir.Operation, name: str, default: list[int]) -> list[int]:

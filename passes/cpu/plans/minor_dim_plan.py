@@ -52,3 +52,17 @@ def _writes_in_order(op: ir.Operation) -> bool:
     maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
     return all(amap.is_permutation and list(amap.results) == [
         ir.AffineExpr.get_dim(i) for i in range(amap.n_dims)] for amap in maps[len(maps) - len(op.results):])
+
+
+def minor_reads(op: ir.Operation) -> bool:
+    """Whether every input of ``op`` is read along its innermost loop, in its last dim:
+    where schedule_plan's elementwise plan takes six loops (a max-pool gradient's
+    [n, h, 2, w, 2, c], passes/lower/select_and_scatter_windows.py). A read broadcast
+    along the vectors there was a 0-d transfer of a strided view, which the LLVM
+    lowering rejected."""
+    if "indexing_maps" not in op.attributes:
+        return True                           # linalg.fill: writes only
+    maps = [ir.AffineMapAttr(a).value for a in op.attributes["indexing_maps"]]
+    innermost = ir.AffineExpr.get_dim(maps[0].n_dims - 1) if maps else None
+    return all(len(amap.results) and amap.results[-1] == innermost
+               for amap in maps[:len(op.operands) - len(op.results)])

@@ -18,7 +18,7 @@ from xlac.passes.cpu.plans.body_reads import gather_safe, stepping_loop
 from xlac.passes.cpu.plans.chunks import body_work, streams_alone, thread_tiles
 from xlac.passes.cpu.plans.kept_minor_plan import kept_minor_plan
 from xlac.passes.cpu.plans.loop_trips import enclosing_trips
-from xlac.passes.cpu.plans.minor_dim_plan import minor_dim_plan
+from xlac.passes.cpu.plans.minor_dim_plan import minor_dim_plan, minor_reads
 from xlac.passes.cpu.plans.narrow_tails import peel_tail, streamed_bytes, vector_lanes
 from xlac.passes.cpu.plans.pair_transpose_plan import pair_transpose_tiles
 from xlac.passes.cpu.plans.permuted_reads import copy_permutation, permuted_read, transpose_block, transposed_read_loop
@@ -123,7 +123,7 @@ def plan_for(op: ir.Operation, machine: Machine) -> Plan | None:
         moved = moved_bytes(op) if reads_in_order(op) else None
         minor = minor_dim_plan(op, nest, machine, moved)
         heavy = has_math(op) and len(op.operands) <= MATH_UNROLL_OPERANDS
-        plan = None if minor else _elementwise_plan(nest, machine, heavy, moved, body_work(op))
+        plan = None if minor else _elementwise_plan(nest, machine, heavy, moved, body_work(op), 5 + minor_reads(op))
         return Plan(*minor) if minor else peel_tail(plan, op, nest, machine)
     if not simple_body(op):
         return None
@@ -279,12 +279,12 @@ def reads_in_order(op: ir.Operation) -> bool:
 
 
 def _elementwise_plan(nest: LoopNest, machine: Machine, math_heavy: bool = False,
-                      moved: tuple[int, int] | None = None, work: int = 1) -> Plan | None:
+                      moved: tuple[int, int] | None = None, work: int = 1, max_rank: int = 5) -> Plan | None:
     """Vectors along the innermost loop, chunks of the outer ones for the
     threads; one chunk (the calling thread) for a kernel that streams few
-    bytes (``moved``; None: not known, the iterations decide)."""
+    bytes (``moved``; None: not known); six loops: minor_dim_plan.minor_reads."""
     rank = len(nest.extents)
-    if not 1 <= rank <= 5:
+    if not 1 <= rank <= max_rank:
         return None
     vector = vector_size(nest.extents[-1], vector_lanes(nest, machine, math_heavy), 4 if math_heavy else 1)
     alone = moved is not None and streams_alone(*moved, math_heavy)

@@ -84,6 +84,26 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  transform.named_sequence @xla_elementwise_6d(
+      %op: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %c2: !transform.param<i64> {transform.readonly},
+      %c3: !transform.param<i64> {transform.readonly},
+      %c4: !transform.param<i64> {transform.readonly},
+      %c5: !transform.param<i64> {transform.readonly},
+      %v: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, %c1, %c2, %c3, %c4, %c5]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>,
+         !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:6 = transform.structured.tile_using_for %chunk tile_sizes [1, 1, 1, 1, 1, %v]
+      : (!transform.any_op, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
+          !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %tile vector_sizes [1, 1, 1, 1, 1, %v] {vectorize_nd_extract} : !transform.any_op, !transform.param<i64>
+    transform.yield
+  }
+
   // A minor dim shorter than a vector (a complex number's 2 parts, pairs of
   // coordinates): vectors of %w x %m, the two innermost loops together, one
   // register of lanes; xla-flatten-minor-transfers makes their reads and

@@ -118,4 +118,29 @@ module attributes {transform.with_named_sequence} {
     }
     transform.yield
   }
+
+  transform.named_sequence @xla_elementwise_peeled_6d(
+      %op: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %c2: !transform.param<i64> {transform.readonly},
+      %c3: !transform.param<i64> {transform.readonly},
+      %c4: !transform.param<i64> {transform.readonly},
+      %c5: !transform.param<i64> {transform.readonly},
+      %v: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, %c1, %c2, %c3, %c4, %c5]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>) -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:6 = transform.structured.tile_using_for %chunk tile_sizes [1, 1, 1, 1, 1, %v]
+      : (!transform.any_op, !transform.param<i64>) -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    // marked, as the peel clones the tile into the tail; found again after it
+    %scope = transform.get_parent_op %tile {isolated_from_above} : (!transform.any_op) -> !transform.any_op
+    transform.annotate %tile "xla_peeled_tile" : !transform.any_op
+    transform.include @xla_peel_row failures(suppress) (%loops#5) : (!transform.any_op) -> ()
+    %tiles = transform.structured.match attributes{xla_peeled_tile} in %scope : (!transform.any_op) -> !transform.any_op
+    transform.foreach %tiles : !transform.any_op {
+    ^bb0(%t: !transform.any_op):
+      transform.structured.vectorize %t vector_sizes [1, 1, 1, 1, 1, %v] {vectorize_nd_extract} : !transform.any_op, !transform.param<i64>
+    }
+    transform.yield
+  }
 }

@@ -108,6 +108,10 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     reduce_windows = "xla-rewrite-reduce-windows" if parallel_rows else "xla-rewrite-reduce-windows{rows=false}"
     # each kernel one loop nest with several results: for the CPU's elementwise schedules
     merge = ["xla-merge-kernel-generics"] if parallel_rows else []
+    # max-pool gradients over window positions as elementwise ops: the CPU's vector schedules
+    select_scatter = "xla-lower-select-and-scatter{windows=true}" if parallel_rows else "xla-lower-select-and-scatter"
+    # an iota read by several loop nests: a copy each, fused as linalg.index (the CPU's argmax loops)
+    iotas = ["xla-duplicate-index-producers"] if parallel_rows else []
     combine = [f"xla-combine-all-reduces{{bucket-bytes={int(collective_bucket_bytes)}}}"] \
         if int(collective_bucket_bytes) > 0 else []
     return [
@@ -118,7 +122,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         *combine,                                         # small all-reduces as one (a bucket)
         "xla-lower-collectives",                          # all_reduce, all_gather ...: calls on send/receive buffers
         "xla-lower-custom-calls",                         # jnp.linalg's LAPACK custom calls -> calls of LAPACK
-        "xla-lower-select-and-scatter",                   # max-pool gradient: window loops
+        select_scatter,                                   # max-pool gradient: window positions as vector ops, else loops
         "xla-lower-linalg-ops",                           # triangular_solve, cholesky: substitution loops
         "xla-lower-fft",                                  # fft: f64 Cooley-Tukey matmuls per axis
         "xla-expand-complex-ops",                         # complex max/min order, complex bitcast, cbrt
@@ -151,6 +155,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         # each kernel alone (a function of its own here): on the threads (run_passes' threads)
         "func.func(canonicalize)",
         "func.func(cse)",
+        *iotas,                                           # an iota read by several loop nests: a copy each
         "xla-normalize-contractions{outline=true}",       # dot_generals in functions of their own: kept ...
         "func.func(linalg-fuse-elementwise-ops)",         # ... out of the elementwise producer->consumer fusion
         *merge,                                           # a kernel's shared values computed once, in one loop nest

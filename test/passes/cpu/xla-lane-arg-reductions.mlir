@@ -1,4 +1,5 @@
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-lane-arg-reductions)' | FileCheck %s
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-lane-arg-reductions{row-pairs=2})' | FileCheck %s --check-prefix=PAIRS
 
 #id = affine_map<(d0, d1) -> (d0, d1)>
 #row = affine_map<(d0, d1) -> (d0)>
@@ -122,7 +123,9 @@ func.func @argmax_columns(%x: memref<50x40xf32>, %v: memref<40xf32>, %out: memre
 
 /// A bool argmax over rows (jax compares i1 unsigned): the values widened
 /// to 32-bit lanes as they are read (zero-extended), compared and carried
-/// wide, narrowed once for the store.
+/// wide, narrowed once for the store. With row-pairs=2 (AVX2): two pairs of
+/// 8-lane accumulators a step of 16, two masked tails, the pairs combined
+/// (lower index first), then 3 halvings.
 // CHECK-LABEL: func.func @argmax_bool_rows
 // CHECK-NOT: linalg.generic
 // CHECK: arith.extui {{.*}} : i1 to i32
@@ -132,6 +135,15 @@ func.func @argmax_columns(%x: memref<50x40xf32>, %v: memref<40xf32>, %out: memre
 // CHECK: arith.cmpi ugt, {{.*}} : vector<16xi32>
 // CHECK: arith.maxui {{.*}} : vector<16xi32>
 // CHECK: arith.trunci {{.*}} : i32 to i1
+// PAIRS-LABEL: func.func @argmax_bool_rows
+// PAIRS: scf.for {{.*}} iter_args({{.*}}) -> (vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>)
+// PAIRS-COUNT-2: vector.load {{.*}} vector<8xi1>
+// PAIRS: scf.yield {{.*}} : vector<8xi32>, vector<8xi32>, vector<8xi32>, vector<8xi32>
+// PAIRS-COUNT-2: vector.maskedload
+// PAIRS: arith.cmpi slt, {{.*}} : vector<8xi32>
+// PAIRS-COUNT-6: vector.shuffle {{.*}} : vector<8xi32>, vector<8xi32>
+// PAIRS-NOT: vector.shuffle
+// PAIRS: arith.trunci {{.*}} : i32 to i1
 func.func @argmax_bool_rows(%x: memref<8x100xi1>, %out: memref<8xi32>) {
   %v = memref.alloc() : memref<8xi1>
   linalg.generic {indexing_maps = [#id, #row, #row], iterator_types = ["parallel", "reduction"]}

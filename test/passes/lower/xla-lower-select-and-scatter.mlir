@@ -111,3 +111,38 @@ func.func @captured_constant(%x: tensor<4xf32>, %g: tensor<2xf32>) -> tensor<4xf
     : (tensor<4xf32>, tensor<2xf32>, tensor<f32>) -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+/// {windows=true}: no loops. Each window position a strided slice of the
+/// operand; the picks (i32 positions) from the select region applied to
+/// whole tensors; the output as [q, r] per strided dim, each window offset j
+/// a compare of the shifted picks against the iota's positions, the scatter
+/// region (add) on whole tensors; reshaped to the operand's shape.
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-lower-select-and-scatter{windows=true})' --split-input-file --verify-diagnostics | FileCheck %s --check-prefix=WIN
+// WIN-LABEL: func.func @windows
+// WIN-NOT: scf.for
+// WIN-NOT: call
+// WIN: stablehlo.slice %arg0 [0:3:2, 0:5:2, 0:4]
+// WIN: stablehlo.slice %arg0 [0:3:2, 1:6:2, 0:4]
+// WIN: stablehlo.compare GE, {{.*}} : (tensor<2x3x4xf32>, tensor<2x3x4xf32>) -> tensor<2x3x4xi1>
+// WIN: stablehlo.select {{.*}} : tensor<2x3x4xi1>, tensor<2x3x4xi32>
+// WIN: stablehlo.iota dim = 1 : tensor<2x2x3x2x4xi32>
+// WIN: stablehlo.compare EQ, {{.*}} : (tensor<2x2x3x2x4xi32>, tensor<2x2x3x2x4xi32>) -> tensor<2x2x3x2x4xi1>
+// WIN: stablehlo.add {{.*}} : tensor<2x2x3x2x4xf32>
+// WIN: stablehlo.reshape {{.*}} : (tensor<2x2x3x2x4xf32>) -> tensor<4x6x4xf32>
+// WIN-NOT: stablehlo.select_and_scatter
+func.func @windows(%x: tensor<4x6x4xf32>, %g: tensor<2x3x4xf32>) -> tensor<4x6x4xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = "stablehlo.select_and_scatter"(%x, %g, %zero) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %ge = stablehlo.compare GE, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %ge : tensor<i1>
+  }, {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %sum = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %sum : tensor<f32>
+  }) {window_dimensions = array<i64: 2, 2, 1>, window_strides = array<i64: 2, 2, 1>}
+    : (tensor<4x6x4xf32>, tensor<2x3x4xf32>, tensor<f32>) -> tensor<4x6x4xf32>
+  return %r : tensor<4x6x4xf32>
+}

@@ -139,7 +139,8 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
                   micro_kernels: bool | str = False, threads: int | str = 0,
                   permute_selects: bool | str = False, bf16_kernel: str = "amx",
                   fma: bool | str = False, split_copy_bytes: int | str = SPLIT_COPY_BYTES,
-                  integer_kernel: str = "", i1_vectors: bool | str = True) -> list[str]:
+                  integer_kernel: str = "", i1_vectors: bool | str = True,
+                  arg_row_pairs: int | str = 1) -> list[str]:
     """"bufferized" -> "llvm": the LLVM dialect, entry with the bare-pointer ABI.
 
     bf16 and f16 math runs in f32 on every CPU (the same numbers everywhere);
@@ -178,7 +179,7 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         _strided_copies(threads, split_copy_bytes),       # no memrefCopy runtime call
         "xla-empty-entry-buffers",                        # memref<2x0x1xf32> args have no bare-pointer form
         # argmax/argmin rows, columns: 16-lane vector loops (bools: only if i1 vectors move as bytes)
-        "xla-lane-arg-reductions" + ("" if true_flag(i1_vectors) else "{i1-vectors=false}"),
+        _lane_arg_reductions(i1_vectors, arg_row_pairs),
         "xla-approximate-math",                           # f32 exp/tanh as polynomials: no libm call per lane
         # chlo's polynomials (erfc's, GELU's in BERT and ViT): one FMA a step
         *(["xla-horner-fma"] if true_flag(fma) else []),
@@ -317,6 +318,15 @@ def integer_kernel(model, micro_kernels: bool) -> str | None:
     return imad_kernels.variant_for(model.features)
 
 
+def _lane_arg_reductions(i1_vectors, row_pairs) -> str:
+    """xla-lane-arg-reductions' step: i1 buffers only where they move as bytes;
+    rows as two 8-lane accumulator pairs at AVX2 (``row_pairs`` 2: no 16-lane
+    i1 masks packed across two registers)."""
+    options = ([] if true_flag(i1_vectors) else ["i1-vectors=false"]) \
+        + ([f"row-pairs={int(row_pairs)}"] if int(row_pairs) != 1 else [])
+    return "xla-lane-arg-reductions" + (f"{{{' '.join(options)}}}" if options else "")
+
+
 def llvm_stage(entry: str, options: Options) -> list[str]:
     """The "llvm" stage's steps: code for the chosen CPU level."""
     model = cpu_model(options.cpu)
@@ -326,7 +336,8 @@ def llvm_stage(entry: str, options: Options) -> list[str]:
                          micro_kernels, options.threads(), model.vector_bytes == 32,
                          bf16_kernel(model, options.micro_kernels) or "amx", "fma" in model.features,
                          options.split_copy_bytes, integer_kernel(model, options.micro_kernels) or "",
-                         "xla-i1-memory-as-i8" not in options.disable_passes)
+                         "xla-i1-memory-as-i8" not in options.disable_passes,
+                         2 if model.vector_bytes == 32 else 1)
 
 
 def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
