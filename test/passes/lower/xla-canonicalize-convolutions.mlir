@@ -200,3 +200,88 @@ func.func @wide_kernel_one_channel(%x: tensor<2x16x20x1xf32>, %w: tensor<3x9x1x4
        : (tensor<2x16x20x1xf32>, tensor<3x9x1x4xf32>) -> tensor<2x16x20x4xf32>
   return %0 : tensor<2x16x20x4xf32>
 }
+
+// -----
+
+/// 4 groups of 4 input channels: the kernel block-diagonal over the groups
+/// (broadcast over the input groups, zero where o / 6 differs from the group),
+/// one ungrouped convolution over all 16 channels.
+// CHECK-LABEL: func.func @grouped
+// CHECK-SAME: (%[[X:.*]]: tensor<2x9x9x16xf32>, %[[W:.*]]: tensor<3x3x4x24xf32>)
+// CHECK-DAG: %[[SIX:.*]] = stablehlo.constant dense<6> : tensor<3x3x4x4x24xi32>
+// CHECK: %[[B:.*]] = stablehlo.broadcast_in_dim %[[W]], dims = [0, 1, 3, 4] : (tensor<3x3x4x24xf32>) -> tensor<3x3x4x4x24xf32>
+// CHECK: %[[G:.*]] = stablehlo.iota dim = 2
+// CHECK: %[[O:.*]] = stablehlo.iota dim = 4
+// CHECK: %[[OG:.*]] = stablehlo.divide %[[O]], %[[SIX]]
+// CHECK: %[[M:.*]] = stablehlo.compare EQ, %[[G]], %[[OG]]
+// CHECK: %[[K:.*]] = stablehlo.select %[[M]], %[[B]], %{{.*}}
+// CHECK: %[[D:.*]] = stablehlo.reshape %[[K]] : (tensor<3x3x4x4x24xf32>) -> tensor<3x3x16x24xf32>
+// CHECK: %[[Y:.*]] = stablehlo.convolution(%[[X]], %[[D]])
+// CHECK-SAME: feature_group_count = 1 : i64
+// CHECK: return %[[Y]]
+func.func @grouped(%x: tensor<2x9x9x16xf32>, %w: tensor<3x3x4x24xf32>) -> tensor<2x9x9x24xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
+       window = {pad = [[1, 1], [1, 1]]}
+       {batch_group_count = 1 : i64, feature_group_count = 4 : i64}
+       : (tensor<2x9x9x16xf32>, tensor<3x3x4x24xf32>) -> tensor<2x9x9x24xf32>
+  return %0 : tensor<2x9x9x24xf32>
+}
+
+// -----
+
+/// A depthwise convolution with 2 outputs per channel: two of multiplier 1
+/// (the kernel's output features 0, 2, ... and 1, 3, ...), interleaved.
+// CHECK-LABEL: func.func @depthwise_multiplier
+// CHECK-SAME: (%[[X:.*]]: tensor<2x10x10x8xf32>, %[[W:.*]]: tensor<3x3x1x16xf32>)
+// CHECK: %[[W0:.*]] = stablehlo.slice %[[W]] [0:3, 0:3, 0:1, 0:16:2]
+// CHECK: %[[Y0:.*]] = stablehlo.convolution(%[[X]], %[[W0]])
+// CHECK-SAME: feature_group_count = 8 : i64
+// CHECK: %[[W1:.*]] = stablehlo.slice %[[W]] [0:3, 0:3, 0:1, 1:16:2]
+// CHECK: %[[Y1:.*]] = stablehlo.convolution(%[[X]], %[[W1]])
+// CHECK: %[[C:.*]] = stablehlo.concatenate {{.*}}, dim = 4 : {{.*}} -> tensor<2x8x8x8x2xf32>
+// CHECK: %[[Y:.*]] = stablehlo.reshape %[[C]] : (tensor<2x8x8x8x2xf32>) -> tensor<2x8x8x16xf32>
+// CHECK: return %[[Y]]
+func.func @depthwise_multiplier(%x: tensor<2x10x10x8xf32>, %w: tensor<3x3x1x16xf32>) -> tensor<2x8x8x16xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
+       window = {}
+       {batch_group_count = 1 : i64, feature_group_count = 8 : i64}
+       : (tensor<2x10x10x8xf32>, tensor<3x3x1x16xf32>) -> tensor<2x8x8x16xf32>
+  return %0 : tensor<2x8x8x16xf32>
+}
+
+// -----
+
+/// A plain depthwise convolution in the canonical layout stays: upstream's
+/// depthwise form has a schedule.
+// CHECK-LABEL: func.func @depthwise_plain
+// CHECK-NEXT: %[[Y:.*]] = stablehlo.convolution(%arg0, %arg1)
+// CHECK-SAME: feature_group_count = 8 : i64
+// CHECK-NEXT: return %[[Y]]
+func.func @depthwise_plain(%x: tensor<2x10x10x8xf32>, %w: tensor<3x3x1x8xf32>) -> tensor<2x8x8x8xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
+       window = {}
+       {batch_group_count = 1 : i64, feature_group_count = 8 : i64}
+       : (tensor<2x10x10x8xf32>, tensor<3x3x1x8xf32>) -> tensor<2x8x8x8xf32>
+  return %0 : tensor<2x8x8x8xf32>
+}
+
+// -----
+
+/// A weight gradient with 4 batch groups: the input's batch (its channels
+/// here) split into 4 groups moved into the features, then the block-diagonal
+/// kernel and, in the next round, the per-position dots of a weight gradient.
+// CHECK-LABEL: func.func @batch_groups
+// CHECK: %[[T:.*]] = stablehlo.transpose %arg0, dims = [3, 1, 2, 0] : (tensor<2x8x8x8xf32>) -> tensor<8x8x8x2xf32>
+// CHECK: %[[S:.*]] = stablehlo.reshape %[[T]] : (tensor<8x8x8x2xf32>) -> tensor<4x2x8x8x2xf32>
+// CHECK: %[[M:.*]] = stablehlo.transpose %[[S]], dims = [1, 2, 3, 0, 4] : (tensor<4x2x8x8x2xf32>) -> tensor<2x8x8x4x2xf32>
+// CHECK: stablehlo.reshape %[[M]] : (tensor<2x8x8x4x2xf32>) -> tensor<2x8x8x8xf32>
+// CHECK: stablehlo.reshape %{{.*}} : (tensor<8x8x4x2x16xf32>) -> tensor<8x8x8x16xf32>
+// CHECK-COUNT-9: stablehlo.dot_general
+// CHECK-NOT: stablehlo.convolution
+func.func @batch_groups(%x: tensor<2x8x8x8xf32>, %dy: tensor<2x8x8x16xf32>) -> tensor<3x3x2x16xf32> {
+  %0 = stablehlo.convolution(%x, %dy) dim_numbers = [f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f],
+       window = {pad = [[1, 1], [1, 1]]}
+       {batch_group_count = 4 : i64, feature_group_count = 1 : i64}
+       : (tensor<2x8x8x8xf32>, tensor<2x8x8x16xf32>) -> tensor<3x3x2x16xf32>
+  return %0 : tensor<3x3x2x16xf32>
+}
