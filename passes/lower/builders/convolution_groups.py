@@ -41,11 +41,11 @@ def grouped(conv) -> bool:
     return conv.groups > 1 or conv.batch_groups > 1
 
 
-def rewrites(conv, canonical) -> bool:
+def rewrites(conv) -> bool:
     """Whether the grouped ``conv`` gets an ungrouped form here: all but a
-    plain depthwise convolution (one channel in and out per group) already in
-    the canonical layout, which upstream's depthwise schedule takes, and block
-    diagonals past the limits."""
+    plain depthwise convolution (one channel in and out per group: upstream's
+    depthwise forms; through transposes to NHWC, MobileNet-v2's NCHW stride-2
+    ones ran slower) and block diagonals past the limits."""
     xs, ws, _ = conv.shapes
     if conv.batch_groups > 1:
         ci = ws[conv.layouts[1].index("i")]
@@ -54,7 +54,7 @@ def rewrites(conv, canonical) -> bool:
         return conv.batch_groups <= MAX_DENSE_GROUPS and dense <= MAX_DENSE_KERNEL
     ci, co = _per_group(conv)
     if ci == 1 and co == 1:
-        return conv.layouts != canonical
+        return False
     if ci == 1 and _splits(conv, co):
         return True
     dense = xs[conv.layouts[0].index("f")] * ws[conv.layouts[1].index("o")] * \

@@ -114,7 +114,7 @@ def _negative_padding(conv: Conv) -> bool:
 def needs_rewrite(conv: Conv, groups: bool = True) -> bool:
     """``groups``: grouped convolutions become ungrouped ones (convolution_groups.py)."""
     if grouped(conv):
-        return _depthwise_channels_first(conv) or (groups and rewrites(conv, CANONICAL))
+        return _depthwise_channels_first(conv) or (groups and rewrites(conv))
     return conv.layouts != CANONICAL or conv.lhs_dilation != (1, 1) or _weight_gradient(conv) \
         or _negative_padding(conv) or _folds(conv)
 
