@@ -21,8 +21,9 @@ layout (NHWC x HWIO -> NHWC):
   a group's block, as XLA's convolution group converter makes it) and the
   convolution an ungrouped one: G times the multiply-adds, but on the dense
   convolution schedule (~100 GFLOP/s against the scalar loops' ~0.6). The
-  zero products add +0: the sums are the grouped ones, except that an
-  infinite or NaN input poisons the other groups' outputs (0 * inf).
+  zero products add +0: each sum takes the grouped products, except that an
+  infinite or NaN input poisons the other groups' outputs (0 * inf). A plain
+  depthwise convolution (one channel in and out per group) keeps its form.
 
 The inner convolutions are then canonicalized like any other (another round
 of the pass: input dilation, weight-gradient forms).
