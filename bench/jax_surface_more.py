@@ -45,6 +45,9 @@ def edge_cases(jnp, jax, lax):
         ("big.conv.grouped8", lambda a, k: lax.conv_general_dilated(
             a, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=8),
          [normal(8, 32, 32, 64), normal(3, 3, 8, 64)]),
+        ("big.conv.resnext32x4", lambda a, k: lax.conv_general_dilated(
+            a, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=32),
+         [normal(8, 28, 28, 128), normal(3, 3, 4, 128)]),
         ("big.conv.depthwise_x2", lambda a, k: lax.conv_general_dilated(
             a, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=64),
          [normal(8, 32, 32, 64), normal(3, 3, 1, 128)]),

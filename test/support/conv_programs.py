@@ -61,7 +61,7 @@ CASES = {
                                 {"pad": ((5, 6), (5, 6))}),
     "ncw_1d_wide_kernel": ("bf0", "oi0", "bf0", (2, 1, 100), (3, 1, 17), {"pad": ((8, 8),)}),
     "ncw_1d_depthwise": ("bf0", "oi0", "bf0", (2, 16, 80), (16, 1, 3), {"pad": ((1, 1),), "groups": 16}),
-    # grouped convolutions: a block-diagonal kernel over the groups, one dense convolution
+    # grouped convolutions: one ungrouped convolution per group, concatenated
     "grouped_4": ("b01f", "01io", "b01f", (2, 9, 9, 16), (3, 3, 4, 24), {"pad": ((1, 1), (1, 1)), "groups": 4}),
     "grouped_nchw_stride2": ("bf01", "oi01", "bf01", (2, 8, 10, 10), (12, 4, 3, 3),
                              {"stride": (2, 2), "pad": ((1, 1), (1, 1)), "groups": 2}),
@@ -73,11 +73,13 @@ CASES = {
                                {"pad": ((1, 1), (0, 2)), "rhs_dilate": (1, 2), "groups": 8}),
     "depthwise_nchw_multiplier_2": ("bf01", "oi01", "bf01", (2, 8, 9, 9), (16, 1, 3, 3),
                                     {"stride": (2, 2), "pad": ((1, 1), (1, 1)), "groups": 8}),
-    # weight gradients of grouped convolutions: batch groups moved into the features
+    # weight gradients of grouped convolutions: one per batch group
     "batch_grouped_weight_grad": ("f01b", "i01o", "01bf", (2, 8, 8, 8), (2, 8, 8, 16),
                                   {"pad": ((1, 1), (1, 1)), "batch_groups": 4}),
     "batch_grouped_depthwise_grad": ("f01b", "i01o", "01bf", (2, 8, 8, 8), (2, 8, 8, 8),
                                      {"pad": ((1, 1), (1, 1)), "batch_groups": 8}),
+    "batch_grouped_depthwise_grad_one_image": ("f01b", "i01o", "01bf", (1, 8, 8, 8), (1, 8, 8, 8),
+                                               {"pad": ((1, 1), (1, 1)), "batch_groups": 8}),
 }
 
 

@@ -203,21 +203,21 @@ func.func @wide_kernel_one_channel(%x: tensor<2x16x20x1xf32>, %w: tensor<3x9x1x4
 
 // -----
 
-/// 4 groups of 4 input channels: the kernel block-diagonal over the groups
-/// (broadcast over the input groups, zero where o / 6 differs from the group),
-/// one ungrouped convolution over all 16 channels.
+/// 4 groups of 4 input channels: one ungrouped convolution per group on its
+/// slice of the input's channels and the kernel's output features, the results
+/// concatenated (no product of one group's inputs and another's weights).
 // CHECK-LABEL: func.func @grouped
 // CHECK-SAME: (%[[X:.*]]: tensor<2x9x9x16xf32>, %[[W:.*]]: tensor<3x3x4x24xf32>)
-// CHECK-DAG: %[[SIX:.*]] = stablehlo.constant dense<6> : tensor<3x3x4x4x24xi32>
-// CHECK: %[[B:.*]] = stablehlo.broadcast_in_dim %[[W]], dims = [0, 1, 3, 4] : (tensor<3x3x4x24xf32>) -> tensor<3x3x4x4x24xf32>
-// CHECK: %[[G:.*]] = stablehlo.iota dim = 2
-// CHECK: %[[O:.*]] = stablehlo.iota dim = 4
-// CHECK: %[[OG:.*]] = stablehlo.divide %[[O]], %[[SIX]]
-// CHECK: %[[M:.*]] = stablehlo.compare EQ, %[[G]], %[[OG]]
-// CHECK: %[[K:.*]] = stablehlo.select %[[M]], %[[B]], %{{.*}}
-// CHECK: %[[D:.*]] = stablehlo.reshape %[[K]] : (tensor<3x3x4x4x24xf32>) -> tensor<3x3x16x24xf32>
-// CHECK: %[[Y:.*]] = stablehlo.convolution(%[[X]], %[[D]])
+// CHECK: %[[X0:.*]] = stablehlo.slice %[[X]] [0:2, 0:9, 0:9, 0:4]
+// CHECK: %[[W0:.*]] = stablehlo.slice %[[W]] [0:3, 0:3, 0:4, 0:6]
+// CHECK: %[[Y0:.*]] = stablehlo.convolution(%[[X0]], %[[W0]])
 // CHECK-SAME: feature_group_count = 1 : i64
+// CHECK-SAME: -> tensor<2x9x9x6xf32>
+// CHECK: %[[X3:.*]] = stablehlo.slice %[[X]] [0:2, 0:9, 0:9, 12:16]
+// CHECK: %[[W3:.*]] = stablehlo.slice %[[W]] [0:3, 0:3, 0:4, 18:24]
+// CHECK: %[[Y3:.*]] = stablehlo.convolution(%[[X3]], %[[W3]])
+// CHECK: %[[Y:.*]] = stablehlo.concatenate %[[Y0]], %{{.*}}, %{{.*}}, %[[Y3]], dim = 3
+// CHECK-NOT: stablehlo.select
 // CHECK: return %[[Y]]
 func.func @grouped(%x: tensor<2x9x9x16xf32>, %w: tensor<3x3x4x24xf32>) -> tensor<2x9x9x24xf32> {
   %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
@@ -267,16 +267,19 @@ func.func @depthwise_plain(%x: tensor<2x10x10x8xf32>, %w: tensor<3x3x1x8xf32>) -
 
 // -----
 
-/// A weight gradient with 4 batch groups: the input's batch (its channels
-/// here) split into 4 groups moved into the features, then the block-diagonal
-/// kernel and, in the next round, the per-position dots of a weight gradient.
+/// A weight gradient with 4 batch groups: one ungrouped convolution per group
+/// on its slice of the input's batch (its channels here) and of the kernel's
+/// output features, in the next round the per-position dots of a weight gradient.
 // CHECK-LABEL: func.func @batch_groups
 // CHECK: %[[T:.*]] = stablehlo.transpose %arg0, dims = [3, 1, 2, 0] : (tensor<2x8x8x8xf32>) -> tensor<8x8x8x2xf32>
-// CHECK: %[[S:.*]] = stablehlo.reshape %[[T]] : (tensor<8x8x8x2xf32>) -> tensor<4x2x8x8x2xf32>
-// CHECK: %[[M:.*]] = stablehlo.transpose %[[S]], dims = [1, 2, 3, 0, 4] : (tensor<4x2x8x8x2xf32>) -> tensor<2x8x8x4x2xf32>
-// CHECK: stablehlo.reshape %[[M]] : (tensor<2x8x8x4x2xf32>) -> tensor<2x8x8x8xf32>
-// CHECK: stablehlo.reshape %{{.*}} : (tensor<8x8x4x2x16xf32>) -> tensor<8x8x8x16xf32>
+// CHECK: %[[D:.*]] = stablehlo.transpose %arg1, dims = [1, 2, 0, 3] : (tensor<2x8x8x16xf32>) -> tensor<8x8x2x16xf32>
+// CHECK: stablehlo.slice %[[T]] [0:2, 0:8, 0:8, 0:2] : (tensor<8x8x8x2xf32>) -> tensor<2x8x8x2xf32>
+// CHECK: stablehlo.slice %[[D]] [0:8, 0:8, 0:2, 0:4] : (tensor<8x8x2x16xf32>) -> tensor<8x8x2x4xf32>
+// CHECK-COUNT-9: stablehlo.dot_general {{.*}} -> tensor<2x4xf32>
+// CHECK: stablehlo.slice %[[T]] [6:8, 0:8, 0:8, 0:2]
+// CHECK: stablehlo.slice %[[D]] [0:8, 0:8, 0:2, 12:16]
 // CHECK-COUNT-9: stablehlo.dot_general
+// CHECK: stablehlo.concatenate {{.*}} dim = 3 : {{.*}} -> tensor<2x3x3x16xf32>
 // CHECK-NOT: stablehlo.convolution
 func.func @batch_groups(%x: tensor<2x8x8x8xf32>, %dy: tensor<2x8x8x16xf32>) -> tensor<3x3x2x16xf32> {
   %0 = stablehlo.convolution(%x, %dy) dim_numbers = [f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f],
