@@ -40,6 +40,26 @@ def edge_cases(jnp, jax, lax):
         ("big.conv.f32", lambda a, k: lax.conv_general_dilated(
             a, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC")),
          [normal(2, 30, 30, 17), normal(3, 3, 17, 33)]),
+        # grouped convolutions (issue 39): 8 groups of 8 channels, a depthwise one with 2
+        # outputs per channel, the weight gradient of a grouped one (batch groups)
+        ("big.conv.grouped8", lambda a, k: lax.conv_general_dilated(
+            a, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=8),
+         [normal(8, 32, 32, 64), normal(3, 3, 8, 64)]),
+        ("big.conv.resnext32x4", lambda a, k: lax.conv_general_dilated(
+            a, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=32),
+         [normal(8, 28, 28, 128), normal(3, 3, 4, 128)]),
+        ("big.conv.depthwise_x2", lambda a, k: lax.conv_general_dilated(
+            a, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=64),
+         [normal(8, 32, 32, 64), normal(3, 3, 1, 128)]),
+        ("big.grad.conv.grouped4", jax.grad(lambda k, a: jnp.sum(lax.conv_general_dilated(
+            a, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=4) ** 2)),
+         [normal(3, 3, 8, 32), normal(4, 16, 16, 32)]),
+        ("big.grad.conv.depthwise8", jax.grad(lambda k, a: jnp.sum(lax.conv_general_dilated(
+            a, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=8) ** 2)),
+         [normal(3, 3, 1, 8), normal(8, 32, 32, 8)]),
+        ("big.grad.conv.depthwise64", jax.grad(lambda k, a: jnp.sum(lax.conv_general_dilated(
+            a, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=64) ** 2)),
+         [normal(3, 3, 1, 64), normal(8, 32, 32, 64)]),
         ("big.reduce.bf16", lambda v: jnp.sum(v, axis=1), [normal(7, 5000).astype("bfloat16")]),
         ("big.sort", lambda v: jnp.sort(v, axis=-1), [normal(3, 3000)]),
         ("big.top_k", lambda v: lax.top_k(v, 70), [normal(4, 1000)]),

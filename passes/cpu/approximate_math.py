@@ -1,9 +1,10 @@
-"""xla-approximate-math: f32 exp, expm1, tanh, log, log1p and cbrt as polynomials, so they vectorize."""
+"""xla-approximate-math: f32 exp, expm1, tanh, log, log1p, cbrt, sin and cos as polynomials, so they vectorize."""
 
 from __future__ import annotations
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops
+from xlac.passes.cpu.approximate_trig import sine
 from xlac.passes.helper_calls import call_instead
 
 # Coefficients fitted here (numpy least squares in float64 on 4001 Chebyshev
@@ -37,14 +38,16 @@ _MANTISSA_MASK = 0x7FFFFF
 
 _F32_SPECIAL_BITS = {"inf": "0x7F800000", "-inf": "0xFF800000", "nan": "0x7FC00000"}
 
-_SUPPORTED = ("math.exp", "math.expm1", "math.tanh", "math.log", "math.log1p", "math.cbrt")
+_SUPPORTED = ("math.exp", "math.expm1", "math.tanh", "math.log", "math.log1p", "math.cbrt",
+              "math.sin", "math.cos")
 # expm1: above, its result is exp(x) to f32 precision and may overflow (one more doubling)
 _EXPM1_CLAMP = (-30.0, 89.0)
 
 
 class ApproximateMath(ModulePass):
-    """Replace f32 `math.exp`, `expm1`, `tanh`, `log`, `log1p`, `cbrt` (scalar or vector)
-    by polynomials (cbrt: Newton-type iterations).
+    """Replace f32 `math.exp`, `expm1`, `tanh`, `log`, `log1p`, `cbrt`, `sin`, `cos`
+    (scalar or vector) by polynomials (cbrt: Newton-type iterations; sin and cos:
+    approximate_trig.py).
 
     Why: LLVM lowers `llvm.exp` on a vector to one `expf` call per lane and
     `math.tanh` goes to libm's `tanhf`, so a 16-lane loop makes 16 calls.
@@ -148,6 +151,12 @@ class _Emitter:
         for c in reversed(coefficients[:-1]):
             acc = self.op("math.fma", acc, x, self.const(c))
         return acc
+
+    def sin(self, x: str) -> str:
+        return sine(self, x, 0)             # approximate_trig.py
+
+    def cos(self, x: str) -> str:
+        return sine(self, x, 1)
 
     def exp(self, x: str) -> str:
         """exp(x). Below _EXP_ZERO_BELOW the result is +0 as before, but by a product

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -11,9 +12,11 @@ from xlac.passes.base import ModulePass, module_ops, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 from xlac.passes.lower.builders.convolution_text import Conv, helper_text, needs_rewrite
 
+_ROUNDS = 3
 _LAYOUTS = re.compile(r"\[([^\]]*)\]x\[([^\]]*)\]->\[([^\]]*)\]")
 
 
+@dataclass(frozen=True)
 class CanonicalizeConvolutions(ModulePass):
     """Rewrite each 2-D `stablehlo.convolution` the CPU schedules cannot take as
     it stands into StableHLO they can (see convolution_text.py): other layouts
@@ -31,7 +34,8 @@ class CanonicalizeConvolutions(ModulePass):
     Why: upstream lowers only the canonical form to `linalg.conv_2d_nhwc_hwcf`,
     which xla-apply-schedules vectorizes; everything else became a generic
     window loop run as scalar code (the input gradient of a CNN ran 60-200x
-    slower than XLA). Other grouped convolutions and window reversal are left alone.
+    slower than XLA). Grouped convolutions (feature or batch groups) become
+    ungrouped ones (convolution_groups.py), window reversal is left alone.
 
     A 1-D convolution first becomes a 2-D one with a unit spatial dim in front
     of its own (reshapes around it, free): upstream has no schedule for the
@@ -40,27 +44,37 @@ class CanonicalizeConvolutions(ModulePass):
     Example: `dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1]` (NCHW)
     becomes transposes to NHWC/HWIO, the canonical convolution, and a transpose back;
     `[b, f, 0]x[o, i, 0]->[b, f, 0]` (NCW) first becomes that NCHW one with H = 1.
+
+    `groups=false` (the CUDA pipeline, whose grouped convolutions keep
+    their own kernel) leaves grouped convolutions as they are.
     """
 
     name = "xla-canonicalize-convolutions"
+    groups: bool = True
 
     def run(self, module: ir.Operation) -> None:
         for op in module_ops(module):
             if op.name == "stablehlo.convolution" and _is_1d(op):
                 _lift_to_2d(op)
-        for op in nested_ops(module):      # a fresh walk: the lifts replaced ops
-            if op.name == "stablehlo.convolution":
-                conv = _describe(op)
-                if conv is not None and needs_rewrite(conv):
-                    name = fresh_symbol(module, "xla_conv")
-                    replace_with_call(module, op, helper_text(name, conv), name)
+        # fresh walks: the lifts replaced ops; a grouped convolution's helper
+        # holds an ungrouped one, canonicalized in the next round
+        for _ in range(_ROUNDS):
+            rewritten = False
+            for op in nested_ops(module):
+                if op.name == "stablehlo.convolution":
+                    conv = _describe(op)
+                    if conv is not None and needs_rewrite(conv, self.groups):
+                        name = fresh_symbol(module, "xla_conv")
+                        replace_with_call(module, op, helper_text(name, conv), name)
+                        rewritten = True
+            if not rewritten:
+                break
 
 
 def _describe(op: ir.Operation) -> Conv | None:
     """The convolution as a ``Conv``, or None when it is not one this pass rewrites."""
     attrs = op.attributes
-    if "batch_group_count" in attrs and ir.IntegerAttr(attrs["batch_group_count"]).value != 1:
-        return None
+    batch_groups = ir.IntegerAttr(attrs["batch_group_count"]).value if "batch_group_count" in attrs else 1
     groups = ir.IntegerAttr(attrs["feature_group_count"]).value if "feature_group_count" in attrs else 1
     if "window_reversal" in attrs and any(_array(attrs["window_reversal"])):
         return None
@@ -77,7 +91,7 @@ def _describe(op: ir.Operation) -> Conv | None:
     padding = _array(attrs["padding"]) if "padding" in attrs else [0, 0, 0, 0]
     return Conv(layouts, tuple(tuple(t.shape) for t in types), element,
                 _pair(attrs, "window_strides"), ((padding[0], padding[1]), (padding[2], padding[3])),
-                _pair(attrs, "lhs_dilation"), _pair(attrs, "rhs_dilation"), groups)
+                _pair(attrs, "lhs_dilation"), _pair(attrs, "rhs_dilation"), groups, batch_groups)
 
 
 def _pair(attrs, name: str) -> tuple[int, int]:

@@ -11,6 +11,7 @@ from xlac.passes.numerics.complex_bits import is_complex, moves_c64_bits, retype
 from xlac.passes.numerics.complex_constants import constant_parts, equal_parts
 from xlac.passes.numerics.complex_iota import iota_pairs
 from xlac.passes.numerics.complex_merged_pairs import gather_pairs, gathers_whole_rows
+from xlac.passes.numerics.complex_pair_math import COSTLY, costly_pairs, has_costly, takes
 
 # ops whose complex form moves or adds each part alone: the same op on the pairs
 _LANEWISE = ("stablehlo.add", "stablehlo.subtract", "stablehlo.negate", "stablehlo.reshape",
@@ -44,8 +45,10 @@ class ComplexAsPairs(ModulePass):
     part, added in the order the real schedules add, and the real reduction,
     scan and copy schedules take it. An init or padding value must be a
     constant whose parts are equal (0: every sum jax writes), the scalar both
-    parts start from. A module with any other complex op (another multiply,
-    exp, a gather of columns, a loop ...) stays as it is: its complex values would have to be
+    parts start from. A c64 exp goes as pairs too, and with it the module's
+    other multiplies (complex_pair_math.py: its f32 exp, sin and cos are
+    vector polynomials). A module with any other complex op (another multiply,
+    a c128 exp, a gather of columns, a loop ...) stays as it is: its complex values would have to be
     joined back for that op, a scalar loop of its own.
 
     A module that only moves whole c64 numbers and selects or gathers them
@@ -70,7 +73,7 @@ class ComplexAsPairs(ModulePass):
             with ir.Location.unknown(module.context):
                 for func in holding:
                     retype_as_bits(func)
-        elif holding and all(_takes_pairs(f) for f in holding):
+        elif holding and all(_takes_pairs(f, _any_costly(holding)) for f in holding):
             with ir.Location.unknown(module.context):
                 for func in holding:
                     _retype(func)
@@ -88,23 +91,30 @@ def _holds_complex(func: ir.Operation) -> bool:
         any(touches_complex(op) for op in nested_ops(func))
 
 
-def _takes_pairs(func: ir.Operation) -> bool:
+def _any_costly(funcs: list[ir.Operation]) -> bool:
+    return any(has_costly(nested_ops(f)) for f in funcs)
+
+
+def _takes_pairs(func: ir.Operation, costly: bool) -> bool:
     """Whether each op of ``func`` on complex values has a pair form and sits
     in its body (not in a loop's or branch's region, which may use values
-    from outside it)."""
+    from outside it); ``costly``: the module has a complex function whose
+    pairs pay for its multiplies' (complex_pair_math.py)."""
     body = func.regions[0].blocks[0]
     for op in nested_ops(func):
         if op.parent.name in _SUMS:
             continue                      # a sum's body: rebuilt on the parts' scalars
         if not touches_complex(op):
             continue
-        if op.block != body or not _has_pair_form(op):
+        if op.block != body or not _has_pair_form(op, costly):
             return False
     return True
 
 
-def _has_pair_form(op: ir.Operation) -> bool:
+def _has_pair_form(op: ir.Operation, costly: bool) -> bool:
     name = op.name
+    if name in COSTLY:
+        return takes(op)
     if name in ("func.return", "func.call") or name in _LANEWISE or name in _RESHAPED:
         if name == "stablehlo.convert":
             return all(is_complex(v.type) for v in (*op.operands, *op.results))
@@ -118,7 +128,7 @@ def _has_pair_form(op: ir.Operation) -> bool:
     if name == "stablehlo.gather":
         return gathers_whole_rows(op)
     if name in _PRODUCTS:
-        return _summed_down_columns(op)
+        return costly or _summed_down_columns(op)
     if name in _SUMS:
         # a window other than a scan stays a windowed loop nest: as pairs, its
         # innermost loop would be the 2 parts (c64 3x3 sums: 0.7x XLA -> 1.9x)
@@ -223,6 +233,8 @@ def _pair_form(op: ir.Operation, pairs: dict) -> list[ir.Value]:
         return [iota_pairs(builder.create, op, _pairs_of(op.results[0].type))]
     if name in _PRODUCTS:
         return [builder.product(op)]
+    if name in COSTLY:
+        return [costly_pairs(builder, op, _pairs_of(op.results[0].type))]
     return [builder.sum(op)]
 
 

@@ -61,6 +61,26 @@ CASES = {
                                 {"pad": ((5, 6), (5, 6))}),
     "ncw_1d_wide_kernel": ("bf0", "oi0", "bf0", (2, 1, 100), (3, 1, 17), {"pad": ((8, 8),)}),
     "ncw_1d_depthwise": ("bf0", "oi0", "bf0", (2, 16, 80), (16, 1, 3), {"pad": ((1, 1),), "groups": 16}),
+    # grouped convolutions: one ungrouped convolution per group, concatenated
+    "grouped_4": ("b01f", "01io", "b01f", (2, 9, 9, 16), (3, 3, 4, 24), {"pad": ((1, 1), (1, 1)), "groups": 4}),
+    "grouped_nchw_stride2": ("bf01", "oi01", "bf01", (2, 8, 10, 10), (12, 4, 3, 3),
+                             {"stride": (2, 2), "pad": ((1, 1), (1, 1)), "groups": 2}),
+    "grouped_input_grad": ("b01f", "01io", "b01f", (2, 5, 5, 8), (3, 3, 4, 8),
+                           {"pad": ((1, 2), (1, 2)), "lhs_dilate": (2, 2), "groups": 2}),
+    "ncw_1d_grouped": ("bf0", "oi0", "bf0", (2, 8, 40), (16, 2, 5), {"pad": ((2, 2),), "groups": 4}),
+    # a depthwise convolution with 3 outputs per channel: 3 of multiplier 1, interleaved
+    "depthwise_multiplier_3": ("b01f", "01io", "b01f", (2, 10, 10, 8), (3, 3, 1, 24),
+                               {"pad": ((1, 1), (0, 2)), "rhs_dilate": (1, 2), "groups": 8}),
+    "depthwise_nchw_multiplier_2": ("bf01", "oi01", "bf01", (2, 8, 9, 9), (16, 1, 3, 3),
+                                    {"stride": (2, 2), "pad": ((1, 1), (1, 1)), "groups": 8}),
+    # weight gradients of grouped convolutions: one per batch group; the depthwise
+    # ones (1 image x 1 output per group) keep upstream's loop
+    "batch_grouped_weight_grad": ("f01b", "i01o", "01bf", (2, 8, 8, 16), (2, 8, 8, 16),
+                                  {"pad": ((1, 1), (1, 1)), "batch_groups": 4}),
+    "batch_grouped_depthwise_grad": ("f01b", "i01o", "01bf", (2, 8, 8, 8), (2, 8, 8, 8),
+                                     {"pad": ((1, 1), (1, 1)), "batch_groups": 8}),
+    "batch_grouped_depthwise_grad_one_image": ("f01b", "i01o", "01bf", (1, 8, 8, 8), (1, 8, 8, 8),
+                                               {"pad": ((1, 1), (1, 1)), "batch_groups": 8}),
 }
 
 
@@ -69,13 +89,14 @@ def output_shape(case) -> tuple[int, ...]:
     ins, ker, out, xs, ws, window = case
     window = dict(window)
     groups = window.pop("groups", 1)
+    batch_groups = window.pop("batch_groups", 1)
     names = {"b": "N", "f": "C", "0": "H", "1": "W", "2": "D", "i": "I", "o": "O"}
     spec = tuple("".join(names[c] for c in layout) for layout in (ins, ker, out))
     spatial = len(xs) - 2
     shape = jax.eval_shape(lambda x, w: jax.lax.conv_general_dilated(
         x, w, window.get("stride", (1,) * spatial), window.get("pad", ((0, 0),) * spatial),
         window.get("lhs_dilate", (1,) * spatial), window.get("rhs_dilate", (1,) * spatial),
-        dimension_numbers=spec, feature_group_count=groups),
+        dimension_numbers=spec, feature_group_count=groups, batch_group_count=batch_groups),
         jax.ShapeDtypeStruct(xs, np.float32), jax.ShapeDtypeStruct(ws, np.float32)).shape
     return tuple(shape)
 
@@ -92,11 +113,12 @@ def program(case, element: str = "f32") -> str:
     os_ = output_shape(case)
     window = dict(window)
     groups = window.pop("groups", 1)
+    batch_groups = window.pop("batch_groups", 1)
     layouts = ", ".join(ins) + "]x[" + ", ".join(ker) + "]->[" + ", ".join(out)
     x, w, y = (tensor_type(s, element) for s in (xs, ws, os_))
     return (f"func.func @main(%x: {x}, %w: {w}) -> {y} {{\n"
             f"  %0 = stablehlo.convolution(%x, %w) dim_numbers = [{layouts}], "
             f"window = {{{_window_text(window)}}}"
-            f" {{batch_group_count = 1 : i64, feature_group_count = {groups} : i64}}"
+            f" {{batch_group_count = {batch_groups} : i64, feature_group_count = {groups} : i64}}"
             f" : ({x}, {w}) -> {y}\n"
             f"  return %0 : {y}\n}}\n")

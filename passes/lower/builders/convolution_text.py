@@ -23,6 +23,7 @@ import itertools
 
 from xlac.dtypes import tensor_type
 from xlac.passes.lower.builders.convolution_fold import folded_conv, folds, stacked
+from xlac.passes.lower.builders.convolution_groups import grouped, grouped_body, rewrites
 from xlac.passes.lower.builders.ssa_text import SsaText
 from xlac.record import record
 
@@ -44,6 +45,7 @@ class Conv:
     lhs_dilation: tuple[int, int]
     rhs_dilation: tuple[int, int]
     groups: int = 1                        # feature_group_count
+    batch_groups: int = 1                  # batch_group_count
 
 
 class _Text(SsaText):
@@ -69,12 +71,14 @@ class _Text(SsaText):
         return self.op(f"stablehlo.transpose {value}, dims = {list(perm)} : "
                        f"({self.t(shape)}) -> {self.t(new)}"), new
 
-    def conv(self, x, xs, w, ws, out, stride, pad, rhs_dilation) -> str:
+    def conv(self, x, xs, w, ws, out, stride, pad, rhs_dilation, lhs_dilation=(1, 1), groups=1) -> str:
         window = (f"stride = {list(stride)}, pad = [[{pad[0][0]}, {pad[0][1]}], "
                   f"[{pad[1][0]}, {pad[1][1]}]], rhs_dilate = {list(rhs_dilation)}")
+        if tuple(lhs_dilation) != (1, 1):
+            window += f", lhs_dilate = {list(lhs_dilation)}"
         return self.op(f"stablehlo.convolution({x}, {w}) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]"
                        f"->[b, 0, 1, f], window = {{{window}}} {{batch_group_count = 1 : i64, "
-                       f"feature_group_count = 1 : i64}} : ({self.t(xs)}, {self.t(ws)}) -> {self.t(out)}")
+                       f"feature_group_count = {groups} : i64}} : ({self.t(xs)}, {self.t(ws)}) -> {self.t(out)}")
 
     def pad(self, x, xs, low, high, interior) -> tuple[str, list[int]]:
         new = [d + lo + hi + max(d - 1, 0) * inner
@@ -107,9 +111,10 @@ def _negative_padding(conv: Conv) -> bool:
     return min(min(p) for p in conv.padding) < 0
 
 
-def needs_rewrite(conv: Conv) -> bool:
-    if conv.groups != 1:
-        return _depthwise_channels_first(conv)
+def needs_rewrite(conv: Conv, groups: bool = True) -> bool:
+    """``groups``: grouped convolutions become ungrouped ones (convolution_groups.py)."""
+    if grouped(conv):
+        return _depthwise_channels_first(conv) or (groups and rewrites(conv))
     return conv.layouts != CANONICAL or conv.lhs_dilation != (1, 1) or _weight_gradient(conv) \
         or _negative_padding(conv) or _folds(conv)
 
@@ -120,6 +125,8 @@ def helper_text(name: str, conv: Conv) -> str:
     xs, ws, os_ = conv.shapes
     if _depthwise_channels_first(conv):
         return _function(name, conv, text, _depthwise_as_taps(text, conv))
+    if grouped(conv):                # needs_rewrite said so: its groups option on
+        return _function(name, conv, text, grouped_body(text, conv))
     if _pointwise_channels_first(conv):
         return _function(name, conv, text, _pointwise_as_dot(text, conv))
     if _weight_gradient(conv):

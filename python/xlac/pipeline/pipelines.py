@@ -104,6 +104,9 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     # convolution lowerings (im2col, weight gradients as one matmul) find a padded input as a pad
     concatenate = "xla-concatenate-as-slices" if parallel_rows else \
         "xla-concatenate-as-slices{kernel-results=false pads=false}"
+    # grouped convolutions as ungrouped ones: the CPU's schedules (CUDA has a grouped kernel)
+    canonicalize_convs = "xla-canonicalize-convolutions" if parallel_rows else \
+        "xla-canonicalize-convolutions{groups=false}"
     # sums along short rows 8 rows at a time in place: vector transfers, for the CPU
     reduce_windows = "xla-rewrite-reduce-windows" if parallel_rows else "xla-rewrite-reduce-windows{rows=false}"
     # each kernel one loop nest with several results: for the CPU's elementwise schedules
@@ -139,7 +142,7 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         widen,                                            # narrow/mixed dot/conv in f32 or i32, as XLA: one rounding, wide schedules
         *mark,                                            # precision=HIGHEST: the matmul's compute type
         *widen_sums,                                      # f16/bf16 sums in f32, rounded once; complex sums as part pairs: vector lanes
-        "xla-canonicalize-convolutions",                  # any layout, dilated input, weight gradients -> NHWC x HWIO
+        canonicalize_convs,                               # any layout, dilated input, weight gradients -> NHWC x HWIO
         "xla-flatten-reductions",                         # reduce over neighbouring dims: one dim, rows or columns
         reduce_windows,                                   # cumsum & co as log-step scans; padded windows -> pad + pooling
         "xla-decompose-batch-norm",                       # batch_norm_* as reduce + elementwise ops

@@ -125,3 +125,33 @@ func.func @halves(%x: vector<16xbf16>, %y: vector<16xf16>) -> (vector<16xbf16>, 
   %1 = math.exp %y : vector<16xf16>
   return %0, %1 : vector<16xbf16>, vector<16xf16>
 }
+
+// -----
+
+/// f32 sin and cos: x reduced by pi/2 in three f32 parts (k = roundeven(x * 2/pi)),
+/// cephes' polynomials, the quadrant's pick and sign; libm only in a branch
+/// taken when some lane is beyond 8192, inf or NaN.
+// CHECK-LABEL: func.func @vector_sin_cos
+// CHECK: %[[S:.*]] = call @xla_sin_v16f32(%arg0)
+// CHECK: call @xla_cos_v16f32(%[[S]])
+// CHECK-LABEL: func.func private @xla_sin_v16f32
+// CHECK: math.roundeven
+// CHECK: %[[NK:.*]] = arith.negf
+// CHECK: math.fma %[[NK]], %{{.*}}, %arg0
+// CHECK: math.fma %[[NK]]
+// CHECK: math.fma %[[NK]]
+// CHECK: arith.fptosi
+// CHECK: %[[BIG:.*]] = arith.cmpf ugt
+// CHECK: %[[ANY:.*]] = vector.reduction <or>, %[[BIG]] : vector<16xi1> into i1
+// CHECK: scf.if %[[ANY]] -> (vector<16xf32>)
+// CHECK-NEXT: math.sin %arg0 : vector<16xf32>
+// CHECK-LABEL: func.func private @xla_cos_v16f32
+// CHECK: arith.addi
+// CHECK: math.cos %arg0 : vector<16xf32>
+// INLINED-LABEL: func.func @vector_sin_cos
+// INLINED-COUNT-6: math.fma
+func.func @vector_sin_cos(%x: vector<16xf32>) -> vector<16xf32> {
+  %s = math.sin %x : vector<16xf32>
+  %c = math.cos %s : vector<16xf32>
+  return %c : vector<16xf32>
+}

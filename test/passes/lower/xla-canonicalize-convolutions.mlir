@@ -200,3 +200,107 @@ func.func @wide_kernel_one_channel(%x: tensor<2x16x20x1xf32>, %w: tensor<3x9x1x4
        : (tensor<2x16x20x1xf32>, tensor<3x9x1x4xf32>) -> tensor<2x16x20x4xf32>
   return %0 : tensor<2x16x20x4xf32>
 }
+
+// -----
+
+/// 4 groups of 4 input channels: one ungrouped convolution per group on its
+/// slice of the input's channels and the kernel's output features, the results
+/// concatenated (no product of one group's inputs and another's weights).
+// CHECK-LABEL: func.func @grouped
+// CHECK-SAME: (%[[X:.*]]: tensor<2x9x9x16xf32>, %[[W:.*]]: tensor<3x3x4x24xf32>)
+// CHECK: %[[X0:.*]] = stablehlo.slice %[[X]] [0:2, 0:9, 0:9, 0:4]
+// CHECK: %[[W0:.*]] = stablehlo.slice %[[W]] [0:3, 0:3, 0:4, 0:6]
+// CHECK: %[[Y0:.*]] = stablehlo.convolution(%[[X0]], %[[W0]])
+// CHECK-SAME: feature_group_count = 1 : i64
+// CHECK-SAME: -> tensor<2x9x9x6xf32>
+// CHECK: %[[X3:.*]] = stablehlo.slice %[[X]] [0:2, 0:9, 0:9, 12:16]
+// CHECK: %[[W3:.*]] = stablehlo.slice %[[W]] [0:3, 0:3, 0:4, 18:24]
+// CHECK: %[[Y3:.*]] = stablehlo.convolution(%[[X3]], %[[W3]])
+// CHECK: %[[Y:.*]] = stablehlo.concatenate %[[Y0]], %{{.*}}, %{{.*}}, %[[Y3]], dim = 3
+// CHECK-NOT: stablehlo.select
+// CHECK: return %[[Y]]
+func.func @grouped(%x: tensor<2x9x9x16xf32>, %w: tensor<3x3x4x24xf32>) -> tensor<2x9x9x24xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
+       window = {pad = [[1, 1], [1, 1]]}
+       {batch_group_count = 1 : i64, feature_group_count = 4 : i64}
+       : (tensor<2x9x9x16xf32>, tensor<3x3x4x24xf32>) -> tensor<2x9x9x24xf32>
+  return %0 : tensor<2x9x9x24xf32>
+}
+
+// -----
+
+/// A depthwise convolution with 2 outputs per channel: two of multiplier 1
+/// (the kernel's output features 0, 2, ... and 1, 3, ...), interleaved.
+// CHECK-LABEL: func.func @depthwise_multiplier
+// CHECK-SAME: (%[[X:.*]]: tensor<2x10x10x8xf32>, %[[W:.*]]: tensor<3x3x1x16xf32>)
+// CHECK: %[[W0:.*]] = stablehlo.slice %[[W]] [0:3, 0:3, 0:1, 0:16:2]
+// CHECK: %[[Y0:.*]] = stablehlo.convolution(%[[X]], %[[W0]])
+// CHECK-SAME: feature_group_count = 8 : i64
+// CHECK: %[[W1:.*]] = stablehlo.slice %[[W]] [0:3, 0:3, 0:1, 1:16:2]
+// CHECK: %[[Y1:.*]] = stablehlo.convolution(%[[X]], %[[W1]])
+// CHECK: %[[C:.*]] = stablehlo.concatenate {{.*}}, dim = 4 : {{.*}} -> tensor<2x8x8x8x2xf32>
+// CHECK: %[[Y:.*]] = stablehlo.reshape %[[C]] : (tensor<2x8x8x8x2xf32>) -> tensor<2x8x8x16xf32>
+// CHECK: return %[[Y]]
+func.func @depthwise_multiplier(%x: tensor<2x10x10x8xf32>, %w: tensor<3x3x1x16xf32>) -> tensor<2x8x8x16xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
+       window = {}
+       {batch_group_count = 1 : i64, feature_group_count = 8 : i64}
+       : (tensor<2x10x10x8xf32>, tensor<3x3x1x16xf32>) -> tensor<2x8x8x16xf32>
+  return %0 : tensor<2x8x8x16xf32>
+}
+
+// -----
+
+/// A plain depthwise convolution in the canonical layout stays: upstream's
+/// depthwise form has a schedule.
+// CHECK-LABEL: func.func @depthwise_plain
+// CHECK-NEXT: %[[Y:.*]] = stablehlo.convolution(%arg0, %arg1)
+// CHECK-SAME: feature_group_count = 8 : i64
+// CHECK-NEXT: return %[[Y]]
+func.func @depthwise_plain(%x: tensor<2x10x10x8xf32>, %w: tensor<3x3x1x8xf32>) -> tensor<2x8x8x8xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f],
+       window = {}
+       {batch_group_count = 1 : i64, feature_group_count = 8 : i64}
+       : (tensor<2x10x10x8xf32>, tensor<3x3x1x8xf32>) -> tensor<2x8x8x8xf32>
+  return %0 : tensor<2x8x8x8xf32>
+}
+
+// -----
+
+/// A weight gradient with 4 batch groups: one ungrouped convolution per group
+/// on its slice of the input's batch (its channels here) and of the kernel's
+/// output features, in the next round the per-position dots of a weight gradient.
+// CHECK-LABEL: func.func @batch_groups
+// CHECK: %[[T:.*]] = stablehlo.transpose %arg0, dims = [3, 1, 2, 0] : (tensor<2x8x8x16xf32>) -> tensor<16x8x8x2xf32>
+// CHECK: %[[D:.*]] = stablehlo.transpose %arg1, dims = [1, 2, 0, 3] : (tensor<2x8x8x16xf32>) -> tensor<8x8x2x16xf32>
+// CHECK: stablehlo.slice %[[T]] [0:4, 0:8, 0:8, 0:2] : (tensor<16x8x8x2xf32>) -> tensor<4x8x8x2xf32>
+// CHECK: stablehlo.slice %[[D]] [0:8, 0:8, 0:2, 0:4] : (tensor<8x8x2x16xf32>) -> tensor<8x8x2x4xf32>
+// CHECK-COUNT-9: stablehlo.dot_general {{.*}} -> tensor<4x4xf32>
+// CHECK: stablehlo.slice %[[T]] [12:16, 0:8, 0:8, 0:2]
+// CHECK: stablehlo.slice %[[D]] [0:8, 0:8, 0:2, 12:16]
+// CHECK-COUNT-9: stablehlo.dot_general
+// CHECK: stablehlo.concatenate {{.*}} dim = 3 : {{.*}} -> tensor<4x3x3x16xf32>
+// CHECK-NOT: stablehlo.convolution
+func.func @batch_groups(%x: tensor<2x8x8x16xf32>, %dy: tensor<2x8x8x16xf32>) -> tensor<3x3x4x16xf32> {
+  %0 = stablehlo.convolution(%x, %dy) dim_numbers = [f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f],
+       window = {pad = [[1, 1], [1, 1]]}
+       {batch_group_count = 4 : i64, feature_group_count = 1 : i64}
+       : (tensor<2x8x8x16xf32>, tensor<2x8x8x16xf32>) -> tensor<3x3x4x16xf32>
+  return %0 : tensor<3x3x4x16xf32>
+}
+
+// -----
+
+/// A depthwise weight gradient (per batch group 1 image x 1 output feature)
+/// keeps upstream's loop: faster than 8 weight gradients of tiny dots.
+// CHECK-LABEL: func.func @batch_groups_depthwise
+// CHECK-NEXT: %[[Y:.*]] = stablehlo.convolution(%arg0, %arg1)
+// CHECK-SAME: batch_group_count = 8 : i64
+// CHECK-NEXT: return %[[Y]]
+func.func @batch_groups_depthwise(%x: tensor<2x8x8x8xf32>, %dy: tensor<2x8x8x8xf32>) -> tensor<3x3x1x8xf32> {
+  %0 = stablehlo.convolution(%x, %dy) dim_numbers = [f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f],
+       window = {pad = [[1, 1], [1, 1]]}
+       {batch_group_count = 8 : i64, feature_group_count = 1 : i64}
+       : (tensor<2x8x8x8xf32>, tensor<2x8x8x8xf32>) -> tensor<3x3x1x8xf32>
+  return %0 : tensor<3x3x1x8xf32>
+}

@@ -261,3 +261,41 @@ func.func @gather_columns(%t: tensor<6x4xcomplex<f64>>, %i: tensor<3x1xi32>) -> 
       indices_are_sorted = false, slice_sizes = array<i64: 6, 1>}> : (tensor<6x4xcomplex<f64>>, tensor<3x1xi32>) -> tensor<6x3xcomplex<f64>>
   return %g : tensor<6x3xcomplex<f64>>
 }
+
+// -----
+
+/// A c64 exp goes as its parts (convert-complex-to-standard's form: exp(a/2)
+/// twice where exp(a) overflows, a zero imaginary part kept +0), and with it
+/// the module's multiplies as (ac - bd, ad + bc).
+// CHECK-LABEL: func.func @c64_exp
+// CHECK-SAME: (%[[A:.*]]: tensor<8x2xf32>) -> tensor<8x2xf32>
+// CHECK: %[[RE:.*]] = stablehlo.reshape {{.*}} -> tensor<8xf32>
+// CHECK: %[[IM:.*]] = stablehlo.reshape {{.*}} -> tensor<8xf32>
+// CHECK: %[[E:.*]] = stablehlo.exponential %[[RE]] : tensor<8xf32>
+// CHECK: %[[OVER:.*]] = stablehlo.compare EQ, %[[E]], %{{.*}}
+// CHECK: %[[C:.*]] = stablehlo.cosine %[[IM]] : tensor<8xf32>
+// CHECK: stablehlo.select %[[OVER]]
+// CHECK: %[[S:.*]] = stablehlo.sine %[[IM]] : tensor<8xf32>
+// CHECK: %[[ZERO:.*]] = stablehlo.compare EQ, %[[IM]], %{{.*}}
+// CHECK: stablehlo.concatenate {{.*}}, dim = 1 : (tensor<8x1xf32>, tensor<8x1xf32>) -> tensor<8x2xf32>
+// CHECK: stablehlo.subtract
+// CHECK: %[[P:.*]] = stablehlo.concatenate
+// CHECK: return %[[P]] : tensor<8x2xf32>
+// CHECK-NOT: complex
+func.func @c64_exp(%a: tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>> {
+  %0 = stablehlo.exponential %a : tensor<8xcomplex<f32>>
+  %1 = stablehlo.multiply %0, %a : tensor<8xcomplex<f32>>
+  return %1 : tensor<8xcomplex<f32>>
+}
+
+// -----
+
+/// A c128 exp stays complex: f64 has no vector polynomials, its pairs would
+/// call libm per lane behind strided reads.
+// CHECK-LABEL: func.func @c128_exp
+// CHECK-SAME: tensor<8xcomplex<f64>>
+// CHECK: stablehlo.exponential %{{.*}} : tensor<8xcomplex<f64>>
+func.func @c128_exp(%a: tensor<8xcomplex<f64>>) -> tensor<8xcomplex<f64>> {
+  %0 = stablehlo.exponential %a : tensor<8xcomplex<f64>>
+  return %0 : tensor<8xcomplex<f64>>
+}

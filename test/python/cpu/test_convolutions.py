@@ -12,6 +12,9 @@ import xlac
 from xlac.reference.server import shared_server
 
 SLOW_IN_THE_INTERPRETER = ("filters_outer_larger_input",)       # ~15 s there: CI's heavy step
+# depthwise weight gradients (batch groups of 1 image x 1 output feature) keep
+# upstream's loop: 1.5-10x faster than per-group weight gradients of tiny dots
+UPSTREAM_LOOP = ("batch_grouped_depthwise_grad", "batch_grouped_depthwise_grad_one_image")
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.heavy) if n in SLOW_IN_THE_INTERPRETER else n
@@ -27,7 +30,7 @@ def test_convolution_matches_the_interpreter(name):
 
 
 @pytest.mark.parametrize("cpu", ["x86-64-v3", "x86-64-v4"])
-@pytest.mark.parametrize("name", sorted(CASES))
+@pytest.mark.parametrize("name", sorted(set(CASES) - set(UPSTREAM_LOOP)))
 def test_convolution_runs_on_a_schedule(name, cpu):
     pytest.importorskip("jax", reason="the cases' shapes come from jax: pip install 'xlac[bench]'")
     """The convolution (or the dots it became) is scheduled; what may stay scalar is
