@@ -356,4 +356,4 @@ def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0
             + bufferize(threads, vector_bytes, amx=amx, l1d_bytes=l1d_bytes, integer_kernel=integer_kernel)
             + lower_to_llvm(native_bf16, micro_kernels=micro_kernels, threads=threads, bf16_kernel=bf16_kernel,
                             fma=fma, permute_selects=permute_selects, split_copy_bytes=split_copy_bytes,
-                            integer_kernel=integer_kernel))
+                            integer_kernel=integer_kernel, arg_row_pairs=2 if int(vector_bytes) == 32 else 1))
