@@ -151,19 +151,13 @@ def _forward(copy: ir.Operation) -> None:
 
 def _retarget(views: list[ir.Operation], target: ir.Value) -> None:
     """Each subview of the forwarded alloc made again on ``target``, whose
-    layout its result now carries (strides of ``target``, a dynamic offset);
-    subviews of those alike."""
+    layout its result now carries (see `subview_layout`); subviews of those alike."""
     memref = dialect("memref")
-    strides, _ = ir.MemRefType(target.type).get_strides_and_offset()
-    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
     for old in views:
         old_type = ir.MemRefType(old.results[0].type)
-        step = list(ir.DenseI64ArrayAttr(old.attributes["static_strides"]))
-        if any(s == dynamic for s in step):
-            layout_strides = [dynamic] * len(strides)
-        else:
-            layout_strides = [a * b for a, b in zip(strides, step)]
-        layout = ir.StridedLayoutAttr.get(dynamic, layout_strides)
+        layout = subview_layout(ir.MemRefType(target.type),
+                                ir.DenseI64ArrayAttr(old.attributes["static_offsets"]),
+                                ir.DenseI64ArrayAttr(old.attributes["static_strides"]))
         new_type = ir.MemRefType.get(old_type.shape, old_type.element_type, layout,
                                      old_type.memory_space)
         count = len(old.operands)
@@ -181,3 +175,24 @@ def _retarget(views: list[ir.Operation], target: ir.Value) -> None:
         old.results[0].replace_all_uses_with(new.result)
         old.erase()
         _retarget(inner, new.result)
+
+
+def subview_layout(source: ir.MemRefType, offsets, steps) -> ir.StridedLayoutAttr:
+    """The layout `memref.subview` infers for a view of ``source`` at static
+    ``offsets`` with static ``steps`` (either may hold the dynamic marker), of
+    the same rank: the verifier wants exactly it, a static offset where
+    everything it sums is static (the view of a tail at a static offset into
+    a static slice) and a dynamic one otherwise; products and sums saturate
+    to dynamic, a product with 0 stays 0."""
+    dynamic = ir.ShapedType.get_dynamic_stride_or_offset()
+
+    def times(a: int, b: int) -> int:
+        if a == 0 or b == 0:
+            return 0
+        return dynamic if dynamic in (a, b) else a * b
+
+    strides, offset = source.get_strides_and_offset()
+    for stride, at in zip(strides, offsets):
+        term = times(stride, at)
+        offset = dynamic if dynamic in (offset, term) else offset + term
+    return ir.StridedLayoutAttr.get(offset, [times(a, b) for a, b in zip(strides, steps)])
