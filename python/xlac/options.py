@@ -177,6 +177,12 @@ class Options:
     def replace(self, **changes) -> Options:
         return records.replace(self, **changes)
 
+    def with_texts(self, **values) -> Options:
+        """``replace``, a value given as text read as its ``XLAC_*`` variable's
+        would be (a named pipeline's options: ``threads=2``, ``micro-kernels=false``)."""
+        return self.replace(**{name: _parse(name, _bool_text(value)) if isinstance(value, str) else value
+                               for name, value in values.items()})
+
     @property
     def stepwise(self) -> bool:
         """Run one pass at a time (to dump, time or trace each)."""
@@ -223,6 +229,11 @@ def _parse(name: str, text: str):
     if name == "parse_timeout":
         return _seconds(text, records.defaults(Options)[name])
     return text or records.defaults(Options)[name]
+
+
+def _bool_text(text: str) -> str:
+    """``True``/``False`` as the variables spell them (pipeline text may capitalize)."""
+    return text.lower() if text.lower() in ("true", "false") else text
 
 
 def _seconds(text: str, default: float) -> float:

@@ -1,12 +1,17 @@
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-cpu-pipeline{entry=main})' | FileCheck %s
 // RUN: xla-opt %s --xla-stage=llvm | FileCheck %s
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-cpu-pipeline{cpu=x86-64-v3 threads=2 micro-kernels=false})' | FileCheck %s --check-prefix=V3
+// RUN: xla-opt %s --cpu=x86-64-v3 --xla-stage=llvm | FileCheck %s --check-prefix=V3
 // RUN: xla-opt %s --xla-stage=stablehlo | FileCheck %s --check-prefix=STABLEHLO
 // RUN: xla-opt %s --xla-stage=linalg | FileCheck %s --check-prefix=LINALG
 // RUN: xla-opt %s --xla-stage=bufferized | FileCheck %s --check-prefix=BUFFERIZED
 
-/// The whole pipeline and each of its named stages, on a softmax row.
+/// The whole pipeline and each of its named stages, on a softmax row; the
+/// pipeline's options are the compiler's (cpu=: the level its code is for).
 // CHECK-LABEL: llvm.func @main
 // CHECK-NOT: func.func
+// V3-LABEL: llvm.func @main
+// V3-SAME: target_cpu = "x86-64-v3"
 // STABLEHLO-LABEL: func.func public @main
 // STABLEHLO: stablehlo.reduce
 // LINALG-LABEL: func.func public @main

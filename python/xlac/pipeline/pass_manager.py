@@ -46,8 +46,7 @@ def _add_elements(pm, elements, disabled: frozenset[str], overrides: dict,
             _add_upstream(pm, element.text())
             last_python[0] = False
         elif element.name in NAMED_PIPELINES:
-            builder = named_pipeline(element.name)
-            steps = builder(**_builder_options(builder, element))
+            steps = named_steps(element, disabled)
             _add_elements(pm, parse_pipeline(",".join(steps)), disabled, overrides, last_python)
         elif element.name in registry.pass_names():
             pass_class = registry.get_pass_class(element.name)
@@ -61,6 +60,21 @@ def _add_elements(pm, elements, disabled: frozenset[str], overrides: dict,
         else:
             _add_upstream(pm, element.text())
             last_python[0] = False
+
+
+def named_steps(element: Element, disabled: frozenset[str] = frozenset()) -> list[str]:
+    """The steps of named pipeline ``element`` (``xla-cpu-pipeline{cpu=x86-64-v3}``)
+    from its options; a whole target's, which derives steps from the Options
+    (``disable_passes``: the passes ``disabled``, unless its options say), as
+    a compile with ``disabled`` would."""
+    builder = named_pipeline(element.name)
+    options = _builder_options(builder, element)
+    if disabled and "disable_passes" in inspect.signature(builder).parameters:
+        options.setdefault("disable_passes", tuple(sorted(disabled)))
+    try:
+        return builder(**options)
+    except ValueError as exc:                     # e.g. cpu=x86-64-v9
+        raise PipelineSyntaxError(f"pass pipeline: error: {element.name}: {exc}") from None
 
 
 def _builder_options(builder, element: Element) -> dict[str, str]:

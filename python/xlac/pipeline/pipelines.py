@@ -207,7 +207,6 @@ def linalg_stage(complex_as_real: bool, parallel_rows: bool = True, library_cont
     return linalg
 
 
-# Named pipelines usable inside --pass-pipeline: name -> (builder, summary).
 # Named pipelines usable inside --pass-pipeline: name -> (its builder, summary).
 # A target's own are named "module:function", imported when expanded.
 NAMED_PIPELINES: dict[str, tuple[object, str]] = {
@@ -216,8 +215,9 @@ NAMED_PIPELINES: dict[str, tuple[object, str]] = {
     "xla-lower-to-linalg": (lower_to_linalg, "StableHLO -> linalg on tensors"),
     "xla-bufferize": ("xlac.targets.cpu.pipeline:bufferize", "tensors -> memrefs with out-params (cpu)"),
     "xla-lower-to-llvm": ("xlac.targets.cpu.pipeline:lower_to_llvm", "memrefs/loops -> LLVM dialect (cpu)"),
-    "xla-cpu-pipeline": ("xlac.targets.cpu.pipeline:cpu", "the whole CPU pipeline"),
-    "xla-cuda-pipeline": ("xlac.targets.cuda.pipeline:cuda", "the whole CUDA pipeline, up to the gpu.modules"),
+    # a target's stages in a row, as its compiler runs them (options: Options fields)
+    "xla-cpu-pipeline": ("xlac.targets.cpu.target:whole_pipeline", "the whole CPU pipeline"),
+    "xla-cuda-pipeline": ("xlac.targets.cuda.target:whole_pipeline", "the whole CUDA pipeline, up to the gpu.modules"),
 }
 
 

@@ -90,6 +90,14 @@ class Target:
         """Every step of the pipeline, in order (disabled passes included)."""
         return [step for steps in self.stage_steps(entry, options).values() for step in steps]
 
+    def pipeline_of(self, entry: str, **fields) -> list[str]:
+        """``pipeline`` for the Options whose ``fields`` are given (as values, or
+        as text: ``Options.with_texts``; None: Options' default): the target's
+        one-pass named pipeline (``xla-cpu-pipeline``) is these very stages."""
+        from xlac.options import Options
+        given = {name: value for name, value in fields.items() if value is not None}
+        return self.pipeline(entry, Options().with_texts(**given))
+
     def checked_pipeline(self, entry: str, options: Options) -> list[str]:
         """``pipeline``, once the passes ``options`` disables are known to be in
         it (a misspelt name would silently disable nothing)."""

@@ -21,7 +21,6 @@ from xlac.options import Options
 from xlac.pipeline.pass_manager import run_passes
 from xlac.reference.server import shared_server
 from xlac.targets import get_target
-from xlac.targets.cpu.pipeline import cpu as cpu_pipeline
 
 C64, C128 = "complex<f32>", "complex<f64>"
 # (lhs, rhs, result) element types
@@ -118,12 +117,22 @@ def test_every_type_takes_a_register_tiled_schedule(kind, a, b, r, level):
         ("f32" in accumulators(a, r) and "llvm.call @xlac_ukernel_f32_" in llvm)
 
 
+@pytest.fixture
+def bf16_level(monkeypatch) -> Options:
+    """Options for AVX-512 with AVX512-BF16 (Zen 4, Cooper Lake) on any host:
+    the CPU level's model given that feature (code compiled only, never run)."""
+    from xlac.cpu_model import LEVELS, CpuModel
+    from xlac.targets.cpu import pipeline
+    model = CpuModel("x86-64-v4", tuple(sorted(LEVELS["x86-64-v4"] + ("avx512_bf16",))))
+    monkeypatch.setattr(pipeline, "cpu_model", lambda name="host": model)
+    return Options(cpu="x86-64-v4", num_threads=2, micro_kernels=False)
+
+
 @pytest.mark.parametrize("kind, a, b, r", [case for case in CASES if "bf16" in case[1:]])
-def test_native_bf16_keeps_the_schedules(kind, a, b, r):
+def test_native_bf16_keeps_the_schedules(kind, a, b, r, bf16_level):
     """With AVX512-BF16 the f32 -> bf16 rounding is the CPU's own (no integer
     rounding code): the contraction takes the same f32 register tiles."""
-    llvm, remarks = lowered(program(kind, a, b, r),
-                            cpu_pipeline(threads=2, vector_bytes=64, native_bf16=True))
+    llvm, remarks = lowered(program(kind, a, b, r), get_target("cpu").steps_until("llvm", "main", bf16_level))
     assert remarks == []
     assert register_tile_ops(llvm, "f32", 64)
     if r == "bf16":

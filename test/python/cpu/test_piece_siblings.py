@@ -31,9 +31,9 @@ def split_pieces():
     from xlac.context import new_context
     from xlac.frontend.parse import parse_module
     from xlac.pipeline.pass_manager import run_passes
-    from xlac.targets.cpu.pipeline import cpu
+    from xlac.targets.cpu.target import whole_pipeline
     module = parse_module(new_context(), _PROGRAM.encode(), "program.mlir")
-    run_passes(module, cpu())
+    run_passes(module, whole_pipeline())
     old = pieces.PIECES_MIN_BYTES
     pieces.PIECES_MIN_BYTES = 0                   # small as it is, split it
     try:

@@ -147,9 +147,9 @@ def test_a_worker_that_dies_is_a_compile_error(small_is_big):
     from xlac.context import new_context
     from xlac.frontend.parse import parse_module
     from xlac.pipeline.pass_manager import run_passes
-    from xlac.targets.cpu.pipeline import cpu
+    from xlac.targets.cpu.target import whole_pipeline
     module = parse_module(new_context(), exe_text.encode(), "layers.mlir")
-    run_passes(module, cpu())
+    run_passes(module, whole_pipeline())
     piece = pieces.split(module, "main", 2, pieces.function_texts(module, "main"))[1]
     worker = pieces._Worker()
     worker.process.kill()
@@ -164,9 +164,9 @@ def test_a_worker_without_numpy_makes_the_objects_this_process_makes(small_is_bi
     from xlac.frontend.parse import parse_module
     from xlac.pipeline.pass_manager import run_passes
     from xlac.targets.cpu.piece_worker import compile_piece
-    from xlac.targets.cpu.pipeline import cpu
+    from xlac.targets.cpu.target import whole_pipeline
     module = parse_module(new_context(), _layers([0.5, 0.25]).encode(), "layers.mlir")
-    run_passes(module, cpu())
+    run_passes(module, whole_pipeline())
     worker = pieces._Worker()
     try:
         for piece in pieces.split(module, "main", 2, pieces.function_texts(module, "main")):

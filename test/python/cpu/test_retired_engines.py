@@ -64,9 +64,9 @@ def test_a_worker_makes_the_same_objects_before_and_after_it_idles(small_is_big)
     from xlac.context import new_context
     from xlac.frontend.parse import parse_module
     from xlac.pipeline.pass_manager import run_passes
-    from xlac.targets.cpu.pipeline import cpu
+    from xlac.targets.cpu.target import whole_pipeline
     module = parse_module(new_context(), _layers([0.5, 0.25]).encode(), "layers.mlir")
-    run_passes(module, cpu())
+    run_passes(module, whole_pipeline())
     split = pieces.split(module, "main", 2, pieces.function_texts(module, "main"))
     expected = [piece_worker.compile_piece(p.bytecode, p.external, 3) for p in split]
     worker = pieces._Worker()

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-import os
-
 import pytest
 
 from conftest import REPO
-from xlac.cpu_model import cpu_model
 from xlac.options import Options
 from xlac.passes.base import ModulePass
 from xlac.passes.registry import get_pass_class, pass_module, pass_names
 from xlac.pipeline import pipelines
 from xlac.pipeline.text import PipelineSyntaxError, parse_options, parse_pipeline
 from xlac.targets import get_target
-from xlac.targets.cpu import pipeline as cpu_pipeline
 
 TESTS = REPO / "test"
 
@@ -72,18 +68,13 @@ def test_options_are_typed():
 
 
 def test_stages_run_in_order():
+    """(xla-cpu-pipeline is these stages in a row: test_whole_pipelines.py)"""
     cpu = get_target("cpu")
     assert cpu.stage_names() == ["input", "stablehlo", "fused", "linalg", "bufferized", "llvm"]
-    model = cpu_model()
     options = Options()
-    assert cpu.steps_until("llvm", "main", options) == cpu_pipeline.cpu(
-        threads=len(os.sched_getaffinity(0)), vector_bytes=model.vector_bytes,
-        native_bf16=model.native_bf16, micro_kernels="fma" in model.features,
-        amx=cpu_pipeline.bf16_kernel(model, options.micro_kernels) is not None,
-        bf16_kernel=cpu_pipeline.bf16_kernel(model, options.micro_kernels) or "amx", l1d_bytes=model.l1d_bytes,
-        fma="fma" in model.features, permute_selects=model.vector_bytes == 32,
-        integer_kernel=cpu_pipeline.integer_kernel(model, options.micro_kernels) or "")
     assert cpu.steps_until("input", "main", options) == []
+    assert cpu.steps_until("linalg", "main", options) == [
+        step for name in ("stablehlo", "fused", "linalg") for step in cpu.stage(name).steps("main", options)]
     assert cpu.pipeline("main", options) == cpu.steps_until("llvm", "main", options)
 
 

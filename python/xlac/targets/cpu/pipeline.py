@@ -1,14 +1,17 @@
 """The CPU target's own passes, one named step a line: "linalg" -> "bufferized"
 -> "llvm". The stages before them are every target's
 (``xlac.pipeline.pipelines``), the "stablehlo" stage with one step of the
-CPU's own; the order of them all is the table in ``xlac.targets.cpu.target``.
+CPU's own; the order of them all is the table in ``xlac.targets.cpu.target``,
+and the stage functions below (``*_stage``) are the one place that derives
+these lists' options from the Options and the CPU model (``xla-cpu-pipeline``
+runs the same stages: ``xlac.targets.cpu.target.whole_pipeline``).
 """
 
 from __future__ import annotations
 
 from xlac.cpu_model import cpu_model
 from xlac.options import SPLIT_COPY_BYTES
-from xlac.pipeline.pipelines import fuse, ingest, lower_to_linalg, true_flag
+from xlac.pipeline.pipelines import ingest, true_flag
 
 TYPE_CHECKING = False             # typing.TYPE_CHECKING, without importing typing on a hit
 if TYPE_CHECKING:
@@ -340,21 +343,3 @@ def llvm_stage(entry: str, options: Options) -> list[str]:
                          "xla-i1-memory-as-i8" not in options.disable_passes,
                          2 if model.vector_bytes == 32 else 1)
 
-
-def cpu(entry: str = "main", threads: int | str = 0, vector_bytes: int | str = 0,
-        remarks: bool | str = False, native_bf16: bool | str = False,
-        micro_kernels: bool | str = False, amx: bool | str = False, bf16_kernel: str = "amx",
-        l1d_bytes: int | str = 0, fma: bool | str = False,
-        permute_selects: bool | str = False, split_copy_bytes: int | str = SPLIT_COPY_BYTES,
-        integer_kernel: str = "") -> list[str]:
-    """The whole CPU pipeline (``xla-cpu-pipeline``): input -> LLVM dialect ready for the JIT
-    (``micro_kernels``: calls to the prebuilt kernels, which xlac's JIT and link bind;
-    ``amx``: large bf16 matmuls on a bf16 one, ``bf16_kernel``; ``l1d_bytes``: see ``bufferize``;
-    ``fma``, ``permute_selects``, ``integer_kernel``: see ``lower_to_llvm``)."""
-    return (ingest_cpu(entry, vector_bytes) + fuse(remarks)
-            + lower_to_linalg(narrow_sums_in_f32=True, counted_top_k=int(vector_bytes) >= 64,
-                              integer_kernel=bool(integer_kernel))
-            + bufferize(threads, vector_bytes, amx=amx, l1d_bytes=l1d_bytes, integer_kernel=integer_kernel)
-            + lower_to_llvm(native_bf16, micro_kernels=micro_kernels, threads=threads, bf16_kernel=bf16_kernel,
-                            fma=fma, permute_selects=permute_selects, split_copy_bytes=split_copy_bytes,
-                            integer_kernel=integer_kernel, arg_row_pairs=2 if int(vector_bytes) == 32 else 1))

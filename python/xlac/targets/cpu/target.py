@@ -37,3 +37,17 @@ CPU = Target(
     dynamic_shapes=True,
     input_keyed=True,
 )
+
+
+def whole_pipeline(entry: str = "main", cpu=None, threads=None, remarks=None, micro_kernels=None,
+                   profile=None, split_copy_bytes=None, overlap_collectives=None,
+                   collective_bucket_bytes=None, disable_passes=None) -> list[str]:
+    """``xla-cpu-pipeline``: every stage of ``CPU`` in a row, from the Options
+    the compiler would have: ``cpu`` (host, x86-64-v2/v3/v4: what the vector
+    width, FMA, bf16 and the micro-kernels follow from), ``threads``
+    (``num_threads``), ``remarks`` (``fusion_remarks``) and the Options fields
+    of the other names; one not given keeps Options' default, as in a compile."""
+    return CPU.pipeline_of(entry, cpu=cpu, num_threads=threads, fusion_remarks=remarks,
+                           micro_kernels=micro_kernels, profile=profile, split_copy_bytes=split_copy_bytes,
+                           overlap_collectives=overlap_collectives,
+                           collective_bucket_bytes=collective_bucket_bytes, disable_passes=disable_passes)

@@ -11,8 +11,6 @@ compiled. the route and its pitfalls: research/gpu.md in the shared notes.
 
 from __future__ import annotations
 
-from xlac.pipeline import pipelines
-
 
 def bufferize(library: bool = False, tf32: bool = False) -> list[str]:
     """"linalg" -> "gpu-loops": memrefs, every loop nest an scf.parallel on tiles
@@ -110,9 +108,3 @@ def kernels_stage(entry: str, options) -> list[str]:
 def gpu_stage(entry: str, options) -> list[str]:
     return to_nvvm()
 
-
-def cuda(entry: str = "main", remarks: bool | str = False) -> list[str]:
-    """The whole CUDA pipeline (``xla-cuda-pipeline``) up to the gpu.modules
-    (PTX is made from them in Python)."""
-    return (pipelines.ingest(entry, "cuda") + pipelines.fuse(remarks, producer_kernels=False)
-            + pipelines.lower_to_linalg(complex_as_real=False, parallel_rows=False) + bufferize() + to_gpu())

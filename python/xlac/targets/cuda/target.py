@@ -34,3 +34,15 @@ CUDA = Target(
     profiles=True,                 # CUDA events around each launch (runtime.CudaFunction.profiled)
     input_keyed=True,              # a hit loads the PTX and schedule: no MLIR
 )
+
+
+def whole_pipeline(entry: str = "main", remarks=None, cuda_contractions=None, matmul_precision=None,
+                   collective_bucket_bytes=None, disable_passes=None) -> list[str]:
+    """``xla-cuda-pipeline``: every pass stage of ``CUDA`` in a row, up to the
+    gpu.modules (PTX is made from them in Python), from the Options the
+    compiler would have: ``remarks`` (``fusion_remarks``) and the Options
+    fields of the other names; one not given keeps Options' default, as in a
+    compile (``cuda_contractions`` auto: matmuls on cuBLASLt where it is found)."""
+    return CUDA.pipeline_of(entry, fusion_remarks=remarks, cuda_contractions=cuda_contractions,
+                            matmul_precision=matmul_precision,
+                            collective_bucket_bytes=collective_bucket_bytes, disable_passes=disable_passes)
