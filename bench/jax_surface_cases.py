@@ -70,6 +70,7 @@ def _elementwise(jnp, jax, lax):
           ("log", "sqrt", "sin", "cos", "tan", "tanh", "log1p", "expm1", "sign")],
         ("rsqrt.c64", lax.rsqrt, [complex64(16)]),
         ("power.c64", jnp.power, [complex64(16), complex64(16)]),
+        ("slice.stride2", lambda v: jnp.exp(v[::2]) * v[1::2], [normal(64)]),
         ("convert.f32->i8", lambda v: v.astype(jnp.int8), [x * 50]),
         ("convert.f32->u32", lambda v: v.astype(jnp.uint32), [pos * 1000]),
         ("bitcast.f32->u32", lambda v: lax.bitcast_convert_type(v, jnp.uint32), [x]),
