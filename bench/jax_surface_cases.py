@@ -65,6 +65,12 @@ def _elementwise(jnp, jax, lax):
         ("mul.c64", lambda a, b: a * b + jnp.conj(a), [complex64(16), complex64(16)]),
         ("exp.c64", jnp.exp, [complex64(16)]),
         ("abs.c64", jnp.abs, [complex64(16)]),
+        ("div.c64", jnp.divide, [complex64(16), complex64(16)]),
+        *[(f"{n}.c64", getattr(jnp, n), [complex64(16)]) for n in
+          ("log", "sqrt", "sin", "cos", "tan", "tanh", "log1p", "expm1", "sign")],
+        ("rsqrt.c64", lax.rsqrt, [complex64(16)]),
+        ("power.c64", jnp.power, [complex64(16), complex64(16)]),
+        ("slice.stride2", lambda v: jnp.exp(v[::2]) * v[1::2], [normal(64)]),
         ("convert.f32->i8", lambda v: v.astype(jnp.int8), [x * 50]),
         ("convert.f32->u32", lambda v: v.astype(jnp.uint32), [pos * 1000]),
         ("bitcast.f32->u32", lambda v: lax.bitcast_convert_type(v, jnp.uint32), [x]),

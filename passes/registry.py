@@ -131,6 +131,7 @@ _REGISTRY: dict[str, str] = {
     "xla-no-unroll-elementwise-loops": "cpu.no_unroll_elementwise_loops:NoUnrollElementwiseLoops",
     "xla-flatten-minor-transfers": "cpu.flatten_minor_transfers:FlattenMinorTransfers",
     "xla-check-masked-transfers": "cpu.check_masked_transfers:CheckMaskedTransfers",
+    "xla-strided-reads-as-shuffles": "cpu.strided_reads_as_shuffles:StridedReadsAsShuffles",
     "xla-loop-annotations-to-llvm": "cpu.loop_annotations_to_llvm:LoopAnnotationsToLlvm",
     "xla-gpu-wrap-host-code": "gpu.gpu_wrap_host_code:GpuWrapHostCode",
     "xla-gpu-matmul-kernels": "gpu.gpu_matmul_kernels:GpuMatmulKernels",

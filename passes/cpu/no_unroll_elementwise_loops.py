@@ -6,6 +6,7 @@ from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops
 from xlac.passes.cpu.no_unroll_fill_loops import keep_rolled
 from xlac.passes.cpu.plans.loop_trips import constant_index
+from xlac.passes.cpu.strided_reads_as_shuffles import LANE_STRIDE_TAG
 
 # A function with any of these is a register-tile, reduction or shuffle kernel:
 # LLVM's unrolling of its loops (packing copies among them) is worth its cost.
@@ -48,7 +49,7 @@ class NoUnrollElementwiseLoops(ModulePass):
     def run(self, module: ir.Operation) -> None:
         for func in functions(module):
             inner = nested_ops(func)
-            if any(op.name in _TILE_OPS for op in inner):
+            if any(op.name in _TILE_OPS and LANE_STRIDE_TAG not in op.attributes for op in inner):
                 continue
             for op in inner:
                 if op.name == "scf.for" and not op.results and _streams_vectors(op) \

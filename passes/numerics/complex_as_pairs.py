@@ -45,9 +45,9 @@ class ComplexAsPairs(ModulePass):
     part, added in the order the real schedules add, and the real reduction,
     scan and copy schedules take it. An init or padding value must be a
     constant whose parts are equal (0: every sum jax writes), the scalar both
-    parts start from. A c64 exp goes as pairs too, and with it the module's
-    other multiplies (complex_pair_math.py: its f32 exp, sin and cos are
-    vector polynomials). A module with any other complex op (another multiply,
+    parts start from. A c64 exp, sqrt, log, log1p, tanh, tan or expm1 goes as
+    pairs too, and with it the module's other multiplies (complex_pair_math.py:
+    their f32 functions are vector polynomials). A module with any other complex op (another multiply,
     a c128 exp, a gather of columns, a loop ...) stays as it is: its complex values would have to be
     joined back for that op, a scalar loop of its own.
 

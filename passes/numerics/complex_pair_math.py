@@ -1,12 +1,15 @@
 """Complex functions on the parts' pairs for xla-complex-as-pairs.
 
-A complex `exponential` lowers to a linalg.generic on `complex<f32>` elements
-whose body, after convert-complex-to-standard (which runs after
-xla-approximate-math), calls `expf`, `cosf` and `sinf` on scalars: no vector
-schedule takes complex elements, and LLVM cannot vectorize the calls (c64 exp
-of 32768 numbers: 0.37 ms against XLA's 0.30, Zen 4). On the pairs, the same
+A complex `exponential` (`sqrt`, `log`, `log_plus_one`, `tanh`, `tan`,
+`exponential_minus_one`) lowers to a linalg.generic on `complex<f32>`
+elements whose body, after convert-complex-to-standard (which runs after
+xla-approximate-math), calls `expf`, `cosf` and `sinf` (`atan2f`, `powf`,
+`log1pf` ...) on scalars: no vector schedule takes complex elements, and
+LLVM cannot vectorize the calls (c64 exp of 32768 numbers: 0.37 ms against
+XLA's 0.30, sqrt of 65536 2.6 ms against 0.47, Zen 4). On the pairs, the same
 formula runs on f32 tensors of the real and imaginary parts, which the real
-schedules take, their exp, sin and cos xla-approximate-math's polynomials:
+schedules take, their exp, expm1, log, log1p, sin and cos xla-approximate-math's
+polynomials (the others' formulas: complex_pair_formulas.py):
 
     exp(a + bi) = exp(a) cos(b) + i exp(a) sin(b)
 
@@ -23,9 +26,11 @@ either way, behind strided reads.
 from __future__ import annotations
 
 from xlac.mlir import ir
+from xlac.passes.numerics.complex_pair_formulas import FORMULAS, PartMath
 
-# complex ops whose complex loop calls scalar libm functions: as pairs, vector ones
-COSTLY = ("stablehlo.exponential",)
+# complex ops whose complex loop calls scalar libm functions (or, for sqrt,
+# atan2, pow, cos and sin): as pairs, vector ones
+COSTLY = ("stablehlo.exponential", *FORMULAS)
 
 
 def has_costly(ops) -> bool:
@@ -44,32 +49,25 @@ def takes(op: ir.Operation) -> bool:
 
 def costly_pairs(builder, op: ir.Operation, pairs_type: ir.Type) -> ir.Value:
     """The pair form of COSTLY ``op`` (its operand's pairs built), before it:
-    convert-complex-to-standard's exp, step by step. Where exp(a) overflows,
-    exp(a/2) twice (a finite part where cos(b) or sin(b) is small); where b is
-    0, the imaginary part is +0 (not inf * 0)."""
+    exp here, the others' formulas in complex_pair_formulas.py."""
     pairs = ir.RankedTensorType(pairs_type)
     part_type = ir.RankedTensorType.get(pairs.shape[:-1], pairs.element_type)
     a, b = (builder.part(builder.operand(op.operands[0]), i, part_type) for i in (0, 1))
+    math = PartMath(builder, pairs.shape[:-1])
+    formula = FORMULAS.get(op.name, exp)
+    return builder.join(list(formula(math, a, b)), pairs_type)
 
-    def apply(name, *values, result=part_type, attributes=None):
-        return builder.create(name, list(values), result, attributes).result
 
-    def constant(value):
-        return apply("stablehlo.constant", attributes={"value": ir.DenseElementsAttr.get_splat(
-            part_type, ir.FloatAttr.get(pairs.element_type, value))})
-
-    def equal(x, y):
-        flags = ir.RankedTensorType.get(pairs.shape[:-1], ir.IntegerType.get_signless(1))
-        return apply("stablehlo.compare", x, y, result=flags, attributes={
-            "comparison_direction": ir.Attribute.parse("#stablehlo<comparison_direction EQ>")})
-    mul = "stablehlo.multiply"
-    scale = apply("stablehlo.exponential", a)
-    half = apply("stablehlo.exponential", apply(mul, a, constant(0.5)))
-    over = equal(scale, constant(float("inf")))
+def exp(m: PartMath, a: ir.Value, b: ir.Value):
+    """convert-complex-to-standard's exp, step by step. Where exp(a) overflows,
+    exp(a/2) twice (a finite part where cos(b) or sin(b) is small); where b is
+    0, the imaginary part is +0 (not inf * 0)."""
+    scale = m.apply("stablehlo.exponential", a)
+    half = m.apply("stablehlo.exponential", m.mul(a, 0.5))
+    over = m.compare("EQ", scale, float("inf"))
     parts = []
     for trig in ("stablehlo.cosine", "stablehlo.sine"):
-        t = apply(trig, b)
-        parts.append(apply("stablehlo.select", over, apply(mul, apply(mul, half, t), half),
-                           apply(mul, scale, t)))
-    parts[1] = apply("stablehlo.select", equal(b, constant(0.0)), constant(0.0), parts[1])
-    return builder.join(parts, pairs_type)
+        t = m.apply(trig, b)
+        parts.append(m.select(over, m.mul(m.mul(half, t), half), m.mul(scale, t)))
+    parts[1] = m.select(m.compare("EQ", b, 0.0), 0.0, parts[1])
+    return parts

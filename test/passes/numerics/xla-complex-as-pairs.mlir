@@ -299,3 +299,66 @@ func.func @c128_exp(%a: tensor<8xcomplex<f64>>) -> tensor<8xcomplex<f64>> {
   %0 = stablehlo.exponential %a : tensor<8xcomplex<f64>>
   return %0 : tensor<8xcomplex<f64>>
 }
+
+// -----
+
+/// A c64 sqrt as pairs: t = sqrt((|a| + |z|) / 2) in f64, no atan2, pow, cos or sin.
+// CHECK-LABEL: func.func @c64_sqrt
+// CHECK-SAME: (%[[A:.*]]: tensor<8x2xf32>) -> tensor<8x2xf32>
+// CHECK: stablehlo.convert {{.*}} : (tensor<8xf32>) -> tensor<8xf64>
+// CHECK: stablehlo.sqrt {{.*}} : tensor<8xf64>
+// CHECK: stablehlo.sqrt {{.*}} : tensor<8xf64>
+// CHECK: stablehlo.divide {{.*}} : tensor<8xf64>
+// CHECK-NOT: stablehlo.atan2
+// CHECK-NOT: stablehlo.power
+// CHECK: stablehlo.concatenate {{.*}} -> tensor<8x2xf32>
+// CHECK-NOT: complex
+func.func @c64_sqrt(%a: tensor<8xcomplex<f32>>) -> tensor<8xcomplex<f32>> {
+  %0 = stablehlo.sqrt %a : tensor<8xcomplex<f32>>
+  return %0 : tensor<8xcomplex<f32>>
+}
+
+// -----
+
+/// A c64 log as pairs: log|z| (log1p of |z|^2 - 1 in f64 near 1) and atan2 as a
+/// polynomial on the parts (no stablehlo.atan2, a libm call per lane).
+// CHECK-LABEL: func.func @c64_log
+// CHECK-SAME: tensor<4x3x2xf32>
+// CHECK-NOT: stablehlo.atan2
+// CHECK: stablehlo.log_plus_one {{.*}} : tensor<4x3xf32>
+// CHECK: stablehlo.log {{.*}} : tensor<4x3xf32>
+// CHECK-NOT: stablehlo.atan2
+// CHECK: stablehlo.concatenate {{.*}} -> tensor<4x3x2xf32>
+// CHECK-NOT: complex
+func.func @c64_log(%a: tensor<4x3xcomplex<f32>>) -> tensor<4x3xcomplex<f32>> {
+  %0 = stablehlo.log %a : tensor<4x3xcomplex<f32>>
+  return %0 : tensor<4x3xcomplex<f32>>
+}
+
+// -----
+
+/// c64 tanh, tan, expm1 and log1p as pairs in one module: expm1, cosine and sine
+/// of f32 parts, which xla-approximate-math makes polynomials.
+// CHECK-LABEL: func.func @c64_tanh_tan_expm1_log1p
+// CHECK-SAME: (%[[A:.*]]: tensor<8x2xf32>) -> (tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>, tensor<8x2xf32>)
+// CHECK: stablehlo.exponential_minus_one {{.*}} : tensor<8xf32>
+// CHECK: stablehlo.cosine {{.*}} : tensor<8xf32>
+// CHECK: stablehlo.sine {{.*}} : tensor<8xf32>
+// CHECK-NOT: complex
+func.func @c64_tanh_tan_expm1_log1p(%a: tensor<8xcomplex<f32>>) -> (tensor<8xcomplex<f32>>, tensor<8xcomplex<f32>>, tensor<8xcomplex<f32>>, tensor<8xcomplex<f32>>) {
+  %0 = stablehlo.tanh %a : tensor<8xcomplex<f32>>
+  %1 = stablehlo.tan %a : tensor<8xcomplex<f32>>
+  %2 = stablehlo.exponential_minus_one %a : tensor<8xcomplex<f32>>
+  %3 = stablehlo.log_plus_one %a : tensor<8xcomplex<f32>>
+  return %0, %1, %2, %3 : tensor<8xcomplex<f32>>, tensor<8xcomplex<f32>>, tensor<8xcomplex<f32>>, tensor<8xcomplex<f32>>
+}
+
+// -----
+
+/// A c128 sqrt stays complex (its f64 parts have no wider type for |z|^2).
+// CHECK-LABEL: func.func @c128_sqrt
+// CHECK: stablehlo.sqrt %{{.*}} : tensor<8xcomplex<f64>>
+func.func @c128_sqrt(%a: tensor<8xcomplex<f64>>) -> tensor<8xcomplex<f64>> {
+  %0 = stablehlo.sqrt %a : tensor<8xcomplex<f64>>
+  return %0 : tensor<8xcomplex<f64>>
+}
