@@ -50,7 +50,7 @@ def idle_workers_sleep() -> int | None:
 # started on quiet cores spun for good under load (a fresh process's FFT
 # 180x720 c64: 0.72-0.90 ms its fastest call, medians 1-5 ms; 0.49 / 0.5-0.7
 # choosing itself; load 6-7 on 2 cores).
-CHOSEN = "XLAC_CHOSEN_KMP_BLOCKTIME"
+CHOSEN = "KMP_BLOCKTIME_CHOSEN_BY_XLAC"
 
 
 def cores_busy_elsewhere(samples: int = 3) -> bool:
