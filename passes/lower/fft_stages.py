@@ -233,18 +233,25 @@ class PlanarStages:
         rows = self._reshape(x, [batch, 2 * size], self.real, [batch, size, 2])
         wide = padded_batch(batch, size) if self.real == "f32" and self.pads else batch
         if wide != batch:
-            padded = self._fresh("pad")
-            self._emit(f"{padded}_z = stablehlo.constant dense<0.0> : {self._t([])}",
-                       f"{padded} = stablehlo.pad {rows}, {padded}_z, low = [0, 0], "
-                       f"high = [{wide - batch}, 0], interior = [0, 0] : "
-                       f"({self._t([batch, 2 * size])}, {self._t([])}) -> "
-                       f"{self._t([wide, 2 * size])}")
+            padded = self._zero_pad(rows, [batch, 2 * size], 0, wide)
             out = self._planes(padded, wide, size, sign, plan, scale)
             return self._slice(out, [wide, size, 2], [0, 0, 0], [batch, size, 2])
         side = 16 if self.real == "f32" else 8
         if batch % side or (2 * size) % side:
             return self._gathered(x, batch, size, sign, plan, scale)
         return self._planes(rows, batch, size, sign, plan, scale)
+
+    def _zero_pad(self, value: str, shape: list[int], dim: int, wide: int) -> str:
+        """``value`` with zero transforms added along ``dim`` up to ``wide``."""
+        out, target = self._fresh("pad"), list(shape)
+        target[dim] = wide
+        zeros = ", ".join("0" for _ in shape)
+        high = ", ".join(str(wide - shape[d] if d == dim else 0) for d in range(len(shape)))
+        self._emit(f"{out}_z = stablehlo.constant dense<0.0> : {self._t([])}",
+                   f"{out} = stablehlo.pad {value}, {out}_z, low = [{zeros}], high = [{high}], "
+                   f"interior = [{zeros}] : ({self._t(shape)}, {self._t([])}) -> "
+                   f"{self._t(target)}")
+        return out
 
     def _gathered(self, x: str, batch: int, size: int, sign: int, plan: list[int],
                   scale: float) -> str:
@@ -316,13 +323,7 @@ class PlanarStages:
         planes = self._concat(parts, [size, 2, batch], 1)
         wide = batch + 16 if batch % POW2_PLANES == 0 else batch
         if wide != batch:
-            padded = self._fresh("pad")
-            self._emit(f"{padded}_z = stablehlo.constant dense<0.0> : {self._t([])}",
-                       f"{padded} = stablehlo.pad {planes}, {padded}_z, low = [0, 0, 0], "
-                       f"high = [0, 0, {wide - batch}], interior = [0, 0, 0] : "
-                       f"({self._t([size, 2, batch])}, {self._t([])}) -> "
-                       f"{self._t([size, 2, wide])}")
-            planes = padded
+            planes = self._zero_pad(planes, [size, 2, batch], 2, wide)
         planes = self._reshape(planes, [2 * size, wide], self.real, [size, 2, wide])
         scale, self.scale = self.scale, 1.0
         planes = self._reshape(self.on_planes(planes, wide, size, sign, plan, scale),
