@@ -55,6 +55,9 @@ class FastStage(RealSpectrum, ChirpZ, PlanarStages):
         self.compute = compute or real
         # whether planar may pad the transforms (fft_stages.padded_batch)
         self.pads = True
+        # a factor the butterfly stages multiply the result by (IFFT's 1/N),
+        # 1.0 once they have (then the caller's scaling pass is not needed)
+        self.scale = 1.0
 
     def _t(self, shape: list[int], element: str | None = None) -> str:
         return tensor_type(shape, element or self.real)
@@ -70,6 +73,10 @@ class FastStage(RealSpectrum, ChirpZ, PlanarStages):
         """Like _Fft._stage: c2c, r2c (f64 in) or c2r (f64 out) along ``axis``."""
         rank = len(shape)
         self.pads = axis == rank - 1
+        plan = stage_plan(size) if kind == "c2c" and axis < rank - 1 and size >= FAST_FROM \
+            and math.prod(shape[:axis]) == 1 and math.prod(shape) // size >= PLANAR_BATCH else None
+        if plan is not None:
+            return self.leading_axis(value, shape, size, sign, plan), shape
         perm = [d for d in range(rank) if d != axis] + [axis]
         moved = [shape[d] for d in perm]
         batch = math.prod(moved[:-1])

@@ -18,6 +18,7 @@ row-strided slices.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -29,18 +30,20 @@ from xlac.passes.lower.fft_codelet import Codelet, twiddle_table
 def stage_lines(x: str, out: str, dims: tuple[int, int, int, int], sign: int,
                 twiddles: Callable[[int, int], tuple[np.ndarray, np.ndarray]],
                 real: str, compute: str, done: list[int] | None = None,
-                first: bool = False) -> list[str]:
+                first: bool = False, scale: float = 1.0) -> list[str]:
     """One radix-r stage: ``x`` (P, r, R, 2, B) of ``real`` -> ``out``, the same shape.
     With ``done`` (the last stage, R = 1: P's radices r1..r_(m-1)), ``x`` is
     (r1, .., r_(m-1), r, 2, B) and ``out`` (r, r_(m-1), .., r1, 2, B): the
     digits reversed by the writes' maps, the B planes still minor. With
-    ``first`` (P = 1), ``x`` is (2N, B), read through row-strided slices."""
+    ``first`` (P = 1), ``x`` is (2N, B), read through row-strided slices.
+    ``scale`` multiplies every output (IFFT's 1/N: in the twiddle tables,
+    a product where there is none), rounded once with the rest."""
     p, r, rest, b = dims
     shape = [p, r, rest, 2, b]
     full = tensor_type(shape, real)
     lane = tensor_type([p, rest, b], real)
     if done is not None:
-        return _reversing_lines(x, out, done, r, b, sign, twiddles, real, compute)
+        return _reversing_lines(x, out, done, r, b, sign, twiddles, real, compute, scale)
     lines: list[str] = []
     twiddled = rest > 1
     if twiddled:
@@ -49,7 +52,7 @@ def stage_lines(x: str, out: str, dims: tuple[int, int, int, int], sign: int,
         dtype = "<f8" if compute == "f64" else "<f4"
         for k in range(1, r):
             for c, table in enumerate((cos, sin)):
-                data = np.ascontiguousarray(table[m[k]]).astype(dtype).tobytes().hex().upper()
+                data = np.ascontiguousarray(table[m[k]] * scale).astype(dtype).tobytes().hex().upper()
                 lines.append(f'{out}_w{k}_{c} = arith.constant dense<"0x{data}"> : '
                              f"{tensor_type([rest], compute)}")
     lines.append(f"{out}_e = bufferization.alloc_tensor() : {full}")
@@ -76,7 +79,7 @@ def stage_lines(x: str, out: str, dims: tuple[int, int, int, int], sign: int,
         types += [tensor_type([rest], compute)] * (2 * (r - 1))
     maps += ["affine_map<(p, q, b) -> (p, q, b)>"] * (2 * r)
     lines += _generic(out, r, twiddled, twiddles, sign, real, compute, ins, outs, maps, types,
-                      lane, 3)
+                      lane, 3, scale)
     return lines + _inserts(out, r, lambda k, c: f"[0, {k}, 0, {c}, 0] [{p}, 1, {rest}, 1, {b}] "
                             "[1, 1, 1, 1, 1]", f"{lane} into {full}")
 
@@ -93,7 +96,7 @@ def _inserts(out: str, r: int, box, types: str) -> list[str]:
 
 
 def _reversing_lines(x: str, out: str, done: list[int], r: int, b: int, sign: int,
-                     twiddles, real: str, compute: str) -> list[str]:
+                     twiddles, real: str, compute: str, scale: float) -> list[str]:
     """The last stage (no twiddles) writing its outputs digit-reversed (stage_lines)."""
     rank = len(done) + 1
     source = tensor_type(done + [r, 2, b], real)
@@ -118,14 +121,14 @@ def _reversing_lines(x: str, out: str, done: list[int], r: int, b: int, sign: in
     maps = [f"affine_map<({loops}) -> ({loops})>"] * (2 * r)
     maps += [f"affine_map<({loops}) -> ({back})>"] * (2 * r)
     lines += _generic(out, r, False, twiddles, sign, real, compute, ins, outs, maps,
-                      [lane_in] * (2 * r), lane_out, rank)
+                      [lane_in] * (2 * r), lane_out, rank, scale)
     return lines + _inserts(out, r, lambda k, c: f"[{k}, {zeros}, {c}, 0] [1, {rsizes}, 1, {b}] "
                             f"[1, {ones}, 1, 1]", f"{lane_out} into {full}")
 
 
 def _generic(out: str, r: int, twiddled: bool, twiddles, sign: int, real: str, compute: str,
              ins: list[str], outs: list[str], maps: list[str], types: list[str], lane: str,
-             rank: int) -> list[str]:
+             rank: int, scale: float = 1.0) -> list[str]:
     """The stage's multi-result generic: r inputs, the codelet, the twiddles, r outputs."""
     lines = []
     args = [f"%a{i}: {real}" for i in range(2 * r)]
@@ -143,8 +146,10 @@ def _generic(out: str, r: int, twiddled: bool, twiddles, sign: int, real: str, c
                 pair.append(f"%a{2 * n + c}")
         xs.append(tuple(pair))
     ys = body.dft(xs, sign)
-    if twiddled:
+    if twiddled:        # the tables carry the scale
         ys = [ys[0]] + [_times(body, ys[k], f"%w{2 * k - 2}", f"%w{2 * k - 1}") for k in range(1, r)]
+    if scale != 1.0:
+        ys = [body.scale(y, scale) if k == 0 or not twiddled else y for k, y in enumerate(ys)]
     results = []
     for k in range(r):
         for c in range(2):
@@ -224,23 +229,32 @@ class PlanarStages:
         one 2-D transpose back (both in register blocks where B and 2N are
         whole blocks: B is padded with zero transforms to make it so; where
         they are not, _gathered's way)."""
+        scale, self.scale = self.scale, 1.0         # taken once (chirp-z runs several)
         rows = self._reshape(x, [batch, 2 * size], self.real, [batch, size, 2])
         wide = padded_batch(batch, size) if self.real == "f32" and self.pads else batch
         if wide != batch:
-            padded = self._fresh("pad")
-            self._emit(f"{padded}_z = stablehlo.constant dense<0.0> : {self._t([])}",
-                       f"{padded} = stablehlo.pad {rows}, {padded}_z, low = [0, 0], "
-                       f"high = [{wide - batch}, 0], interior = [0, 0] : "
-                       f"({self._t([batch, 2 * size])}, {self._t([])}) -> "
-                       f"{self._t([wide, 2 * size])}")
-            out = self._planes(padded, wide, size, sign, plan)
+            padded = self._zero_pad(rows, [batch, 2 * size], 0, wide)
+            out = self._planes(padded, wide, size, sign, plan, scale)
             return self._slice(out, [wide, size, 2], [0, 0, 0], [batch, size, 2])
         side = 16 if self.real == "f32" else 8
         if batch % side or (2 * size) % side:
-            return self._gathered(x, batch, size, sign, plan)
-        return self._planes(rows, batch, size, sign, plan)
+            return self._gathered(x, batch, size, sign, plan, scale)
+        return self._planes(rows, batch, size, sign, plan, scale)
 
-    def _gathered(self, x: str, batch: int, size: int, sign: int, plan: list[int]) -> str:
+    def _zero_pad(self, value: str, shape: list[int], dim: int, wide: int) -> str:
+        """``value`` with zero transforms added along ``dim`` up to ``wide``."""
+        out, target = self._fresh("pad"), list(shape)
+        target[dim] = wide
+        zeros = ", ".join("0" for _ in shape)
+        high = ", ".join(str(wide - shape[d] if d == dim else 0) for d in range(len(shape)))
+        self._emit(f"{out}_z = stablehlo.constant dense<0.0> : {self._t([])}",
+                   f"{out} = stablehlo.pad {value}, {out}_z, low = [{zeros}], high = [{high}], "
+                   f"interior = [{zeros}] : ({self._t(shape)}, {self._t([])}) -> "
+                   f"{self._t(target)}")
+        return out
+
+    def _gathered(self, x: str, batch: int, size: int, sign: int, plan: list[int],
+                  scale: float) -> str:
         """planar where the transposes gather anyway (B or 2N no whole blocks):
         (B, N, 2) -> (N, 2, B), the stages, one digit-reversing transpose out.
         The reversal in the last stage and the strided first reads did not
@@ -254,7 +268,7 @@ class PlanarStages:
             planes = self._reshape(planes, view, self.real, shape)
             out = self._fresh("bfly")
             self._emit(*stage_lines(planes, out, (done, r, rest, batch), sign, self._twiddles,
-                                    self.real, self.compute))
+                                    self.real, self.compute, scale=scale if done == 1 else 1.0))
             planes, shape, done = out, view, done * r
         digits = list(plan) + [2, batch]
         planes = self._reshape(planes, digits, self.real, shape)
@@ -264,10 +278,20 @@ class PlanarStages:
                        self._t([digits[d] for d in perm]), f", dims = {perm}")
         return self._reshape(out, [batch, size, 2], self.real, [digits[d] for d in perm])
 
-    def _planes(self, rows: str, batch: int, size: int, sign: int, plan: list[int]) -> str:
+    def _planes(self, rows: str, batch: int, size: int, sign: int, plan: list[int],
+                scale: float) -> str:
         """planar's transforms of (B, 2N) rows, B a whole number of blocks."""
         planes = self._op("transpose", rows, self._t([batch, 2 * size]),
                           self._t([2 * size, batch]), ", dims = [1, 0]")
+        planes = self.on_planes(planes, batch, size, sign, plan, scale)
+        out = self._op("transpose", planes, self._t([2 * size, batch]),
+                       self._t([batch, 2 * size]), ", dims = [1, 0]")
+        return self._reshape(out, [batch, size, 2], self.real, [batch, 2 * size])
+
+    def on_planes(self, planes: str, batch: int, size: int, sign: int, plan: list[int],
+                  scale: float) -> str:
+        """(2N, B) planes -> their transforms, (2N, B) in order: a generic per
+        stage, the last reversing the digits."""
         done, shape = 1, [2 * size, batch]
         for i, r in enumerate(plan):
             rest = size // (done * r)
@@ -277,15 +301,40 @@ class PlanarStages:
                 planes = self._reshape(planes, view, self.real, shape)
             out = self._fresh("bfly")
             self._emit(*stage_lines(planes, out, (done, r, rest, batch), sign, self._twiddles,
-                                    self.real, self.compute, plan[:i] if last else None, i == 0))
+                                    self.real, self.compute, plan[:i] if last else None, i == 0,
+                                    scale if i == 0 else 1.0))
             planes, shape, done = out, view, done * r
             if last:
                 shape = plan[::-1] + [2, batch]
-        # the last stage reversed the digits: (2N, B) -> (B, 2N) is all that is left
-        planes = self._reshape(planes, [2 * size, batch], self.real, shape)
-        out = self._op("transpose", planes, self._t([2 * size, batch]),
-                       self._t([batch, 2 * size]), ", dims = [1, 0]")
-        return self._reshape(out, [batch, size, 2], self.real, [batch, 2 * size])
+        return self._reshape(planes, [2 * size, batch], self.real, shape)
+
+    def leading_axis(self, value: str, shape: list[int], size: int, sign: int,
+                     plan: list[int]) -> str:
+        """A complex transform along the leading axis (every dim before it 1):
+        its (N, B) real and imaginary parts are the planes already, (N, 2, B),
+        so no transposes, in or out, nor the axis's own (axis 0 of 256 x 1024
+        c64 had four: the axis moved last and back, the planes' ways)."""
+        batch = math.prod(shape) // size
+        flat = self._reshape(value, [size, batch], self.complex, shape)
+        parts = []
+        for part in ("real", "imag"):
+            p = self._op(part, flat, self._t([size, batch], self.complex), self._t([size, batch]))
+            parts.append(self._reshape(p, [size, 1, batch], self.real, [size, batch]))
+        planes = self._concat(parts, [size, 2, batch], 1)
+        wide = batch + 16 if batch % POW2_PLANES == 0 else batch
+        if wide != batch:
+            planes = self._zero_pad(planes, [size, 2, batch], 2, wide)
+        planes = self._reshape(planes, [2 * size, wide], self.real, [size, 2, wide])
+        scale, self.scale = self.scale, 1.0
+        planes = self._reshape(self.on_planes(planes, wide, size, sign, plan, scale),
+                               [size, 2, wide], self.real, [2 * size, wide])
+        halves = [self._reshape(self._slice(planes, [size, 2, wide], [0, c, 0],
+                                            [size, c + 1, batch]), [size, batch], self.real,
+                                [size, 1, batch]) for c in (0, 1)]
+        out = self._fresh("cplx")
+        self._emit(f"{out} = stablehlo.complex {halves[0]}, {halves[1]} : "
+                   f"{self._t([size, batch], self.complex)}")
+        return self._reshape(out, shape, self.complex, [size, batch])
 
 
 #: Planes of a multiple of this many transforms get one more block: their

@@ -12,8 +12,9 @@ from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 from xlac.passes.lower.fft_codelet import twiddle_table
-from xlac.passes.lower.fft_fast import FastStage
-from xlac.passes.lower.fft_plan import fast_plan, has_fast_path
+from xlac.passes.lower.fft_fast import PLANAR_BATCH, FastStage
+from xlac.passes.lower.fft_plan import FAST_FROM, fast_plan, has_fast_path
+from xlac.passes.lower.fft_stages import stage_plan
 
 _COMPLEX = "complex<f64>"
 
@@ -43,10 +44,21 @@ class LowerFft(ModulePass):
     acts_on = frozenset({"stablehlo.fft"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in module_ops(module):
-            if op.name == "stablehlo.fft":
-                name = fresh_symbol(module, "xla_fft")
+        for op in [op for op in module_ops(module) if op.name == "stablehlo.fft"]:
+            name = fresh_symbol(module, "xla_fft")
+            swapped = transposed_around(op)
+            if swapped is None:
                 replace_with_call(module, op, _Fft.of(op).helper_text(name), name)
+                continue
+            source, before, after = swapped       # the leading axis of source, in place
+            fft = _Fft.of(op)
+            fft.operand, fft.result = ir.RankedTensorType(source.type), \
+                ir.RankedTensorType(after.results[0].type)
+            fft.leading = True
+            replace_with_call(module, after, fft.helper_text(name), name, operands=[source])
+            for dead in (op, *before):
+                if not any(True for _ in dead.results[0].uses):
+                    dead.erase()
 
 
 @dataclass
@@ -60,6 +72,10 @@ class _Fft:
     # fast path, see _stores_f32); the arithmetic (`compute`) is f64 always.
     real: str = "f64"
     compute: str = "f64"
+    # IFFT/IRFFT's 1/N, until a transform's butterfly stages take it
+    pending_scale: float = 1.0
+    # a 1-D c2c transform of the operand's leading axis (transposed_around)
+    leading: bool = False
 
     @property
     def complex(self) -> str:
@@ -83,6 +99,14 @@ class _Fft:
             self.real = "f32"
         value, shape = self._widen("%arg", self.operand)
         rank, count = self.operand.rank, len(self.lengths)
+        if self.kind in ("IFFT", "IRFFT"):
+            self.pending_scale = 1.0 / math.prod(self.lengths)
+        if self.leading:
+            value = self._complex_of(value, shape)
+            value, shape = self._stage(value, shape, 0, "c2c", 1 if self.kind == "IFFT" else -1)
+            if self.pending_scale != 1.0:
+                value = self._scale(value, shape, math.prod(self.lengths))
+            return self._text(name, self._narrow(value, shape))
         axes = list(range(rank - count, rank))
         if self.kind == "RFFT":    # real -> complex on the last axis first
             value, shape = self._stage(value, shape, axes[-1], "r2c", -1)
@@ -93,12 +117,24 @@ class _Fft:
                                        1 if self.kind in ("IFFT", "IRFFT") else -1)
         if last_c2r:
             value, shape = self._stage(value, shape, axes[-1], "c2r", 1)
-        if self.kind in ("IFFT", "IRFFT"):
+        if self.pending_scale != 1.0:       # no stage took it: a pass of its own
             value = self._scale(value, shape, math.prod(self.lengths))
-        value = self._narrow(value, shape)
+        return self._text(name, self._narrow(value, shape))
+
+    def _text(self, name: str, value: str) -> str:
         body = "\n  ".join(self.lines)
         return (f"func.func private @{name}(%arg: {self.operand}) -> {self.result} {{\n"
                 f"  {body}\n  return {value} : {self.result}\n}}\n")
+
+    def _complex_of(self, value: str, shape: list[int]) -> str:
+        """A real operand (a convert's, taken over by transposed_around) as complex."""
+        element = str(self.operand.element_type)
+        if element.startswith("complex"):
+            return value
+        out = self._fresh("cplx")
+        self._emit(f"{out} = stablehlo.convert {value} : ({_t(shape, self.real)}) -> "
+                   f"{_t(shape, self.complex)}")
+        return out
 
     def _stores_f32(self) -> bool:
         """Single precision with every axis on the fast path keeps f32 pairs
@@ -177,7 +213,11 @@ class _Fft:
         size = self.lengths[axis - (len(shape) - len(self.lengths))]
         if has_fast_path(size):
             stage = FastStage(self._emit, self._fresh, twiddle_table, self.real, self.compute)
-            return stage.stage(value, shape, axis, kind, size, sign)
+            stage.scale = self.pending_scale
+            out = stage.stage(value, shape, axis, kind, size, sign)
+            if stage.scale == 1.0:          # taken (all else is linear: anywhere will do)
+                self.pending_scale = 1.0
+            return out
         return self._direct_stage(value, shape, axis, kind, size, sign)
 
     def _direct_stage(self, value: str, shape: list[int], axis: int, kind: str,
@@ -217,6 +257,43 @@ class _Fft:
             *_BODIES[kind](size),
             f"}} -> {out_type}")
         return s, out_shape
+
+
+def transposed_around(op: ir.Operation):
+    """``(source, [convert,] transpose, transpose)`` where a 1-D FFT/IFFT reads
+    ``transpose(source)`` of a matrix (through a convert to complex, as jax
+    writes ``fft(x, axis=0)`` of a real x) and its one user transposes it
+    back: a transform of source's leading axis, which the butterfly stages
+    run on source's own layout (FastStage.leading_axis, no transposes); None
+    otherwise (or where that axis would not take the stages)."""
+    fft = _Fft.of(op)
+    if fft.kind not in ("FFT", "IFFT") or len(fft.lengths) != 1 or fft.operand.rank != 2:
+        return None
+    users = [use.owner.operation for use in op.results[0].uses]
+    if len(users) != 1 or not _swaps(users[0]):
+        return None
+    chain, owner = [], _producer(op.operands[0])
+    if owner is not None and owner.name == "stablehlo.convert":
+        chain.append(owner)
+        owner = _producer(owner.operands[0])
+    if owner is None or not _swaps(owner):
+        return None
+    if any(sum(1 for _ in o.results[0].uses) != 1 for o in chain):
+        return None
+    size, batch = fft.operand.shape[1], fft.operand.shape[0]
+    if size < FAST_FROM or batch < PLANAR_BATCH or stage_plan(size) is None:
+        return None
+    return owner.operands[0], [*chain, owner], users[0]
+
+
+def _producer(value: ir.Value) -> ir.Operation | None:
+    owner = value.owner
+    return None if isinstance(owner, ir.Block) else owner.operation
+
+
+def _swaps(op) -> bool:
+    return op.name == "stablehlo.transpose" and \
+        list(ir.DenseI64ArrayAttr(op.attributes["permutation"])) == [1, 0]
 
 
 def _t(shape: list[int], element: str) -> str:

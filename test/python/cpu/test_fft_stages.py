@@ -220,3 +220,79 @@ def test_sliced_tails_compile_at_levels(kind, shape, lengths, dtype, reference):
         if level in runnable_levels(level):
             (got,) = exe.run(x)
             assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max(), level
+
+
+def test_inverse_scale_in_the_first_stage(tmp_path):
+    """IFFT's 1/N goes into the first stage (its twiddle tables, a product
+    for the untwiddled output): no division pass after the transform; on
+    the matmul path (one transform) the division stays."""
+    path = tmp_path / "ifft.mlir"
+    for shape, divides in (((16, 720), False), ((1, 720), True)):
+        t = _tensor(shape, np.complex64)
+        path.write_text(_program("IFFT", [720], t, t))
+        ir = _opt(path)
+        assert ("stablehlo.divide" in ir) is divides, shape
+        assert ("arith.constant 0.0013888888888888889 : f64" in ir) is not divides, shape
+
+
+_INVERSES = [  # the scale through each way into the stages
+    ("IFFT", (180, 720), [720], np.complex64, np.fft.ifft),               # padded planes
+    ("IFFT", (21, 700), [700], np.complex64, np.fft.ifft),                # gathered
+    ("IFFT", (24, 40), [24, 40], np.complex128, np.fft.ifft2),            # two axes, one scale
+    ("IRFFT", (12, 540), [1078], np.complex64, lambda x: np.fft.irfft(x, 1078)),
+    ("IFFT", (8, 257), [257], np.complex64, np.fft.ifft),                 # chirp-z: taken once
+]
+
+
+@pytest.mark.parametrize("kind,shape,lengths,dtype,reference", _INVERSES)
+def test_inverse_scale_at_levels(kind, shape, lengths, dtype, reference):
+    test_sliced_tails_compile_at_levels(kind, shape, lengths, dtype, reference)
+
+
+def _axis0_program(kind: str, shape, in_dtype, out_dtype) -> str:
+    """fft(x, axis=0) as jax writes it: transpose, [convert,] fft, transpose back."""
+    rows, cols = shape
+    src, cplx = _tensor(shape, in_dtype), _tensor(shape, out_dtype)
+    moved, moved_c = _tensor((cols, rows), in_dtype), _tensor((cols, rows), out_dtype)
+    convert = f"  %c = stablehlo.convert %t : ({moved}) -> {moved_c}\n" if in_dtype != out_dtype else ""
+    operand = "%c" if convert else "%t"
+    return f"""
+func.func @main(%x: {src}) -> {cplx} {{
+  %t = stablehlo.transpose %x, dims = [1, 0] : ({src}) -> {moved}
+{convert}  %y = stablehlo.fft {operand}, type = {kind}, length = [{rows}] : ({moved_c}) -> {moved_c}
+  %z = stablehlo.transpose %y, dims = [1, 0] : ({moved_c}) -> {cplx}
+  return %z : {cplx}
+}}"""
+
+
+_AXIS0 = [  # kind, shape (the transformed axis first), input and output dtypes
+    ("FFT", (256, 64), np.float32, np.complex64),       # jnp.fft.fft(x, axis=0) of a real x
+    ("IFFT", (720, 24), np.complex64, np.complex64),
+    ("FFT", (96, 128), np.complex128, np.complex128),   # 128 transforms: padded planes
+    ("IFFT", (45, 9), np.complex128, np.complex128),
+]
+
+
+@pytest.mark.parametrize("kind,shape,in_dtype,out_dtype", _AXIS0)
+def test_leading_axis_without_transposes(tmp_path, kind, shape, in_dtype, out_dtype):
+    """A transform of axis 0 between two transposes runs the stages on the
+    operand's own layout: the lowered program has no transpose left; the
+    results match numpy at every runnable level (1e-6 of the largest output)."""
+    program = _axis0_program(kind, shape, in_dtype, out_dtype)
+    path = tmp_path / "axis0.mlir"
+    path.write_text(program)
+    ir = _opt(path)
+    assert "stablehlo.transpose" not in ir and "linalg.generic" in ir
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal(shape)
+    if np.issubdtype(in_dtype, np.complexfloating):
+        x = x + 1j * rng.standard_normal(shape)
+    x = x.astype(in_dtype)
+    reference = np.fft.fft if kind == "FFT" else np.fft.ifft
+    want = reference(x.astype(np.complex128), axis=0)
+    for level in ("x86-64-v3", "host"):
+        exe = xlac.compile(program, cpu=level, cache=False)
+        if level in runnable_levels(level):
+            (got,) = exe.run(x)
+            assert got.dtype == out_dtype
+            assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max(), level

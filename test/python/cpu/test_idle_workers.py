@@ -68,6 +68,31 @@ def test_users_blocktime_wins(monkeypatch):
         libraries.idle_workers_sleep.cache_clear()
 
 
+@pytest.mark.parametrize("inherited, chosen, expected, ours", [
+    ("1", "1", "0", True),          # the parent's choice (quiet then): this process chooses again
+    ("0", "0", "0", True),
+    ("1", "0", "1", False),         # set since by the user: kept
+    ("200", None, "200", False),    # the user's, no xlac parent
+    (None, "1", "0", True),         # the user removed it: chosen
+])
+def test_a_parents_choice_is_not_the_users(monkeypatch, inherited, chosen, expected, ours):
+    """A process started from an xlac process inherits the blocktime that one
+    chose, marked as xlac's: it chooses from its own load (busy here)."""
+    _fake_loadavg(monkeypatch, 9)
+    for name, value in (("KMP_BLOCKTIME", inherited), (libraries.CHOSEN, chosen)):
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
+    libraries.idle_workers_sleep.cache_clear()
+    try:
+        returned = libraries.idle_workers_sleep()
+        assert libraries.os.environ["KMP_BLOCKTIME"] == expected
+        assert returned == (int(expected) if ours else None)
+    finally:
+        libraries.idle_workers_sleep.cache_clear()
+
+
 def test_set_before_the_first_parallel_region():
     """A fresh process that compiles and runs a parallel program has chosen
     by then (libiomp5 reads it once, at its first region)."""

@@ -31,14 +31,26 @@ def idle_workers_sleep() -> int | None:
     34 ms sleeping, 132 ms spinning). So it is decided once, from the tasks
     runnable right now, before libiomp5 reads it at its first parallel
     region; both the JIT and a loaded library call this before running
-    anything. The user's own KMP_BLOCKTIME wins (docs/cpu-runtime.md).
+    anything. The user's own KMP_BLOCKTIME wins (docs/cpu-runtime.md); one
+    inherited from an xlac process (``CHOSEN`` says so) is chosen again.
     Returns the blocktime it set, None where the user set it. Later calls
     look at the load again (``idle_workers.follow_load``).
     """
-    if "KMP_BLOCKTIME" not in os.environ:
-        os.environ["KMP_BLOCKTIME"] = "0" if cores_busy_elsewhere() else SPIN_MS
-        return int(os.environ["KMP_BLOCKTIME"])      # ours: idle_workers.follow_load may change it
+    blocktime = os.environ.get("KMP_BLOCKTIME")
+    if blocktime is None or blocktime == os.environ.get(CHOSEN):
+        chosen = "0" if cores_busy_elsewhere() else SPIN_MS
+        os.environ["KMP_BLOCKTIME"] = os.environ[CHOSEN] = chosen
+        return int(chosen)                           # ours: idle_workers.follow_load may change it
     return None
+
+
+# The blocktime xlac chose, beside KMP_BLOCKTIME, so that a process started
+# from this one (which inherits both) chooses afresh rather than take the
+# parent's choice for the user's: a child that inherited `1` from a parent
+# started on quiet cores spun for good under load (a fresh process's FFT
+# 180x720 c64: 0.72-0.90 ms its fastest call, medians 1-5 ms; 0.49 / 0.5-0.7
+# choosing itself; load 6-7 on 2 cores).
+CHOSEN = "KMP_BLOCKTIME_CHOSEN_BY_XLAC"
 
 
 def cores_busy_elsewhere(samples: int = 3) -> bool:
