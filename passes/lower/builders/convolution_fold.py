@@ -56,8 +56,8 @@ def folded_conv(text, x, xs, w, ws, out, stride, padding, rhs_dilation) -> str:
     return text.conv(x2, wide, w2, w2_shape, out, (stride[0], 1), ((0, 0), (0, 0)), (rhs_dilation[0], 1))
 
 
-def stacked(text, parts: list[str], part: list[int], whole: list[int]) -> str:
-    """``parts`` one after another along dim 0, each written into place with a
+def stacked(text, parts: list[str], part: list[int], whole: list[int], step: int = 1) -> str:
+    """``parts`` (``step`` rows each) one after another along dim 0, each written into place with a
     dynamic_update_slice: a copy of contiguous rows (memcpy), where upstream
     lowers a concatenate to a generic that selects its operand per element
     and runs as scalar loops."""
@@ -68,7 +68,7 @@ def stacked(text, parts: list[str], part: list[int], whole: list[int]) -> str:
     y = text.op(f"stablehlo.broadcast_in_dim {text.zero()}, dims = [] : "
                 f"(tensor<{text.element}>) -> {text.t(whole)}")
     for k, value in enumerate(parts):
-        row = text.op(f"stablehlo.constant dense<{k}> : {index}")
+        row = text.op(f"stablehlo.constant dense<{k * step}> : {index}")
         starts = ", ".join([row] + [zero_index] * (len(whole) - 1))
         y = text.op(f"stablehlo.dynamic_update_slice {y}, {value}, {starts} : "
                     f"({text.t(whole)}, {text.t(part)}, {', '.join([index] * len(whole))}) "

@@ -104,9 +104,10 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     # convolution lowerings (im2col, weight gradients as one matmul) find a padded input as a pad
     concatenate = "xla-concatenate-as-slices" if parallel_rows else \
         "xla-concatenate-as-slices{kernel-results=false pads=false}"
-    # grouped convolutions as ungrouped ones: the CPU's schedules (CUDA has a grouped kernel)
+    # grouped convolutions as ungrouped ones: the CPU's schedules (CUDA has a grouped kernel);
+    # a weight gradient's dots per row of positions: the CPU's (CUDA's one-matmul pass takes them per position)
     canonicalize_convs = "xla-canonicalize-convolutions" if parallel_rows else \
-        "xla-canonicalize-convolutions{groups=false}"
+        "xla-canonicalize-convolutions{groups=false rows=false}"
     # sums along short rows 8 rows at a time in place: vector transfers, for the CPU
     reduce_windows = "xla-rewrite-reduce-windows" if parallel_rows else "xla-rewrite-reduce-windows{rows=false}"
     # each kernel one loop nest with several results: for the CPU's elementwise schedules

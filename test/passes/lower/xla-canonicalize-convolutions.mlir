@@ -1,4 +1,5 @@
 // RUN: xla-opt %s --pass-pipeline='builtin.module(xla-canonicalize-convolutions,inline)' --split-input-file | FileCheck %s
+// RUN: xla-opt %s --pass-pipeline='builtin.module(xla-canonicalize-convolutions{rows=false},inline)' --split-input-file | FileCheck %s --check-prefix=TAPS
 
 /// NCHW x OIHW -> NCHW (PyTorch's layout): transposes around a canonical convolution.
 // CHECK-LABEL: func.func @nchw
@@ -34,20 +35,38 @@ func.func @input_gradient(%g: tensor<1x4x4x4xf32>, %w: tensor<3x3x4x4xf32>) -> t
 
 // -----
 
-/// A weight gradient (3x3 output positions, a 14x14 "kernel"): one dot_general per
-/// position, its window of the padded input (a strided slice) contracted with dY,
-/// both as they lie. With 4 channels and 16 features the features are the matmul's
-/// columns; the [4, 16] results are written into place (dynamic_update_slice, a
-/// row copy, not a concatenate's per-element select) and are the [3, 3, 4, 16] gradient.
+/// A weight gradient (3x3 output positions, a 14x14 "kernel"): the windows of the
+/// padded input (strided slices) under one row of positions side by side along the
+/// channels, one dot_general per row contracting them with dY as it lies. With 4
+/// channels and 16 features the features are the matmul's columns; each [12, 16]
+/// result is the row's three [4, 16] gradients, written into place
+/// (dynamic_update_slice, a row copy) and reshaped to the [3, 3, 4, 16] gradient.
 // CHECK-LABEL: func.func @weight_gradient
+// CHECK-DAG: %[[SIX:.*]] = stablehlo.constant dense<6> : tensor<i64>
+// CHECK-DAG: %[[THREE:.*]] = stablehlo.constant dense<3> : tensor<i64>
+// CHECK-DAG: %[[Z:.*]] = stablehlo.constant dense<0> : tensor<i64>
 // CHECK-NOT: stablehlo.transpose
 // CHECK: %[[PAD:.*]] = stablehlo.pad %{{.*}}, low = [0, 1, 1, 0], high = [0, 1, 1, 0]
-// CHECK-COUNT-9: stablehlo.dot_general %{{.*}}, %{{.*}}, contracting_dims = [0, 1, 2] x [0, 1, 2] : (tensor<8x14x14x4xf32>, tensor<8x14x14x16xf32>) -> tensor<4x16xf32>
-// CHECK-NOT: stablehlo.concatenate
-// CHECK-COUNT-9: stablehlo.dynamic_update_slice {{.*}} -> tensor<9x4x16xf32>
+// CHECK: %[[A:.*]] = stablehlo.slice %[[PAD]] [0:8, 0:14, 0:14, 0:4]
+// CHECK: %[[B:.*]] = stablehlo.slice %[[PAD]] [0:8, 0:14, 1:15, 0:4]
+// CHECK: %[[C:.*]] = stablehlo.slice %[[PAD]] [0:8, 0:14, 2:16, 0:4]
+// CHECK: %[[ROW:.*]] = stablehlo.concatenate %[[A]], %[[B]], %[[C]], dim = 3 : {{.*}} -> tensor<8x14x14x12xf32>
+// CHECK: stablehlo.dot_general %[[ROW]], %{{.*}}, contracting_dims = [0, 1, 2] x [0, 1, 2] : (tensor<8x14x14x12xf32>, tensor<8x14x14x16xf32>) -> tensor<12x16xf32>
+// CHECK-COUNT-2: stablehlo.dot_general {{.*}} -> tensor<12x16xf32>
+// CHECK-NOT: stablehlo.dot_general
+// CHECK: stablehlo.dynamic_update_slice %{{.*}}, %{{.*}}, %[[Z]], %[[Z]], %[[Z]] : (tensor<9x4x16xf32>, tensor<3x4x16xf32>, {{.*}}) -> tensor<9x4x16xf32>
+// CHECK: stablehlo.dynamic_update_slice %{{.*}}, %{{.*}}, %[[THREE]], %[[Z]], %[[Z]]
+// CHECK: stablehlo.dynamic_update_slice %{{.*}}, %{{.*}}, %[[SIX]], %[[Z]], %[[Z]]
 // CHECK: stablehlo.reshape %{{.*}} : (tensor<9x4x16xf32>) -> tensor<3x3x4x16xf32>
 // CHECK-NOT: stablehlo.transpose
 // CHECK-NOT: stablehlo.convolution
+/// rows=false (the CUDA pipeline: its one-matmul rewrite takes the per-position
+/// dots): one dot_general per position, its window transposed into A
+// TAPS-LABEL: func.func @weight_gradient
+// TAPS-NOT: stablehlo.concatenate
+// TAPS-COUNT-9: stablehlo.dot_general %{{.*}}, %{{.*}}, contracting_dims = [0, 1, 2] x [0, 1, 2] : (tensor<8x14x14x4xf32>, tensor<8x14x14x16xf32>) -> tensor<4x16xf32>
+// TAPS-COUNT-9: stablehlo.dynamic_update_slice {{.*}} -> tensor<9x4x16xf32>
+// TAPS: return
 func.func @weight_gradient(%x: tensor<8x14x14x4xf32>, %g: tensor<8x14x14x16xf32>) -> tensor<3x3x4x16xf32> {
   %0 = stablehlo.convolution(%x, %g) dim_numbers = [f, 0, 1, b]x[i, 0, 1, o]->[0, 1, b, f],
        window = {pad = [[1, 1], [1, 1]]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
