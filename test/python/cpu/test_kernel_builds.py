@@ -221,3 +221,33 @@ def test_the_library_is_cold_only_for_a_contraction_and_no_kernel_of_the_level(t
     micro_kernels.object_path(micro_kernels.symbol(2, 16), features, tmp_path)   # one kernel kept
     assert not kernel_builds.library_cold(dot, features, tmp_path)
     assert kernel_builds.library_cold(dot, features, tmp_path / "other")          # another cache
+
+
+def _within(seconds: float, call):
+    """``call()``'s value, failing (not hanging) if it has not ended within ``seconds``."""
+    done: list = []
+    thread = threading.Thread(target=lambda: done.append(call()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert done, f"not done within {seconds} s"
+    return done[0]
+
+
+def test_a_worker_started_at_ingest_serves_the_kernels_then_the_pieces(tmp_path, built_here, sent, started,
+                                                                      monkeypatch):
+    """A program small as StableHLO (``likely_big`` says no: no piece workers at
+    ingest) that calls micro-kernels and turns out big at the machine code (as
+    ``jnp.convolve`` of 5,120 by 1,280 points did, 247 MB of LLVM dialect): the
+    worker started for the kernels at ingest builds them, then compiles pieces
+    beside a worker the pieces start; the compile ends, right, the worker back."""
+    _cores(monkeypatch, busy=False)
+    monkeypatch.setattr(pieces, "likely_big", lambda module: False)
+    monkeypatch.setattr(pieces, "PIECES_MIN_BYTES", 0)             # in pieces at the machine code
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((64, 128), np.float32), rng.standard_normal((128, 64), np.float32)
+    exe = _within(240, lambda: _compile(_scaled_dots(3), cache_dir=tmp_path, cpu="x86-64-v3"))
+    assert type(exe.function).__name__ == "PiecesFunction"
+    assert started == [1] and sent and sent[0] and built_here == []
+    np.testing.assert_allclose(exe(a, b), sum((a * np.float32(0.5 ** k)) @ b for k in range(3)),
+                               rtol=1e-4, atol=1e-4)
+    assert pieces._OUT_FOR_JOBS == [0]

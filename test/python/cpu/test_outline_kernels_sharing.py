@@ -103,3 +103,36 @@ def test_the_texts_are_handed_only_for_the_module_the_pass_last_ran_on():
     other = parse_module(new_context(), PROGRAM.encode(), "t.mlir")
     assert outline_kernels.printed_texts(other.operation) == {}
     assert outline_kernels.printed_texts(first.operation) == {}          # the look took them
+
+
+def test_a_long_kernels_text_is_handed_whole():
+    """Kernels of thousands of ops (the 1-D convolution of 1,280 taps unrolled
+    made such kernels): each handed text is the whole of a fresh print."""
+    chain = "".join(f"\n    %e{k} = math.exp %{f'e{k - 1}' if k else 'y'} : f32" for k in range(3000))
+    program = PROGRAM.replace(LOOP.format(src="a", dest="b", extra=""), LOOP.format(src="a", dest="b", extra=chain)) \
+        .replace(LOOP.format(src="c", dest="d", extra=""), LOOP.format(src="c", dest="d", extra=chain))
+    module = parse_module(new_context(), program.encode(), "t.mlir")
+    run_passes(module, ["xla-outline-kernels"])
+    handed = outline_kernels.printed_texts(module.operation)
+    functions = _functions(module)
+    assert max(map(len, handed.values())) > 90_000
+    for name, printed in handed.items():
+        assert printed == functions[name].get_asm(enable_debug_info=False, use_local_scope=True,
+                                                  assume_verified=True)
+
+
+def test_a_compile_keeps_no_module_nor_text_past_its_end():
+    """A program compiled in one JIT (no cut takes the texts) leaves neither its
+    module nor its kernels' texts with the pass once compiled."""
+    import numpy as np
+
+    import xlac
+    from xlac.options import Options
+    text = ("func.func @main(%a: tensor<64xf32>, %b: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {\n"
+            "  %0 = stablehlo.exponential %a : tensor<64xf32>\n  %1 = stablehlo.exponential %b : tensor<64xf32>\n"
+            "  return %0, %1 : tensor<64xf32>, tensor<64xf32>\n}\n")
+    options = Options.from_env().replace(cache_dir=None, progress="off")
+    exe = xlac.compile(text, options=options, cache=False)
+    assert outline_kernels._PRINTED["module"] is None and outline_kernels._PRINTED["texts"] == {}
+    a = np.linspace(-1, 1, 64, dtype=np.float32)
+    np.testing.assert_allclose(exe(a, a)[0], np.exp(a), rtol=1e-6)

@@ -8,6 +8,7 @@ see the whole llvm stage here (then they are cut from its LLVM dialect)."""
 from __future__ import annotations
 
 from xlac.cpu_model import cpu_model
+from xlac.pipeline.handoffs import printed_kernels
 from xlac.spmd.mpi import shim_for
 from xlac.targets.cpu import early_pieces, pieces
 from xlac.targets.cpu.constants import has_constants, take_constants
@@ -67,6 +68,7 @@ class CpuCompiler:
         return [(KERNELS_CALLED, build_kernels), (early_pieces.CUT_AFTER, take)]
 
     def machine_code(self, module, entry: str, signature, kept: dict, runner):
+        printed_kernels(module.operation)                 # not taken at a cut: none kept past the compile
         features = cpu_model(self.options.cpu).features
         constants = runner.machine_code(lambda: take_constants(module), "the constants' bytes") \
             if has_constants(module) else ()              # no span for nothing
