@@ -164,3 +164,90 @@ def test_a_failed_build_on_the_worker_leaves_the_kernel_to_the_link(tmp_path):
     path = micro_kernels.object_path(name, features, tmp_path)   # waits, then builds it here
     assert Path(path).read_bytes() == micro_kernels.compiled(real(name, "x86-64-v3"), name, "x86-64-v3")
     assert pieces._OUT_FOR_JOBS == [0]
+
+
+@pytest.fixture
+def started(monkeypatch):
+    """The worker counts each compile asked ``pieces.start_workers`` for."""
+    counts: list[int] = []
+    real = pieces.start_workers
+    monkeypatch.setattr(pieces, "start_workers", lambda count: counts.append(count) or real(count))
+    return counts
+
+
+def _cores(monkeypatch, busy: bool) -> None:
+    """Whether other processes keep the cores busy, as the compile sees it (not the machine's load)."""
+    from xlac.targets.cpu import compile as cpu_compile
+    monkeypatch.setattr(cpu_compile, "cores_busy_elsewhere", lambda: busy)
+
+
+def test_a_small_programs_kernels_are_built_on_a_worker_of_their_own(tmp_path, built_here, sent, started,
+                                                                    monkeypatch):
+    """A program too small for pieces (one JIT) that calls a micro-kernel, on a
+    cache that keeps none of its level, a core idle: one worker started at ingest builds it."""
+    _cores(monkeypatch, busy=False)
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((64, 128), np.float32), rng.standard_normal((128, 64), np.float32)
+    exe = _compile(_scaled_dots(1), cache_dir=tmp_path, cpu="x86-64-v3")
+    assert type(exe.function).__name__ == "CpuFunction"          # not in pieces
+    assert started == [1] and sent and sent[0]                    # one worker, the kernels sent
+    assert built_here == []                                       # none built in this process
+    np.testing.assert_allclose(exe(a, b), a @ b, rtol=1e-4, atol=1e-4)
+    assert pieces._OUT_FOR_JOBS == [0]
+    started.clear()
+    sent.clear()
+    exe = _compile(_scaled_dots(1), cache_dir=tmp_path, cpu="x86-64-v3")   # the library warm now
+    assert started == [] and sent == [] and built_here == []
+    np.testing.assert_allclose(exe(a, b), a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_on_busy_cores_a_small_programs_kernels_are_built_by_the_jit(tmp_path, built_here, sent, started,
+                                                                     monkeypatch):
+    _cores(monkeypatch, busy=True)
+    rng = np.random.default_rng(2)
+    a, b = rng.standard_normal((64, 128), np.float32), rng.standard_normal((128, 64), np.float32)
+    exe = _compile(_scaled_dots(1), cache_dir=tmp_path, cpu="x86-64-v3")
+    assert started == [] and sent == [] and built_here                 # here, as before
+    np.testing.assert_allclose(exe(a, b), a @ b, rtol=1e-4, atol=1e-4)
+
+
+def test_the_library_is_cold_only_for_a_contraction_and_no_kernel_of_the_level(tmp_path):
+    features = cpu_model("x86-64-v3").features
+    dot = ir.Module.parse(_scaled_dots(1), new_context())
+    add = ir.Module.parse(f"func.func @main(%a: {_A}) -> {_A} {{\n  %0 = stablehlo.add %a, %a : {_A}\n"
+                          f"  return %0 : {_A}\n}}\n", new_context())
+    assert kernel_builds.library_cold(dot, features, tmp_path)
+    assert not kernel_builds.library_cold(add, features, tmp_path)               # no contraction
+    micro_kernels.object_path(micro_kernels.symbol(2, 16), features, tmp_path)   # one kernel kept
+    assert not kernel_builds.library_cold(dot, features, tmp_path)
+    assert kernel_builds.library_cold(dot, features, tmp_path / "other")          # another cache
+
+
+def _within(seconds: float, call):
+    """``call()``'s value, failing (not hanging) if it has not ended within ``seconds``."""
+    done: list = []
+    thread = threading.Thread(target=lambda: done.append(call()), daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert done, f"not done within {seconds} s"
+    return done[0]
+
+
+def test_a_worker_started_at_ingest_serves_the_kernels_then_the_pieces(tmp_path, built_here, sent, started,
+                                                                      monkeypatch):
+    """A program small as StableHLO (``likely_big`` says no: no piece workers at
+    ingest) that calls micro-kernels and turns out big at the machine code (as
+    ``jnp.convolve`` of 5,120 by 1,280 points did, 247 MB of LLVM dialect): the
+    worker started for the kernels at ingest builds them, then compiles pieces
+    beside a worker the pieces start; the compile ends, right, the worker back."""
+    _cores(monkeypatch, busy=False)
+    monkeypatch.setattr(pieces, "likely_big", lambda module: False)
+    monkeypatch.setattr(pieces, "PIECES_MIN_BYTES", 0)             # in pieces at the machine code
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((64, 128), np.float32), rng.standard_normal((128, 64), np.float32)
+    exe = _within(240, lambda: _compile(_scaled_dots(3), cache_dir=tmp_path, cpu="x86-64-v3"))
+    assert type(exe.function).__name__ == "PiecesFunction"
+    assert started == [1] and sent and sent[0] and built_here == []
+    np.testing.assert_allclose(exe(a, b), sum((a * np.float32(0.5 ** k)) @ b for k in range(3)),
+                               rtol=1e-4, atol=1e-4)
+    assert pieces._OUT_FOR_JOBS == [0]

@@ -31,13 +31,13 @@ func.func @main(%a: memref<8xf32>, %b: memref<8xf32>, %c: memref<8xf32>, %d: mem
 
 
 def _outlined(monkeypatch, printed: list[str]) -> str:
-    real = outline_kernels._text
+    real = outline_kernels._Kernels._text
 
-    def counted(func, name):
+    def counted(self, func, name):
         printed.append(name)
-        return real(func, name)
+        return real(self, func, name)
 
-    monkeypatch.setattr(outline_kernels, "_text", counted)
+    monkeypatch.setattr(outline_kernels._Kernels, "_text", counted)
     module = parse_module(new_context(), PROGRAM.encode(), "t.mlir")
     run_passes(module, ["xla-outline-kernels"])
     return str(module)
@@ -66,3 +66,73 @@ def test_first_alike_prints_each_item_at_most_once():
     assert alike.first(("k",), "d", text("d", "y")) == "c"
     assert alike.first(("k",), "e", text("e", "x")) == "a"
     assert sorted(prints) == ["a", "c", "d", "e"]      # each once; "b" never
+
+
+def _functions(module) -> dict:
+    return {op.operation.attributes["sym_name"].value: op.operation for op in module.body.operations
+            if op.operation.name == "func.func"}
+
+
+def test_the_kernels_printed_are_handed_to_the_pieces_keys_as_printed_again():
+    """``printed_texts``: the texts of the kernels kept, each what printing it now
+    gives (the pieces' keys reuse them); a twin's name, freed when the twin is
+    erased and taken by a later kernel, not handed over with the twin's text."""
+    # the twin of the first loop is made second (xla_kernel_1) and erased; the
+    # longer third loop takes its name
+    program = PROGRAM.replace(LOOP.format(src="b", dest="c", extra="\n    %z = arith.negf %y : f32"),
+                              LOOP.format(src="b", dest="c", extra="")) \
+        .replace(LOOP.format(src="c", dest="d", extra=""),
+                 LOOP.format(src="c", dest="d", extra="\n    %z = arith.negf %y : f32"))
+    for text in (PROGRAM, program):
+        module = parse_module(new_context(), text.encode(), "t.mlir")
+        run_passes(module, ["xla-outline-kernels"])
+        handed = outline_kernels.printed_texts(module.operation)
+        functions = _functions(module)
+        assert handed and set(handed) <= set(functions)
+        for name, printed in handed.items():
+            assert printed == functions[name].get_asm(enable_debug_info=False, use_local_scope=True,
+                                                      assume_verified=True)
+        assert outline_kernels.printed_texts(module.operation) == {}        # taken once
+    assert "xla_kernel_1" in functions and "xla_kernel_1" not in handed      # the freed name
+    assert "arith.negf" in str(functions["xla_kernel_1"])
+
+
+def test_the_texts_are_handed_only_for_the_module_the_pass_last_ran_on():
+    first = parse_module(new_context(), PROGRAM.encode(), "t.mlir")
+    run_passes(first, ["xla-outline-kernels"])
+    other = parse_module(new_context(), PROGRAM.encode(), "t.mlir")
+    assert outline_kernels.printed_texts(other.operation) == {}
+    assert outline_kernels.printed_texts(first.operation) == {}          # the look took them
+
+
+def test_a_long_kernels_text_is_handed_whole():
+    """Kernels of thousands of ops (the 1-D convolution of 1,280 taps unrolled
+    made such kernels): each handed text is the whole of a fresh print."""
+    chain = "".join(f"\n    %e{k} = math.exp %{f'e{k - 1}' if k else 'y'} : f32" for k in range(3000))
+    program = PROGRAM.replace(LOOP.format(src="a", dest="b", extra=""), LOOP.format(src="a", dest="b", extra=chain)) \
+        .replace(LOOP.format(src="c", dest="d", extra=""), LOOP.format(src="c", dest="d", extra=chain))
+    module = parse_module(new_context(), program.encode(), "t.mlir")
+    run_passes(module, ["xla-outline-kernels"])
+    handed = outline_kernels.printed_texts(module.operation)
+    functions = _functions(module)
+    assert max(map(len, handed.values())) > 90_000
+    for name, printed in handed.items():
+        assert printed == functions[name].get_asm(enable_debug_info=False, use_local_scope=True,
+                                                  assume_verified=True)
+
+
+def test_a_compile_keeps_no_module_nor_text_past_its_end():
+    """A program compiled in one JIT (no cut takes the texts) leaves neither its
+    module nor its kernels' texts with the pass once compiled."""
+    import numpy as np
+
+    import xlac
+    from xlac.options import Options
+    text = ("func.func @main(%a: tensor<64xf32>, %b: tensor<64xf32>) -> (tensor<64xf32>, tensor<64xf32>) {\n"
+            "  %0 = stablehlo.exponential %a : tensor<64xf32>\n  %1 = stablehlo.exponential %b : tensor<64xf32>\n"
+            "  return %0, %1 : tensor<64xf32>, tensor<64xf32>\n}\n")
+    options = Options.from_env().replace(cache_dir=None, progress="off")
+    exe = xlac.compile(text, options=options, cache=False)
+    assert outline_kernels._PRINTED["module"] is None and outline_kernels._PRINTED["texts"] == {}
+    a = np.linspace(-1, 1, 64, dtype=np.float32)
+    np.testing.assert_allclose(exe(a, a)[0], np.exp(a), rtol=1e-6)

@@ -25,6 +25,7 @@ import json
 from collections.abc import Iterator
 
 from xlac.mlir import ir
+from xlac.pipeline.handoffs import printed_kernels
 from xlac.signature import CONSTANTS_ATTR
 from xlac.targets.cpu import pieces
 from xlac.targets.cpu.piece_modules import Piece, bucket, make_piece, named, symbol_name
@@ -49,10 +50,13 @@ def function_texts(module: ir.Module, entry: str) -> dict[str, str] | None:
     """Each function of ``module`` (after outlining) printed once, or None when
     it is too small for pieces (as ``pieces.function_texts`` judges the LLVM
     dialect, scaled by ``EXPANSION``), holds what a piece cannot copy, or has
-    an entry long enough to be cut into parts (``LONG_ENTRY_OPS``)."""
+    an entry long enough to be cut into parts (``LONG_ENTRY_OPS``). Called right
+    after ``CUT_AFTER`` (the stage's last pass run before it): the kernels that
+    pass printed to compare them are not printed again."""
+    printed = printed_kernels(module.operation)     # taken even where unused: none left behind
     if _long_entry(module, entry):
         return None
-    return pieces.function_texts(module, entry, "func.func", _shareable, EXPANSION)
+    return pieces.function_texts(module, entry, "func.func", _shareable, EXPANSION, printed)
 
 
 def _long_entry(module: ir.Module, entry: str) -> bool:

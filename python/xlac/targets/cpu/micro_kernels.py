@@ -334,7 +334,21 @@ def object_path(name: str, features, cache_dir: Path | None) -> Path:
 
 def kept_path(name: str, features, cache_dir: Path | None) -> Path:
     """Where micro-kernel ``name``'s object for CPU ``features`` is kept (made or not)."""
-    return directory(cache_dir) / f"{name}-{_key(name, features)}.o"
+    return directory(cache_dir) / kept_name(name, features)
+
+
+def kept_name(name: str, features) -> str:
+    """The file name of micro-kernel ``name``'s object for CPU ``features``."""
+    return f"{name}-{_key(name, features)}.o"
+
+
+def candidates(level: str) -> list[str]:
+    """Every micro-kernel a program compiled for CPU level ``level`` may call: the
+    f32 tiles of whole vectors (``supported``), streamed or not; the bf16 and integer ones."""
+    from xlac.cpu_model import cpu_model
+    lanes = max(1, cpu_model(level).vector_bytes // 4)
+    return [symbol(tm, tn, stream) for tm in range(1, MAX_ROWS + 1)
+            for tn in range(lanes, MAX_COLUMNS + 1, lanes) for stream in (False, True)] + sorted(_bf16_kernels())
 
 
 def kernel_text(name: str, level: str) -> str:

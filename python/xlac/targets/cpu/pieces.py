@@ -59,20 +59,23 @@ def likely_big(module: ir.Module) -> bool:
 
 
 def function_texts(module: ir.Module, entry: str, kind: str = "llvm.func", shareable=None,
-                   expansion: int = 1) -> dict[str, str] | None:
+                   expansion: int = 1, printed: dict[str, str] | None = None) -> dict[str, str] | None:
     """Each function of ``module`` printed once (its text sizes the program, and
     picks its piece and, with the rest of its piece, the piece's key), or None
     when the program cannot be split or is too small to be worth it (under
     ``PIECES_MIN_BYTES`` of LLVM dialect, ``expansion`` times the text of
     functions of ``kind``: one JIT is quicker): it has what a piece cannot share
-    (a mutable global, a constructor), or only one function."""
+    (a mutable global, a constructor), or only one function. ``printed``: texts
+    of functions printed already, the same flags, the functions unchanged since."""
     top = [op.operation for op in module.body.operations]
     if any(not (shareable or _shareable)(op) for op in top):
         return None
     functions = {_name(op): op for op in top if op.name == kind and op.regions[0].blocks}
     if entry not in functions or len(functions) < 2:
         return None
-    texts = {name: op.get_asm(enable_debug_info=False, use_local_scope=True, assume_verified=True)
+    printed = printed or {}
+    texts = {name: printed.get(name) or
+             op.get_asm(enable_debug_info=False, use_local_scope=True, assume_verified=True)
              for name, op in functions.items()}
     return texts if sum(map(len, texts.values())) * expansion >= PIECES_MIN_BYTES else None
 
