@@ -19,7 +19,10 @@ schedules vectorize:
    order, as the loops do, bit for bit.
 
 Taken where the regions are elementwise StableHLO on scalars and the window
-has at most ``MAX_WINDOW`` positions; otherwise the loops.
+has at most ``MAX_WINDOW`` positions; otherwise the loops. Where the minor dim
+is strided (NCHW) the output's minor [q, r] rows are one vector's lanes
+(minor_dim_plan's six-loop plan): q's extent there is rounded up to whole
+vectors, the excess sliced off.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ import math
 from xlac.mlir import ir
 
 MAX_WINDOW = 64
+# a strided minor dim's q extent is made a multiple of this: the rows of it
+# one vector holds (minor_dim_plan: lanes / stride; 16 lanes of f32 / 2 = 8,
+# 32 of bf16 = 16), so the vector loop has no partial step
+MINOR_Q_MULTIPLE = 16
 _REGION_OPS = frozenset(f"stablehlo.{n}" for n in (
     "compare", "select", "add", "subtract", "multiply", "maximum", "minimum", "and", "or", "not", "xor",
     "negate", "abs", "constant", "convert", "return"))
@@ -105,11 +112,15 @@ def _scalar_attr(element, value):
 
 
 def elementwise_regions(op: ir.Operation) -> bool:
-    """Whether both regions are elementwise StableHLO on 0-d tensors."""
+    """Whether both regions are elementwise StableHLO on 0-d tensors, reading
+    nothing from outside them."""
     for region in op.regions[:2]:
-        for inner in region.blocks[0].operations:
-            if inner.name not in _REGION_OPS:
+        block = region.blocks[0]
+        known = set(block.arguments)
+        for inner in block.operations:
+            if inner.name not in _REGION_OPS or any(v not in known for v in inner.operands):
                 return False
+            known.update(inner.results)
             if any(not isinstance(v.type, ir.RankedTensorType) or ir.RankedTensorType(v.type).rank
                    for v in [*inner.operands, *inner.results]):
                 return False
@@ -193,6 +204,10 @@ def _scatter(b: _B, region, picked, source, init, w, element, i32, extents):
     split = [s > 1 for s in w.strides]
     big_is_q = False
     outer = [-(-(lo + n) // s) for lo, n, s in zip(w.pad_low, dims, w.strides)]       # q's extent
+    if split[-1]:
+        # the minor dim strided (NCHW): vectors of whole [q, r] rows along its q
+        # (minor_dim_plan), which takes a q extent of whole vectors: rounded up
+        outer[-1] = -(-outer[-1] // MINOR_Q_MULTIPLE) * MINOR_Q_MULTIPLE
     reach = [-(-size // s) for size, s in zip(w.sizes, w.strides)]                       # j's extent
     # [q, r] per strided dim, neighbouring q dims as one (at most 5 loops for NHWC's and NCHW's)
     big, q_shape, q_pos, r_pos = [], [], [], {}
