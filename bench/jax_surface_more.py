@@ -196,7 +196,7 @@ def narrow_arg_cases(jnp):
 
 def window_arg_cases(jnp, jax, lax):
     """argmax with argmin of one array, bool rows, and max-pooling's gradient
-    (select_and_scatter: NHWC 2x2/2, 3x3/2 SAME, NCHW 2x2/2); an RNG of their own."""
+    (select_and_scatter: NHWC 2x2/2, 3x3/2 SAME, NCHW 2x2/2 and 3x3/2 SAME); an RNG of their own."""
     rng = np.random.default_rng(64)
 
     def pool_vjp(window, stride, padding):
@@ -205,6 +205,7 @@ def window_arg_cases(jnp, jax, lax):
             return jax.vjp(pool, v)[1](g)[0]
         return grad
     images = rng.integers(-4, 5, (1, 8, 8, 4)).astype("float32")
+    batch = rng.integers(-4, 5, (2, 4, 8, 8)).astype("float32")
     return [
         ("jnp.argmax_argmin", lambda v: (jnp.argmax(v, axis=1), jnp.argmin(v, axis=1)),
          [rng.standard_normal((8, 16)).astype("float32")]),
@@ -216,6 +217,11 @@ def window_arg_cases(jnp, jax, lax):
          [images, rng.standard_normal((1, 4, 4, 4)).astype("float32")]),
         ("grad.max_pool.nchw", pool_vjp((1, 1, 2, 2), (1, 1, 2, 2), "VALID"),
          [images.transpose(0, 3, 1, 2).copy(), rng.standard_normal((1, 4, 4, 4)).astype("float32")]),
+        # PyTorch-style NCHW batches (s=14: 28 x 56 x 112 x 112, a ResNet stem's pool)
+        ("grad.max_pool.nchw.b2", pool_vjp((1, 1, 2, 2), (1, 1, 2, 2), "VALID"),
+         [batch, rng.standard_normal((2, 4, 4, 4)).astype("float32")]),
+        ("grad.max_pool.nchw.3x3s2", pool_vjp((1, 1, 3, 3), (1, 1, 2, 2), "SAME"),
+         [batch, rng.standard_normal((2, 4, 4, 4)).astype("float32")]),
     ]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from xlac.mlir import ir, transform_interpreter
 from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.cpu.register_tile_loops import minor_identity
+from xlac.passes.cpu.strided_minor_reads import contiguous_read, strided_read
 
 # set by the `xla_elementwise_minor_*` schedules on the loop their W x M vectors walk
 FLATTEN_TAG = "xla.flatten_transfers"
@@ -58,6 +59,11 @@ class FlattenMinorTransfers(ModulePass):
         %flat = memref.collapse_shape %m [[0], [1, 2]] ...
         vector.transfer_write (vector.shape_cast %v to vector<8xf64>), %flat[%i, %j * 2]
 
+    Anywhere, a read of every s-th element along a strided minor dim (s <= 4:
+    an NCHW max-pool gradient's window positions, `x[..., ::2]`) becomes one
+    contiguous masked load and a shuffle (strided_minor_reads.py), not W
+    scalar loads.
+
     The loop of a row sum whose kept minor dim is short (a complex row sum,
     `xla_reduce_kept_minor_3d`) has the other tag: its ``K x 16`` read of 16
     rows of ``K`` contiguous elements, transposed, first becomes a read of
@@ -78,11 +84,12 @@ class FlattenMinorTransfers(ModulePass):
     name = "xla-flatten-minor-transfers"
 
     def run(self, module: ir.Operation) -> None:
-        for op in module_ops(module):
+        ops = module_ops(module)
+        for op in ops:
             if op.name == "vector.transfer_read" and _transposed_unit_read(op):
                 _tag_function(op)
-        tagged = [op for op in module_ops(module)
-                  if any(tag in op.attributes for tag in (FLATTEN_TAG, TRANSPOSED_TAG, UNIT_TAG))]
+        tagged = [op for op in ops if any(tag in op.attributes for tag in (FLATTEN_TAG, TRANSPOSED_TAG, UNIT_TAG))]
+        _strided_reads_contiguous([op for op in ops if op.name == "vector.transfer_read"])
         if not tagged:
             return
         script = ir.Module.parse(_SCRIPT, module.context)
@@ -95,6 +102,17 @@ class FlattenMinorTransfers(ModulePass):
             for tag in (FLATTEN_TAG, TRANSPOSED_TAG, UNIT_TAG):
                 if tag in op.attributes:
                     del op.attributes[tag]
+
+
+def _strided_reads_contiguous(reads: list[ir.Operation]) -> None:
+    """Each read of every s-th element of a row as a contiguous masked load
+    and a shuffle (strided_minor_reads.py: an NCHW max-pool gradient's window
+    positions, ``x[..., ::2]``)."""
+    for read in reads:
+        stride = strided_read(read)
+        if stride is not None:
+            with read.location:
+                contiguous_read(read, stride)
 
 
 def _transposed_unit_read(read: ir.Operation) -> bool:

@@ -85,17 +85,25 @@ def _copy_into_readers(producer) -> None:
     producer.erase()
 
 
+def _scalar_constant(value) -> bool:
+    """A 0-d tensor constant (a lowered broadcast's scalar: select_and_scatter's init)."""
+    owner = value.owner
+    return isinstance(value.type, ir.RankedTensorType) and ir.RankedTensorType(value.type).rank == 0 \
+        and not isinstance(owner, ir.Block) and owner.operation.name == "arith.constant"
+
+
 def _index_only(op) -> bool:
-    """No inputs, one tensor result, every loop parallel, a short body of
+    """No inputs but 0-d constants, one tensor result, every loop parallel, a short body of
     `linalg.index` and arith ops that reads no block argument."""
     if len(op.results) != 1 or not isinstance(op.results[0].type, ir.RankedTensorType):
         return False
-    if len(op.operands) != 1:                          # its init alone
+    inputs = list(op.operands)[:-1]
+    if not all(_scalar_constant(v) for v in inputs):   # its init alone, or splat scalars
         return False
     if any("parallel" not in str(it) for it in ir.ArrayAttr(op.attributes["iterator_types"])):
         return False
     block = op.regions[0].blocks[0]
     body = list(block.operations)[:-1]
-    if len(body) > MAX_BODY_OPS or len(list(block.arguments[0].uses)):
+    if len(body) > MAX_BODY_OPS or len(list(block.arguments[len(inputs)].uses)):
         return False
     return all(o.name == "linalg.index" or o.name.startswith("arith.") for o in body)

@@ -29,10 +29,11 @@ class LowerSelectAndScatter(ModulePass):
         %r = call @xla_select_and_scatter(%op, %src, %init)   // scf.for nest
 
     Option `windows` (the CPU pipeline's): where the regions are elementwise
-    StableHLO, the window has at most 64 positions and the minor dim is not
-    strided, elementwise StableHLO over the window positions instead
-    (select_and_scatter_windows.py): the same values bit for bit, in vector
-    loops; jax's max-pool gradient of 80 x 80 x 40 (2x2/2) 14 -> 0.12 ms.
+    StableHLO and the window has at most 64 positions, elementwise StableHLO
+    over the window positions instead (select_and_scatter_windows.py): the
+    same values bit for bit, in vector loops; jax's max-pool gradient of
+    80 x 80 x 40 (2x2/2) 14 -> 0.12 ms. NCHW (the minor dim strided) is
+    vectorized along the output's minor [q, r] rows (minor_dim_plan).
     """
 
     name = "xla-lower-select-and-scatter"
@@ -90,8 +91,7 @@ def _takes_windows(op: ir.Operation) -> bool:
         return False
     w = _Window.of(op)
     if len(w.sizes) != operand.rank or math.prod(w.sizes) > select_and_scatter_windows.MAX_WINDOW \
-            or min(w.pad_low + w.pad_high, default=0) < 0 or min(source.shape) < 1 \
-            or w.strides[-1] != 1:                   # the minor dim split: no vector along it (NCHW keeps the loops)
+            or min(w.pad_low + w.pad_high, default=0) < 0 or min(source.shape) < 1:
         return False
     return select_and_scatter_windows.elementwise_regions(op)
 

@@ -19,7 +19,10 @@ schedules vectorize:
    order, as the loops do, bit for bit.
 
 Taken where the regions are elementwise StableHLO on scalars and the window
-has at most ``MAX_WINDOW`` positions; otherwise the loops.
+has at most ``MAX_WINDOW`` positions; otherwise the loops. Where the minor dim
+is strided (NCHW) the output's minor [q, r] rows are one vector's lanes
+(minor_dim_plan's six-loop plan): q's extent there is rounded up to whole
+vectors, the excess sliced off.
 """
 
 from __future__ import annotations
@@ -27,9 +30,15 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
+
 from xlac.mlir import ir
 
 MAX_WINDOW = 64
+# a strided minor dim's q extent is made a multiple of this: the rows of it
+# one vector holds (minor_dim_plan: lanes / stride; 16 lanes of f32 / 2 = 8,
+# 32 of bf16 = 16), so the vector loop has no partial step
+MINOR_Q_MULTIPLE = 16
 _REGION_OPS = frozenset(f"stablehlo.{n}" for n in (
     "compare", "select", "add", "subtract", "multiply", "maximum", "minimum", "and", "or", "not", "xor",
     "negate", "abs", "constant", "convert", "return"))
@@ -48,6 +57,11 @@ class _B:
     def const(self, shape, element, value):
         t = ir.RankedTensorType.get(shape, element)
         attr = ir.DenseElementsAttr.get_splat(t, _scalar_attr(element, value))
+        return self.op("stablehlo.constant", t, [], {"value": attr})
+
+    def table(self, shape, element, values):
+        t = ir.RankedTensorType.get(shape, element)
+        attr = ir.DenseElementsAttr.get(np.array(values, dtype=np.int32).reshape(shape), type=t)
         return self.op("stablehlo.constant", t, [], {"value": attr})
 
     def iota(self, shape, dim):
@@ -105,11 +119,15 @@ def _scalar_attr(element, value):
 
 
 def elementwise_regions(op: ir.Operation) -> bool:
-    """Whether both regions are elementwise StableHLO on 0-d tensors."""
+    """Whether both regions are elementwise StableHLO on 0-d tensors, reading
+    nothing from outside them."""
     for region in op.regions[:2]:
-        for inner in region.blocks[0].operations:
-            if inner.name not in _REGION_OPS:
+        block = region.blocks[0]
+        known = set(block.arguments)
+        for inner in block.operations:
+            if inner.name not in _REGION_OPS or any(v not in known for v in inner.operands):
                 return False
+            known.update(inner.results)
             if any(not isinstance(v.type, ir.RankedTensorType) or ir.RankedTensorType(v.type).rank
                    for v in [*inner.operands, *inner.results]):
                 return False
@@ -193,6 +211,10 @@ def _scatter(b: _B, region, picked, source, init, w, element, i32, extents):
     split = [s > 1 for s in w.strides]
     big_is_q = False
     outer = [-(-(lo + n) // s) for lo, n, s in zip(w.pad_low, dims, w.strides)]       # q's extent
+    if split[-1]:
+        # the minor dim strided (NCHW): vectors of whole [q, r] rows along its q
+        # (minor_dim_plan), which takes a q extent of whole vectors: rounded up
+        outer[-1] = -(-outer[-1] // MINOR_Q_MULTIPLE) * MINOR_Q_MULTIPLE
     reach = [-(-size // s) for size, s in zip(w.sizes, w.strides)]                       # j's extent
     # [q, r] per strided dim, neighbouring q dims as one (at most 5 loops for NHWC's and NCHW's)
     big, q_shape, q_pos, r_pos = [], [], [], {}
@@ -213,13 +235,18 @@ def _scatter(b: _B, region, picked, source, init, w, element, i32, extents):
     picked = b.pad(picked, b.const([], i32, -1), low, high)
     source = b.pad(source, b.const([], element, 0), low, high)
     acc = b.broadcast(init, big, [])
-    # r's number on the position grid: sum of r_d * its grid stride, from iotas
+    # r's number on the position grid: sum of r_d * its grid stride, from iotas;
+    # where the minor dim is strided (its r the innermost loop, which every read
+    # then walks), a small constant table per window offset j instead: each is
+    # read by one compare and fuses into it (a shared iota sum was an i32 array
+    # of the output's size, written and read back)
+    r_dims = list(r_pos)
+    r_steps = [math.prod(extents[d + 1:]) for d in r_dims]
     r_number = None
-    for d, pos in r_pos.items():
+    for d, pos in r_pos.items() if not split[-1] else ():
         term = b.iota(big, pos)
-        stride = math.prod(extents[d + 1:])
-        if stride != 1:
-            term = b.binary("multiply", term, b.const(big, i32, stride))
+        if r_steps[r_dims.index(d)] != 1:
+            term = b.binary("multiply", term, b.const(big, i32, r_steps[r_dims.index(d)]))
         r_number = term if r_number is None else b.binary("add", r_number, term)
     strides = [1] * rank
     for j in reversed(list(itertools.product(*[range(n) for n in reach]))):
@@ -227,9 +254,15 @@ def _scatter(b: _B, region, picked, source, init, w, element, i32, extents):
         limit = [st + q for st, q in zip(start, outer)]
         p_j = b.broadcast(b.reshape(b.slice(picked, start, limit, strides), q_shape), big, q_pos)
         s_j = b.broadcast(b.reshape(b.slice(source, start, limit, strides), q_shape), big, q_pos)
-        offset = b.const(big, i32, _linear([jd * s if sp else jd for jd, s, sp in zip(j, w.strides, split)],
-                                           extents))
-        target = offset if r_number is None else b.binary("add", r_number, offset)
+        offset = _linear([jd * s if sp else jd for jd, s, sp in zip(j, w.strides, split)], extents)
+        if split[-1]:
+            table = [offset + sum(r * step for r, step in zip(rs, r_steps))
+                     for rs in itertools.product(*[range(w.strides[d]) for d in r_dims])]
+            target = b.broadcast(b.table([w.strides[d] for d in r_dims], i32, table), big,
+                                 [r_pos[d] for d in r_dims])
+        else:
+            target = b.const(big, i32, offset)
+            target = target if r_number is None else b.binary("add", r_number, target)
         match = b.compare("EQ", p_j, target)
         acc = b.select(match, _apply(b, region, [acc, s_j], big), acc)
     flat = [q * s for q, s in zip(outer, w.strides)]

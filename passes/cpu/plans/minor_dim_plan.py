@@ -24,10 +24,12 @@ def minor_dim_plan(op: ir.Operation, nest, machine,
     those rows (no partial vector, no mask); the results are written in
     the loops' order, so the rows a vector holds are contiguous. Math
     kernels (exp, tanh: arithmetic, not data movement) and gathers keep
-    the one-dim plan. The threads' chunks follow the streams' rule
+    the one-dim plan. Six loops: an NCHW max-pool gradient's
+    [n, c, h, 2, w, 2] (select_and_scatter_windows.py), its window reads
+    broadcast along the last loop, vectors of [w, 2] rows. The threads' chunks follow the streams' rule
     (`streams_alone`), chunk edges on whole vectors."""
     rank = len(nest.extents)
-    if op.name != "linalg.generic" or not 2 <= rank <= 5 or not _moves_data(op) or not _writes_in_order(op):
+    if op.name != "linalg.generic" or not 2 <= rank <= 6 or not _moves_data(op) or not _writes_in_order(op):
         return None
     lanes = machine.vector_bytes // nest.element_bytes
     minor = nest.extents[-1]

@@ -187,4 +187,26 @@ module attributes {transform.with_named_sequence} {
     transform.annotate %loops#3 "xla.flatten_transfers" : !transform.any_op
     transform.yield
   }
+
+  transform.named_sequence @xla_elementwise_minor_6d(
+      %op: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %c2: !transform.param<i64> {transform.readonly},
+      %c3: !transform.param<i64> {transform.readonly},
+      %c4: !transform.param<i64> {transform.readonly},
+      %c5: !transform.param<i64> {transform.readonly},
+      %w: !transform.param<i64> {transform.readonly},
+      %m: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, %c1, %c2, %c3, %c4, %c5]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:5 = transform.structured.tile_using_for %chunk tile_sizes [1, 1, 1, 1, %w, 0]
+      : (!transform.any_op, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %tile vector_sizes [1, 1, 1, 1, %w, %m] {vectorize_nd_extract}
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.annotate %loops#4 "xla.flatten_transfers" : !transform.any_op
+    transform.yield
+  }
 }

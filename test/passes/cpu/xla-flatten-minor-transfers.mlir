@@ -107,3 +107,42 @@ func.func @masked_diagonal(%a: memref<2000x256xf32, strided<[2000, 1], offset: ?
   }
   return
 }
+
+/// Reads of every 2nd element (an NCHW max-pool gradient's window position,
+/// broadcast along the output's [w, 2] rows; x[..., 1::2]): one contiguous
+/// load of the 16 elements the 8 span, masked past the last one read (lane 14
+/// of the 2-D read, 15 of the 1-D one at offset 1: 1 + 7 * 2 = 15 elements),
+/// and a shuffle of every 2nd lane; a stride of 8 keeps its transfer.
+// CHECK-LABEL: func.func @strided_minor
+// CHECK: %[[BASE:.*]], %{{.*}}, %{{.*}}:2, %{{.*}}:2 = memref.extract_strided_metadata %arg0
+// CHECK: %[[FLAT:.*]] = memref.reinterpret_cast %[[BASE]] to offset: [%{{.*}}], sizes: [16], strides: [1]
+// CHECK: %[[MASK:.*]] = vector.constant_mask [15] : vector<16xi1>
+// CHECK: %[[V:.*]] = vector.maskedload %[[FLAT]][%{{.*}}], %[[MASK]]
+// CHECK: %[[S:.*]] = vector.shuffle %[[V]], %[[V]] [0, 0, 2, 2, 4, 4, 6, 6, 8, 8, 10, 10, 12, 12, 14, 14]
+// CHECK: vector.transfer_write %[[S]], %{{.*}} : vector<16xf32>, memref<16x64xf32>
+// CHECK: memref.extract_strided_metadata %arg1
+// CHECK: vector.constant_mask [15] : vector<16xi1>
+// CHECK: vector.maskedload
+// CHECK: vector.shuffle %{{.*}} [0, 2, 4, 6, 8, 10, 12, 14] : vector<16xf32>, vector<16xf32>
+// CHECK: vector.transfer_read %arg2
+func.func @strided_minor(%x: memref<16x32xf32, strided<[128, 2], offset: 1>>, %y: memref<16x8xf32, strided<[128, 2], offset: 1>>,
+                         %z: memref<16x8xf32, strided<[128, 8]>>, %out: memref<16x32x2xf32>, %o1: memref<16x8xf32>) {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c8 = arith.constant 8 : index
+  %c16 = arith.constant 16 : index
+  %c32 = arith.constant 32 : index
+  %pad = arith.constant 0.0 : f32
+  scf.for %i = %c0 to %c16 step %c1 {
+    scf.for %j = %c0 to %c32 step %c8 {
+      %v = vector.transfer_read %x[%i, %j], %pad {in_bounds = [true, true],
+          permutation_map = affine_map<(d0, d1) -> (d1, 0)>} : memref<16x32xf32, strided<[128, 2], offset: 1>>, vector<8x2xf32>
+      vector.transfer_write %v, %out[%i, %j, %c0] {in_bounds = [true, true]} : vector<8x2xf32>, memref<16x32x2xf32>
+    } {xla.flatten_transfers}
+    %a = vector.transfer_read %y[%i, %c0], %pad {in_bounds = [true]} : memref<16x8xf32, strided<[128, 2], offset: 1>>, vector<8xf32>
+    %b = vector.transfer_read %z[%i, %c0], %pad {in_bounds = [true]} : memref<16x8xf32, strided<[128, 8]>>, vector<8xf32>
+    %s = arith.addf %a, %b : vector<8xf32>
+    vector.transfer_write %s, %o1[%i, %c0] {in_bounds = [true]} : vector<8xf32>, memref<16x8xf32>
+  }
+  return
+}

@@ -133,3 +133,41 @@ func.func @returned(%x: tensor<4x8xi32>) -> (tensor<4x8xi32>, tensor<4x8xi32>, t
   } -> tensor<4x8xi32>
   return %a, %b, %iota : tensor<4x8xi32>, tensor<4x8xi32>, tensor<4x8xi32>
 }
+
+// -----
+
+/// A broadcast of a 0-d constant (select_and_scatter's init: the first
+/// window's accumulator and its unchanged value) read by two generics: a copy
+/// each, so fusion folds it into both and it is never written.
+// CHECK-LABEL: func.func @splat_constant
+// CHECK: %[[C:.*]] = arith.constant dense<0.000000e+00> : tensor<f32>
+// CHECK: %[[B1:.*]] = linalg.generic {{.*}}ins(%[[C]] : tensor<f32>)
+// CHECK: linalg.generic {{.*}}ins(%[[B1]], %arg0 :
+// CHECK: arith.addf
+// CHECK: %[[B2:.*]] = linalg.generic {{.*}}ins(%[[C]] : tensor<f32>)
+// CHECK: linalg.generic {{.*}}ins(%arg1, %{{.*}}, %[[B2]] :
+// CHECK: arith.select
+#s0 = affine_map<(d0) -> ()>
+#s1 = affine_map<(d0) -> (d0)>
+func.func @splat_constant(%x: tensor<8xf32>, %p: tensor<8xi1>) -> tensor<8xf32> {
+  %c = arith.constant dense<0.0> : tensor<f32>
+  %e = tensor.empty() : tensor<8xf32>
+  %init = linalg.generic {indexing_maps = [#s0, #s1], iterator_types = ["parallel"]}
+      ins(%c : tensor<f32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%v: f32, %o: f32):
+    linalg.yield %v : f32
+  } -> tensor<8xf32>
+  %sum = linalg.generic {indexing_maps = [#s1, #s1, #s1], iterator_types = ["parallel"]}
+      ins(%init, %x : tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%a: f32, %b: f32, %o: f32):
+    %r = arith.addf %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  %sel = linalg.generic {indexing_maps = [#s1, #s1, #s1, #s1], iterator_types = ["parallel"]}
+      ins(%p, %sum, %init : tensor<8xi1>, tensor<8xf32>, tensor<8xf32>) outs(%e : tensor<8xf32>) {
+  ^bb0(%q: i1, %a: f32, %b: f32, %o: f32):
+    %r = arith.select %q, %a, %b : f32
+    linalg.yield %r : f32
+  } -> tensor<8xf32>
+  return %sel : tensor<8xf32>
+}

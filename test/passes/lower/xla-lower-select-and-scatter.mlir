@@ -146,3 +146,38 @@ func.func @windows(%x: tensor<4x6x4xf32>, %g: tensor<2x3x4xf32>) -> tensor<4x6x4
     : (tensor<4x6x4xf32>, tensor<2x3x4xf32>, tensor<f32>) -> tensor<4x6x4xf32>
   return %r : tensor<4x6x4xf32>
 }
+
+// -----
+
+/// {windows=true}, NCHW (the minor dim strided): the same slices and picks;
+/// the output's [q, r] split keeps the minor dim's r last, its q extent (3)
+/// rounded up to whole vectors (16) by padding the picks with -1 (never a
+/// position) and the source with 0, the excess sliced off at the end; each
+/// position's number a constant table over the r dims, no iotas.
+// WIN-LABEL: func.func @nchw
+// WIN-NOT: scf.for
+// WIN: stablehlo.slice %arg0 [0:1, 0:2, 0:3:2, 0:5:2]
+// WIN: stablehlo.slice %arg0 [0:1, 0:2, 0:3:2, 1:6:2]
+// WIN: %[[PICKS:.*]] = stablehlo.pad %{{.*}}, low = [0, 0, 0, 0], high = [0, 0, 0, 13], {{.*}} -> tensor<1x2x2x16xi32>
+// WIN: stablehlo.pad %arg1, %{{.*}}, low = [0, 0, 0, 0], high = [0, 0, 0, 13], {{.*}} -> tensor<1x2x2x16xf32>
+// WIN: stablehlo.reshape %[[PICKS]] : (tensor<1x2x2x16xi32>) -> tensor<4x16xi32>
+// WIN: %[[TABLE:.*]] = stablehlo.constant dense<{{\[}}[0, 1], [2, 3]]> : tensor<2x2xi32>
+// WIN: stablehlo.broadcast_in_dim %[[TABLE]], dims = [1, 3] : (tensor<2x2xi32>) -> tensor<4x2x16x2xi32>
+// WIN: stablehlo.compare EQ, {{.*}} : (tensor<4x2x16x2xi32>, tensor<4x2x16x2xi32>) -> tensor<4x2x16x2xi1>
+// WIN: %[[OUT:.*]] = stablehlo.reshape {{.*}} : (tensor<4x2x16x2xf32>) -> tensor<1x2x4x32xf32>
+// WIN: stablehlo.slice %[[OUT]] [0:1, 0:2, 0:4, 0:6]
+// WIN-NOT: stablehlo.select_and_scatter
+func.func @nchw(%x: tensor<1x2x4x6xf32>, %g: tensor<1x2x2x3xf32>) -> tensor<1x2x4x6xf32> {
+  %zero = stablehlo.constant dense<0.0> : tensor<f32>
+  %r = "stablehlo.select_and_scatter"(%x, %g, %zero) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %ge = stablehlo.compare GE, %a, %b : (tensor<f32>, tensor<f32>) -> tensor<i1>
+    stablehlo.return %ge : tensor<i1>
+  }, {
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %sum = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %sum : tensor<f32>
+  }) {window_dimensions = array<i64: 1, 1, 2, 2>, window_strides = array<i64: 1, 1, 2, 2>}
+    : (tensor<1x2x4x6xf32>, tensor<1x2x2x3xf32>, tensor<f32>) -> tensor<1x2x4x6xf32>
+  return %r : tensor<1x2x4x6xf32>
+}

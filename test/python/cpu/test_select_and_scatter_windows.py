@@ -4,7 +4,7 @@ values bit for bit (ties to the first element, padding never picked, each
 output combining its windows in the source's order) for overlapping and
 disjoint windows, SAME and explicit padding, f32, bf16 and f16, min-pooling
 (select LE), at host and x86-64-v3; vector loops (no "not scheduled" remark)
-where the loops had one; NCHW (the minor dim strided) keeps the loops."""
+where the loops had one, NHWC and NCHW (the minor dim strided) alike."""
 
 from __future__ import annotations
 
@@ -68,10 +68,12 @@ def test_max_pool_gradient_as_jax(level, shape, window, stride, padding):
 
 @pytest.mark.parametrize("level", ["host", "x86-64-v3"])
 @pytest.mark.parametrize("dtype", [ml_dtypes.bfloat16, np.float16])
-def test_other_types(level, dtype):
-    window, stride, padding = (1, 3, 3, 1), (1, 2, 2, 1), "SAME"
-    x, g = _inputs((2, 9, 10, 16), dtype, window, stride, padding, seed=1)
-    _check(_grad(window, stride, padding)[1], (x, g), level)
+@pytest.mark.parametrize("shape,window,stride,seed", [((2, 9, 10, 16), (1, 3, 3, 1), (1, 2, 2, 1), 1),
+                                                      ((2, 4, 18, 20), (1, 1, 3, 3), (1, 1, 2, 2), 4)],
+                         ids=["nhwc", "nchw"])
+def test_other_types(level, dtype, shape, window, stride, seed):
+    x, g = _inputs(shape, dtype, window, stride, "SAME", seed=seed)
+    _check(_grad(window, stride, "SAME")[1], (x, g), level)
 
 
 @pytest.mark.parametrize("level", ["host", "x86-64-v3"])
@@ -82,11 +84,29 @@ def test_min_pool_gradient(level):
     _check(_grad(window, stride, padding, jnp.inf, lax.min)[1], (x, g), level)
 
 
-def test_nchw_keeps_the_loops():
-    """Windows over the minor dims (NCHW): the loops, as before, and the same values."""
+_NCHW = [((2, 3, 16, 32), (1, 1, 2, 2), (1, 1, 2, 2), "VALID"),
+         ((2, 3, 14, 14), (1, 1, 2, 2), (1, 1, 2, 2), "VALID"),          # q extent 7: rounded up
+         ((2, 4, 17, 15), (1, 1, 3, 3), (1, 1, 2, 2), "SAME"),
+         ((2, 4, 17, 15), (1, 1, 3, 3), (1, 1, 2, 2), "VALID"),
+         ((1, 5, 12, 20), (1, 1, 3, 3), (1, 1, 1, 1), "SAME"),
+         ((2, 3, 11, 13), (1, 1, 2, 3), (1, 1, 3, 2), ((0, 0), (0, 0), (1, 2), (2, 0)))]
+
+
+@pytest.mark.parametrize("level", ["host", "x86-64-v3"])
+@pytest.mark.parametrize("shape,window,stride,padding", _NCHW)
+def test_nchw_vectorized(level, shape, window, stride, padding):
+    """Windows over the minor dims (NCHW): vector loops along the output's
+    [w, 2] rows, jax's values bit for bit (ties, -inf)."""
+    x, g = _inputs(shape, np.float32, window, stride, padding, seed=3)
+    _check(_grad(window, stride, padding)[1], (x, g), level)
+
+
+def test_nchw_nan():
+    """NaN in a window: jax's pick (GE against NaN is false: the later element)."""
     window, stride, padding = (1, 1, 2, 2), (1, 1, 2, 2), "VALID"
-    x, g = _inputs((1, 4, 8, 8), np.float32, window, stride, padding)
-    _check(_grad(window, stride, padding)[1], (x, g), "host", scheduled=False)
+    x, g = _inputs((1, 2, 8, 32), np.float32, window, stride, padding, seed=5)
+    x.reshape(-1)[3::11] = np.nan
+    _check(_grad(window, stride, padding)[1], (x, g), "host")
 
 
 def test_windows_option_off():
