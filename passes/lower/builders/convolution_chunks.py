@@ -35,11 +35,20 @@ VECTOR = 16          # channels x chunks: a multiple of one zmm, two ymm
 TILE_PIXELS = 8      # the depthwise schedule's widest register tile (contraction_plan._pooling_plan)
 ROWS = 4             # a 1-D convolution's rows of chunks (threads take rows)
 MIN_TAPS = 64        # fewer taps keep the other forms (_depthwise_as_taps: 81 taps compiled in 2.8 s)
+# f64: the depthwise schedule takes f32 only, so the chunks run as scalar loops:
+# 5120 points by 128 taps 0.51 ms against the terms' 0.068; by 192 taps 0.83 ms
+# against 1.2 (compiled in 0.9 s against 6.4)
+MIN_TAPS_F64 = 192
+
+
+def min_taps(element: str) -> int:
+    """Taps from which a convolution of ``element`` is chunked."""
+    return MIN_TAPS if element == "f32" else MIN_TAPS_F64
 
 
 def chunks(conv) -> bool:
     """Whether ``conv`` (any layout) takes one filter per input channel (one
-    channel ungrouped, or depthwise), with MIN_TAPS taps or more and an output
+    channel ungrouped, or depthwise), with min_taps taps or more and an output
     row of at least its chunk count, and is not an NHWC depthwise convolution
     the depthwise schedule takes as it is (VECTOR channels or a multiple)."""
     xs, ws, os_ = conv.shapes
@@ -47,7 +56,7 @@ def chunks(conv) -> bool:
     c, i, o = xs[xl.index("f")], ws[wl.index("i")], ws[wl.index("o")]
     one_each = i == 1 and o == c == conv.groups and conv.batch_groups == 1
     taps = ws[wl.index("0")] * ws[wl.index("1")]
-    return (one_each and conv.lhs_dilation == (1, 1) and taps >= MIN_TAPS
+    return (one_each and conv.lhs_dilation == (1, 1) and taps >= min_taps(conv.element)
             and os_[ol.index("1")] >= _count(c) and not (c % VECTOR == 0 and xl == "b01f"))
 
 

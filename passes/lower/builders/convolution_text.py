@@ -22,7 +22,7 @@ from __future__ import annotations
 import itertools
 
 from xlac.dtypes import tensor_type
-from xlac.passes.lower.builders.convolution_chunks import MIN_TAPS, chunked, chunks
+from xlac.passes.lower.builders.convolution_chunks import chunked, chunks, min_taps
 from xlac.passes.lower.builders.convolution_fold import folded_conv, folds, stacked
 from xlac.passes.lower.builders.convolution_groups import grouped, grouped_body, rewrites
 from xlac.passes.lower.builders.ssa_text import SsaText
@@ -195,11 +195,11 @@ def _depthwise_channels_first(conv: Conv) -> bool:
     each) in PyTorch's NCHW x OIHW -> NCHW, without input dilation. (Strided,
     the windows' rows are strided: read lane by lane, MobileNetV2's stride-2
     2x96x112x112 took 7.7 ms this way, 1.3 ms as the generic loop.) Fewer
-    than MIN_TAPS taps: one term per tap (convolution_chunks.py)."""
+    taps than convolution_chunks.min_taps: one term per tap; from there, chunks."""
     (_, c, _, _), (o, i, kh, kw), _ = conv.shapes
     return (conv.layouts == ("bf01", "oi01", "bf01") and conv.groups == c == o and i == 1
             and conv.lhs_dilation == (1, 1) and conv.stride == (1, 1)
-            and min(min(p) for p in conv.padding) >= 0 and kh * kw < MIN_TAPS)
+            and min(min(p) for p in conv.padding) >= 0 and kh * kw < min_taps(conv.element))
 
 
 def _depthwise_as_taps(text: _Text, conv: Conv) -> str:

@@ -112,3 +112,23 @@ def test_an_inf_stays_where_the_reference_has_it():
     want = np.convolve(x.astype(F64), w.astype(F64))
     np.testing.assert_array_equal(np.isfinite(got), np.isfinite(want))
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+
+
+def test_f64_from_more_taps_is_chunked_and_right():
+    """f64 (no depthwise schedule: scalar loops) is chunked from 192 taps, below
+    that it keeps a term per tap (convolution_chunks.MIN_TAPS_F64)."""
+    def text(n, k):
+        o = n + k - 1
+        return f"""func.func @main(%x: tensor<1x1x{n}xf64>, %w: tensor<1x1x{k}xf64>) -> tensor<1x1x{o}xf64> {{
+          %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0],
+               window = {{pad = [[{k - 1}, {k - 1}]]}} {{batch_group_count = 1 : i64, feature_group_count = 1 : i64}}
+               : (tensor<1x1x{n}xf64>, tensor<1x1x{k}xf64>) -> tensor<1x1x{o}xf64>
+          return %0 : tensor<1x1x{o}xf64>
+        }}"""
+    rng = np.random.default_rng(2)
+    for k, chunked in ((100, False), (200, True)):
+        exe = xlac.compile(text(900, k), cache=False)
+        assert ("linalg.depthwise_conv_2d_nhwc_hwc" in exe.as_text("linalg")) == chunked
+        x, w = rng.standard_normal((1, 1, 900)), rng.standard_normal((1, 1, k))
+        want = np.correlate(np.pad(x[0, 0], k - 1), w[0, 0], "valid")
+        np.testing.assert_allclose(exe(x, w)[0, 0], want, rtol=1e-12, atol=1e-12 * np.abs(want).max())
