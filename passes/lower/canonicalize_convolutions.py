@@ -46,7 +46,9 @@ class CanonicalizeConvolutions(ModulePass):
     `[b, f, 0]x[o, i, 0]->[b, f, 0]` (NCW) first becomes that NCHW one with H = 1.
 
     `groups=false` (the CUDA pipeline, whose grouped convolutions keep
-    their own kernel) leaves grouped convolutions as they are. `rows=false`
+    their own kernel) leaves grouped convolutions as they are and makes no
+    chunked depthwise ones (convolution_chunks.py: one filter per channel,
+    64 taps or more, on the CPU). `rows=false`
     (the CUDA pipeline, whose xla-gpu-weight-gradients-as-one-matmul takes
     the per-position dots) keeps one dot per position where the CPU makes
     one per row of positions.
@@ -69,7 +71,7 @@ class CanonicalizeConvolutions(ModulePass):
                     conv = _describe(op)
                     if conv is not None and needs_rewrite(conv, self.groups):
                         name = fresh_symbol(module, "xla_conv")
-                        replace_with_call(module, op, helper_text(name, conv, self.rows), name)
+                        replace_with_call(module, op, helper_text(name, conv, self.rows, self.groups), name)
                         rewritten = True
             if not rewritten:
                 break

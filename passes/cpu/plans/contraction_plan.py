@@ -61,7 +61,7 @@ def contraction_plan(op: ir.Operation, machine: Machine, fuse_producers: bool = 
     if op.name == "linalg.conv_2d_nhwc_hwcf":
         return conv_plan(op, nest, machine)
     if op.name in POOLINGS:
-        return _pooling_plan(nest, machine, _padded_alone(op))
+        return _pooling_plan(nest, machine, _padded_alone(op), op.name == "linalg.depthwise_conv_2d_nhwc_hwc")
     plan = _matmul_plan(op, nest, machine, fuse_producers)
     return with_a_widening(op, plan) if fuse_producers else plan
 
@@ -350,14 +350,23 @@ def _padded_alone(op: ir.Operation) -> bool:
     return hasattr(pad, "name") and pad.name == "tensor.pad" and len(list(pad.results[0].uses)) == 1
 
 
-def _pooling_plan(nest: LoopNest, machine: Machine, padded: bool = False) -> Plan | None:
+DEPTHWISE_ACCUMULATORS_AVX2 = 12     # of AVX2's 16 registers, beside the tap's weights and an input
+
+
+def _pooling_plan(nest: LoopNest, machine: Machine, padded: bool = False,
+                  depthwise: bool = False) -> Plan | None:
     """Channels in vectors (a divisor of c up to four registers), pixels a divisor
     of ow up to 8: both static, the 1-D vectorizer has no masks. A ``padded``
-    input is padded per thread chunk."""
+    input is padded per thread chunk. A depthwise convolution at AVX2 keeps its
+    accumulators to DEPTHWISE_ACCUMULATORS_AVX2: 8 pixels x 2 ymm took all 16
+    registers and spilled (convolution_chunks.py's 16 channels: 0.6-0.7x the
+    time in 4 x 2 tiles, docs/PERFORMANCE.md)."""
     n, oh, ow, c, kh, kw = nest.extents
     lanes = machine.vector_bytes // 4
     tc = divisor(c, 4 * lanes, lanes) or divisor(c, 4 * lanes)
     tw = divisor(ow, 8)
+    if depthwise and tc and machine.registers < 32:
+        tw = divisor(ow, max(1, DEPTHWISE_ACCUMULATORS_AVX2 // -(-tc // lanes)))
     if not (tc and tw):
         return None
     chunks = static_tiles((n, oh), machine.threads, (1, 1), ow * c * kh * kw)

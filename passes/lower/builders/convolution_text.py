@@ -22,6 +22,7 @@ from __future__ import annotations
 import itertools
 
 from xlac.dtypes import tensor_type
+from xlac.passes.lower.builders.convolution_chunks import chunked, chunks, min_taps
 from xlac.passes.lower.builders.convolution_fold import folded_conv, folds, stacked
 from xlac.passes.lower.builders.convolution_groups import grouped, grouped_body, rewrites
 from xlac.passes.lower.builders.ssa_text import SsaText
@@ -112,19 +113,22 @@ def _negative_padding(conv: Conv) -> bool:
 
 
 def needs_rewrite(conv: Conv, groups: bool = True) -> bool:
-    """``groups``: grouped convolutions become ungrouped ones (convolution_groups.py)."""
+    """``groups``: grouped convolutions become ungrouped ones (convolution_groups.py),
+    and many taps of one filter per channel chunked ones (convolution_chunks.py)."""
     if grouped(conv):
-        return _depthwise_channels_first(conv) or (groups and rewrites(conv))
+        return _chunks(conv, groups) or _depthwise_channels_first(conv, groups) or (groups and rewrites(conv))
     return conv.layouts != CANONICAL or conv.lhs_dilation != (1, 1) or _weight_gradient(conv) \
-        or _negative_padding(conv) or _folds(conv)
+        or _negative_padding(conv) or _folds(conv) or _chunks(conv, groups)
 
 
-def helper_text(name: str, conv: Conv, rows: bool = True) -> str:
+def helper_text(name: str, conv: Conv, rows: bool = True, groups: bool = True) -> str:
     """``func.func private @name(%x, %w) -> result`` computing ``conv`` canonically;
     ``rows``: a weight gradient's windows as the matmul's A, one dot per row of positions."""
     text = _Text(conv.element)
     xs, ws, os_ = conv.shapes
-    if _depthwise_channels_first(conv):
+    if _chunks(conv, groups):        # needs_rewrite's groups as well
+        return _function(name, conv, text, chunked(text, conv))
+    if _depthwise_channels_first(conv, groups):
         return _function(name, conv, text, _depthwise_as_taps(text, conv))
     if grouped(conv):                # needs_rewrite said so: its groups option on
         return _function(name, conv, text, grouped_body(text, conv))
@@ -151,6 +155,10 @@ def helper_text(name: str, conv: Conv, rows: bool = True) -> str:
 
 def _folds(conv: Conv) -> bool:
     return conv.layouts == CANONICAL and conv.lhs_dilation == (1, 1) and folds(*conv.shapes, conv.stride)
+
+
+def _chunks(conv: Conv, on: bool) -> bool:
+    return on and chunks(conv) and not _weight_gradient(conv)
 
 
 def _function(name: str, conv: Conv, text: _Text, y: str) -> str:
@@ -183,15 +191,15 @@ def _pointwise_as_dot(text: _Text, conv: Conv) -> str:
     return text.op(f"stablehlo.reshape {y} : ({text.t([b, o, h * w])}) -> {text.t([b, o, h, w])}")
 
 
-def _depthwise_channels_first(conv: Conv) -> bool:
+def _depthwise_channels_first(conv: Conv, chunking: bool) -> bool:
     """A unit-stride depthwise convolution (a group per channel, one filter
     each) in PyTorch's NCHW x OIHW -> NCHW, without input dilation. (Strided,
     the windows' rows are strided: read lane by lane, MobileNetV2's stride-2
-    2x96x112x112 took 7.7 ms this way, 1.3 ms as the generic loop.)"""
-    (_, c, _, _), (o, i, _, _), _ = conv.shapes
+    2x96x112x112 took 7.7 ms this way, 1.3 ms as the generic loop.) ``chunking``: from min_taps, chunks."""
+    (_, c, _, _), (o, i, kh, kw), _ = conv.shapes
     return (conv.layouts == ("bf01", "oi01", "bf01") and conv.groups == c == o and i == 1
             and conv.lhs_dilation == (1, 1) and conv.stride == (1, 1)
-            and min(min(p) for p in conv.padding) >= 0)
+            and min(min(p) for p in conv.padding) >= 0 and (not chunking or kh * kw < min_taps(conv.element)))
 
 
 def _depthwise_as_taps(text: _Text, conv: Conv) -> str:

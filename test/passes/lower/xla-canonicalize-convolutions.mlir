@@ -323,3 +323,63 @@ func.func @batch_groups_depthwise(%x: tensor<2x8x8x8xf32>, %dy: tensor<2x8x8x8xf
        : (tensor<2x8x8x8xf32>, tensor<2x8x8x8xf32>) -> tensor<3x3x1x8xf32>
   return %0 : tensor<3x3x1x8xf32>
 }
+
+// -----
+
+/// jnp.convolve's 1,280 taps over one channel (NCW, one filter): the output row
+/// cut into 4 rows x 16 chunks, the chunks' overlapping windows (14 slices of
+/// the padded input, not one per chunk or per tap) the 16 channels of one
+/// depthwise convolution whose kernel is the old one repeated; no term per tap.
+// CHECK-LABEL: func.func @long_1d
+// CHECK: stablehlo.pad %{{.*}}, low = [0, 0, 1279, 0], high = [0, 0, 1609, 0]
+// CHECK-COUNT-14: stablehlo.slice %{{.*}} -> tensor<1x1x6656x1xf32>
+// CHECK: stablehlo.transpose %{{.*}}, dims = [1, 2, 0, 4, 5, 3] : (tensor<14x1x4x16x104x1xf32>) -> tensor<1x4x14x104x1x16xf32>
+// CHECK: stablehlo.broadcast_in_dim %{{.*}} -> tensor<1x1280x1x1x16xf32>
+// CHECK: stablehlo.convolution({{.*}}) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]
+// CHECK-SAME: feature_group_count = 16
+// CHECK-SAME: (tensor<1x4x1383x16xf32>, tensor<1x1280x1x16xf32>) -> tensor<1x4x104x16xf32>
+// CHECK: stablehlo.slice %{{.*}} [0:1, 0:1, 0:6399, 0:1]
+// CHECK-NOT: stablehlo.multiply
+// CHECK: return %{{.*}} : tensor<1x1x6399xf32>
+func.func @long_1d(%x: tensor<1x1x5120xf32>, %w: tensor<1x1x1280xf32>) -> tensor<1x1x6399xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {pad = [[1279, 1279]]}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+       : (tensor<1x1x5120xf32>, tensor<1x1x1280xf32>) -> tensor<1x1x6399xf32>
+  return %0 : tensor<1x1x6399xf32>
+}
+
+// -----
+
+/// jax.vmap(jnp.convolve) over 8 signals (depthwise, NCW, 512 taps): 8 channels
+/// x 2 chunks fill the 16 channels of the depthwise convolution.
+// CHECK-LABEL: func.func @long_depthwise
+// CHECK-COUNT-2: stablehlo.slice %{{.*}} -> tensor<1x1x4608x8xf32>
+// CHECK: stablehlo.convolution({{.*}}) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]
+// CHECK-SAME: feature_group_count = 16
+// CHECK-SAME: (tensor<1x4x1087x16xf32>, tensor<1x512x1x16xf32>) -> tensor<1x4x576x16xf32>
+// CHECK-NOT: stablehlo.multiply
+// CHECK: return %{{.*}} : tensor<1x8x4607xf32>
+func.func @long_depthwise(%x: tensor<1x8x4096xf32>, %w: tensor<8x1x512xf32>) -> tensor<1x8x4607xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {pad = [[511, 511]]}
+       {batch_group_count = 1 : i64, feature_group_count = 8 : i64}
+       : (tensor<1x8x4096xf32>, tensor<8x1x512xf32>) -> tensor<1x8x4607xf32>
+  return %0 : tensor<1x8x4607xf32>
+}
+
+// -----
+
+/// A 31x31 kernel over a 256x256 image (jax.scipy.signal.convolve2d): the rows
+/// of 16-position chunks, the 31x31 window kept.
+// CHECK-LABEL: func.func @image_31x31
+// CHECK-COUNT-3: stablehlo.slice %{{.*}} -> tensor<1x286x256x1xf32>
+// CHECK: stablehlo.convolution({{.*}}) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]
+// CHECK-SAME: feature_group_count = 16
+// CHECK-SAME: (tensor<1x286x46x16xf32>, tensor<31x31x1x16xf32>) -> tensor<1x256x16x16xf32>
+// CHECK-NOT: stablehlo.multiply
+// CHECK: return %{{.*}} : tensor<1x1x256x256xf32>
+func.func @image_31x31(%x: tensor<1x1x256x256xf32>, %w: tensor<1x1x31x31xf32>) -> tensor<1x1x256x256xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {pad = [[15, 15], [15, 15]]}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+       : (tensor<1x1x256x256xf32>, tensor<1x1x31x31xf32>) -> tensor<1x1x256x256xf32>
+  return %0 : tensor<1x1x256x256xf32>
+}
