@@ -202,8 +202,8 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         "xla-flatten-minor-transfers",                    # W x 2 vectors of pairs -> one 2W-lane vector
         "func.func(convert-linalg-to-loops)",             # ops no schedule took: scalar loops
         "func.func(lower-vector-multi-reduction)",        # reductions' vector.multi_reduction -> 1-D adds
-        "xla-check-masked-transfers",                     # a masked read the next pass lowers wrong: an error
         "xla-strided-reads-as-shuffles",                  # a read of every 2nd lane: one load and a shuffle
+        "xla-check-masked-transfers",                     # a masked read the next pass lowers wrong: an error
         "func.func(convert-vector-to-scf{full-unroll=true target-rank=1})",  # n-D transfers -> 1-D
         "lower-affine",
         "xla-no-unroll-fill-loops",                       # zeroing loops stay rolled: unrolled, 8x the code, no speed
