@@ -21,6 +21,11 @@ import functools
 import numpy as np
 
 
+def size_of(tables) -> int:
+    """The rows of split/merge coefficient tables."""
+    return len(tables[0][0])
+
+
 class RealSpectrum:
     """The half-length RFFT / IRFFT of FastStage (mixed into it)."""
 
@@ -38,8 +43,19 @@ class RealSpectrum:
             spectrum = self._split_spectrum(z, batch, size, sign)
             return self._from_pairs(spectrum, batch, half + 1, half + 1, self.complex)
         pairs = self._to_pairs(flat, batch, half + 1, "c2c", half + 1)
-        z = self._merge_spectrum(pairs, batch, size, sign)
-        z = self._transform(z, batch, half, sign)
+        plan = self._gathered_plan(batch, half)
+        if plan is not None:                  # the merge on the planes, after the way in
+            planes = self._op("transpose", pairs, self._t([batch, half + 1, 2]),
+                              self._t([half + 1, 2, batch]), ", dims = [1, 2, 0]")
+            dest = self._fresh("rmerge")
+            self._emit(f"{dest} = tensor.empty() : {self._t([half, 2, batch])}")
+            dest = self._split_rows(dest, (planes, half + 1), 0, half,
+                                    self._merge_tables(size, sign), half, batch, wrap=False)
+            scale, self.scale = self.scale, 1.0
+            z = self._gathered(None, batch, half, sign, plan, scale, planes=dest)
+        else:
+            z = self._merge_spectrum(pairs, batch, size, sign)
+            z = self._transform(z, batch, half, sign)
         return self._reshape(z, [batch, size], self.real, [batch, half, 2])
 
     def _planar_plan(self, batch: int, half: int) -> list[int] | None:
@@ -48,6 +64,15 @@ class RealSpectrum:
         from xlac.passes.lower.fft_plan import FAST_FROM
         from xlac.passes.lower.fft_stages import stage_plan
         if half < FAST_FROM or batch < PLANAR_BATCH or self.blocked_planes(batch, half) is None:
+            return None
+        return stage_plan(half)
+
+    def _gathered_plan(self, batch: int, half: int) -> list[int] | None:
+        """The stages of _transform where it runs planar's gathered path, else None."""
+        from xlac.passes.lower.fft_fast import PLANAR_BATCH
+        from xlac.passes.lower.fft_plan import FAST_FROM
+        from xlac.passes.lower.fft_stages import stage_plan
+        if half < FAST_FROM or batch < PLANAR_BATCH or self.blocked_planes(batch, half) is not None:
             return None
         return stage_plan(half)
 
@@ -67,18 +92,20 @@ class RealSpectrum:
         dest = self._fresh("rsplit")
         self._emit(f"{dest} = tensor.empty() : {self._t([rows_out, 2, wide])}")
         for start, count in ((0, half), (half, 1)):
-            dest = self._split_rows(dest, src, start, count, tables, rows_out, wide)
+            dest = self._split_rows(dest, (src, half), start, count, tables, rows_out, wide)
         return self._reshape(dest, [2 * rows_out, wide], self.real, [rows_out, 2, wide]), \
             half + 1, rows_out
 
-    def _split_rows(self, dest: str, src: str, start: int, count: int, tables, rows_out: int,
-                    wide: int) -> str:
+    def _split_rows(self, dest: str, source: tuple[str, int], start: int, count: int, tables,
+                    rows_out: int, wide: int, wrap: bool = True) -> str:
         """X's rows start.. start+count into ``dest``'s: X = a*P + swap(a)*Q +
         b*R + swap(b)*S, a = Z[k mod M] read in order, b = Z[(M-k) mod M]
-        through tensor.extract (a row index: contiguous vector loads)."""
-        ct, real, half = self.compute, self.real, len(tables[0][0]) - 1
+        through tensor.extract (a row index: contiguous vector loads); ``source``
+        (Z, its rows); without ``wrap``, b = Z[M-k] (IRFFT's X, M+1 rows)."""
+        ct, real, half = self.compute, self.real, size_of(tables) - 1 if wrap else size_of(tables)
+        src, src_rows = source
         out, shape = self._fresh("xrows"), [count, wide]
-        lane, t_row, whole = self._t(shape), self._t([count], ct), self._t([half, 2, wide])
+        lane, t_row, whole = self._t(shape), self._t([count], ct), self._t([src_rows, 2, wide])
         table_names = []
         for name, table in zip("pqrs", tables):
             for part in range(2):
@@ -107,7 +134,8 @@ class RealSpectrum:
                 "%i0 = arith.constant 0 : index", "%i1 = arith.constant 1 : index",
                 f"%im = arith.constant {half} : index", f"%top = arith.constant {half - start} : index",
                 "%mk = arith.subi %top, %k : index", "%wrap = arith.cmpi eq, %mk, %im : index",
-                "%kb = arith.select %wrap, %i0, %mk : index",      # (M-k) mod M
+                "%kb = arith.select %wrap, %i0, %mk : index" if wrap else   # (M-k) mod M
+                "%kb = arith.addi %mk, %i0 : index",
                 f"%br = tensor.extract {src}[%kb, %i0, %b] : {whole}",
                 f"%bi = tensor.extract {src}[%kb, %i1, %b] : {whole}"]
         wide_of = {v: f"%{v}" for v in ("ar", "ai", "br", "bi")}
@@ -157,15 +185,21 @@ class RealSpectrum:
         are ignored (as numpy's and pocketfft's irfft), their coefficients 0."""
         half = size // 2
         x = self._convert(pairs, [batch, half + 1, 2], self.real, self.compute)
+        shape = [batch, half, 2]
+        head = self._slice(x, [batch, half + 1, 2], [0, 0, 0], shape, self.compute)
+        z = self._combine(head, shape, self._merge_tables(size, sign),
+                          mirror_of=(x, [batch, half + 1, 2]))
+        return self._narrow(z, shape)
+
+    def _merge_tables(self, size: int, sign: int):
+        """_merge_spectrum's (P, Q, R, S), each (real part's, imaginary part's)."""
+        half = size // 2
         cos, sin = self._twiddles(size, sign)
         c, s = cos[:half], sin[:half]
         p, q, r, t = [1 - s, 1 - s], [-c, c], [1 + s, -(1 + s)], [-c, -c]
         p[1], q[0], r[1], t[0] = (np.where(np.arange(half) == 0, 0.0, v)
                                   for v in (p[1], q[0], r[1], t[0]))
-        shape = [batch, half, 2]
-        head = self._slice(x, [batch, half + 1, 2], [0, 0, 0], shape, self.compute)
-        z = self._combine(head, shape, (p, q, r, t), mirror_of=(x, [batch, half + 1, 2]))
-        return self._narrow(z, shape)
+        return p, q, r, t
 
     def _term(self, a: str, shape: list[int], name: str, mirror_of) -> str:
         """a, swap(a), b or swap(b), each its own reverse of the source (a

@@ -262,14 +262,15 @@ class PlanarStages:
                    f"{self._t(target)}")
         return out
 
-    def _gathered(self, x: str, batch: int, size: int, sign: int, plan: list[int],
-                  scale: float) -> str:
+    def _gathered(self, x: str | None, batch: int, size: int, sign: int, plan: list[int],
+                  scale: float, planes: str | None = None) -> str:
         """planar where the transposes gather anyway (B or 2N no whole blocks):
         (B, N, 2) -> (N, 2, B), the stages, one digit-reversing transpose out.
         The reversal in the last stage and the strided first reads did not
         pay here (228 x 1140 rfft at x86-64-v3 1.14 -> 1.80 ms, twice)."""
-        planes = self._op("transpose", x, self._t([batch, size, 2]), self._t([size, 2, batch]),
-                          ", dims = [1, 2, 0]")
+        if planes is None:      # else given: (N, 2, B) (fft_real's merge)
+            planes = self._op("transpose", x, self._t([batch, size, 2]), self._t([size, 2, batch]),
+                              ", dims = [1, 2, 0]")
         done, shape = 1, [size, 2, batch]
         for r in plan:
             rest = size // (done * r)
