@@ -60,21 +60,11 @@ class RealSpectrum:
 
     def _planar_plan(self, batch: int, half: int) -> list[int] | None:
         """The stages of _transform where it runs planar's blocked path, else None."""
-        from xlac.passes.lower.fft_fast import PLANAR_BATCH
-        from xlac.passes.lower.fft_plan import FAST_FROM
-        from xlac.passes.lower.fft_stages import stage_plan
-        if half < FAST_FROM or batch < PLANAR_BATCH or self.blocked_planes(batch, half) is None:
-            return None
-        return stage_plan(half)
+        return None if self.blocked_planes(batch, half) is None else self.stages_of(batch, half)
 
     def _gathered_plan(self, batch: int, half: int) -> list[int] | None:
         """The stages of _transform where it runs planar's gathered path, else None."""
-        from xlac.passes.lower.fft_fast import PLANAR_BATCH
-        from xlac.passes.lower.fft_plan import FAST_FROM
-        from xlac.passes.lower.fft_stages import stage_plan
-        if half < FAST_FROM or batch < PLANAR_BATCH or self.blocked_planes(batch, half) is not None:
-            return None
-        return stage_plan(half)
+        return None if self.blocked_planes(batch, half) is not None else self.stages_of(batch, half)
 
     def _split_planes(self, planes: str, wide: int, size: int, sign: int) -> tuple[str, int, int]:
         """_split_spectrum on Z's planes (2M, B) -> X's (2(M+1), B) in (2(M+R),
