@@ -149,9 +149,12 @@ class FastStage(RealSpectrum, ChirpZ, PlanarStages):
 
     # ---- the transform on (B, N, 2) pairs ----
 
+    def stages_of(self, batch: int, size: int) -> list[int] | None:
+        """The butterfly stages _transform runs ``batch`` transforms of ``size`` in, or None."""
+        return None if size < FAST_FROM or batch < PLANAR_BATCH else stage_plan(size)
+
     def _transform(self, x: str, batch: int, size: int, sign: int, inner: bool = False) -> str:
-        stages = None if inner or size < FAST_FROM or batch < PLANAR_BATCH \
-            else stage_plan(size)
+        stages = None if inner else self.stages_of(batch, size)
         if stages is not None:
             return self.planar(x, batch, size, sign, stages)
         plan = fast_plan(size) if size >= FAST_FROM else [size]

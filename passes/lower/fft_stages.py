@@ -223,23 +223,32 @@ def _cheapest_stages(size: int):
 class PlanarStages:
     """The butterfly path of FastStage (mixed into it)."""
 
-    def planar(self, x: str, batch: int, size: int, sign: int, plan: list[int]) -> str:
+    def planar(self, x: str, batch: int, size: int, sign: int, plan: list[int],
+               after=None) -> str:
         """(B, N, 2) pairs -> their N-point DFTs, (B, N, 2): one 2-D transpose
         to planes (2N, B), a generic per stage (the last reversing the digits),
         one 2-D transpose back (both in register blocks where B and 2N are
         whole blocks: B is padded with zero transforms to make it so; where
-        they are not, _gathered's way)."""
+        they are not, _gathered's way). ``after(planes, B)`` -> (planes', n',
+        rows): a pass on the (2N, B) planes before the way out, to (2 rows, B)
+        planes of n' <= rows points (B, n', 2) then (only where ``blocked_planes``)."""
         scale, self.scale = self.scale, 1.0         # taken once (chirp-z runs several)
         rows = self._reshape(x, [batch, 2 * size], self.real, [batch, size, 2])
-        wide = padded_batch(batch, size) if self.real == "f32" and self.pads else batch
-        if wide != batch:
-            padded = self._zero_pad(rows, [batch, 2 * size], 0, wide)
-            out = self._planes(padded, wide, size, sign, plan, scale)
-            return self._slice(out, [wide, size, 2], [0, 0, 0], [batch, size, 2])
-        side = 16 if self.real == "f32" else 8
-        if batch % side or (2 * size) % side:
+        wide = self.blocked_planes(batch, size)
+        if wide is None:
             return self._gathered(x, batch, size, sign, plan, scale)
-        return self._planes(rows, batch, size, sign, plan, scale)
+        if wide != batch:
+            rows = self._zero_pad(rows, [batch, 2 * size], 0, wide)
+        out, n_out = self._planes(rows, wide, size, sign, plan, scale, after)
+        return out if wide == batch else \
+            self._slice(out, [wide, n_out, 2], [0, 0, 0], [batch, n_out, 2])
+
+    def blocked_planes(self, batch: int, size: int) -> int | None:
+        """The transforms planar runs in register-blocked transposes (B padded),
+        or None where it gathers (B or 2N no whole blocks)."""
+        wide = padded_batch(batch, size) if self.real == "f32" and self.pads else batch
+        side = 16 if self.real == "f32" else 8
+        return None if wide == batch and (batch % side or (2 * size) % side) else wide
 
     def _zero_pad(self, value: str, shape: list[int], dim: int, wide: int) -> str:
         """``value`` with zero transforms added along ``dim`` up to ``wide``."""
@@ -253,14 +262,15 @@ class PlanarStages:
                    f"{self._t(target)}")
         return out
 
-    def _gathered(self, x: str, batch: int, size: int, sign: int, plan: list[int],
-                  scale: float) -> str:
+    def _gathered(self, x: str | None, batch: int, size: int, sign: int, plan: list[int],
+                  scale: float, planes: str | None = None) -> str:
         """planar where the transposes gather anyway (B or 2N no whole blocks):
         (B, N, 2) -> (N, 2, B), the stages, one digit-reversing transpose out.
         The reversal in the last stage and the strided first reads did not
         pay here (228 x 1140 rfft at x86-64-v3 1.14 -> 1.80 ms, twice)."""
-        planes = self._op("transpose", x, self._t([batch, size, 2]), self._t([size, 2, batch]),
-                          ", dims = [1, 2, 0]")
+        if planes is None:      # else given: (N, 2, B) (fft_real's merge)
+            planes = self._op("transpose", x, self._t([batch, size, 2]), self._t([size, 2, batch]),
+                              ", dims = [1, 2, 0]")
         done, shape = 1, [size, 2, batch]
         for r in plan:
             rest = size // (done * r)
@@ -279,14 +289,20 @@ class PlanarStages:
         return self._reshape(out, [batch, size, 2], self.real, [digits[d] for d in perm])
 
     def _planes(self, rows: str, batch: int, size: int, sign: int, plan: list[int],
-                scale: float) -> str:
+                scale: float, after=None) -> tuple[str, int]:
         """planar's transforms of (B, 2N) rows, B a whole number of blocks."""
         planes = self._op("transpose", rows, self._t([batch, 2 * size]),
                           self._t([2 * size, batch]), ", dims = [1, 0]")
         planes = self.on_planes(planes, batch, size, sign, plan, scale)
-        out = self._op("transpose", planes, self._t([2 * size, batch]),
-                       self._t([batch, 2 * size]), ", dims = [1, 0]")
-        return self._reshape(out, [batch, size, 2], self.real, [batch, 2 * size])
+        n_out = n_rows = size
+        if after is not None:       # n_out transforms' points of n_rows (whole blocks)
+            planes, n_out, n_rows = after(planes, batch)
+        out = self._op("transpose", planes, self._t([2 * n_rows, batch]),
+                       self._t([batch, 2 * n_rows]), ", dims = [1, 0]")
+        out = self._reshape(out, [batch, n_rows, 2], self.real, [batch, 2 * n_rows])
+        if n_rows != n_out:
+            out = self._slice(out, [batch, n_rows, 2], [0, 0, 0], [batch, n_out, 2])
+        return out, n_out
 
     def on_planes(self, planes: str, batch: int, size: int, sign: int, plan: list[int],
                   scale: float) -> str:

@@ -296,3 +296,46 @@ def test_leading_axis_without_transposes(tmp_path, kind, shape, in_dtype, out_dt
             (got,) = exe.run(x)
             assert got.dtype == out_dtype
             assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max(), level
+
+
+_SPLIT_ON_PLANES = [  # RFFT whose half-length transform runs on blocked planes
+    ("RFFT", (256, 1024), [1024], np.float32, np.fft.rfft),     # padded to 272 planes
+    ("RFFT", (32, 256), [256], np.float64, np.fft.rfft),        # f64 planes, unpadded
+    ("RFFT", (17, 512), [512], np.float32, np.fft.rfft),        # gathered: the split on pairs
+    ("RFFT", (4, 16, 96), [16, 96], np.float32, np.fft.rfft2),  # then the fft of axis 1
+    ("IRFFT", (240, 540), [1078], np.complex64, lambda x: np.fft.irfft(x, 1078)),  # gathered
+    ("IRFFT", (7, 33), [64], np.complex128, lambda x: np.fft.irfft(x, 64)),
+    ("IRFFT", (16, 513), [1024], np.complex64, lambda x: np.fft.irfft(x, 1024)),  # blocked
+]
+
+
+@pytest.mark.parametrize("kind,shape,lengths,dtype,reference", _SPLIT_ON_PLANES)
+def test_real_split_on_the_planes(tmp_path, kind, shape, lengths, dtype, reference):
+    """RFFT's split of Z[k] and Z[M-k] runs on the planes before the way out,
+    IRFFT's merge (where the planes gather) after the way in (no reverse op:
+    the mirror is a row index of tensor.extract), scheduled as vector
+    kernels; numpy at every runnable level (1e-6 of the largest)."""
+    real = kind == "RFFT"
+    out_shape = list(shape[:-1]) + [shape[-1] // 2 + 1 if real else lengths[-1]]
+    out_dtype = {np.float32: np.complex64, np.float64: np.complex128,
+                 np.complex64: np.float32, np.complex128: np.float64}[dtype]
+    program = _program(kind, lengths, _tensor(shape, dtype), _tensor(out_shape, out_dtype))
+    if shape in ((256, 1024), (240, 540)):
+        path = tmp_path / "rfft.mlir"
+        path.write_text(program)
+        ir = _opt(path)
+        assert "stablehlo.reverse" not in ir and "tensor.extract %" in ir
+        if real:
+            assert re.findall(r"stablehlo.transpose[^\n]*dims = \[(.*?)\]", ir) == ["1, 0"] * 2
+        exe = xlac.compile(program, cpu="x86-64-v3", cache=False)
+        assert "no vector schedule" not in (exe.fusion_report() or "")
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal(shape) + (0 if real else 1j * rng.standard_normal(shape))
+    x = x.astype(dtype)
+    want = reference(x.astype(np.float64 if real else np.complex128))
+    for level in ("x86-64-v3", "host"):
+        exe = xlac.compile(program, cpu=level, cache=False)
+        if level in runnable_levels(level):
+            (got,) = exe.run(x)
+            bound = 1e-6 if dtype in (np.float32, np.complex64) else 1e-14
+            assert np.abs(got - want).max() <= bound * np.abs(want).max(), level
