@@ -293,7 +293,8 @@ class PlanarStages:
         """planar's transforms of (B, 2N) rows, B a whole number of blocks."""
         planes = self._op("transpose", rows, self._t([batch, 2 * size]),
                           self._t([2 * size, batch]), ", dims = [1, 0]")
-        planes = self.on_planes(planes, batch, size, sign, plan, scale)
+        planes = self.on_planes(planes, batch, size, sign, plan, scale,
+                                max(1, len(plan) - 1) if after is not None else 1)
         n_out = n_rows = size
         if after is not None:       # n_out transforms' points of n_rows (whole blocks)
             planes, n_out, n_rows = after(planes, batch)
@@ -305,9 +306,13 @@ class PlanarStages:
         return out, n_out
 
     def on_planes(self, planes: str, batch: int, size: int, sign: int, plan: list[int],
-                  scale: float) -> str:
+                  scale: float, narrow_from: int = 1) -> str:
         """(2N, B) planes -> their transforms, (2N, B) in order: a generic per
-        stage, the last reversing the digits."""
+        stage, the last reversing the digits. Stages from ``narrow_from`` on
+        compute in the stored type (f32: twice the lanes an instruction of
+        f64's, no widening; the first stays in ``compute``): the error stays
+        below XLA's where narrowing every stage reached it (docs/PERFORMANCE.md).
+        RFFT narrows only its last stage (its split follows)."""
         done, shape = 1, [2 * size, batch]
         for i, r in enumerate(plan):
             rest = size // (done * r)
@@ -317,7 +322,8 @@ class PlanarStages:
                 planes = self._reshape(planes, view, self.real, shape)
             out = self._fresh("bfly")
             self._emit(*stage_lines(planes, out, (done, r, rest, batch), sign, self._twiddles,
-                                    self.real, self.compute, plan[:i] if last else None, i == 0,
+                                    self.real, self.real if i >= narrow_from else self.compute,
+                                    plan[:i] if last else None, i == 0,
                                     scale if i == 0 else 1.0))
             planes, shape, done = out, view, done * r
             if last:
