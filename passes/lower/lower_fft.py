@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -15,6 +14,7 @@ from xlac.passes.lower.fft_codelet import twiddle_table
 from xlac.passes.lower.fft_fast import PLANAR_BATCH, FastStage
 from xlac.passes.lower.fft_plan import FAST_FROM, fast_plan, has_fast_path
 from xlac.passes.lower.fft_stages import stage_plan
+from xlac.record import record
 
 _COMPLEX = "complex<f64>"
 
@@ -61,7 +61,7 @@ class LowerFft(ModulePass):
                     dead.erase()
 
 
-@dataclass
+@record(mutable=True)
 class _Fft:
     kind: str                       # FFT, IFFT, RFFT, IRFFT
     lengths: list[int]
