@@ -100,24 +100,28 @@ def chunked(text, conv) -> str:
     count, rows, per, span, blocks = _layout(ow, c, kw, sw, dw, one_row, segs)
     pieces, taps, step = rows * count, kw // segs, per * sw
     lanes = segs * c * count
-    hi1 += max(0, (segs - 1) * taps * dw + (blocks - 1 + pieces) * step - (xs[2] + lo1 + hi1))
+    width = -(-span // blocks)                          # a block's columns: the blocks just cover span
+    hi1 += max(0, (segs - 1) * taps * dw + (blocks - 1) * width + pieces * step - (xs[2] + lo1 + hi1))
     x, xs = text.pad_or_crop(x, xs, (0, lo0, lo1, 0), (0, hi0, hi1, 0), (0, 0, 0, 0))
     hr = rows if rows > 1 else h
-    part = [1, n, hr, count, step, c]
+    row, part = [1, n, hr, count, step, c], [1, n, hr, count, width, c]
     parts = []
-    for start in (s * taps * dw + block * step for s in range(segs) for block in range(blocks)):
+    for start in (s * taps * dw + block * width for s in range(segs) for block in range(blocks)):
         piece = text.op(f"stablehlo.slice {x} [0:{n}, 0:{h}, {start}:{start + pieces * step}, 0:{c}] : "
                         f"({text.t(xs)}) -> {text.t([n, h, pieces * step, c])}")
-        parts.append(text.op(f"stablehlo.reshape {piece} : ({text.t([n, h, pieces * step, c])}) "
-                             f"-> {text.t(part)}"))
+        piece = text.op(f"stablehlo.reshape {piece} : ({text.t([n, h, pieces * step, c])}) -> {text.t(row)}")
+        if width < step:
+            piece = text.op(f"stablehlo.slice {piece} [0:1, 0:{n}, 0:{hr}, 0:{count}, 0:{width}, 0:{c}] : "
+                            f"({text.t(row)}) -> {text.t(part)}")
+        parts.append(piece)
     whole = [segs * blocks, *part[1:]]
     windows = stacked(text, parts, part, whole)
     split = [segs, blocks, *part[1:]]
     windows = text.op(f"stablehlo.reshape {windows} : ({text.t(whole)}) -> {text.t(split)}")
     windows, moved = _moved(text, windows, split, [2, 3, 1, 5, 0, 6, 4])
-    wide = [n, hr, blocks * step, lanes]
+    wide = [n, hr, blocks * width, lanes]
     windows = text.op(f"stablehlo.reshape {windows} : ({text.t(moved)}) -> {text.t(wide)}")
-    if blocks * step != span:
+    if blocks * width != span:
         windows = text.op(f"stablehlo.slice {windows} [0:{n}, 0:{hr}, 0:{span}, 0:{lanes}] : "
                           f"({text.t(wide)}) -> {text.t([n, hr, span, lanes])}")
         wide = [n, hr, span, lanes]

@@ -328,13 +328,13 @@ func.func @batch_groups_depthwise(%x: tensor<2x8x8x8xf32>, %dy: tensor<2x8x8x8xf
 
 /// jnp.convolve's 1,280 taps over one channel (NCW, one filter): the taps in 16
 /// segments of 80, the output row in 4 rows, each row's windows of the segments
-/// (32 slices of the padded input: 2 blocks of 1,600 columns each, not one per
-/// tap) the 16 channels of one depthwise convolution whose kernel is segment s's
-/// taps in channel s; the segments' partial sums added in pairs (15 adds).
+/// (32 slices of the padded input: 2 blocks of 840 of the 1,679 columns a lane
+/// reads, not one per tap) the 16 channels of one depthwise convolution whose
+/// kernel is segment s's taps in channel s; the partial sums added in pairs.
 // CHECK-LABEL: func.func @long_1d
-// CHECK: stablehlo.pad %{{.*}}, low = [0, 0, 1279, 0], high = [0, 0, 2801, 0]
+// CHECK: stablehlo.pad %{{.*}}, low = [0, 0, 1279, 0], high = [0, 0, 2041, 0]
 // CHECK-COUNT-32: stablehlo.slice %{{.*}} -> tensor<1x1x6400x1xf32>
-// CHECK: stablehlo.transpose %{{.*}}, dims = [2, 1, 3, 0] : (tensor<16x2x4x1600xf32>) -> tensor<4x2x1600x16xf32>
+// CHECK: stablehlo.transpose %{{.*}}, dims = [2, 1, 3, 0] : (tensor<16x2x4x840xf32>) -> tensor<4x2x840x16xf32>
 // CHECK: stablehlo.transpose %{{.*}}, dims = [1, 0] : (tensor<16x80xf32>) -> tensor<80x16xf32>
 // CHECK: stablehlo.convolution({{.*}}) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]
 // CHECK-SAME: feature_group_count = 16
