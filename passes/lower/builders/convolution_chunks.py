@@ -58,8 +58,10 @@ SEGMENT_TAPS = 80
 WINDOW_LIMIT = 1 << 20
 # the most lanes (segments x channels x chunks): the depthwise schedule keeps 8 pixels x
 # up to 4 registers of them; 64 lanes (jax.vmap(jnp.convolve) of 8 signals in 8
-# segments) spilled its 32 accumulators: the convolution 1.2 ms against 0.93 in 32 lanes
-MAX_LANES = 3 * VECTOR   # 48: 8 x 3 zmm (24 accumulators); AVX2 keeps 12 (contraction_plan)
+# segments) spilled its 32 accumulators: the convolution 1.2 ms against 0.93 in 32
+# lanes; 48 (3 segments x 16 chunks) ran at 1 GMAC/s (scipy.signal.convolve2d,
+# 126x126 by 42x42 in 6 segments: 29 ms against 4 in one)
+MAX_LANES = 2 * VECTOR
 
 
 def min_taps(element: str) -> int:
