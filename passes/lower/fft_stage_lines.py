@@ -17,14 +17,16 @@ from xlac.passes.lower.fft_codelet import Codelet
 def stage_lines(x: str, out: str, dims: tuple[int, int, int, int], sign: int,
                 twiddles: Callable[[int, int], tuple[np.ndarray, np.ndarray]],
                 real: str, compute: str, done: list[int] | None = None,
-                first: bool = False, scale: float = 1.0) -> list[str]:
+                first: bool = False, scale: float = 1.0, reals: bool = False) -> list[str]:
     """One radix-r stage: ``x`` (P, r, R, 2, B) of ``real`` -> ``out``, the same shape.
     With ``done`` (the last stage, R = 1: P's radices r1..r_(m-1)), ``x`` is
     (r1, .., r_(m-1), r, 2, B) and ``out`` (r, r_(m-1), .., r1, 2, B): the
     digits reversed by the writes' maps, the B planes still minor. With
     ``first`` (P = 1), ``x`` is (2N, B), read through row-strided slices.
     ``scale`` multiplies every output (IFFT's 1/N: in the twiddle tables,
-    a product where there is none), rounded once with the rest."""
+    a product where there is none), rounded once with the rest. With
+    ``reals`` (the first stage, P = 1), ``x`` is (N, B) real: the imaginary
+    parts are zeros, not read."""
     p, r, rest, b = dims
     shape = [p, r, rest, 2, b]
     full = tensor_type(shape, real)
@@ -50,6 +52,13 @@ def stage_lines(x: str, out: str, dims: tuple[int, int, int, int], sign: int,
             lines.append(f"{out}_o{k}_{c} = tensor.extract_slice {out}_e[0, {k}, 0, {c}, 0] "
                          f"[{p}, 1, {rest}, 1, {b}] [1, 1, 1, 1, 1] : {full} to {lane}")
             outs.append(f"{out}_o{k}_{c}")
+            if reals:       # x is (N, B) reals: rows R k + q, no imaginary rows
+                if c == 0:
+                    lines.append(f"{out}_x{k}_0 = tensor.extract_slice {x}[{rest * k}, 0] "
+                                 f"[{rest}, {b}] [1, 1] : {tensor_type([r * rest, b], real)} to "
+                                 f"{tensor_type([rest, b], real)}")
+                    ins.append(f"{out}_x{k}_0")
+                continue
             if first:       # x is (2N, B): rows 2(R k + q) + c
                 lines.append(f"{out}_x{k}_{c} = tensor.extract_slice {x}[{2 * rest * k + c}, 0] "
                              f"[{rest}, {b}] [2, 1] : {flat} to {tensor_type([rest, b], real)}")
@@ -57,16 +66,16 @@ def stage_lines(x: str, out: str, dims: tuple[int, int, int, int], sign: int,
                 lines.append(f"{out}_x{k}_{c} = tensor.extract_slice {x}[0, {k}, 0, {c}, 0] "
                              f"[{p}, 1, {rest}, 1, {b}] [1, 1, 1, 1, 1] : {full} to {lane}")
             ins.append(f"{out}_x{k}_{c}")
-    maps = [("affine_map<(p, q, b) -> (q, b)>" if first else
-             "affine_map<(p, q, b) -> (p, q, b)>")] * (2 * r)
-    types = [tensor_type([rest, b], real) if first else lane] * (2 * r)
+    maps = [("affine_map<(p, q, b) -> (q, b)>" if first or reals else
+             "affine_map<(p, q, b) -> (p, q, b)>")] * len(ins)
+    types = [tensor_type([rest, b], real) if first or reals else lane] * len(ins)
     if twiddled:
         ins += [f"{out}_w{k}_{c}" for k in range(1, r) for c in range(2)]
         maps += ["affine_map<(p, q, b) -> (q)>"] * (2 * (r - 1))
         types += [tensor_type([rest], compute)] * (2 * (r - 1))
     maps += ["affine_map<(p, q, b) -> (p, q, b)>"] * (2 * r)
     lines += _generic(out, r, twiddled, twiddles, sign, real, compute, ins, outs, maps, types,
-                      lane, 3, scale)
+                      lane, 3, scale, reals)
     return lines + _inserts(out, r, lambda k, c: f"[0, {k}, 0, {c}, 0] [{p}, 1, {rest}, 1, {b}] "
                             "[1, 1, 1, 1, 1]", f"{lane} into {full}")
 
@@ -115,10 +124,11 @@ def _reversing_lines(x: str, out: str, done: list[int], r: int, b: int, sign: in
 
 def _generic(out: str, r: int, twiddled: bool, twiddles, sign: int, real: str, compute: str,
              ins: list[str], outs: list[str], maps: list[str], types: list[str], lane: str,
-             rank: int, scale: float = 1.0) -> list[str]:
-    """The stage's multi-result generic: r inputs, the codelet, the twiddles, r outputs."""
+             rank: int, scale: float = 1.0, reals: bool = False) -> list[str]:
+    """The stage's multi-result generic: r inputs, the codelet, the twiddles, r
+    outputs (``reals``: the inputs' real parts only, zero imaginary parts)."""
     lines = []
-    args = [f"%a{i}: {real}" for i in range(2 * r)]
+    args = [f"%a{i}: {real}" for i in range(2 * r) if not reals or i % 2 == 0]
     args += [f"%w{i}: {compute}" for i in range(2 * (r - 1) if twiddled else 0)]
     args += [f"%o{i}: {real}" for i in range(2 * r)]
     body = Codelet(twiddles, compute, "%v")
@@ -126,7 +136,9 @@ def _generic(out: str, r: int, twiddled: bool, twiddles, sign: int, real: str, c
     for n in range(r):
         pair = []
         for c in range(2):
-            if compute != real:
+            if reals and c:
+                pair.append(body.const(0.0))
+            elif compute != real:
                 body.lines.append(f"%x{n}_{c} = arith.extf %a{2 * n + c} : {real} to {compute}")
                 pair.append(f"%x{n}_{c}")
             else:

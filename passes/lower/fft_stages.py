@@ -71,22 +71,30 @@ class PlanarStages:
     """The butterfly path of FastStage (mixed into it)."""
 
     def planar(self, x: str, batch: int, size: int, sign: int, plan: list[int],
-               after=None) -> str:
+               after=None, reals: bool = False) -> str:
         """(B, N, 2) pairs -> their N-point DFTs, (B, N, 2): one 2-D transpose
         to planes (2N, B), a generic per stage (the last reversing the digits),
         one 2-D transpose back (both in register blocks where B and 2N are
         whole blocks: B is padded with zero transforms to make it so; where
         they are not, _gathered's way). ``after(planes, B)`` -> (planes', n',
         rows): a pass on the (2N, B) planes before the way out, to (2 rows, B)
-        planes of n' <= rows points (B, n', 2) then (only where ``blocked_planes``)."""
+        planes of n' <= rows points (B, n', 2) then (where ``blocked_planes``, or
+        in unpadded 2-D transposes that gather: RFFT 228 x 1140's split on pairs
+        was a scalar loop, 0.84 -> 0.57 ms at the host, 0.96 -> 0.62 at x86-64-v3).
+        With ``reals``, ``x`` is (B, N) real: the planes are its transpose and
+        zero rows (no pairs before them)."""
         scale, self.scale = self.scale, 1.0         # taken once (chirp-z runs several)
-        rows = self._reshape(x, [batch, 2 * size], self.real, [batch, size, 2])
         wide = self.blocked_planes(batch, size)
+        if wide is None and after is not None:      # the 2-D ways gather: the pass on planes pays
+            wide = batch
         if wide is None:
-            return self._gathered(x, batch, size, sign, plan, scale)
+            planes = self._planes_of_reals(x, batch, size) if reals else None
+            return self._gathered(x, batch, size, sign, plan, scale, planes, reals)
+        cols = size if reals else 2 * size
+        rows = x if reals else self._reshape(x, [batch, cols], self.real, [batch, size, 2])
         if wide != batch:
-            rows = self._zero_pad(rows, [batch, 2 * size], 0, wide)
-        out, n_out = self._planes(rows, wide, size, sign, plan, scale, after)
+            rows = self._zero_pad(rows, [batch, cols], 0, wide)
+        out, n_out = self._planes(rows, wide, size, sign, plan, scale, after, reals)
         return out if wide == batch else \
             self._slice(out, [wide, n_out, 2], [0, 0, 0], [batch, n_out, 2])
 
@@ -110,22 +118,31 @@ class PlanarStages:
         return out
 
     def _gathered(self, x: str | None, batch: int, size: int, sign: int, plan: list[int],
-                  scale: float, planes: str | None = None) -> str:
+                  scale: float, planes: str | None = None, reals: bool = False) -> str:
         """planar where the transposes gather anyway (B or 2N no whole blocks):
         (B, N, 2) -> (N, 2, B), the stages, one digit-reversing transpose out.
         The reversal in the last stage and the strided first reads did not
-        pay here (228 x 1140 rfft at x86-64-v3 1.14 -> 1.80 ms, twice)."""
-        if planes is None:      # else given: (N, 2, B) (fft_real's merge)
+        pay here (228 x 1140 rfft at x86-64-v3 1.14 -> 1.80 ms, twice). As on
+        the blocked planes' RFFT, the last stage computes in the stored type
+        (f32: twice the lanes; 21 x 7000 c64's radix-7 stage 129 -> 89 us):
+        all but the first in f32 gave 21 x 7000 (four stages) XLA's maximum
+        error, 1.74e-7 of the largest output (the last alone: 1.15e-7), and
+        4 x 1024 (three) 8.7e-8 rms against a bound of 8e-8."""
+        if planes is None:      # else given: (N, 2, B) (fft_real's merge), (N, B) reals
             planes = self._op("transpose", x, self._t([batch, size, 2]), self._t([size, 2, batch]),
                               ", dims = [1, 2, 0]")
         done, shape = 1, [size, 2, batch]
-        for r in plan:
+        narrow_from = max(1, len(plan) - 1)
+        for i, r in enumerate(plan):
             rest = size // (done * r)
             view = [done, r, rest, 2, batch]
-            planes = self._reshape(planes, view, self.real, shape)
+            if not (reals and done == 1):
+                planes = self._reshape(planes, view, self.real, shape)
             out = self._fresh("bfly")
             self._emit(*stage_lines(planes, out, (done, r, rest, batch), sign, self._twiddles,
-                                    self.real, self.compute, scale=scale if done == 1 else 1.0))
+                                    self.real, self.compute if i < narrow_from else self.real,
+                                    scale=scale if done == 1 else 1.0,
+                                    reals=reals and done == 1))
             planes, shape, done = out, view, done * r
         digits = list(plan) + [2, batch]
         planes = self._reshape(planes, digits, self.real, shape)
@@ -135,13 +152,21 @@ class PlanarStages:
                        self._t([digits[d] for d in perm]), f", dims = {perm}")
         return self._reshape(out, [batch, size, 2], self.real, [digits[d] for d in perm])
 
+    def _planes_of_reals(self, x: str, batch: int, size: int) -> str:
+        """(B, N) reals -> (N, B), the real plane (the first stage reads no imaginary one)."""
+        return self._op("transpose", x, self._t([batch, size]), self._t([size, batch]),
+                        ", dims = [1, 0]")
+
     def _planes(self, rows: str, batch: int, size: int, sign: int, plan: list[int],
-                scale: float, after=None) -> tuple[str, int]:
-        """planar's transforms of (B, 2N) rows, B a whole number of blocks."""
-        planes = self._op("transpose", rows, self._t([batch, 2 * size]),
-                          self._t([2 * size, batch]), ", dims = [1, 0]")
+                scale: float, after=None, reals: bool = False) -> tuple[str, int]:
+        """planar's transforms of (B, 2N) rows (B, N reals), B a whole number of blocks."""
+        if reals:
+            planes = self._planes_of_reals(rows, batch, size)
+        else:
+            planes = self._op("transpose", rows, self._t([batch, 2 * size]),
+                              self._t([2 * size, batch]), ", dims = [1, 0]")
         planes = self.on_planes(planes, batch, size, sign, plan, scale,
-                                max(1, len(plan) - 1) if after is not None else 1)
+                                max(1, len(plan) - 1) if after is not None else 1, reals)
         n_out = n_rows = size
         if after is not None:       # n_out transforms' points of n_rows (whole blocks)
             planes, n_out, n_rows = after(planes, batch)
@@ -153,13 +178,14 @@ class PlanarStages:
         return out, n_out
 
     def on_planes(self, planes: str, batch: int, size: int, sign: int, plan: list[int],
-                  scale: float, narrow_from: int = 1) -> str:
+                  scale: float, narrow_from: int = 1, reals: bool = False) -> str:
         """(2N, B) planes -> their transforms, (2N, B) in order: a generic per
         stage, the last reversing the digits. Stages from ``narrow_from`` on
         compute in the stored type (f32: twice the lanes an instruction of
         f64's, no widening; the first stays in ``compute``): the error stays
         below XLA's where narrowing every stage reached it (docs/PERFORMANCE.md).
-        RFFT narrows only its last stage (its split follows)."""
+        RFFT narrows only its last stage (its split follows). ``reals``: ``planes``
+        is (N, B), real parts only (zero imaginary parts)."""
         done, shape = 1, [2 * size, batch]
         for i, r in enumerate(plan):
             rest = size // (done * r)
@@ -171,7 +197,7 @@ class PlanarStages:
             self._emit(*stage_lines(planes, out, (done, r, rest, batch), sign, self._twiddles,
                                     self.real, self.real if i >= narrow_from else self.compute,
                                     plan[:i] if last else None, i == 0,
-                                    scale if i == 0 else 1.0))
+                                    scale if i == 0 else 1.0, reals and i == 0))
             planes, shape, done = out, view, done * r
             if last:
                 shape = plan[::-1] + [2, batch]
