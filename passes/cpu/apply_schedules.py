@@ -138,14 +138,16 @@ def _align_buffers(module: ir.Operation) -> None:
 
 
 def _plans(ops: list[ir.Operation], machine: Machine) -> list[tuple[ir.Operation, Plan]]:
-    """A plan per op; a row group's last consumer first takes its producers."""
+    """A plan per op; a row group's last consumer first takes its producers.
+    ``nests``: each op's row nest, found once (the fills and inits given below
+    change no operand's type, so no nest)."""
+    nests: dict = {}
     for op in ops:
-        if op.name in CONTRACTIONS or op.name in POOLINGS or is_row_reduction(op):
+        if op.name in CONTRACTIONS or op.name in POOLINGS or is_row_reduction(op, nests):
             _own_fill(op)
         distinct_inits(op)
     fused: set[ir.Operation] = set()
-    grouped = {}
-    nests: dict = {}                # no IR edits below until the loop ends
+    grouped = {}                    # no IR edits below until the loop ends
     for op in reversed(ops):
         if op.operation not in fused and (plan := fused_rows_plan(op, machine, nests)) is not None:
             grouped[op.operation] = plan

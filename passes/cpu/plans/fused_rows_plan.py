@@ -69,9 +69,10 @@ def _chunks(extents: tuple[int, ...], threads: int) -> tuple[int, ...]:
     return thread_tiles(extents[:-1], threads, 1, extents[-1])
 
 
-def is_row_reduction(op: ir.Operation) -> bool:
-    """Whether ``op`` is a reduction a row group can take (its innermost loop)."""
-    nest = _row_nest(op)
+def is_row_reduction(op: ir.Operation, nests: dict | None = None) -> bool:
+    """Whether ``op`` is a reduction a row group can take (its innermost loop).
+    ``nests``: as ``fused_rows_plan``'s (the nest found here is kept there)."""
+    nest = _row_nest(op) if nests is None else _Nests(nests)(op)
     return nest is not None and bool(nest.reductions)
 
 

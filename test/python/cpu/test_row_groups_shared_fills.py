@@ -68,3 +68,30 @@ def test_each_softmax_is_one_row_kernel(cpu):
     p1 = _softmax(q.astype(np.float64) @ k64.swapaxes(2, 3))
     expected = _softmax(p1 @ k64 @ k64.swapaxes(2, 3))
     np.testing.assert_allclose(exe(q, k), expected, rtol=2e-4, atol=1e-6)
+
+
+def test_each_row_nest_found_once(monkeypatch):
+    """xla-apply-schedules asks each op's row nest once: the test for a row
+    reduction (whose fill it gives its own) and the row groups' search share
+    what they found. Two are asked again: the first softmax's reductions, given
+    fills of their own (CSE shared them with the second's), which changes their
+    operands and with them their hash in the bindings (the key)."""
+    import xlac.passes.cpu.apply_schedules as apply_schedules
+    import xlac.passes.cpu.plans.fused_rows_plan as fused_rows_plan
+
+    asked, generics = [], []
+    row_nest, plans = fused_rows_plan._row_nest, apply_schedules._plans
+
+    def counted_row_nest(op):
+        asked.append(op.name)
+        return row_nest(op)
+
+    def counted_plans(ops, machine):
+        generics.append(sum(op.name == "linalg.generic" for op in ops))
+        return plans(ops, machine)
+
+    monkeypatch.setattr(fused_rows_plan, "_row_nest", counted_row_nest)
+    monkeypatch.setattr(apply_schedules, "_plans", counted_plans)
+    xlac.compile(TWO_SOFTMAXES, cache=False)
+    assert generics and generics[0] > 0
+    assert asked.count("linalg.generic") <= sum(generics) + 2, (asked, generics)
