@@ -53,6 +53,7 @@ def cases():
     img, k31, tmpl = normal(256, 256), normal(31, 31), normal(64, 64)
     xb, wb = normal(8, 4, 4096), normal(4, 4, 512)
     xv, wv = normal(8, 4096), normal(8, 512)
+    img21, k21, img42, k42 = normal(252, 252), normal(21, 21), normal(252, 252), normal(42, 42)
     f64 = np.float64
     out = [(f"convolve.{mode}", lambda a, b, m=mode: jnp.convolve(a, b, mode=m), [x, w],
             lambda a, b, m=mode: np.convolve(a.astype(f64), b.astype(f64), m)) for mode in ("full", "same", "valid")]
@@ -64,6 +65,10 @@ def cases():
         ("vmap.convolve.8x4096*8x512.full", jax.vmap(jnp.convolve), [xv, wv],
          lambda a, b: np.stack([np.convolve(u.astype(f64), v.astype(f64)) for u, v in zip(a, b)])),
         ("convolve2d.256*31x31.same", lambda a, b: jss.convolve2d(a, b, mode="same"), [img, k31],
+         lambda a, b: ss.convolve2d(a.astype(f64), b.astype(f64), mode="same")),
+        ("convolve2d.252*21x21.same", lambda a, b: jss.convolve2d(a, b, mode="same"), [img21, k21],
+         lambda a, b: ss.convolve2d(a.astype(f64), b.astype(f64), mode="same")),
+        ("convolve2d.252*42x42.same", lambda a, b: jss.convolve2d(a, b, mode="same"), [img42, k42],
          lambda a, b: ss.convolve2d(a.astype(f64), b.astype(f64), mode="same")),
         ("correlate2d.256*64x64.valid", lambda a, b: jss.correlate2d(a, b, mode="valid"), [img, tmpl],
          lambda a, b: ss.correlate2d(a.astype(f64), b.astype(f64), mode="valid")),

@@ -59,9 +59,12 @@ WINDOW_LIMIT = 1 << 20
 # the most lanes (segments x channels x chunks): the depthwise schedule keeps 8 pixels x
 # up to 4 registers of them; 64 lanes (jax.vmap(jnp.convolve) of 8 signals in 8
 # segments) spilled its 32 accumulators: the convolution 1.2 ms against 0.93 in 32
-# lanes; 48 (3 segments x 16 chunks) ran at 1 GMAC/s (scipy.signal.convolve2d,
-# 126x126 by 42x42 in 6 segments: 29 ms against 4 in one)
+# lanes. 48 (3 segments x 16 chunks: a 21x21 kernel) run as tiles of 2 and 1 vectors
+# (never 3: contraction_plan's pooling tiles), 5-7% slower than 32 lanes of fewer
+# segments (42x42 in 6 segments against 2, 48x48 in 24 against 16: the windows'
+# copies and the sums), so they are taken only where 32 leave one segment
 MAX_LANES = 2 * VECTOR
+WIDE_LANES = 3 * VECTOR
 
 
 def min_taps(element: str) -> int:
@@ -151,16 +154,20 @@ def chunked(text, conv) -> str:
 def _segments(element, n, h, ow, c, kh, kw, sw, dw, one_row) -> int:
     """Segments of the kernel's columns, each its own lanes: the fewest whose
     taps (kh x kw / segments) are at most SEGMENT_TAPS, else the most, in
-    at most MAX_LANES lanes, their windows at most WINDOW_LIMIT elements. f32
-    only: f64 needs none, and a narrower type would round each partial sum."""
+    at most MAX_LANES lanes (WIDE_LANES where those leave one segment), their
+    windows at most WINDOW_LIMIT elements. f32 only: f64 needs none, and a
+    narrower type would round each partial sum."""
     if element != "f32":
         return 1
-    fits = []
-    for segs in (s for s in range(1, kw + 1) if kw % s == 0):
-        count, rows, _, span, _ = _layout(ow, c, kw, sw, dw, one_row, segs)
-        lanes = segs * c * count
-        if segs == 1 or (lanes <= MAX_LANES and n * (rows if rows > 1 else h) * span * lanes <= WINDOW_LIMIT):
-            fits.append(segs)
+    for limit in (MAX_LANES, WIDE_LANES):
+        fits = []
+        for segs in (s for s in range(1, kw + 1) if kw % s == 0):
+            count, rows, _, span, _ = _layout(ow, c, kw, sw, dw, one_row, segs)
+            lanes = segs * c * count
+            if segs == 1 or (lanes <= limit and n * (rows if rows > 1 else h) * span * lanes <= WINDOW_LIMIT):
+                fits.append(segs)
+        if len(fits) > 1:
+            break
     short = [s for s in fits if kh * kw // s <= SEGMENT_TAPS]
     return min(short) if short else max(fits)
 

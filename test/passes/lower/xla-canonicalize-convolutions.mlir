@@ -391,3 +391,25 @@ func.func @image_31x31(%x: tensor<1x1x256x256xf32>, %w: tensor<1x1x31x31xf32>) -
        : (tensor<1x1x256x256xf32>, tensor<1x1x31x31xf32>) -> tensor<1x1x256x256xf32>
   return %0 : tensor<1x1x256x256xf32>
 }
+
+// -----
+
+/// A 21x21 kernel over a 63x63 image (jax.scipy.signal.convolve2d): 21 columns
+/// split into 3 segments of 7 (147 taps each) x 16 chunks take 48 lanes, the
+/// wider limit taken because 32 lanes would leave one segment; 3 blocks of
+/// windows per segment, the segments' sums added in a tree.
+// CHECK-LABEL: func.func @image_21x21
+// CHECK-COUNT-9: stablehlo.slice %{{.*}} -> tensor<1x83x64x1xf32>
+// CHECK: stablehlo.convolution({{.*}}) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]
+// CHECK-SAME: feature_group_count = 48
+// CHECK-SAME: (tensor<1x83x10x48xf32>, tensor<21x7x1x48xf32>) -> tensor<1x63x4x48xf32>
+// CHECK-COUNT-3: stablehlo.slice %{{.*}} -> tensor<1x63x4x1x1x16xf32>
+// CHECK-COUNT-2: stablehlo.add
+// CHECK-NOT: stablehlo.multiply
+// CHECK: return %{{.*}} : tensor<1x1x63x63xf32>
+func.func @image_21x21(%x: tensor<1x1x63x63xf32>, %w: tensor<1x1x21x21xf32>) -> tensor<1x1x63x63xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0, 1]x[o, i, 0, 1]->[b, f, 0, 1], window = {pad = [[10, 10], [10, 10]]}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+       : (tensor<1x1x63x63xf32>, tensor<1x1x21x21xf32>) -> tensor<1x1x63x63xf32>
+  return %0 : tensor<1x1x63x63xf32>
+}

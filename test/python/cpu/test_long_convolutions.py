@@ -18,6 +18,7 @@ from conftest import runnable_levels
 jax = pytest.importorskip("jax", reason="the programs come from jax: pip install 'xlac[bench]'")
 jnp = pytest.importorskip("jax.numpy")
 lax = jax.lax
+jss = pytest.importorskip("jax.scipy.signal")
 F64 = np.float64
 
 
@@ -163,19 +164,24 @@ def _accuracy_cases():
     x, w = normal(5120), normal(1280)
     xv, wv = normal(8, 4096), normal(8, 512)
     img, tmpl = normal(256, 256), normal(64, 64)
+    square, k21 = normal(100, 100), normal(21, 21)
     return {
         "convolve_1280": (jnp.convolve, [x, w], lambda a, b: np.convolve(a.astype(F64), b.astype(F64))),
         "vmap_convolve_512": (jax.vmap(jnp.convolve), [xv, wv],
                               lambda a, b: np.stack([np.convolve(u.astype(F64), v.astype(F64)) for u, v in zip(a, b)])),
         "template_64x64": (lambda a, b: lax.conv_general_dilated(a[None, None], b[None, None], (1, 1), "VALID")[0, 0],
                            [img, tmpl], _corr2d),
+        "convolve2d_21x21": (lambda a, b: jss.convolve2d(a, b, mode="same"), [square, k21],
+                             lambda a, b: _corr2d(np.pad(a, 10), b[::-1, ::-1])),
     }
 
 
 # error of the largest output, f32 against float64 (bench/long_convolutions.py, this
 # host): XLA 1.95e-7, 1.41e-7, 1.73e-7; the taps summed in one sequence 1.43e-6,
-# 8.3e-7, 2.1e-6; in segments 1.9e-7 (16 of 80), 3.1e-7 (4 of 128), 3.8e-7 (16 of 256)
-ACCURACY = {"convolve_1280": 4e-7, "vmap_convolve_512": 5e-7, "template_64x64": 7e-7}
+# 8.3e-7, 2.1e-6; in segments 1.9e-7 (16 of 80), 3.1e-7 (4 of 128), 3.8e-7 (16 of 256);
+# a 21x21 kernel (XLA 1.0-1.6e-7): in one sequence 5.8-7.4e-7, in 3 segments of 147
+# taps (48 lanes) 3.0-3.5e-7 (this case: 8.8e-7 in one, 4.2e-7 in 3, XLA 1.4e-7)
+ACCURACY = {"convolve_1280": 4e-7, "vmap_convolve_512": 5e-7, "template_64x64": 7e-7, "convolve2d_21x21": 5e-7}
 
 
 @pytest.mark.parametrize("cpu", ["host", "x86-64-v3"])
@@ -191,3 +197,13 @@ def test_many_taps_sum_in_segments_as_accurate_as_xla(name, cpu):
     want = reference(*args)
     got = np.asarray(exe(*args), F64).reshape(want.shape)
     assert np.abs(got - want).max() <= ACCURACY[name] * np.abs(want).max()
+
+
+def test_a_21x21_kernel_takes_three_segments_of_48_lanes():
+    """21 columns split only into 3, 7 or 21 segments: 3 segments x 16 chunks
+    take 48 lanes (convolution_chunks.WIDE_LANES, taken where 32 lanes leave one
+    segment), 147 taps each."""
+    args = _accuracy_cases()["convolve2d_21x21"][1]
+    text = jax.jit(lambda a, b: jss.convolve2d(a, b, mode="same")).lower(*args).as_text()
+    linalg = xlac.compile(text, cache=False).as_text("linalg")
+    assert re.search(r"linalg\.depthwise_conv_2d_nhwc_hwc .*x48xf32>", linalg)
