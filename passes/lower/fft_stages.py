@@ -25,6 +25,7 @@ import numpy as np
 
 from xlac.dtypes import tensor_type
 from xlac.passes.lower.fft_codelet import Codelet, twiddle_table
+from xlac.passes.lower.fft_plane_ways import PlaneWays
 
 
 def stage_lines(x: str, out: str, dims: tuple[int, int, int, int], sign: int,
@@ -220,7 +221,7 @@ def _cheapest_stages(size: int):
     return best
 
 
-class PlanarStages:
+class PlanarStages(PlaneWays):
     """The butterfly path of FastStage (mixed into it)."""
 
     def planar(self, x: str, batch: int, size: int, sign: int, plan: list[int],
@@ -237,11 +238,7 @@ class PlanarStages:
         wide = self.blocked_planes(batch, size)
         if wide is None:
             return self._gathered(x, batch, size, sign, plan, scale)
-        if wide != batch:
-            rows = self._zero_pad(rows, [batch, 2 * size], 0, wide)
-        out, n_out = self._planes(rows, wide, size, sign, plan, scale, after)
-        return out if wide == batch else \
-            self._slice(out, [wide, n_out, 2], [0, 0, 0], [batch, n_out, 2])
+        return self._planes(rows, batch, wide, size, sign, plan, scale, after)[0]
 
     def blocked_planes(self, batch: int, size: int) -> int | None:
         """The transforms planar runs in register-blocked transposes (B padded),
@@ -288,22 +285,18 @@ class PlanarStages:
                        self._t([digits[d] for d in perm]), f", dims = {perm}")
         return self._reshape(out, [batch, size, 2], self.real, [digits[d] for d in perm])
 
-    def _planes(self, rows: str, batch: int, size: int, sign: int, plan: list[int],
+    def _planes(self, rows: str, batch: int, wide: int, size: int, sign: int, plan: list[int],
                 scale: float, after=None) -> tuple[str, int]:
-        """planar's transforms of (B, 2N) rows, B a whole number of blocks."""
-        planes = self._op("transpose", rows, self._t([batch, 2 * size]),
-                          self._t([2 * size, batch]), ", dims = [1, 0]")
-        planes = self.on_planes(planes, batch, size, sign, plan, scale,
+        """planar's transforms of (B, 2N) rows in ``wide`` (whole blocks)
+        transforms -> (B, n', 2)."""
+        planes = self._padded_planes(rows, batch, wide, 2 * size)
+        planes = self.on_planes(planes, wide, size, sign, plan, scale,
                                 max(1, len(plan) - 1) if after is not None else 1)
         n_out = n_rows = size
         if after is not None:       # n_out transforms' points of n_rows (whole blocks)
-            planes, n_out, n_rows = after(planes, batch)
-        out = self._op("transpose", planes, self._t([2 * n_rows, batch]),
-                       self._t([batch, 2 * n_rows]), ", dims = [1, 0]")
-        out = self._reshape(out, [batch, n_rows, 2], self.real, [batch, 2 * n_rows])
-        if n_rows != n_out:
-            out = self._slice(out, [batch, n_rows, 2], [0, 0, 0], [batch, n_out, 2])
-        return out, n_out
+            planes, n_out, n_rows = after(planes, wide)
+        out = self._planes_out(planes, [2 * n_rows, wide], batch, 2 * n_out)
+        return self._reshape(out, [batch, n_out, 2], self.real, [batch, 2 * n_out]), n_out
 
     def on_planes(self, planes: str, batch: int, size: int, sign: int, plan: list[int],
                   scale: float, narrow_from: int = 1) -> str:

@@ -1,0 +1,50 @@
+"""The blocked planes' ways in and out written in place (fft_plane_ways):
+where the transforms are padded (to whole register blocks, or off powers of
+two), transposes write the first B columns of the padded planes (the whole
+blocks, then the rest; the others zero-filled), no stablehlo.pad copy; the
+way out writes the result's whole blocks and the columns and rows past them
+(RFFT's 2(M+1)) straight into it, no slice copy."""
+
+import re
+
+import numpy as np
+import pytest
+from test_fft_fast import _program, _tensor
+from test_fft_stages import _opt
+
+import xlac
+from conftest import runnable_levels
+
+_CASES = [  # kind, shape, lengths, dtype, numpy reference, (pads, slices of pairs) after lowering
+    ("RFFT", (256, 1024), [1024], np.float32, np.fft.rfft, (0, 0)),   # 272 planes, 1026 rows out
+    ("FFT", (128, 512), [512], np.complex64, np.fft.fft, (0, 0)),     # 144 planes, whole rows out
+    ("IFFT", (256, 96), [96], np.complex64, np.fft.ifft, (0, 0)),
+    ("RFFT", (128, 64, 96), [64, 96], np.float32, np.fft.rfft2, (0, 0)),  # then axis 0 (moved)
+    ("FFT", (180, 720), [720], np.complex64, np.fft.fft, (0, 0)),     # ragged: padded to 192
+    ("FFT", (15, 720), [720], np.complex64, np.fft.fft, (0, 0)),      # no whole block: 16
+]
+
+
+@pytest.mark.parametrize("kind,shape,lengths,dtype,reference,counts", _CASES)
+def test_planes_in_place(tmp_path, kind, shape, lengths, dtype, reference, counts):
+    real = kind == "RFFT"
+    out_shape = list(shape[:-1]) + [shape[-1] // 2 + 1 if real else shape[-1]]
+    out_dtype = np.complex64
+    program = _program(kind, lengths, _tensor(shape, dtype), _tensor(out_shape, out_dtype))
+    path = tmp_path / "fft.mlir"
+    path.write_text(program)
+    ir = _opt(path)
+    # slices of whole pairs (not the real and imaginary parts' of the complex result)
+    assert (ir.count("stablehlo.pad"), len(re.findall(r"stablehlo\.slice [^\n]*, 0:2\]", ir))) == counts
+    assert "linalg.transpose" in ir and "linalg.fill" in ir
+    rng = np.random.default_rng(7)
+    x = rng.standard_normal(shape) + (0 if real else 1j * rng.standard_normal(shape))
+    x = x.astype(dtype)
+    want = reference(x.astype(np.float64 if real else np.complex128))
+    for level in ("x86-64-v3", "host"):
+        exe = xlac.compile(program, cpu=level, cache=False)
+        if len(lengths) == 1:       # (rfft2's axis 0 moves complex values: scalar loops, as before)
+            assert "no vector schedule" not in (exe.fusion_report() or "")
+        if level in runnable_levels(level):
+            (got,) = exe.run(x)
+            assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max(), level
