@@ -290,6 +290,11 @@ class PlanarStages(PlaneWays):
         """planar's transforms of (B, 2N) rows in ``wide`` (whole blocks)
         transforms -> (B, n', 2)."""
         planes = self._padded_planes(rows, batch, wide, 2 * size)
+        return self.stages_out(planes, batch, wide, size, sign, plan, scale, after)
+
+    def stages_out(self, planes: str, batch: int, wide: int, size: int, sign: int,
+                   plan: list[int], scale: float, after=None) -> tuple[str, int]:
+        """_planes from its (2N, wide) planes: the stages and the way out."""
         planes = self.on_planes(planes, wide, size, sign, plan, scale,
                                 max(1, len(plan) - 1) if after is not None else 1)
         n_out = n_rows = size

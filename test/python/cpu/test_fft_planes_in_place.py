@@ -48,3 +48,28 @@ def test_planes_in_place(tmp_path, kind, shape, lengths, dtype, reference, count
         if level in runnable_levels(level):
             (got,) = exe.run(x)
             assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max(), level
+
+
+@pytest.mark.parametrize("shape,size", [((240, 540), 1078), ((16, 513), 1024), ((9, 271), 540)])
+def test_irfft_merges_on_planes_in_place(tmp_path, shape, size):
+    """IRFFT of whole blocks of transforms (240, 16) merges X[k] and X[M-k] on
+    the planes after a way in written in place (2M+2 rows: 1072 or 1024 in
+    blocks, the rest a transpose of its own), not on pairs (a reverse op) nor
+    through gathered transposes; 9 transforms still gather. numpy at every
+    runnable level (1e-6 of the largest)."""
+    out_shape = [shape[0], size]
+    program = _program("IRFFT", [size], _tensor(shape, np.complex64), _tensor(out_shape, np.float32))
+    path = tmp_path / "irfft.mlir"
+    path.write_text(program)
+    ir = _opt(path)
+    assert "stablehlo.reverse" not in ir and "tensor.extract %" in ir
+    assert ("dims = [1, 2, 0]" in ir) == (shape[0] % 16 != 0)      # the gathered way in
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+    want = np.fft.irfft(x.astype(np.complex128), size)
+    for level in ("x86-64-v3", "host"):
+        exe = xlac.compile(program, cpu=level, cache=False)
+        assert "no vector schedule" not in (exe.fusion_report() or "")
+        if level in runnable_levels(level):
+            (got,) = exe.run(x)
+            assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max(), level

@@ -305,7 +305,7 @@ _SPLIT_ON_PLANES = [  # RFFT whose half-length transform runs on blocked planes
     ("RFFT", (32, 256), [256], np.float64, np.fft.rfft),        # f64 planes, unpadded
     ("RFFT", (17, 512), [512], np.float32, np.fft.rfft),        # gathered: the split on pairs
     ("RFFT", (4, 16, 96), [16, 96], np.float32, np.fft.rfft2),  # then the fft of axis 1
-    ("IRFFT", (240, 540), [1078], np.complex64, lambda x: np.fft.irfft(x, 1078)),  # gathered
+    ("IRFFT", (240, 540), [1078], np.complex64, lambda x: np.fft.irfft(x, 1078)),  # 2M+2 ragged
     ("IRFFT", (7, 33), [64], np.complex128, lambda x: np.fft.irfft(x, 64)),
     ("IRFFT", (16, 513), [1024], np.complex64, lambda x: np.fft.irfft(x, 1024)),  # blocked
 ]
