@@ -78,10 +78,6 @@ class RealSpectrum:
         wide = self.blocked_planes(batch, half)
         return wide if wide is not None or batch % self._side() else batch
 
-    def _gathered_plan(self, batch: int, half: int) -> list[int] | None:
-        """The stages of _transform where it runs planar's gathered path, else None."""
-        return None if self.blocked_planes(batch, half) is not None else self.stages_of(batch, half)
-
     def _split_planes(self, planes: str, wide: int, size: int, sign: int) -> tuple[str, int, int]:
         """_split_spectrum on Z's planes (2M, B) -> X's (2(M+1), B) in (2(M+R),
         B) (R rows more, a register block: the transpose out in whole blocks;
