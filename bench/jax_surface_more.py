@@ -51,6 +51,11 @@ def edge_cases(jnp, jax, lax):
         ("big.conv.depthwise_x2", lambda a, k: lax.conv_general_dilated(
             a, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=64),
          [normal(8, 32, 32, 64), normal(3, 3, 1, 128)]),
+        # NHWC depthwise 3x3 (issue 39): 144 and 96 channels took 3-vector tiles (24 at AVX2, 48 at
+        # AVX-512) that LLVM loaded lane by lane; 192 channels (2 and 4 vectors) the reference
+        *[(f"big.conv.depthwise{c}", lambda a, k, c=c: lax.conv_general_dilated(
+            a, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=c),
+           [normal(8, hw, hw, c), normal(3, 3, 1, c)]) for hw, c in ((56, 144), (56, 96), (28, 192))],
         ("big.grad.conv.grouped4", jax.grad(lambda k, a: jnp.sum(lax.conv_general_dilated(
             a, k, (1, 1), "SAME", dimension_numbers=("NHWC", "HWIO", "NHWC"), feature_group_count=4) ** 2)),
          [normal(3, 3, 8, 32), normal(4, 16, 16, 32)]),

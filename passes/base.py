@@ -1,9 +1,11 @@
 """The base class of xlac's Python passes.
 
-A pass is a small frozen dataclass: its fields are its options (spelled with
+A pass is a small frozen record (``xlac.record``: what a frozen dataclass
+is, without a dataclass made per class as its module is first imported,
+~0.6 ms each): its fields are its options (spelled with
 dashes on the command line, ``xla-select-entry{entry=main}``), its docstring
 is its help text. A pass without options is a plain subclass, not decorated:
-it inherits ``ModulePass``'s dataclass methods, which are already its own (no
+it inherits ``ModulePass``'s record methods, which are already its own (no
 fields), and ``ModulePass`` keeps it frozen; making each of them a dataclass
 again was half of the dataclasses a first compile builds (53 of 111 on ViT,
 about 0.02 s of the compiling process's CPU). Python passes run on the whole module and walk the
@@ -13,10 +15,10 @@ process in these bindings.
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from typing import ClassVar
 
+from xlac import record
 from xlac.mlir import ir
 
 
@@ -55,7 +57,7 @@ def take_failure_kind():
     return kind
 
 
-@dataclasses.dataclass(frozen=True)
+@record.record
 class ModulePass:
     """A pass over a ``builtin.module`` written in Python."""
 
@@ -80,19 +82,19 @@ class ModulePass:
     @classmethod
     def from_options(cls, options: dict[str, str]) -> ModulePass:
         """Build the pass from ``{opt=value}`` text options."""
-        fields = {f.name.replace("_", "-"): f for f in dataclasses.fields(cls)}
+        fields = {name.replace("_", "-"): name for name in record.fields(cls)}
         kwargs = {}
         for key, text in options.items():
             if key not in fields:
                 known = ", ".join(sorted(fields)) or "none"
                 raise ValueError(f"pass '{cls.name}' has no option '{key}' (options: {known})")
-            field = fields[key]
-            kwargs[field.name] = _convert(text, field.type, f"{cls.name}{{{key}}}")
+            name = fields[key]
+            kwargs[name] = _convert(text, record.annotation(cls, name), f"{cls.name}{{{key}}}")
         return cls(**kwargs)
 
     def options_text(self) -> str:
-        pairs = [f"{f.name.replace('_', '-')}={_render(getattr(self, f.name))}"
-                 for f in dataclasses.fields(self)]
+        pairs = [f"{name.replace('_', '-')}={_render(getattr(self, name))}"
+                 for name in record.fields(type(self))]
         return "{" + " ".join(pairs) + "}" if pairs else ""
 
     def add_to(self, pm, after_python_pass: bool = False) -> None:
@@ -145,11 +147,13 @@ def _op_census(module: ir.Operation) -> frozenset[str]:
 def _refuse_assignment(self, name, value=None):
     """A pass without options is frozen too: ``ModulePass``'s own frozen
     ``__setattr__`` guards only its fields and its own instances."""
-    raise dataclasses.FrozenInstanceError(f"cannot assign to field {name!r}")
+    from dataclasses import FrozenInstanceError  # here: a compile imports no dataclasses
+    raise FrozenInstanceError(f"cannot assign to field {name!r}")
 
 
 def _refuse_deletion(self, name):
-    raise dataclasses.FrozenInstanceError(f"cannot delete field {name!r}")
+    from dataclasses import FrozenInstanceError
+    raise FrozenInstanceError(f"cannot delete field {name!r}")
 
 
 ModulePass.__setattr__ = _refuse_assignment     # a subclass with options gets its own

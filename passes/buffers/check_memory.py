@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from xlac.dtypes import element_bytes
 from xlac.errors import ResourceLimitError
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, functions, module_ops
+from xlac.record import record
 
 
-@dataclass(frozen=True)
+@record
 class CheckMemory(ModulePass):
     """Fail, naming the sizes, when a program's buffers cannot fit in
     `memory-bytes` (0: this machine's physical memory).

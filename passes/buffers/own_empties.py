@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops
+from xlac.record import record
 
 
-@dataclass(frozen=True)
+@record
 class OwnEmpties(ModulePass):
     """Before bufferization, give each run of ``group`` users (in program
     order) of a `tensor.empty` with more than ``group`` users a clone of it

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops
+from xlac.record import record
 
 
-@dataclass(frozen=True)
+@record
 class SplatConstantsToFill(ModulePass):
     """Replace each splat `arith.constant` tensor of more than `min-elements`
     elements by a `linalg.fill` of its one value into a `tensor.empty`.

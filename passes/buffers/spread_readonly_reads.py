@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions
+from xlac.record import record
 
 _READONLY = "bufferization.writable"
 
 
-@dataclass(frozen=True)
+@record
 class SpreadReadonlyReads(ModulePass):
     """Give every ``group`` readers (in program order) of a function argument
     marked `bufferization.writable = false` an alias of their own:

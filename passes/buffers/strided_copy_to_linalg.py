@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import math
 import os
-from dataclasses import dataclass
 
 from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, module_ops
@@ -14,9 +13,10 @@ from xlac.passes.buffers.row_copies import vector_element as _vector_element
 from xlac.passes.buffers.strided_row_copy import strided_row_copy_text
 from xlac.passes.cpu.plans.chunks import CHUNKS_PER_THREAD
 from xlac.passes.helper_calls import fresh_name, replace_with_call, symbols
+from xlac.record import record
 
 
-@dataclass(frozen=True)
+@record
 class StridedCopyToLinalg(ModulePass):
     """Rewrite `memref.copy` with a non-identity layout into loops.
 

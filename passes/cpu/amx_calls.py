@@ -4,7 +4,6 @@ thread loop of calls to the AMX micro-kernel (xlac.targets.cpu.amx_kernels)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
@@ -27,7 +26,7 @@ def integer_symbol(variant: str) -> str:
     return f"xlac_ukernel_imad_{variant}_32x32"
 
 
-@dataclass(frozen=True)
+@record
 class AmxCalls(ModulePass):
     """Replace each `linalg.matmul {xla.amx}` on memrefs (bf16 A[m x k],
     B[k x n], f32 C[m x n], all multiples of 32, unit inner strides) by a

@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops, text_of
@@ -20,7 +19,7 @@ ZEROS = "xla.amx_zeros"              # ... whose C starts at zero (their init an
 ALIGN = 32                           # the kernel's block: C 32 x 32, k 32 at a time
 
 
-@dataclass(frozen=True)
+@record
 class AmxContractions(ModulePass):
     """Give each f32 `linalg.matmul` (or `linalg.batch_matmul`) whose operands are widened bf16 (an
     elementwise generic yielding `arith.extf` of a bf16 value) and whose

@@ -4,7 +4,6 @@ transform-dialect schedules in passes/cpu/schedules/."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops, post_order_positions
@@ -28,11 +27,12 @@ from xlac.passes.cpu.plans.schedule_script import (
 from xlac.passes.cpu.plans.unscheduled import left_whole, lowered_loops, mark_planned, tensors, unplanned
 from xlac.passes.fusion.merge_kernel_generics import distinct_inits
 from xlac.passes.remarks import emit_remarks
+from xlac.record import record
 
 _TAG, _MEMBER_TAG = PLANNED_TAG, MEMBER_TAG
 
 
-@dataclass(frozen=True)
+@record
 class ApplySchedules(ModulePass):
     """Give each linalg op the transform schedule of its class and apply it.
 

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass
 
 from xlac.mlir import ir
+from xlac.record import record
 
 LANES = 16
 # an integer argmax's value, as canonicalize leaves it (a width: the unsigned ones' order)
@@ -31,7 +31,7 @@ _INT_GRID = (-5, -1, 0, 1, 5)
 _INDEX_PAIRS = ((0, 1), (2, 7), (1, 30))
 
 
-@dataclass
+@record(mutable=True)
 class ArgReduction:
     """``op`` (a linalg.generic) as an argmax: its body's block arguments for the
     accumulated value and index, the incoming value and index, and the combiner's

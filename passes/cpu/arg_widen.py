@@ -13,17 +13,16 @@ truncation is exact.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.cpu.arg_combiner import ArgReduction
+from xlac.record import record
 
 _UNSIGNED = {6, 7, 8, 9}                      # arith.cmpi ult, ule, ugt, uge
 _SIGNED = {2, 3, 4, 5}
 _SELECTS = ("arith.select", "arith.maxsi", "arith.minsi", "arith.maxui", "arith.minui")
 
 
-@dataclass
+@record(mutable=True)
 class Widened:
     """The lane type of the values (``wide``), the casts to and from it, and the
     combiner's values that carry one (those get the wide type when cloned)."""

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops, symbol_name
 from xlac.passes.helper_calls import call_and_erase
@@ -31,7 +29,7 @@ FORMATS = {
 F16 = _Format(5, 10, 15, "ieee")    # with option f16: CPUs without F16C, where LLVM calls __truncsfhf2
 
 
-@dataclass(frozen=True)
+@record
 class ExpandF8Casts(ModulePass):
     """Replace each `arith.extf` from and `arith.truncf` to an f8 type (scalar
     or vector) by a call of a helper doing it on the bits in i32.

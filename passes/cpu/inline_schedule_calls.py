@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops, public_definitions, symbol_name
 from xlac.passes.base import functions as functions_of
 from xlac.passes.cpu.kernel_repeats import REPEAT, repeatable
 from xlac.passes.cpu.plans.schedule_functions import is_schedule_call
 from xlac.passes.outline import inline_calls
+from xlac.record import record
 
 
-@dataclass(frozen=True)
+@record
 class InlineScheduleCalls(ModulePass):
     """Replace each call of an `@xla_scheduled_<n>` function (the kernels
     xla-apply-schedules outlines, one function per distinct kernel, kept

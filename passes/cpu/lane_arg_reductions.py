@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.cpu.arg_combiner import LANES, ArgReduction, match
 from xlac.passes.cpu.arg_widen import Widened, cast, widened
+from xlac.record import record
 
 # ops of the fused producers that run on vectors as they are (an integer
 # division of a masked-off lane could trap: not taken)
@@ -16,7 +15,7 @@ _TRAPS = ("arith.divsi", "arith.divui", "arith.remsi", "arith.remui", "arith.cei
           "arith.ceildivui", "arith.floordivsi")
 
 
-@dataclass(frozen=True)
+@record
 class LaneArgReductions(ModulePass):
     """Rewrite each argmax/argmin linalg.generic on buffers (a (value, index)
     pair reduced over the innermost loop by a selecting combiner,

@@ -3,13 +3,12 @@ identical kernels in one function."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops, public_definitions
 from xlac.passes.cpu.kernel_reads import bitcast, copied_in, crossing_type, does_work, inert, outside_reads, passable
 from xlac.passes.cpu.kernel_repeats import Repeats
 from xlac.passes.outline import FirstAlike
+from xlac.record import record
 
 KERNEL_STEM = "xla_kernel"
 # The texts the last run printed of the kernels it kept (compared with others':
@@ -17,7 +16,7 @@ KERNEL_STEM = "xla_kernel"
 _PRINTED: dict = {"module": None, "texts": {}}
 
 
-@dataclass(frozen=True)
+@record
 class OutlineKernels(ModulePass):
     """Move each op of a public function's body that does work (a loop nest, a
     parallel loop, a linalg op) into a private function `@xla_kernel_<n>` and

@@ -3,11 +3,10 @@ the start as early and the done as late as the program's dependences allow."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops, symbol_name
 from xlac.passes.cpu.builders.collective_schedule import hoist_after_operands, sink_to_first_use
+from xlac.record import record
 
 # Collectives whose buffer call can be started and waited for apart (replica_id
 # and partition_id move nothing).
@@ -15,7 +14,7 @@ _STARTABLE = ("all_reduce", "all_gather", "reduce_scatter", "all_to_all",
               "collective_permute", "collective_broadcast")
 
 
-@dataclass(frozen=True)
+@record
 class OverlapCollectives(ModulePass):
     """Turn each collective buffer call of xla-lower-collectives
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import re
-from dataclasses import dataclass
 
 from xlac.mlir import dialect, ir, transform_interpreter
 from xlac.passes.base import ModulePass, dim_position, nested_ops, text_of
@@ -16,12 +15,13 @@ from xlac.passes.cpu.plans.chunks import thread_tiles
 from xlac.passes.cpu.plans.narrow_tails import lanes
 from xlac.passes.cpu.plans.schedule_plan import Machine, has_math, loop_extents, loop_nest
 from xlac.passes.lower.pad_as_slices import insert_slice
+from xlac.record import record
 
 MAX_PARTS = 6           # column stretches a chunk may split into (picks' edges, vectors' edges)
 _TAG = "xla_peel_roll_columns"
 
 
-@dataclass(frozen=True)
+@record
 class PeelRollColumns(ModulePass):
     """Tile a `linalg.generic` of parallel loops (two or more), whose body
     branches on `innermost index < c` (`scf.if`, a concatenate's pick of its

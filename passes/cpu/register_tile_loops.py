@@ -4,10 +4,10 @@ as xla-micro-kernel-calls finds them (micro_kernel_calls.py has the forms)."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.cpu.plans.loop_trips import constant_index
+from xlac.record import record
 
 MAX_ROWS, MAX_COLUMNS, LANES = 8, 32, 4       # the micro-kernels' closed set of tiles
 _SUM = re.compile(r"^[ds]\d+( \+ [ds]\d+)*$")
@@ -21,7 +21,7 @@ _PURE = ("affine.apply", "arith.addi", "arith.muli", "arith.constant")    # inde
 MIN_K = 128
 
 
-@dataclass
+@record(mutable=True)
 class Tile:
     loop: ir.Operation
     read_c: ir.Operation | None          # None: the accumulators start at zero

@@ -3,11 +3,10 @@ into functions of their own."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, memoized_by_type
 from xlac.passes.helper_calls import fresh_name, symbols
+from xlac.record import record
 
 # Cheap values copied into each part that uses them rather than passed in.
 _COPIED = ("llvm.mlir.constant", "llvm.mlir.zero", "llvm.mlir.poison", "llvm.mlir.undef",
@@ -18,7 +17,7 @@ _STAYS = ("llvm.alloca", "llvm.intr.stacksave", "llvm.intr.stackrestore")
 PART_STEM = "xla_part"
 
 
-@dataclass(frozen=True)
+@record
 class SplitLongBlocks(ModulePass):
     """Move the straight runs of each block longer than `longer-than` ops
     into `llvm.func @xla_part_<n>` (`no_inline`), at most `max-ops` ops each,

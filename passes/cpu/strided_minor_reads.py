@@ -61,9 +61,10 @@ def strided_read(read: ir.Operation) -> int | None:
     return strides[-1]
 
 
-def contiguous_read(read: ir.Operation, stride: int) -> None:
-    """Replace ``read`` (``strided_read`` gave ``stride``) by a masked
-    contiguous load and a shuffle; the same values."""
+def contiguous_read(read: ir.Operation, stride: int, shuffle_attributes: dict | None = None) -> None:
+    """Replace ``read`` (``strided_read`` gave ``stride``, or
+    xla-strided-reads-as-shuffles' 1-D read) by a masked contiguous load and
+    a shuffle, which gets ``shuffle_attributes`` too; the same values."""
     loc, ip = read.location, ir.InsertionPoint(read)
     memref = ir.MemRefType(read.operands[0].type)
     vector = ir.VectorType(read.results[0].type)
@@ -101,7 +102,7 @@ def contiguous_read(read: ir.Operation, stride: int) -> None:
     loaded = create("vector.maskedload", [lanes], [flat, c0, mask, pass_thru])[0]
     picks = [i * stride for i in range(width) for _ in range(repeat)]
     picked = create("vector.shuffle", [ir.VectorType.get([width * repeat], element)], [loaded, loaded],
-                    {"mask": ir.DenseI64ArrayAttr.get(picks)})[0]
+                    {"mask": ir.DenseI64ArrayAttr.get(picks), **(shuffle_attributes or {})})[0]
     value = create("vector.shape_cast", [vector], [picked])[0] if vector.rank == 2 else picked
     read.results[0].replace_all_uses_with(value)
     read.erase()

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure
+from xlac.record import record
 
 # /proc/cpuinfo spelling -> LLVM's, where they differ
 _LLVM_NAMES = {"sse4_1": "sse4.1", "sse4_2": "sse4.2", "bmi1": "bmi", "abm": "lzcnt"}
@@ -16,7 +15,7 @@ _LLVM_NAMES = {"sse4_1": "sse4.1", "sse4_2": "sse4.2", "bmi1": "bmi", "abm": "lz
 _AVX2_TUNING = ("+fast-gather",)
 
 
-@dataclass(frozen=True)
+@record
 class TargetCpu(ModulePass):
     """Give every `llvm.func` the CPU level's `target_cpu` and its exact
     `target_features`, so LLVM makes code for that level (`cpu=x86-64-v3`)

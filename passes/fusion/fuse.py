@@ -2,19 +2,18 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions
 from xlac.passes.fusion.build import materialize
 from xlac.passes.fusion.op_graph import build_graph
 from xlac.passes.fusion.plan import plan_block
 from xlac.passes.remarks import emit_remarks
+from xlac.record import record
 
 _CONTROL_FLOW = ("stablehlo.while", "stablehlo.if", "stablehlo.case")
 
 
-@dataclass(frozen=True)
+@record
 class Fuse(ModulePass):
     """Group producer->consumer ops into xla.fusion kernels (loop, input, output, multi_output).
 

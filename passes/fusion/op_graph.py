@@ -8,13 +8,12 @@ index of the op it started from (its root, the last consumer).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from xlac.mlir import ir
 from xlac.passes.fusion.op_classes import OTHER, REDUCE, is_one_value, numel, op_class, type_text
+from xlac.record import factory, record
 
 
-@dataclass
+@record(mutable=True)
 class BlockGraph:
     ops: list[ir.Operation]
     kinds: list[str]
@@ -143,26 +142,26 @@ def _read_ops(op: ir.Operation, kind: str, index: dict) -> set[int]:
     return found
 
 
-@dataclass
+@record(mutable=True)
 class Groups:
     """Which group each op lives in, and which groups hold copies of it."""
 
     graph: BlockGraph
-    home: list[int] = field(default_factory=list)
-    members: dict[int, set[int]] = field(default_factory=dict)
-    dups: dict[int, set[int]] = field(default_factory=dict)
-    dup_holders: list[set[int]] = field(default_factory=list)
+    home: list[int] = factory(list)
+    members: dict[int, set[int]] = factory(dict)
+    dups: dict[int, set[int]] = factory(dict)
+    dup_holders: list[set[int]] = factory(list)
     # A topological order of the groups (every edge goes up), kept through
     # merges where that is cheap: a path search prunes the groups past its
     # goal, so a check that cannot cycle costs nothing instead of a walk of
     # every later group (xla-fuse on 17,501 chained ops: 90 s of searches).
-    order: dict[int, float] = field(default_factory=dict)
+    order: dict[int, float] = factory(dict)
     ordered: bool = True
     reorders: int = 0                       # how often the order was rebuilt (tests count it)
     # Each group's successors since the last change of any group: the path
     # searches of sibling fusion ask for the same groups' again and again
     # (ViT: 16,000 computations for 1,900 searches, 0.1 s of xla-fuse's 0.15).
-    _successors: dict[int, frozenset[int]] = field(default_factory=dict)
+    _successors: dict[int, frozenset[int]] = factory(dict)
 
     def __post_init__(self):
         n = self.graph.size

@@ -3,14 +3,13 @@ while linalg fuses elementwise ops, so it fuses inside kernels only."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, nested_ops
 from xlac.passes.fusion.inline_fusions import GROUP_ATTR, KIND_ATTR
 from xlac.passes.fusion.op_classes import CONSTANT, ELEMENTWISE, MOVEMENT, is_expensive, iteration_size, op_class
 from xlac.passes.helper_calls import fresh_name, symbols
 from xlac.passes.outline import outline_ops
+from xlac.record import record
 
 CALL_ATTR = "xla.fusion_call"
 # the consumers that would redo a fused expensive op per point of their bigger loop:
@@ -21,7 +20,7 @@ _CONSTANTS = ("stablehlo.constant", "arith.constant")
 _LOOPS = ("scf.while", "scf.for")
 
 
-@dataclass(frozen=True)
+@record
 class OutlineFusions(ModulePass):
     """Move each run of ops tagged with one `xla.fusion_group` into a private
     function called `no_inline` (constants it reads copied in); with

@@ -24,7 +24,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.fusion.op_classes import (
@@ -59,7 +58,7 @@ class Rejection:
     message: str
 
 
-@dataclass
+@record(mutable=True)
 class FusionGroup:
     ops: list[int]                    # positions of the ops copied into the kernel, in order
     home: set[int]                    # of those, the ones whose originals go away
@@ -67,7 +66,7 @@ class FusionGroup:
     kind: str
 
 
-@dataclass
+@record(mutable=True)
 class BlockPlan:
     graph: BlockGraph
     groups: list[FusionGroup]

@@ -25,7 +25,7 @@ so cuBLASLt's tensor cores see bf16/f16 and the scratch is half the size.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
@@ -33,13 +33,14 @@ from xlac.passes.gpu.conv_gemm_text import ConvGemm, Padding, helper_text
 from xlac.passes.gpu.gpu_inline_helpers import inline_call
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 from xlac.passes.remarks import emit_remarks
+from xlac.record import record
 
 CONVOLUTIONS = ("linalg.conv_1d_nwc_wcf", "linalg.conv_2d_nhwc_hwcf", "linalg.conv_3d_ndhwc_dhwcf")
 _WIDE = ("f32", "f64")
 _NARROW = ("bf16", "f16")
 
 
-@dataclass(frozen=True)
+@record
 class GpuConvolutionsAsMatmuls(ModulePass):
     """Channels-last convolutions on tensors -> a patch matrix (a view or an
     im2col) times the filter as a `linalg.matmul` (marked `xla.conv`)."""

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops
 from xlac.passes.gpu.conv_epilogue_rows import collapse_epilogue
+from xlac.record import record
 
 _MATMULS = ("linalg.matmul", "linalg.batch_matmul")
 
 
-@dataclass(frozen=True)
+@record
 class GpuEpilogueInPlace(ModulePass):
     """Before bufferization, make an elementwise `linalg.generic` that reads a
     matmul's result C (its only reader, at the output's own index) write C:

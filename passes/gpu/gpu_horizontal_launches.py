@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass
+from xlac.record import record
 
 from .launch_effects import Effects, captured_values, launch_effects
 from .launch_groups import dependences, depths, op_effects, order
@@ -37,7 +38,7 @@ class Member:
         return math.prod(self.block)
 
 
-@dataclass(frozen=True)
+@record
 class GpuHorizontalLaunches(ModulePass):
     """Run independent `gpu.launch`es as one launch whose blocks are split
     among them (XLA's horizontal loop fusion).

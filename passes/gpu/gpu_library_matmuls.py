@@ -15,8 +15,6 @@ f32 results. Anything else stays for the generated kernels.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass
 from xlac.passes.gpu.gpu_matmul_kernels import DEFAULT_MAPS, erase_transposed, static_layout, transposed_operand
@@ -24,11 +22,12 @@ from xlac.passes.gpu.launch_ops import OpOrder, fill_before
 from xlac.passes.gpu.library_epilogues import is_zero, library_epilogue
 from xlac.passes.gpu.matmul_epilogue import find_epilogue
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
+from xlac.record import record
 
 _TYPES = {("f32", "f32"): "f32", ("f64", "f64"): "f64", ("bf16", "f32"): "f32", ("f16", "f32"): "f32"}
 
 
-@dataclass(frozen=True)
+@record
 class GpuLibraryMatmuls(ModulePass):
     """Matmuls cuBLASLt computes (f32, f64, bf16/f16 into f32) -> calls of
     `xla.gemm` declarations the cuda runtime makes with cuBLASLt.

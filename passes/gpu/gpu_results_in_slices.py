@@ -3,16 +3,15 @@ padding, a concatenation) writes that tensor's slice itself (cuda)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import dialect, ir
 from xlac.passes.base import ModulePass, nested_ops
+from xlac.record import record
 
 RESHAPES = ("tensor.expand_shape", "tensor.collapse_shape")
 INVERSE = {"tensor.expand_shape": "CollapseShapeOp", "tensor.collapse_shape": "ExpandShapeOp"}
 
 
-@dataclass(frozen=True)
+@record
 class GpuResultsInSlices(ModulePass):
     """Before bufferization, give a linalg op whose result (maybe reshaped) is read
     only by a `tensor.insert_slice`, and whose init is a `tensor.empty` or a fill of

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.errors import UnsupportedOpError
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, module_ops, text_of
 from xlac.passes.ingest.check_shape_assertions import takes_dynamic_dims
 from xlac.passes.ingest.custom_calls import DECIDED_PER_SHAPE, custom_call_reason
 from xlac.passes.ingest.support import unsupported_reason
+from xlac.record import record
 
 
-@dataclass(frozen=True)
+@record
 class CheckSupport(ModulePass):
     """Report every op the target cannot compile, each at its own location.
 

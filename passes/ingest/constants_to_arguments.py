@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, nested_ops, public_definitions
+from xlac.record import record
 from xlac.signature import ARGUMENT_ATTR, CONSTANTS_ATTR
 
 # Where a constant may be used from the entry's own arguments: control flow
@@ -27,7 +26,7 @@ _HEX_ELEMENTS = 100
 _RESOURCE_MIN_BYTES = 64
 
 
-@dataclass(frozen=True)
+@record
 class ConstantsToArguments(ModulePass):
     """Make each `stablehlo.constant` of the entry holding `min-bytes` or more
     (more than 100 elements, no splat), or a `dense_resource` of 64 bytes or

@@ -3,10 +3,9 @@ as one computation on selected operands."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, forget_module_ops, module_ops
+from xlac.record import record
 
 # Pure elementwise StableHLO ops: lane i of the result depends on lane i of
 # the operands only, so selecting operands per lane selects the result.
@@ -61,7 +60,7 @@ class MergeSelectBranches(ModulePass):
                 _merge(op, pending)
 
 
-@dataclass
+@record(mutable=True)
 class _Plan:
     """How to make one pair (a, b) of operands: ``cost`` is the ops it adds
     less the ops it frees; ``merged``: the op both sides are (None: select

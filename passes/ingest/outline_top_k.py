@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.helper_calls import fresh_symbol
 from xlac.passes.ingest.approx_top_k import is_approx_top_k, lower_approx_top_k
 from xlac.passes.lower.builders.top_k_kernel import TopKOrder, declaration_attributes, supported
+from xlac.record import record
 
 # Beyond this a full sort is no worse. The one pass shifts up to k slots per
 # insertion: on ascending rows (every element inserted) ~2.4x the sort at
@@ -25,7 +25,7 @@ _CUSTOM_CALL_TARGET = "mhlo.topk"
 _KNOWN_ATTRIBUTES = {"k", "largest"}
 
 
-@dataclass(frozen=True)
+@record
 class OutlineTopK(ModulePass):
     """Replace each top_k (k <= MAX_K = 320, a float or signed integer row) by a call
     of a private declaration marked `xla.top_k = k`, which xla-lower-top-k

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, functions, symbol_name
+from xlac.record import record
 
 
-@dataclass(frozen=True)
+@record
 class SelectEntry(ModulePass):
     """Make @entry the only public function; every other function becomes private.
 

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.ingest.outline_top_k import MAX_K, call_top_k, fits
 from xlac.passes.ingest.sort_order import comparator_order
 from xlac.passes.lower.builders.top_k_keys import TopKOrder
+from xlac.record import record
 
 
-@dataclass(frozen=True)
+@record
 class SortSliceToTopK(ModulePass):
     """Replace a `stablehlo.sort` of one key (and an iota along the sort
     dimension, its indices) whose every use is a slice of the first k <= 320
@@ -43,7 +42,7 @@ class SortSliceToTopK(ModulePass):
                     _rewrite(module, match)
 
 
-@dataclass
+@record(mutable=True)
 class _Match:
     sort: ir.Operation
     dimension: int

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops, nested_ops
+from xlac.record import record
 
 MAX_TRIPS = 8               # jax.random's threefry: 5 rounds of 4
 MAX_UNROLLED_OPS = 500      # trips x body ops: beyond it compile time costs more than the loop
 _CONTROL_FLOW = {"stablehlo.while", "stablehlo.if", "stablehlo.case"}
 
 
-@dataclass(frozen=True)
+@record
 class UnrollShortLoops(ModulePass):
     """Replace a `stablehlo.while` counting from a constant to a constant by
     one (a `fori_loop`) by copies of its body when it runs at most

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
@@ -11,12 +10,13 @@ from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops, nested_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 from xlac.passes.lower.builders.convolution_text import Conv, helper_text, needs_rewrite
+from xlac.record import record
 
 _ROUNDS = 3
 _LAYOUTS = re.compile(r"\[([^\]]*)\]x\[([^\]]*)\]->\[([^\]]*)\]")
 
 
-@dataclass(frozen=True)
+@record
 class CanonicalizeConvolutions(ModulePass):
     """Rewrite each 2-D `stablehlo.convolution` the CPU schedules cannot take as
     it stands into StableHLO they can (see convolution_text.py): other layouts

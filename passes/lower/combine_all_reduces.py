@@ -11,11 +11,12 @@ from xlac.mlir import ir, stablehlo
 from xlac.passes.base import ModulePass, ancestor_in_block, module_ops
 from xlac.passes.helper_calls import fresh_symbol
 from xlac.passes.lower.builders.collective_groups import REDUCTIONS, reduction_of
+from xlac.record import record
 
 _BODY_OP = {kind: name for name, kind in REDUCTIONS.items()}
 
 
-@dataclass(frozen=True)
+@record
 class CombineAllReduces(ModulePass):
     """Replace all-reduces that could run at the same point (none needs
     another's result, and each one's operand is made before any of them is

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.fusion.inline_fusions import GROUP_ATTR
 from xlac.passes.lower.pad_as_slices import insert_slice, pads_as_slices, replace_pad_by_slices
+from xlac.record import record
 
 
-@dataclass(frozen=True)
+@record
 class ConcatenateAsSlices(ModulePass):
     """Write a `stablehlo.concatenate` along the innermost axis (the last one
     longer than 1), unless it is a roll that ops of its own kernel read, or

@@ -69,27 +69,36 @@ class FastStage(RealSpectrum, ChirpZ, PlanarStages):
         return '"0x' + data.tobytes().hex().upper() + '"'
 
     def stage(self, value: str, shape: list[int], axis: int, kind: str, size: int,
-              sign: int) -> tuple[str, list[int]]:
-        """Like _Fft._stage: c2c, r2c (f64 in) or c2r (f64 out) along ``axis``."""
+              sign: int, real_in: bool = False) -> tuple[str, list[int]]:
+        """Like _Fft._stage: c2c, r2c (f64 in) or c2r (f64 out) along ``axis``.
+        ``real_in``: a c2c transform whose input is real (an FFT of a convert
+        of reals): its pairs are built from the reals and zeros, so no complex
+        tensor comes before the transform."""
         rank = len(shape)
         self.pads = axis == rank - 1
         plan = stage_plan(size) if kind == "c2c" and axis < rank - 1 and size >= FAST_FROM \
             and math.prod(shape[:axis]) == 1 and math.prod(shape) // size >= PLANAR_BATCH else None
         if plan is not None:
+            if real_in:
+                value = self._op("convert", value, self._t(shape), self._t(shape, self.complex))
             return self.leading_axis(value, shape, size, sign, plan), shape
         perm = [d for d in range(rank) if d != axis] + [axis]
         moved = [shape[d] for d in perm]
         batch = math.prod(moved[:-1])
-        element = self.real if kind == "r2c" else self.complex
+        element = self.real if kind == "r2c" or real_in else self.complex
         value = self._op("transpose", value, self._t(shape, element), self._t(moved, element),
                          f", dims = {perm}") if axis != rank - 1 else value
         flat = self._reshape(value, [batch, moved[-1]], element, moved)
         n_out = size // 2 + 1 if kind == "r2c" else size
         out_element = self.real if kind == "c2r" else self.complex
+        stages = self.stages_of(batch, size) if real_in else None
         if kind != "c2c" and size % 2 == 0:            # fft_real: half the work
             flat = self.half_length(flat, batch, kind, size, sign)
+        elif stages is not None:                        # the reals' planes, zero imaginary rows
+            pairs = self.planar(flat, batch, size, sign, stages, reals=True)
+            flat = self._from_pairs(pairs, batch, size, n_out, out_element)
         else:
-            pairs = self._to_pairs(flat, batch, moved[-1], kind, size)
+            pairs = self._to_pairs(flat, batch, moved[-1], "r2c" if real_in else kind, size)
             pairs = self._transform(pairs, batch, size, sign)
             flat = self._from_pairs(pairs, batch, size, n_out, out_element)
         moved_out = moved[:-1] + [n_out]

@@ -19,163 +19,10 @@ row-strided slices.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 
-import numpy as np
-
-from xlac.dtypes import tensor_type
 from xlac.passes.lower.fft_codelet import Codelet, twiddle_table
 from xlac.passes.lower.fft_plane_ways import PlaneWays
-
-
-def stage_lines(x: str, out: str, dims: tuple[int, int, int, int], sign: int,
-                twiddles: Callable[[int, int], tuple[np.ndarray, np.ndarray]],
-                real: str, compute: str, done: list[int] | None = None,
-                first: bool = False, scale: float = 1.0) -> list[str]:
-    """One radix-r stage: ``x`` (P, r, R, 2, B) of ``real`` -> ``out``, the same shape.
-    With ``done`` (the last stage, R = 1: P's radices r1..r_(m-1)), ``x`` is
-    (r1, .., r_(m-1), r, 2, B) and ``out`` (r, r_(m-1), .., r1, 2, B): the
-    digits reversed by the writes' maps, the B planes still minor. With
-    ``first`` (P = 1), ``x`` is (2N, B), read through row-strided slices.
-    ``scale`` multiplies every output (IFFT's 1/N: in the twiddle tables,
-    a product where there is none), rounded once with the rest."""
-    p, r, rest, b = dims
-    shape = [p, r, rest, 2, b]
-    full = tensor_type(shape, real)
-    lane = tensor_type([p, rest, b], real)
-    if done is not None:
-        return _reversing_lines(x, out, done, r, b, sign, twiddles, real, compute, scale)
-    lines: list[str] = []
-    twiddled = rest > 1
-    if twiddled:
-        cos, sin = twiddles(r * rest, sign)
-        m = np.outer(np.arange(r), np.arange(rest)) % (r * rest)
-        dtype = "<f8" if compute == "f64" else "<f4"
-        for k in range(1, r):
-            for c, table in enumerate((cos, sin)):
-                data = np.ascontiguousarray(table[m[k]] * scale).astype(dtype).tobytes().hex().upper()
-                lines.append(f'{out}_w{k}_{c} = arith.constant dense<"0x{data}"> : '
-                             f"{tensor_type([rest], compute)}")
-    lines.append(f"{out}_e = bufferization.alloc_tensor() : {full}")
-    outs, ins = [], []
-    flat = tensor_type([2 * r * rest, b], real)
-    for k in range(r):
-        for c in range(2):
-            lines.append(f"{out}_o{k}_{c} = tensor.extract_slice {out}_e[0, {k}, 0, {c}, 0] "
-                         f"[{p}, 1, {rest}, 1, {b}] [1, 1, 1, 1, 1] : {full} to {lane}")
-            outs.append(f"{out}_o{k}_{c}")
-            if first:       # x is (2N, B): rows 2(R k + q) + c
-                lines.append(f"{out}_x{k}_{c} = tensor.extract_slice {x}[{2 * rest * k + c}, 0] "
-                             f"[{rest}, {b}] [2, 1] : {flat} to {tensor_type([rest, b], real)}")
-            else:
-                lines.append(f"{out}_x{k}_{c} = tensor.extract_slice {x}[0, {k}, 0, {c}, 0] "
-                             f"[{p}, 1, {rest}, 1, {b}] [1, 1, 1, 1, 1] : {full} to {lane}")
-            ins.append(f"{out}_x{k}_{c}")
-    maps = [("affine_map<(p, q, b) -> (q, b)>" if first else
-             "affine_map<(p, q, b) -> (p, q, b)>")] * (2 * r)
-    types = [tensor_type([rest, b], real) if first else lane] * (2 * r)
-    if twiddled:
-        ins += [f"{out}_w{k}_{c}" for k in range(1, r) for c in range(2)]
-        maps += ["affine_map<(p, q, b) -> (q)>"] * (2 * (r - 1))
-        types += [tensor_type([rest], compute)] * (2 * (r - 1))
-    maps += ["affine_map<(p, q, b) -> (p, q, b)>"] * (2 * r)
-    lines += _generic(out, r, twiddled, twiddles, sign, real, compute, ins, outs, maps, types,
-                      lane, 3, scale)
-    return lines + _inserts(out, r, lambda k, c: f"[0, {k}, 0, {c}, 0] [{p}, 1, {rest}, 1, {b}] "
-                            "[1, 1, 1, 1, 1]", f"{lane} into {full}")
-
-
-def _inserts(out: str, r: int, box, types: str) -> list[str]:
-    """The generic's 2r results into ``out``'s slices ``box(k, c)``."""
-    lines, dest = [], f"{out}_e"
-    for i in range(2 * r):
-        k, c = divmod(i, 2)
-        nxt = f"{out}_i{i}" if i < 2 * r - 1 else out
-        lines.append(f"{nxt} = tensor.insert_slice {out}_g#{i} into {dest}{box(k, c)} : {types}")
-        dest = nxt
-    return lines
-
-
-def _reversing_lines(x: str, out: str, done: list[int], r: int, b: int, sign: int,
-                     twiddles, real: str, compute: str, scale: float) -> list[str]:
-    """The last stage (no twiddles) writing its outputs digit-reversed (stage_lines)."""
-    rank = len(done) + 1
-    source = tensor_type(done + [r, 2, b], real)
-    full = tensor_type([r] + done[::-1] + [2, b], real)
-    lane_in = tensor_type(done + [b], real)
-    lane_out = tensor_type(done[::-1] + [b], real)
-    lines = [f"{out}_e = bufferization.alloc_tensor() : {full}"]
-    zeros, ones = ", ".join(["0"] * len(done)), ", ".join(["1"] * len(done))
-    sizes = ", ".join(map(str, done))
-    rsizes = ", ".join(map(str, done[::-1]))
-    ins, outs = [], []
-    for k in range(r):
-        for c in range(2):
-            lines.append(f"{out}_x{k}_{c} = tensor.extract_slice {x}[{zeros}, {k}, {c}, 0] "
-                         f"[{sizes}, 1, 1, {b}] [{ones}, 1, 1, 1] : {source} to {lane_in}")
-            lines.append(f"{out}_o{k}_{c} = tensor.extract_slice {out}_e[{k}, {zeros}, {c}, 0] "
-                         f"[1, {rsizes}, 1, {b}] [1, {ones}, 1, 1] : {full} to {lane_out}")
-            ins.append(f"{out}_x{k}_{c}")
-            outs.append(f"{out}_o{k}_{c}")
-    loops = ", ".join(f"d{i}" for i in range(rank))
-    back = ", ".join([f"d{i}" for i in range(rank - 2, -1, -1)] + [f"d{rank - 1}"])
-    maps = [f"affine_map<({loops}) -> ({loops})>"] * (2 * r)
-    maps += [f"affine_map<({loops}) -> ({back})>"] * (2 * r)
-    lines += _generic(out, r, False, twiddles, sign, real, compute, ins, outs, maps,
-                      [lane_in] * (2 * r), lane_out, rank, scale)
-    return lines + _inserts(out, r, lambda k, c: f"[{k}, {zeros}, {c}, 0] [1, {rsizes}, 1, {b}] "
-                            f"[1, {ones}, 1, 1]", f"{lane_out} into {full}")
-
-
-def _generic(out: str, r: int, twiddled: bool, twiddles, sign: int, real: str, compute: str,
-             ins: list[str], outs: list[str], maps: list[str], types: list[str], lane: str,
-             rank: int, scale: float = 1.0) -> list[str]:
-    """The stage's multi-result generic: r inputs, the codelet, the twiddles, r outputs."""
-    lines = []
-    args = [f"%a{i}: {real}" for i in range(2 * r)]
-    args += [f"%w{i}: {compute}" for i in range(2 * (r - 1) if twiddled else 0)]
-    args += [f"%o{i}: {real}" for i in range(2 * r)]
-    body = Codelet(twiddles, compute, "%v")
-    xs = []
-    for n in range(r):
-        pair = []
-        for c in range(2):
-            if compute != real:
-                body.lines.append(f"%x{n}_{c} = arith.extf %a{2 * n + c} : {real} to {compute}")
-                pair.append(f"%x{n}_{c}")
-            else:
-                pair.append(f"%a{2 * n + c}")
-        xs.append(tuple(pair))
-    ys = body.dft(xs, sign)
-    if twiddled:        # the tables carry the scale
-        ys = [ys[0]] + [_times(body, ys[k], f"%w{2 * k - 2}", f"%w{2 * k - 1}") for k in range(1, r)]
-    if scale != 1.0:
-        ys = [body.scale(y, scale) if k == 0 or not twiddled else y for k, y in enumerate(ys)]
-    results = []
-    for k in range(r):
-        for c in range(2):
-            v = ys[k][c]
-            if compute != real:
-                body.lines.append(f"%y{k}_{c} = arith.truncf {v} : {compute} to {real}")
-                v = f"%y{k}_{c}"
-            results.append(v)
-    iterators = ", ".join(['"parallel"'] * rank)
-    lines.append(
-        f"{out}_g:{2 * r} = linalg.generic {{indexing_maps = [{', '.join(maps)}], "
-        f"iterator_types = [{iterators}]}} ins({', '.join(ins)} : {', '.join(types)}) "
-        f"outs({', '.join(outs)} : {', '.join([lane] * (2 * r))}) {{")
-    lines.append(f"^bb0({', '.join(args)}):")
-    lines.extend("  " + line for line in body.lines)
-    lines.append(f"  linalg.yield {', '.join(results)} : {', '.join([real] * (2 * r))}")
-    lines.append(f"}} -> ({', '.join([lane] * (2 * r))})")
-    return lines
-
-
-def _times(body: Codelet, a, wr: str, wi: str):
-    re = body.op("subf", body.op("mulf", a[0], wr), body.op("mulf", a[1], wi))
-    im = body.op("addf", body.op("mulf", a[0], wi), body.op("mulf", a[1], wr))
-    return re, im
-
+from xlac.passes.lower.fft_stage_lines import stage_lines
 
 #: Largest radix of a stage's codelet.
 MAX_STAGE_RADIX = 16
@@ -225,20 +72,32 @@ class PlanarStages(PlaneWays):
     """The butterfly path of FastStage (mixed into it)."""
 
     def planar(self, x: str, batch: int, size: int, sign: int, plan: list[int],
-               after=None) -> str:
+               after=None, reals: bool = False) -> str:
         """(B, N, 2) pairs -> their N-point DFTs, (B, N, 2): one 2-D transpose
         to planes (2N, B), a generic per stage (the last reversing the digits),
         one 2-D transpose back (both in register blocks where B and 2N are
         whole blocks: B is padded with zero transforms to make it so; where
         they are not, _gathered's way). ``after(planes, B)`` -> (planes', n',
         rows): a pass on the (2N, B) planes before the way out, to (2 rows, B)
-        planes of n' <= rows points (B, n', 2) then (only where ``blocked_planes``)."""
+        planes of n' <= rows points (B, n', 2) then (where ``blocked_planes``, or
+        in unpadded 2-D transposes that gather: RFFT 228 x 1140's split on pairs
+        was a scalar loop, 0.84 -> 0.57 ms at the host, 0.96 -> 0.62 at x86-64-v3).
+        f64 planes whose transposes gather take the 2-D ways too: the digit-
+        reversing 5-D transpose out of _gathered moved 16-byte pairs, twice the
+        2-D one's time (180 x 720 c128 0.64 -> 0.53 ms, 100 x 540 0.18 -> 0.15,
+        chirp-z's f64 transforms of 21 x 1031 c64 0.56 -> 0.51; host, minima).
+        With ``reals``, ``x`` is (B, N) real: the planes are its transpose and
+        zero rows (no pairs before them)."""
         scale, self.scale = self.scale, 1.0         # taken once (chirp-z runs several)
-        rows = self._reshape(x, [batch, 2 * size], self.real, [batch, size, 2])
         wide = self.blocked_planes(batch, size)
+        if wide is None and (after is not None or self.real == "f64"):
+            wide = batch        # the 2-D ways, unpadded: they gather, yet pay (above)
         if wide is None:
-            return self._gathered(x, batch, size, sign, plan, scale)
-        return self._planes(rows, batch, wide, size, sign, plan, scale, after)[0]
+            planes = self._planes_of_reals(x, batch, size) if reals else None
+            return self._gathered(x, batch, size, sign, plan, scale, planes, reals)
+        cols = size if reals else 2 * size
+        rows = x if reals else self._reshape(x, [batch, cols], self.real, [batch, size, 2])
+        return self._planes(rows, batch, wide, size, sign, plan, scale, after, reals)[0]
 
     def blocked_planes(self, batch: int, size: int) -> int | None:
         """The transforms planar runs in register-blocked transposes (B padded),
@@ -260,22 +119,31 @@ class PlanarStages(PlaneWays):
         return out
 
     def _gathered(self, x: str | None, batch: int, size: int, sign: int, plan: list[int],
-                  scale: float, planes: str | None = None) -> str:
+                  scale: float, planes: str | None = None, reals: bool = False) -> str:
         """planar where the transposes gather anyway (B or 2N no whole blocks):
         (B, N, 2) -> (N, 2, B), the stages, one digit-reversing transpose out.
         The reversal in the last stage and the strided first reads did not
-        pay here (228 x 1140 rfft at x86-64-v3 1.14 -> 1.80 ms, twice)."""
-        if planes is None:      # else given: (N, 2, B) (fft_real's merge)
+        pay here (228 x 1140 rfft at x86-64-v3 1.14 -> 1.80 ms, twice). As on
+        the blocked planes' RFFT, the last stage computes in the stored type
+        (f32: twice the lanes; 21 x 7000 c64's radix-7 stage 129 -> 89 us):
+        all but the first in f32 gave 21 x 7000 (four stages) XLA's maximum
+        error, 1.74e-7 of the largest output (the last alone: 1.15e-7), and
+        4 x 1024 (three) 8.7e-8 rms against a bound of 8e-8."""
+        if planes is None:      # else given: (N, 2, B) (fft_real's merge), (N, B) reals
             planes = self._op("transpose", x, self._t([batch, size, 2]), self._t([size, 2, batch]),
                               ", dims = [1, 2, 0]")
         done, shape = 1, [size, 2, batch]
-        for r in plan:
+        narrow_from = max(1, len(plan) - 1)
+        for i, r in enumerate(plan):
             rest = size // (done * r)
             view = [done, r, rest, 2, batch]
-            planes = self._reshape(planes, view, self.real, shape)
+            if not (reals and done == 1):
+                planes = self._reshape(planes, view, self.real, shape)
             out = self._fresh("bfly")
             self._emit(*stage_lines(planes, out, (done, r, rest, batch), sign, self._twiddles,
-                                    self.real, self.compute, scale=scale if done == 1 else 1.0))
+                                    self.real, self.compute if i < narrow_from else self.real,
+                                    scale=scale if done == 1 else 1.0,
+                                    reals=reals and done == 1))
             planes, shape, done = out, view, done * r
         digits = list(plan) + [2, batch]
         planes = self._reshape(planes, digits, self.real, shape)
@@ -285,18 +153,23 @@ class PlanarStages(PlaneWays):
                        self._t([digits[d] for d in perm]), f", dims = {perm}")
         return self._reshape(out, [batch, size, 2], self.real, [digits[d] for d in perm])
 
+    def _planes_of_reals(self, x: str, batch: int, size: int) -> str:
+        """(B, N) reals -> (N, B), the real plane (the first stage reads no imaginary one)."""
+        return self._op("transpose", x, self._t([batch, size]), self._t([size, batch]),
+                        ", dims = [1, 0]")
+
     def _planes(self, rows: str, batch: int, wide: int, size: int, sign: int, plan: list[int],
-                scale: float, after=None) -> tuple[str, int]:
-        """planar's transforms of (B, 2N) rows in ``wide`` (whole blocks)
+                scale: float, after=None, reals: bool = False) -> tuple[str, int]:
+        """planar's transforms of (B, 2N) rows (B, N reals) in ``wide``
         transforms -> (B, n', 2)."""
-        planes = self._padded_planes(rows, batch, wide, 2 * size)
-        return self.stages_out(planes, batch, wide, size, sign, plan, scale, after)
+        planes = self._padded_planes(rows, batch, wide, size if reals else 2 * size)
+        return self.stages_out(planes, batch, wide, size, sign, plan, scale, after, reals)
 
     def stages_out(self, planes: str, batch: int, wide: int, size: int, sign: int,
-                   plan: list[int], scale: float, after=None) -> tuple[str, int]:
-        """_planes from its (2N, wide) planes: the stages and the way out."""
+                   plan: list[int], scale: float, after=None, reals: bool = False) -> tuple[str, int]:
+        """_planes from its (2N, wide) planes ((N, wide) reals): the stages and the way out."""
         planes = self.on_planes(planes, wide, size, sign, plan, scale,
-                                max(1, len(plan) - 1) if after is not None else 1)
+                                max(1, len(plan) - 1) if after is not None else 1, reals)
         n_out = n_rows = size
         if after is not None:       # n_out transforms' points of n_rows (whole blocks)
             planes, n_out, n_rows = after(planes, wide)
@@ -304,13 +177,14 @@ class PlanarStages(PlaneWays):
         return self._reshape(out, [batch, n_out, 2], self.real, [batch, 2 * n_out]), n_out
 
     def on_planes(self, planes: str, batch: int, size: int, sign: int, plan: list[int],
-                  scale: float, narrow_from: int = 1) -> str:
+                  scale: float, narrow_from: int = 1, reals: bool = False) -> str:
         """(2N, B) planes -> their transforms, (2N, B) in order: a generic per
         stage, the last reversing the digits. Stages from ``narrow_from`` on
         compute in the stored type (f32: twice the lanes an instruction of
         f64's, no widening; the first stays in ``compute``): the error stays
         below XLA's where narrowing every stage reached it (docs/PERFORMANCE.md).
-        RFFT narrows only its last stage (its split follows)."""
+        RFFT narrows only its last stage (its split follows). ``reals``: ``planes``
+        is (N, B), real parts only (zero imaginary parts)."""
         done, shape = 1, [2 * size, batch]
         for i, r in enumerate(plan):
             rest = size // (done * r)
@@ -322,7 +196,7 @@ class PlanarStages(PlaneWays):
             self._emit(*stage_lines(planes, out, (done, r, rest, batch), sign, self._twiddles,
                                     self.real, self.real if i >= narrow_from else self.compute,
                                     plan[:i] if last else None, i == 0,
-                                    scale if i == 0 else 1.0))
+                                    scale if i == 0 else 1.0, reals and i == 0))
             planes, shape, done = out, view, done * r
             if last:
                 shape = plan[::-1] + [2, batch]

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, module_ops
@@ -46,7 +45,7 @@ def _target(op: ir.Operation) -> str:
     return ir.StringAttr(op.attributes["call_target_name"]).value
 
 
-@dataclass
+@record(mutable=True)
 class _LapackCall:
     """One custom call: its batch, per-matrix call, and operand/result types."""
 

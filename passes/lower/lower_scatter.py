@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import dataclasses
 from typing import TYPE_CHECKING
 
+from xlac import record
 from xlac.mlir import ir, stablehlo
 from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import fresh_symbol, replace_with_call
@@ -79,7 +79,7 @@ def _lower_rows(module: ir.Operation, op: ir.Operation, name: str, dims: Scatter
     from xlac.passes.lower.builders.scatter_rows import sorted_rows_helper, unique_rows_helper
     from xlac.passes.lower.builders.scatter_updates import update_rows
     updates, ids = op.operands[2], _one_dimensional(op.operands[1])
-    dims = dataclasses.replace(dims, indices_shape=tuple(ir.RankedTensorType(ids.type).shape))
+    dims = record.replace(dims, indices_shape=tuple(ir.RankedTensorType(ids.type).shape))
     rows = update_rows(op, updates)
     helper = unique_rows_helper if unique else sorted_rows_helper
     text = helper(name, dims, region, updates, rows)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, module_ops
@@ -12,7 +11,7 @@ from xlac.passes.lower import select_and_scatter_windows
 from xlac.record import record
 
 
-@dataclass(frozen=True)
+@record
 class LowerSelectAndScatter(ModulePass):
     """Lower `stablehlo.select_and_scatter` to scf loops over tensors.
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.helper_calls import captured_values, fresh_symbol, region_declaration, replace_with_call
+from xlac.record import record
 
 if TYPE_CHECKING:
     from xlac.passes.lower.builders.sort_kernel import SortSignature
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 # process's first compile; the op census skips ``run`` without one).
 
 
-@dataclass(frozen=True)
+@record
 class LowerSort(ModulePass):
     """Replace each `stablehlo.sort` by a call to a generated merge-sort helper.
 

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, functions, symbol_name
 from xlac.passes.helper_calls import parse_at
 from xlac.passes.lower.builders.top_k_kernel import TOP_K_ATTR, helper_text, order_of
+from xlac.record import record
 
 
-@dataclass(frozen=True)
+@record
 class LowerTopK(ModulePass):
     """Give each private declaration marked `xla.top_k = k` its body: every row
     (in parallel) read once against a sorted buffer of the k best so far,

@@ -4,7 +4,6 @@ linalg.matmul / linalg.batch_matmul."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
 from xlac.dtypes import tensor_type
 from xlac.mlir import ir
@@ -36,7 +35,7 @@ class Contraction:
     k: tuple[int, ...]            # in A's order
 
 
-@dataclass(frozen=True)
+@record
 class NormalizeContractions(ModulePass):
     """Rewrite each contraction `linalg.generic` as transposes and a named matmul.
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.dtypes import is_element_type, numpy_dtype
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops, nested_ops
 from xlac.passes.helper_calls import LOWERED_FROM, fresh_symbol, replace_with_call
 from xlac.passes.lower.builders.window_text import LOGADDEXP, blocked_scan_text, padded_text
+from xlac.record import record
 
 _COMBINERS = ("stablehlo.add", "stablehlo.multiply", "stablehlo.maximum", "stablehlo.minimum",
               "stablehlo.and", "stablehlo.or")
@@ -23,7 +22,7 @@ _LOGADDEXP_BODY = (("stablehlo.maximum", (-1, -2)), ("stablehlo.subtract", (-1, 
                    ("stablehlo.return", (9,)))
 
 
-@dataclass(frozen=True)
+@record
 class RewriteReduceWindows(ModulePass):
     """Rewrite two kinds of single-input `stablehlo.reduce_window`:
 

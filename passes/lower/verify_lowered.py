@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.errors import NotLoweredError
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, PassFailure, module_ops
+from xlac.record import record
 
 # The pass that lowers each op xlac lowers itself; upstream
 # stablehlo-legalize-to-linalg lowers the rest.
@@ -26,7 +25,7 @@ LOWERED_BY = {
 }
 
 
-@dataclass(frozen=True)
+@record
 class VerifyLowered(ModulePass):
     """Fail, at each op's location, if any op of the listed dialects is left.
 

@@ -3,8 +3,6 @@ computed in f32/f64 or i32/i64, the result rounded (or truncated) once."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.mlir import ir
 from xlac.passes.base import ModulePass, module_ops
 from xlac.passes.fusion.op_classes import contracted_size
@@ -17,11 +15,12 @@ from xlac.passes.numerics.exact_integer_chunks import (
 from xlac.passes.numerics.exact_integer_chunks import convert as _convert
 from xlac.passes.numerics.exact_integer_chunks import retyped as _retyped
 from xlac.passes.numerics.mark_contraction_precision import PRECISION
+from xlac.record import record
 
 _CONTRACTIONS = ("stablehlo.dot_general", "stablehlo.convolution")
 
 
-@dataclass(frozen=True)
+@record
 class WidenContractions(ModulePass):
     """Give each `dot_general` and `convolution` whose element types are not
     all its accumulator's (narrow floats: bf16, f16, f8, f6, f4; integers

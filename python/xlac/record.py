@@ -10,7 +10,11 @@ signature), ``__repr__``, ``__eq__``, ``__hash__``, immutability
 ``dataclasses.fields``, ``replace``, ``asdict`` and ``is_dataclass`` still work:
 ``__dataclass_fields__`` is made by ``dataclasses`` itself, the first time it
 is asked for. Only the subset xlac uses is supported: annotated fields with
-plain defaults or ``factory(...)``; no ``ClassVar``, ``InitVar`` or inheritance.
+plain defaults or ``factory(...)``, ``ClassVar`` annotations left out as
+dataclasses leave them; no ``InitVar``. ``@record(mutable=True)`` is what
+``@dataclass`` makes (fields assignable, unhashable). A record may inherit from records and
+from dataclasses without fields (the passes' ``ModulePass``): its fields are
+theirs, then its own.
 """
 
 from __future__ import annotations
@@ -35,23 +39,75 @@ class factory:  # noqa: N801 - used like dataclasses.field(default_factory=...)
         self.make = make
 
 
-def record(cls):
-    """``cls`` as a frozen record of its annotated fields (in order)."""
-    names = tuple(cls.__dict__.get("__annotations__", {}))
-    defaults = {name: cls.__dict__[name] for name in names if name in cls.__dict__}
-    for name, default in defaults.items():
-        if isinstance(default, factory):
-            delattr(cls, name)               # as dataclasses do: plain defaults stay class attributes
+def record(cls=None, *, mutable: bool = False, uncompared: tuple[str, ...] = ()):
+    """``cls`` as a frozen record of its annotated fields (in order);
+    ``@record(mutable=True)``: as ``@dataclass`` (fields assignable, no hash);
+    ``uncompared``: fields left out of equality and the hash, as
+    ``field(compare=False)``."""
+    if cls is None:
+        return lambda cls: record(cls, mutable=mutable, uncompared=uncompared)
+    inherited, defaults = _inherited(cls)
+    own = tuple(name for name, kind in cls.__dict__.get("__annotations__", {}).items()
+                if not _is_class_var(kind))
+    names = inherited + tuple(name for name in own if name not in inherited)
+    for name in own:
+        if name in cls.__dict__:
+            defaults[name] = cls.__dict__[name]
+            if isinstance(defaults[name], factory):
+                delattr(cls, name)           # as dataclasses do: plain defaults stay class attributes
+        else:
+            defaults.pop(name, None)
     cls.__init__ = _init(cls, names, defaults)
     cls.__repr__ = _repr(names)
-    cls.__eq__ = _eq(names)
-    cls.__hash__ = lambda self: hash(_values(self, names))
-    cls.__setattr__, cls.__delattr__ = _frozen(cls, names)
+    compared = tuple(name for name in names if name not in uncompared)
+    cls.__eq__ = _eq(compared)
+    if mutable:
+        cls.__hash__ = None                  # as dataclasses: eq, not frozen
+    else:
+        cls.__hash__ = lambda self: hash(_values(self, compared))
+        cls.__setattr__, cls.__delattr__ = _frozen(cls, names)
+    cls.__record_mutable__ = mutable
+    cls.__record_uncompared__ = uncompared
     cls.__match_args__ = names
     cls.__record_fields__ = names
     cls.__record_defaults__ = defaults
     cls.__dataclass_fields__ = _DataclassFields(cls)
     return cls
+
+
+def _inherited(cls) -> tuple[tuple[str, ...], dict]:
+    """The fields (and their defaults) of ``cls``'s record bases, the first base's first;
+    TypeError for a base that is a dataclass with fields (not supported)."""
+    names: tuple[str, ...] = ()
+    defaults: dict = {}
+    for base in reversed(cls.__mro__[1:]):
+        if "__record_fields__" in base.__dict__:
+            names += tuple(name for name in base.__record_fields__ if name not in names)
+            defaults.update(base.__record_defaults__)
+        elif base.__dict__.get("__dataclass_fields__") and any(
+                not _is_class_var(f.type) for f in base.__dict__["__dataclass_fields__"].values()):
+            raise TypeError(f"record {cls.__name__}: base {base.__name__} is a dataclass with fields")
+    return names, defaults
+
+
+def _is_class_var(annotation) -> bool:
+    """A ``ClassVar[...]`` annotation, written out (``from __future__ import annotations``) or not."""
+    text = annotation if isinstance(annotation, str) else repr(annotation)
+    return text.startswith(("ClassVar", "typing.ClassVar"))
+
+
+def annotation(cls, name: str):
+    """The annotation of field ``name`` of the record ``cls`` (its own or a base's)."""
+    for owner in cls.__mro__:
+        found = owner.__dict__.get("__annotations__", {})
+        if name in found:
+            return found[name]
+    raise KeyError(name)
+
+
+def fields(cls) -> tuple[str, ...]:
+    """A record's field names, in order; () for a class that is no record."""
+    return getattr(cls, "__record_fields__", ())
 
 
 def defaults(cls) -> dict:
@@ -87,7 +143,7 @@ def _init(cls, names, defaults):
          namespace)
     init = namespace["__init__"]
     init.__qualname__ = f"{cls.__qualname__}.__init__"
-    init.__annotations__ = {**cls.__annotations__, "return": None}
+    init.__annotations__ = {**{name: annotation(cls, name) for name in names}, "return": None}
     return init
 
 
@@ -137,14 +193,17 @@ class _DataclassFields:
         import dataclasses
         cls = self._cls
         made = dataclasses.make_dataclass(cls.__name__, [
-            (name, cls.__annotations__[name], _field(dataclasses, defaults(cls).get(name, _MISSING)))
-            for name in cls.__record_fields__], frozen=True)
+            (name, annotation(cls, name), _field(dataclasses, defaults(cls).get(name, _MISSING),
+                                                 name not in cls.__record_uncompared__))
+            for name in cls.__record_fields__], frozen=not cls.__record_mutable__)
         type.__setattr__(cls, "__dataclass_fields__", made.__dataclass_fields__)
         type.__setattr__(cls, "__dataclass_params__", made.__dataclass_params__)
         return made.__dataclass_fields__
 
 
-def _field(dataclasses, default):
+def _field(dataclasses, default, compare: bool):
     if isinstance(default, factory):
-        return dataclasses.field(default_factory=default.make)
-    return dataclasses.field() if default is _MISSING else dataclasses.field(default=default)
+        return dataclasses.field(default_factory=default.make, compare=compare)
+    if default is _MISSING:
+        return dataclasses.field(compare=compare)
+    return dataclasses.field(default=default, compare=compare)

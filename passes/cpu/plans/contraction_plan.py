@@ -355,7 +355,7 @@ DEPTHWISE_ACCUMULATORS_AVX2 = 12     # of AVX2's 16 registers, beside the tap's 
 
 def _pooling_plan(nest: LoopNest, machine: Machine, padded: bool = False,
                   depthwise: bool = False) -> Plan | None:
-    """Channels in vectors (a divisor of c up to four registers), pixels a divisor
+    """Channels in vectors (_channel_tile: 4, 2 or 1 registers), pixels a divisor
     of ow up to 8: both static, the 1-D vectorizer has no masks. A ``padded``
     input is padded per thread chunk. A depthwise convolution at AVX2 keeps its
     accumulators to DEPTHWISE_ACCUMULATORS_AVX2: 8 pixels x 2 ymm took all 16
@@ -363,7 +363,7 @@ def _pooling_plan(nest: LoopNest, machine: Machine, padded: bool = False,
     time in 4 x 2 tiles, docs/PERFORMANCE.md)."""
     n, oh, ow, c, kh, kw = nest.extents
     lanes = machine.vector_bytes // 4
-    tc = divisor(c, 4 * lanes, lanes) or divisor(c, 4 * lanes)
+    tc = _channel_tile(c, lanes)
     tw = divisor(ow, 8)
     if depthwise and tc and machine.registers < 32:
         tw = divisor(ow, max(1, DEPTHWISE_ACCUMULATORS_AVX2 // -(-tc // lanes)))
@@ -371,3 +371,20 @@ def _pooling_plan(nest: LoopNest, machine: Machine, padded: bool = False,
         return None
     chunks = static_tiles((n, oh), machine.threads, (1, 1), ow * c * kh * kw)
     return Plan("xla_pooling_nhwc_padded" if padded else "xla_pooling_nhwc", chunks + (tw, tc))
+
+
+def _channel_tile(c: int, lanes: int) -> int | None:
+    """The channels of a pooling tile: 4, 2 or 1 whole vectors dividing c, else
+    half a vector (a ymm at AVX-512), else a divisor of c up to 4 vectors.
+
+    Why no 3 vectors: a tile of 24 channels at AVX2 (144 = 6 x 24) or 48 at
+    AVX-512 loaded its window's pixels as single floats put together lane by
+    lane (LLVM's code for the <24 x float> and <48 x float> vectors): 8x56x56x144
+    depthwise took 10-20 ms against 0.8 for 8x28x28x192 (32 channels, 2 ymm).
+    The conv schedule counts such widths unclean too (conv_tails._clean)."""
+    for vectors in (4, 2, 1):
+        if c % (vectors * lanes) == 0:
+            return vectors * lanes
+    if lanes >= 16 and c % (lanes // 2) == 0:
+        return lanes // 2
+    return divisor(c, 4 * lanes)

@@ -21,13 +21,13 @@ matmul's own plan: results are bit for bit the same.
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 
 from xlac.mlir import ir
 from xlac.passes.base import text_of
 from xlac.passes.cpu.plans.contraction_plan import BLOCK, ZERO_START, contraction_plan
 from xlac.passes.cpu.plans.schedule_plan import Machine, Plan
 from xlac.passes.cpu.plans.whole_k_blocks import l1_holds_a_panel
+from xlac.record import replace
 
 # the matmul plans with epilogue variants (their parameters: cm, cn, bn, bk, tm, tn)
 _WITH_EPILOGUE = ("xla_matmul_block_packed",)

@@ -6,8 +6,7 @@ and ``machine`` are schedule_plan's LoopNest and Machine."""
 
 from __future__ import annotations
 
-import dataclasses
-
+from xlac import record
 from xlac.mlir import ir
 from xlac.passes.base import is_zero, text_of
 
@@ -51,7 +50,7 @@ def peel_tail(plan, op: ir.Operation, nest, machine):
     if plan.sequence == "xla_reduce_1d":       # 32 rows of n / 32 (i16 sum of 524000: rows of 16375)
         if machine.vector_bytes >= 64 or (nest.extents[-1] // SPLIT_ROWS) % ROW_STEP == 0:
             return plan
-        return dataclasses.replace(plan, sequence="xla_reduce_1d_peeled")
+        return record.replace(plan, sequence="xla_reduce_1d_peeled")
     rows = plan.sequence.startswith("xla_reduce_rows_")
     if not rows and not plan.sequence.startswith("xla_elementwise_"):
         return plan
@@ -59,7 +58,7 @@ def peel_tail(plan, op: ir.Operation, nest, machine):
     if machine.vector_bytes >= 64 or nest.extents[-1] % vector == 0:
         return plan
     kind = "xla_reduce_rows_" if rows else "xla_elementwise_"
-    return dataclasses.replace(plan, sequence=plan.sequence.replace(kind, f"{kind}peeled_"))
+    return record.replace(plan, sequence=plan.sequence.replace(kind, f"{kind}peeled_"))
 
 
 def narrowest_bytes(op: ir.Operation) -> int:

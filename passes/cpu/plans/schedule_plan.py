@@ -9,7 +9,6 @@ fits get no plan and lower to scalar loops as before.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 
 from xlac.mlir import ir
 from xlac.passes.base import dim_position, is_zero, text_of
@@ -57,14 +56,14 @@ POOLINGS = ("linalg.pooling_nhwc_sum", "linalg.pooling_nhwc_max", "linalg.poolin
             "linalg.depthwise_conv_2d_nhwc_hwc")
 
 
-@dataclass(frozen=True)
+@record(uncompared=("members",))
 class Plan:
     """Apply ``sequence`` to the op with these parameters."""
 
     sequence: str
     params: tuple[int, ...]
     # ops fused into this op's loops (schedule argument after the op), consumers first
-    members: tuple[ir.Operation, ...] = field(default=(), compare=False)
+    members: tuple[ir.Operation, ...] = ()
 
 
 @record

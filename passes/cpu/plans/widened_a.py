@@ -4,10 +4,9 @@ summed in f32): which plans take that widening into their k blocks
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from xlac.mlir import ir
 from xlac.passes.cpu.plans.schedule_plan import Plan
+from xlac.record import replace
 
 _WIDENINGS = ("arith.extf", "arith.extsi", "arith.extui", "arith.sitofp", "arith.uitofp")
 

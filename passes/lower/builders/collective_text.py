@@ -11,21 +11,20 @@ what MPI's and NCCL's block collectives expect.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from xlac.dtypes import tensor_type
 from xlac.mlir import ir
 from xlac.passes.lower.builders.ssa_text import SsaText
+from xlac.record import factory, record
 
 
-@dataclass
+@record(mutable=True)
 class Transfer:
     kind: str
     element: str                       # the StableHLO element type (ui32, bf16, i1, ...)
     send_shape: list[int] | None       # None: nothing is sent (replica_id, partition_id)
     recv_shape: list[int]
-    groups: list[list[int]] = field(default_factory=list)
-    pairs: list[list[int]] = field(default_factory=list)
+    groups: list[list[int]] = factory(list)
+    pairs: list[list[int]] = factory(list)
     reduction: str = ""
     split_from: int | None = None
     gather_into: int | None = None

@@ -1,8 +1,8 @@
 """A convolution of one filter per input channel (one channel into one
 filter: ``jnp.convolve``, ``jnp.correlate``, ``jax.scipy.signal.convolve2d``;
 or a depthwise one: ``jax.vmap(jnp.convolve)``) with many taps, its output row
-cut into chunks that join the channels of a depthwise convolution, for
-xla-canonicalize-convolutions.
+cut into chunks and its taps into segments that join the channels of a
+depthwise convolution, for xla-canonicalize-convolutions.
 
 With one channel and one filter there is nothing for the conv schedule to
 vectorize but the output row, which it does not (a 3x1 tile, scalar code),
@@ -18,11 +18,23 @@ whose kernel is the old one repeated for every chunk:
 
 which the depthwise schedule runs vectorized along the channels, tw output
 positions x VECTOR channels of accumulators in registers while a loop goes
-over the taps (pooling.mlir). Every product is one of the convolution's own,
-in the reference's order (no zero taps: an inf stays where it was); the
-chunks' windows overlap by the kernel's span, a copy of the input that much
-longer, made from ceil(span / (M*s)) slices of it. y' transposed to
-[n, oh, chunks, M, c] is the output, its rows cut to OW.
+over the taps (pooling.mlir). Every product is one of the convolution's own
+(no zero taps: an inf stays where it was); the chunks' windows overlap by the
+kernel's span, a copy of the input that much longer, made from
+ceil(span / (M*s)) slices of it. y' transposed to [n, oh, chunks, M, c] is
+the output, its rows cut to OW.
+
+Summed in one sequence, 1,280 taps left an error of 1.4e-6 of the largest
+output (XLA's: 2e-7). So the kernel's columns are cut into S segments
+(``_segments``: S divides KW, KH x KW / S taps at most SEGMENT_TAPS where the
+lanes and the windows allow), each its own lanes: lane ``(s, c, q)`` reads
+chunk q's window from column ``s * (KW/S) * d`` on and takes segment s's taps,
+
+    y'[n, i, m, (s, c, q)] = sum over (a, b < KW/S) of x'[..., m*s + (s*KW/S + b)*d, ...] * w[a, s*KW/S + b, c]
+
+and the segments' partial sums are added in pairs (a tree) at the end: the
+same products, each segment's in the reference's order; 16 segments of 80
+taps, 1.9e-7.
 """
 
 from __future__ import annotations
@@ -39,6 +51,17 @@ MIN_TAPS = 64        # fewer taps keep the other forms (_depthwise_as_taps: 81 t
 # 5120 points by 128 taps 0.51 ms against the terms' 0.068; by 192 taps 0.83 ms
 # against 1.2 (compiled in 0.9 s against 6.4)
 MIN_TAPS_F64 = 192
+# f32 and narrower: the taps one lane sums in order (jnp.convolve's 1,280 taps in 16
+# segments: 1.6e-7 of the largest output, as XLA's 2e-7; in one 1.4e-6) and the
+# most elements of the segments' windows (a copy of the input per segment, nearly)
+SEGMENT_TAPS = 80
+WINDOW_LIMIT = 1 << 20
+# the most lanes (segments x channels x chunks): the depthwise schedule keeps 8 pixels x
+# up to 4 registers of them; 64 lanes (jax.vmap(jnp.convolve) of 8 signals in 8
+# segments) spilled its 32 accumulators: the convolution 1.2 ms against 0.93 in 32
+# lanes; 48 (3 segments x 16 chunks) ran at 1 GMAC/s (scipy.signal.convolve2d,
+# 126x126 by 42x42 in 6 segments: 29 ms against 4 in one)
+MAX_LANES = 2 * VECTOR
 
 
 def min_taps(element: str) -> int:
@@ -73,45 +96,49 @@ def chunked(text, conv) -> str:
     w, ws = _moved(text, "%w", conv.shapes[1], [wl.index(d) for d in "01io"])
     (sh, sw), (dh, dw) = conv.stride, conv.rhs_dilation
     (lo0, hi0), (lo1, hi1) = conv.padding
-    count = _count(c)
-    # a 1-D convolution's chunks in ROWS rows: the schedule's threads take rows
-    rows = ROWS if kh == oh == xs[1] + lo0 + hi0 == 1 and ow >= ROWS * count * TILE_PIXELS else 1
-    pieces = rows * count
-    per = _per_chunk(ow, pieces)
-    step = per * sw                                     # from one chunk's input columns to the next's
-    span = (per - 1) * sw + (kw - 1) * dw + 1          # a chunk's input columns
-    blocks = -(-span // step)
-    hi1 += max(0, (blocks - 1 + pieces) * step - (xs[2] + lo1 + hi1))
+    h = xs[1] + lo0 + hi0
+    one_row = kh == oh == h == 1     # a 1-D convolution: its chunks in ROWS rows, the threads take rows
+    segs = _segments(conv.element, n, h, ow, c, kh, kw, sw, dw, one_row)
+    count, rows, per, span, blocks = _layout(ow, c, kw, sw, dw, one_row, segs)
+    pieces, taps, step = rows * count, kw // segs, per * sw
+    lanes = segs * c * count
+    width = -(-span // blocks)                          # a block's columns: the blocks just cover span
+    hi1 += max(0, (segs - 1) * taps * dw + (blocks - 1) * width + pieces * step - (xs[2] + lo1 + hi1))
     x, xs = text.pad_or_crop(x, xs, (0, lo0, lo1, 0), (0, hi0, hi1, 0), (0, 0, 0, 0))
-    h = xs[1]
     hr = rows if rows > 1 else h
-    part = [1, n, hr, count, step, c]
+    row, part = [1, n, hr, count, step, c], [1, n, hr, count, width, c]
     parts = []
-    for block in range(blocks):        # columns [block*step, (block+1)*step) of every chunk's window
-        start = block * step
+    for start in (s * taps * dw + block * width for s in range(segs) for block in range(blocks)):
         piece = text.op(f"stablehlo.slice {x} [0:{n}, 0:{h}, {start}:{start + pieces * step}, 0:{c}] : "
                         f"({text.t(xs)}) -> {text.t([n, h, pieces * step, c])}")
-        parts.append(text.op(f"stablehlo.reshape {piece} : ({text.t([n, h, pieces * step, c])}) "
-                             f"-> {text.t(part)}"))
-    whole = [blocks, *part[1:]]
+        piece = text.op(f"stablehlo.reshape {piece} : ({text.t([n, h, pieces * step, c])}) -> {text.t(row)}")
+        if width < step:
+            piece = text.op(f"stablehlo.slice {piece} [0:1, 0:{n}, 0:{hr}, 0:{count}, 0:{width}, 0:{c}] : "
+                            f"({text.t(row)}) -> {text.t(part)}")
+        parts.append(piece)
+    whole = [segs * blocks, *part[1:]]
     windows = stacked(text, parts, part, whole)
-    windows, moved = text.transpose(windows, whole, [1, 2, 0, 4, 5, 3])
-    wide = [n, hr, blocks * step, c * count]
+    split = [segs, blocks, *part[1:]]
+    windows = text.op(f"stablehlo.reshape {windows} : ({text.t(whole)}) -> {text.t(split)}")
+    windows, moved = _moved(text, windows, split, [2, 3, 1, 5, 0, 6, 4])
+    wide = [n, hr, blocks * width, lanes]
     windows = text.op(f"stablehlo.reshape {windows} : ({text.t(moved)}) -> {text.t(wide)}")
-    if blocks * step != span:
-        windows = text.op(f"stablehlo.slice {windows} [0:{n}, 0:{hr}, 0:{span}, 0:{c * count}] : "
-                          f"({text.t(wide)}) -> {text.t([n, hr, span, c * count])}")
-        wide = [n, hr, span, c * count]
-    kernel = text.op(f"stablehlo.broadcast_in_dim {w}, dims = [0, 1, 2, 3] : "
-                     f"({text.t(ws)}) -> {text.t([kh, kw, 1, c, count])}")
-    kernel = text.op(f"stablehlo.reshape {kernel} : ({text.t([kh, kw, 1, c, count])}) "
-                     f"-> {text.t([kh, kw, 1, c * count])}")
-    each = [n, rows if rows > 1 else oh, per, c * count]
-    y = text.conv(windows, wide, kernel, [kh, kw, 1, c * count], each, (sh if rows == 1 else 1, sw),
-                  ((0, 0), (0, 0)), (dh, dw), groups=c * count)
-    split = [*each[:3], c, count]
+    if blocks * width != span:
+        windows = text.op(f"stablehlo.slice {windows} [0:{n}, 0:{hr}, 0:{span}, 0:{lanes}] : "
+                          f"({text.t(wide)}) -> {text.t([n, hr, span, lanes])}")
+        wide = [n, hr, span, lanes]
+    kernel = _kernel(text, w, [kh, segs, taps, c], count)
+    each = [n, rows if rows > 1 else oh, per, lanes]
+    y = text.conv(windows, wide, kernel, [kh, taps, 1, lanes], each, (sh if rows == 1 else 1, sw),
+                  ((0, 0), (0, 0)), (dh, dw), groups=lanes)
+    split = [*each[:3], segs, c, count]
     y = text.op(f"stablehlo.reshape {y} : ({text.t(each)}) -> {text.t(split)}")
-    y, ordered = text.transpose(y, split, [0, 1, 4, 2, 3])
+    if c * count >= TILE_PIXELS:       # the segments' sums read runs of c x count lanes
+        y = _pairwise(text, y, split, 3)
+        y, ordered = _moved(text, y, [*each[:3], c, count], [0, 1, 4, 2, 3])
+    else:                              # single lanes: the segments outermost first
+        y, moved = _moved(text, y, split, [3, 0, 1, 5, 2, 4])
+        y, ordered = _pairwise(text, y, moved, 0), moved[1:]
     out = [n, oh, pieces * per, c]
     y = text.op(f"stablehlo.reshape {y} : ({text.t(ordered)}) -> {text.t(out)}")
     if pieces * per != ow:
@@ -119,6 +146,61 @@ def chunked(text, conv) -> str:
                     f"({text.t(out)}) -> {text.t([n, oh, ow, c])}")
     y, _ = _moved(text, y, [n, oh, ow, c], ["b01f".index(d) for d in ol])
     return y
+
+
+def _segments(element, n, h, ow, c, kh, kw, sw, dw, one_row) -> int:
+    """Segments of the kernel's columns, each its own lanes: the fewest whose
+    taps (kh x kw / segments) are at most SEGMENT_TAPS, else the most, in
+    at most MAX_LANES lanes, their windows at most WINDOW_LIMIT elements. f32
+    only: f64 needs none, and a narrower type would round each partial sum."""
+    if element != "f32":
+        return 1
+    fits = []
+    for segs in (s for s in range(1, kw + 1) if kw % s == 0):
+        count, rows, _, span, _ = _layout(ow, c, kw, sw, dw, one_row, segs)
+        lanes = segs * c * count
+        if segs == 1 or (lanes <= MAX_LANES and n * (rows if rows > 1 else h) * span * lanes <= WINDOW_LIMIT):
+            fits.append(segs)
+    short = [s for s in fits if kh * kw // s <= SEGMENT_TAPS]
+    return min(short) if short else max(fits)
+
+
+def _layout(ow, c, kw, sw, dw, one_row, segs):
+    """(chunks per row, rows, output positions per chunk, a lane's input columns, blocks)."""
+    count = VECTOR // math.gcd(c * segs, VECTOR)
+    rows = ROWS if one_row and ow >= ROWS * count * TILE_PIXELS else 1
+    per = _per_chunk(ow, rows * count)
+    span = (per - 1) * sw + (kw // segs - 1) * dw + 1
+    return count, rows, per, span, -(-span // (per * sw))
+
+
+def _kernel(text, w, split, count) -> str:
+    """HWIO ``w`` [kh, kw, 1, c] as the lanes' kernel: lane (s, c, q) takes
+    segment s's taps of channel c (``split``: [kh, segments, taps, c])."""
+    kh, segs, taps, c = split
+    kernel = text.op(f"stablehlo.reshape {w} : ({text.t([kh, segs * taps, 1, c])}) -> {text.t(split)}")
+    kernel, moved = _moved(text, kernel, split, [0, 2, 1, 3])
+    kernel = text.op(f"stablehlo.broadcast_in_dim {kernel}, dims = [0, 1, 2, 3] : "
+                     f"({text.t(moved)}) -> {text.t([*moved, count])}")
+    return text.op(f"stablehlo.reshape {kernel} : ({text.t([*moved, count])}) "
+                   f"-> {text.t([kh, taps, 1, segs * c * count])}")
+
+
+def _pairwise(text, y, shape, axis) -> str:
+    """``y`` summed over its dim ``axis`` in pairs (a tree: the segments' partial sums)."""
+    rest = [d for k, d in enumerate(shape) if k != axis]
+    if shape[axis] == 1:
+        return text.op(f"stablehlo.reshape {y} : ({text.t(shape)}) -> {text.t(rest)}")
+    terms = []
+    for s in range(shape[axis]):
+        bounds = ", ".join(f"{s}:{s + 1}" if k == axis else f"0:{d}" for k, d in enumerate(shape))
+        one = [1 if k == axis else d for k, d in enumerate(shape)]
+        one_value = text.op(f"stablehlo.slice {y} [{bounds}] : ({text.t(shape)}) -> {text.t(one)}")
+        terms.append(text.op(f"stablehlo.reshape {one_value} : ({text.t(one)}) -> {text.t(rest)}"))
+    while len(terms) > 1:
+        odd = terms[len(terms) - len(terms) % 2:]
+        terms = [text.op(f"stablehlo.add {a}, {b} : {text.t(rest)}") for a, b in zip(terms[::2], terms[1::2])] + odd
+    return terms[0]
 
 
 def _per_chunk(ow: int, pieces: int) -> int:
@@ -130,11 +212,26 @@ def _per_chunk(ow: int, pieces: int) -> int:
 
 
 def _moved(text, value: str, shape, perm) -> tuple[str, list[int]]:
-    """``value`` transposed by ``perm``: a reshape where only unit dims move."""
+    """``value`` transposed by ``perm``: a reshape where only unit dims move,
+    else a transpose of the fewest dims (unit dims dropped, runs that stay
+    together merged: the transpose schedules take 2 to 4 dims) between reshapes."""
     new = [shape[p] for p in perm]
     kept = [p for p in perm if shape[p] != 1]
     if kept == sorted(kept):
         if new == list(shape):
             return value, new
         return text.op(f"stablehlo.reshape {value} : ({text.t(shape)}) -> {text.t(new)}"), new
-    return text.transpose(value, shape, perm)
+    runs = [[kept[0]]]                 # output order, source dims merged where they stay neighbours
+    for p in kept[1:]:
+        if p == runs[-1][-1] + 1:
+            runs[-1].append(p)
+        else:
+            runs.append([p])
+    order = sorted(range(len(runs)), key=lambda r: runs[r][0])
+    merged = [math.prod(shape[p] for p in runs[r]) for r in order]
+    if merged != list(shape):
+        value = text.op(f"stablehlo.reshape {value} : ({text.t(shape)}) -> {text.t(merged)}")
+    value, moved = text.transpose(value, merged, [order.index(r) for r in range(len(runs))])
+    if moved == new:
+        return value, new
+    return text.op(f"stablehlo.reshape {value} : ({text.t(moved)}) -> {text.t(new)}"), new

@@ -17,10 +17,8 @@ path it takes under XLA, whose numbers it then reproduces.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from xlac.passes.lower.builders.lapack_workspace import optimal_workspace
-from xlac.record import record
+from xlac.record import factory, record
 
 _ELEMENT = {"s": "f32", "d": "f64", "c": "complex<f32>", "z": "complex<f64>"}
 _REAL = {"s": "f32", "d": "f64", "c": "f32", "z": "f64"}
@@ -68,18 +66,18 @@ class Array:
     offset: int = 0
 
 
-@dataclass
+@record(mutable=True)
 class Call:
     """One LAPACK call per matrix: ``symbol(args...)``; ``results`` name the
     arrays that are the custom call's results, in order."""
 
     symbol: str
-    args: list = field(default_factory=list)     # ("char", "V") | ("int", 4) | ("array", name)
-    arrays: dict[str, Array] = field(default_factory=dict)
-    results: list[str | None] = field(default_factory=list)   # None: a result of zeros
+    args: list = factory(list)     # ("char", "V") | ("int", 4) | ("array", name)
+    arrays: dict[str, Array] = factory(dict)
+    results: list[str | None] = factory(list)   # None: a result of zeros
     # result array -> the array of the imaginary parts of the eigenvalues: real
     # geev's packed eigenvectors, unpacked into the complex result (as jaxlib does)
-    unpack: dict[str, str] = field(default_factory=dict)
+    unpack: dict[str, str] = factory(dict)
 
     def char(self, letter: str) -> Call:
         self.args.append(("char", letter))

@@ -17,9 +17,9 @@ needed; sorted or unique indices change nothing here.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 
+from xlac import record
 from xlac.passes.helper_calls import tensor_type
 from xlac.passes.lower.builders.scatter_region import Region
 from xlac.passes.lower.builders.scatter_text import ScatterDims, helper_function
@@ -45,7 +45,7 @@ def row_dims(dims: ScatterDims) -> ScatterDims:
     def update_dim(d: int) -> int:
         return d - (d > gone)
 
-    return dataclasses.replace(
+    return record.replace(
         dims, operand_shape=dims.operand_shape[1:],
         updates_shape=tuple(n for d, n in enumerate(dims.updates_shape) if d != gone),
         update_window_dims=tuple(update_dim(d) for d in dims.update_window_dims[1:]),

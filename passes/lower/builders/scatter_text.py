@@ -19,13 +19,12 @@ it on one element at a time.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from xlac.passes.helper_calls import tensor_type
 from xlac.passes.lower.builders.scatter_region import Region, paste_region
+from xlac.record import record
 
 
-@dataclass(frozen=True)
+@record
 class ScatterDims:
     """Shapes, types and dimension numbers of one `stablehlo.scatter`."""
 

@@ -20,7 +20,6 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
 
 import xlac.pipes as pipes
 from xlac.errors import CompileError, Diagnostic, error
@@ -31,12 +30,13 @@ from xlac.frontend.parse import parse_module
 from xlac.frontend.prechecks import check_text
 from xlac.frontend.resource_blobs import bind_blobs, split_blobs
 from xlac.mlir import ir
+from xlac.record import record
 
 _HINT = ("the input is not a valid StableHLO program; if it came from a tool, "
          "please report the crash with the input")
 
 
-@dataclass(frozen=True)
+@record
 class Vetted:
     """What the worker made of an input: bytecode it wrote, safe to parse in process."""
 

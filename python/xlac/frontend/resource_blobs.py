@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import binascii
 import re
-from dataclasses import dataclass
 
 import numpy as np
 
 from xlac.errors import CompileError, error
 from xlac.mlir import ir
+from xlac.record import record
 from xlac.signature import CONSTANT_ALIGNMENT, aligned_copy
 
 # Below this many bytes of section, MLIR's own parse is quicker than the detour.
@@ -42,7 +42,7 @@ _HANDLE = re.compile(r"^dense_resource<([A-Za-z_][\w.$-]*)>")
 _USE = b"dense_resource<"
 
 
-@dataclass
+@record(mutable=True)
 class Blobs:
     """The text's code and the bytes of each of its resources, by name."""
 

@@ -10,9 +10,8 @@ passes are not in MLIR's global registry: each element is sent either to
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
 
-from xlac.record import record
+from xlac.record import factory, record
 
 
 class PipelineSyntaxError(ValueError):
@@ -34,11 +33,11 @@ class Element:
         return out
 
 
-@dataclass
+@record(mutable=True)
 class _Scanner:
     source: str
     pos: int = 0
-    elements: list = field(default_factory=list)
+    elements: list = factory(list)
 
     def error(self, message: str) -> PipelineSyntaxError:
         pointer = " " * self.pos + "^"

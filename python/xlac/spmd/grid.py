@@ -7,8 +7,9 @@ partition, as StableHLO numbers devices (docs/distributed.md).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from xlac.record import record
 
 if TYPE_CHECKING:                 # the bindings load on first use: a cache hit needs none
     from xlac.mlir import ir
@@ -24,7 +25,7 @@ SPMD_OPS = COLLECTIVE_OPS + ID_OPS
 REPLICAS_ATTR, PARTITIONS_ATTR = "mhlo.num_replicas", "mhlo.num_partitions"
 
 
-@dataclass(frozen=True)
+@record
 class DeviceGrid:
     """The devices an SPMD program runs on: one process each."""
 

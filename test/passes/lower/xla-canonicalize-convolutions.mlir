@@ -326,18 +326,21 @@ func.func @batch_groups_depthwise(%x: tensor<2x8x8x8xf32>, %dy: tensor<2x8x8x8xf
 
 // -----
 
-/// jnp.convolve's 1,280 taps over one channel (NCW, one filter): the output row
-/// cut into 4 rows x 16 chunks, the chunks' overlapping windows (14 slices of
-/// the padded input, not one per chunk or per tap) the 16 channels of one
-/// depthwise convolution whose kernel is the old one repeated; no term per tap.
+/// jnp.convolve's 1,280 taps over one channel (NCW, one filter): the taps in 16
+/// segments of 80, the output row in 4 rows, each row's windows of the segments
+/// (32 slices of the padded input: 2 blocks of 840 of the 1,679 columns a lane
+/// reads, not one per tap) the 16 channels of one depthwise convolution whose
+/// kernel is segment s's taps in channel s; the partial sums added in pairs.
 // CHECK-LABEL: func.func @long_1d
-// CHECK: stablehlo.pad %{{.*}}, low = [0, 0, 1279, 0], high = [0, 0, 1609, 0]
-// CHECK-COUNT-14: stablehlo.slice %{{.*}} -> tensor<1x1x6656x1xf32>
-// CHECK: stablehlo.transpose %{{.*}}, dims = [1, 2, 0, 4, 5, 3] : (tensor<14x1x4x16x104x1xf32>) -> tensor<1x4x14x104x1x16xf32>
-// CHECK: stablehlo.broadcast_in_dim %{{.*}} -> tensor<1x1280x1x1x16xf32>
+// CHECK: stablehlo.pad %{{.*}}, low = [0, 0, 1279, 0], high = [0, 0, 2041, 0]
+// CHECK-COUNT-32: stablehlo.slice %{{.*}} -> tensor<1x1x6400x1xf32>
+// CHECK: stablehlo.transpose %{{.*}}, dims = [2, 1, 3, 0] : (tensor<16x2x4x840xf32>) -> tensor<4x2x840x16xf32>
+// CHECK: stablehlo.transpose %{{.*}}, dims = [1, 0] : (tensor<16x80xf32>) -> tensor<80x16xf32>
 // CHECK: stablehlo.convolution({{.*}}) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]
 // CHECK-SAME: feature_group_count = 16
-// CHECK-SAME: (tensor<1x4x1383x16xf32>, tensor<1x1280x1x16xf32>) -> tensor<1x4x104x16xf32>
+// CHECK-SAME: (tensor<1x4x1679x16xf32>, tensor<1x80x1x16xf32>) -> tensor<1x4x1600x16xf32>
+// CHECK: stablehlo.transpose %{{.*}}, dims = [1, 0] : (tensor<6400x16xf32>) -> tensor<16x6400xf32>
+// CHECK-COUNT-15: stablehlo.add
 // CHECK: stablehlo.slice %{{.*}} [0:1, 0:1, 0:6399, 0:1]
 // CHECK-NOT: stablehlo.multiply
 // CHECK: return %{{.*}} : tensor<1x1x6399xf32>
@@ -351,12 +354,16 @@ func.func @long_1d(%x: tensor<1x1x5120xf32>, %w: tensor<1x1x1280xf32>) -> tensor
 // -----
 
 /// jax.vmap(jnp.convolve) over 8 signals (depthwise, NCW, 512 taps): 8 channels
-/// x 2 chunks fill the 16 channels of the depthwise convolution.
+/// x 4 segments of 128 taps fill the 32 channels of the depthwise convolution
+/// (8 segments would make 64: more accumulators than registers); the segments'
+/// sums read in place, runs of 8 channels.
 // CHECK-LABEL: func.func @long_depthwise
-// CHECK-COUNT-2: stablehlo.slice %{{.*}} -> tensor<1x1x4608x8xf32>
+// CHECK-COUNT-8: stablehlo.slice %{{.*}} -> tensor<1x1x4608x8xf32>
 // CHECK: stablehlo.convolution({{.*}}) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]
-// CHECK-SAME: feature_group_count = 16
-// CHECK-SAME: (tensor<1x4x1087x16xf32>, tensor<1x512x1x16xf32>) -> tensor<1x4x576x16xf32>
+// CHECK-SAME: feature_group_count = 32
+// CHECK-SAME: (tensor<1x4x1279x32xf32>, tensor<1x128x1x32xf32>) -> tensor<1x4x1152x32xf32>
+// CHECK-COUNT-4: stablehlo.slice %{{.*}} -> tensor<1x4x1152x1x8x1xf32>
+// CHECK-COUNT-3: stablehlo.add
 // CHECK-NOT: stablehlo.multiply
 // CHECK: return %{{.*}} : tensor<1x8x4607xf32>
 func.func @long_depthwise(%x: tensor<1x8x4096xf32>, %w: tensor<8x1x512xf32>) -> tensor<1x8x4607xf32> {
@@ -369,7 +376,8 @@ func.func @long_depthwise(%x: tensor<1x8x4096xf32>, %w: tensor<8x1x512xf32>) -> 
 // -----
 
 /// A 31x31 kernel over a 256x256 image (jax.scipy.signal.convolve2d): the rows
-/// of 16-position chunks, the 31x31 window kept.
+/// of 16-position chunks, the 31x31 window kept (31 columns, a prime: segments
+/// of one column would take 31 x 16 lanes, so the taps stay one sequence).
 // CHECK-LABEL: func.func @image_31x31
 // CHECK-COUNT-3: stablehlo.slice %{{.*}} -> tensor<1x286x256x1xf32>
 // CHECK: stablehlo.convolution({{.*}}) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]

@@ -303,7 +303,7 @@ def test_leading_axis_without_transposes(tmp_path, kind, shape, in_dtype, out_dt
 _SPLIT_ON_PLANES = [  # RFFT whose half-length transform runs on blocked planes
     ("RFFT", (256, 1024), [1024], np.float32, np.fft.rfft),     # padded to 272 planes
     ("RFFT", (32, 256), [256], np.float64, np.fft.rfft),        # f64 planes, unpadded
-    ("RFFT", (17, 512), [512], np.float32, np.fft.rfft),        # gathered: the split on pairs
+    ("RFFT", (17, 512), [512], np.float32, np.fft.rfft),        # 2-D ways that gather, unpadded
     ("RFFT", (4, 16, 96), [16, 96], np.float32, np.fft.rfft2),  # then the fft of axis 1
     ("IRFFT", (240, 540), [1078], np.complex64, lambda x: np.fft.irfft(x, 1078)),  # 2M+2 ragged
     ("IRFFT", (7, 33), [64], np.complex128, lambda x: np.fft.irfft(x, 64)),
