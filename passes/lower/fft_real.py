@@ -45,16 +45,25 @@ class RealSpectrum:
             spectrum = self._split_spectrum(z, batch, size, sign)
             return self._from_pairs(spectrum, batch, half + 1, half + 1, self.complex)
         pairs = self._to_pairs(flat, batch, half + 1, "c2c", half + 1)
-        plan = self._gathered_plan(batch, half)
+        plan, wide = self.stages_of(batch, half), self._merged_planes(batch, half)
         if plan is not None:                  # the merge on the planes, after the way in
-            planes = self._op("transpose", pairs, self._t([batch, half + 1, 2]),
-                              self._t([half + 1, 2, batch]), ", dims = [1, 2, 0]")
+            if wide is None:
+                planes = self._op("transpose", pairs, self._t([batch, half + 1, 2]),
+                                  self._t([half + 1, 2, batch]), ", dims = [1, 2, 0]")
+            else:
+                rows = self._reshape(pairs, [batch, 2 * half + 2], self.real, [batch, half + 1, 2])
+                planes = self._reshape(self._padded_planes(rows, batch, wide, 2 * half + 2),
+                                       [half + 1, 2, wide], self.real, [2 * half + 2, wide])
             dest = self._fresh("rmerge")
-            self._emit(f"{dest} = tensor.empty() : {self._t([half, 2, batch])}")
+            self._emit(f"{dest} = tensor.empty() : {self._t([half, 2, wide or batch])}")
             dest = self._split_rows(dest, (planes, half + 1), 0, half,
-                                    self._merge_tables(size, sign), half, batch, wrap=False)
+                                    self._merge_tables(size, sign), half, wide or batch, wrap=False)
             scale, self.scale = self.scale, 1.0
-            z = self._gathered(None, batch, half, sign, plan, scale, planes=dest)
+            if wide is None:
+                z = self._gathered(None, batch, half, sign, plan, scale, planes=dest)
+            else:
+                dest = self._reshape(dest, [2 * half, wide], self.real, [half, 2, wide])
+                z = self.stages_out(dest, batch, wide, half, sign, plan, scale)[0]
         else:
             z = self._merge_spectrum(pairs, batch, size, sign)
             z = self._transform(z, batch, half, sign)
@@ -70,9 +79,12 @@ class RealSpectrum:
             return plan
         return sorted(plan, key=lambda r: r > MAX_STAGE_RADIX)
 
-    def _gathered_plan(self, batch: int, half: int) -> list[int] | None:
-        """The stages of _transform where it runs planar's gathered path, else None."""
-        return None if self.blocked_planes(batch, half) is not None else self.stages_of(batch, half)
+    def _merged_planes(self, batch: int, half: int) -> int | None:
+        """IRFFT's planes where its ways in and out transpose whole blocks of
+        transforms (padded, or 2M+2 and 2M rows ragged: their last rows a
+        transpose of their own), else None (gathered)."""
+        wide = self.blocked_planes(batch, half)
+        return wide if wide is not None or batch % self._side() else batch
 
     def _split_planes(self, planes: str, wide: int, size: int, sign: int) -> tuple[str, int, int]:
         """_split_spectrum on Z's planes (2M, B) -> X's (2(M+1), B) in (2(M+R),

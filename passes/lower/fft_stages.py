@@ -21,6 +21,7 @@ from __future__ import annotations
 import math
 
 from xlac.passes.lower.fft_codelet import Codelet, twiddle_table
+from xlac.passes.lower.fft_plane_ways import PlaneWays
 from xlac.passes.lower.fft_stage_lines import stage_lines
 
 #: Largest radix of a stage's codelet.
@@ -67,7 +68,7 @@ def _cheapest_stages(size: int):
     return best
 
 
-class PlanarStages:
+class PlanarStages(PlaneWays):
     """The butterfly path of FastStage (mixed into it)."""
 
     def planar(self, x: str, batch: int, size: int, sign: int, plan: list[int],
@@ -96,11 +97,7 @@ class PlanarStages:
             return self._gathered(x, batch, size, sign, plan, scale, planes, reals)
         cols = size if reals else 2 * size
         rows = x if reals else self._reshape(x, [batch, cols], self.real, [batch, size, 2])
-        if wide != batch:
-            rows = self._zero_pad(rows, [batch, cols], 0, wide)
-        out, n_out = self._planes(rows, wide, size, sign, plan, scale, after, reals)
-        return out if wide == batch else \
-            self._slice(out, [wide, n_out, 2], [0, 0, 0], [batch, n_out, 2])
+        return self._planes(rows, batch, wide, size, sign, plan, scale, after, reals)[0]
 
     def blocked_planes(self, batch: int, size: int) -> int | None:
         """The transforms planar runs in register-blocked transposes (B padded),
@@ -161,25 +158,23 @@ class PlanarStages:
         return self._op("transpose", x, self._t([batch, size]), self._t([size, batch]),
                         ", dims = [1, 0]")
 
-    def _planes(self, rows: str, batch: int, size: int, sign: int, plan: list[int],
+    def _planes(self, rows: str, batch: int, wide: int, size: int, sign: int, plan: list[int],
                 scale: float, after=None, reals: bool = False) -> tuple[str, int]:
-        """planar's transforms of (B, 2N) rows (B, N reals), B a whole number of blocks."""
-        if reals:
-            planes = self._planes_of_reals(rows, batch, size)
-        else:
-            planes = self._op("transpose", rows, self._t([batch, 2 * size]),
-                              self._t([2 * size, batch]), ", dims = [1, 0]")
-        planes = self.on_planes(planes, batch, size, sign, plan, scale,
+        """planar's transforms of (B, 2N) rows (B, N reals) in ``wide``
+        transforms -> (B, n', 2)."""
+        planes = self._padded_planes(rows, batch, wide, size if reals else 2 * size)
+        return self.stages_out(planes, batch, wide, size, sign, plan, scale, after, reals)
+
+    def stages_out(self, planes: str, batch: int, wide: int, size: int, sign: int,
+                   plan: list[int], scale: float, after=None, reals: bool = False) -> tuple[str, int]:
+        """_planes from its (2N, wide) planes ((N, wide) reals): the stages and the way out."""
+        planes = self.on_planes(planes, wide, size, sign, plan, scale,
                                 max(1, len(plan) - 1) if after is not None else 1, reals)
         n_out = n_rows = size
         if after is not None:       # n_out transforms' points of n_rows (whole blocks)
-            planes, n_out, n_rows = after(planes, batch)
-        out = self._op("transpose", planes, self._t([2 * n_rows, batch]),
-                       self._t([batch, 2 * n_rows]), ", dims = [1, 0]")
-        out = self._reshape(out, [batch, n_rows, 2], self.real, [batch, 2 * n_rows])
-        if n_rows != n_out:
-            out = self._slice(out, [batch, n_rows, 2], [0, 0, 0], [batch, n_out, 2])
-        return out, n_out
+            planes, n_out, n_rows = after(planes, wide)
+        out = self._planes_out(planes, [2 * n_rows, wide], batch, 2 * n_out)
+        return self._reshape(out, [batch, n_out, 2], self.real, [batch, 2 * n_out]), n_out
 
     def on_planes(self, planes: str, batch: int, size: int, sign: int, plan: list[int],
                   scale: float, narrow_from: int = 1, reals: bool = False) -> str:

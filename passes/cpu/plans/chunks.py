@@ -63,10 +63,12 @@ def thread_tiles(extents: tuple[int, ...], threads: int, align: tuple[int, ...] 
 
 
 def static_tiles(extents: tuple[int, ...], threads: int, align: tuple[int, ...],
-                 inner_work: int = 1, per_thread: int = CHUNKS_PER_THREAD) -> tuple[int, ...]:
+                 inner_work: int = 1, per_thread: int = CHUNKS_PER_THREAD,
+                 spread: int = 2) -> tuple[int, ...]:
     """Like ``thread_tiles``, but each chunk divides its extent where it can, in
     whole ``align`` tiles: every chunk then has the same static shape, and the
-    register tiles inside need no masks. About ``per_thread`` chunks a thread."""
+    register tiles inside need no masks. About ``per_thread`` chunks a thread,
+    at most ``spread`` times as many where no nearer count divides."""
     total = math.prod(extents) * inner_work
     if total // CHUNK_WORK < 2 or threads == 1:
         return tuple(extents)
@@ -78,9 +80,9 @@ def static_tiles(extents: tuple[int, ...], threads: int, align: tuple[int, ...],
         if tiles >= 2:
             counts = [d for d in range(1, tiles + 1) if tiles % d == 0]
             count = min((d for d in counts if d >= parts), default=counts[-1])
-            if count > 2 * parts and not last:
+            if count > spread * parts and not last:
                 continue                         # no divisor near (197 tiles): split a later dim
-            if count > 2 * parts:
+            if count > spread * parts:
                 # nothing divides: even chunks of whole tiles, the last one short (masked)
                 sizes[dim] = _round_up(-(-extent // parts), align[dim])
                 return tuple(sizes)
@@ -94,6 +96,18 @@ def static_tiles(extents: tuple[int, ...], threads: int, align: tuple[int, ...],
         elif last:
             sizes[dim] = extent
     return tuple(sizes)
+
+
+def block_tiles(extents: tuple[int, ...], threads: int, align: tuple[int, ...]) -> tuple[int, ...]:
+    """Chunks of whole register blocks (``align``, each extent a multiple of
+    its own) that divide their extents, as static_tiles, so that the blocks
+    need no masks; thread_tiles' where none do. A transpose of 1440 x 192 f32
+    in chunks of 368 rows (the last 336) masked every block: 94 us, against
+    46 in chunks of 288 (fft 180x720 0.41 -> 0.36 ms, host)."""
+    sizes = static_tiles(extents, threads, align, spread=4)
+    if all(size == 0 or extent % size == 0 for size, extent in zip(sizes, extents)):
+        return sizes
+    return thread_tiles(extents, threads, align)
 
 
 def divisor(extent: int, cap: int, multiple: int = 1) -> int | None:

@@ -122,3 +122,24 @@ def test_pair_transposes_in_blocks(cpu, shape, permutation):
     if cpu in runnable_levels(cpu):
         x = np.random.default_rng(1).standard_normal(shape, dtype=np.float32)
         np.testing.assert_array_equal(exe(x), x.transpose(permutation))
+
+
+# Whole blocks in chunks that divide the rows: 1440 = 90 blocks in 5 chunks of 288
+# (thread_tiles' 368 left every block masked: twice the time), 1040 = 65 in 5 of 208
+# (not 272); 97 x 97 blocks divide no nearer than 97: thread_tiles' masked chunks.
+@pytest.mark.parametrize(("shape", "chunks", "masked"), [((192, 1440), (288, 0), False),
+                                                         ((272, 1040), (208, 0), False),
+                                                         ((1552, 1552), (208, 0), True)])
+def test_whole_block_chunks_divide(shape, chunks, masked):
+    with new_context():
+        module = ir.Module.parse(_program(shape, (1, 0)))
+        run_passes(module, pipelines.ingest() + pipelines.fuse() + pipelines.lower_to_linalg())
+        [op] = [op for op in apply_schedules._linalg_ops(module.operation)
+                if op.name in ("linalg.transpose", "linalg.generic")]
+        plan = plan_for(op, Machine(2, 64))
+    assert plan.sequence == "xla_transpose_blocks_2d" and plan.params[:2] == chunks
+    for cpu in runnable_levels("x86-64-v3", "host"):
+        exe = xlac.compile(_program(shape, (1, 0)), cpu=cpu, cache=False)
+        assert ("vector.create_mask" in exe.as_text("bufferized")) == masked
+        x = np.random.default_rng(2).standard_normal(shape, dtype=np.float32)
+        np.testing.assert_array_equal(exe(x), x.T)
