@@ -62,6 +62,8 @@ def cases():
     out += [
         ("conv1d.8x4x4096*4x4x512.same", lambda a, b: lax.conv_general_dilated(a, b, (1,), "SAME"), [xb, wb],
          lambda a, b: _ncw_reference(a, b, (255, 256))),
+        ("conv1d.8x4x4096*4x4x512.full", lambda a, b: lax.conv_general_dilated(a, b, (1,), [(511, 511)]), [xb, wb],
+         lambda a, b: _ncw_reference(a, b, (511, 511))),
         ("vmap.convolve.8x4096*8x512.full", jax.vmap(jnp.convolve), [xv, wv],
          lambda a, b: np.stack([np.convolve(u.astype(f64), v.astype(f64)) for u, v in zip(a, b)])),
         ("convolve2d.256*31x31.same", lambda a, b: jss.convolve2d(a, b, mode="same"), [img, k31],

@@ -45,12 +45,18 @@ def peeled_tile(ow: int, f: int, lanes: int, machine: Machine, accumulators: int
 def _candidates(ow: int, f: int, lanes: int, registers: int, accumulators: int,
                 vectors_allowed: tuple[int, ...]):
     """Tiles of ``vectors_allowed`` whole filter vectors (conv_plan's 4, 2 or 1
-    at AVX2, 2 or 1 at AVX-512) whose filters' tail is clean too, with as many
-    pixels as the registers hold: the accumulators, the filter vectors and a
-    broadcast."""
+    at AVX2, 2 or 1 at AVX-512) whose filters' tail is clean too, or of all
+    the filters where they are fewer than the lanes, with as many pixels as
+    the registers hold: the accumulators, the filter vectors and a broadcast.
+
+    Why fewer than the lanes: 4 filters over a 4607-pixel row (17 x 271, no
+    divisor from 2 to 8) took 1 x 4 tiles, one accumulator, 6.4x the time of
+    4606 pixels in 7 x 4 tiles (docs/PERFORMANCE.md)."""
     widths = [v * lanes for v in vectors_allowed if v * lanes <= f and _clean(f % (v * lanes), lanes)]
+    if f < lanes:
+        widths = [f]             # all the filters in part of one vector: only the pixels' tail is peeled
     for tf in widths:
-        vectors = tf // lanes
+        vectors = -(-tf // lanes)
         most = min(8, accumulators // vectors, (registers - vectors - 1) // vectors)
         for tw in range(1, min(most, ow) + 1):
             yield tw, tf

@@ -116,3 +116,52 @@ def test_conv_tails_are_right(cpu, f, c, pixels):
     x, w = rng.standard_normal((1, q, q, c), dtype=np.float32), rng.standard_normal((3, 3, c, f), dtype=np.float32)
     want = sum(np.einsum("nhwc,cf->nhwf", x[:, i:i + pixels, j:j + pixels], w[i, j]) for i in range(3) for j in range(3))
     np.testing.assert_allclose(xlac.compile(text, cpu=cpu, cache=False)(x, w), want, rtol=1e-5, atol=1e-4)
+
+
+def _row_conv_text(n: int, w: int, c: int, f: int, k: int, pad: tuple[int, int]) -> str:
+    """A 1 x k NHWC convolution of n rows of w pixels, padded ``pad``: StableHLO."""
+    ow = w + sum(pad) - k + 1
+    shapes = f"(tensor<{n}x1x{w}x{c}xf32>, tensor<1x{k}x{c}x{f}xf32>) -> tensor<{n}x1x{ow}x{f}xf32>"
+    return (f"func.func @main(%x: tensor<{n}x1x{w}x{c}xf32>, %w: tensor<1x{k}x{c}x{f}xf32>) "
+            f"-> tensor<{n}x1x{ow}x{f}xf32> {{\n"
+            "  %y = stablehlo.convolution(%x, %w) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f], "
+            f"window = {{pad = [[0, 0], [{pad[0]}, {pad[1]}]]}} "
+            "{batch_group_count = 1 : i64, feature_group_count = 1 : i64} : "
+            f"{shapes}\n  return %y : tensor<{n}x1x{ow}x{f}xf32>\n}}")
+
+
+def _row_conv_plan(ow: int, c: int, f: int, k: int, machine: Machine):
+    """The plan of a 1 x k VALID NHWC convolution of 8 rows of ow output pixels."""
+    q = ow + k - 1
+    x, w, y = f"tensor<8x1x{q}x{c}xf32>", f"tensor<1x{k}x{c}x{f}xf32>", f"tensor<8x1x{ow}x{f}xf32>"
+    text = (f"func.func @main(%x: {x}, %w: {w}) -> {y} {{\n"
+            f"  %z = arith.constant 0.0 : f32\n  %e = tensor.empty() : {y}\n"
+            f"  %o = linalg.fill ins(%z : f32) outs(%e : {y}) -> {y}\n"
+            f"  %r = linalg.conv_2d_nhwc_hwcf ins(%x, %w : {x}, {w}) outs(%o : {y}) -> {y}\n"
+            f"  return %r : {y}\n}}")
+    return plan_of(text, "linalg.conv_2d_nhwc_hwcf", machine)
+
+
+@pytest.mark.parametrize("machine", [AVX2, AVX512])
+def test_a_row_with_no_small_divisor_peels_its_tail_not_one_pixel_tiles(machine):
+    """4 filters (fewer than the lanes) over a 4607-pixel row (17 x 271, no
+    divisor from 2 to 8): the schedule of the 4606-pixel row (7 x 4 tiles),
+    a tile of several pixels with the row's last step peeled, not 1 x 4."""
+    wide, near = _row_conv_plan(4607, 4, 4, 512, machine), _row_conv_plan(4606, 4, 4, 512, machine)
+    assert wide.sequence == near.sequence
+    assert near.params[-3:-1] == (7, 4)
+    assert wide.params[-2] == 4 and wide.params[-3] >= 7
+
+
+@pytest.mark.parametrize("cpu", runnable_levels("x86-64-v3", "x86-64-v4"))
+@pytest.mark.parametrize("pad", [(511, 511), (511, 510), (3, 4)])
+def test_row_with_a_peeled_pixel_tail_matches_numpy(cpu, pad):
+    """The full-padded 1 x 512 convolution of 4 channels into 4 filters
+    (4607 pixels: 8-pixel tiles and a 7-pixel tail) against numpy in float64."""
+    rng = np.random.default_rng(39)
+    x, w = rng.standard_normal((2, 1, 4096, 4), dtype=np.float32), rng.standard_normal((1, 512, 4, 4), dtype=np.float32)
+    padded = np.pad(x.astype(np.float64), ((0, 0), (0, 0), pad, (0, 0)))
+    ow = padded.shape[2] - 511
+    want = sum(np.einsum("nhwc,cf->nhwf", padded[:, :, j:j + ow], w[0, j].astype(np.float64)) for j in range(512))
+    got = xlac.compile(_row_conv_text(2, 4096, 4, 4, 512, pad), cpu=cpu, cache=False)(x, w)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4 * np.abs(want).max())
