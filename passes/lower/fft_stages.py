@@ -77,27 +77,28 @@ class PlanarStages(PlaneWays):
         to planes (2N, B), a generic per stage (the last reversing the digits),
         one 2-D transpose back (both in register blocks where B and 2N are
         whole blocks: B is padded with zero transforms to make it so; where
-        they are not, _gathered's way). ``after(planes, B)`` -> (planes', n',
+        they are not, unpadded: the way out transposes the whole blocks and
+        the rest apart, _planes_out). ``after(planes, B)`` -> (planes', n',
         rows): a pass on the (2N, B) planes before the way out, to (2 rows, B)
-        planes of n' <= rows points (B, n', 2) then (where ``blocked_planes``, or
-        in unpadded 2-D transposes that gather: RFFT 228 x 1140's split on pairs
-        was a scalar loop, 0.84 -> 0.57 ms at the host, 0.96 -> 0.62 at x86-64-v3).
-        f64 planes whose transposes gather take the 2-D ways too: the digit-
-        reversing 5-D transpose out of _gathered moved 16-byte pairs, twice the
-        2-D one's time (180 x 720 c128 0.64 -> 0.53 ms, 100 x 540 0.18 -> 0.15,
-        chirp-z's f64 transforms of 21 x 1031 c64 0.56 -> 0.51; host, minima).
+        planes of n' <= rows points (B, n', 2) then (RFFT 228 x 1140's split on
+        pairs after _gathered's way out was a scalar loop, 0.84 -> 0.57 ms at
+        the host, 0.96 -> 0.62 at x86-64-v3). Unpadded planes of f64 took the
+        2-D ways first (_gathered's digit-reversing 5-D transpose out moved
+        16-byte pairs, twice the 2-D one's time: 180 x 720 c128 0.64 -> 0.53 ms,
+        100 x 540 0.18 -> 0.15; host, minima), then f32 (21 x 7000 c64: the 6-D
+        transpose out, scalar loops, 206 us -> 94 in two pieces).
         With ``reals``, ``x`` is (B, N) real: the planes are its transpose and
         zero rows (no pairs before them)."""
         scale, self.scale = self.scale, 1.0         # taken once (chirp-z runs several)
         wide = self.blocked_planes(batch, size)
-        if wide is None and (after is not None or self.real == "f64"):
-            wide = batch        # the 2-D ways, unpadded: they gather, yet pay (above)
-        if wide is None:
-            planes = self._planes_of_reals(x, batch, size) if reals else None
-            return self._gathered(x, batch, size, sign, plan, scale, planes, reals)
+        narrow_from = None
+        if wide is None:        # the 2-D ways, unpadded (above)
+            wide, narrow_from = batch, gathered_narrow_from(plan)
         cols = size if reals else 2 * size
         rows = x if reals else self._reshape(x, [batch, cols], self.real, [batch, size, 2])
-        return self._planes(rows, batch, wide, size, sign, plan, scale, after, reals)[0]
+        planes = self._padded_planes(rows, batch, wide, cols)
+        return self.stages_out(planes, batch, wide, size, sign, plan, scale, after, reals,
+                               narrow_from)[0]
 
     def blocked_planes(self, batch: int, size: int) -> int | None:
         """The transforms planar runs in register-blocked transposes (B padded),
@@ -120,8 +121,9 @@ class PlanarStages(PlaneWays):
 
     def _gathered(self, x: str | None, batch: int, size: int, sign: int, plan: list[int],
                   scale: float, planes: str | None = None, reals: bool = False) -> str:
-        """planar where the transposes gather anyway (B or 2N no whole blocks):
-        (B, N, 2) -> (N, 2, B), the stages, one digit-reversing transpose out.
+        """IRFFT's planes where the transposes gather anyway (B or 2N no whole
+        blocks; planar's way there before its 2-D ways with the whole blocks
+        apart): (N, 2, B), the stages, one digit-reversing transpose out.
         The reversal in the last stage and the strided first reads did not
         pay here (228 x 1140 rfft at x86-64-v3 1.14 -> 1.80 ms, twice). As on
         the blocked planes' RFFT, the last stage computes in the stored type
@@ -153,23 +155,15 @@ class PlanarStages(PlaneWays):
                        self._t([digits[d] for d in perm]), f", dims = {perm}")
         return self._reshape(out, [batch, size, 2], self.real, [digits[d] for d in perm])
 
-    def _planes_of_reals(self, x: str, batch: int, size: int) -> str:
-        """(B, N) reals -> (N, B), the real plane (the first stage reads no imaginary one)."""
-        return self._op("transpose", x, self._t([batch, size]), self._t([size, batch]),
-                        ", dims = [1, 0]")
-
-    def _planes(self, rows: str, batch: int, wide: int, size: int, sign: int, plan: list[int],
-                scale: float, after=None, reals: bool = False) -> tuple[str, int]:
-        """planar's transforms of (B, 2N) rows (B, N reals) in ``wide``
-        transforms -> (B, n', 2)."""
-        planes = self._padded_planes(rows, batch, wide, size if reals else 2 * size)
-        return self.stages_out(planes, batch, wide, size, sign, plan, scale, after, reals)
-
     def stages_out(self, planes: str, batch: int, wide: int, size: int, sign: int,
-                   plan: list[int], scale: float, after=None, reals: bool = False) -> tuple[str, int]:
-        """_planes from its (2N, wide) planes ((N, wide) reals): the stages and the way out."""
-        planes = self.on_planes(planes, wide, size, sign, plan, scale,
-                                max(1, len(plan) - 1) if after is not None else 1, reals)
+                   plan: list[int], scale: float, after=None, reals: bool = False,
+                   narrow_from: int | None = None) -> tuple[str, int]:
+        """_planes from its (2N, wide) planes ((N, wide) reals): the stages and
+        the way out. ``narrow_from``: the first stage in the stored type (by
+        default the last where ``after`` follows, else the second)."""
+        if narrow_from is None:
+            narrow_from = max(1, len(plan) - 1) if after is not None else 1
+        planes = self.on_planes(planes, wide, size, sign, plan, scale, narrow_from, reals)
         n_out = n_rows = size
         if after is not None:       # n_out transforms' points of n_rows (whole blocks)
             planes, n_out, n_rows = after(planes, wide)
@@ -257,6 +251,17 @@ def padded_batch(batch: int, size: int, side: int = 16) -> int:
     wide = -(-batch // side) * side
     wide = wide + side if wide % POW2_PLANES == 0 else wide
     return wide if wide * MAX_PAD[1] <= batch * sum(MAX_PAD) else batch
+
+
+def gathered_narrow_from(plan: list[int]) -> int:
+    """The first stage computed in the stored type where the planes'
+    transposes gather (B no whole blocks): the last, or the last two of
+    four or more. 21 x 7000 c64 (10*10*7*10): its third stage 130 -> 88 us
+    in f32, the error of the largest output 1.25-1.34e-7 on normal data,
+    XLA's 1.53-1.76e-7; the last two of three (228 x 1140 RFFT, 21 x 700
+    FFT) passed XLA's maximum on some inputs, as every stage but the first
+    of four did (1.74e-7)."""
+    return max(1, len(plan) - (2 if len(plan) >= 4 else 1))
 
 
 def _is_prime(r: int) -> bool:

@@ -98,13 +98,14 @@ func.func @main(%x: tensor<16x720xf64>) -> (tensor<16x720xcomplex<f64>>, tensor<
     assert np.abs(y - np.fft.fft(x)).max() <= 1e-14 * np.abs(y).max()
 
 
-@pytest.mark.parametrize("shape,plan", [((21, 7000), 4), ((228, 570), 3)])
-def test_gathered_last_stage_in_f32(tmp_path, shape, plan):
+@pytest.mark.parametrize("shape,wide,bounds", [((21, 7000), [True, True, False, False], (1.5e-7, 1.25e-7)),
+                                                ((228, 570), [True, True, False], (1.3e-7, 1e-7))])
+def test_gathered_last_stages_in_f32(tmp_path, shape, wide, bounds):
     """On the gathered planes (21 or 228 transforms: no whole 16-blocks) the
-    stages compute in f64 but the last, in f32; the error against numpy in
-    f64 stays below XLA's on this input (1.74e-7 of the largest output and
-    1.44e-7 rms relative on 21 x 7000, 1.39e-7 and 1.19e-7 on 228 x 570) at
-    every runnable level."""
+    stages compute in f64 but the last, in f32 (the last two of four or
+    more); the error against numpy in f64 stays below XLA's on this input
+    (1.74e-7 of the largest output and 1.44e-7 rms relative on 21 x 7000,
+    1.39e-7 and 1.19e-7 on 228 x 570) at every runnable level."""
     n = shape[-1]
     t = _tensor(shape, np.complex64)
     program = f"""
@@ -113,12 +114,12 @@ func.func @main(%x: {t}) -> {t} {{
   return %y : {t}
 }}"""
     bodies = _lowered(tmp_path, program).split("= linalg.generic")[1:]
-    assert ["arith.extf" in body.split("linalg.yield")[0] for body in bodies] == \
-        [True] * (plan - 1) + [False]
+    assert ["arith.extf" in body.split("linalg.yield")[0] for body in bodies] == wide
     rng = np.random.default_rng(13)
     x = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
     want = np.fft.fft(x.astype(np.complex128))
     scale, rms = np.abs(want).max(), np.sqrt((np.abs(want) ** 2).mean())
     for got in _run_at_levels(program, x):
-        assert np.abs(got - want).max() <= 1.3e-7 * scale
-        assert np.sqrt((np.abs(got - want) ** 2).mean()) <= 1e-7 * rms
+        err = np.abs(got - want)
+        assert err.max() <= bounds[0] * scale
+        assert np.sqrt((err ** 2).mean()) <= bounds[1] * rms
