@@ -79,9 +79,17 @@ WIDE_LANES = 3 * VECTOR
 # 4 filters, 512 taps: 2.2e-6 of the largest output, XLA 3.9e-7). As lanes (segment,
 # channel, filter, chunk) of a depthwise convolution, the input broadcast over the
 # filters, the partial sums over segments and channels added in pairs: up to 8 vectors
-# of lanes (contraction_plan's 4-zmm tiles with 6 pixels at most, not 8: spilled) and
-# 4M elements of windows (8 x 4 x 4096 by 4 x 4 x 512: 4 segments of 128 taps, 2.6e-7)
+# of lanes (contraction_plan's 4-zmm tiles in 4 pixels, not 8: spilled) and 4M elements
+# of windows (8 x 4 x 4096 by 4 x 4 x 512: 4 segments of 128 taps, 2.4e-7). At most
+# BANK_FILTERS filters: the depthwise schedule runs ~14 GMAC/s on 2 cores whatever the
+# bank, the conv schedule's filter vectors fill with the filters (8 x 2 x 4096 by
+# 8 x 2 x 512: 8.5 ms against 21 as lanes; 4 -> 4 11.5 against 18-20; 1 -> 4 by 1,280
+# taps 2.9 against 1.4); from BANK_PRODUCTS products per output (C x KH x KW): 81 in
+# one sequence were already as accurate as XLA (1 -> 16 channels, 9x9: 3.9e-7), and
+# 4x the time as lanes
 BANK_PAIRS = VECTOR
+BANK_FILTERS = 4
+BANK_PRODUCTS = 2 * SEGMENT_TAPS
 BANK_LANES = 8 * VECTOR
 BANK_WINDOWS = 1 << 22
 
@@ -111,15 +119,17 @@ def chunks(conv) -> bool:
 
 def _bank(conv) -> bool:
     """An f32 filter bank: ungrouped, C x O pairs (more than one, at most
-    BANK_PAIRS), an output row of at least its chunk count, and windows within
+    BANK_PAIRS), at most BANK_FILTERS filters, BANK_PRODUCTS products per output
+    or more, an output row of at least its chunk count, and windows within
     BANK_WINDOWS in one segment."""
     xs, ws, os_ = conv.shapes
     xl, wl, ol = conv.layouts
     c, o = ws[wl.index("i")], ws[wl.index("o")]
-    if not (conv.element == "f32" and conv.groups == conv.batch_groups == 1 and 1 < c * o <= BANK_PAIRS):
+    kh, kw = (ws[wl.index(d)] for d in "01")
+    if not (conv.element == "f32" and conv.groups == conv.batch_groups == 1 and 1 < c * o <= BANK_PAIRS
+            and o <= BANK_FILTERS and c * kh * kw >= BANK_PRODUCTS):
         return False
     n, ow = os_[ol.index("b")], os_[ol.index("1")]
-    kh, kw = (ws[wl.index(d)] for d in "01")
     h = xs[xl.index("0")] + sum(conv.padding[0])
     one_row = kh == os_[ol.index("0")] == h == 1
     if ow < _count(c * o):

@@ -60,7 +60,7 @@ def _cases():
         "ncw_4x4_full": case((2, 4, 900), (4, 4, 200), (1,), [(199, 199)]),
         "ncw_1_into_4": case((1, 1, 1500), (4, 1, 300), (1,), [(299, 299)]),
         "ncw_4_into_1": case((3, 4, 700), (1, 4, 120), (1,), [(60, 59)]),
-        "ncw_3_into_5_strided_dilated": case((2, 3, 1200), (5, 3, 96), (3,), [(7, -2)], (2,)),
+        "ncw_3_into_4_strided_dilated": case((2, 3, 1200), (4, 3, 96), (3,), [(7, -2)], (2,)),
         "nchw_2_into_3_9x9": case((2, 2, 40, 50), (3, 2, 9, 9), (2, 1), [(4, 4), (3, 5)]),
         "nchw_3_into_2_8x16_dilated": case((1, 3, 30, 90), (2, 3, 8, 16), (1, 2), [(0, 0), (4, 4)], (1, 2)),
     }
@@ -113,14 +113,22 @@ def test_an_inf_stays_where_the_reference_has_it():
     np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
 
 
-def test_more_pairs_or_f64_keep_the_conv_schedule():
-    """17 (channel, filter) pairs, or f64: the plain convolution."""
-    def linalg(x, w):
-        def fn(a, b):
-            return lax.conv_general_dilated(a, b, (1,), "SAME")
-        return xlac.compile(jax.jit(fn).lower(x, w).as_text(), cache=False).as_text("linalg")
-    assert "depthwise" not in linalg(np.zeros((1, 1, 900), np.float32), np.zeros((17, 1, 200), np.float32))
-    assert "depthwise" in linalg(np.zeros((1, 1, 900), np.float32), np.zeros((16, 1, 200), np.float32))
+@pytest.mark.parametrize("channels, filters, taps, lanes", [
+    (8, 2, 200, True), (9, 2, 200, False),       # BANK_PAIRS: 16 (channel, filter) pairs
+    (1, 4, 200, True), (1, 5, 200, False),       # BANK_FILTERS: 4
+    (1, 4, 160, True), (1, 4, 150, False),       # BANK_PRODUCTS: 160 per output
+])
+def test_which_banks_take_lanes(channels, filters, taps, lanes):
+    """Larger banks, more filters or fewer products per output keep the conv schedule."""
+    x, w = np.zeros((1, channels, 900), np.float32), np.zeros((filters, channels, taps), np.float32)
+
+    def fn(a, b):
+        return lax.conv_general_dilated(a, b, (1,), "SAME")
+    linalg = xlac.compile(jax.jit(fn).lower(x, w).as_text(), cache=False).as_text("linalg")
+    assert ("depthwise" in linalg) == lanes
+
+
+def test_f64_keeps_the_conv_schedule():
     f64 = """func.func @main(%x: tensor<1x2x900xf64>, %w: tensor<2x2x200xf64>) -> tensor<1x2x701xf64> {
       %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {}
            {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
