@@ -11,6 +11,7 @@ import re
 
 import numpy as np
 import pytest
+from test_long_convolutions import chunked_matches
 
 import xlac
 from conftest import runnable_levels
@@ -72,15 +73,7 @@ CASES = _cases()
 @pytest.mark.parametrize("cpu", ["host", "x86-64-v3", "x86-64-v4"])
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_filter_bank_matches_numpy(name, cpu):
-    fn, args, reference = CASES[name]
-    exe = xlac.compile(jax.jit(fn).lower(*args).as_text(), cache=False, cpu=None if cpu == "host" else cpu)
-    assert "linalg.depthwise_conv_2d_nhwc_hwc" in exe.as_text("linalg")
-    if cpu not in runnable_levels(cpu):
-        return
-    want = reference(*args)
-    got = np.asarray(exe(*args), F64)
-    assert got.shape == want.shape
-    assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
+    chunked_matches(*CASES[name], cpu)
 
 
 def test_an_nhwc_bank_matches_numpy():
@@ -168,11 +161,7 @@ ACCURACY = {"4x4_512_same": 3.5e-7, "4x4_1280_full": 3.5e-7, "1x4_1280_full": 3.
 def test_filter_banks_as_accurate_as_xla(name, cpu):
     if cpu not in runnable_levels(cpu):
         pytest.skip(f"{cpu} does not run here")
-    fn, args, reference = _accuracy_cases()[name]
-    exe = xlac.compile(jax.jit(fn).lower(*args).as_text(), cache=False, cpu=None if cpu == "host" else cpu)
-    want = reference(*args)
-    got = np.asarray(exe(*args), F64).reshape(want.shape)
-    assert np.abs(got - want).max() <= ACCURACY[name] * np.abs(want).max()
+    chunked_matches(*_accuracy_cases()[name], cpu, ACCURACY[name])
 
 
 def test_four_into_four_takes_four_segments_of_64_lanes():
