@@ -54,6 +54,7 @@ def cases():
     xb, wb = normal(8, 4, 4096), normal(4, 4, 512)
     xv, wv = normal(8, 4096), normal(8, 512)
     img21, k21, img42, k42 = normal(252, 252), normal(21, 21), normal(252, 252), normal(42, 42)
+    x1, w14, x4, w44 = normal(1, 1, 5120), normal(4, 1, 1280), normal(1, 4, 5120), normal(4, 4, 1280)
     f64 = np.float64
     out = [(f"convolve.{mode}", lambda a, b, m=mode: jnp.convolve(a, b, mode=m), [x, w],
             lambda a, b, m=mode: np.convolve(a.astype(f64), b.astype(f64), m)) for mode in ("full", "same", "valid")]
@@ -64,6 +65,10 @@ def cases():
          lambda a, b: _ncw_reference(a, b, (255, 256))),
         ("conv1d.8x4x4096*4x4x512.full", lambda a, b: lax.conv_general_dilated(a, b, (1,), [(511, 511)]), [xb, wb],
          lambda a, b: _ncw_reference(a, b, (511, 511))),
+        ("conv1d.1x1x5120*4x1x1280.full", lambda a, b: lax.conv_general_dilated(a, b, (1,), [(1279, 1279)]),
+         [x1, w14], lambda a, b: _ncw_reference(a, b, (1279, 1279))),
+        ("conv1d.1x4x5120*4x4x1280.full", lambda a, b: lax.conv_general_dilated(a, b, (1,), [(1279, 1279)]),
+         [x4, w44], lambda a, b: _ncw_reference(a, b, (1279, 1279))),
         ("vmap.convolve.8x4096*8x512.full", jax.vmap(jnp.convolve), [xv, wv],
          lambda a, b: np.stack([np.convolve(u.astype(f64), v.astype(f64)) for u, v in zip(a, b)])),
         ("convolve2d.256*31x31.same", lambda a, b: jss.convolve2d(a, b, mode="same"), [img, k31],

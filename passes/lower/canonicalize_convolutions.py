@@ -48,7 +48,7 @@ class CanonicalizeConvolutions(ModulePass):
     `groups=false` (the CUDA pipeline, whose grouped convolutions keep
     their own kernel) leaves grouped convolutions as they are and makes no
     chunked depthwise ones (convolution_chunks.py: one filter per channel,
-    64 taps or more, on the CPU). `rows=false`
+    or a bank of up to 16 channel-filter pairs, 64 taps or more, on the CPU). `rows=false`
     (the CUDA pipeline, whose xla-gpu-weight-gradients-as-one-matmul takes
     the per-position dots) keeps one dot per position where the CPU makes
     one per row of positions.

@@ -351,6 +351,9 @@ def _padded_alone(op: ir.Operation) -> bool:
 
 
 DEPTHWISE_ACCUMULATORS_AVX2 = 12     # of AVX2's 16 registers, beside the tap's weights and an input
+# AVX-512, 4-vector channel tiles of a depthwise convolution with many taps (convolution_chunks'
+# filter banks: 64 or 128 lanes): 8 pixels x 4 zmm beside 4 zmm of weights spilled
+LONG_DEPTHWISE_TAPS, DEPTHWISE_ACCUMULATORS_AVX512 = 64, 16
 
 
 def _pooling_plan(nest: LoopNest, machine: Machine, padded: bool = False,
@@ -360,13 +363,16 @@ def _pooling_plan(nest: LoopNest, machine: Machine, padded: bool = False,
     input is padded per thread chunk. A depthwise convolution at AVX2 keeps its
     accumulators to DEPTHWISE_ACCUMULATORS_AVX2: 8 pixels x 2 ymm took all 16
     registers and spilled (convolution_chunks.py's 16 channels: 0.6-0.7x the
-    time in 4 x 2 tiles, docs/PERFORMANCE.md)."""
+    time in 4 x 2 tiles, docs/PERFORMANCE.md); at AVX-512 one with many taps
+    keeps them to DEPTHWISE_ACCUMULATORS_AVX512 (tiles of 4 zmm: 4 pixels at most)."""
     n, oh, ow, c, kh, kw = nest.extents
     lanes = machine.vector_bytes // 4
     tc = _channel_tile(c, lanes)
     tw = divisor(ow, 8)
     if depthwise and tc and machine.registers < 32:
         tw = divisor(ow, max(1, DEPTHWISE_ACCUMULATORS_AVX2 // -(-tc // lanes)))
+    elif depthwise and tc and kh * kw >= LONG_DEPTHWISE_TAPS:
+        tw = divisor(ow, min(8, DEPTHWISE_ACCUMULATORS_AVX512 // -(-tc // lanes)))
     if not (tc and tw):
         return None
     chunks = static_tiles((n, oh), machine.threads, (1, 1), ow * c * kh * kw)

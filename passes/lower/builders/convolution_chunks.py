@@ -35,6 +35,15 @@ chunk q's window from column ``s * (KW/S) * d`` on and takes segment s's taps,
 and the segments' partial sums are added in pairs (a tree) at the end: the
 same products, each segment's in the reference's order; 16 segments of 80
 taps, 1.9e-7.
+
+A filter bank (``_bank``: ungrouped, C channels into O filters, C x O at most
+BANK_PAIRS) takes the same form with a lane per (segment, channel, filter,
+chunk): the windows are copied for the C channels and broadcast over the O
+filters, lane ``(s, c, o, q)`` takes segment s's taps of ``w[.., c, o]``, and
+the S x C partial sums of each output are added in pairs. The conv schedule
+summed each output's C x KW products in one sequence: 4 channels into 4
+filters with 512 taps left 2.2e-6 of the largest output, as lanes 2.4e-7
+(XLA 3.9e-7).
 """
 
 from __future__ import annotations
@@ -65,6 +74,24 @@ WINDOW_LIMIT = 1 << 20
 # copies and the sums), so they are taken only where 32 leave one segment
 MAX_LANES = 2 * VECTOR
 WIDE_LANES = 3 * VECTOR
+# filter banks (an ungrouped convolution of C channels into O filters, C x O pairs at
+# most BANK_PAIRS): each output summed all C x KW taps in one sequence (4 channels into
+# 4 filters, 512 taps: 2.2e-6 of the largest output, XLA 3.9e-7). As lanes (segment,
+# channel, filter, chunk) of a depthwise convolution, the input broadcast over the
+# filters, the partial sums over segments and channels added in pairs: up to 8 vectors
+# of lanes (contraction_plan's 4-zmm tiles in 4 pixels, not 8: spilled) and 4M elements
+# of windows (8 x 4 x 4096 by 4 x 4 x 512: 4 segments of 128 taps, 2.4e-7). At most
+# BANK_FILTERS filters: the depthwise schedule runs ~14 GMAC/s on 2 cores whatever the
+# bank, the conv schedule's filter vectors fill with the filters (8 x 2 x 4096 by
+# 8 x 2 x 512: 8.5 ms against 21 as lanes; 4 -> 4 11.5 against 18-20; 1 -> 4 by 1,280
+# taps 2.9 against 1.4); from BANK_PRODUCTS products per output (C x KH x KW): 81 in
+# one sequence were already as accurate as XLA (1 -> 16 channels, 9x9: 3.9e-7), and
+# 4x the time as lanes
+BANK_PAIRS = VECTOR
+BANK_FILTERS = 4
+BANK_PRODUCTS = 2 * SEGMENT_TAPS
+BANK_LANES = 8 * VECTOR
+BANK_WINDOWS = 1 << 22
 
 
 def min_taps(element: str) -> int:
@@ -74,16 +101,41 @@ def min_taps(element: str) -> int:
 
 def chunks(conv) -> bool:
     """Whether ``conv`` (any layout) takes one filter per input channel (one
-    channel ungrouped, or depthwise), with min_taps taps or more and an output
-    row of at least its chunk count, and is not an NHWC depthwise convolution
-    the depthwise schedule takes as it is (VECTOR channels or a multiple)."""
+    channel ungrouped, or depthwise) or is a filter bank (``_bank``), with
+    min_taps taps or more and an output row of at least its chunk count, and is
+    not an NHWC depthwise convolution the depthwise schedule takes as it is
+    (VECTOR channels or a multiple)."""
     xs, ws, os_ = conv.shapes
     xl, wl, ol = conv.layouts
     c, i, o = xs[xl.index("f")], ws[wl.index("i")], ws[wl.index("o")]
     one_each = i == 1 and o == c == conv.groups and conv.batch_groups == 1
     taps = ws[wl.index("0")] * ws[wl.index("1")]
-    return (one_each and conv.lhs_dilation == (1, 1) and taps >= min_taps(conv.element)
-            and os_[ol.index("1")] >= _count(c) and not (c % VECTOR == 0 and xl == "b01f"))
+    if conv.lhs_dilation != (1, 1) or taps < min_taps(conv.element):
+        return False
+    if one_each:
+        return os_[ol.index("1")] >= _count(c) and not (c % VECTOR == 0 and xl == "b01f")
+    return _bank(conv)
+
+
+def _bank(conv) -> bool:
+    """An f32 filter bank: ungrouped, C x O pairs (more than one, at most
+    BANK_PAIRS), at most BANK_FILTERS filters, BANK_PRODUCTS products per output
+    or more, an output row of at least its chunk count, and windows within
+    BANK_WINDOWS in one segment."""
+    xs, ws, os_ = conv.shapes
+    xl, wl, ol = conv.layouts
+    c, o = ws[wl.index("i")], ws[wl.index("o")]
+    kh, kw = (ws[wl.index(d)] for d in "01")
+    if not (conv.element == "f32" and conv.groups == conv.batch_groups == 1 and 1 < c * o <= BANK_PAIRS
+            and o <= BANK_FILTERS and c * kh * kw >= BANK_PRODUCTS):
+        return False
+    n, ow = os_[ol.index("b")], os_[ol.index("1")]
+    h = xs[xl.index("0")] + sum(conv.padding[0])
+    one_row = kh == os_[ol.index("0")] == h == 1
+    if ow < _count(c * o):
+        return False
+    count, rows, _, span, _ = _layout(ow, c * o, kw, conv.stride[1], conv.rhs_dilation[1], one_row, 1)
+    return n * (rows if rows > 1 else h) * span * c * o * count <= BANK_WINDOWS
 
 
 def _count(channels: int) -> int:
@@ -93,15 +145,20 @@ def _count(channels: int) -> int:
 def chunked(text, conv) -> str:
     """The lines computing ``conv`` (``chunks(conv)``) from ``%x``, ``%w``; returns the result."""
     xl, wl, ol = conv.layouts
-    n, oh, ow, c = (conv.shapes[2][ol.index(d)] for d in "b01f")
+    n, oh, ow, o = (conv.shapes[2][ol.index(d)] for d in "b01f")
     kh, kw = (conv.shapes[1][wl.index(d)] for d in "01")
     x, xs = _moved(text, "%x", conv.shapes[0], [xl.index(d) for d in "b01f"])
     w, ws = _moved(text, "%w", conv.shapes[1], [wl.index(d) for d in "01io"])
+    bank = conv.groups == 1 and ws[2] * ws[3] > 1
+    ci, f = xs[3], o if bank else 1    # the input's channels, lanes per channel (a bank's filters)
+    c = ci * f                         # lanes per segment and chunk: (channel, filter)
+    if bank:                           # HWIO: one filter per lane (c, o)
+        w = text.op(f"stablehlo.reshape {w} : ({text.t(ws)}) -> {text.t([kh, kw, 1, c])}")
     (sh, sw), (dh, dw) = conv.stride, conv.rhs_dilation
     (lo0, hi0), (lo1, hi1) = conv.padding
     h = xs[1] + lo0 + hi0
     one_row = kh == oh == h == 1     # a 1-D convolution: its chunks in ROWS rows, the threads take rows
-    segs = _segments(conv.element, n, h, ow, c, kh, kw, sw, dw, one_row)
+    segs = _segments(conv.element, n, h, ow, c, kh, kw, sw, dw, one_row, bank)
     count, rows, per, span, blocks = _layout(ow, c, kw, sw, dw, one_row, segs)
     pieces, taps, step = rows * count, kw // segs, per * sw
     lanes = segs * c * count
@@ -109,14 +166,14 @@ def chunked(text, conv) -> str:
     hi1 += max(0, (segs - 1) * taps * dw + (blocks - 1) * width + pieces * step - (xs[2] + lo1 + hi1))
     x, xs = text.pad_or_crop(x, xs, (0, lo0, lo1, 0), (0, hi0, hi1, 0), (0, 0, 0, 0))
     hr = rows if rows > 1 else h
-    row, part = [1, n, hr, count, step, c], [1, n, hr, count, width, c]
+    row, part = [1, n, hr, count, step, ci], [1, n, hr, count, width, ci]
     parts = []
     for start in (s * taps * dw + block * width for s in range(segs) for block in range(blocks)):
-        piece = text.op(f"stablehlo.slice {x} [0:{n}, 0:{h}, {start}:{start + pieces * step}, 0:{c}] : "
-                        f"({text.t(xs)}) -> {text.t([n, h, pieces * step, c])}")
-        piece = text.op(f"stablehlo.reshape {piece} : ({text.t([n, h, pieces * step, c])}) -> {text.t(row)}")
+        piece = text.op(f"stablehlo.slice {x} [0:{n}, 0:{h}, {start}:{start + pieces * step}, 0:{ci}] : "
+                        f"({text.t(xs)}) -> {text.t([n, h, pieces * step, ci])}")
+        piece = text.op(f"stablehlo.reshape {piece} : ({text.t([n, h, pieces * step, ci])}) -> {text.t(row)}")
         if width < step:
-            piece = text.op(f"stablehlo.slice {piece} [0:1, 0:{n}, 0:{hr}, 0:{count}, 0:{width}, 0:{c}] : "
+            piece = text.op(f"stablehlo.slice {piece} [0:1, 0:{n}, 0:{hr}, 0:{count}, 0:{width}, 0:{ci}] : "
                             f"({text.t(row)}) -> {text.t(part)}")
         parts.append(piece)
     whole = [segs * blocks, *part[1:]]
@@ -124,47 +181,64 @@ def chunked(text, conv) -> str:
     split = [segs, blocks, *part[1:]]
     windows = text.op(f"stablehlo.reshape {windows} : ({text.t(whole)}) -> {text.t(split)}")
     windows, moved = _moved(text, windows, split, [2, 3, 1, 5, 0, 6, 4])
-    wide = [n, hr, blocks * width, lanes]
+    wide = [n, hr, blocks * width, segs * ci, count]
     windows = text.op(f"stablehlo.reshape {windows} : ({text.t(moved)}) -> {text.t(wide)}")
     if blocks * width != span:
-        windows = text.op(f"stablehlo.slice {windows} [0:{n}, 0:{hr}, 0:{span}, 0:{lanes}] : "
-                          f"({text.t(wide)}) -> {text.t([n, hr, span, lanes])}")
-        wide = [n, hr, span, lanes]
+        windows = text.op(f"stablehlo.slice {windows} [0:{n}, 0:{hr}, 0:{span}, 0:{segs * ci}, 0:{count}] : "
+                          f"({text.t(wide)}) -> {text.t([n, hr, span, segs * ci, count])}")
+    windows, wide = _spread(text, windows, [n, hr, span, segs * ci, count], f)
     kernel = _kernel(text, w, [kh, segs, taps, c], count)
     each = [n, rows if rows > 1 else oh, per, lanes]
     y = text.conv(windows, wide, kernel, [kh, taps, 1, lanes], each, (sh if rows == 1 else 1, sw),
                   ((0, 0), (0, 0)), (dh, dw), groups=lanes)
-    split = [*each[:3], segs, c, count]
+    split = [*each[:3], lanes // (o * count), o, count]     # the terms (segments, a bank's channels) first
     y = text.op(f"stablehlo.reshape {y} : ({text.t(each)}) -> {text.t(split)}")
-    if c * count >= TILE_PIXELS:       # the segments' sums read runs of c x count lanes
+    if o * count >= TILE_PIXELS:       # the terms' sums read runs of o x count lanes
         y = _pairwise(text, y, split, 3)
-        y, ordered = _moved(text, y, [*each[:3], c, count], [0, 1, 4, 2, 3])
-    else:                              # single lanes: the segments outermost first
+        y, ordered = _moved(text, y, [*each[:3], o, count], [0, 1, 4, 2, 3])
+    else:                              # single lanes: the terms outermost first
         y, moved = _moved(text, y, split, [3, 0, 1, 5, 2, 4])
         y, ordered = _pairwise(text, y, moved, 0), moved[1:]
-    out = [n, oh, pieces * per, c]
+    out = [n, oh, pieces * per, o]
     y = text.op(f"stablehlo.reshape {y} : ({text.t(ordered)}) -> {text.t(out)}")
     if pieces * per != ow:
-        y = text.op(f"stablehlo.slice {y} [0:{n}, 0:{oh}, 0:{ow}, 0:{c}] : "
-                    f"({text.t(out)}) -> {text.t([n, oh, ow, c])}")
-    y, _ = _moved(text, y, [n, oh, ow, c], ["b01f".index(d) for d in ol])
+        y = text.op(f"stablehlo.slice {y} [0:{n}, 0:{oh}, 0:{ow}, 0:{o}] : "
+                    f"({text.t(out)}) -> {text.t([n, oh, ow, o])}")
+    y, _ = _moved(text, y, [n, oh, ow, o], ["b01f".index(d) for d in ol])
     return y
 
 
-def _segments(element, n, h, ow, c, kh, kw, sw, dw, one_row) -> int:
+def _spread(text, windows, shape, f):
+    """The windows [n, rows, span, (segment, channel), chunk] as the lanes
+    [n, rows, span, (segment, channel, filter, chunk)]: each channel's window
+    repeated for a bank's ``f`` filters, after the windows' copies and
+    transposes (8 x 4 x 4096 by 4 x 4 x 512: those moved 4 times the data when
+    the input was broadcast first)."""
+    *rest, terms, count = shape
+    if f > 1:
+        wide = [*rest, terms, f, count]
+        windows = text.op(f"stablehlo.broadcast_in_dim {windows}, dims = [0, 1, 2, 3, 5] : "
+                          f"({text.t(shape)}) -> {text.t(wide)}")
+        shape = wide
+    lanes = [*rest, terms * f * count]
+    return text.op(f"stablehlo.reshape {windows} : ({text.t(shape)}) -> {text.t(lanes)}"), lanes
+
+
+def _segments(element, n, h, ow, c, kh, kw, sw, dw, one_row, bank=False) -> int:
     """Segments of the kernel's columns, each its own lanes: the fewest whose
     taps (kh x kw / segments) are at most SEGMENT_TAPS, else the most, in
     at most MAX_LANES lanes (WIDE_LANES where those leave one segment), their
-    windows at most WINDOW_LIMIT elements. f32 only: f64 needs none, and a
-    narrower type would round each partial sum."""
+    windows at most WINDOW_LIMIT elements (a ``bank``: BANK_LANES, BANK_WINDOWS).
+    f32 only: f64 needs none, and a narrower type would round each partial sum."""
     if element != "f32":
         return 1
-    for limit in (MAX_LANES, WIDE_LANES):
+    limits, windows = ((BANK_LANES,), BANK_WINDOWS) if bank else ((MAX_LANES, WIDE_LANES), WINDOW_LIMIT)
+    for limit in limits:
         fits = []
         for segs in (s for s in range(1, kw + 1) if kw % s == 0):
             count, rows, _, span, _ = _layout(ow, c, kw, sw, dw, one_row, segs)
             lanes = segs * c * count
-            if segs == 1 or (lanes <= limit and n * (rows if rows > 1 else h) * span * lanes <= WINDOW_LIMIT):
+            if segs == 1 or (lanes <= limit and n * (rows if rows > 1 else h) * span * lanes <= windows):
                 fits.append(segs)
         if len(fits) > 1:
             break

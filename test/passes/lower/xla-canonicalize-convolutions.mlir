@@ -413,3 +413,28 @@ func.func @image_21x21(%x: tensor<1x1x63x63xf32>, %w: tensor<1x1x21x21xf32>) -> 
        : (tensor<1x1x63x63xf32>, tensor<1x1x21x21xf32>) -> tensor<1x1x63x63xf32>
   return %0 : tensor<1x1x63x63xf32>
 }
+
+// -----
+
+/// A filter bank (lax.conv_general_dilated NCW x OIW, 4 channels into 4 filters,
+/// 512 taps, 'SAME'): lanes (segment, channel, filter): 4 segments of 128 taps
+/// x 16 pairs = 64 lanes (8 segments would copy over BANK_WINDOWS); the windows
+/// copied on the 4 input channels, then broadcast over the filters; the 16
+/// partial sums (segments x channels) added in a tree of 15.
+// CHECK-LABEL: func.func @filter_bank
+// CHECK-COUNT-8: stablehlo.slice %{{.*}} -> tensor<8x1x4096x4xf32>
+// CHECK: stablehlo.broadcast_in_dim %{{.*}}, dims = [0, 1, 2, 3, 5] : (tensor<8x4x1151x16x1xf32>) -> tensor<8x4x1151x16x4x1xf32>
+// CHECK: stablehlo.convolution({{.*}}) dim_numbers = [b, 0, 1, f]x[0, 1, i, o]->[b, 0, 1, f]
+// CHECK-SAME: feature_group_count = 64
+// CHECK-SAME: (tensor<8x4x1151x64xf32>, tensor<1x128x1x64xf32>) -> tensor<8x4x1024x64xf32>
+// CHECK-COUNT-16: stablehlo.slice %{{.*}} -> tensor<1x8x4x1x1024x4xf32>
+// CHECK-COUNT-15: stablehlo.add
+// CHECK-NOT: stablehlo.add
+// CHECK-NOT: stablehlo.multiply
+// CHECK: return %{{.*}} : tensor<8x4x4096xf32>
+func.func @filter_bank(%x: tensor<8x4x4096xf32>, %w: tensor<4x4x512xf32>) -> tensor<8x4x4096xf32> {
+  %0 = stablehlo.convolution(%x, %w) dim_numbers = [b, f, 0]x[o, i, 0]->[b, f, 0], window = {pad = [[255, 256]]}
+       {batch_group_count = 1 : i64, feature_group_count = 1 : i64}
+       : (tensor<8x4x4096xf32>, tensor<4x4x512xf32>) -> tensor<8x4x4096xf32>
+  return %0 : tensor<8x4x4096xf32>
+}
