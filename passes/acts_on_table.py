@@ -36,6 +36,7 @@ ACTS_ON: dict[str, frozenset[str]] = {
     "xla-expand-f8-casts": frozenset({"arith.extf", "arith.truncf"}),
     "xla-expm1-to-libm": frozenset({"math.expm1"}),
     "xla-fold-empty-reductions": frozenset({"stablehlo.reduce"}),
+    "xla-fold-transposes": frozenset({"stablehlo.transpose"}),
     "xla-gpu-duplicate-cheap-producers": frozenset({"linalg.generic"}),
     "xla-gpu-fusable-transposes": frozenset({"linalg.transpose"}),
     "xla-gpu-horizontal-launches": frozenset({"gpu.launch"}),
