@@ -64,7 +64,7 @@ class ModulePass:
     name: ClassVar[str] = ""
     # The ops this pass rewrites: with none of them in the module it does nothing,
     # and is skipped on the census of op names its Python neighbours share (one walk
-    # for a run of such passes, not one each; see ``_op_census``). Empty: always run.
+    # for a run of such passes, not one each; see ``op_census``). Empty: always run.
     acts_on: ClassVar[frozenset[str]] = frozenset()
     # True: the pass creates and erases no op (it changes attributes or types in
     # place), so the list of the module's ops (``module_ops``) is still the
@@ -109,7 +109,7 @@ class ModulePass:
         self._callback(op, pass_)
 
     def _callback(self, op: ir.Operation, pass_) -> None:
-        if self.acts_on and _op_census(op).isdisjoint(self.acts_on):
+        if self.acts_on and op_census(op).isdisjoint(self.acts_on):
             return                           # nothing to rewrite: the module is unchanged
         outer, _run.memo = run_memo(), {}
         try:
@@ -130,7 +130,7 @@ class ModulePass:
                 forget_module_ops()
 
 
-def _op_census(module: ir.Operation) -> frozenset[str]:
+def op_census(module: ir.Operation) -> frozenset[str]:
     """The names of the ops in ``module``, walked once for every pass of a run
     of Python passes that skip or keep the module's ops (``keeps_ops``). The
     walk is ``module_ops``' too: the pass that acts after a census reads the

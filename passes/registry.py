@@ -157,6 +157,11 @@ def pass_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
+def is_pass(name: str) -> bool:
+    """Whether ``name`` is a registered pass (without sorting the names)."""
+    return name in _REGISTRY
+
+
 def pass_module(name: str) -> str:
     """``phase.module`` of the pass registered as ``name`` (KeyError if none)."""
     return _REGISTRY[name].split(":")[0]

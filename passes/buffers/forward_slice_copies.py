@@ -4,7 +4,7 @@ slice of another is that slice itself (cpu, after bufferization)."""
 from __future__ import annotations
 
 from xlac.mlir import dialect, ir
-from xlac.passes.base import ModulePass, ancestor_in_block, nested_ops
+from xlac.passes.base import ModulePass, ancestor_in_block, module_ops
 
 #: Users of a view of the forwarded buffer that take any strided layout.
 _LAYOUT_FREE = ("vector.transfer_read", "vector.transfer_write", "vector.load", "vector.store",
@@ -40,7 +40,7 @@ class ForwardSliceCopies(ModulePass):
     name = "xla-forward-slice-copies"
 
     def run(self, module: ir.Operation) -> None:
-        copies = [op for op in nested_ops(module) if op.name == "memref.copy"]
+        copies = [op for op in module_ops(module) if op.name == "memref.copy"]
         kept = [copy for copy in copies if not _drop_self_copy(copy)]
         for copy in kept:
             _forward(copy)

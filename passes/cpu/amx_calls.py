@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops, nested_ops
 from xlac.passes.cpu import amx_handoff, amx_pack
 from xlac.passes.cpu.amx_contractions import ALIGN, MARK, ZEROS
 from xlac.passes.cpu.amx_epilogue import epilogue_text, find_epilogue, unmark_epilogues
@@ -52,7 +52,7 @@ class AmxCalls(ModulePass):
     integer_kernel: str = ""
 
     def run(self, module: ir.Operation) -> None:
-        marked = [op for op in nested_ops(module) if op.name in self.acts_on and MARK in op.attributes]
+        marked = [op for op in module_ops(module) if op.name in self.acts_on and MARK in op.attributes]
         if self.kernel not in KERNELS:
             raise ValueError(f"xla-amx-calls: kernel={self.kernel}: one of {', '.join(KERNELS)}")
         if self.integer_kernel and self.integer_kernel not in INTEGER_KERNELS:

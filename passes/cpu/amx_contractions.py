@@ -55,6 +55,7 @@ class AmxContractions(ModulePass):
     """
 
     name = "xla-amx-contractions"
+    acts_on = frozenset({"linalg.matmul", "linalg.batch_matmul"})
     # m x n x k from which the kernel pays (docs/PERFORMANCE.md: 0.74x today's
     # time at 64 x 128 x 128, 1.15x at 64 x 64 x 64)
     min_work: int = KERNEL_MIN_WORK

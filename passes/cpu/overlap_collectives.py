@@ -4,7 +4,7 @@ the start as early and the done as late as the program's dependences allow."""
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, functions, nested_ops, symbol_name
+from xlac.passes.base import ModulePass, functions, module_ops, nested_ops, symbol_name
 from xlac.passes.cpu.builders.collective_schedule import hoist_after_operands, sink_to_first_use
 from xlac.record import record
 
@@ -56,7 +56,7 @@ class OverlapCollectives(ModulePass):
                         if "xla.collective" in f.attributes and not f.regions[0].blocks}
         split: dict[str, tuple[str, str]] = {}
         pairs = []
-        for call in [op for op in nested_ops(module) if op.name == "func.call"]:
+        for call in [op for op in module_ops(module) if op.name == "func.call"]:
             callee = ir.FlatSymbolRefAttr(call.attributes["callee"]).value
             decl = declarations.get(callee)
             if decl is None or ir.StringAttr(decl.attributes["xla.collective"]).value not in _STARTABLE:

@@ -9,7 +9,7 @@ import os
 import re
 
 from xlac.mlir import dialect, ir, transform_interpreter
-from xlac.passes.base import ModulePass, dim_position, nested_ops, text_of
+from xlac.passes.base import ModulePass, dim_position, module_ops, nested_ops, text_of
 from xlac.passes.cpu.affine_as_arith import affine_as_arith
 from xlac.passes.cpu.plans.chunks import thread_tiles
 from xlac.passes.cpu.plans.narrow_tails import lanes
@@ -67,7 +67,7 @@ class PeelRollColumns(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         machine = self.machine()
-        for generic in [op for op in nested_ops(module) if op.name == "linalg.generic"]:
+        for generic in [op for op in module_ops(module) if op.name == "linalg.generic"]:
             if _within_forall(generic):
                 continue
             cuts = _cuts(generic)

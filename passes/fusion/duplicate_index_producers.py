@@ -5,7 +5,7 @@ elementwise fusion folds it into every one as `linalg.index` (cpu)."""
 from __future__ import annotations
 
 from xlac.mlir import ir
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops
 
 # At most this many ops in the producer's body (its yield excluded): an index,
 # its cast and a little affine arithmetic (an iota of a reshaped or offset dim).
@@ -40,7 +40,7 @@ class DuplicateIndexProducers(ModulePass):
     acts_on = frozenset({"linalg.generic"})
 
     def run(self, module: ir.Operation) -> None:
-        for op in [o for o in nested_ops(module) if o.name == "linalg.generic" and _index_only(o)]:
+        for op in [o for o in module_ops(module) if o.name == "linalg.generic" and _index_only(o)]:
             _copy_into_readers(op)
 
 

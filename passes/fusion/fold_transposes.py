@@ -4,7 +4,7 @@ its operands swapped (part of XLA's TransposeFolding)."""
 from __future__ import annotations
 
 from xlac.mlir import ir, stablehlo
-from xlac.passes.base import ModulePass, nested_ops
+from xlac.passes.base import ModulePass, module_ops, nested_ops
 
 
 class FoldTransposes(ModulePass):
@@ -43,15 +43,18 @@ class FoldTransposes(ModulePass):
     """
 
     name = "xla-fold-transposes"
+    acts_on = frozenset({"stablehlo.transpose"})   # both folds read one
 
     def run(self, module: ir.Operation) -> None:
-        ops = nested_ops(module)
+        ops, swapped = module_ops(module), False       # the census's walk
         for op in ops:
             if op.name == "stablehlo.transpose":
                 dot = _foldable_dot(op)
                 if dot is not None:
                     _swap(op, dot)
-        for op in [op for op in nested_ops(module) if op.name == "stablehlo.dot_general"]:
+                    swapped = True
+        # walked again only where a swap made new dots
+        for op in [op for op in (nested_ops(module) if swapped else ops) if op.name == "stablehlo.dot_general"]:
             for side in (0, 1):
                 _fold_operand_transpose(op, side)
 

@@ -8,8 +8,6 @@ refusal names it and says what the user can do instead.
 
 from __future__ import annotations
 
-from xlac.passes.lower.builders.lapack_calls import ROUTINES, lowered_targets
-
 _CALLBACKS = ("xla_python_cpu_callback", "xla_ffi_python_cpu_callback",
               "xla_ffi_partial_python_cpu_callback", "xla_python_gpu_callback",
               "xla_ffi_python_gpu_callback", "xla_ffi_partial_python_gpu_callback")
@@ -36,6 +34,9 @@ LAPACK_PLATFORMS = ("cpu",)
 
 def custom_call_reason(target: str, platform: str) -> str | None:
     """Why a custom call to ``target`` cannot be compiled for ``platform``, or None."""
+    # here, not with the module: xla-check-support imports this on every program,
+    # and the LAPACK tables are wanted only where it has a custom call
+    from xlac.passes.lower.builders.lapack_calls import ROUTINES, lowered_targets
     if target in lowered_targets():
         if platform in LAPACK_PLATFORMS:
             return None

@@ -47,6 +47,7 @@ class OutlineTopK(ModulePass):
     """
 
     name = "xla-outline-top-k"
+    acts_on = frozenset({"chlo.top_k", "stablehlo.composite", "stablehlo.custom_call"})
     max_k: int = MAX_K
 
     def run(self, module: ir.Operation) -> None:

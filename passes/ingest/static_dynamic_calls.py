@@ -4,7 +4,7 @@ once the call's shapes made their operands constants."""
 from __future__ import annotations
 
 from xlac.mlir import ir, passmanager
-from xlac.passes.base import ModulePass, PassFailure, nested_ops
+from xlac.passes.base import ModulePass, PassFailure, module_ops
 from xlac.passes.ingest.approx_top_k import is_approx_top_k, lower_approx_top_k
 from xlac.passes.ingest.function_bodies import body_function, copy_body_into
 
@@ -46,7 +46,7 @@ class StaticDynamicCalls(ModulePass):
 
     def run(self, module: ir.Operation) -> None:
         rewritten = False
-        for op in nested_ops(module):
+        for op in module_ops(module):
             if op.name != "stablehlo.custom_call":
                 continue
             if _target(op) == DYNAMIC_REDUCE_WINDOW:

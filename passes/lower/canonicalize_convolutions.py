@@ -55,6 +55,7 @@ class CanonicalizeConvolutions(ModulePass):
     """
 
     name = "xla-canonicalize-convolutions"
+    acts_on = frozenset({"stablehlo.convolution"})
     groups: bool = True
     rows: bool = True
 

@@ -31,7 +31,7 @@ blas_pool.note_pool((_after - _before) | _pool_before if _after is not None and 
                     else frozenset())
 
 __all__ = ["ir", "passmanager", "stablehlo", "ExecutionEngine", "bare_context",
-           "dialect", "transform_interpreter", "translate_to_llvm_ir", "fork_is_safe"]
+           "dialect", "op_classes", "transform_interpreter", "translate_to_llvm_ir", "fork_is_safe"]
 
 
 class _NoBindings(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -78,13 +78,13 @@ class _OpViewsOnly(_NoBindings):
     prefix = "xlac_dialect_op_views"
     # the dialects whose ops xlac only reads (or builds through ``dialect(name)``):
     # their generated classes cost 1-15 ms of import each in a process's first
-    # compile (~45 ms on ViT; transform, vector and affine the most). arith, func and
-    # builtin keep their classes: arith's are built in several passes and func's
-    # and builtin's are read through their properties.
-    PLAIN = ("llvm", "transform", "vector", "affine", "math", "memref", "tensor", "scf", "ub")
-    VIEWS_ONLY = {"linalg": ("torch_mlir.dialects._linalg_ops_gen",
-                             "torch_mlir.dialects._linalg_enum_gen"),
-                  **dict.fromkeys(PLAIN, ())}
+    # compile (~45 ms on ViT; transform, vector and affine the most; linalg's ops
+    # and enums 8-9 ms of a tiny program's ~150 ms). arith, func and builtin keep
+    # their classes: arith's are built in several passes and func's and builtin's
+    # are read through their properties. The CUDA target's passes get linalg's
+    # classes as before (``op_classes``).
+    PLAIN = ("llvm", "transform", "vector", "affine", "math", "memref", "tensor", "scf", "ub", "linalg")
+    VIEWS_ONLY = dict.fromkeys(PLAIN, ())
 
     def find_spec(self, name, path=None, target=None):
         if name == self.prefix or name.removeprefix(self.prefix + ".") in self.VIEWS_ONLY:
@@ -107,6 +107,14 @@ def dialect(name: str):
     """The generated Python builders of an upstream dialect (``arith``, ``linalg`` ...)."""
     import importlib
     return importlib.import_module(f"torch_mlir.dialects.{name}")
+
+
+def op_classes(name: str) -> None:
+    """Register the generated op classes of ``name`` (``linalg``), without the
+    rest of its package (OpDSL's named ops): for code that reads its ops through
+    their generated properties."""
+    import importlib
+    importlib.import_module(f"torch_mlir.dialects._{name}_ops_gen")
 
 
 def transform_interpreter():

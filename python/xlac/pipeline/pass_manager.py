@@ -12,6 +12,7 @@ import xlac.passes.registry as registry
 from xlac.errors import CompileError, Diagnostic, collect_diagnostics, compile_error_from, error
 from xlac.mlir import ir, passmanager
 from xlac.passes.base import forget_module_ops, take_failure_kind
+from xlac.passes.deferred import deferred
 from xlac.passes.remarks import collected_remarks
 from xlac.pipeline.pipelines import NAMED_PIPELINES, named_pipeline
 from xlac.pipeline.schedule_halves import Lender, lent_workers
@@ -48,13 +49,14 @@ def _add_elements(pm, elements, disabled: frozenset[str], overrides: dict,
         elif element.name in NAMED_PIPELINES:
             steps = named_steps(element, disabled)
             _add_elements(pm, parse_pipeline(",".join(steps)), disabled, overrides, last_python)
-        elif element.name in registry.pass_names():
-            pass_class = registry.get_pass_class(element.name)
+        elif registry.is_pass(element.name):
             options = parse_options(element.options) | overrides.get(element.name, {})
-            try:
-                configured = pass_class.from_options(options)
-            except ValueError as exc:
-                raise PipelineSyntaxError(f"pass pipeline: error: {exc}") from None
+            configured = deferred(element.name, options)
+            if configured is None:
+                try:
+                    configured = registry.get_pass_class(element.name).from_options(options)
+                except ValueError as exc:
+                    raise PipelineSyntaxError(f"pass pipeline: error: {exc}") from None
             configured.add_to(pm, after_python_pass=last_python[0])
             last_python[0] = True
         else:
@@ -88,7 +90,7 @@ def _builder_options(builder, element: Element) -> dict[str, str]:
 
 def _check_no_python_pass(anchor: Element) -> None:
     for child in anchor.children or []:
-        if child.name in registry.pass_names() or child.name in NAMED_PIPELINES:
+        if registry.is_pass(child.name) or child.name in NAMED_PIPELINES:
             raise PipelineSyntaxError(
                 f"pass pipeline: error: '{child.name}' is an xlac pass and runs on the whole module; "
                 f"move it out of '{anchor.name}(...)' to the top level")

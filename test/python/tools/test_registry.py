@@ -94,3 +94,11 @@ def test_mlir_is_imported_in_one_module_only():
                 if line.strip().startswith(("import torch_mlir", "from torch_mlir")):
                     offenders.append(f"{path.relative_to(repo)}: {line.strip()}")
     assert not offenders, "import MLIR through xlac.mlir:\n" + "\n".join(offenders)
+
+
+@pytest.mark.parametrize("name", pass_names())
+def test_the_table_of_ops_a_pass_acts_on_is_its_class(name):
+    """A pass manager takes a pass of ``acts_on_table`` without importing it
+    (``xlac.passes.deferred``): the table must say what the class says."""
+    from xlac.passes.acts_on_table import ACTS_ON
+    assert ACTS_ON.get(name, frozenset()) == get_pass_class(name).acts_on

@@ -20,6 +20,8 @@ class CudaCompiler:
     """Machine code for one compile (``Target.compile`` drives it)."""
 
     def __init__(self, options, grid):
+        from xlac.mlir import op_classes
+        op_classes("linalg")               # the GPU passes were written with linalg's op classes
         self.options = options
         self.grid = grid                   # an SPMD program's device grid (None: one device)
 
