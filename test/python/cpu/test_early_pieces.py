@@ -117,6 +117,23 @@ def test_an_entry_long_enough_for_parts_is_split_on_the_llvm_dialect(monkeypatch
     assert early_pieces.function_texts(module, "main") is None
 
 
+def test_an_entry_long_in_constants_alone_is_not_long(monkeypatch):
+    """Constants become next to nothing in the LLVM dialect (most are copied
+    into the kernels): an entry is long by its other ops."""
+    from xlac.context import new_context
+    from xlac.frontend.parse import parse_module
+    monkeypatch.setattr(early_pieces, "LONG_ENTRY_OPS", 8)
+
+    def entry(constants: int, copies: int) -> str:
+        lines = ["func.func @main(%a: memref<4xf32>, %b: memref<4xf32>) {"]
+        lines += [f"  %c{i} = arith.constant {i} : index" for i in range(constants)]
+        lines += ["  memref.copy %a, %b : memref<4xf32> to memref<4xf32>"] * copies
+        return "\n".join(lines + ["  return", "}"])
+    for constants, copies, long in ((20, 3, False), (0, 9, True), (20, 9, True), (3, 3, False)):
+        module = parse_module(new_context(), entry(constants, copies).encode(), "entry.mlir")
+        assert early_pieces._long_entry(module, "main") is long, (constants, copies)
+
+
 @pytest.mark.usefixtures("small_is_big")
 def test_helpers_the_workers_define_stay_in_their_piece(lowered_in_workers):
     """xla-expm1-to-libm defines a helper in every piece with an expm1: the
