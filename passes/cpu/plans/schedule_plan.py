@@ -14,7 +14,7 @@ from xlac.mlir import ir
 from xlac.passes.base import dim_position, is_zero, text_of
 from xlac.passes.cpu.expand_f8_casts import FORMATS as F8_FORMATS
 from xlac.passes.cpu.plans.body_reads import gather_safe, stepping_loop
-from xlac.passes.cpu.plans.chunks import block_tiles, body_work, streams_alone, thread_tiles
+from xlac.passes.cpu.plans.chunks import block_tiles, blocked_sequence, body_work, streams_alone, thread_tiles
 from xlac.passes.cpu.plans.kept_minor_plan import kept_minor_plan
 from xlac.passes.cpu.plans.loop_trips import enclosing_trips
 from xlac.passes.cpu.plans.minor_dim_plan import minor_dim_plan, minor_reads
@@ -324,7 +324,8 @@ def _blocked_transpose_plan(walked: int, nest: LoopNest, machine: Machine) -> Pl
     block = [1] * rank
     block[walked] = block[-1] = side
     whole = not (nest.extents[walked] % side or nest.extents[-1] % side)
-    return Plan(f"xla_transpose_{'blocks' if whole else 'peeled'}_{rank}d",
+    return Plan(blocked_sequence(rank, whole, (nest.extents[walked] * nest.element_bytes,
+                                               nest.extents[-1] * nest.element_bytes)),
                 (block_tiles if whole else thread_tiles)(nest.extents, machine.threads, tuple(block)) + tuple(block))
 
 

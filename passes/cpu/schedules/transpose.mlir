@@ -29,6 +29,32 @@ module attributes {transform.with_named_sequence} {
     transform.yield
   }
 
+  // xla_transpose_blocks_2d with the blocks swept along the input's rows (the
+  // output's columns innermost): for an input whose rows lie a multiple of
+  // 4 KiB apart, where a block's 16 rows fall in one L1 set and sweeping down
+  // the input's columns evicted the lines prefetched for the next block
+  // (256x1024 f32 0.105 -> 0.087 ms, 128x4096 0.20 -> 0.10-0.13, AVX-512).
+  transform.named_sequence @xla_transpose_rows_2d(
+      %op: !transform.any_op {transform.consumed},
+      %c0: !transform.param<i64> {transform.readonly},
+      %c1: !transform.param<i64> {transform.readonly},
+      %t0: !transform.param<i64> {transform.readonly},
+      %t1: !transform.param<i64> {transform.readonly}) {
+    %chunk, %forall = transform.structured.tile_using_forall %op tile_sizes [%c0, %c1]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op)
+    %tile, %loops:2 = transform.structured.tile_using_for %chunk tile_sizes [%t0, %t1] interchange = [1, 0]
+      : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
+      -> (!transform.any_op, !transform.any_op, !transform.any_op)
+    transform.structured.vectorize %tile vector_sizes [%t0, %t1]
+      : !transform.any_op, !transform.param<i64>, !transform.param<i64>
+    transform.include @xla_transpose_in_registers failures(propagate) (%forall)
+      : (!transform.any_op) -> ()
+    transform.include @xla_transpose_by_unpacks failures(propagate) (%forall)
+      : (!transform.any_op) -> ()
+    transform.yield
+  }
+
   transform.named_sequence @xla_transpose_blocks_3d(
       %op: !transform.any_op {transform.consumed},
       %c0: !transform.param<i64> {transform.readonly},

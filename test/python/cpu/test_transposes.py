@@ -31,6 +31,9 @@ CASES = [
     ((64, 32, 48), (2, 0, 1), "xla_transpose_blocks_3d"),
     ((8, 96, 64), (0, 2, 1), "xla_transpose_blocks_3d"),           # the innermost two swapped
     ((96, 64), (1, 0), "xla_transpose_blocks_2d"),
+    ((256, 1024), (1, 0), "xla_transpose_rows_2d"),                # input rows 4 KiB apart
+    ((64, 2048), (1, 0), "xla_transpose_rows_2d"),
+    ((512, 1024), (1, 0), "xla_transpose_blocks_2d"),              # output rows 2 KiB apart too
     ((8, 197, 3, 64), (0, 2, 3, 1), "xla_transpose_peeled_4d"),    # 197: a masked last block
     ((180, 2048), (1, 0), "xla_transpose_peeled_2d"),              # 180: rows 8 KiB apart
     ((1024, 180), (1, 0), "xla_transpose_peeled_2d"),
