@@ -73,7 +73,7 @@ class FastStage(RealSpectrum, ChirpZ, PlanarStages):
         """Like _Fft._stage: c2c, r2c (f64 in) or c2r (f64 out) along ``axis``."""
         rank = len(shape)
         self.pads = axis == rank - 1
-        plan = stage_plan(size) if kind == "c2c" and axis < rank - 1 and size >= FAST_FROM \
+        plan = stage_plan(size, math.prod(shape)) if kind == "c2c" and axis < rank - 1 and size >= FAST_FROM \
             and math.prod(shape[:axis]) == 1 and math.prod(shape) // size >= PLANAR_BATCH else None
         if plan is not None:
             return self.leading_axis(value, shape, size, sign, plan), shape
@@ -151,7 +151,7 @@ class FastStage(RealSpectrum, ChirpZ, PlanarStages):
 
     def stages_of(self, batch: int, size: int) -> list[int] | None:
         """The butterfly stages _transform runs ``batch`` transforms of ``size`` in, or None."""
-        return None if size < FAST_FROM or batch < PLANAR_BATCH else stage_plan(size)
+        return None if size < FAST_FROM or batch < PLANAR_BATCH else stage_plan(size, batch * size)
 
     def _transform(self, x: str, batch: int, size: int, sign: int, inner: bool = False) -> str:
         stages = None if inner else self.stages_of(batch, size)

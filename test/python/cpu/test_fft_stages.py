@@ -27,7 +27,7 @@ def _evaluate(lines: list[str], env: dict[str, float]) -> dict[str, float]:
     return env
 
 
-@pytest.mark.parametrize("r", [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 19, 37])
+@pytest.mark.parametrize("r", [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 19, 29, 31, 37, 41])
 @pytest.mark.parametrize("sign", [-1, 1])
 def test_codelets_are_dfts(r, sign):
     """Each codelet's straight-line ops compute the r-point DFT (as numpy), in
@@ -44,16 +44,21 @@ def test_codelets_are_dfts(r, sign):
     flops = sum(" arith.constant " not in line and "negf" not in line for line in body.lines)
     if r in (8, 12, 16):
         assert flops / r <= 12            # 16: 168 flops, not 16 * 16 * 8 / 16 = 128 per point
+    if r in (29, 31, 37, 41):             # Rader: two (r-1)-point codelets, not (r-1)^2 products
+        assert flops / r <= 56            # 37: 50 a point (the pair sums' 74)
 
 
 def test_stage_plans():
-    """Few stages of radices <= 16 or primes <= 23; None where a prime factor is larger."""
+    """Few stages of radices <= 16 or primes <= 37 (Rader's above 23); None where a prime
+    factor is larger."""
     assert stage_plan(720) == [12, 12, 5]
     assert stage_plan(1000) == [10, 10, 10]
     assert stage_plan(6000) == [16, 15, 5, 5]
     assert stage_plan(270) == [9, 6, 5]
     assert stage_plan(570) == [19, 6, 5] and stage_plan(38) == [19, 2]    # primes up to 23
-    assert stage_plan(296) is None and stage_plan(97) is None and stage_plan(194) is None
+    assert stage_plan(296) == [37, 8] and stage_plan(444) == [37, 12]    # Rader's 37
+    assert stage_plan(296, 1 << 16) == [37, 8] and stage_plan(296, 8 * 296) is None
+    assert stage_plan(97) is None and stage_plan(194) is None and stage_plan(41 * 8) is None
 
 
 _CASES = [  # kind, input shape, lengths, input dtype, numpy reference
@@ -64,7 +69,10 @@ _CASES = [  # kind, input shape, lengths, input dtype, numpy reference
     ("RFFT", (10, 1440), [1440], np.float32, np.fft.rfft),                # half 720
     ("RFFT", (11, 1140), [1140], np.float64, np.fft.rfft),                # half 570 = 19 * 6 * 5
     ("IFFT", (8, 38), [38], np.complex64, np.fft.ifft),                   # 19 * 2: a prime radix
-    ("FFT", (8, 296), [296], np.complex64, np.fft.fft),                   # 37 * 8: the matmul path
+    ("FFT", (8, 296), [296], np.complex64, np.fft.fft),                   # 37 * 8: few points,
+    ("IFFT", (8, 444), [444], np.complex128, np.fft.ifft),                # the matmul path
+    ("FFT", (1060, 62), [62], np.complex64, np.fft.fft),                  # 31 * 2, gathered
+    ("RFFT", (2300, 58), [58], np.float32, np.fft.rfft),                  # half 29
     ("IRFFT", (9, 271), [540], np.complex64, lambda x: np.fft.irfft(x, 540)),
     ("IRFFT", (8, 361), [720], np.complex128, lambda x: np.fft.irfft(x, 720)),
     ("FFT", (24, 40), [24, 40], np.complex64, np.fft.fft2),               # axis -2 too
@@ -176,6 +184,32 @@ def test_padded_digit_reversed_at_levels(level):
         (got,) = xlac.compile(_program("FFT", [shape[1]], t, t), cpu=level, cache=False).run(x)
         want = np.fft.fft(x.astype(np.complex128))
         assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max()
+
+
+@pytest.mark.parametrize("level", runnable_levels("x86-64-v3", "host"))
+def test_rader_stages_at_levels(level):
+    """37-point stages (Rader codelets) against numpy at each runnable level:
+    ifft2 of 148 x 444 (37 * 4 the leading axis, 37 * 12) and rfft of
+    256 x 592 (half 296 = 37 * 8), both RADER_POINTS or more."""
+    rng = np.random.default_rng(37)
+    for kind, shape, lengths, out_shape, reference in (
+            ("IFFT", (148, 444), [148, 444], (148, 444), np.fft.ifft2),
+            ("RFFT", (256, 592), [592], (256, 297), np.fft.rfft)):
+        x = rng.standard_normal(shape)
+        x = (x + 1j * rng.standard_normal(shape)).astype(np.complex64) if kind == "IFFT" \
+            else x.astype(np.float32)
+        program = _program(kind, lengths, _tensor(shape, x.dtype.type),
+                           _tensor(out_shape, np.complex64))
+        (got,) = xlac.compile(program, cpu=level, cache=False).run(x)
+        want = reference(x.astype(np.complex128 if kind == "IFFT" else np.float64))
+        assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max(), (kind, level)
+
+
+def test_rader_stages_from_enough_points(tmp_path):
+    """A 444-point axis takes the stages (no dot_general) from RADER_POINTS
+    points on, the matmul levels below (a codelet of 37 costs seconds to compile)."""
+    assert "dot_general" not in _lowered(tmp_path, (148, 444), 444)
+    assert "dot_general" in _lowered(tmp_path, (8, 444), 444)
 
 
 def test_stages_are_vector_kernels_written_in_place():
