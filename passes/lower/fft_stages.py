@@ -178,12 +178,10 @@ def _times(body: Codelet, a, wr: str, wi: str):
 
 #: Largest radix of a stage's codelet.
 MAX_STAGE_RADIX = 16
-#: Largest prime radix of a stage: 19 (a codelet of ~2(r-1)^2 real products)
-#: made rfft of 1140 points 2.2x faster for 0.5 s more compile time; 37 as
-#: such a codelet made fft2 296x444 2x faster but took 10.6 s instead of 1.5
-#: to compile; 29-37 are Rader codelets (fft_codelet.RADER_FROM: 1,874 ops at
-#: 37 against 2,754; ifft2 296x444 2.4x faster, compile 0.9-1.4 -> 5.9-9.9 s
-#: at load 5-6: hence RADER_POINTS).
+#: Largest prime radix of a stage: 19 (~2(r-1)^2 real products) made rfft of
+#: 1140 points 2.2x faster for 0.5 s more compile; 29-37 are Rader codelets
+#: (fft_codelet.RADER_FROM; ifft2 296x444 2.4x faster, compile 0.9-1.4 ->
+#: 5.9-9.9 s at load 5-6: hence RADER_POINTS).
 MAX_STAGE_PRIME = 37
 #: A stage's cost beyond its codelet (one pass over the data), in flops a point.
 STAGE_COST = 12
