@@ -100,7 +100,7 @@ class Codelet:
             return [self.add(t0, t2), self.add(t1, t3), self.sub(t0, t2), self.sub(t1, t3)]
         first = split_factor(r)
         if first == r:
-            return self._prime(xs, sign)
+            return self._rader(xs, sign) if r > RADER_FROM else self._prime(xs, sign)
         return self._composite(xs, first, sign)
 
     def _composite(self, xs: list[Complex], r1: int, sign: int) -> list[Complex]:
@@ -140,6 +140,36 @@ class Codelet:
             ib = self.times_i(b, 1)
             out[k], out[r - k] = self.add(a, ib), self.sub(a, ib)
         return out
+
+    def _rader(self, xs: list[Complex], sign: int) -> list[Complex]:
+        """Prime r as a cyclic convolution of length r - 1 (Rader): with g a
+        generator mod r, a[q] = x[g^q], y[g^-m] = x[0] + sum_q a[q] W^(g^(m-q)),
+        the convolution by two (r-1)-point codelets and r-1 constant products
+        (the kernel's spectrum, exact in numpy's f64, over r-1); y[0] = x[0] +
+        the first's zeroth output."""
+        r = len(xs)
+        powers = [pow(generator(r), q, r) for q in range(r - 1)]
+        cos, sin = self.twiddles(r, sign)
+        back = [powers[-q % (r - 1)] for q in range(r - 1)]            # g^-q
+        spectrum = np.fft.fft(cos[back] + 1j * sin[back]) / (r - 1)
+        forward = self.dft([xs[n] for n in powers], -1)
+        products = [self.times(a, float(w.real), float(w.imag)) for a, w in zip(forward, spectrum)]
+        conv = self.dft([products[0]] + products[:0:-1], -1)    # the inverse as a forward
+        out: list[Complex | None] = [self.add(xs[0], forward[0])] + [None] * (r - 1)
+        for m in range(r - 1):
+            out[back[m]] = self.add(xs[0], conv[m])
+        return out
+
+
+def generator(r: int) -> int:
+    """The least primitive root of the prime r."""
+    factors = [f for f in range(2, r) if (r - 1) % f == 0 and all(f % d for d in range(2, f))]
+    return next(g for g in range(2, r) if all(pow(g, (r - 1) // f, r) != 1 for f in factors))
+
+
+#: Primes above this are Rader codelets (their pair sums, (r-1)^2 real
+#: products, took 37 points' stage 10 s to compile).
+RADER_FROM = 23
 
 
 def split_factor(r: int) -> int:

@@ -293,7 +293,7 @@ def transposed_around(op: ir.Operation):
     if any(sum(1 for _ in o.results[0].uses) != 1 for o in chain):
         return None
     size, batch = fft.operand.shape[1], fft.operand.shape[0]
-    if size < FAST_FROM or batch < PLANAR_BATCH or stage_plan(size) is None:
+    if size < FAST_FROM or batch < PLANAR_BATCH or stage_plan(size, batch * size) is None:
         return None
     return owner.operands[0], [*chain, owner], users[0]
 
