@@ -58,6 +58,8 @@ class FastStage(RealSpectrum, ChirpZ, PlanarStages):
         # a factor the butterfly stages multiply the result by (IFFT's 1/N),
         # 1.0 once they have (then the caller's scaling pass is not needed)
         self.scale = 1.0
+        # where the Rader stages call FFT micro-kernels: notes each one called (else None)
+        self.declare = None
 
     def _t(self, shape: list[int], element: str | None = None) -> str:
         return tensor_type(shape, element or self.real)

@@ -152,7 +152,7 @@ class PlanarStages(PlaneWays):
             self._emit(*stage_lines(planes, out, (done, r, rest, batch), sign, self._twiddles,
                                     self.real, self.compute if i < narrow_from else self.real,
                                     scale=scale if done == 1 else 1.0,
-                                    reals=reals and done == 1))
+                                    reals=reals and done == 1, declare=self.declare))
             planes, shape, done = out, view, done * r
         digits = list(plan) + [2, batch]
         planes = self._reshape(planes, digits, self.real, shape)
@@ -205,7 +205,7 @@ class PlanarStages(PlaneWays):
             self._emit(*stage_lines(planes, out, (done, r, rest, batch), sign, self._twiddles,
                                     self.real, self.real if i >= narrow_from else self.compute,
                                     plan[:i] if last else None, i == 0,
-                                    scale if i == 0 else 1.0, reals and i == 0))
+                                    scale if i == 0 else 1.0, reals and i == 0, self.declare))
             planes, shape, done = out, view, done * r
             if last:
                 shape = plan[::-1] + [2, batch]
