@@ -197,3 +197,45 @@ def twiddle_table(size: int, sign: int) -> tuple[np.ndarray, np.ndarray]:
     cos = np.choose(quadrant, [c, -s, -c, s])
     sin = np.choose(quadrant, [s, c, -s, -c])
     return cos, sign * sin
+
+
+def stage_body(body: Codelet, r: int, sign: int, real: str, compute: str, twiddled: bool,
+               reals: bool, inputs: Callable[[int], str], twiddle: Callable[[int], str],
+               scaled: Callable | None) -> list[str]:
+    """A stage's codelet into ``body``: input ``inputs(2 n + c)`` (part c of point
+    n, ``real``; none read for c = 1 with ``reals``) widened to ``compute``, the
+    DFT, output k > 0 times twiddle (``twiddle(2 k - 2)``, ``twiddle(2 k - 1)``)
+    where ``twiddled``, ``scaled`` on output 0 (on all without twiddles), rounded
+    back to ``real``: the 2r results' names (the generic's; the FFT micro-kernels')."""
+    xs = []
+    for n in range(r):
+        pair = []
+        for c in range(2):
+            if reals and c:
+                pair.append(body.const(0.0))
+            elif compute != real:
+                body.lines.append(f"%x{n}_{c} = arith.extf {inputs(2 * n + c)} : {real} to {compute}")
+                pair.append(f"%x{n}_{c}")
+            else:
+                pair.append(inputs(2 * n + c))
+        xs.append(tuple(pair))
+    ys = body.dft(xs, sign)
+    if twiddled:        # the tables carry the scale
+        ys = [ys[0]] + [_times(body, ys[k], twiddle(2 * k - 2), twiddle(2 * k - 1)) for k in range(1, r)]
+    if scaled is not None:
+        ys = [scaled(y) if k == 0 or not twiddled else y for k, y in enumerate(ys)]
+    results = []
+    for k in range(r):
+        for c in range(2):
+            v = ys[k][c]
+            if compute != real:
+                body.lines.append(f"%y{k}_{c} = arith.truncf {v} : {compute} to {real}")
+                v = f"%y{k}_{c}"
+            results.append(v)
+    return results
+
+
+def _times(body: Codelet, a, wr: str, wi: str):
+    re = body.op("subf", body.op("mulf", a[0], wr), body.op("mulf", a[1], wi))
+    im = body.op("addf", body.op("mulf", a[0], wi), body.op("mulf", a[1], wr))
+    return re, im

@@ -11,7 +11,7 @@ from collections.abc import Callable
 import numpy as np
 
 from xlac.dtypes import tensor_type
-from xlac.passes.lower.fft_codelet import RADER_FROM, Codelet
+from xlac.passes.lower.fft_codelet import Codelet, stage_body
 from xlac.passes.lower.fft_stage_calls import kernel_stage_lines
 
 
@@ -28,11 +28,12 @@ def stage_lines(x: str, out: str, dims: tuple[int, int, int, int], sign: int,
     ``scale`` multiplies every output (IFFT's 1/N: in the twiddle tables,
     a product where there is none), rounded once with the rest. With
     ``reals`` (the first stage, P = 1), ``x`` is (N, B) real: the imaginary
-    parts are zeros, not read. With ``declare`` (micro-kernels on), a Rader
-    prime's stage calls its FFT micro-kernel (fft_stage_calls; ``declare(name)``)."""
+    parts are zeros, not read. With ``declare`` (micro-kernels on, a plan with a
+    Rader prime), the stage calls its FFT micro-kernel (fft_stage_calls; ``declare(name)``)."""
     p, r, rest, b = dims
-    if declare is not None and r > RADER_FROM and done is None:
-        return kernel_stage_lines(x, out, dims, sign, twiddles, real, compute, first, scale, reals, declare)
+    if declare is not None:
+        return kernel_stage_lines(x, out, dims, sign, twiddles, real, compute, first, scale, reals,
+                                  declare, done)
     shape = [p, r, rest, 2, b]
     full = tensor_type(shape, real)
     lane = tensor_type([p, rest, b], real)
@@ -149,45 +150,3 @@ def _generic(out: str, r: int, twiddled: bool, twiddles, sign: int, real: str, c
     lines.append(f"  linalg.yield {', '.join(results)} : {', '.join([real] * (2 * r))}")
     lines.append(f"}} -> ({', '.join([lane] * (2 * r))})")
     return lines
-
-
-def stage_body(body: Codelet, r: int, sign: int, real: str, compute: str, twiddled: bool,
-               reals: bool, inputs: Callable[[int], str], twiddle: Callable[[int], str],
-               scaled: Callable | None) -> list[str]:
-    """A stage's codelet into ``body``: input ``inputs(2 n + c)`` (part c of point
-    n, ``real``; none read for c = 1 with ``reals``) widened to ``compute``, the
-    DFT, output k > 0 times twiddle (``twiddle(2 k - 2)``, ``twiddle(2 k - 1)``)
-    where ``twiddled``, ``scaled`` on output 0 (on all without twiddles), rounded
-    back to ``real``: the 2r results' names (the generic's; the FFT micro-kernels')."""
-    xs = []
-    for n in range(r):
-        pair = []
-        for c in range(2):
-            if reals and c:
-                pair.append(body.const(0.0))
-            elif compute != real:
-                body.lines.append(f"%x{n}_{c} = arith.extf {inputs(2 * n + c)} : {real} to {compute}")
-                pair.append(f"%x{n}_{c}")
-            else:
-                pair.append(inputs(2 * n + c))
-        xs.append(tuple(pair))
-    ys = body.dft(xs, sign)
-    if twiddled:        # the tables carry the scale
-        ys = [ys[0]] + [_times(body, ys[k], twiddle(2 * k - 2), twiddle(2 * k - 1)) for k in range(1, r)]
-    if scaled is not None:
-        ys = [scaled(y) if k == 0 or not twiddled else y for k, y in enumerate(ys)]
-    results = []
-    for k in range(r):
-        for c in range(2):
-            v = ys[k][c]
-            if compute != real:
-                body.lines.append(f"%y{k}_{c} = arith.truncf {v} : {compute} to {real}")
-                v = f"%y{k}_{c}"
-            results.append(v)
-    return results
-
-
-def _times(body: Codelet, a, wr: str, wi: str):
-    re = body.op("subf", body.op("mulf", a[0], wr), body.op("mulf", a[1], wi))
-    im = body.op("addf", body.op("mulf", a[0], wi), body.op("mulf", a[1], wr))
-    return re, im

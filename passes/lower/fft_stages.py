@@ -108,6 +108,11 @@ class PlanarStages(PlaneWays):
         rows = x if reals else self._reshape(x, [batch, cols], self.real, [batch, size, 2])
         return self._planes(rows, batch, wide, size, sign, plan, scale, after, reals)[0]
 
+    def kernels_for(self, plan: list[int]):
+        """``declare`` for stage_lines: FFT micro-kernels for every stage of a plan
+        with a Rader prime (micro-kernels on), else None (generics)."""
+        return self.declare if any(r > RADER_FROM for r in plan) else None
+
     def blocked_planes(self, batch: int, size: int) -> int | None:
         """The transforms planar runs in register-blocked transposes (B padded),
         or None where it gathers (B or 2N no whole blocks)."""
@@ -152,7 +157,7 @@ class PlanarStages(PlaneWays):
             self._emit(*stage_lines(planes, out, (done, r, rest, batch), sign, self._twiddles,
                                     self.real, self.compute if i < narrow_from else self.real,
                                     scale=scale if done == 1 else 1.0,
-                                    reals=reals and done == 1, declare=self.declare))
+                                    reals=reals and done == 1, declare=self.kernels_for(plan)))
             planes, shape, done = out, view, done * r
         digits = list(plan) + [2, batch]
         planes = self._reshape(planes, digits, self.real, shape)
@@ -205,7 +210,7 @@ class PlanarStages(PlaneWays):
             self._emit(*stage_lines(planes, out, (done, r, rest, batch), sign, self._twiddles,
                                     self.real, self.real if i >= narrow_from else self.compute,
                                     plan[:i] if last else None, i == 0,
-                                    scale if i == 0 else 1.0, reals and i == 0, self.declare))
+                                    scale if i == 0 else 1.0, reals and i == 0, self.kernels_for(plan)))
             planes, shape, done = out, view, done * r
             if last:
                 shape = plan[::-1] + [2, batch]

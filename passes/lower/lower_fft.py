@@ -42,7 +42,7 @@ class LowerFft(ModulePass):
     """
 
     name = "xla-lower-fft"
-    #: the Rader stages call FFT micro-kernels (xlac.targets.cpu.fft_kernels; the
+    #: the Rader plans' stages call FFT micro-kernels (fft_kernel_text; the
     #: CPU's with micro-kernels on), not a codelet compiled in each program
     kernels: bool = False
 

@@ -29,7 +29,7 @@ same ABI on i16 and i32) at levels without a bf16 kernel.
 ``xlac_ukernel_f32_<tm>x<tn>_nt`` (xla-micro-kernel-calls' choice for a C
 written once and larger than the caches keep: docs/pipeline.md) stores C's
 rows non-temporally where they are 64-byte aligned. The FFTs' Rader stages
-call ``xlac_ukernel_fft_...`` (xlac.targets.cpu.fft_kernels), kept the same way.
+call ``xlac_ukernel_fft_...`` (xlac.pipeline.fft_kernels), kept the same way.
 """
 
 from __future__ import annotations
@@ -42,7 +42,7 @@ import re
 import tempfile
 from pathlib import Path
 
-from xlac.targets.cpu import fft_kernels
+from xlac.pipeline import fft_kernels
 
 PREFIX = "xlac_ukernel_f32_"
 STREAM = "_nt"                         # suffix: C stored past the caches

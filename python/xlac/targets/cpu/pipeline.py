@@ -261,7 +261,7 @@ def counted_top_k(options: Options) -> bool:
 
 
 def has_fft_kernels(options: Options) -> bool:
-    """Whether the FFTs' Rader stages call FFT micro-kernels (xlac.targets.cpu.fft_kernels)."""
+    """Whether the stages of FFTs with a Rader prime call FFT micro-kernels (xlac.pipeline.fft_kernels)."""
     return true_flag(options.micro_kernels)
 
 

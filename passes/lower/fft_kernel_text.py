@@ -1,13 +1,14 @@
-"""FFT micro-kernels: a butterfly stage's Rader codelet (a prime radix above
-fft_codelet.RADER_FROM), compiled once per machine like the matmul tiles
-(xlac.targets.cpu.micro_kernels keeps, links and binds them).
+"""FFT micro-kernels: the butterfly stages of a plan with a Rader prime (a
+radix above fft_codelet.RADER_FROM), compiled once per machine like the
+matmul tiles (xlac.targets.cpu.micro_kernels keeps, links and binds them,
+their text through xlac.pipeline.fft_kernels).
 
 Why: a 37-point stage's codelet is ~1,900 ops; inline in the stage's
 `linalg.generic`, LLVM compiled it again in every program (seconds each, 5-7x
 the whole cold compile of fft2 296 x 444). xla-lower-fft (``kernels=true``)
 instead calls ``xlac_ukernel_fft_<real>_<compute>_r<p>_<f|b>[_w][_re][_s]``
-once per row of the stage (fft_stage_calls.py); the kernel runs the codelet
-the generic would, op for op (fft_stage_lines.stage_body), over the row's
+once per row of each stage (fft_stage_calls.py); the kernel runs the codelet
+the generic would, op for op (fft_codelet.stage_body), over the row's
 lanes: bit-identical results.
 
 Name: ``real`` the stored type, ``compute`` the arithmetic's, ``p`` the
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 import re
 
-from xlac.passes.lower.fft_codelet import Codelet, twiddle_table
+from xlac.passes.lower.fft_codelet import Codelet, stage_body, twiddle_table
 
 PREFIX = "xlac_ukernel_fft_"
 _NAME = re.compile(rf"^{PREFIX}(f32|f64)_(f32|f64)_r(\d+)_([fb])(_w)?(_re)?(_s)?$")
@@ -91,8 +92,6 @@ def mlir_text(name: str, level: str) -> str:
 def _body(r: int, sign: int, real: str, compute: str, twiddled: bool, reals: bool, scaled: bool,
           width: int) -> list[str]:
     """One step of the lane loop: ``width`` lanes as vectors (0: one, as scalars)."""
-    from xlac.passes.lower.fft_stage_lines import stage_body
-
     def typed(element: str) -> str:
         return f"vector<{width}x{element}>" if width else element
 
