@@ -36,11 +36,15 @@ class Codelet:
         self.lines.append(f"{out} = arith.{name} {', '.join(args)} : {self.element}")
         return out
 
+    def literal(self, value: float) -> str:
+        """A constant's attribute text (a splat in a vector codelet)."""
+        return repr(value)
+
     def const(self, value: float) -> str:
         value = float(value)
         if value not in self._constants:
             out = self._new()
-            self.lines.append(f"{out} = arith.constant {value!r} : {self.element}")
+            self.lines.append(f"{out} = arith.constant {self.literal(value)} : {self.element}")
             self._constants[value] = out
         return self._constants[value]
 

@@ -130,10 +130,5 @@ def _bytes(element: str) -> int:
 class _VectorCodelet(Codelet):
     """A codelet on vectors: its constants splats."""
 
-    def const(self, value: float) -> str:
-        value = float(value)
-        if value not in self._constants:
-            out = self._new()
-            self.lines.append(f"{out} = arith.constant dense<{value!r}> : {self.element}")
-            self._constants[value] = out
-        return self._constants[value]
+    def literal(self, value: float) -> str:
+        return f"dense<{value!r}>"
