@@ -76,12 +76,14 @@ def test_kernel_stages_bit_identical_to_the_codelets(kind, shape, lengths, out_s
 
 
 @pytest.mark.parametrize("name", ["xlac_ukernel_fft_f64_f64_r29_b_re_s", "xlac_ukernel_fft_f32_f32_r31_f_w"])
-def test_kernel_abi_against_numpy(tmp_path, name):
-    """One call over 21 lanes (vectors and a scalar rest): strides, reals, scale, twiddles."""
+@pytest.mark.parametrize("lanes", [21, 3])
+def test_kernel_abi_against_numpy(tmp_path, name, lanes):
+    """One call over 21 lanes (vectors, the rest an overlapping one) or 3 (scalars):
+    strides, reals, scale, twiddles."""
     features = cpu_model("host").features
     library = ctypes.CDLL(str(micro_kernels.shared_library(name, features, tmp_path)))
     r, real = (29, np.float64) if "r29" in name else (31, np.float32)
-    lanes, rng = 21, np.random.default_rng(r)
+    rng = np.random.default_rng(r)
     x = rng.standard_normal((r, 2, lanes + 3)).astype(real)         # rows padded: strides not lanes
     y = np.zeros((r, 2, lanes + 5), real)
     w = rng.standard_normal((r - 1, 2)).astype(real)
