@@ -12,7 +12,7 @@ the generic would, op for op (fft_codelet.stage_body), over the row's
 lanes: bit-identical results.
 
 Name: ``real`` the stored type, ``compute`` the arithmetic's, ``p`` the
-prime, ``f``/``b`` the sign (-1 forward, +1 backward), ``_w`` the outputs
+radix, ``f``/``b`` the sign (-1 forward, +1 backward), ``_w`` the outputs
 k > 0 times twiddles, ``_re`` real inputs (no imaginary parts read), ``_s``
 output 0 (all, without ``_w``) times the scale.
 

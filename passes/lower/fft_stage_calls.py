@@ -1,13 +1,14 @@
 """A butterfly stage as calls of an FFT micro-kernel (fft_kernel_text.py),
-one per row (p, q) of the stage's (P, r, R, 2, B) view, on the threads.
+one per row (p, q) of the stage's (P, r, R, 2, B) view (the digit-reversing
+last stage: per row of the digits done), on the threads.
 
 Why: the Rader codelets (primes above fft_codelet.RADER_FROM) are ~1,900 ops
 a stage, a plan's other stages hundreds; as the stages' `linalg.generic`s
-(fft_stage_lines) LLVM compiled them in every program. The kernel, built once per machine, runs the same
-ops on the same values (bit-identical); the program keeps a loop of calls.
-The stage reads ``x``'s buffer and writes a fresh one
-(`bufferization.to_buffer` / `to_tensor`, as the collectives' calls do); the
-twiddles are one (R, r-1, 2) table, the kernel's row q at 2 (r-1) q.
+(fft_stage_lines) LLVM compiled them in every program. The kernel, built
+once per machine, runs the same ops on the same values (bit-identical); the
+program keeps a loop of calls. The stage reads ``x``'s buffer and writes a
+fresh one (`bufferization.to_buffer` / `to_tensor`, as the collectives'
+calls do); the twiddles are one (R, r-1, 2) table, the kernel's row q at 2 (r-1) q.
 """
 
 from __future__ import annotations
