@@ -36,11 +36,15 @@ class Codelet:
         self.lines.append(f"{out} = arith.{name} {', '.join(args)} : {self.element}")
         return out
 
+    def literal(self, value: float) -> str:
+        """A constant's attribute text (a splat in a vector codelet)."""
+        return repr(value)
+
     def const(self, value: float) -> str:
         value = float(value)
         if value not in self._constants:
             out = self._new()
-            self.lines.append(f"{out} = arith.constant {value!r} : {self.element}")
+            self.lines.append(f"{out} = arith.constant {self.literal(value)} : {self.element}")
             self._constants[value] = out
         return self._constants[value]
 
@@ -100,7 +104,7 @@ class Codelet:
             return [self.add(t0, t2), self.add(t1, t3), self.sub(t0, t2), self.sub(t1, t3)]
         first = split_factor(r)
         if first == r:
-            return self._prime(xs, sign)
+            return self._rader(xs, sign) if r > RADER_FROM else self._prime(xs, sign)
         return self._composite(xs, first, sign)
 
     def _composite(self, xs: list[Complex], r1: int, sign: int) -> list[Complex]:
@@ -141,6 +145,36 @@ class Codelet:
             out[k], out[r - k] = self.add(a, ib), self.sub(a, ib)
         return out
 
+    def _rader(self, xs: list[Complex], sign: int) -> list[Complex]:
+        """Prime r as a cyclic convolution of length r - 1 (Rader): with g a
+        generator mod r, a[q] = x[g^q], y[g^-m] = x[0] + sum_q a[q] W^(g^(m-q)),
+        the convolution by two (r-1)-point codelets and r-1 constant products
+        (the kernel's spectrum, exact in numpy's f64, over r-1); y[0] = x[0] +
+        the first's zeroth output."""
+        r = len(xs)
+        powers = [pow(generator(r), q, r) for q in range(r - 1)]
+        cos, sin = self.twiddles(r, sign)
+        back = [powers[-q % (r - 1)] for q in range(r - 1)]            # g^-q
+        spectrum = np.fft.fft(cos[back] + 1j * sin[back]) / (r - 1)
+        forward = self.dft([xs[n] for n in powers], -1)
+        products = [self.times(a, float(w.real), float(w.imag)) for a, w in zip(forward, spectrum)]
+        conv = self.dft([products[0]] + products[:0:-1], -1)    # the inverse as a forward
+        out: list[Complex | None] = [self.add(xs[0], forward[0])] + [None] * (r - 1)
+        for m in range(r - 1):
+            out[back[m]] = self.add(xs[0], conv[m])
+        return out
+
+
+def generator(r: int) -> int:
+    """The least primitive root of the prime r."""
+    factors = [f for f in range(2, r) if (r - 1) % f == 0 and all(f % d for d in range(2, f))]
+    return next(g for g in range(2, r) if all(pow(g, (r - 1) // f, r) != 1 for f in factors))
+
+
+#: Primes above this are Rader codelets (their pair sums, (r-1)^2 real
+#: products, took 37 points' stage 10 s to compile).
+RADER_FROM = 23
+
 
 def split_factor(r: int) -> int:
     """The first radix a codelet of r points splits off: 4, then 2, 3, 5, ...
@@ -167,3 +201,45 @@ def twiddle_table(size: int, sign: int) -> tuple[np.ndarray, np.ndarray]:
     cos = np.choose(quadrant, [c, -s, -c, s])
     sin = np.choose(quadrant, [s, c, -s, -c])
     return cos, sign * sin
+
+
+def stage_body(body: Codelet, r: int, sign: int, real: str, compute: str, twiddled: bool,
+               reals: bool, inputs: Callable[[int], str], twiddle: Callable[[int], str],
+               scaled: Callable | None) -> list[str]:
+    """A stage's codelet into ``body``: input ``inputs(2 n + c)`` (part c of point
+    n, ``real``; none read for c = 1 with ``reals``) widened to ``compute``, the
+    DFT, output k > 0 times twiddle (``twiddle(2 k - 2)``, ``twiddle(2 k - 1)``)
+    where ``twiddled``, ``scaled`` on output 0 (on all without twiddles), rounded
+    back to ``real``: the 2r results' names (the generic's; the FFT micro-kernels')."""
+    xs = []
+    for n in range(r):
+        pair = []
+        for c in range(2):
+            if reals and c:
+                pair.append(body.const(0.0))
+            elif compute != real:
+                body.lines.append(f"%x{n}_{c} = arith.extf {inputs(2 * n + c)} : {real} to {compute}")
+                pair.append(f"%x{n}_{c}")
+            else:
+                pair.append(inputs(2 * n + c))
+        xs.append(tuple(pair))
+    ys = body.dft(xs, sign)
+    if twiddled:        # the tables carry the scale
+        ys = [ys[0]] + [_times(body, ys[k], twiddle(2 * k - 2), twiddle(2 * k - 1)) for k in range(1, r)]
+    if scaled is not None:
+        ys = [scaled(y) if k == 0 or not twiddled else y for k, y in enumerate(ys)]
+    results = []
+    for k in range(r):
+        for c in range(2):
+            v = ys[k][c]
+            if compute != real:
+                body.lines.append(f"%y{k}_{c} = arith.truncf {v} : {compute} to {real}")
+                v = f"%y{k}_{c}"
+            results.append(v)
+    return results
+
+
+def _times(body: Codelet, a, wr: str, wi: str):
+    re = body.op("subf", body.op("mulf", a[0], wr), body.op("mulf", a[1], wi))
+    im = body.op("addf", body.op("mulf", a[0], wi), body.op("mulf", a[1], wr))
+    return re, im

@@ -58,6 +58,8 @@ class FastStage(RealSpectrum, ChirpZ, PlanarStages):
         # a factor the butterfly stages multiply the result by (IFFT's 1/N),
         # 1.0 once they have (then the caller's scaling pass is not needed)
         self.scale = 1.0
+        # where the Rader stages call FFT micro-kernels: notes each one called (else None)
+        self.declare = None
 
     def _t(self, shape: list[int], element: str | None = None) -> str:
         return tensor_type(shape, element or self.real)
@@ -76,7 +78,7 @@ class FastStage(RealSpectrum, ChirpZ, PlanarStages):
         tensor comes before the transform."""
         rank = len(shape)
         self.pads = axis == rank - 1
-        plan = stage_plan(size) if kind == "c2c" and axis < rank - 1 and size >= FAST_FROM \
+        plan = stage_plan(size, math.prod(shape)) if kind == "c2c" and axis < rank - 1 and size >= FAST_FROM \
             and math.prod(shape[:axis]) == 1 and math.prod(shape) // size >= PLANAR_BATCH else None
         if plan is not None:
             if real_in:
@@ -160,7 +162,7 @@ class FastStage(RealSpectrum, ChirpZ, PlanarStages):
 
     def stages_of(self, batch: int, size: int) -> list[int] | None:
         """The butterfly stages _transform runs ``batch`` transforms of ``size`` in, or None."""
-        return None if size < FAST_FROM or batch < PLANAR_BATCH else stage_plan(size)
+        return None if size < FAST_FROM or batch < PLANAR_BATCH else stage_plan(size, batch * size)
 
     def _transform(self, x: str, batch: int, size: int, sign: int, inner: bool = False) -> str:
         stages = None if inner else self.stages_of(batch, size)

@@ -11,13 +11,15 @@ from collections.abc import Callable
 import numpy as np
 
 from xlac.dtypes import tensor_type
-from xlac.passes.lower.fft_codelet import Codelet
+from xlac.passes.lower.fft_codelet import Codelet, stage_body
+from xlac.passes.lower.fft_stage_calls import kernel_stage_lines
 
 
 def stage_lines(x: str, out: str, dims: tuple[int, int, int, int], sign: int,
                 twiddles: Callable[[int, int], tuple[np.ndarray, np.ndarray]],
                 real: str, compute: str, done: list[int] | None = None,
-                first: bool = False, scale: float = 1.0, reals: bool = False) -> list[str]:
+                first: bool = False, scale: float = 1.0, reals: bool = False,
+                declare=None) -> list[str]:
     """One radix-r stage: ``x`` (P, r, R, 2, B) of ``real`` -> ``out``, the same shape.
     With ``done`` (the last stage, R = 1: P's radices r1..r_(m-1)), ``x`` is
     (r1, .., r_(m-1), r, 2, B) and ``out`` (r, r_(m-1), .., r1, 2, B): the
@@ -26,8 +28,12 @@ def stage_lines(x: str, out: str, dims: tuple[int, int, int, int], sign: int,
     ``scale`` multiplies every output (IFFT's 1/N: in the twiddle tables,
     a product where there is none), rounded once with the rest. With
     ``reals`` (the first stage, P = 1), ``x`` is (N, B) real: the imaginary
-    parts are zeros, not read."""
+    parts are zeros, not read. With ``declare`` (micro-kernels on, a plan with a
+    Rader prime), the stage calls its FFT micro-kernel (fft_stage_calls; ``declare(name)``)."""
     p, r, rest, b = dims
+    if declare is not None:
+        return kernel_stage_lines(x, out, dims, sign, twiddles, real, compute, first, scale, reals,
+                                  declare, done)
     shape = [p, r, rest, 2, b]
     full = tensor_type(shape, real)
     lane = tensor_type([p, rest, b], real)
@@ -132,31 +138,8 @@ def _generic(out: str, r: int, twiddled: bool, twiddles, sign: int, real: str, c
     args += [f"%w{i}: {compute}" for i in range(2 * (r - 1) if twiddled else 0)]
     args += [f"%o{i}: {real}" for i in range(2 * r)]
     body = Codelet(twiddles, compute, "%v")
-    xs = []
-    for n in range(r):
-        pair = []
-        for c in range(2):
-            if reals and c:
-                pair.append(body.const(0.0))
-            elif compute != real:
-                body.lines.append(f"%x{n}_{c} = arith.extf %a{2 * n + c} : {real} to {compute}")
-                pair.append(f"%x{n}_{c}")
-            else:
-                pair.append(f"%a{2 * n + c}")
-        xs.append(tuple(pair))
-    ys = body.dft(xs, sign)
-    if twiddled:        # the tables carry the scale
-        ys = [ys[0]] + [_times(body, ys[k], f"%w{2 * k - 2}", f"%w{2 * k - 1}") for k in range(1, r)]
-    if scale != 1.0:
-        ys = [body.scale(y, scale) if k == 0 or not twiddled else y for k, y in enumerate(ys)]
-    results = []
-    for k in range(r):
-        for c in range(2):
-            v = ys[k][c]
-            if compute != real:
-                body.lines.append(f"%y{k}_{c} = arith.truncf {v} : {compute} to {real}")
-                v = f"%y{k}_{c}"
-            results.append(v)
+    results = stage_body(body, r, sign, real, compute, twiddled, reals, lambda i: f"%a{i}",
+                         lambda i: f"%w{i}", (lambda y: body.scale(y, scale)) if scale != 1.0 else None)
     iterators = ", ".join(['"parallel"'] * rank)
     lines.append(
         f"{out}_g:{2 * r} = linalg.generic {{indexing_maps = [{', '.join(maps)}], "
@@ -167,9 +150,3 @@ def _generic(out: str, r: int, twiddled: bool, twiddles, sign: int, real: str, c
     lines.append(f"  linalg.yield {', '.join(results)} : {', '.join([real] * (2 * r))}")
     lines.append(f"}} -> ({', '.join([lane] * (2 * r))})")
     return lines
-
-
-def _times(body: Codelet, a, wr: str, wi: str):
-    re = body.op("subf", body.op("mulf", a[0], wr), body.op("mulf", a[1], wi))
-    im = body.op("addf", body.op("mulf", a[0], wi), body.op("mulf", a[1], wr))
-    return re, im

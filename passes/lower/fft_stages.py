@@ -20,16 +20,17 @@ from __future__ import annotations
 
 import math
 
-from xlac.passes.lower.fft_codelet import Codelet, twiddle_table
+from xlac.passes.lower.fft_codelet import RADER_FROM, Codelet, twiddle_table
 from xlac.passes.lower.fft_plane_ways import PlaneWays
 from xlac.passes.lower.fft_stage_lines import stage_lines
 
 #: Largest radix of a stage's codelet.
 MAX_STAGE_RADIX = 16
-#: Largest prime radix of a stage (a codelet of ~2(r-1)^2 real products): 19
-#: made rfft of 1140 points 2.2x faster for 0.5 s more compile time; 37 made
-#: fft2 296x444 2x faster but took 10.6 s instead of 1.5 to compile.
-MAX_STAGE_PRIME = 23
+#: Largest prime radix of a stage: 19 (~2(r-1)^2 real products) made rfft of
+#: 1140 points 2.2x faster for 0.5 s more compile; 29-37 are Rader codelets
+#: (fft_codelet.RADER_FROM; ifft2 296x444 2.4x faster, compile 0.9-1.4 ->
+#: 5.9-9.9 s at load 5-6: hence RADER_POINTS).
+MAX_STAGE_PRIME = 37
 #: A stage's cost beyond its codelet (one pass over the data), in flops a point.
 STAGE_COST = 12
 
@@ -40,31 +41,39 @@ def _codelet_flops(r: int) -> float:
     return sum(" arith.constant " not in line for line in body.lines) / r
 
 
-_PLANS: dict[int, tuple[float, tuple[int, ...]] | None] = {}
+#: Fewest points (transforms times length) for the Rader radices (primes
+#: above RADER_FROM): each such stage's codelet costs seconds to compile
+#: (2.5-5 s at 37, docs/PERFORMANCE.md), which 296 x 444 repays in ~2,000
+#: calls (1.8 ms a call saved); smaller transforms keep the matmul levels.
+RADER_POINTS = 1 << 16
+
+_PLANS: dict[tuple[int, int], tuple[float, tuple[int, ...]] | None] = {}
 
 
-def stage_plan(size: int) -> list[int] | None:
-    """The radices (<= MAX_STAGE_RADIX) of the fewest, cheapest stages, or None."""
-    best = _cheapest_stages(size)
+def stage_plan(size: int, points: int | None = None) -> list[int] | None:
+    """The radices (<= MAX_STAGE_RADIX) of the fewest, cheapest stages, or None;
+    primes above RADER_FROM only for ``points`` >= RADER_POINTS (or None)."""
+    top = MAX_STAGE_PRIME if points is None or points >= RADER_POINTS else RADER_FROM
+    best = _cheapest_stages(size, top)
     return None if best is None else list(best[1])
 
 
-def _cheapest_stages(size: int):
-    if size in _PLANS:
-        return _PLANS[size]
+def _cheapest_stages(size: int, top: int = MAX_STAGE_PRIME):
+    if (size, top) in _PLANS:
+        return _PLANS[size, top]
     best = None
     if size == 1:
         best = (0.0, ())
-    for r in range(min(MAX_STAGE_PRIME, size), 1, -1):
+    for r in range(min(top, size), 1, -1):
         if size % r or (r > MAX_STAGE_RADIX and not _is_prime(r)):
             continue
-        rest = _cheapest_stages(size // r)
+        rest = _cheapest_stages(size // r, top)
         if rest is None:
             continue
         cost = _codelet_flops(r) + STAGE_COST + (6 if size > r else 0) + rest[0]
         if best is None or cost < best[0]:
             best = (cost, (r,) + rest[1])
-    _PLANS[size] = best
+    _PLANS[size, top] = best
     return best
 
 
@@ -99,6 +108,11 @@ class PlanarStages(PlaneWays):
         planes = self._padded_planes(rows, batch, wide, cols)
         return self.stages_out(planes, batch, wide, size, sign, plan, scale, after, reals,
                                narrow_from)[0]
+
+    def kernels_for(self, plan: list[int]):
+        """``declare`` for stage_lines: FFT micro-kernels for every stage of a plan
+        with a Rader prime (micro-kernels on), else None (generics)."""
+        return self.declare if any(r > RADER_FROM for r in plan) else None
 
     def blocked_planes(self, batch: int, size: int) -> int | None:
         """The transforms planar runs in register-blocked transposes (B padded),
@@ -145,7 +159,7 @@ class PlanarStages(PlaneWays):
             self._emit(*stage_lines(planes, out, (done, r, rest, batch), sign, self._twiddles,
                                     self.real, self.compute if i < narrow_from else self.real,
                                     scale=scale if done == 1 else 1.0,
-                                    reals=reals and done == 1))
+                                    reals=reals and done == 1, declare=self.kernels_for(plan)))
             planes, shape, done = out, view, done * r
         digits = list(plan) + [2, batch]
         planes = self._reshape(planes, digits, self.real, shape)
@@ -190,7 +204,7 @@ class PlanarStages(PlaneWays):
             self._emit(*stage_lines(planes, out, (done, r, rest, batch), sign, self._twiddles,
                                     self.real, self.real if i >= narrow_from else self.compute,
                                     plan[:i] if last else None, i == 0,
-                                    scale if i == 0 else 1.0, reals and i == 0))
+                                    scale if i == 0 else 1.0, reals and i == 0, self.kernels_for(plan)))
             planes, shape, done = out, view, done * r
             if last:
                 shape = plan[::-1] + [2, batch]

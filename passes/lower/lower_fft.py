@@ -13,12 +13,14 @@ from xlac.passes.helper_calls import fresh_symbol, replace_with_call
 from xlac.passes.lower.fft_codelet import twiddle_table
 from xlac.passes.lower.fft_fast import PLANAR_BATCH, FastStage
 from xlac.passes.lower.fft_plan import FAST_FROM, fast_plan, has_fast_path
+from xlac.passes.lower.fft_stage_calls import declaration
 from xlac.passes.lower.fft_stages import stage_plan
 from xlac.record import record
 
 _COMPLEX = "complex<f64>"
 
 
+@record
 class LowerFft(ModulePass):
     """Lower `stablehlo.fft` (FFT, IFFT, RFFT, IRFFT) to f64 DFTs per dimension.
 
@@ -40,6 +42,9 @@ class LowerFft(ModulePass):
     """
 
     name = "xla-lower-fft"
+    #: the Rader plans' stages call FFT micro-kernels (fft_kernel_text; the
+    #: CPU's with micro-kernels on), not a codelet compiled in each program
+    kernels: bool = False
 
     acts_on = frozenset({"stablehlo.fft"})
 
@@ -48,7 +53,7 @@ class LowerFft(ModulePass):
             name = fresh_symbol(module, "xla_fft")
             swapped = transposed_around(op)
             if swapped is None:
-                fft, convert = _Fft.of(op), of_reals(op)
+                fft, convert = _Fft.of(op, self.kernels), of_reals(op)
                 if convert is None:
                     replace_with_call(module, op, fft.helper_text(name), name)
                     continue
@@ -58,7 +63,7 @@ class LowerFft(ModulePass):
                 convert.erase()
                 continue
             source, before, after = swapped       # the leading axis of source, in place
-            fft = _Fft.of(op)
+            fft = _Fft.of(op, self.kernels)
             fft.operand, fft.result = ir.RankedTensorType(source.type), \
                 ir.RankedTensorType(after.results[0].type)
             fft.leading = True
@@ -83,13 +88,15 @@ class _Fft:
     pending_scale: float = 1.0
     # a 1-D c2c transform of the operand's leading axis (transposed_around)
     leading: bool = False
+    # the FFT micro-kernels the helper calls (None: the stages inline their codelets)
+    kernels: set[str] | None = None
 
     @property
     def complex(self) -> str:
         return f"complex<{self.real}>"
 
     @staticmethod
-    def of(op: ir.Operation) -> _Fft:
+    def of(op: ir.Operation, kernels: bool = False) -> _Fft:
         operand = ir.RankedTensorType(op.operands[0].type)
         result = ir.RankedTensorType(op.results[0].type)
         if not (operand.has_static_shape and result.has_static_shape):
@@ -99,7 +106,7 @@ class _Fft:
         lengths = list(ir.DenseI64ArrayAttr(op.attributes["fft_length"]))
         if not 1 <= len(lengths) <= min(3, operand.rank) or min(lengths) < 1:
             raise PassFailure(op.location, f"stablehlo.fft: unsupported fft_length {lengths}")
-        return _Fft(kind, lengths, operand, result, [])
+        return _Fft(kind, lengths, operand, result, [], kernels=set() if kernels else None)
 
     def helper_text(self, name: str) -> str:
         if self._stores_f32():
@@ -132,7 +139,8 @@ class _Fft:
 
     def _text(self, name: str, value: str) -> str:
         body = "\n  ".join(self.lines)
-        return (f"func.func private @{name}(%arg: {self.operand}) -> {self.result} {{\n"
+        kernels = "".join(declaration(k) + "\n" for k in sorted(self.kernels or ()))
+        return (f"{kernels}func.func private @{name}(%arg: {self.operand}) -> {self.result} {{\n"
                 f"  {body}\n  return {value} : {self.result}\n}}\n")
 
     def _complex_of(self, value: str, shape: list[int]) -> str:
@@ -226,6 +234,7 @@ class _Fft:
         if has_fast_path(size):
             stage = FastStage(self._emit, self._fresh, twiddle_table, self.real, self.compute)
             stage.scale = self.pending_scale
+            stage.declare = None if self.kernels is None else self.kernels.add
             out = stage.stage(value, shape, axis, kind, size, sign, real_in)
             if stage.scale == 1.0:          # taken (all else is linear: anywhere will do)
                 self.pending_scale = 1.0
@@ -293,7 +302,7 @@ def transposed_around(op: ir.Operation):
     if any(sum(1 for _ in o.results[0].uses) != 1 for o in chain):
         return None
     size, batch = fft.operand.shape[1], fft.operand.shape[0]
-    if size < FAST_FROM or batch < PLANAR_BATCH or stage_plan(size) is None:
+    if size < FAST_FROM or batch < PLANAR_BATCH or stage_plan(size, batch * size) is None:
         return None
     return owner.operands[0], [*chain, owner], users[0]
 

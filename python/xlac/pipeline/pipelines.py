@@ -64,7 +64,7 @@ def fuse(remarks: bool | str = False, producer_kernels: bool | str = True) -> li
 def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int | str = 0,
                     parallel_rows: bool = True, library_contractions: bool | str = False,
                     narrow_sums_in_f32: bool | str = False, counted_top_k: bool | str = False,
-                    integer_kernel: bool | str = False) -> list[str]:
+                    integer_kernel: bool | str = False, fft_kernels: bool | str = False) -> list[str]:
     """"stablehlo" -> "linalg": linalg on tensors, elementwise chains fused.
 
     ``complex_as_real``: complex contractions as four real ones, for a target
@@ -86,7 +86,8 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
     finds each slot by vector compares (the CPU's with AVX-512; with AVX2 the
     walk measured faster, PERFORMANCE.md). ``integer_kernel``: the target has an
     integer micro-kernel for 8-bit matmuls (the CPU's at x86-64-v3/-v4): those it
-    takes are one i32 dot over the whole k, not exact f32 chunks.
+    takes are one i32 dot over the whole k, not exact f32 chunks. ``fft_kernels``: the FFTs'
+    Rader stages call micro-kernels built once per machine (the CPU's with micro-kernels on).
     """
     top_k = f"xla-lower-top-k{{counted-insert-k={COUNTED_TOP_K}}}" if true_flag(counted_top_k) \
         else "xla-lower-top-k"
@@ -128,7 +129,8 @@ def lower_to_linalg(complex_as_real: bool = True, collective_bucket_bytes: int |
         "xla-lower-custom-calls",                         # jnp.linalg's LAPACK custom calls -> calls of LAPACK
         select_scatter,                                   # max-pool gradient: window positions as vector ops, else loops
         "xla-lower-linalg-ops",                           # triangular_solve, cholesky: substitution loops
-        "xla-lower-fft",                                  # fft: f64 Cooley-Tukey matmuls per axis
+        # fft: f64 Cooley-Tukey matmuls per axis, or butterfly stages (Rader's: kernel calls)
+        "xla-lower-fft{kernels=true}" if true_flag(fft_kernels) else "xla-lower-fft",
         "xla-expand-complex-ops",                         # complex max/min order, complex bitcast, cbrt
         "xla-integer-arithmetic",                         # integer power by square-and-multiply, as the interpreter
         "xla-expand-constant-powers",                     # x^-1.5, x^0.5, x^2 ...: sqrt/multiply/divide, not scalar powf
@@ -195,7 +197,8 @@ def fused_stage_apart(entry: str, options: Options) -> list[str]:
 
 
 def linalg_stage(complex_as_real: bool, parallel_rows: bool = True, library_contractions=None,
-                 narrow_sums_in_f32: bool = False, counted_top_k=None, integer_kernel=None):
+                 narrow_sums_in_f32: bool = False, counted_top_k=None, integer_kernel=None,
+                 fft_kernels=None):
     """The "linalg" stage (``lower_to_linalg``'s ``complex_as_real``, ``parallel_rows`` and
     ``narrow_sums_in_f32``; ``library_contractions``: options -> whether the target's matmuls
     go to a library; ``integer_kernel``: options -> whether 8-bit matmuls have an integer kernel)."""
@@ -203,8 +206,9 @@ def linalg_stage(complex_as_real: bool, parallel_rows: bool = True, library_cont
         library = bool(library_contractions and library_contractions(options))
         counted = bool(counted_top_k and counted_top_k(options))
         integers = bool(integer_kernel and integer_kernel(options))
+        ffts = bool(fft_kernels and fft_kernels(options))
         return lower_to_linalg(complex_as_real, options.collective_bucket_bytes, parallel_rows,
-                               library, narrow_sums_in_f32, counted, integers)
+                               library, narrow_sums_in_f32, counted, integers, ffts)
     return linalg
 
 

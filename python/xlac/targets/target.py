@@ -162,14 +162,15 @@ class Target:
 
 def front_stages(target: str, complex_as_real: bool = True, parallel_rows: bool = True,
                  library_contractions=None, narrow_sums_in_f32: bool = False,
-                 counted_top_k=None, integer_kernel=None) -> tuple[Stage, ...]:
+                 counted_top_k=None, integer_kernel=None, fft_kernels=None) -> tuple[Stage, ...]:
     """The stages every compiling target starts with (``xlac.pipeline.pipelines``):
     input -> stablehlo (checked for ``target``'s support) -> fused -> linalg
     (complex contractions as real ones where ``complex_as_real``; a sort's rows
     in an scf.forall where ``parallel_rows``; ``library_contractions``: options ->
     whether matmuls go to a library; f16/bf16 sums in f32 where ``narrow_sums_in_f32``;
     ``counted_top_k``: options -> whether large top-ks count; ``integer_kernel``: options ->
-    whether 8-bit integer matmuls have an integer kernel, see ``lower_to_linalg``)."""
+    whether 8-bit integer matmuls have an integer kernel; ``fft_kernels``: options -> whether
+    FFT stages call micro-kernels; see ``lower_to_linalg``)."""
     from xlac.pipeline.pipelines import fused_stage, fused_stage_apart, ingest_stage, linalg_stage
     return (
         Stage("input", "the program as given, parsed and verified"),
@@ -179,7 +180,7 @@ def front_stages(target: str, complex_as_real: bool = True, parallel_rows: bool 
               fused_stage if parallel_rows else fused_stage_apart),
         Stage("linalg", "linalg on tensors: each kernel a loop nest, contractions as matmuls",
               linalg_stage(complex_as_real, parallel_rows, library_contractions,
-                           narrow_sums_in_f32, counted_top_k, integer_kernel)),
+                           narrow_sums_in_f32, counted_top_k, integer_kernel, fft_kernels)),
     )
 
 

@@ -27,7 +27,7 @@ def _evaluate(lines: list[str], env: dict[str, float]) -> dict[str, float]:
     return env
 
 
-@pytest.mark.parametrize("r", [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 19, 37])
+@pytest.mark.parametrize("r", [2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 15, 16, 19, 29, 31, 37, 41])
 @pytest.mark.parametrize("sign", [-1, 1])
 def test_codelets_are_dfts(r, sign):
     """Each codelet's straight-line ops compute the r-point DFT (as numpy), in
@@ -44,16 +44,21 @@ def test_codelets_are_dfts(r, sign):
     flops = sum(" arith.constant " not in line and "negf" not in line for line in body.lines)
     if r in (8, 12, 16):
         assert flops / r <= 12            # 16: 168 flops, not 16 * 16 * 8 / 16 = 128 per point
+    if r in (29, 31, 37, 41):             # Rader: two (r-1)-point codelets, not (r-1)^2 products
+        assert flops / r <= 56            # 37: 50 a point (the pair sums' 74)
 
 
 def test_stage_plans():
-    """Few stages of radices <= 16 or primes <= 23; None where a prime factor is larger."""
+    """Few stages of radices <= 16 or primes <= 37 (Rader's above 23); None where a prime
+    factor is larger."""
     assert stage_plan(720) == [12, 12, 5]
     assert stage_plan(1000) == [10, 10, 10]
     assert stage_plan(6000) == [16, 15, 5, 5]
     assert stage_plan(270) == [9, 6, 5]
     assert stage_plan(570) == [19, 6, 5] and stage_plan(38) == [19, 2]    # primes up to 23
-    assert stage_plan(296) is None and stage_plan(97) is None and stage_plan(194) is None
+    assert stage_plan(296) == [37, 8] and stage_plan(444) == [37, 12]    # Rader's 37
+    assert stage_plan(296, 1 << 16) == [37, 8] and stage_plan(296, 8 * 296) is None
+    assert stage_plan(97) is None and stage_plan(194) is None and stage_plan(41 * 8) is None
 
 
 _CASES = [  # kind, input shape, lengths, input dtype, numpy reference
@@ -64,7 +69,10 @@ _CASES = [  # kind, input shape, lengths, input dtype, numpy reference
     ("RFFT", (10, 1440), [1440], np.float32, np.fft.rfft),                # half 720
     ("RFFT", (11, 1140), [1140], np.float64, np.fft.rfft),                # half 570 = 19 * 6 * 5
     ("IFFT", (8, 38), [38], np.complex64, np.fft.ifft),                   # 19 * 2: a prime radix
-    ("FFT", (8, 296), [296], np.complex64, np.fft.fft),                   # 37 * 8: the matmul path
+    ("FFT", (8, 296), [296], np.complex64, np.fft.fft),                   # 37 * 8: few points,
+    ("IFFT", (8, 444), [444], np.complex128, np.fft.ifft),                # the matmul path
+    ("FFT", (1060, 62), [62], np.complex64, np.fft.fft),                  # 31 * 2, gathered
+    ("RFFT", (2300, 58), [58], np.float32, np.fft.rfft),                  # half 29
     ("IRFFT", (9, 271), [540], np.complex64, lambda x: np.fft.irfft(x, 540)),
     ("IRFFT", (8, 361), [720], np.complex128, lambda x: np.fft.irfft(x, 720)),
     ("FFT", (24, 40), [24, 40], np.complex64, np.fft.fft2),               # axis -2 too

@@ -28,8 +28,8 @@ same ABI on i16 and i32) at levels without a bf16 kernel.
 
 ``xlac_ukernel_f32_<tm>x<tn>_nt`` (xla-micro-kernel-calls' choice for a C
 written once and larger than the caches keep: docs/pipeline.md) stores C's
-rows with non-temporal stores where they are 64-byte aligned: no read of
-each line of C before it is written over.
+rows non-temporally where they are 64-byte aligned. The FFTs' Rader stages
+call ``xlac_ukernel_fft_...`` (xlac.pipeline.fft_kernels), kept the same way.
 """
 
 from __future__ import annotations
@@ -41,6 +41,8 @@ import json
 import re
 import tempfile
 from pathlib import Path
+
+from xlac.pipeline import fft_kernels
 
 PREFIX = "xlac_ukernel_f32_"
 STREAM = "_nt"                         # suffix: C stored past the caches
@@ -59,14 +61,13 @@ def tile_of(name: str) -> tuple[int, int] | None:
 
 
 def supported(tm: int, tn: int, lanes: int) -> bool:
-    """Whether there is a micro-kernel for a tm x tn f32 tile with ``lanes``
-    f32 lanes per vector: whole vectors, the planner's tile sizes at most."""
+    """Whether a micro-kernel does a tm x tn f32 tile of ``lanes``-lane vectors (whole ones, <= the planner's)."""
     return 1 <= tm <= MAX_ROWS and tn % lanes == 0 and 0 < tn <= MAX_COLUMNS
 
 
 def is_kernel(name: str) -> bool:
-    """Whether ``name`` is a micro-kernel's symbol (an f32 tile's or a bf16 one's)."""
-    return name in _bf16_kernels() or tile_of(name) is not None
+    """Whether ``name`` is a micro-kernel's symbol (an f32 tile's, a bf16 or an FFT one's)."""
+    return name in _bf16_kernels() or tile_of(name) is not None or fft_kernels.is_kernel(name)
 
 
 def _bf16_kernels() -> dict:
@@ -355,8 +356,9 @@ def kernel_text(name: str, level: str) -> str:
     """Micro-kernel ``name``'s MLIR for CPU level ``level`` (``compiled`` makes its object)."""
     if name in _bf16_kernels():
         return _bf16_kernels()[name]()
-    tm, tn = tile_of(name)
-    return mlir_text(tm, tn, streams(name), _avx2_lanes(level))
+    if fft_kernels.is_kernel(name):
+        return fft_kernels.mlir_text(name, level)
+    return mlir_text(*tile_of(name), streams(name), _avx2_lanes(level))
 
 
 def shared_library(name: str, features, cache_dir: Path | None) -> Path:

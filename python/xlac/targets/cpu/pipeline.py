@@ -260,6 +260,11 @@ def counted_top_k(options: Options) -> bool:
     return cpu_model(options.cpu).vector_bytes >= 64
 
 
+def has_fft_kernels(options: Options) -> bool:
+    """Whether the stages of FFTs with a Rader prime call FFT micro-kernels (xlac.pipeline.fft_kernels)."""
+    return true_flag(options.micro_kernels)
+
+
 def has_integer_kernel(options: Options) -> bool:
     """Whether 8-bit integer matmuls run on an integer micro-kernel
     (``integer_kernel``): then xla-widen-contractions makes those it takes one

@@ -6,14 +6,22 @@ pieces compiled in worker processes and linked); code read back from bytes:
 
 from __future__ import annotations
 
-from xlac.targets.cpu.pipeline import bufferized_stage, counted_top_k, has_integer_kernel, llvm_stage, stablehlo_stage
+from xlac.targets.cpu.pipeline import (
+    bufferized_stage,
+    counted_top_k,
+    has_fft_kernels,
+    has_integer_kernel,
+    llvm_stage,
+    stablehlo_stage,
+)
 from xlac.targets.target import Stage, Target, front_stages
 
 # every target's; f16/bf16 sums in f32: the CPU's reduction schedules take f32 lanes;
 # large top-ks counted with AVX-512; 8-bit matmuls over their whole k where an integer kernel takes them
 _INPUT, _STABLEHLO, _FUSED, _LINALG = front_stages("cpu", narrow_sums_in_f32=True,
                                                    counted_top_k=counted_top_k,
-                                                   integer_kernel=has_integer_kernel)
+                                                   integer_kernel=has_integer_kernel,
+                                                   fft_kernels=has_fft_kernels)
 
 CPU = Target(
     name="cpu",
