@@ -82,3 +82,11 @@ ACTS_ON: dict[str, frozenset[str]] = {
     "xla-widen-narrow-sums": frozenset({"stablehlo.reduce"}),
     "xla-write-blocks-in-place": frozenset({"tensor.insert_slice"}),
 }
+
+# Boolean options a deferred pass may take from its pipeline text, checked (a
+# name here, true or false) when the pipeline is built as the class would: the
+# CPU pipeline's own spellings (test_registry.py checks each is a bool field).
+FLAGS: dict[str, frozenset[str]] = {
+    "xla-lower-fft": frozenset({"kernels"}),
+}
+

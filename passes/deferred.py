@@ -15,27 +15,35 @@ from __future__ import annotations
 
 from xlac.mlir import ir
 from xlac.passes import registry
-from xlac.passes.acts_on_table import ACTS_ON
+from xlac.passes.acts_on_table import ACTS_ON, FLAGS
 from xlac.passes.base import forget_module_ops, op_census
 
 
 def deferred(name: str, options: dict[str, str]) -> DeferredPass | None:
     """``name``'s pass as a DeferredPass, or None where it must be imported now
-    (it acts on every module, or options are given: those are checked when
-    the pipeline is built)."""
+    (it acts on every module, or options other than its FLAGS are given: those
+    are checked by its class when the pipeline is built)."""
     acts_on = ACTS_ON.get(name)
-    if acts_on is None or options:
+    if acts_on is None or not _flags_only(name, options):
         return None
-    return DeferredPass(name, acts_on)
+    return DeferredPass(name, acts_on, options)
+
+
+def _flags_only(name: str, options: dict[str, str]) -> bool:
+    """Whether ``options`` are only ``name``'s FLAGS, each true or false (what
+    ``from_options`` would accept), so that nothing is left to check later."""
+    return all(key in FLAGS.get(name, ()) and value.lower() in ("1", "0", "true", "false")
+               for key, value in options.items())
 
 
 class DeferredPass:
-    """The pass registered as ``name``, imported and made (without options)
-    the first time the census of a module it runs on meets ``acts_on``."""
+    """The pass registered as ``name``, imported and made (with ``options``,
+    its flags) the first time the census of a module it runs on meets ``acts_on``."""
 
-    def __init__(self, name: str, acts_on: frozenset[str]):
+    def __init__(self, name: str, acts_on: frozenset[str], options: dict[str, str] | None = None):
         self.name = name
         self.acts_on = acts_on
+        self.options = dict(options or {})
         self._pass = None
 
     def add_to(self, pm, after_python_pass: bool = False) -> None:
@@ -53,7 +61,7 @@ class DeferredPass:
             return                           # nothing to rewrite: the module is unchanged
         if self._pass is None:
             try:
-                self._pass = registry.get_pass_class(self.name)()
+                self._pass = registry.get_pass_class(self.name).from_options(self.options)
             except Exception as exc:  # noqa: BLE001 - a bug must not escape as a traceback
                 op.location.emit_error(f"internal error in pass '{self.name}': "
                                        f"{type(exc).__name__}: {exc}; please report it "

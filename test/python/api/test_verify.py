@@ -39,8 +39,9 @@ class _BreakReturn(ModulePass):
 
 @pytest.fixture
 def breaking_pass(monkeypatch):
-    names, get = registry.pass_names, registry.get_pass_class
+    names, get, known = registry.pass_names, registry.get_pass_class, registry.is_pass
     monkeypatch.setattr(registry, "pass_names", lambda: [*names(), _BreakReturn.name])
+    monkeypatch.setattr(registry, "is_pass", lambda n: n == _BreakReturn.name or known(n))
     monkeypatch.setattr(registry, "get_pass_class",
                         lambda n: _BreakReturn if n == _BreakReturn.name else get(n))
 

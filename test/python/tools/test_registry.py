@@ -102,3 +102,22 @@ def test_the_table_of_ops_a_pass_acts_on_is_its_class(name):
     (``xlac.passes.deferred``): the table must say what the class says."""
     from xlac.passes.acts_on_table import ACTS_ON
     assert ACTS_ON.get(name, frozenset()) == get_pass_class(name).acts_on
+
+
+def test_a_deferred_pass_takes_only_its_bool_flags():
+    """``acts_on_table.FLAGS`` lets a deferred pass take options checked without
+    its class: each must be a bool field of the class; anything else (another
+    option, a value not true/false) makes the pass imported and checked now."""
+    from xlac import record
+    from xlac.passes.acts_on_table import ACTS_ON, FLAGS
+    from xlac.passes.deferred import DeferredPass, deferred
+    for name, flags in FLAGS.items():
+        assert name in ACTS_ON
+        cls = get_pass_class(name)
+        for flag in flags:
+            assert record.annotation(cls, flag.replace("-", "_")) in (bool, "bool"), (name, flag)
+    assert isinstance(deferred("xla-lower-fft", {"kernels": "true"}), DeferredPass)
+    assert deferred("xla-lower-fft", {"kernels": "maybe"}) is None
+    assert deferred("xla-lower-fft", {"kernelz": "true"}) is None
+    made = deferred("xla-lower-fft", {"kernels": "true"})
+    assert get_pass_class("xla-lower-fft").from_options(made.options).kernels is True
