@@ -43,6 +43,7 @@ ACTS_ON: dict[str, frozenset[str]] = {
     "xla-gpu-results-in-slices": frozenset({"tensor.insert_slice", "tensor.pad"}),
     "xla-hand-over-loop-carries": frozenset({"scf.while"}),
     "xla-hoist-loop-invariants": frozenset({"scf.for"}),
+    "xla-hoist-window-accumulators": frozenset({"scf.for"}),
     "xla-hoist-scan-products": frozenset({"stablehlo.while"}),
     "xla-horner-fma": frozenset({"arith.addf"}),
     "xla-integer-arithmetic": frozenset({"stablehlo.power"}),

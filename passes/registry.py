@@ -123,6 +123,7 @@ _REGISTRY: dict[str, str] = {
     "xla-unmask-contractions": "cpu.unmask_contractions:UnmaskContractions",
     "xla-narrow-index-vectors": "cpu.narrow_index_vectors:NarrowIndexVectors",
     "xla-hoist-loop-invariants": "cpu.hoist_loop_invariants:HoistLoopInvariants",
+    "xla-hoist-window-accumulators": "cpu.hoist_window_accumulators:HoistWindowAccumulators",
     "xla-micro-kernel-calls": "cpu.micro_kernel_calls:MicroKernelCalls",
     "xla-pack-invariant-panels": "cpu.pack_invariant_panels:PackInvariantPanels",
     "xla-amx-contractions": "cpu.amx_contractions:AmxContractions",

@@ -8,6 +8,9 @@
 // @xla_pooling_nhwc_padded: the same, its input a tensor.pad only it reads,
 // fused into the chunks: each thread pads the input rows of its chunk (in
 // cache) instead of one thread copying the whole input first.
+// The tap loops (kh, kw; a window of one row or column has one) are tagged
+// `xla.window_taps`: after bufferization xla-hoist-window-accumulators carries
+// the output tile through them in registers.
 module attributes {transform.with_named_sequence} {
   transform.named_sequence @xla_pooling_nhwc(
       %op: !transform.any_op {transform.consumed},
@@ -29,6 +32,8 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
           !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %loops#4 "xla.window_taps" : !transform.any_op
+    transform.annotate %loops#5 "xla.window_taps" : !transform.any_op
     %row = transform.structured.decompose %tile : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %row : !transform.any_op
     transform.yield
@@ -57,6 +62,8 @@ module attributes {transform.with_named_sequence} {
       : (!transform.any_op, !transform.param<i64>, !transform.param<i64>)
       -> (!transform.any_op, !transform.any_op, !transform.any_op, !transform.any_op,
           !transform.any_op, !transform.any_op, !transform.any_op)
+    transform.annotate %loops#4 "xla.window_taps" : !transform.any_op
+    transform.annotate %loops#5 "xla.window_taps" : !transform.any_op
     %row = transform.structured.decompose %tile : (!transform.any_op) -> !transform.any_op
     transform.structured.vectorize %row : !transform.any_op
     transform.yield

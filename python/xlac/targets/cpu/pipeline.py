@@ -119,6 +119,7 @@ def bufferize(threads: int | str = 0, vector_bytes: int | str = 0,
         "bufferization-lower-deallocations",
         "func.func(cse)",
         "func.func(canonicalize)",
+        "xla-hoist-window-accumulators",                  # a pooling tile in registers through its taps: no store per tap
         "xla-pack-invariant-panels",                      # a loop's matmul reads its invariant B packed once before it
     ]
 
