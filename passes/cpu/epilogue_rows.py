@@ -53,26 +53,30 @@ class EpilogueRows(ModulePass):
     def run(self, module: ir.Operation) -> None:
         for func in functions(module):
             inner = nested_ops(func)
-            if not any(op.name == "func.call" and _CALLED in str(op.attributes["callee"]) for op in inner):
+            if not any(_calls_kernel(op) for op in inner):
                 continue
-            for op in inner:
-                if op.name == "vector.transfer_write" and _calls_before(op):
-                    found = _epilogue(op)
-                    if found is not None:
-                        _as_row_loop(op, *found)
+            # the blocks first: a rewrite erases ops of ``inner`` (none that holds a block)
+            blocks = [block for holder in (func, *inner) for region in holder.regions
+                      for block in region.blocks]
+            for block in blocks:
+                _rows_in(block)
 
 
-def _calls_before(write: ir.Operation) -> bool:
-    for op in _block_ops(write):
-        if op == write:
-            return False
-        if op.name == "func.call" and _CALLED in str(op.attributes["callee"]):
-            return True
-    return False
+def _calls_kernel(op: ir.Operation) -> bool:
+    return op.name == "func.call" and _CALLED in str(op.attributes["callee"])
 
 
-def _block_ops(op: ir.Operation) -> list[ir.Operation]:
-    return [o.operation for o in op.block.operations]
+def _rows_in(block: ir.Block) -> None:
+    """Each epilogue written after a micro-kernel call in ``block`` as a row loop."""
+    ops = [op.operation for op in block.operations]
+    first = next((i for i, op in enumerate(ops) if _calls_kernel(op)), None)
+    if first is None:
+        return
+    for write in [op for op in ops[first + 1:] if op.name == "vector.transfer_write"
+                  and len(_shape(op.operands[0]) or ()) == 2]:
+        found = _epilogue(write, [op.operation for op in block.operations])
+        if found is not None:
+            _as_row_loop(write, *found)
 
 
 def _shape(value: ir.Value) -> list[int] | None:
@@ -111,8 +115,8 @@ def _row_dims(op: ir.Operation, rank: int) -> tuple[int | None, int] | None:
     return dims[0], dims[1]
 
 
-def _epilogue(write: ir.Operation):
-    """(tree ops in block order, reads, rows) of ``write``'s epilogue, or None."""
+def _epilogue(write: ir.Operation, block_ops: list[ir.Operation]):
+    """(tree ops in block order, rows) of ``write``'s epilogue, or None."""
     shape = _shape(write.operands[0])
     if shape is None or len(shape) != 2 or shape[0] < 2:
         return None
@@ -159,7 +163,7 @@ def _epilogue(write: ir.Operation):
     if len(tree) - len(reads) < MIN_OPS:
         return None
     ordered, started = [], False
-    for op in _block_ops(write):
+    for op in block_ops:
         if op == write:
             break
         if op in tree:
