@@ -49,9 +49,8 @@ def test_gelu_after_calls_as_row_loops_with_the_same_results(cpu, threads):
     if cpu not in runnable_levels(cpu):
         pytest.skip(f"this host cannot run {cpu} code (compiled and checked)")
     rng = np.random.default_rng(3)
-    args = (rng.standard_normal((2, 197, 128), dtype=np.float32) * np.float32(0.1),
-            rng.standard_normal((128, 128), dtype=np.float32) * np.float32(0.1),
-            rng.standard_normal(128, dtype=np.float32))
+    args = tuple(rng.standard_normal(shape, dtype=np.float32) * np.float32(scale)
+                 for shape, scale in (((2, 197, 128), 0.1), ((128, 128), 0.1), (128, 1.0)))
     got, expected = np.asarray(rows(*args)), np.asarray(whole(*args))
     np.testing.assert_array_equal(got.view(np.uint32), expected.view(np.uint32))
     x, w, b = (a.astype(np.float64) for a in args)
