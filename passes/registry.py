@@ -81,6 +81,7 @@ _REGISTRY: dict[str, str] = {
     "xla-duplicate-index-producers": "fusion.duplicate_index_producers:DuplicateIndexProducers",
     "xla-approximate-math": "cpu.approximate_math:ApproximateMath",
     "xla-horner-fma": "cpu.horner_fma:HornerFma",
+    "xla-epilogue-rows": "cpu.epilogue_rows:EpilogueRows",
     "xla-lane-arg-reductions": "cpu.lane_arg_reductions:LaneArgReductions",
     "xla-apply-schedules": "cpu.apply_schedules:ApplySchedules",
     "xla-additive-reductions": "cpu.additive_reductions:AdditiveReductions",

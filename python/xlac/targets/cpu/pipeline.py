@@ -194,6 +194,8 @@ def lower_to_llvm(native_bf16: bool | str = False, profile: bool | str = False,
         # function (0.03-0.06 s of a model's serial compile): it only reordered constants,
         # which LLVM IR has no order for (the same object code on 12 models)
         "inline{default-pipeline=}",
+        # a called register tile's epilogue (GELU): a rolled loop over its rows, one row's code
+        *(["xla-epilogue-rows"] if true_flag(micro_kernels) else []),
         KERNELS_OUTLINED,                                 # a function per kernel, one per distinct kernel
         "func.func(scf-forall-to-parallel)",              # the schedules' thread chunks ...
         "convert-scf-to-openmp",                          # ... run as omp.parallel + omp.wsloop (libiomp5)
